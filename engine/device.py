@@ -1,0 +1,68 @@
+"""The one place that decides the device and the precision policy.
+
+CUDA first, then Apple MPS, then CPU; ``--device`` (or ``RunSpec.device``) overrides.
+On a GPU, matrix work runs under autocast (bf16 where supported, else fp16 with a grad scaler).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+
+def pick_device(requested: str | None = None) -> torch.device:
+    """Return the device to use: ``requested`` if given ("cpu", "cuda", "cuda:1", "mps"), else the best."""
+    if requested and requested != "auto":
+        dev = torch.device(requested)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise ValueError(f"device '{requested}' asked for, but CUDA is not available here")
+        if dev.type == "mps" and not torch.backends.mps.is_available():
+            raise ValueError(f"device '{requested}' asked for, but MPS is not available here")
+        return dev
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def device_name(device: torch.device) -> str:
+    """A human name: 'CPU (2 threads)', 'NVIDIA H100 80GB HBM3', 'Apple MPS'."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    if device.type == "mps":
+        return "Apple MPS"
+    return f"CPU ({torch.get_num_threads()} threads)"
+
+
+@dataclass(frozen=True)
+class Precision:
+    """Autocast policy for a device: dtype used for matmuls, and whether a grad scaler is needed."""
+
+    device_type: str
+    dtype: torch.dtype | None  # None: full fp32
+
+    @property
+    def needs_scaler(self) -> bool:
+        return self.dtype == torch.float16
+
+    def autocast(self) -> contextlib.AbstractContextManager:
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device_type, dtype=self.dtype)
+
+
+def precision_for(device: torch.device, mixed: bool = True) -> Precision:
+    if not mixed or device.type == "cpu":
+        return Precision(device.type, None)
+    if device.type == "cuda":
+        bf16 = torch.cuda.is_bf16_supported()
+        return Precision("cuda", torch.bfloat16 if bf16 else torch.float16)
+    return Precision(device.type, torch.float16)
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)

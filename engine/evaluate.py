@@ -1,0 +1,74 @@
+"""Evaluation: word analogies, word similarity (WS353, SimLex-999) and held-out perplexity.
+
+The analogy and similarity sets are the ones in gensim's test data, scored with gensim's own
+evaluation functions, so figures compare with gensim's and the literature's. Each score comes with
+its coverage (the share of questions or pairs whose words the model knows).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from engine.corpora import package_dir
+from engine.keyed_vectors import StaticVectors
+
+TASKS = ("analogy", "wordsim", "simlex", "perplexity")
+
+
+def test_data(name: str) -> Path:
+    return package_dir("gensim") / "test" / "test_data" / name
+
+
+def _count_questions(path: Path) -> int:
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip() and not line.startswith(":"))
+
+
+def analogy(vectors: StaticVectors, restrict_vocab: int = 300000) -> dict[str, float]:
+    """Accuracy on questions-words.txt (Mikolov 2013), 3CosAdd, questions with unknown words skipped."""
+    path = test_data("questions-words.txt")
+    kv = vectors.to_gensim()
+    logging.getLogger("gensim").setLevel(logging.WARNING)
+    score, sections = kv.evaluate_word_analogies(str(path), restrict_vocab=restrict_vocab)
+    total = next(s for s in sections if s["section"] == "Total accuracy")
+    answered = len(total["correct"]) + len(total["incorrect"])
+    return {"accuracy": float(score) if answered else 0.0, "coverage": answered / _count_questions(path)}
+
+
+def word_similarity(vectors: StaticVectors, dataset: str = "wordsim353") -> dict[str, float]:
+    """Spearman (and Pearson) correlation with human similarity ratings, with coverage."""
+    path = test_data({"wordsim": "wordsim353.tsv", "wordsim353": "wordsim353.tsv", "simlex": "simlex999.txt", "simlex999": "simlex999.txt"}[dataset])
+    kv = vectors.to_gensim()
+    logging.getLogger("gensim").setLevel(logging.WARNING)
+    pearson, spearman, oov = kv.evaluate_word_pairs(str(path))
+    sp = float(spearman[0]) if spearman is not None and not math.isnan(spearman[0]) else 0.0
+    pe = float(pearson[0]) if pearson is not None and not math.isnan(pearson[0]) else 0.0
+    return {"spearman": sp, "pearson": pe, "coverage": 1.0 - float(oov) / 100.0}
+
+
+def evaluate_handle(handle: Any, tasks: list[str], corpus: str | None = None) -> dict[str, Any]:
+    """Run the named tasks on a loaded model handle; tasks it cannot do are reported, not failed."""
+    from engine.corpora import get_corpus
+    from engine.results import Capability
+
+    out: dict[str, Any] = {"model": handle.name, "kind": handle.kind}
+    for task in tasks:
+        if task not in TASKS:
+            raise ValueError(f"unknown task '{task}' (choose from {', '.join(TASKS)})")
+        if task in ("analogy", "wordsim", "simlex"):
+            if not handle.capabilities & Capability.STATIC:
+                out[task] = {"skipped": f"{handle.kind} has no static word vectors"}
+                continue
+            vectors = handle.static_vectors()
+            out[task] = analogy(vectors) if task == "analogy" else word_similarity(vectors, task)
+        else:
+            if not handle.capabilities & Capability.SENTENCE_SCORE:
+                out[task] = {"skipped": f"{handle.kind} cannot score sentences"}
+                continue
+            name = corpus or handle.info.get("corpus", "default")
+            sentences = list(get_corpus(name).sentences("heldout"))
+            out[task] = {"perplexity": handle.perplexity(sentences), "corpus": name, "sentences": len(sentences)}
+    return out

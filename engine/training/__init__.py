@@ -1,0 +1,1 @@
+"""Training: a generator of events (engine.training.loop.train) shared by the CLI and the GUI."""

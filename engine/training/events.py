@@ -1,0 +1,80 @@
+"""Events yielded by ``engine.api.train``: plain frozen dataclasses, also written to metrics.jsonl."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    run_dir: str
+    kind: str
+    device: str
+    total: float  # units of work for the whole run (words, tokens or steps)
+    unit: str
+    resumed_step: int = 0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StepMetrics:
+    step: int
+    epoch: int
+    progress: float  # 0..1
+    loss: float
+    lr: float
+    throughput: float  # units per second
+    unit: str
+    elapsed_s: float
+    eta_s: float
+
+
+@dataclass(frozen=True)
+class EvalMetrics:
+    step: int
+    metrics: dict[str, float]
+
+
+@dataclass(frozen=True)
+class CheckpointSaved:
+    step: int
+    path: str
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    status: str  # "completed" | "stopped" | "diverged" | "failed"
+    step: int
+    run_dir: str
+    message: str = ""
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+TrainEvent = RunStarted | StepMetrics | EvalMetrics | CheckpointSaved | RunFinished
+
+_NAMES = {RunStarted: "started", StepMetrics: "step", EvalMetrics: "eval", CheckpointSaved: "checkpoint",
+          RunFinished: "finished"}
+_TYPES = {v: k for k, v in _NAMES.items()}
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN/inf
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    return value
+
+
+def event_to_dict(event: TrainEvent) -> dict[str, Any]:
+    return {"event": _NAMES[type(event)], **_clean(dataclasses.asdict(event))}
+
+
+def event_from_dict(data: dict[str, Any]) -> TrainEvent:
+    data = dict(data)
+    cls = _TYPES[data.pop("event")]
+    names = {f.name for f in dataclasses.fields(cls)}
+    kwargs = {k: (float("nan") if v is None and k in ("loss",) else v) for k, v in data.items() if k in names}
+    return cls(**kwargs)

@@ -1,0 +1,264 @@
+"""Training recipes of the static families: each ``run(ctx)`` is a generator of events.
+
+All of them read the train part of the corpus, evaluate on the held-out part (or the word-similarity
+sets), save into the run folder at each epoch end and when stopped, and resume from
+``training_state.pt``. The loss is read from the device only when an event is logged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.checkpoint import read_tensors, read_training_state, save_run
+from engine.errors import CorpusError
+from engine.text import encode_sentences
+from engine.training.events import TrainEvent
+from engine.training.loop import TrainContext
+from engine.vocab import Vocab
+
+
+def _base_config(ctx: TrainContext, vocab: Vocab, corpus_words: int, metrics: dict[str, Any]) -> dict[str, Any]:
+    return {"model": dataclasses.asdict(ctx.spec.model), "corpus": ctx.corpus.name, "corpus_words": corpus_words,
+            "vocabulary_size": len(vocab), "device": str(ctx.device), "seed": ctx.spec.seed,
+            "trained_steps": ctx.step, "metrics": metrics}
+
+
+def _vocab(ctx: TrainContext, sentences: list[list[str]], min_count: int, max_vocab: int | None,
+           reserved: tuple[str, ...] = ()) -> Vocab:
+    if ctx.spec.resume:
+        return Vocab.load(ctx.run_dir / "vocab.txt")
+    if not sentences:
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
+    return Vocab.build(sentences, min_count, max_vocab, reserved)
+
+
+def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]:
+    from engine.evaluate import word_similarity
+    from engine.keyed_vectors import StaticVectors
+
+    ws = word_similarity(StaticVectors(words, vectors), "wordsim353")
+    return {"wordsim353": ws["spearman"], "wordsim353_coverage": ws["coverage"]}
+
+
+# ---------------------------------------------------------------- word2vec
+
+def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps
+
+    cfg = ctx.spec.model
+    sentences = ctx.sentences("train", cfg.lowercase)
+    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
+    ids, starts = encode_sentences(sentences, vocab.index)
+    del sentences
+    model = Word2VecModel(vocab, cfg, ctx.device, ctx.spec.seed)
+    start_epoch = start_chunk = 0
+    if ctx.spec.resume:
+        state = read_training_state(ctx.run_dir)
+        from engine.checkpoint import read_config
+
+        model.load_tensors(read_tensors(ctx.run_dir, read_config(ctx.run_dir), model.expected_shapes()))
+        start_epoch, start_chunk, ctx.step = int(state["epoch"]), int(state["chunk"]), int(state["step"])
+    n_words = len(ids)
+    if start_epoch >= cfg.epochs:
+        yield ctx.finished("completed", "the run had already finished")
+        return
+    yield ctx.started(cfg.epochs * n_words, "words", {"vocabulary_size": len(vocab), "corpus_words": n_words})
+    metrics: dict[str, float] = {}
+
+    def save(epoch: int, chunk: int) -> Any:
+        save_run(ctx.run_dir, "word2vec", _base_config(ctx, vocab, n_words, metrics), model.tensors(),
+                 files={"vocab.txt": vocab.save}, training_state={"epoch": epoch, "chunk": chunk, "step": ctx.step})
+        return ctx.saved()
+
+    bounds = chunk_bounds(starts)
+    done_before = start_epoch * n_words + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
+    loss_sum = torch.zeros((), device=ctx.device)
+    pairs = 0
+    with torch.no_grad():
+        for info in train_steps(model, ids, starts, seed=ctx.spec.seed, start_epoch=start_epoch, start_chunk=start_chunk):
+            ctx.step += 1
+            loss_sum += info["step_loss"]
+            pairs += info["pairs"]
+            if ctx.should_log():
+                loss = float(loss_sum) / max(pairs, 1)
+                loss_sum.zero_()
+                pairs = 0
+                if not ctx.finite(loss):
+                    yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept "
+                                       "(try a smaller --alpha)")
+                    return
+                yield ctx.step_metrics(info["epoch"], info["words_done"], loss, info["lr"], done_before)
+            if ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not info["chunk_done"]:
+                continue
+            if info["chunk_done"]:
+                epoch, chunk = info["epoch"], info["chunk"] + 1
+                if chunk == info["n_chunks"]:
+                    epoch, chunk = epoch + 1, 0
+                last = epoch >= cfg.epochs
+                if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not last):
+                    yield save(epoch, chunk)
+                    yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")
+                    return
+                if chunk == 0:
+                    metrics = _quick_similarity(vocab.words, model.word_vectors())
+                    yield ctx.eval_metrics(metrics)
+                    yield save(epoch, chunk)
+    yield ctx.finished("completed", metrics=metrics)
+
+
+# ---------------------------------------------------------------- GloVe
+
+def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.glove import GloveModel, cooccurrence, train_steps
+
+    cfg = ctx.spec.model
+    sentences = ctx.sentences("train", cfg.lowercase)
+    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
+    ids, starts = encode_sentences(sentences, vocab.index)
+    rows, cols, vals = cooccurrence(ids, starts, len(vocab), cfg.window)
+    if len(vals) == 0:
+        raise CorpusError("no two known words occur together in the corpus: nothing to fit")
+    model = GloveModel(len(vocab), cfg, ctx.spec.seed).to(ctx.device)
+    opt = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate, initial_accumulator_value=1.0)
+    start_epoch = 0
+    if ctx.spec.resume:
+        state = read_training_state(ctx.run_dir)
+        model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
+        opt.load_state_dict(state["optimizer"])
+        start_epoch, ctx.step = int(state["epoch"]), int(state["step"])
+    yield ctx.started(cfg.epochs * len(vals), "pairs", {"vocabulary_size": len(vocab), "nonzeros": len(vals)})
+    metrics: dict[str, float] = {}
+
+    def save(epoch: int) -> Any:
+        state = {"epoch": epoch, "step": ctx.step, "model": {k: v.cpu() for k, v in model.state_dict().items()},
+                 "optimizer": opt.state_dict()}
+        save_run(ctx.run_dir, "glove", _base_config(ctx, vocab, len(ids), metrics), {"vectors": model.vectors()},
+                 files={"vocab.txt": vocab.save}, training_state=state)
+        return ctx.saved()
+
+    loss_sum, count = torch.zeros((), device=ctx.device), 0
+    for info in train_steps(model, rows, cols, vals, ctx.device, seed=ctx.spec.seed, start_epoch=start_epoch, optimizer=opt):
+        ctx.step += 1
+        loss_sum += info["step_loss"]
+        count += info["count"]
+        if ctx.should_log() or info["epoch_done"]:
+            loss = float(loss_sum) / max(count, 1)
+            loss_sum.zero_()
+            count = 0
+            if not ctx.finite(loss):
+                yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept")
+                return
+            yield ctx.step_metrics(info["epoch"], info["done"], loss, cfg.learning_rate)
+        if info["epoch_done"]:
+            metrics = _quick_similarity(vocab.words, model.vectors())
+            yield ctx.eval_metrics(metrics)
+            yield save(info["epoch"] + 1)
+            if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and info["epoch"] + 1 < cfg.epochs):
+                yield ctx.finished("stopped", f"stopped after epoch {info['epoch'] + 1}; resume with --resume {ctx.run_dir}")
+                return
+    yield ctx.finished("completed", metrics=metrics)
+
+
+# ---------------------------------------------------------------- n-gram
+
+def run_ngram(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.ngram import RESERVED, UNK, NGramLM
+
+    cfg = ctx.spec.model
+    sentences = ctx.sentences("train", cfg.lowercase)
+    vocab = _vocab(ctx, sentences, cfg.min_count, None, RESERVED)
+    unk = vocab.index[UNK]
+    encoded = [[vocab.index.get(w, unk) for w in s] for s in sentences]
+    n_words = sum(len(s) for s in encoded)
+    yield ctx.started(n_words, "words", {"vocabulary_size": len(vocab)})
+    lm = NGramLM(vocab, cfg).fit(encoded)
+    ctx.step = 1
+    heldout = [[vocab.index.get(w, unk) for w in s] for s in ctx.sentences("heldout", cfg.lowercase)]
+    metrics = {"heldout_perplexity": lm.perplexity(heldout)} if heldout else {}
+    yield ctx.step_metrics(0, n_words, float("nan"), 0.0)
+    yield ctx.eval_metrics(metrics)
+    save_run(ctx.run_dir, "ngram", _base_config(ctx, vocab, n_words, metrics), lm.tensors(), files={"vocab.txt": vocab.save})
+    yield ctx.saved()
+    yield ctx.finished("completed", metrics=metrics)
+
+
+# ---------------------------------------------------------------- NNLM
+
+def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.ngram import BOS, EOS, RESERVED, UNK
+    from engine.models.nnlm import NNLM, perplexity, windows
+
+    cfg = ctx.spec.model
+    sentences = ctx.sentences("train", cfg.lowercase)
+    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab, RESERVED)
+    unk, bos, eos = vocab.index[UNK], vocab.index[BOS], vocab.index[EOS]
+    encoded = [[vocab.index.get(w, unk) for w in s] for s in sentences]
+    heldout = [[vocab.index.get(w, unk) for w in s] for s in ctx.sentences("heldout", cfg.lowercase)]
+    hist_np, target_np = windows(encoded, cfg.context, bos, eos)
+    hist, target = torch.from_numpy(hist_np).to(ctx.device), torch.from_numpy(target_np).to(ctx.device)
+    model = NNLM(len(vocab), cfg).to(ctx.device)
+    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    n = len(target_np)
+    steps_per_epoch = max(1, -(-n // cfg.batch_size))
+    total_steps = cfg.epochs * steps_per_epoch
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.05, 1.0 - s / total_steps))
+    start_epoch = 0
+    if ctx.spec.resume:
+        state = read_training_state(ctx.run_dir)
+        model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
+        opt.load_state_dict(state["optimizer"])
+        sched.load_state_dict(state["scheduler"])
+        start_epoch, ctx.step = int(state["epoch"]), int(state["step"])
+    yield ctx.started(total_steps * cfg.batch_size, "words", {"vocabulary_size": len(vocab), "windows": n})
+    metrics: dict[str, float] = {}
+
+    def save(epoch: int) -> Any:
+        state = {"epoch": epoch, "step": ctx.step, "model": {k: v.cpu() for k, v in model.state_dict().items()},
+                 "optimizer": opt.state_dict(), "scheduler": sched.state_dict()}
+        save_run(ctx.run_dir, "nnlm", _base_config(ctx, vocab, n, metrics), model.state_dict(),
+                 files={"vocab.txt": vocab.save}, training_state=state)
+        return ctx.saved()
+
+    loss_sum = torch.zeros((), device=ctx.device)
+    since = 0
+    gen = torch.Generator(device=ctx.device)
+    for epoch in range(start_epoch, cfg.epochs):
+        model.train()
+        gen.manual_seed(ctx.spec.seed * 1000 + epoch)
+        order = torch.randperm(n, device=ctx.device, generator=gen)
+        for b in range(steps_per_epoch):
+            sel = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
+            with ctx.precision.autocast():
+                loss = torch.nn.functional.cross_entropy(model(hist[sel]).float(), target[sel])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            sched.step()
+            ctx.step += 1
+            loss_sum += loss.detach()
+            since += 1
+            if ctx.should_log():
+                mean = float(loss_sum) / since
+                loss_sum.zero_()
+                since = 0
+                if not ctx.finite(mean):
+                    yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept (try a smaller --lr)")
+                    return
+                yield ctx.step_metrics(epoch, ctx.step * cfg.batch_size, mean, sched.get_last_lr()[0])
+            if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps):
+                yield save(epoch)  # resumes at the start of this epoch
+                yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")
+                return
+        if heldout:
+            metrics = {"heldout_perplexity": perplexity(model, heldout, bos, eos, ctx.device)}
+            yield ctx.eval_metrics(metrics)
+        yield save(epoch + 1)
+    yield ctx.finished("completed", metrics=metrics)
+
+
+FAMILIES = {"word2vec": run_word2vec, "glove": run_glove, "ngram": run_ngram, "nnlm": run_nnlm}
