@@ -50,7 +50,7 @@ def load(path_or_name: str | Path) -> ModelHandle:
         lowercase = all(w == w.lower() for w in vectors.words[:1000])
         return ModelHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
     if not path.exists():
-        raise CheckpointError(f"no model named '{name}' (built in: {', '.join(BUILTIN_MODELS)}) and no such file or folder")
+        raise CheckpointError(f"no run folder or vectors file at {name} (built-in models: {', '.join(BUILTIN_MODELS)})")
     return load_model(path)
 
 

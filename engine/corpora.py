@@ -215,9 +215,14 @@ class Corpus:
         """Stream documents; ``part`` is "all", "train" or "heldout"."""
         if part not in ("all", "train", "heldout"):
             raise ValueError(f"unknown corpus part '{part}'")
+        yielded = False
         for doc in self._make():
             if part == "all" or doc.heldout == (part == "heldout"):
+                yielded = True
                 yield doc
+        if part == "train" and not yielded:
+            # a corpus so small that all its documents fell in the held-out split: train on all of it
+            yield from self._make()
 
     def sentences(self, part: str = "all") -> Iterator[str]:
         for doc in self.documents(part):

@@ -38,12 +38,15 @@ def analogy(vectors: StaticVectors, restrict_vocab: int = 300000) -> dict[str, f
     return {"accuracy": float(score) if answered else 0.0, "coverage": answered / _count_questions(path)}
 
 
-def word_similarity(vectors: StaticVectors, dataset: str = "wordsim353") -> dict[str, float]:
+def word_similarity(vectors: StaticVectors, dataset: str = "wordsim353") -> dict[str, float | None]:
     """Spearman (and Pearson) correlation with human similarity ratings, with coverage."""
     path = test_data({"wordsim": "wordsim353.tsv", "wordsim353": "wordsim353.tsv", "simlex": "simlex999.txt", "simlex999": "simlex999.txt"}[dataset])
     kv = vectors.to_gensim()
     logging.getLogger("gensim").setLevel(logging.WARNING)
-    pearson, spearman, oov = kv.evaluate_word_pairs(str(path))
+    try:
+        pearson, spearman, oov = kv.evaluate_word_pairs(str(path))
+    except ValueError:  # fewer than two pairs with known words: the correlation is undefined
+        return {"spearman": None, "pearson": None, "coverage": 0.0}
     sp = float(spearman[0]) if spearman is not None and not math.isnan(spearman[0]) else 0.0
     pe = float(pearson[0]) if pearson is not None and not math.isnan(pearson[0]) else 0.0
     return {"spearman": sp, "pearson": pe, "coverage": 1.0 - float(oov) / 100.0}

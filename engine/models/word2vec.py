@@ -281,6 +281,10 @@ def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, se
         noise = model.vocab.noise_distribution(cfg.ns_exponent)
         table = torch.from_numpy(np.repeat(np.arange(len(noise)), np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))).to(device)
         noise_gen = torch.Generator(device=device).manual_seed(seed)
+    # A CBOW example updates every word of its window: count batches in context slots so that a frequent
+    # word collects about as many summed (stale) gradients per step as in skip-gram; more diverges.
+    per_batch = cfg.batch_pairs if cfg.sg else max(cfg.negative_group, cfg.batch_pairs // max(1, cfg.window))
+    per_batch -= per_batch % cfg.negative_group if not cfg.hs else 0
     words_done = start_epoch * len(ids) + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
     for epoch in range(start_epoch, cfg.epochs):
         for c in range(start_chunk if epoch == start_epoch else 0, len(bounds)):
@@ -297,10 +301,10 @@ def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, se
             if cfg.hs:
                 pair, node, code, ends = expand_hs(ex["out"], codes, points, lengths)
                 pair_t, node_t, code_t = (torch.from_numpy(a).to(device) for a in (pair, node, code))
-            n_batches = max(1, math.ceil(P / cfg.batch_pairs))
+            n_batches = max(1, math.ceil(P / per_batch))
             chunk_words = hi - lo
             for b in range(n_batches):
-                a, z = b * cfg.batch_pairs, min(P, (b + 1) * cfg.batch_pairs)
+                a, z = b * per_batch, min(P, (b + 1) * per_batch)
                 done = words_done + chunk_words * (b / n_batches)
                 lr = max(cfg.min_alpha, cfg.alpha - (cfg.alpha - cfg.min_alpha) * done / words_total)
                 if z <= a:

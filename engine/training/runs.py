@@ -42,7 +42,10 @@ def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]
     from engine.keyed_vectors import StaticVectors
 
     ws = word_similarity(StaticVectors(words, vectors), "wordsim353")
-    return {"wordsim353": ws["spearman"], "wordsim353_coverage": ws["coverage"]}
+    out = {"wordsim353_coverage": float(ws["coverage"] or 0.0)}
+    if ws["spearman"] is not None:
+        out["wordsim353"] = float(ws["spearman"])
+    return out
 
 
 # ---------------------------------------------------------------- word2vec

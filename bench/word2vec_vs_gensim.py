@@ -1,0 +1,113 @@
+"""word2vec: ours vs gensim, side by side in one run, on the default corpus (train part).
+
+Same tokenization, vocabulary rule (min_count 5), hyper-parameters (gensim defaults: window 5,
+sample 1e-3, alpha 0.025, 100 dimensions, negative 5) and epochs, for SG-NS, CBOW-NS, SG-HS and
+CBOW-HS. Speed = corpus words x epochs / training wall time (vocabulary building excluded for both);
+gensim uses workers = cores. Quality: analogy accuracy (questions-words), WS353 and SimLex-999
+Spearman, scored by gensim's evaluation functions for both.
+
+    python bench/word2vec_vs_gensim.py [--epochs 5] [--max-words N] [--device cpu]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from bench._report import machine, write_section  # noqa: E402
+from engine.config import Word2VecConfig  # noqa: E402
+from engine.corpora import get_corpus  # noqa: E402
+from engine.device import pick_device  # noqa: E402
+from engine.evaluate import analogy, word_similarity  # noqa: E402
+from engine.keyed_vectors import StaticVectors  # noqa: E402
+from engine.models.word2vec import Word2VecModel, train_steps  # noqa: E402
+from engine.text import encode_sentences, tokenized_sentences  # noqa: E402
+from engine.vocab import Vocab  # noqa: E402
+
+VARIANTS = [("SG-NS", 1, 0), ("CBOW-NS", 0, 0), ("SG-HS", 1, 1), ("CBOW-HS", 0, 1)]
+
+
+def quality(words, vectors) -> dict[str, float]:
+    sv = StaticVectors(words, vectors)
+    return {"analogy": analogy(sv)["accuracy"], "ws353": word_similarity(sv, "wordsim353")["spearman"],
+            "simlex": word_similarity(sv, "simlex")["spearman"]}
+
+
+def run_ours(sentences, sg, hs, epochs, device) -> tuple[float, dict]:
+    cfg = Word2VecConfig(sg=sg, hs=hs, epochs=epochs)
+    vocab = Vocab.build(sentences, cfg.min_count)
+    ids, starts = encode_sentences(sentences, vocab.index)
+    model = Word2VecModel(vocab, cfg, device, seed=1)
+    t0 = time.perf_counter()
+    with torch.no_grad():
+        last = None
+        for info in train_steps(model, ids, starts, seed=1):
+            last = info["step_loss"]
+        if last is not None:
+            float(last)  # wait for the device
+    elapsed = time.perf_counter() - t0
+    return len(ids) * epochs / elapsed, quality(vocab.words, model.word_vectors())
+
+
+def run_gensim(sentences, sg, hs, epochs) -> tuple[float, dict]:
+    from gensim.models import Word2Vec
+
+    model = Word2Vec(sg=sg, hs=hs, negative=0 if hs else 5, workers=os.cpu_count() or 1, seed=1, min_count=5)
+    model.build_vocab(sentences)
+    t0 = time.perf_counter()
+    model.train(sentences, total_examples=model.corpus_count, epochs=epochs)
+    elapsed = time.perf_counter() - t0
+    words = model.corpus_total_words
+    return words * epochs / elapsed, quality(list(model.wv.index_to_key), model.wv.vectors)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--epochs", type=int, default=5)
+    p.add_argument("--max-words", type=int, default=None)
+    p.add_argument("--device", default=None)
+    p.add_argument("--variants", default=",".join(v[0] for v in VARIANTS))
+    args = p.parse_args()
+    device = pick_device(args.device)
+    sentences, n = [], 0
+    for words in tokenized_sentences(get_corpus("default").sentences("train")):
+        sentences.append(words)
+        n += len(words)
+        if args.max_words and n >= args.max_words:
+            break
+    rows = []
+    for name, sg, hs in VARIANTS:
+        if name not in args.variants.split(","):
+            continue
+        g_speed, g_q = run_gensim(sentences, sg, hs, args.epochs)
+        o_speed, o_q = run_ours(sentences, sg, hs, args.epochs, device)
+        rows.append((name, o_speed, g_speed, o_q, g_q))
+        print(name, f"ours {o_speed:,.0f} w/s {o_q}", f"gensim {g_speed:,.0f} w/s {g_q}", flush=True)
+    lines = [
+        f"## word2vec vs gensim ({device.type})",
+        "",
+        f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs}` on the default corpus, train part "
+        f"({n:,} tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; gensim with "
+        f"{os.cpu_count()} workers; ours on {device}.",
+        f"Machine: {machine()}.",
+        "",
+        "| variant | ours words/s | gensim words/s | speed ratio | analogy ours / gensim | WS353 ours / gensim | SimLex ours / gensim |",
+        "|---|---:|---:|---:|---|---|---|",
+    ]
+    for name, o_s, g_s, o_q, g_q in rows:
+        lines.append(f"| {name} | {o_s:,.0f} | {g_s:,.0f} | {o_s / g_s:.2f}x | {o_q['analogy']:.3f} / {g_q['analogy']:.3f} "
+                     f"| {o_q['ws353']:.3f} / {g_q['ws353']:.3f} | {o_q['simlex']:.3f} / {g_q['simlex']:.3f} |")
+    write_section(f"word2vec-vs-gensim-{device.type}", "\n".join(lines))
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()

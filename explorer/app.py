@@ -1,0 +1,49 @@
+"""Application start: QApplication, Session, MainWindow; default models load in the background."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+
+def run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="word2bert")
+    parser.add_argument("models", nargs="*", help="run folders or vectors files to open")
+    parser.add_argument("--no-default-models", action="store_true", help="do not load GloVe 6B-50d at start")
+    parser.add_argument("--word", default="", help="word to show at start")
+    parser.add_argument("--screenshot", metavar="FILE.png", help="save the window once results are shown, then exit")
+    args = parser.parse_args(argv[1:])
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    app = QApplication.instance() or QApplication(argv[:1])
+    session = Session()
+    window = MainWindow(session)
+    window.show()
+    if args.word:
+        window.neighbours.word.setText(args.word)
+    for model in ([] if args.no_default_models else ["glove-6b-50d"]) + args.models:
+        session.load(model)
+    status = {"code": 0}
+    if args.screenshot:
+        def grab(_=None) -> None:
+            window.grab().save(args.screenshot)
+            app.quit()
+
+        def failed(message: str) -> None:
+            print(f"word2bert: {message}", file=sys.stderr)
+            status["code"] = 1
+            app.quit()
+
+        window.neighbours.runner.finished.connect(lambda _: QTimer.singleShot(100, grab))
+        window.neighbours.runner.failed.connect(failed)
+        session.error.connect(failed)
+        QTimer.singleShot(120_000, lambda: failed("timed out waiting for results"))
+    app.exec()
+    return status["code"]

@@ -1,0 +1,99 @@
+"""Static neighbours: type a word, see its nearest words in each loaded static model, with bars."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+
+DEBOUNCE_MS = 150
+
+
+class NeighboursPanel(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.word = QLineEdit(placeholderText="type a word, e.g. bank")
+        self.model = QComboBox()
+        self.k = 15
+        self.message = QLabel("Load a model with static vectors to see neighbours.")
+        self.message.setWordWrap(True)
+        self.table = QTableWidget(0, 3)
+        self.table.setHorizontalHeaderLabels(["neighbour", "similarity", ""])
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Word:"))
+        top.addWidget(self.word, 2)
+        top.addWidget(QLabel("Model:"))
+        top.addWidget(self.model, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.table, 1)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self._fail)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.query)
+        self.word.textChanged.connect(lambda _: self._debounce.start())
+        self.model.currentIndexChanged.connect(lambda _: self.query())
+        session.modelsChanged.connect(self._refresh_models)
+
+    def _refresh_models(self) -> None:
+        from engine.results import Capability
+
+        current = self.model.currentText()
+        self.model.blockSignals(True)
+        self.model.clear()
+        for name, handle in self.session.models.items():
+            if handle.capabilities & Capability.STATIC:
+                self.model.addItem(name)
+        if current:
+            self.model.setCurrentText(current)
+        self.model.blockSignals(False)
+        self.query()
+
+    def query(self) -> None:
+        word, name = self.word.text().strip(), self.model.currentText()
+        handle = self.session.models.get(name)
+        if handle is None:
+            self.message.setText("Load a model with static vectors to see neighbours.")
+            return
+        if not word:
+            self.message.setText(f"Type a word to see its neighbours in {name}.")
+            self.table.setRowCount(0)
+            return
+        self.message.setText(f"searching {name}…")
+        k = self.k
+        self.runner.submit(lambda: (word, name, handle.static_neighbours(word, k)))
+
+    def _show(self, result) -> None:
+        word, name, neighbours = result
+        self.message.setText(f"Nearest words to “{word}” in {name} (cosine similarity)")
+        self.table.setRowCount(len(neighbours))
+        for row, n in enumerate(neighbours):
+            self.table.setItem(row, 0, QTableWidgetItem(n.word))
+            sim = QTableWidgetItem(f"{n.similarity:.3f}")
+            sim.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self.table.setItem(row, 1, sim)
+            bar = QProgressBar(maximum=1000, value=int(max(0.0, n.similarity) * 1000), textVisible=False)
+            self.table.setCellWidget(row, 2, bar)
+        self.table.resizeColumnsToContents()
+
+    def _fail(self, message: str) -> None:
+        self.table.setRowCount(0)
+        self.message.setText(message)

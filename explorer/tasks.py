@@ -1,0 +1,70 @@
+"""One single-flight task slot per panel: a new request supersedes the old, stale results are dropped.
+
+Work runs on a QThreadPool thread; results come back through a Qt signal (queued to the GUI thread).
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+log = logging.getLogger(__name__)
+
+
+class _Relay(QObject):
+    done = Signal(int, object)
+    failed = Signal(int, str)
+
+
+class _Job(QRunnable):
+    def __init__(self, request: int, fn: Callable[[], Any], relay: _Relay) -> None:
+        super().__init__()
+        self.request, self.fn, self.relay = request, fn, relay
+
+    def run(self) -> None:
+        try:
+            result = self.fn()
+        except Exception as e:  # every failure becomes a readable message; the log keeps the traceback
+            from engine.errors import Word2BertError
+
+            if not isinstance(e, Word2BertError):
+                log.error("task failed:\n%s", traceback.format_exc())
+            self.relay.failed.emit(self.request, str(e) or type(e).__name__)
+            return
+        self.relay.done.emit(self.request, result)
+
+
+class TaskRunner(QObject):
+    """``submit(fn)`` runs fn in the pool; ``finished``/``failed`` fire only for the latest request."""
+
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
+        super().__init__(parent)
+        self._pool = pool or QThreadPool.globalInstance()
+        self._latest = 0
+        self._relay = _Relay()
+        self._relay.done.connect(self._on_done)
+        self._relay.failed.connect(self._on_failed)
+
+    def submit(self, fn: Callable[[], Any]) -> int:
+        self._latest += 1
+        self._pool.start(_Job(self._latest, fn, self._relay))
+        return self._latest
+
+    @property
+    def latest(self) -> int:
+        return self._latest
+
+    def _on_done(self, request: int, result: object) -> None:
+        if request == self._latest:
+            self.finished.emit(result)
+
+    def _on_failed(self, request: int, message: str) -> None:
+        if request == self._latest:
+            self.failed.emit(message)

@@ -1,0 +1,61 @@
+import json
+
+import pytest
+
+from engine.corpora import get_corpus, split_sentences
+from engine.errors import CorpusError
+
+
+def test_text_file_with_blank_lines_is_documents(tmp_path):
+    p = tmp_path / "c.txt"
+    p.write_text("First doc. It has two sentences.\n\nSecond doc here.\nStill second.\n", encoding="utf-8")
+    docs = list(get_corpus(str(p)).documents())
+    assert len(docs) == 2
+    assert docs[0].sentences == ("First doc.", "It has two sentences.")
+    assert docs[1].sentences == ("Second doc here.", "Still second.")
+
+
+def test_text_file_without_blank_lines_is_one_document_per_line(tmp_path):
+    p = tmp_path / "c.txt"
+    p.write_text("one line here.\nanother line.\nthird.\n", encoding="utf-8")
+    assert len(list(get_corpus(str(p)).documents())) == 3
+
+
+def test_folder_and_jsonl(tmp_path):
+    (tmp_path / "a.txt").write_text("Alpha text.\n", encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text(json.dumps({"text": "Beta one. Beta two."}) + "\n", encoding="utf-8")
+    docs = list(get_corpus(str(tmp_path)).documents())
+    assert [d.sentences for d in docs] == [("Alpha text.",), ("Beta one.", "Beta two.")]
+
+
+def test_non_utf8_file_gives_clear_error(tmp_path):
+    p = tmp_path / "latin.txt"
+    p.write_bytes("caf\xe9 au lait.\n".encode("latin-1"))
+    with pytest.raises(CorpusError, match="not UTF-8"):
+        list(get_corpus(str(p)).documents())
+
+
+def test_missing_corpus_names_the_known_ones():
+    with pytest.raises(CorpusError, match="default"):
+        get_corpus("/no/such/corpus.txt")
+
+
+def test_sentence_splitting_keeps_abbreviations():
+    assert split_sentences("Mr. Smith went to Washington. He met Dr. Jones.") == [
+        "Mr. Smith went to Washington.", "He met Dr. Jones."]
+
+
+def test_default_corpus_sources_and_document_level_heldout_split():
+    corpus = get_corpus("default")
+    sources, heldout, total, words = set(), 0, 0, 0
+    for doc in corpus.documents():
+        sources.add(doc.source)
+        total += 1
+        heldout += doc.heldout
+        words += sum(len(s.split()) for s in doc.sentences)
+    assert sources == {"wiki-vital", "bbc-news", "enwiki-sample"}
+    assert words > 1_800_000
+    assert 0.015 < heldout / total < 0.05
+    titles_train = {(d.source, d.title) for d in corpus.documents("train")}
+    titles_held = {(d.source, d.title) for d in corpus.documents("heldout")}
+    assert titles_held and not titles_train & titles_held

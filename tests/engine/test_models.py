@@ -1,0 +1,154 @@
+"""Each static model learns on a tiny corpus, and the learned structure is what a user would expect."""
+
+import numpy as np
+import pytest
+import torch
+
+from engine.config import GloveConfig, NGramConfig, NNLMConfig, Word2VecConfig
+from engine.corpora import get_corpus
+from engine.models.ngram import RESERVED, UNK, NGramLM
+from engine.models.word2vec import Word2VecModel, train_steps
+from engine.text import encode_sentences, tokenized_sentences
+from engine.vocab import Vocab
+from tests.conftest import TOPICS
+
+
+def corpus_sentences(path):
+    return list(tokenized_sentences(get_corpus(str(path)).sentences("all")))
+
+
+def topic_precision(words, vectors):
+    """For each topic word, the share of its 7 nearest topic words (by cosine) from its own topic.
+    Chance is 7/23 x ... about 0.3; a model that learned the topics is near 1."""
+    index = {w: i for i, w in enumerate(words)}
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    members = [(w, t) for t, ws in TOPICS.items() for w in ws]
+    hits = []
+    for w, t in members:
+        others = sorted(((unit[index[w]] @ unit[index[v]], u) for v, u in members if v != w), reverse=True)[:7]
+        hits.append(np.mean([u == t for _, u in others]))
+    return float(np.mean(hits))
+
+
+def topic_separation(words, vectors):
+    """Mean cosine within topics minus mean cosine across topics."""
+    index = {w: i for i, w in enumerate(words)}
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    within, across = [], []
+    groups = list(TOPICS.values())
+    for gi, g in enumerate(groups):
+        for a in g:
+            for b in g:
+                if a < b:
+                    within.append(unit[index[a]] @ unit[index[b]])
+            for h in groups[gi + 1:]:
+                for b in h:
+                    across.append(unit[index[a]] @ unit[index[b]])
+    return float(np.mean(within) - np.mean(across))
+
+
+@pytest.mark.parametrize("sg,hs", [(1, 0), (0, 0), (1, 1), (0, 1)], ids=["sg-ns", "cbow-ns", "sg-hs", "cbow-hs"])
+def test_word2vec_loss_falls_and_related_words_come_closer(topic_corpus, sg, hs):
+    sents = corpus_sentences(topic_corpus)
+    cfg = Word2VecConfig(sg=sg, hs=hs, vector_size=32, epochs=15, min_count=2, sample=0, batch_pairs=256,
+                         alpha=0.05)
+    vocab = Vocab.build(sents, cfg.min_count)
+    ids, starts = encode_sentences(sents, vocab.index)
+    model = Word2VecModel(vocab, cfg, torch.device("cpu"), seed=0)
+    losses = []
+    with torch.no_grad():
+        for info in train_steps(model, ids, starts, seed=0):
+            losses.append(float(info["step_loss"]) / info["pairs"])
+    first, last = np.mean(losses[:5]), np.mean(losses[-5:])
+    assert last < 0.8 * first
+    assert topic_separation(vocab.words, model.word_vectors()) > 0.2
+    assert topic_precision(vocab.words, model.word_vectors()) > 0.8
+
+
+def test_word2vec_subwords_give_unknown_words_a_vector(topic_corpus):
+    from engine.models.word2vec import ngram_rows
+
+    sents = corpus_sentences(topic_corpus)
+    cfg = Word2VecConfig(sg=1, vector_size=16, epochs=3, min_count=2, subword_buckets=5000, sample=0)
+    vocab = Vocab.build(sents, cfg.min_count)
+    ids, starts = encode_sentences(sents, vocab.index)
+    model = Word2VecModel(vocab, cfg, torch.device("cpu"), seed=0)
+    with torch.no_grad():
+        for _ in train_steps(model, ids, starts, seed=0):
+            pass
+    rows = ngram_rows("bananas", cfg, len(vocab))
+    assert rows and all(len(vocab) <= r < len(vocab) + cfg.subword_buckets for r in rows)
+    assert model.syn0[-1].abs().sum() == 0  # the padding row stays zero
+    v = model.syn0[rows].mean(0).numpy()
+    banana = model.word_vectors()[vocab.index["banana"]]
+    truck = model.word_vectors()[vocab.index["truck"]]
+    cos = lambda a, b: a @ b / np.linalg.norm(a) / np.linalg.norm(b)  # noqa: E731
+    assert cos(v, banana) > cos(v, truck)
+
+
+def ngram_model(sents, order, smoothing):
+    vocab = Vocab.build(sents, 1, reserved=RESERVED)
+    enc = [[vocab.index.get(w, vocab.index[UNK]) for w in s] for s in sents]
+    return vocab, NGramLM(vocab, NGramConfig(order=order, smoothing=smoothing, min_count=1)).fit(enc)
+
+
+@pytest.mark.parametrize("smoothing", ["laplace", "kneser-ney"])
+@pytest.mark.parametrize("order", [1, 2, 3, 4])
+def test_ngram_probabilities_sum_to_one(topic_corpus, smoothing, order):
+    sents = corpus_sentences(topic_corpus)[:200]
+    vocab, lm = ngram_model(sents, order, smoothing)
+    for history in (["the", "old"], ["she", "played"], ["never", "seen"]):
+        hist = [vocab.index.get(w, vocab.index[UNK]) for w in history]
+        total = sum(np.exp(lm.token_logprobs([hist + [w]])[0][len(hist)]) for w in range(len(vocab)))
+        assert total == pytest.approx(1.0, abs=1e-6)
+
+
+def test_kneser_ney_beats_laplace_and_shuffles_score_lower(topic_corpus):
+    sents = corpus_sentences(topic_corpus)
+    train, held = sents[: int(len(sents) * 0.9)], sents[int(len(sents) * 0.9):]
+    vocab, kn = ngram_model(train, 3, "kneser-ney")
+    _, lap = ngram_model(train, 3, "laplace")
+    enc = [[vocab.index.get(w, vocab.index[UNK]) for w in s] for s in held]
+    assert kn.perplexity(enc) < lap.perplexity(enc)
+    original = [vocab.index[w] for w in "he drove the car to town".split()]
+    shuffled = [vocab.index[w] for w in "town car the drove to he".split()]
+    assert kn.token_logprobs([original])[0].sum() > kn.token_logprobs([shuffled])[0].sum()
+
+
+def test_glove_loss_falls(topic_corpus):
+    from engine.models.glove import GloveModel, cooccurrence, train_steps as glove_steps
+
+    sents = corpus_sentences(topic_corpus)
+    cfg = GloveConfig(vector_size=16, epochs=30, min_count=2, batch_size=512, window=5)
+    vocab = Vocab.build(sents, cfg.min_count)
+    ids, starts = encode_sentences(sents, vocab.index)
+    rows, cols, vals = cooccurrence(ids, starts, len(vocab), cfg.window)
+    assert (vals > 0).all() and len(vals) > 100
+    model = GloveModel(len(vocab), cfg, seed=0)
+    epoch_loss = {}
+    for info in glove_steps(model, rows, cols, vals, torch.device("cpu"), seed=0):
+        epoch_loss[info["epoch"]] = epoch_loss.get(info["epoch"], 0.0) + float(info["step_loss"])
+    assert epoch_loss[cfg.epochs - 1] < 0.3 * epoch_loss[0]
+    assert topic_precision(vocab.words, model.vectors()) > 0.6  # chance is about 0.3
+
+
+def test_nnlm_overfits_a_tiny_corpus(topic_corpus):
+    from engine.models.ngram import BOS, EOS
+    from engine.models.nnlm import NNLM, perplexity, windows
+
+    sents = corpus_sentences(topic_corpus)[:100]
+    cfg = NNLMConfig(context=3, dim=16, hidden=32)
+    vocab = Vocab.build(sents, 1, reserved=RESERVED)
+    enc = [[vocab.index[w] for w in s] for s in sents]
+    hist, target = (torch.from_numpy(a) for a in windows(enc, cfg.context, vocab.index[BOS], vocab.index[EOS]))
+    torch.manual_seed(0)
+    model = NNLM(len(vocab), cfg)
+    before = perplexity(model, enc, vocab.index[BOS], vocab.index[EOS], torch.device("cpu"))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    for _ in range(150):
+        loss = torch.nn.functional.cross_entropy(model(hist), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    after = perplexity(model, enc, vocab.index[BOS], vocab.index[EOS], torch.device("cpu"))
+    assert after < before / 5

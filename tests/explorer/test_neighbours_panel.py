@@ -1,0 +1,72 @@
+"""The app window against real models: typing a word fills the neighbours table off the GUI thread."""
+
+from pathlib import Path
+
+import pytest
+
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+@pytest.fixture
+def window(qtbot):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    session = Session()
+    win = MainWindow(session)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().waitForDone(10_000)  # no task left running
+
+
+def load(qtbot, win, name):
+    with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
+        win.session.load(name)
+
+
+def test_typing_a_word_shows_glove_neighbours(qtbot, window):
+    load(qtbot, window, "glove-6b-50d")
+    panel = window.neighbours
+    assert panel.model.currentText() == "glove-6b-50d"
+    with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
+        qtbot.keyClicks(panel.word, "river")
+    words = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+    assert len(words) == panel.k and "river" not in words
+    assert {"rivers", "creek", "lake", "valley", "tributary"} & set(words)
+    sims = [float(panel.table.item(r, 1).text()) for r in range(panel.table.rowCount())]
+    assert sims == sorted(sims, reverse=True)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "neighbours-glove-river.png"))
+
+
+def test_unknown_word_shows_a_message_and_the_panel_goes_on(qtbot, window):
+    load(qtbot, window, "glove-6b-50d")
+    panel = window.neighbours
+    with qtbot.waitSignal(panel.runner.failed, timeout=30_000):
+        qtbot.keyClicks(panel.word, "qqzzxxwv")
+    assert "not in the vocabulary" in panel.message.text()
+    assert panel.table.rowCount() == 0
+    panel.word.clear()
+    with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
+        qtbot.keyClicks(panel.word, "bank")
+    assert panel.table.rowCount() == panel.k
+
+
+def test_fast_edits_leave_the_last_words_result(qtbot, window):
+    load(qtbot, window, "glove-6b-50d")
+    panel = window.neighbours
+    for word in ("piano", "guitar", "violin"):
+        panel.word.setText(word)
+        panel.query()  # bypass the debounce: three requests in flight
+    qtbot.waitUntil(lambda: panel.message.text().startswith("Nearest words to “violin”"), timeout=30_000)
+    qtbot.wait(200)  # stale results arriving late must not overwrite
+    assert panel.message.text().startswith("Nearest words to “violin”")
+
+
+def test_a_bad_model_path_is_reported_not_fatal(qtbot, window):
+    with qtbot.waitSignal(window.session.error, timeout=30_000) as blocker:
+        window.session.load("/no/such/run")
+    assert "no run folder" in blocker.args[0]
