@@ -15,7 +15,14 @@ from pathlib import Path
 
 from engine.checkpoint import load_model, refuse_pickle
 from engine.config import GloveConfig, NGramConfig, NNLMConfig, RunSpec, Word2VecConfig
-from engine.errors import CheckpointError, CorpusError, InputError, Unsupported, UnknownWord, Word2BertError
+from engine.errors import (
+    CheckpointError,
+    CorpusError,
+    InputError,
+    UnknownWord,
+    Unsupported,
+    Word2BertError,
+)
 from engine.handles import ModelHandle
 from engine.results import Capability, ContextVectors, Neighbour, SentenceScore
 from engine.training.events import (

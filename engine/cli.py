@@ -100,7 +100,13 @@ class _Progress:
 def train_main(argv: list[str] | None = None) -> int:
     from engine.api import train
     from engine.checkpoint import read_config
-    from engine.training.events import CheckpointSaved, EvalMetrics, RunFinished, RunStarted, StepMetrics
+    from engine.training.events import (
+        CheckpointSaved,
+        EvalMetrics,
+        RunFinished,
+        RunStarted,
+        StepMetrics,
+    )
 
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv and not argv[0].startswith("-") else None

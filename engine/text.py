@@ -71,7 +71,15 @@ def train_subword_tokenizer(
     """Train a WordPiece (BERT-style, with [CLS]/[SEP]/[MASK]/[PAD]) or byte-level BPE (GPT-style)
     tokenizer on any stream of sentences. Returns a ``tokenizers.Tokenizer``; save it with
     ``tokenizer.save(run_dir / "tokenizer.json")``."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import (
+        Tokenizer,
+        decoders,
+        models,
+        normalizers,
+        pre_tokenizers,
+        processors,
+        trainers,
+    )
 
     if kind == "wordpiece":
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))

@@ -230,10 +230,12 @@ def make_examples(ids: np.ndarray, sent: np.ndarray, keep_prob: np.ndarray, cfg:
                 break
             centre = np.arange(off, n)  # centre i, context i - off
             ok = (sent[centre] == sent[centre - off]) & (reduced[centre] >= off)
-            inp_parts.append(ids[centre[ok] - off]); out_parts.append(ids[centre[ok]])
+            inp_parts.append(ids[centre[ok] - off])
+            out_parts.append(ids[centre[ok]])
             centre = np.arange(0, n - off)  # centre i, context i + off
             ok = (sent[centre] == sent[centre + off]) & (reduced[centre] >= off)
-            inp_parts.append(ids[centre[ok] + off]); out_parts.append(ids[centre[ok]])
+            inp_parts.append(ids[centre[ok] + off])
+            out_parts.append(ids[centre[ok]])
         inp = np.concatenate(inp_parts) if inp_parts else np.zeros(0, np.int64)
         out = np.concatenate(out_parts) if out_parts else np.zeros(0, np.int64)
         order = rng.permutation(len(inp))

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
@@ -33,7 +34,10 @@ class NeighboursPanel(QWidget):
         self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["neighbour", "similarity", ""])
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         top = QHBoxLayout()
         top.addWidget(QLabel("Word:"))
@@ -92,7 +96,6 @@ class NeighboursPanel(QWidget):
             self.table.setItem(row, 1, sim)
             bar = QProgressBar(maximum=1000, value=int(max(0.0, n.similarity) * 1000), textVisible=False)
             self.table.setCellWidget(row, 2, bar)
-        self.table.resizeColumnsToContents()
 
     def _fail(self, message: str) -> None:
         self.table.setRowCount(0)

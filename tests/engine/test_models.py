@@ -110,13 +110,14 @@ def test_kneser_ney_beats_laplace_and_shuffles_score_lower(topic_corpus):
     _, lap = ngram_model(train, 3, "laplace")
     enc = [[vocab.index.get(w, vocab.index[UNK]) for w in s] for s in held]
     assert kn.perplexity(enc) < lap.perplexity(enc)
-    original = [vocab.index[w] for w in "he drove the car to town".split()]
-    shuffled = [vocab.index[w] for w in "town car the drove to he".split()]
+    original = [vocab.index[w] for w in ["he", "drove", "the", "car", "to", "town"]]
+    shuffled = [vocab.index[w] for w in ["town", "car", "the", "drove", "to", "he"]]
     assert kn.token_logprobs([original])[0].sum() > kn.token_logprobs([shuffled])[0].sum()
 
 
 def test_glove_loss_falls(topic_corpus):
-    from engine.models.glove import GloveModel, cooccurrence, train_steps as glove_steps
+    from engine.models.glove import GloveModel, cooccurrence
+    from engine.models.glove import train_steps as glove_steps
 
     sents = corpus_sentences(topic_corpus)
     cfg = GloveConfig(vector_size=16, epochs=30, min_count=2, batch_size=512, window=5)
