@@ -54,7 +54,8 @@ def run_ours(sentences, sg, hs, epochs, device) -> tuple[float, dict]:
         if last is not None:
             float(last)  # wait for the device
     elapsed = time.perf_counter() - t0
-    return len(ids) * epochs / elapsed, quality(vocab.words, model.word_vectors())
+    raw_words = sum(len(s) for s in sentences)  # the count gensim uses: every token, in vocabulary or not
+    return raw_words * epochs / elapsed, quality(vocab.words, model.word_vectors())
 
 
 def run_gensim(sentences, sg, hs, epochs) -> tuple[float, dict]:
@@ -91,6 +92,10 @@ def main() -> None:
         o_speed, o_q = run_ours(sentences, sg, hs, args.epochs, device)
         rows.append((name, o_speed, g_speed, o_q, g_q))
         print(name, f"ours {o_speed:,.0f} w/s {o_q}", f"gensim {g_speed:,.0f} w/s {g_q}", flush=True)
+        report(rows, args, n, device)  # after each variant, so a cut-short run still records what it measured
+
+
+def report(rows, args, n, device) -> None:
     lines = [
         f"## word2vec vs gensim ({device.type})",
         "",

@@ -35,6 +35,7 @@ from engine.config import Word2VecConfig
 from engine.vocab import Vocab
 
 NOISE_TABLE_SIZE = 10_000_000
+NODE_UPDATE_CAP = 64.0
 CHUNK_WORDS = 200_000
 
 
@@ -177,7 +178,12 @@ class Word2VecModel:
         f = torch.sigmoid((vt * w).sum(1))  # (T,)
         g = (1.0 - code - f) * lr  # (T,)
         grad_v = torch.zeros_like(v).index_add_(0, pair, g[:, None] * w)
-        self.syn1.index_add_(0, node, g[:, None] * vt)
+        # Every path starts at the root, so nodes near it get a gradient from nearly every pair of the
+        # batch; summing thousands of stale gradients diverges. Cap each node's step at the size of
+        # NODE_UPDATE_CAP summed gradients (sequential SGD would see them shrink as it goes).
+        hits = torch.bincount(node, minlength=self.syn1.shape[0]).to(g.dtype)  # (V-1,)
+        node_scale = torch.clamp(NODE_UPDATE_CAP / hits[node], max=1.0)  # (T,)
+        self.syn1.index_add_(0, node, (g * node_scale)[:, None] * vt)
         if ctx_mask is None:
             self._add_input_grad(inp, grad_v)
         else:
