@@ -4,7 +4,7 @@ n-gram (Laplace and interpolated Kneser-Ney, orders 2-3) and the NNLM are traine
 engine.api.train as the CLI, on the same slice of the default corpus (train part), and all are scored
 on the same held-out documents, with the same vocabulary rule (min_count 3, rarer words -> <unk>).
 
-    python bench/language_models.py [--max-words 1000000] [--nnlm-epochs 2]
+    python bench/language_models.py [--max-words 300000] [--nnlm-epochs 2]
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def train(spec: RunSpec) -> float:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--max-words", type=int, default=1_000_000)
+    p.add_argument("--max-words", type=int, default=300_000)
     p.add_argument("--nnlm-epochs", type=int, default=2)
     p.add_argument("--device", default=None)
     args = p.parse_args()
