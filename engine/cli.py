@@ -14,7 +14,7 @@ import sys
 import threading
 from typing import Any
 
-from engine.config import MODEL_CONFIGS, RunSpec
+from engine.config import MODEL_CONFIGS, RunSpec, apply_preset
 from engine.errors import Word2BertError
 
 # word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
@@ -63,7 +63,9 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-words", type=int, default=None, help="read at most this many corpus words (quick runs)")
-    p.add_argument("--max-steps", type=int, default=None, help="stop (resumably) after this many steps")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     if kind:
         _add_model_options(p, kind)
@@ -72,6 +74,9 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
 
 def _model_config(kind: str, args: argparse.Namespace) -> Any:
     cfg = MODEL_CONFIGS[kind]()
+    preset = getattr(args, "m_preset", None)
+    if preset is not None:
+        apply_preset(kind, cfg, preset)  # the preset first; explicit settings then override it
     for f in dataclasses.fields(cfg):
         value = getattr(args, f"m_{f.name}", None)
         if value is not None:
@@ -130,6 +135,7 @@ def train_main(argv: list[str] | None = None) -> int:
     try:
         spec = RunSpec(kind=kind, out=out, corpus=args.corpus, device=args.device, seed=args.seed,
                        model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
+                       checkpoint_every=args.checkpoint_every,
                        max_words=args.max_words, resume=bool(args.resume))
     except ValueError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
@@ -203,13 +209,24 @@ def export_main(argv: list[str] | None = None) -> int:
 
     p = argparse.ArgumentParser(prog="word2bert-export", description="Export a model to another format.")
     p.add_argument("run_dir")
-    p.add_argument("--to", choices=["word2vec"], required=True)
+    p.add_argument("--to", choices=["word2vec", "hf", "slim"], required=True,
+                   help="word2vec: static vectors file; hf: a transformers folder (BERT, GPT); "
+                        "slim: a run folder with fp16 weights and no training state (for shipping)")
     p.add_argument("out")
     p.add_argument("--binary", action="store_true", help="word2vec binary format (default: text)")
     args = p.parse_args(argv)
     try:
-        handle = load(args.run_dir)
-        save_word2vec_format(handle.static_vectors(), args.out, binary=args.binary)
+        if args.to == "hf":
+            from engine.export import export_hf
+
+            export_hf(args.run_dir, args.out)
+        elif args.to == "slim":
+            from engine.export import export_slim
+
+            export_slim(args.run_dir, args.out)
+        else:
+            handle = load(args.run_dir)
+            save_word2vec_format(handle.static_vectors(), args.out, binary=args.binary)
     except Word2BertError as e:
         print(f"word2bert-export: {e}", file=sys.stderr)
         return 2

@@ -78,11 +78,109 @@ class GloveConfig:
     batch_size: int = 65536
 
 
+# ---------------------------------------------------------------- contextual models
+
+@dataclass
+class PretrainSettings:
+    """Optimisation settings shared by the contextual models (AdamW, warmup then linear decay)."""
+
+    batch_size: int = 32
+    lr: float = 5e-4
+    warmup: int = 200  # steps of linear warmup
+    weight_decay: float = 0.01
+    clip: float = 1.0  # gradient-norm clipping
+    epochs: int = 1  # passes over the corpus (--max-steps stops earlier)
+    eval_every: int = 200  # steps between held-out evaluations (0: only at the end)
+    keep_every: int = 500  # steps between checkpoints kept in checkpoints/step-N (0: none)
+
+
+@dataclass
+class BertConfig(PretrainSettings):
+    preset: str = "tiny"
+    vocab_size: int = 8000  # WordPiece vocabulary trained on the corpus
+    hidden: int = 256
+    layers: int = 4
+    heads: int = 4
+    intermediate: int = 1024
+    max_len: int = 512  # learned position embeddings
+    seq_len: int = 128  # training sequence length ([CLS] A [SEP] B [SEP])
+    dropout: float = 0.1
+    lowercase: bool = True
+    mask_prob: float = 0.15
+    nsp: bool = True  # next-sentence prediction (off: MLM only, single segments)
+
+
+@dataclass
+class GPTConfig(PretrainSettings):
+    preset: str = "tiny"
+    vocab_size: int = 8000
+    tokenizer: str = "bpe"  # "bpe" (byte-level, as GPT-2) or "wordpiece"
+    hidden: int = 256
+    layers: int = 4
+    heads: int = 4
+    intermediate: int = 1024
+    max_len: int = 512
+    seq_len: int = 128
+    dropout: float = 0.1
+    lowercase: bool = True
+
+
+@dataclass
+class ElmoConfig(PretrainSettings):
+    preset: str = "tiny"
+    char_dim: int = 16
+    filters: str = "1:32,2:32,3:64,4:128,5:256"  # width:count of the char-CNN filters (ELMo: up to 7:1024)
+    highway: int = 2
+    proj: int = 128  # token and LSTM projection size (ELMo: 512)
+    hidden: int = 512  # LSTM cell size (ELMo: 4096)
+    layers: int = 2
+    max_chars: int = 50  # characters per word, with begin/end-of-word marks
+    min_count: int = 3
+    max_vocab: int = 30000  # output vocabulary (adaptive softmax)
+    seq_len: int = 20  # tokens per training window (ELMo: 20)
+    dropout: float = 0.1
+    lowercase: bool = True
+
+
+# preset -> settings; a preset fills every field it names, explicit settings then override
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    "bert": {
+        "tiny": {"hidden": 256, "layers": 4, "heads": 4, "intermediate": 1024},
+        "small": {"hidden": 512, "layers": 4, "heads": 8, "intermediate": 2048},
+        "base": {"hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072, "vocab_size": 30522},
+    },
+    "gpt": {
+        "tiny": {"hidden": 256, "layers": 4, "heads": 4, "intermediate": 1024},
+        "small": {"hidden": 512, "layers": 6, "heads": 8, "intermediate": 2048},
+        "base": {"hidden": 768, "layers": 12, "heads": 12, "intermediate": 3072, "vocab_size": 40000},
+    },
+    "elmo": {
+        "tiny": {"proj": 128, "hidden": 512, "filters": "1:32,2:32,3:64,4:128,5:256"},
+        "small": {"proj": 256, "hidden": 1024, "filters": "1:32,2:32,3:64,4:128,5:256,6:512"},
+        "base": {"proj": 512, "hidden": 4096,
+                 "filters": "1:32,2:32,3:64,4:128,5:256,6:512,7:1024"},
+    },
+}
+
+
+def apply_preset(kind: str, cfg: Any, preset: str) -> Any:
+    table = PRESETS.get(kind, {})
+    if preset not in table:
+        raise ValueError(f"unknown {kind} preset '{preset}' (choose from {', '.join(table) or 'none'})")
+    for key, value in table[preset].items():
+        setattr(cfg, key, value)
+    cfg.preset = preset
+    return cfg
+
+
 MODEL_CONFIGS: dict[str, type] = {
     "ngram": NGramConfig,
     "nnlm": NNLMConfig,
     "word2vec": Word2VecConfig,
     "glove": GloveConfig,
+    "bert": BertConfig,
+    "gpt": GPTConfig,
+    "elmo": ElmoConfig,
 }
 
 
@@ -142,6 +240,12 @@ def config_fields(kind: str) -> list[dataclasses.Field]:
 
 
 __all__ = [
+    "BertConfig",
+    "ElmoConfig",
+    "GPTConfig",
+    "PRESETS",
+    "PretrainSettings",
+    "apply_preset",
     "FORMAT_VERSION",
     "GloveConfig",
     "MODEL_CONFIGS",

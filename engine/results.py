@@ -39,3 +39,26 @@ class ContextVectors:
     words: tuple[str, ...]
     vectors: np.ndarray  # float32 (layers, len(words), dim); layer 0 is the input layer
     known: tuple[bool, ...]  # False where a static model has no vector (the row is zeros)
+    notice: str = ""  # e.g. "truncated to the first 512 tokens"
+
+
+@dataclass(frozen=True)
+class AttentionMaps:
+    tokens: tuple[str, ...]  # the model's tokens, special ones included
+    weights: np.ndarray  # float32 probabilities (layers, heads, q, k); each row sums to 1
+    segments: tuple[int, ...]  # 0 for the first sentence, 1 for the second of a pair
+    notice: str = ""
+
+
+@dataclass(frozen=True)
+class MaskCandidates:
+    position: int  # index of the [MASK] among the model's tokens
+    tokens: tuple[str, ...]  # best first; sub-word continuations keep their "##"
+    probs: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class TokenCandidates:
+    context: str
+    tokens: tuple[str, ...]  # best first
+    probs: tuple[float, ...]

@@ -22,6 +22,11 @@ def word_tokenize(text: str, lowercase: bool = True) -> list[str]:
     return _WORD.findall(text)
 
 
+def word_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the words of ``text`` (as shown to users; the same split as word_tokenize)."""
+    return [m.span() for m in _WORD.finditer(text)]
+
+
 def tokenized_sentences(sentences: Iterable[str], lowercase: bool = True) -> Iterator[list[str]]:
     for s in sentences:
         words = word_tokenize(s, lowercase)

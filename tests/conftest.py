@@ -43,3 +43,35 @@ def _isolated_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def topic_corpus(tmp_path_factory):
     return make_topic_corpus(tmp_path_factory.mktemp("corpus") / "topics.txt")
+
+
+TINY = {
+    "bert": {"hidden": 64, "layers": 2, "heads": 2, "intermediate": 128, "seq_len": 32, "max_len": 64,
+             "vocab_size": 200, "batch_size": 16, "warmup": 10, "lr": 2e-3, "eval_every": 20, "keep_every": 20},
+    "gpt": {"hidden": 64, "layers": 2, "heads": 2, "intermediate": 128, "seq_len": 32, "max_len": 64,
+            "vocab_size": 300, "batch_size": 16, "warmup": 10, "lr": 2e-3, "eval_every": 20, "keep_every": 0},
+    "elmo": {"proj": 32, "hidden": 64, "filters": "1:8,2:8,3:16", "seq_len": 10, "batch_size": 16, "warmup": 10,
+             "lr": 2e-3, "min_count": 1, "eval_every": 20, "keep_every": 0},
+}
+
+
+def tiny_spec(kind, corpus, out, max_steps=40, **settings):
+    from engine.config import MODEL_CONFIGS, RunSpec
+
+    cfg = MODEL_CONFIGS[kind]()
+    for key, value in {**TINY[kind], **settings}.items():
+        setattr(cfg, key, value)
+    return RunSpec(kind, out=str(out), corpus=str(corpus), model=cfg, max_steps=max_steps, log_every=10, seed=0)
+
+
+@pytest.fixture(scope="session")
+def contextual_runs(topic_corpus, tmp_path_factory):
+    """Tiny BERT, GPT and ELMo runs on the topic corpus: kind -> (run folder, events)."""
+    from engine import api
+
+    root = tmp_path_factory.mktemp("contextual")
+    out = {}
+    for kind in ("bert", "gpt", "elmo"):
+        events = list(api.train(tiny_spec(kind, topic_corpus, root / kind)))
+        out[kind] = (root / kind, events)
+    return out

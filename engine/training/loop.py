@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -117,17 +118,18 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
 
     Problems found before training starts (bad corpus, bad folder) raise a ``Word2BertError``.
     """
-    from engine.training import runs
+    from engine.training import distributed, runs
 
+    main = distributed.is_main()
     if spec.resume:
         spec = _prepare_resume(spec)
-    elif (Path(spec.out) / "config.json").exists():
+    elif main and (Path(spec.out) / "config.json").exists():
         raise CheckpointError(f"{spec.out} already holds a run; use --resume to continue it or choose another --out")
     family = runs.FAMILIES[spec.kind]
     torch.manual_seed(spec.seed)
     ctx = TrainContext(spec, stop)
     ctx.run_dir.mkdir(parents=True, exist_ok=True)
-    metrics_path = ctx.run_dir / "metrics.jsonl"
+    metrics_path = ctx.run_dir / "metrics.jsonl" if main else Path(os.devnull)  # only rank 0 writes
     with open(metrics_path, "a" if spec.resume else "w", encoding="utf-8") as sink:
         gen = family(ctx)
         while True:

@@ -264,4 +264,14 @@ def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
     yield ctx.finished("completed", metrics=metrics)
 
 
-FAMILIES = {"word2vec": run_word2vec, "glove": run_glove, "ngram": run_ngram, "nnlm": run_nnlm}
+def _contextual(name: str) -> Any:
+    def run(ctx: TrainContext) -> Iterator[TrainEvent]:
+        from engine.training import contextual_runs
+
+        return getattr(contextual_runs, name)(ctx)
+
+    return run
+
+
+FAMILIES = {"word2vec": run_word2vec, "glove": run_glove, "ngram": run_ngram, "nnlm": run_nnlm,
+            "bert": _contextual("run_bert"), "gpt": _contextual("run_gpt"), "elmo": _contextual("run_elmo")}

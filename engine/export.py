@@ -1,0 +1,118 @@
+"""Export run folders: our BERT / GPT as ``transformers`` folders (BertForPreTraining / GPT2LMHeadModel),
+and any run folder as a slim copy with fp16 weights (the shipped default checkpoints)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import torch
+
+from engine.checkpoint import CONFIG, WEIGHTS, read_config, read_tensors, save_run
+from engine.errors import CheckpointError, Unsupported
+
+
+def _bert_keys(layers: int) -> dict[str, str]:
+    """our name -> BertForPreTraining name"""
+    m = {"token_emb.weight": "bert.embeddings.word_embeddings.weight",
+         "position_emb.weight": "bert.embeddings.position_embeddings.weight",
+         "segment_emb.weight": "bert.embeddings.token_type_embeddings.weight",
+         "emb_norm.weight": "bert.embeddings.LayerNorm.weight", "emb_norm.bias": "bert.embeddings.LayerNorm.bias",
+         "pooler.weight": "bert.pooler.dense.weight", "pooler.bias": "bert.pooler.dense.bias",
+         "mlm_dense.weight": "cls.predictions.transform.dense.weight",
+         "mlm_dense.bias": "cls.predictions.transform.dense.bias",
+         "mlm_norm.weight": "cls.predictions.transform.LayerNorm.weight",
+         "mlm_norm.bias": "cls.predictions.transform.LayerNorm.bias",
+         "mlm_bias": "cls.predictions.bias",
+         "nsp.weight": "cls.seq_relationship.weight", "nsp.bias": "cls.seq_relationship.bias"}
+    parts = {"query": "attention.self.query", "key": "attention.self.key", "value": "attention.self.value",
+             "attn_out": "attention.output.dense", "attn_norm": "attention.output.LayerNorm",
+             "ffn_in": "intermediate.dense", "ffn_out": "output.dense", "ffn_norm": "output.LayerNorm"}
+    for i in range(layers):
+        for ours, theirs in parts.items():
+            for p in ("weight", "bias"):
+                m[f"layers.{i}.{ours}.{p}"] = f"bert.encoder.layer.{i}.{theirs}.{p}"
+    return m
+
+
+def _gpt_state(tensors: dict[str, torch.Tensor], layers: int) -> dict[str, torch.Tensor]:
+    """Our GPT weights in GPT2LMHeadModel names (its Conv1D weights are (in, out): transposed)."""
+    out = {"transformer.wte.weight": tensors["token_emb.weight"], "transformer.wpe.weight": tensors["position_emb.weight"],
+           "transformer.ln_f.weight": tensors["final_norm.weight"], "transformer.ln_f.bias": tensors["final_norm.bias"],
+           "lm_head.weight": tensors["token_emb.weight"]}
+    names = {"norm1": "ln_1", "norm2": "ln_2", "qkv": "attn.c_attn", "attn_out": "attn.c_proj",
+             "ffn_in": "mlp.c_fc", "ffn_out": "mlp.c_proj"}
+    for i in range(layers):
+        for ours, theirs in names.items():
+            w = tensors[f"blocks.{i}.{ours}.weight"]
+            out[f"transformer.h.{i}.{theirs}.weight"] = w if ours.startswith("norm") else w.T.contiguous()
+            out[f"transformer.h.{i}.{theirs}.bias"] = tensors[f"blocks.{i}.{ours}.bias"]
+    return out
+
+
+def export_hf(run_dir: str | Path, out: str | Path) -> Path:
+    """Write a BERT or GPT run folder as a Hugging Face folder that ``from_pretrained`` loads."""
+    import transformers
+
+    from engine.config import config_from_dict
+    from engine.text import load_subword_tokenizer
+
+    transformers.utils.logging.disable_progress_bar()
+    run_dir, out = Path(run_dir), Path(out)
+    config = read_config(run_dir)
+    kind = config["kind"]
+    if kind not in ("bert", "gpt"):
+        raise Unsupported(f"only BERT and GPT runs export to transformers (this is a {kind} run)")
+    cfg = config_from_dict(kind, config["model"])
+    tensors = {k: v.float() for k, v in read_tensors(run_dir, config).items()}
+    tok = load_subword_tokenizer(run_dir / config.get("tokenizer", "tokenizer.json"))
+    if kind == "bert":
+        hf_cfg = transformers.BertConfig(
+            vocab_size=cfg.vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
+            num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate, hidden_act="gelu",
+            max_position_embeddings=cfg.max_len, type_vocab_size=2, layer_norm_eps=1e-12,
+            hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
+            pad_token_id=tok.token_to_id("[PAD]"), architectures=["BertForPreTraining"])
+        model = transformers.BertForPreTraining(hf_cfg)
+        names = _bert_keys(cfg.layers)
+        state = {names[k]: v for k, v in tensors.items()}
+        state["cls.predictions.decoder.weight"] = tensors["token_emb.weight"]
+        state["cls.predictions.decoder.bias"] = tensors["mlm_bias"]
+        fast = transformers.PreTrainedTokenizerFast(
+            tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+            mask_token="[MASK]", do_lower_case=cfg.lowercase, model_max_length=cfg.max_len)
+    else:
+        byte_level = cfg.tokenizer == "bpe"
+        special = "<|endoftext|>" if byte_level else "[SEP]"
+        sid = tok.token_to_id(special)
+        hf_cfg = transformers.GPT2Config(
+            vocab_size=cfg.vocab_size, n_positions=cfg.max_len, n_embd=cfg.hidden, n_layer=cfg.layers,
+            n_head=cfg.heads, n_inner=cfg.intermediate, activation_function="gelu_new",
+            resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, layer_norm_epsilon=1e-5,
+            bos_token_id=sid, eos_token_id=sid, architectures=["GPT2LMHeadModel"], tie_word_embeddings=True)
+        model = transformers.GPT2LMHeadModel(hf_cfg)
+        state = _gpt_state(tensors, cfg.layers)
+        fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=special, eos_token=special,
+                                                    unk_token=special, model_max_length=cfg.max_len)
+    result = model.load_state_dict(state, strict=False)
+    missing = [k for k in result.missing_keys if not k.endswith(("position_ids", "attn.bias", "masked_bias"))]
+    if missing or result.unexpected_keys:
+        raise CheckpointError(f"export mismatch: missing {missing}, unexpected {result.unexpected_keys}")
+    out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(out)
+    fast.save_pretrained(out)
+    return out
+
+
+def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True) -> Path:
+    """A copy of a run folder for shipping: weights (fp16), config, tokenizer/vocabulary and metrics;
+    no optimizer state and no history."""
+    run_dir, out = Path(run_dir), Path(out)
+    config = read_config(run_dir)
+    tensors = read_tensors(run_dir, config)
+    skip = {CONFIG, WEIGHTS, "training_state.pt"}
+    files = {p.name: (lambda dst, src=p: shutil.copyfile(src, dst)) for p in run_dir.iterdir()
+             if p.is_file() and p.name not in skip and not p.name.startswith(".")}
+    kept = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
+    save_run(out, config["kind"], kept, tensors, files=files, dtype=torch.float16 if fp16 else None)
+    return out

@@ -1,0 +1,113 @@
+"""ELMo's biLM behind the ModelHandle interface: three layers of contextual vectors per word,
+sentence scores from both directions, and next-word prediction from the forward LM."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.checkpoint import read_tensors, register_loader
+from engine.config import config_from_dict
+from engine.device import pick_device
+from engine.errors import InputError, Unsupported
+from engine.handles import MAX_WORDS, ModelHandle, _info, check_text
+from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
+from engine.text import word_spans
+from engine.vocab import Vocab
+
+
+class ElmoHandle(ModelHandle):
+    def __init__(self, name: str, path: str, info: dict[str, Any], model: Any, vocab: Vocab, device: torch.device) -> None:
+        super().__init__("elmo", name, path, info, lowercase=model.cfg.lowercase)
+        self.model, self.vocab, self.device = model.to(device).eval(), vocab, device
+        self.capabilities = Capability.CONTEXTUAL | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN
+
+    def _words(self, text: str) -> tuple[list[str], list[str], str]:
+        text = check_text(text)
+        shown = [text[a:b] for a, b in word_spans(text)]
+        if not shown:
+            raise InputError("the sentence has no words")
+        notice = ""
+        if len(shown) > MAX_WORDS:
+            notice = f"the sentence has {len(shown)} words; truncated to the first {MAX_WORDS}"
+            shown = shown[:MAX_WORDS]
+        words = [w.lower() for w in shown] if self.lowercase else list(shown)
+        return shown, words, notice
+
+    def _chars(self, words: list[str]) -> torch.Tensor:
+        from engine.models.elmo import BOS_WORD, EOS_WORD, word_chars
+
+        rows = [word_chars(w, self.model.cfg.max_chars) for w in (BOS_WORD, *words, EOS_WORD)]
+        return torch.tensor(rows, device=self.device)[None]  # (1, n + 2, C)
+
+    def contextual_vectors(self, sentence: str) -> ContextVectors:
+        shown, words, notice = self._words(sentence)
+        with torch.inference_mode():
+            reps = self.model.representations(self._chars(words))[:, 0, 1:-1]  # (3, n, 2 * proj), <s> </s> dropped
+        return ContextVectors(tuple(shown), reps.float().cpu().numpy().astype(np.float32),
+                              tuple(True for _ in shown), notice)
+
+    def _ids(self, words: list[str]) -> list[int]:
+        from engine.models.ngram import BOS, EOS, UNK
+
+        unk = self.vocab.index[UNK]
+        return [self.vocab.index[BOS], *(self.vocab.index.get(w, unk) for w in words), self.vocab.index[EOS]]
+
+    def score(self, sentence: str) -> SentenceScore:
+        """log p = (forward log p(w_1..w_n </s> | <s>) + backward log p(w_n..w_1 <s> | </s>)) / 2."""
+        shown, words, _ = self._words(sentence)
+        ids = torch.tensor(self._ids(words), device=self.device)
+        with torch.inference_mode():
+            fwd, bwd = self.model.log_probs(self._chars(words))  # (n + 2, V) each
+        positions = torch.arange(len(ids) - 1, device=self.device)
+        forward = fwd[positions, ids[1:]]  # p(w_{k+1} | w_<=k)
+        backward = bwd[positions + 1, ids[:-1]]  # p(w_k | w_>k)
+        # word k: forward p(w_k | left) and backward p(w_k | right); the </s> term pairs with <s>
+        token_lp = ((forward + torch.cat([backward[1:], backward[:1]])) / 2).cpu().numpy()
+        total = float(token_lp.sum())
+        return SentenceScore(tuple([*shown, "</s>"]), tuple(float(x) for x in token_lp), total,
+                             math.exp(-total / len(token_lp)))
+
+    def perplexity(self, sentences: list[str]) -> float:
+        total = count = 0.0
+        for s in sentences:
+            if s.strip():
+                r = self.score(s)
+                total += r.logprob
+                count += len(r.token_logprobs)
+        if not count:
+            raise InputError("no sentences to score")
+        return math.exp(-total / count)
+
+    def next_token(self, text: str, k: int = 10) -> TokenCandidates:
+        _, words, _ = self._words(text)
+        with torch.inference_mode():
+            fwd, _ = self.model.log_probs(self._chars(words))
+        probs = fwd[-2].exp()  # the forward state after the last word (before </s>)
+        top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
+        return TokenCandidates(text, tuple(self.vocab.words[int(i)] for i in top.indices.cpu()),
+                               tuple(float(v) for v in top.values.cpu()))
+
+    def attention(self, sentence_or_pair: Any) -> Any:
+        raise Unsupported(f"{self.name} (ELMo) has no attention: it is a bidirectional LSTM; only Transformers "
+                          "(GPT, BERT) have attention heads")
+
+
+@register_loader("elmo")
+def load_elmo(run_dir: Path, config: dict) -> ElmoHandle:
+    from engine.handles_transformer import expected_shapes
+    from engine.models.elmo import BiLM
+
+    cfg = config_from_dict("elmo", config["model"])
+    vocab = Vocab.load(run_dir / "vocab.txt")
+    model = BiLM(cfg, len(vocab))
+    tensors = read_tensors(run_dir, config, expected_shapes(model))
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    info = _info(run_dir, config)
+    info.update({"layers": cfg.layers + 1, "dim": 2 * cfg.proj, "preset": cfg.preset,
+                 "parameters": sum(p.numel() for p in model.parameters())})
+    return ElmoHandle(run_dir.name, str(run_dir), info, model, vocab, pick_device())

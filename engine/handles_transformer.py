@@ -1,0 +1,297 @@
+"""Transformer models (our BERT and GPT, and Hugging Face checkpoints) behind the ModelHandle interface.
+
+A ``TransformerHandle`` talks to its network through a small adapter (``forward`` returning hidden
+states, attention probabilities and logits), so word alignment, truncation, fill-mask, next-token,
+sentence scores and next-sentence prediction are written once for every Transformer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+import torch
+
+from engine.checkpoint import read_tensors, register_loader
+from engine.config import config_from_dict
+from engine.device import pick_device
+from engine.errors import InputError, Unsupported
+from engine.handles import ModelHandle, _info, check_text
+from engine.results import (
+    AttentionMaps,
+    Capability,
+    ContextVectors,
+    MaskCandidates,
+    SentenceScore,
+    TokenCandidates,
+)
+from engine.text import word_spans
+
+MASK_TEXT = "[MASK]"
+
+
+@dataclass
+class ForwardOutput:
+    hidden: list[torch.Tensor]  # (layers + 1) x (B, T, d); 0 = the input (embedding) layer
+    attentions: list[torch.Tensor]  # layers x (B, H, T, T), when asked
+    logits: torch.Tensor | None  # (B, T, V), when asked and the model has an LM head
+    nsp: torch.Tensor | None  # (B, 2), index 0 = IsNext
+
+
+class Adapter(Protocol):
+    objective: str  # "masked", "causal" or "none" (no LM head)
+    tokenizer: Any  # a tokenizers.Tokenizer
+    max_len: int
+    mask_id: int | None
+    bos_id: int | None  # prepended for causal models
+    has_nsp: bool
+    byte_level: bool
+    missing_head_reason: str
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
+                logits: bool = False, nsp: bool = False) -> ForwardOutput: ...
+
+
+class TransformerHandle(ModelHandle):
+    def __init__(self, kind: str, name: str, path: str | None, info: dict[str, Any], adapter: Adapter) -> None:
+        super().__init__(kind, name, path, info)
+        self.adapter = adapter
+        caps = Capability.CONTEXTUAL | Capability.ATTENTION
+        if adapter.objective == "masked":
+            caps |= Capability.MASKED_LM | Capability.SENTENCE_SCORE
+        elif adapter.objective == "causal":
+            caps |= Capability.NEXT_TOKEN | Capability.SENTENCE_SCORE
+        if adapter.has_nsp:
+            caps |= Capability.NEXT_SENTENCE
+        self.capabilities = caps
+        self.info.setdefault("objective", adapter.objective)
+        self.info.setdefault("max_tokens", adapter.max_len)
+
+    # ------------------------------------------------------------ encoding
+
+    def _encode(self, text: str, pair: str | None = None) -> tuple[list[int], list[int], list[tuple[int, int]], list[int], str]:
+        """ids, segments, offsets (into text, or into pair for segment 1), special mask; a notice when truncated."""
+        tok = self.adapter.tokenizer
+        enc = tok.encode(text, pair) if pair is not None else tok.encode(text)
+        ids, segments, offsets = list(enc.ids), list(enc.type_ids), list(enc.offsets)
+        special = list(enc.special_tokens_mask)
+        if self.adapter.bos_id is not None and self.adapter.objective == "causal":
+            ids, segments, offsets, special = [self.adapter.bos_id, *ids], [0, *segments], [(0, 0), *offsets], [1, *special]
+        notice = ""
+        if len(ids) > self.adapter.max_len:
+            n = self.adapter.max_len
+            notice = f"the text has {len(ids)} tokens; truncated to the first {n} this model reads"
+            keep_last = self.adapter.objective != "causal" and special[-1]
+            ids, segments, offsets, special = ids[:n], segments[:n], offsets[:n], special[:n]
+            if keep_last:  # keep the final [SEP]
+                ids[-1], special[-1], offsets[-1] = enc.ids[-1], 1, (0, 0)
+        return ids, segments, offsets, special, notice
+
+    def _forward(self, ids: list[int] | list[list[int]], segments: list[int] | list[list[int]] | None = None,
+                 **kwargs: bool) -> ForwardOutput:
+        device = getattr(self.adapter, "device", torch.device("cpu"))
+        t = torch.tensor(ids, device=device)
+        t = t[None] if t.dim() == 1 else t
+        s = None
+        if segments is not None:
+            s = torch.tensor(segments, device=device)
+            s = s[None] if s.dim() == 1 else s
+        with torch.inference_mode():
+            return self.adapter.forward(t, s, **kwargs)
+
+    def _token_text(self, token_id: int) -> str:
+        tok = self.adapter.tokenizer
+        if self.adapter.byte_level:
+            return tok.decode([token_id], skip_special_tokens=False)
+        return tok.id_to_token(token_id) or f"<{token_id}>"
+
+    # ------------------------------------------------------------ queries
+
+    def contextual_vectors(self, sentence: str) -> ContextVectors:
+        text = check_text(sentence)
+        spans = word_spans(text)
+        if not spans:
+            raise InputError("the sentence has no words")
+        ids, _, offsets, special, notice = self._encode(text)
+        out = self._forward(ids)
+        hidden = torch.stack([h[0] for h in out.hidden]).float()  # (layers + 1, T, d)
+        word_of = np.full(len(ids), -1)
+        starts = np.array([s for s, _ in spans])
+        for i, ((a, b), sp) in enumerate(zip(offsets, special, strict=True)):
+            if sp or b <= a:
+                continue
+            w = int(np.searchsorted(starts, b - 1, side="right")) - 1  # the word holding the token's last char
+            if w >= 0 and spans[w][0] <= b - 1 < spans[w][1]:
+                word_of[i] = w
+        covered = sorted({int(w) for w in word_of if w >= 0})
+        if not covered:
+            raise InputError("none of the words could be encoded by this model's tokenizer")
+        rows = []
+        index = torch.as_tensor(word_of, device=hidden.device)
+        for w in covered:  # mean of the sub-word pieces of each word
+            rows.append(hidden[:, index == w].mean(1))
+        vectors = torch.stack(rows, 1).cpu().numpy().astype(np.float32)  # (layers + 1, words, d)
+        words = tuple(text[spans[w][0] : spans[w][1]] for w in covered)
+        if len(covered) < len(spans) and not notice:
+            notice = f"{len(spans) - len(covered)} word(s) could not be encoded"
+        return ContextVectors(words, vectors, tuple(True for _ in words), notice)
+
+    def attention(self, sentence_or_pair: Any) -> AttentionMaps:
+        if isinstance(sentence_or_pair, (tuple, list)):
+            if len(sentence_or_pair) != 2:
+                raise InputError("give one sentence or a pair of sentences")
+            a, b = (check_text(x) for x in sentence_or_pair)
+            if self.adapter.objective == "causal":
+                ids, segments, _, _, notice = self._encode(f"{a} {b}")
+            else:
+                ids, segments, _, _, notice = self._encode(a, b)
+        else:
+            ids, segments, _, _, notice = self._encode(check_text(sentence_or_pair))
+        out = self._forward(ids, segments, attention=True)
+        weights = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()  # (L, H, T, T)
+        return AttentionMaps(tuple(self._token_text(i) for i in ids), weights, tuple(segments), notice)
+
+    def fill_mask(self, text: str, k: int = 10) -> list[MaskCandidates]:
+        if self.adapter.objective != "masked":
+            raise Unsupported(self.adapter.missing_head_reason or
+                              f"{self.name} ({self.kind}) is not a masked language model: it cannot fill [MASK]")
+        text = check_text(text)
+        if MASK_TEXT not in text:
+            raise InputError("the text has no [MASK]: type [MASK] where a word should be predicted")
+        mask_token = self.adapter.tokenizer.id_to_token(self.adapter.mask_id)
+        ids, segments, _, _, _ = self._encode(text.replace(MASK_TEXT, mask_token))
+        positions = [i for i, t in enumerate(ids) if t == self.adapter.mask_id]
+        if not positions:
+            raise InputError("every [MASK] lies beyond the part of the text this model reads")
+        out = self._forward(ids, segments, logits=True)
+        assert out.logits is not None
+        probs = out.logits[0, positions].float().softmax(-1)  # (masks, V)
+        top = probs.topk(min(max(1, int(k)), probs.shape[-1]), dim=-1)
+        values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()
+        return [MaskCandidates(p, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))
+                for p, idx, val in zip(positions, indices, values, strict=True)]
+
+    def next_token(self, text: str, k: int = 10) -> TokenCandidates:
+        if self.adapter.objective != "causal":
+            raise Unsupported(f"{self.name} ({self.kind}) is not a left-to-right language model: "
+                              "next-token prediction needs GPT-style models")
+        text = check_text(text)
+        ids, _, _, _, _ = self._encode(text)
+        out = self._forward(ids, logits=True)
+        assert out.logits is not None
+        probs = out.logits[0, -1].float().softmax(-1)
+        top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
+        return TokenCandidates(text, tuple(self._token_text(int(i)) for i in top.indices.cpu()),
+                               tuple(float(v) for v in top.values.cpu()))
+
+    def score(self, sentence: str) -> SentenceScore:
+        text = check_text(sentence)
+        if self.adapter.objective == "causal":
+            ids, _, _, _, _ = self._encode(text)
+            if len(ids) < 2:
+                raise InputError("the sentence has no tokens to score")
+            out = self._forward(ids, logits=True)
+            assert out.logits is not None
+            logp = out.logits[0, :-1].float().log_softmax(-1)
+            target = torch.tensor(ids[1:], device=logp.device)
+            lp = logp.gather(1, target[:, None])[:, 0].cpu().numpy()
+            tokens = ids[1:]
+        elif self.adapter.objective == "masked":
+            ids, segments, _, special, _ = self._encode(text)
+            positions = [i for i, s in enumerate(special) if not s]
+            if not positions:
+                raise InputError("the sentence has no tokens to score")
+            batch = [list(ids) for _ in positions]  # pseudo-log-likelihood: mask each token in turn
+            for row, p in zip(batch, positions, strict=True):
+                row[p] = self.adapter.mask_id
+            out = self._forward(batch, [segments] * len(batch), logits=True)
+            assert out.logits is not None
+            rows = torch.arange(len(positions))
+            logits = out.logits[rows, torch.tensor(positions)].float().log_softmax(-1)  # (n, V)
+            lp = logits[rows, torch.tensor([ids[p] for p in positions])].cpu().numpy()
+            tokens = [ids[p] for p in positions]
+        else:
+            raise Unsupported(self.adapter.missing_head_reason or f"{self.name} has no language-model head")
+        total = float(lp.sum())
+        return SentenceScore(tuple(self._token_text(t) for t in tokens), tuple(float(x) for x in lp), total,
+                             math.exp(-total / len(lp)))
+
+    def perplexity(self, sentences: list[str]) -> float:
+        total = count = 0.0
+        for s in sentences:
+            if s.strip():
+                r = self.score(s)
+                total += r.logprob
+                count += len(r.token_logprobs)
+        if not count:
+            raise InputError("no sentences to score")
+        return math.exp(-total / count)
+
+    def next_sentence(self, a: str, b: str) -> float:
+        if not self.adapter.has_nsp:
+            raise Unsupported(f"{self.name} ({self.kind}) has no next-sentence head")
+        ids, segments, _, _, _ = self._encode(check_text(a, "first sentence"), check_text(b, "second sentence"))
+        out = self._forward(ids, segments, nsp=True)
+        assert out.nsp is not None
+        return float(out.nsp[0].float().softmax(-1)[0])
+
+
+# ---------------------------------------------------------------- our BERT and GPT
+
+class OurAdapter:
+    def __init__(self, kind: str, model: torch.nn.Module, tokenizer: Any, device: torch.device) -> None:
+        self.kind, self.model, self.tokenizer, self.device = kind, model.to(device).eval(), tokenizer, device
+        cfg = model.cfg
+        self.max_len = cfg.max_len
+        self.objective = "masked" if kind == "bert" else "causal"
+        self.has_nsp = kind == "bert" and cfg.nsp
+        self.mask_id = tokenizer.token_to_id("[MASK]")
+        self.pad_id = tokenizer.token_to_id("[PAD]")
+        self.byte_level = kind == "gpt" and getattr(cfg, "tokenizer", "bpe") == "bpe"
+        self.bos_id = tokenizer.token_to_id("<|endoftext|>" if self.byte_level else "[SEP]") if kind == "gpt" else None
+        self.missing_head_reason = ""
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
+                logits: bool = False, nsp: bool = False) -> ForwardOutput:
+        if self.kind == "bert":
+            hidden, atts = self.model.encode(ids, segments, None, need_weights=attention)
+            lg = self.model.mlm_logits(hidden[-1]) if logits else None
+            ns = self.model.nsp_logits(hidden[-1]) if nsp else None
+            return ForwardOutput(hidden, atts, lg, ns)
+        hidden, atts = self.model.encode(ids, need_weights=attention)
+        return ForwardOutput(hidden, atts, self.model.logits(hidden[-1]) if logits else None, None)
+
+
+def expected_shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
+    return {k: tuple(v.shape) for k, v in module.state_dict().items()}
+
+
+def _load_transformer(kind: str, run_dir: Path, config: dict) -> TransformerHandle:
+    from engine.text import load_subword_tokenizer
+
+    cfg = config_from_dict(kind, config["model"])
+    if kind == "bert":
+        from engine.models.bert import Bert as Net
+    else:
+        from engine.models.gpt import GPT as Net  # type: ignore[assignment]
+    model = Net(cfg)
+    tensors = read_tensors(run_dir, config, expected_shapes(model))
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    tokenizer = load_subword_tokenizer(run_dir / config.get("tokenizer", "tokenizer.json"))
+    info = _info(run_dir, config)
+    info.update({"layers": cfg.layers, "heads": cfg.heads, "dim": cfg.hidden, "preset": cfg.preset,
+                 "parameters": sum(p.numel() for p in model.parameters())})
+    return TransformerHandle(kind, run_dir.name, str(run_dir), info, OurAdapter(kind, model, tokenizer, pick_device()))
+
+
+@register_loader("bert")
+def load_bert(run_dir: Path, config: dict) -> TransformerHandle:
+    return _load_transformer("bert", run_dir, config)
+
+
+@register_loader("gpt")
+def load_gpt(run_dir: Path, config: dict) -> TransformerHandle:
+    return _load_transformer("gpt", run_dir, config)

@@ -1,0 +1,148 @@
+"""BERT (Devlin et al. 2019): a Transformer encoder pre-trained with a masked LM and next-sentence prediction.
+
+    input   = [CLS] A [SEP] B [SEP]                       (WordPiece; segment 0 for A, 1 for B)
+    h^0     = LayerNorm(E_token + E_segment + E_position)
+    h^l     = LayerNorm(a + FFN(a)),  a = LayerNorm(h^{l-1} + MultiHead(h^{l-1}))        (post-LN)
+    MLM     : of 15% of the tokens (never [CLS]/[SEP]/[PAD]), 80% become [MASK], 10% a random token,
+              10% stay; predict the original at those positions only:
+              p = softmax(E_token^T LayerNorm(GELU(W h_i)) + b)     (decoder tied to the input embeddings)
+    NSP     : p(IsNext) = softmax(W_nsp tanh(W_pool h_[CLS]))  with B the true next sentence 50% of the time
+    loss    = L_MLM + L_NSP
+
+Parameter names follow Hugging Face ``BertForPreTraining`` closely so that export is a renaming.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine.config import BertConfig
+from engine.models.attention import attend, merge_heads, split_heads
+
+LN_EPS = 1e-12
+IGNORE = -100
+
+
+class BertLayer(nn.Module):
+    def __init__(self, cfg: BertConfig) -> None:
+        super().__init__()
+        h = cfg.hidden
+        self.heads, self.dropout = cfg.heads, cfg.dropout
+        self.query, self.key, self.value = nn.Linear(h, h), nn.Linear(h, h), nn.Linear(h, h)
+        self.attn_out = nn.Linear(h, h)
+        self.attn_norm = nn.LayerNorm(h, eps=LN_EPS)
+        self.ffn_in = nn.Linear(h, cfg.intermediate)
+        self.ffn_out = nn.Linear(cfg.intermediate, h)
+        self.ffn_norm = nn.LayerNorm(h, eps=LN_EPS)
+
+    def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None, need_weights: bool
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        # x: (B, T, h); pad_mask: (B, T) True on real tokens
+        q, k, v = (split_heads(f(x), self.heads) for f in (self.query, self.key, self.value))  # (B, H, T, d)
+        drop = self.dropout if self.training else 0.0
+        ctx, probs = attend(q, k, v, key_padding_mask=pad_mask, dropout=drop, need_weights=need_weights)
+        a = self.attn_norm(x + F.dropout(self.attn_out(merge_heads(ctx)), drop, self.training))
+        f = self.ffn_out(F.gelu(self.ffn_in(a)))
+        return self.ffn_norm(a + F.dropout(f, drop, self.training)), probs
+
+
+class Bert(nn.Module):
+    def __init__(self, cfg: BertConfig) -> None:
+        super().__init__()
+        if cfg.hidden % cfg.heads:
+            raise ValueError(f"hidden size {cfg.hidden} is not divisible by {cfg.heads} heads")
+        self.cfg = cfg
+        h = cfg.hidden
+        self.token_emb = nn.Embedding(cfg.vocab_size, h)
+        self.segment_emb = nn.Embedding(2, h)
+        self.position_emb = nn.Embedding(cfg.max_len, h)
+        self.emb_norm = nn.LayerNorm(h, eps=LN_EPS)
+        self.layers = nn.ModuleList(BertLayer(cfg) for _ in range(cfg.layers))
+        self.pooler = nn.Linear(h, h)
+        self.mlm_dense = nn.Linear(h, h)
+        self.mlm_norm = nn.LayerNorm(h, eps=LN_EPS)
+        self.mlm_bias = nn.Parameter(torch.zeros(cfg.vocab_size))
+        self.nsp = nn.Linear(h, 2)
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(m: nn.Module) -> None:
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, std=0.02)
+        if isinstance(m, nn.Linear) and m.bias is not None:
+            nn.init.zeros_(m.bias)
+
+    def encode(self, ids: torch.Tensor, segments: torch.Tensor | None = None, pad_mask: torch.Tensor | None = None,
+               need_weights: bool = False) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+        """ids, segments: (B, T). Returns the hidden states of every layer [(B, T, h)] * (layers + 1)
+        (0 = the embedding layer) and, when asked, the attention probabilities [(B, H, T, T)] * layers."""
+        b, t = ids.shape
+        if t > self.cfg.max_len:
+            raise ValueError(f"{t} tokens; this model reads at most {self.cfg.max_len}")
+        if segments is None:
+            segments = torch.zeros_like(ids)
+        pos = torch.arange(t, device=ids.device)
+        x = self.token_emb(ids) + self.segment_emb(segments) + self.position_emb(pos)[None]
+        x = F.dropout(self.emb_norm(x), self.cfg.dropout, self.training)
+        hidden, attentions = [x], []
+        for layer in self.layers:
+            x, probs = layer(x, pad_mask, need_weights)
+            hidden.append(x)
+            if probs is not None:
+                attentions.append(probs)
+        return hidden, attentions
+
+    def mlm_logits(self, h: torch.Tensor) -> torch.Tensor:
+        """h: (..., hidden) -> (..., vocab); the decoder is the (tied) token embedding matrix."""
+        z = self.mlm_norm(F.gelu(self.mlm_dense(h)))
+        return z @ self.token_emb.weight.T + self.mlm_bias
+
+    def nsp_logits(self, h: torch.Tensor) -> torch.Tensor:
+        """h: (B, T, hidden) -> (B, 2), index 0 = IsNext (as in the original and Hugging Face)."""
+        return self.nsp(torch.tanh(self.pooler(h[:, 0])))
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor, pad_mask: torch.Tensor | None,
+                labels: torch.Tensor, is_next: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """Pre-training losses. labels: (B, T) original ids at the chosen positions, IGNORE elsewhere;
+        is_next: (B,) 1 when B follows A. The MLM head runs only on the chosen positions."""
+        hidden, _ = self.encode(ids, segments, pad_mask)
+        h = hidden[-1]
+        chosen = labels != IGNORE  # (B, T)
+        logits = self.mlm_logits(h[chosen]).float()  # (n_chosen, V)
+        target = labels[chosen]
+        out = {"mlm_loss": F.cross_entropy(logits, target) if target.numel() else logits.sum() * 0.0}
+        out["mlm_correct"] = (logits.argmax(-1) == target).sum()
+        out["mlm_count"] = torch.as_tensor(target.numel(), device=ids.device)
+        loss = out["mlm_loss"]
+        if is_next is not None and self.cfg.nsp:
+            nsp = self.nsp_logits(h).float()
+            nsp_target = 1 - is_next.long()  # class 0 = IsNext
+            out["nsp_loss"] = F.cross_entropy(nsp, nsp_target)
+            out["nsp_correct"] = (nsp.argmax(-1) == nsp_target).sum()
+            loss = loss + out["nsp_loss"]
+        out["loss"] = loss
+        return out
+
+
+def mask_tokens(ids: torch.Tensor, special: torch.Tensor, *, mask_id: int, vocab_size: int, first_normal: int,
+                prob: float = 0.15, generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking rule. ids: (B, T); special: (B, T) True on [CLS]/[SEP]/[PAD] (never chosen).
+
+    Each other token is chosen with probability ``prob``; a chosen token becomes [MASK] 80% of the
+    time, a random ordinary token 10%, and stays itself 10%. Returns (inputs, labels) where labels hold
+    the original id at chosen positions and IGNORE elsewhere.
+    """
+    def uniform() -> torch.Tensor:
+        return torch.rand(ids.shape, device=ids.device, generator=generator)
+
+    chosen = (uniform() < prob) & ~special
+    labels = torch.where(chosen, ids, torch.full_like(ids, IGNORE))
+    roll = uniform()
+    to_mask = chosen & (roll < 0.8)
+    to_random = chosen & (roll >= 0.8) & (roll < 0.9)
+    random_ids = torch.randint(first_normal, vocab_size, ids.shape, device=ids.device, generator=generator)
+    inputs = torch.where(to_mask, torch.full_like(ids, mask_id), ids)
+    inputs = torch.where(to_random, random_ids, inputs)
+    return inputs, labels

@@ -1,0 +1,165 @@
+"""ELMo's biLM (Peters et al. 2018): character CNN word encoder + forward and backward LSTM language models.
+
+    x_k      = Proj(Highway^2(max-pool_t ReLU(Conv_w(CharEmb(chars of word k))) for each filter width w))
+    forward  : h->_{k,j} = LSTMP_j(h->_{k,j-1}),  p(t_k | t_1..t_{k-1}) = softmax(W h->_{k-1,L})
+    backward : h<-_{k,j} = LSTMP_j(h<-_{k,j-1}),  p(t_k | t_{k+1}..t_N) = softmax(W h<-_{k+1,L})
+    loss     = -(log p_forward + log p_backward) / 2        (token encoder and softmax W shared)
+    R_k      = {x_k ⊕ x_k, h->_{k,1} ⊕ h<-_{k,1}, h->_{k,2} ⊕ h<-_{k,2}}    (layers 0, 1, 2)
+    ELMo_k   = γ Σ_j softmax(s)_j R_{k,j}                                  (ScalarMix, task-specific)
+
+LSTMP is an LSTM whose hidden state is projected down (``proj_size``), with a residual connection
+from the first layer to the second. The softmax over the word vocabulary is adaptive (Grave et al.
+2017), so it scales to a large vocabulary. Characters are UTF-8 bytes, so every word has a vector.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from engine.config import ElmoConfig
+
+# oneDNN has no projected LSTM; torch falls back to its own kernel and says so on every call
+warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
+
+CHAR_PAD, BOW, EOW, SENT_BEGIN, SENT_END = 0, 257, 258, 259, 260
+N_CHARS = 261
+BOS_WORD, EOS_WORD = "<s>", "</s>"
+
+
+def parse_filters(spec: str) -> list[tuple[int, int]]:
+    """'1:32,2:32' -> [(1, 32), (2, 32)] (width, count)."""
+    try:
+        pairs = [tuple(int(x) for x in part.split(":")) for part in spec.split(",") if part.strip()]
+        if not pairs or any(len(p) != 2 or p[0] < 1 or p[1] < 1 for p in pairs):
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"filters must look like '1:32,2:64' (width:count), not {spec!r}") from None
+    return [(p[0], p[1]) for p in pairs]
+
+
+def word_chars(word: str, max_chars: int) -> list[int]:
+    """Character ids of one word: begin-of-word, its UTF-8 bytes (+1), end-of-word, padding."""
+    if word == BOS_WORD:
+        body = [SENT_BEGIN]
+    elif word == EOS_WORD:
+        body = [SENT_END]
+    else:
+        body = [b + 1 for b in word.encode("utf-8")[: max_chars - 2]]
+    ids = [BOW, *body, EOW]
+    return ids + [CHAR_PAD] * (max_chars - len(ids))
+
+
+class Highway(nn.Module):
+    """y = g ⊙ x + (1 - g) ⊙ ReLU(W_h x),  g = σ(W_g x)   (Srivastava et al. 2015)"""
+
+    def __init__(self, dim: int, layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(layers))
+        for layer in self.layers:
+            nn.init.constant_(layer.bias[dim:], 1.0)  # start by carrying the input through
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            h, g = layer(x).chunk(2, dim=-1)
+            gate = torch.sigmoid(g)
+            x = gate * x + (1 - gate) * F.relu(h)
+        return x
+
+
+class CharCNN(nn.Module):
+    def __init__(self, cfg: ElmoConfig) -> None:
+        super().__init__()
+        self.filters = parse_filters(cfg.filters)
+        self.char_emb = nn.Embedding(N_CHARS, cfg.char_dim, padding_idx=CHAR_PAD)
+        self.convs = nn.ModuleList(nn.Conv1d(cfg.char_dim, n, w) for w, n in self.filters)
+        total = sum(n for _, n in self.filters)
+        self.highway = Highway(total, cfg.highway)
+        self.proj = nn.Linear(total, cfg.proj)
+
+    def forward(self, chars: torch.Tensor) -> torch.Tensor:
+        """chars: (..., C) -> (..., proj)"""
+        shape = chars.shape[:-1]
+        e = self.char_emb(chars.reshape(-1, chars.shape[-1])).transpose(1, 2)  # (N, char_dim, C)
+        pooled = [F.relu(conv(e).max(dim=-1).values) for conv in self.convs]  # [(N, n_w)]
+        x = self.proj(self.highway(torch.cat(pooled, dim=-1)))  # (N, proj)
+        return x.view(*shape, -1)
+
+
+class ScalarMix(nn.Module):
+    """ELMo_k = γ Σ_j softmax(s)_j R_{k,j}: the task-specific mix of the biLM layers, learned in fine-tuning."""
+
+    def __init__(self, layers: int = 3) -> None:
+        super().__init__()
+        self.scalars = nn.Parameter(torch.zeros(layers))
+        self.gamma = nn.Parameter(torch.ones(()))
+
+    def forward(self, layers: torch.Tensor) -> torch.Tensor:
+        """layers: (L, ..., d) -> (..., d)"""
+        w = self.scalars.softmax(0).view(-1, *([1] * (layers.dim() - 1)))
+        return self.gamma * (w * layers).sum(0)
+
+
+class Direction(nn.Module):
+    """One direction's stack of projected LSTMs, with a residual connection between layers."""
+
+    def __init__(self, cfg: ElmoConfig) -> None:
+        super().__init__()
+        self.lstms = nn.ModuleList(
+            nn.LSTM(cfg.proj, cfg.hidden, proj_size=cfg.proj, batch_first=True) for _ in range(cfg.layers)
+        )
+        self.dropout = cfg.dropout
+
+    def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
+        """x: (B, T, proj) -> outputs of each layer [(B, T, proj)]"""
+        outs = []
+        for j, lstm in enumerate(self.lstms):
+            h, _ = lstm(F.dropout(x, self.dropout, self.training))
+            x = h + x if j > 0 else h  # residual from the first layer on
+            outs.append(x)
+        return outs
+
+
+class BiLM(nn.Module):
+    def __init__(self, cfg: ElmoConfig, vocab_size: int) -> None:
+        super().__init__()
+        self.cfg, self.vocab_size = cfg, vocab_size
+        self.token_encoder = CharCNN(cfg)
+        self.forward_lm = Direction(cfg)
+        self.backward_lm = Direction(cfg)
+        cutoffs = sorted({c for c in (vocab_size // 20, vocab_size // 4) if 0 < c < vocab_size - 1})
+        self.softmax = nn.AdaptiveLogSoftmaxWithLoss(cfg.proj, vocab_size, cutoffs, div_value=4.0)
+
+    def layers(self, chars: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """chars: (B, T, C). Returns the token vectors (B, T, proj), the forward layers and the
+        backward layers (each [(B, T, proj)], position-aligned with the input)."""
+        x = self.token_encoder(chars)
+        fwd = self.forward_lm(x)
+        bwd = [h.flip(1) for h in self.backward_lm(x.flip(1))]
+        return x, fwd, bwd
+
+    def representations(self, chars: torch.Tensor) -> torch.Tensor:
+        """(B, T, C) -> (layers + 1, B, T, 2 * proj): layer 0 = [x; x], layer j = [forward_j; backward_j]."""
+        x, fwd, bwd = self.layers(chars)
+        return torch.stack([torch.cat([x, x], -1), *(torch.cat([f, b], -1) for f, b in zip(fwd, bwd, strict=True))])
+
+    def forward(self, chars: torch.Tensor, next_ids: torch.Tensor, prev_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+        """chars: (B, T, C) the input words; next_ids / prev_ids: (B, T) the word after / before each
+        (vocabulary ids). Loss: the mean of the two directions' cross-entropies."""
+        _, fwd, bwd = self.layers(chars)
+        d = self.cfg.dropout if self.training else 0.0
+        f_out = F.dropout(fwd[-1], d, self.training).reshape(-1, self.cfg.proj).float()
+        b_out = F.dropout(bwd[-1], d, self.training).reshape(-1, self.cfg.proj).float()
+        forward_loss = self.softmax(f_out, next_ids.reshape(-1)).loss
+        backward_loss = self.softmax(b_out, prev_ids.reshape(-1)).loss
+        return {"loss": (forward_loss + backward_loss) / 2, "forward_loss": forward_loss,
+                "backward_loss": backward_loss}
+
+    def log_probs(self, chars: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(1, T, C) -> forward and backward log-distributions (T, V): the forward one at position k
+        predicts word k+1, the backward one predicts word k-1."""
+        _, fwd, bwd = self.layers(chars)
+        return (self.softmax.log_prob(fwd[-1][0].float()), self.softmax.log_prob(bwd[-1][0].float()))

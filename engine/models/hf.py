@@ -1,0 +1,122 @@
+"""Hugging Face checkpoint folders (BERT, RoBERTa, DistilBERT, ELECTRA, GPT-2, ...) through the same
+TransformerHandle as our own models, built with ``transformers`` Auto classes, offline.
+
+The head is chosen from the model type: a masked-LM head for encoders, a causal-LM head for
+decoders, BertForPreTraining when the folder says so (adds next-sentence prediction). A folder whose
+weights lack that head (e.g. a sentence-embedding model saved as a bare encoder) loads as the bare
+encoder and says so: vectors and attention work, fill-mask explains why it cannot.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.device import pick_device
+from engine.errors import CheckpointError
+from engine.handles_transformer import ForwardOutput, TransformerHandle
+
+WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
+
+
+def is_hf_folder(path: Path) -> bool:
+    cfg = path / "config.json"
+    if not cfg.is_file():
+        return False
+    try:
+        data = json.loads(cfg.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and "format_version" not in data and ("model_type" in data or "architectures" in data)
+
+
+class HFAdapter:
+    def __init__(self, model: Any, tokenizer: Any, objective: str, device: torch.device, max_len: int,
+                 missing_head_reason: str = "") -> None:
+        self.model, self.device, self.objective = model.to(device).eval(), device, objective
+        self.hf_tokenizer = tokenizer
+        backend = tokenizer.backend_tokenizer
+        backend.no_truncation()
+        backend.no_padding()
+        self.tokenizer = backend
+        self.max_len = max_len
+        self.mask_id = tokenizer.mask_token_id
+        self.bos_id = tokenizer.bos_token_id if objective == "causal" else None
+        self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
+        self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
+        self.missing_head_reason = missing_head_reason
+        params = inspect.signature(model.forward).parameters
+        self.takes_segments = "token_type_ids" in params and getattr(model.config, "type_vocab_size", 0) > 1
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
+                logits: bool = False, nsp: bool = False) -> ForwardOutput:
+        kwargs: dict[str, Any] = {"input_ids": ids, "output_hidden_states": True, "output_attentions": attention,
+                                  "attention_mask": torch.ones_like(ids)}
+        if self.takes_segments and segments is not None:
+            kwargs["token_type_ids"] = segments
+        out = self.model(**kwargs)
+        lg = getattr(out, "logits", None)
+        if lg is None:
+            lg = getattr(out, "prediction_logits", None)
+        return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
+                             getattr(out, "seq_relationship_logits", None) if nsp else None)
+
+
+def load_hf(folder: str | Path) -> TransformerHandle:
+    import transformers
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from transformers.models.auto import modeling_auto as auto
+
+    folder = Path(folder)
+    if not any((folder / f).exists() for f in WEIGHT_FILES):
+        raise CheckpointError(f"{folder} has a config.json but no model.safetensors or pytorch_model.bin")
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    try:
+        config = AutoConfig.from_pretrained(folder, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+    except (OSError, ValueError, KeyError) as e:
+        raise CheckpointError(f"{folder}: transformers cannot read this checkpoint ({e})") from None
+    if not getattr(tokenizer, "is_fast", False):
+        raise CheckpointError(f"{folder}: needs a fast tokenizer (tokenizer.json or a vocabulary transformers can convert)")
+    model_type = config.model_type
+    architectures = list(getattr(config, "architectures", None) or [])
+    if any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
+        objective, head = "masked", transformers.AutoModelForPreTraining
+    elif model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        objective, head = "masked", transformers.AutoModelForMaskedLM
+    elif model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        objective, head = "causal", transformers.AutoModelForCausalLM
+    else:
+        objective, head = "none", None
+    common = {"local_files_only": True, "attn_implementation": "eager"}
+    reason = ""
+    try:
+        model = None
+        if head is not None:
+            model, loading = head.from_pretrained(folder, output_loading_info=True, **common)
+            if loading.get("missing_keys"):
+                what = "masked-LM" if objective == "masked" else "language-model"
+                reason = (f"this checkpoint has no {what} head (its weights hold only the encoder): it gives "
+                          "contextual vectors and attention, not predictions")
+                objective, model = "none", None
+        if model is None:
+            model = AutoModel.from_pretrained(folder, **common)
+    except (OSError, ValueError, RuntimeError) as e:
+        raise CheckpointError(f"{folder}: the weights do not load ({e})") from None
+    positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
+    if model_type in ("roberta", "xlm-roberta", "camembert"):
+        positions -= 2  # RoBERTa's position ids start after the padding index
+    max_len = min(int(positions), int(tokenizer.model_max_length)) if tokenizer.model_max_length < 1e6 else int(positions)
+    info = {"path": str(folder), "model_type": model_type, "architectures": architectures,
+            "layers": config.num_hidden_layers, "heads": config.num_attention_heads, "dim": config.hidden_size,
+            "parameters": sum(p.numel() for p in model.parameters()), "source": "Hugging Face checkpoint"}
+    if reason:
+        info["note"] = reason
+    adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
+    name = folder.parent.name if folder.name == "model" else folder.name
+    return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)

@@ -1,0 +1,217 @@
+"""Training recipes of the contextual families (BERT, GPT, ELMo) for the loop in pretrain.py.
+
+Each builds (or, on resume, reloads) its tokenizer from the run folder, turns the corpus's train part
+into example tensors on the device, and evaluates on the held-out part: MLM loss/accuracy and NSP
+accuracy for BERT, perplexity per token for GPT and ELMo.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from engine.errors import CorpusError
+from engine.text import load_subword_tokenizer, train_subword_tokenizer
+from engine.training import distributed
+from engine.training.events import TrainEvent
+from engine.training.loop import TrainContext
+from engine.training.pretrain import Recipe, pretrain
+from engine.training.pretrain_data import bert_pairs, encode_documents, token_windows, word_windows
+
+EVAL_EXAMPLES = 256
+TOKENIZER = "tokenizer.json"
+
+
+def _train_docs(ctx: TrainContext) -> list:
+    docs = list(ctx.corpus.documents("train"))
+    if not docs:
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
+    return docs
+
+
+def _tokenizer(ctx: TrainContext, docs: list, kind: str, vocab_size: int, lowercase: bool) -> Any:
+    """Train the sub-word tokenizer on the train part (rank 0), or reload it when resuming."""
+    path = ctx.run_dir / TOKENIZER
+    if not ctx.spec.resume and distributed.is_main():
+        budget = ctx.spec.max_words
+
+        def sentences() -> Iterator[str]:
+            n = 0
+            for doc in docs:
+                yield from doc.sentences
+                n += sum(len(s.split()) for s in doc.sentences)
+                if budget and n >= budget:
+                    return
+
+        ctx.run_dir.mkdir(parents=True, exist_ok=True)
+        train_subword_tokenizer(sentences(), kind, vocab_size, lowercase).save(str(path))
+    distributed.barrier()
+    return load_subword_tokenizer(path)
+
+
+def _heldout_docs(ctx: TrainContext, tokenizer: Any) -> list:
+    docs, _ = encode_documents(ctx.corpus.documents("heldout"), tokenizer, max_words=60_000)
+    return docs
+
+
+def _batches(data: dict[str, torch.Tensor], size: int) -> Iterator[dict[str, torch.Tensor]]:
+    n = next(iter(data.values())).shape[0]
+    for i in range(0, n, size):
+        yield {k: v[i : i + size] for k, v in data.items()}
+
+
+def _device_tensors(arrays: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
+    return {k: torch.from_numpy(v).to(device) for k, v in arrays.items()}
+
+
+# ---------------------------------------------------------------- BERT
+
+def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.bert import Bert, mask_tokens
+
+    ctx.device = distributed.setup(ctx.device)
+    cfg = ctx.spec.model
+    if cfg.seq_len > cfg.max_len:
+        raise ValueError(f"seq_len {cfg.seq_len} exceeds the position table (max_len {cfg.max_len})")
+    docs = _train_docs(ctx)
+    tok = _tokenizer(ctx, docs, "wordpiece", cfg.vocab_size, cfg.lowercase)
+    cfg.vocab_size = tok.get_vocab_size()
+    pad, cls, sep, mask = (tok.token_to_id(t) for t in ("[PAD]", "[CLS]", "[SEP]", "[MASK]"))
+    first_normal = 5  # ids 0-4 are [PAD] [UNK] [CLS] [SEP] [MASK]
+    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
+    heldout = _heldout_docs(ctx, tok) or train_docs[:20]
+
+    def pairs(doc_list: list, seed: int) -> dict[str, np.ndarray]:
+        out = bert_pairs(doc_list, cfg.seq_len, np.random.default_rng(seed), cls_id=cls, sep_id=sep, pad_id=pad,
+                         nsp=cfg.nsp)
+        return {k: out[k] for k in ("ids", "segments", "is_next")}
+
+    first = pairs(train_docs, ctx.spec.seed * 7919)
+    eval_data = _device_tensors({k: v[:EVAL_EXAMPLES] for k, v in pairs(heldout, 12345).items()}, ctx.device)
+
+    def epoch_data(epoch: int) -> dict[str, torch.Tensor]:
+        return _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
+
+    def step_loss(model: nn.Module, batch: dict[str, torch.Tensor],
+                  generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        ids = batch["ids"].long()
+        inputs, labels = mask_tokens(ids, ids < first_normal, mask_id=mask, vocab_size=cfg.vocab_size,
+                                     first_normal=first_normal, prob=cfg.mask_prob, generator=generator)
+        return model(inputs, batch["segments"].long(), ids != pad, labels,
+                     batch["is_next"] if cfg.nsp else None)
+
+    def evaluate(model: nn.Module) -> dict[str, float]:
+        gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
+        loss = correct = count = nsp_correct = n = 0.0
+        for batch in _batches(eval_data, cfg.batch_size):
+            out = step_loss(model, batch, gen)
+            loss += float(out["mlm_loss"]) * float(out["mlm_count"])
+            correct += float(out["mlm_correct"])
+            count += float(out["mlm_count"])
+            if "nsp_correct" in out:
+                nsp_correct += float(out["nsp_correct"])
+            n += batch["ids"].shape[0]
+        result = {"mlm_loss": loss / max(count, 1), "mlm_accuracy": correct / max(count, 1)}
+        result["mlm_perplexity"] = math.exp(min(result["mlm_loss"], 50))
+        if cfg.nsp:
+            result["nsp_accuracy"] = nsp_correct / max(n, 1)
+        return result
+
+    recipe = Recipe("bert", Bert(cfg), len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
+                    {TOKENIZER: lambda p: tok.save(str(p))},
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER})
+    yield from pretrain(ctx, recipe)
+
+
+# ---------------------------------------------------------------- GPT
+
+def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.gpt import GPT
+
+    ctx.device = distributed.setup(ctx.device)
+    cfg = ctx.spec.model
+    if cfg.seq_len > cfg.max_len:
+        raise ValueError(f"seq_len {cfg.seq_len} exceeds the position table (max_len {cfg.max_len})")
+    docs = _train_docs(ctx)
+    tok = _tokenizer(ctx, docs, cfg.tokenizer, cfg.vocab_size, cfg.lowercase)
+    cfg.vocab_size = tok.get_vocab_size()
+    separator = tok.token_to_id("<|endoftext|>" if cfg.tokenizer == "bpe" else "[SEP]")
+    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
+    windows = token_windows(train_docs, cfg.seq_len, separator)
+    heldout = token_windows(_heldout_docs(ctx, tok), cfg.seq_len, separator)
+    if len(heldout) == 0:
+        heldout = windows[:8]
+    train_data = _device_tensors({"w": windows}, ctx.device)
+    eval_data = _device_tensors({"w": heldout[:EVAL_EXAMPLES]}, ctx.device)
+
+    def step_loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        w = batch["w"].long()
+        return model(w[:, :-1], w[:, 1:])
+
+    def evaluate(model: nn.Module) -> dict[str, float]:
+        total = count = 0.0
+        for batch in _batches(eval_data, cfg.batch_size):
+            k = batch["w"].shape[0] * cfg.seq_len
+            total += float(step_loss(model, batch)["loss"]) * k
+            count += k
+        loss = total / max(count, 1)
+        return {"loss": loss, "perplexity": math.exp(min(loss, 50))}
+
+    recipe = Recipe("gpt", GPT(cfg), len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
+                    {TOKENIZER: lambda p: tok.save(str(p))},
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER})
+    yield from pretrain(ctx, recipe)
+
+
+# ---------------------------------------------------------------- ELMo
+
+def run_elmo(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.elmo import BiLM, word_chars
+    from engine.models.ngram import RESERVED, UNK
+    from engine.vocab import Vocab
+
+    ctx.device = distributed.setup(ctx.device)
+    cfg = ctx.spec.model
+    sentences = ctx.sentences("train", cfg.lowercase)
+    if not sentences:
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
+    vocab = Vocab.load(ctx.run_dir / "vocab.txt") if ctx.spec.resume else \
+        Vocab.build(sentences, cfg.min_count, cfg.max_vocab, RESERVED)
+    unk = vocab.index[UNK]
+    types: dict[str, int] = {}
+    win_in, win_out, _ = word_windows(sentences, cfg.seq_len, types, vocab.index, unk)
+    held_in, held_out, _ = word_windows(ctx.sentences("heldout", cfg.lowercase), cfg.seq_len, types, vocab.index, unk)
+    if len(held_in) == 0:
+        held_in, held_out = win_in[:8], win_out[:8]
+    chars = torch.tensor([word_chars(w, cfg.max_chars) for w in types], dtype=torch.int16, device=ctx.device)
+    n_words = sum(len(s) for s in sentences)
+    del sentences
+    train_data = _device_tensors({"inp": win_in, "out": win_out}, ctx.device)
+    eval_data = _device_tensors({"inp": held_in[:EVAL_EXAMPLES], "out": held_out[:EVAL_EXAMPLES]}, ctx.device)
+
+    def step_loss(model: nn.Module, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        word_chars_batch = chars[batch["inp"][:, 1:-1].long()].long()  # (B, T, C)
+        out = batch["out"].long()
+        return model(word_chars_batch, out[:, 2:], out[:, :-2])
+
+    def evaluate(model: nn.Module) -> dict[str, float]:
+        f = b = n = 0.0
+        for batch in _batches(eval_data, cfg.batch_size):
+            out = step_loss(model, batch)
+            k = batch["inp"].shape[0]
+            f += float(out["forward_loss"]) * k
+            b += float(out["backward_loss"]) * k
+            n += k
+        f, b = f / max(n, 1), b / max(n, 1)
+        return {"forward_perplexity": math.exp(min(f, 50)), "backward_perplexity": math.exp(min(b, 50)),
+                "perplexity": math.exp(min((f + b) / 2, 50))}
+
+    recipe = Recipe("elmo", BiLM(cfg, len(vocab)), len(win_in), cfg.seq_len, lambda epoch: train_data, step_loss,
+                    evaluate, {"vocab.txt": vocab.save},
+                    {"corpus_words": n_words, "vocabulary_size": len(vocab)})
+    yield from pretrain(ctx, recipe)
