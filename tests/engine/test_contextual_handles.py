@@ -1,0 +1,231 @@
+"""Contextual handles: vectors per occurrence, attention, predictions; save/load, export to transformers,
+Hugging Face folders, and bad input."""
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import api
+from engine.checkpoint import read_training_state
+from engine.errors import CheckpointError, InputError, Unsupported, Word2BertError
+from engine.results import Capability
+
+
+@pytest.fixture(scope="module")
+def handles(contextual_runs):
+    return {kind: api.load(run_dir) for kind, (run_dir, _) in contextual_runs.items()}
+
+
+def _bank(handle, sentence):
+    cv = handle.contextual_vectors(sentence)
+    return cv.vectors[:, [w.lower() for w in cv.words].index("piano")]
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt", "elmo"])
+def test_same_word_in_two_contexts_gets_two_vectors(handles, kind):
+    h = handles[kind]
+    a = _bank(h, "She played the piano on stage.")
+    b = _bank(h, "He drove the truck past the old piano shop.")
+    assert a.shape[0] == h.contextual_vectors("piano").vectors.shape[0] >= 3
+    if kind == "elmo":  # ELMo's layer 0 is the char-CNN alone; BERT's and GPT's add the position
+        assert np.allclose(a[0], b[0], atol=1e-5)
+    assert not np.allclose(a[-1], b[-1], atol=1e-3)
+
+
+def test_static_model_gives_one_vector_per_word(contextual_runs, topic_corpus, tmp_path):
+    from engine.config import RunSpec, Word2VecConfig
+
+    spec = RunSpec("word2vec", out=str(tmp_path / "w"), corpus=str(topic_corpus),
+                   model=Word2VecConfig(vector_size=16, min_count=1, epochs=1))
+    list(api.train(spec))
+    h = api.load(tmp_path / "w")
+    a = h.contextual_vectors("she played the piano on stage")
+    b = h.contextual_vectors("the old piano shop")
+    assert a.vectors.shape[0] == 1
+    assert np.array_equal(a.vectors[0, a.words.index("piano")], b.vectors[0, b.words.index("piano")])
+
+
+def test_words_are_shown_as_typed_and_subwords_pooled(handles):
+    cv = handles["bert"].contextual_vectors("The Xylophonist played.")
+    assert cv.words == ("The", "Xylophonist", "played", ".")
+    assert cv.vectors.dtype == np.float32 and cv.vectors.shape[1] == 4
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt"])
+def test_attention_is_probabilities_of_every_head(handles, kind):
+    att = handles[kind].attention(("He drove the car.", "She played the piano."))
+    layers, heads = 2, 2
+    assert att.weights.shape == (layers, heads, len(att.tokens), len(att.tokens))
+    assert np.allclose(att.weights.sum(-1), 1.0, atol=1e-4)
+    if kind == "bert":
+        assert att.tokens[0] == "[CLS]" and att.segments[-1] == 1 and att.segments[0] == 0
+    else:
+        assert np.allclose(np.triu(att.weights[0, 0], 1), 0.0)  # causal: no looking ahead
+
+
+def test_fill_mask_next_token_score_and_next_sentence(handles):
+    bert, gpt, elmo = handles["bert"], handles["gpt"], handles["elmo"]
+    cands = bert.fill_mask("She played the [MASK] on stage. He drove the [MASK].", k=5)
+    assert len(cands) == 2 and all(len(c.tokens) == 5 for c in cands)
+    assert all(c.probs == tuple(sorted(c.probs, reverse=True)) for c in cands)
+    nxt = gpt.next_token("she played the", k=3)
+    assert len(nxt.tokens) == 3 and 0 < sum(nxt.probs) <= 1.0001
+    assert elmo.next_token("she played the", k=3).tokens
+    for h in (bert, gpt, elmo):
+        s = h.score("she played the piano on stage .")
+        assert s.logprob < 0 and s.perplexity > 1 and len(s.token_logprobs) == len(s.tokens)
+    p = bert.next_sentence("He drove the car.", "She played the piano.")
+    assert 0.0 <= p <= 1.0
+
+
+def test_what_a_model_cannot_do_is_refused_with_a_reason(handles):
+    with pytest.raises(Unsupported, match="attention"):
+        handles["elmo"].attention("a sentence")
+    with pytest.raises(Unsupported, match="masked"):
+        handles["gpt"].fill_mask("the [MASK]")
+    with pytest.raises(Unsupported):
+        handles["bert"].next_token("the car")
+    with pytest.raises(Unsupported):
+        handles["gpt"].next_sentence("a", "b")
+    assert Capability.ATTENTION not in handles["elmo"].capabilities
+    assert Capability.MASKED_LM in handles["bert"].capabilities
+
+
+def test_bad_input_gets_clear_messages(handles):
+    bert = handles["bert"]
+    with pytest.raises(InputError, match="no \\[MASK\\]"):
+        bert.fill_mask("no mask here")
+    for h in handles.values():
+        with pytest.raises(InputError, match="empty"):
+            h.contextual_vectors("   ")
+    long = " ".join(["the"] * 400)  # one token per word
+    cv = bert.contextual_vectors(long)
+    assert "truncated" in cv.notice and cv.vectors.shape[1] == 62  # 64 positions minus [CLS] and [SEP]
+    att = bert.attention(long)
+    assert "truncated" in att.notice and att.weights.shape[-1] == 64 and att.tokens[-1] == "[SEP]"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.text(max_size=80))
+def test_arbitrary_text_gives_a_result_or_a_clear_error(handles, text):
+    for h in handles.values():
+        for method, args in (("contextual_vectors", ()), ("score", ()), ("fill_mask", (3,)), ("attention", ()),
+                             ("next_token", (3,))):
+            with contextlib.suppress(Word2BertError):
+                getattr(h, method)(text, *args)
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt", "elmo"])
+def test_save_then_load_gives_the_trained_models_outputs(contextual_runs, handles, kind):
+    """The weights in model.safetensors equal those in the resume state, and load -> same outputs."""
+    run_dir, _ = contextual_runs[kind]
+    state = read_training_state(run_dir)["model"]
+    handle = handles[kind]
+    net = handle.adapter.model if kind != "elmo" else handle.model
+    for name, value in net.state_dict().items():
+        assert torch.equal(value.cpu(), state[name].float()), name
+    again = api.load(run_dir)
+    s = "She played the piano on stage."
+    assert np.array_equal(handle.contextual_vectors(s).vectors, again.contextual_vectors(s).vectors)
+
+
+def test_wrong_shapes_are_refused_with_the_names(contextual_runs, tmp_path):
+    import shutil
+
+    run_dir, _ = contextual_runs["bert"]
+    bad = tmp_path / "bad"
+    shutil.copytree(run_dir, bad, ignore=shutil.ignore_patterns("checkpoints"))
+    config = json.loads((bad / "config.json").read_text())
+    config["model"]["hidden"] = 32
+    (bad / "config.json").write_text(json.dumps(config))
+    with pytest.raises(CheckpointError, match="wrong shape: .*token_emb.weight"):
+        api.load(bad)
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt"])
+def test_export_to_transformers_gives_identical_logits(contextual_runs, handles, kind, tmp_path):
+    import transformers
+
+    from engine.export import export_hf
+
+    run_dir, _ = contextual_runs[kind]
+    out = export_hf(run_dir, tmp_path / "hf")
+    cls = transformers.BertForPreTraining if kind == "bert" else transformers.GPT2LMHeadModel
+    theirs = cls.from_pretrained(out).eval()
+    ids = torch.tensor([[2, 40, 41, 42, 3, 43, 44, 3]]) if kind == "bert" else torch.tensor([[0, 40, 41, 42, 43]])
+    segments = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]]) if kind == "bert" else None
+    with torch.no_grad():
+        ours = handles[kind].adapter.forward(ids, segments, logits=True, nsp=True)
+        kwargs = {"token_type_ids": segments} if kind == "bert" else {}
+        ref = theirs(input_ids=ids, **kwargs)
+    ref_logits = ref.prediction_logits if kind == "bert" else ref.logits
+    assert torch.allclose(ours.logits, ref_logits, atol=1e-4)
+    if kind == "bert":
+        assert torch.allclose(ours.nsp, ref.seq_relationship_logits, atol=1e-4)
+    # and the exported folder loads back through api.load as a Hugging Face checkpoint
+    again = api.load(out)
+    assert again.kind.startswith("hf-")
+    s = "She played the piano."
+    assert np.allclose(again.contextual_vectors(s).vectors[-1], handles[kind].contextual_vectors(s).vectors[-1], atol=1e-4)
+
+
+def test_a_tiny_hugging_face_model_from_a_config_loads(tmp_path, contextual_runs):
+    import transformers
+
+    from engine.text import load_subword_tokenizer
+
+    tok = load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json")
+    cfg = transformers.BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3,
+                                  num_attention_heads=4, intermediate_size=64, max_position_embeddings=64)
+    transformers.BertForMaskedLM(cfg).save_pretrained(tmp_path / "hf")
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                                         pad_token="[PAD]", mask_token="[MASK]").save_pretrained(tmp_path / "hf")
+    h = api.load(tmp_path / "hf")
+    att = h.attention("she played the piano")
+    assert att.weights.shape == (3, 4, len(att.tokens), len(att.tokens))
+    assert len(h.fill_mask("she played the [MASK]", 4)[0].tokens) == 4
+    assert h.contextual_vectors("she played the piano").vectors.shape == (4, 4, 32)
+
+
+def test_minilm_package_gives_attention_and_explains_its_missing_head():
+    h = api.load("all-minilm-l6-v2")
+    att = h.attention("We sat on the bank of the river.")
+    assert att.weights.shape[:2] == (6, 12) and att.tokens[0] == "[CLS]"
+    cv = h.contextual_vectors("We sat on the bank of the river.")
+    assert cv.vectors.shape == (7, 9, 384)
+    with pytest.raises(Unsupported, match="no masked-LM head"):
+        h.fill_mask("We sat on the [MASK] of the river.")
+
+
+def test_pickle_only_hugging_face_folder_is_refused(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    with pytest.raises(CheckpointError):
+        api.load(tmp_path)
+
+
+def test_ddp_with_two_gloo_processes_writes_one_run(topic_corpus, tmp_path):
+    out = tmp_path / "ddp"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29533",
+           "-m", "engine.cli", "gpt", "--corpus", str(topic_corpus), "--out", str(out), "--max-steps", "6",
+           "--hidden", "32", "--layers", "1", "--heads", "2", "--intermediate", "64", "--seq-len", "16",
+           "--max-len", "32", "--vocab-size", "200", "--batch-size", "8", "--eval-every", "0", "--keep-every", "0",
+           "--log-every", "2", "--device", "cpu"]
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    config = json.loads((out / "config.json").read_text())
+    assert config["trained_steps"] == 6
+    events = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    started = [e for e in events if e["event"] == "started"]
+    assert len(started) == 1 and started[0]["info"]["processes"] == 2
+    assert events[-1]["event"] == "finished" and events[-1]["status"] == "completed"
+    assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
+        "config.json", "metrics.jsonl", "model.safetensors", "tokenizer.json", "training_state.pt"]
