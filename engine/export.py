@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -66,6 +67,8 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     cfg = config_from_dict(kind, config["model"])
     tensors = {k: v.float() for k, v in read_tensors(run_dir, config).items()}
     tok = load_subword_tokenizer(run_dir / config.get("tokenizer", "tokenizer.json"))
+    hf_cfg: Any
+    model: Any
     if kind == "bert":
         hf_cfg = transformers.BertConfig(
             vocab_size=cfg.vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,

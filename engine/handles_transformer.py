@@ -37,7 +37,7 @@ MASK_TEXT = "[MASK]"
 class ForwardOutput:
     hidden: list[torch.Tensor]  # (layers + 1) x (B, T, d); 0 = the input (embedding) layer
     attentions: list[torch.Tensor]  # layers x (B, H, T, T), when asked
-    logits: torch.Tensor | None  # (B, T, V), when asked and the model has an LM head
+    logits: torch.Tensor | None  # (B, T, V) or (B, P, V) for asked positions, when the model has an LM head
     nsp: torch.Tensor | None  # (B, 2), index 0 = IsNext
 
 
@@ -52,7 +52,8 @@ class Adapter(Protocol):
     missing_head_reason: str
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False) -> ForwardOutput: ...
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None) -> ForwardOutput:
+        """logits (B, T, V), or (B, len(positions), V) when only those positions are asked for."""
 
 
 class TransformerHandle(ModelHandle):
@@ -91,7 +92,7 @@ class TransformerHandle(ModelHandle):
         return ids, segments, offsets, special, notice
 
     def _forward(self, ids: list[int] | list[list[int]], segments: list[int] | list[list[int]] | None = None,
-                 **kwargs: bool) -> ForwardOutput:
+                 **kwargs: Any) -> ForwardOutput:
         device = getattr(self.adapter, "device", torch.device("cpu"))
         t = torch.tensor(ids, device=device)
         t = t[None] if t.dim() == 1 else t
@@ -166,9 +167,9 @@ class TransformerHandle(ModelHandle):
         positions = [i for i, t in enumerate(ids) if t == self.adapter.mask_id]
         if not positions:
             raise InputError("every [MASK] lies beyond the part of the text this model reads")
-        out = self._forward(ids, segments, logits=True)
+        out = self._forward(ids, segments, logits=True, positions=positions)
         assert out.logits is not None
-        probs = out.logits[0, positions].float().softmax(-1)  # (masks, V)
+        probs = out.logits[0].float().softmax(-1)  # (masks, V)
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]), dim=-1)
         values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()
         return [MaskCandidates(p, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))
@@ -180,9 +181,9 @@ class TransformerHandle(ModelHandle):
                               "next-token prediction needs GPT-style models")
         text = check_text(text)
         ids, _, _, _, _ = self._encode(text)
-        out = self._forward(ids, logits=True)
+        out = self._forward(ids, logits=True, positions=[len(ids) - 1])
         assert out.logits is not None
-        probs = out.logits[0, -1].float().softmax(-1)
+        probs = out.logits[0, 0].float().softmax(-1)
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
         return TokenCandidates(text, tuple(self._token_text(int(i)) for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))
@@ -205,8 +206,9 @@ class TransformerHandle(ModelHandle):
             if not positions:
                 raise InputError("the sentence has no tokens to score")
             batch = [list(ids) for _ in positions]  # pseudo-log-likelihood: mask each token in turn
+            mask_id = int(self.adapter.mask_id or 0)
             for row, p in zip(batch, positions, strict=True):
-                row[p] = self.adapter.mask_id
+                row[p] = mask_id
             out = self._forward(batch, [segments] * len(batch), logits=True)
             assert out.logits is not None
             rows = torch.arange(len(positions))
@@ -242,12 +244,14 @@ class TransformerHandle(ModelHandle):
 # ---------------------------------------------------------------- our BERT and GPT
 
 class OurAdapter:
-    def __init__(self, kind: str, model: torch.nn.Module, tokenizer: Any, device: torch.device) -> None:
+    model: Any  # engine.models.bert.Bert or engine.models.gpt.GPT
+
+    def __init__(self, kind: str, model: Any, tokenizer: Any, device: torch.device) -> None:
         self.kind, self.model, self.tokenizer, self.device = kind, model.to(device).eval(), tokenizer, device
         cfg = model.cfg
-        self.max_len = cfg.max_len
+        self.max_len: int = cfg.max_len
         self.objective = "masked" if kind == "bert" else "causal"
-        self.has_nsp = kind == "bert" and cfg.nsp
+        self.has_nsp: bool = kind == "bert" and bool(cfg.nsp)
         self.mask_id = tokenizer.token_to_id("[MASK]")
         self.pad_id = tokenizer.token_to_id("[PAD]")
         self.byte_level = kind == "gpt" and getattr(cfg, "tokenizer", "bpe") == "bpe"
@@ -255,14 +259,17 @@ class OurAdapter:
         self.missing_head_reason = ""
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False) -> ForwardOutput:
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None) -> ForwardOutput:
         if self.kind == "bert":
             hidden, atts = self.model.encode(ids, segments, None, need_weights=attention)
-            lg = self.model.mlm_logits(hidden[-1]) if logits else None
-            ns = self.model.nsp_logits(hidden[-1]) if nsp else None
-            return ForwardOutput(hidden, atts, lg, ns)
-        hidden, atts = self.model.encode(ids, need_weights=attention)
-        return ForwardOutput(hidden, atts, self.model.logits(hidden[-1]) if logits else None, None)
+        else:
+            hidden, atts = self.model.encode(ids, need_weights=attention)
+        last = hidden[-1] if positions is None else hidden[-1][:, positions]  # the LM head only where asked
+        lg = None
+        if logits:
+            lg = self.model.mlm_logits(last) if self.kind == "bert" else self.model.logits(last)
+        ns = self.model.nsp_logits(hidden[-1]) if nsp and self.kind == "bert" else None
+        return ForwardOutput(hidden, atts, lg, ns)
 
 
 def expected_shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:

@@ -111,7 +111,7 @@ def train_subword_tokenizer(
             tok.normalizer = normalizers.Lowercase()
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(
+        trainer = trainers.BpeTrainer(  # type: ignore[assignment]
             vocab_size=vocab_size,
             min_frequency=min_frequency,
             special_tokens=["<|endoftext|>"],

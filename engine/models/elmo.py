@@ -60,6 +60,7 @@ class Highway(nn.Module):
         super().__init__()
         self.layers = nn.ModuleList(nn.Linear(dim, 2 * dim) for _ in range(layers))
         for layer in self.layers:
+            assert isinstance(layer, nn.Linear)
             nn.init.constant_(layer.bias[dim:], 1.0)  # start by carrying the input through
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

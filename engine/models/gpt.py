@@ -55,6 +55,7 @@ class GPT(nn.Module):
         self.final_norm = nn.LayerNorm(cfg.hidden, eps=LN_EPS)
         self.apply(self._init)
         for block in self.blocks:  # GPT-2: residual projections scaled by 1/sqrt(2 * layers)
+            assert isinstance(block, GPTBlock)
             nn.init.normal_(block.attn_out.weight, std=0.02 / (2 * cfg.layers) ** 0.5)
             nn.init.normal_(block.ffn_out.weight, std=0.02 / (2 * cfg.layers) ** 0.5)
 

@@ -53,7 +53,7 @@ class HFAdapter:
         self.takes_segments = "token_type_ids" in params and getattr(model.config, "type_vocab_size", 0) > 1
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False) -> ForwardOutput:
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None) -> ForwardOutput:
         kwargs: dict[str, Any] = {"input_ids": ids, "output_hidden_states": True, "output_attentions": attention,
                                   "attention_mask": torch.ones_like(ids)}
         if self.takes_segments and segments is not None:
@@ -62,6 +62,8 @@ class HFAdapter:
         lg = getattr(out, "logits", None)
         if lg is None:
             lg = getattr(out, "prediction_logits", None)
+        if lg is not None and positions is not None:
+            lg = lg[:, positions]
         return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 
@@ -84,6 +86,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     if not getattr(tokenizer, "is_fast", False):
         raise CheckpointError(f"{folder}: needs a fast tokenizer (tokenizer.json or a vocabulary transformers can convert)")
     model_type = config.model_type
+    head: Any
     architectures = list(getattr(config, "architectures", None) or [])
     if any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining

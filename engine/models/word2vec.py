@@ -105,12 +105,14 @@ class Word2VecModel:
         with torch.no_grad():
             if self.sub_rows is None:
                 return self.syn0[: len(self.vocab)].float().cpu().numpy()
+            assert self.sub_count is not None
             summed = self.syn0[self.sub_rows].sum(1)  # (V, G, d) -> (V, d)
             return (summed / self.sub_count[:, None]).float().cpu().numpy()
 
     def _input(self, words: torch.Tensor) -> torch.Tensor:
         if self.sub_rows is None:
             return self.syn0[words]  # (B, d)
+        assert self.sub_count is not None
         rows = self.sub_rows[words]  # (B, G)
         return self.syn0[rows].sum(1) / self.sub_count[words, None]  # (B, d)
 

@@ -90,6 +90,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         if "rng" in state:
             torch.set_rng_state(state["rng"])
     lr_factor = _schedule(cfg.warmup, total)
+    first_step = ctx.step
     if ctx.step >= total:
         yield ctx.finished("completed", "the run had already finished")
         return
@@ -167,7 +168,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
                     yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept "
                                        "(try a smaller --lr)")
                     return
-                yield ctx.step_metrics(epoch, ctx.step * tokens_per_step, mean, lr)
+                yield ctx.step_metrics(epoch, ctx.step * tokens_per_step, mean, lr, first_step * tokens_per_step)
             evaluated = False
             if cfg.eval_every and ctx.step % cfg.eval_every == 0 and ctx.step < total and main:
                 yield evaluate()

@@ -73,7 +73,8 @@ def bert_pairs(docs: list[Document], seq_len: int, rng: np.random.Generator, *, 
     for d, doc in enumerate(docs):
         i = 0
         while i < len(doc):
-            chunk, length = [], 0
+            chunk: list[np.ndarray] = []
+            length = 0
             while i < len(doc) and (length < budget or (nsp and len(chunk) < 2)):
                 chunk.append(doc[i])
                 length += len(doc[i])

@@ -252,7 +252,7 @@ def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
                 if not ctx.finite(mean):
                     yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept (try a smaller --lr)")
                     return
-                yield ctx.step_metrics(epoch, ctx.step * cfg.batch_size, mean, sched.get_last_lr()[0])
+                yield ctx.step_metrics(epoch, ctx.step * cfg.batch_size, mean, float(sched.get_last_lr()[0]))
             if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps):
                 yield save(epoch)  # resumes at the start of this epoch
                 yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")

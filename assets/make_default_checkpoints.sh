@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Train the default checkpoints the app opens with, with the engine's own CLI on the default corpus,
+# then write slim fp16 copies into assets/checkpoints/. Usage: bash assets/make_default_checkpoints.sh [WORK_DIR]
+# The exact commands, machine, time and final metrics of the shipped ones are in assets/checkpoints/README.md.
+set -euo pipefail
+work=${1:-/tmp/word2bert-defaults}
+here=$(cd "$(dirname "$0")" && pwd)
+mkdir -p "$work"
+word2bert-train bert --corpus default --preset tiny --out "$work/bert-tiny" --max-steps 4000 --eval-every 500 --keep-every 500
+word2bert-train gpt --corpus default --preset tiny --out "$work/gpt-tiny" --max-steps 1000 --eval-every 250 --keep-every 500
+word2bert-train elmo --corpus default --preset tiny --out "$work/elmo-tiny" --batch-size 64 --lr 2e-3 --max-steps 1500 --eval-every 500 --keep-every 500
+word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --out "$work/word2vec-sgns"
+for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns; do
+  rm -rf "$here/checkpoints/$run"
+  word2bert-export "$work/$run" --to slim "$here/checkpoints/$run"
+done

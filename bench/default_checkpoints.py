@@ -1,0 +1,92 @@
+"""The shipped default checkpoints: their held-out metrics, and the nearest contextual neighbours of
+"bank" and "play" in typed sentences among occurrences in the held-out corpus, so a reader sees
+whether the senses separate (static vectors, by construction, cannot).
+
+    python bench/default_checkpoints.py [--occurrences 150]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from bench._report import machine, write_section  # noqa: E402
+from engine import api  # noqa: E402
+from engine.corpora import get_corpus  # noqa: E402
+from engine.text import word_tokenize  # noqa: E402
+
+SCENES = {
+    "bank": ["We sat on the grassy bank of the river and watched the water.",
+             "She deposited the money at the bank on Monday."],
+    "play": ["The actors rehearsed the play before the opening night at the theatre.",
+             "The children went outside to play football in the park."],
+}
+
+
+def occurrences(word: str, limit: int) -> list[str]:
+    out = []
+    for part in ("heldout", "train"):
+        for s in get_corpus("default").sentences(part):
+            if 6 <= len(s.split()) <= 40 and word in word_tokenize(s):
+                out.append(s)
+                if len(out) >= limit:
+                    return out
+    return out
+
+
+def word_vector(handle, sentence: str, word: str, layer: int) -> np.ndarray | None:
+    cv = handle.contextual_vectors(sentence)
+    idx = [i for i, w in enumerate(cv.words) if w.lower() == word]
+    return cv.vectors[layer, idx[0]] if idx else None
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--occurrences", type=int, default=150)
+    p.add_argument("--models", default="elmo-tiny,gpt-tiny,bert-tiny")
+    args = p.parse_args()
+    lines = ["## Default checkpoints: held-out metrics and contextual neighbours", "", f"Machine: {machine()}", ""]
+    lines += ["| checkpoint | trained steps | held-out metrics |", "|---|---:|---|"]
+    handles = []
+    for name in args.models.split(","):
+        try:
+            h = api.load(name)
+        except api.Word2BertError as e:
+            print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        handles.append(h)
+        metrics = ", ".join(f"{k} {v:.3f}" for k, v in (h.info.get("metrics") or {}).items())
+        lines.append(f"| {name} | {h.info.get('trained_steps', '?')} | {metrics} |")
+    for word, typed in SCENES.items():
+        corpus = occurrences(word, args.occurrences)
+        lines += ["", f"### \"{word}\": nearest of {len(corpus)} corpus occurrences (cosine, last layer)", ""]
+        for h in handles:
+            layer = -1
+            vecs, sents = [], []
+            for s in corpus:
+                v = word_vector(h, s, word, layer)
+                if v is not None:
+                    vecs.append(v / (np.linalg.norm(v) + 1e-9))
+                    sents.append(s)
+            matrix = np.stack(vecs)
+            lines.append(f"**{h.name}**")
+            lines.append("")
+            for t in typed:
+                q = word_vector(h, t, word, layer)
+                sims = matrix @ (q / (np.linalg.norm(q) + 1e-9))
+                lines.append(f"- *{t}*")
+                for k in np.argsort(-sims)[:3]:
+                    lines.append(f"  - {sims[k]:.3f} — {sents[k]}")
+            lines.append("")
+    body = "\n".join(lines)
+    print(body)
+    write_section("default-checkpoints", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""Sense separation on WiC (Pilehvar & Camacho-Collados 2019), layer by layer, without training:
+cosine similarity of the target word's vectors in the two sentences, the threshold chosen on (a sample
+of) WiC train, accuracy on WiC dev. Static vectors give the same vector twice: 0.50 by construction.
+
+WiC is read from ../shared/data/wic/ (development only; never copied into the project).
+
+    python bench/wic_sense_separation.py [--models assets/checkpoints/bert-tiny,...] [--train-pairs 1500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from bench._report import machine, write_section  # noqa: E402
+from engine import api  # noqa: E402
+from engine.text import word_spans  # noqa: E402
+
+WIC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wic"
+DEFAULT_MODELS = ["assets/checkpoints/elmo-tiny", "assets/checkpoints/gpt-tiny", "assets/checkpoints/bert-tiny",
+                  "all-minilm-l6-v2"]
+
+
+def read_split(name: str, limit: int | None = None) -> list[tuple[str, int, str, int, bool]]:
+    data = (WIC / f"{name}.data.txt").read_text(encoding="utf-8").splitlines()
+    gold = (WIC / f"{name}.gold.txt").read_text(encoding="utf-8").split()
+    rows = []
+    for line, label in zip(data, gold, strict=True):
+        _, _, idx, s1, s2 = line.split("\t")
+        i, j = (int(x) for x in idx.split("-"))
+        rows.append((s1, i, s2, j, label == "T"))
+    if limit and len(rows) > limit:
+        rows = [rows[k] for k in np.random.default_rng(0).choice(len(rows), limit, replace=False)]
+    return rows
+
+
+def target_vector(handle, cache: dict, sentence: str, index: int) -> np.ndarray | None:
+    """(layers, dim): the mean over our words overlapping the index-th space-separated token."""
+    if sentence not in cache:
+        cv = handle.contextual_vectors(sentence)
+        cache[sentence] = cv if len(cv.words) == len(word_spans(sentence)) else None
+    cv = cache[sentence]
+    if cv is None:
+        return None
+    tokens = sentence.split(" ")
+    start = sum(len(t) + 1 for t in tokens[:index])
+    end = start + len(tokens[index])
+    words = [k for k, (a, b) in enumerate(word_spans(sentence)) if a < end and b > start]
+    return cv.vectors[:, words].mean(1) if words else None
+
+
+def cosines(handle, rows) -> tuple[np.ndarray, np.ndarray]:
+    cache: dict = {}
+    sims, labels = [], []
+    for s1, i, s2, j, label in rows:
+        a, b = target_vector(handle, cache, s1, i), target_vector(handle, cache, s2, j)
+        if a is None or b is None:
+            continue
+        num = (a * b).sum(-1)
+        den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1) + 1e-9
+        sims.append(num / den)
+        labels.append(label)
+    return np.asarray(sims), np.asarray(labels)
+
+
+def best_threshold(sims: np.ndarray, labels: np.ndarray) -> float:
+    candidates = np.unique(sims)
+    accuracy = [((sims >= t) == labels).mean() for t in candidates]
+    return float(candidates[int(np.argmax(accuracy))])
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    p.add_argument("--train-pairs", type=int, default=1500)
+    args = p.parse_args()
+    train, dev = read_split("train", args.train_pairs), read_split("dev")
+    lines = ["## Sense separation on WiC dev (cosine threshold, no training)", "", f"Machine: {machine()}", "",
+             f"Threshold per layer chosen on {len(train):,} WiC train pairs, accuracy on the {len(dev)} dev pairs. "
+             "Static vectors: 0.50 by construction (the same vector twice). WiC paper: ELMo 0.577, BERT-large "
+             "0.655, human 0.80.", "", "| model | dev accuracy by layer (0 = input layer, 1, 2, …) | best layer | best | dev pairs |",
+             "|---|---|---:|---:|---:|"]
+    for name in args.models.split(","):
+        try:
+            handle = api.load(name)
+        except api.Word2BertError as e:
+            print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        tr_s, tr_l = cosines(handle, train)
+        dv_s, dv_l = cosines(handle, dev)
+        accs = []
+        for layer in range(tr_s.shape[1]):
+            t = best_threshold(tr_s[:, layer], tr_l)
+            accs.append(float(((dv_s[:, layer] >= t) == dv_l).mean()))
+        best = int(np.argmax(accs))
+        cells = ", ".join(f"{a:.3f}" for a in accs)
+        lines.append(f"| {handle.name} ({handle.kind}) | {cells} | {best} | {accs[best]:.3f} | {len(dv_l)} |")
+        print(lines[-1], flush=True)
+    body = "\n".join(lines)
+    print(body)
+    write_section("wic-sense-separation", body)
+
+
+if __name__ == "__main__":
+    main()
