@@ -75,7 +75,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
 
     folder = Path(folder)
     if not any((folder / f).exists() for f in WEIGHT_FILES):
-        raise CheckpointError(f"{folder} has a config.json but no model.safetensors or pytorch_model.bin")
+        raise CheckpointError(f"{folder} looks like a Hugging Face checkpoint (config.json) but has no "
+                              "model.safetensors or pytorch_model.bin weights")
     transformers.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
     try:
