@@ -24,6 +24,16 @@ def _mask(key_padding_mask: torch.Tensor | None, causal: bool, t_q: int, t_k: in
     return mask
 
 
+def fast_dropout(x: torch.Tensor, p: float, training: bool) -> torch.Tensor:
+    """Inverted dropout with the mask drawn by ``uniform_`` on a fresh buffer: the same result in
+    distribution as F.dropout, several times faster on the CPU (where bernoulli_ dominates a step)."""
+    if not training or p <= 0.0:
+        return x
+    with torch.no_grad():  # a float mask built in place: 0 or 1/(1-p)
+        mask = torch.empty_like(x).uniform_().ge_(p).mul_(1.0 / (1.0 - p))
+    return x * mask
+
+
 def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, key_padding_mask: torch.Tensor | None = None,
            causal: bool = False, dropout: float = 0.0, need_weights: bool = False
            ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -32,7 +42,8 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, key_padding_mas
     Returns the output (B, H, T, d_head) and, when ``need_weights``, the probabilities (B, H, T, T).
     """
     t_q, t_k = q.shape[-2], k.shape[-2]
-    if not need_weights:
+    # SDPA's own dropout is fast on GPUs (flash kernels) but slow on the CPU: there, the explicit path
+    if not need_weights and (dropout == 0.0 or q.device.type != "cpu"):
         if key_padding_mask is None:
             return F.scaled_dot_product_attention(q, k, v, dropout_p=dropout, is_causal=causal), None
         mask = _mask(key_padding_mask, causal, t_q, t_k, q.device)
@@ -42,8 +53,8 @@ def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, key_padding_mas
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     probs = scores.float().softmax(-1).to(q.dtype)
-    out = F.dropout(probs, dropout, training=dropout > 0) @ v
-    return out, probs
+    out = fast_dropout(probs, dropout, dropout > 0) @ v
+    return out, (probs if need_weights else None)
 
 
 def split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:

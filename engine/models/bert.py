@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import BertConfig
-from engine.models.attention import attend, merge_heads, split_heads
+from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
 
 LN_EPS = 1e-12
 IGNORE = -100
@@ -40,12 +40,15 @@ class BertLayer(nn.Module):
     def forward(self, x: torch.Tensor, pad_mask: torch.Tensor | None, need_weights: bool
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
         # x: (B, T, h); pad_mask: (B, T) True on real tokens
-        q, k, v = (split_heads(f(x), self.heads) for f in (self.query, self.key, self.value))  # (B, H, T, d)
+        # one matrix product for Q, K and V (the weights stay three tensors, named as in BERT)
+        w = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3h, h)
+        b = torch.cat([self.query.bias, self.key.bias, self.value.bias])
+        q, k, v = (split_heads(t, self.heads) for t in F.linear(x, w, b).chunk(3, dim=-1))  # (B, H, T, d)
         drop = self.dropout if self.training else 0.0
         ctx, probs = attend(q, k, v, key_padding_mask=pad_mask, dropout=drop, need_weights=need_weights)
-        a = self.attn_norm(x + F.dropout(self.attn_out(merge_heads(ctx)), drop, self.training))
+        a = self.attn_norm(x + fast_dropout(self.attn_out(merge_heads(ctx)), drop, self.training))
         f = self.ffn_out(F.gelu(self.ffn_in(a)))
-        return self.ffn_norm(a + F.dropout(f, drop, self.training)), probs
+        return self.ffn_norm(a + fast_dropout(f, drop, self.training)), probs
 
 
 class Bert(nn.Module):
@@ -85,7 +88,7 @@ class Bert(nn.Module):
             segments = torch.zeros_like(ids)
         pos = torch.arange(t, device=ids.device)
         x = self.token_emb(ids) + self.segment_emb(segments) + self.position_emb(pos)[None]
-        x = F.dropout(self.emb_norm(x), self.cfg.dropout, self.training)
+        x = fast_dropout(self.emb_norm(x), self.cfg.dropout, self.training)
         hidden, attentions = [x], []
         for layer in self.layers:
             x, probs = layer(x, pad_mask, need_weights)

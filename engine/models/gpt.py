@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config import GPTConfig
-from engine.models.attention import attend, merge_heads, split_heads
+from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
 
 LN_EPS = 1e-5
 
@@ -38,9 +38,9 @@ class GPTBlock(nn.Module):
         q, k, v = (split_heads(t, self.heads) for t in self.qkv(self.norm1(x)).chunk(3, dim=-1))  # (B, H, T, d)
         drop = self.dropout if self.training else 0.0
         ctx, probs = attend(q, k, v, causal=True, dropout=drop, need_weights=need_weights)
-        x = x + F.dropout(self.attn_out(merge_heads(ctx)), drop, self.training)
+        x = x + fast_dropout(self.attn_out(merge_heads(ctx)), drop, self.training)
         f = self.ffn_out(F.gelu(self.ffn_in(self.norm2(x)), approximate="tanh"))
-        return x + F.dropout(f, drop, self.training), probs
+        return x + fast_dropout(f, drop, self.training), probs
 
 
 class GPT(nn.Module):
@@ -73,7 +73,7 @@ class GPT(nn.Module):
         if t > self.cfg.max_len:
             raise ValueError(f"{t} tokens; this model reads at most {self.cfg.max_len}")
         x = self.token_emb(ids) + self.position_emb(torch.arange(t, device=ids.device))[None]
-        x = F.dropout(x, self.cfg.dropout, self.training)
+        x = fast_dropout(x, self.cfg.dropout, self.training)
         hidden, attentions = [x], []
         for i, block in enumerate(self.blocks):
             x, probs = block(x, need_weights)
