@@ -98,21 +98,25 @@ def test_bert_reports_mlm_and_nsp_metrics_and_keeps_history(contextual_runs):
 
 
 def test_overfits_one_batch():
-    from engine.config import BertConfig, GPTConfig
+    from engine.config import BertConfig, ElmoConfig, GPTConfig
     from engine.models.bert import Bert
+    from engine.models.elmo import BiLM
     from engine.models.gpt import GPT
 
     torch.manual_seed(0)
     ids = torch.randint(5, 50, (4, 16))
+    chars = torch.randint(1, 200, (4, 14, 12))
+    elmo_cfg = ElmoConfig(proj=32, hidden=64, filters="1:8,2:16", max_chars=12, dropout=0.0)
     for model, loss_of in (
         (Bert(BertConfig(vocab_size=50, hidden=32, layers=1, heads=2, intermediate=64, max_len=16, dropout=0.0)),
          lambda m: m(ids, torch.zeros_like(ids), None, ids, torch.ones(4, dtype=torch.long))["loss"]),
         (GPT(GPTConfig(vocab_size=50, hidden=32, layers=1, heads=2, intermediate=64, max_len=16, dropout=0.0)),
          lambda m: m(ids[:, :-1], ids[:, 1:])["loss"]),
+        (BiLM(elmo_cfg, 50), lambda m: m(chars, ids[:, 2:], ids[:, :-2])["loss"]),
     ):
         opt = torch.optim.Adam(model.parameters(), lr=1e-2)
         first = None
-        for _ in range(60):
+        for _ in range(200 if isinstance(model, BiLM) else 60):
             loss = loss_of(model)
             first = first if first is not None else loss.item()
             opt.zero_grad()
