@@ -1,0 +1,1 @@
+"""Read-only queries over loaded models: corpus indexes of contextual vectors."""

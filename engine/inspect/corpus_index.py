@@ -1,0 +1,208 @@
+"""A corpus index of contextual vectors: up to ``per_word`` occurrences of every frequent word of a
+corpus, every layer, in float16, so that "which occurrences in the corpus is this 'bank' closest to?"
+answers in milliseconds.
+
+Built once per (model, corpus, settings) with progress and cancel, saved as safetensors + JSON
+(beside a word2bert run folder, else in the cache folder) and reused across sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.errors import InputError, UnknownWord, Word2BertError
+
+INDEX_VERSION = 1
+
+
+class Cancelled(Word2BertError):
+    """The build was cancelled; nothing was saved."""
+
+
+@dataclass(frozen=True)
+class Occurrence:
+    sentence: str
+    word: str
+    position: int  # the word's index among the sentence's words
+    similarity: float  # cosine with the closest typed occurrence
+    closest_to: int  # which typed occurrence (index into the queries) it is closest to
+
+
+class CorpusIndex:
+    def __init__(self, words: list[str], sentences: list[str], vectors: np.ndarray, occ_word: np.ndarray,
+                 occ_sentence: np.ndarray, occ_position: np.ndarray, info: dict[str, Any]) -> None:
+        self.words, self.sentences, self.info = words, sentences, info
+        self.vectors = vectors  # (n, layers, dim) float16
+        self.occ_word, self.occ_sentence, self.occ_position = occ_word, occ_sentence, occ_position
+        self.word_index = {w: i for i, w in enumerate(words)}
+        order = np.argsort(occ_word, kind="stable")
+        bounds = np.searchsorted(occ_word[order], np.arange(len(words) + 1))
+        self._rows = {w: order[bounds[i] : bounds[i + 1]] for i, w in enumerate(words)}
+        self._unit: dict[tuple[str, int], np.ndarray] = {}
+
+    @property
+    def layers(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @property
+    def memory_bytes(self) -> int:
+        return int(self.vectors.nbytes)
+
+    def __len__(self) -> int:
+        return int(self.vectors.shape[0])
+
+    def rows(self, word: str) -> np.ndarray:
+        key = word.lower()
+        if key not in self._rows:
+            raise UnknownWord(word, f"the corpus index (it holds the {len(self.words):,} most frequent words)")
+        return self._rows[key]
+
+    def occurrence_vectors(self, word: str, layer: int) -> tuple[np.ndarray, list[str], list[int]]:
+        """(m, dim) float32 vectors of the indexed occurrences of ``word`` at ``layer``, their sentences
+        and word positions (for maps)."""
+        rows = self.rows(word)
+        return (self.vectors[rows, layer].astype(np.float32), [self.sentences[i] for i in self.occ_sentence[rows]],
+                [int(p) for p in self.occ_position[rows]])
+
+    def _unit_vectors(self, word: str, layer: int) -> np.ndarray:
+        key = (word.lower(), layer)
+        if key not in self._unit:
+            v = self.vectors[self.rows(word), layer].astype(np.float32)
+            self._unit[key] = v / (np.linalg.norm(v, axis=1, keepdims=True) + 1e-9)
+        return self._unit[key]
+
+    def neighbours(self, word: str, queries: np.ndarray, layer: int, k: int = 10) -> list[Occurrence]:
+        """The ``k`` indexed occurrences of ``word`` closest (cosine) to any of ``queries`` (q, dim)."""
+        if not 0 <= layer < self.layers:
+            raise InputError(f"layer {layer} does not exist (0-{self.layers - 1})")
+        units = self._unit_vectors(word, layer)
+        q = np.atleast_2d(np.asarray(queries, np.float32))
+        q = q / (np.linalg.norm(q, axis=1, keepdims=True) + 1e-9)
+        sims = units @ q.T  # (m, q)
+        best, which = sims.max(1), sims.argmax(1)
+        top = np.argsort(-best)[: max(1, int(k))]
+        rows = self.rows(word)
+        return [Occurrence(self.sentences[self.occ_sentence[rows[i]]], word, int(self.occ_position[rows[i]]),
+                           float(best[i]), int(which[i])) for i in top]
+
+    # ------------------------------------------------------------ files
+
+    def save(self, path: Path) -> None:
+        from safetensors.numpy import save_file
+
+        from engine.checkpoint import atomic_write_bytes, atomic_write_with
+
+        path.mkdir(parents=True, exist_ok=True)
+        arrays = {"vectors": self.vectors, "occ_word": self.occ_word, "occ_sentence": self.occ_sentence,
+                  "occ_position": self.occ_position}
+        atomic_write_with(path / "index.safetensors", lambda p: save_file(arrays, str(p)))
+        doc = {"version": INDEX_VERSION, "words": self.words, "sentences": self.sentences, "info": self.info}
+        atomic_write_bytes(path / "index.json", json.dumps(doc).encode())
+
+    @classmethod
+    def load(cls, path: Path) -> CorpusIndex:
+        from safetensors.numpy import load_file
+
+        doc = json.loads((path / "index.json").read_text(encoding="utf-8"))
+        if doc.get("version") != INDEX_VERSION:
+            raise InputError("the cached corpus index is from another version; rebuild it")
+        a = load_file(str(path / "index.safetensors"))
+        return cls(doc["words"], doc["sentences"], a["vectors"], a["occ_word"], a["occ_sentence"],
+                   a["occ_position"], doc["info"])
+
+
+def index_folder(handle: Any, corpus: str, per_word: int, max_words: int) -> Path:
+    """Beside a word2bert run folder; in the cache folder for anything else (built-ins, HF folders)."""
+    from engine.corpora import cache_dir
+
+    model_path = Path(handle.path) if handle.path else None
+    stamp = ""
+    if model_path is not None and (model_path / "model.safetensors").exists():
+        stamp = str((model_path / "model.safetensors").stat().st_mtime_ns)
+    key = hashlib.sha1(f"{corpus}|{per_word}|{max_words}|{stamp}".encode()).hexdigest()[:12]
+    name = f"{Path(corpus).name}-{key}"
+    if model_path is not None and (model_path / "config.json").exists() and not handle.kind.startswith("hf-"):
+        return model_path / "corpus-index" / name
+    ident = hashlib.sha1(str(handle.path or handle.name).encode()).hexdigest()[:12]
+    return cache_dir() / "corpus-index" / f"{handle.name}-{ident}" / name
+
+
+def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 20, max_words: int = 4000,
+                       min_count: int = 5, max_sentences: int = 40_000, stop: threading.Event | None = None,
+                       progress: Callable[[float, str], None] | None = None, use_cache: bool = True) -> CorpusIndex:
+    """Index the contextual vectors of up to ``per_word`` occurrences of the ``max_words`` most frequent
+    words (seen at least ``min_count`` times) in the first ``max_sentences`` sentences of ``corpus``."""
+    from engine.corpora import get_corpus
+    from engine.text import word_tokenize
+
+    folder = index_folder(handle, corpus, per_word, max_words)
+    if use_cache and (folder / "index.json").exists():
+        try:
+            return CorpusIndex.load(folder)
+        except (OSError, ValueError, KeyError, InputError):
+            pass  # damaged or old: rebuild
+    t0 = time.perf_counter()
+    sentences = []
+    counts: Counter[str] = Counter()
+    for s in get_corpus(corpus).sentences("all"):
+        if 4 <= len(s) <= 400:
+            sentences.append(s)
+            counts.update(word_tokenize(s))
+            if len(sentences) >= max_sentences:
+                break
+    vocab = [w for w, c in counts.most_common() if c >= min_count and any(ch.isalpha() for ch in w)][:max_words]
+    if not vocab:
+        raise InputError(f"no word occurs {min_count} times in the corpus '{corpus}'")
+    wanted = {w: per_word for w in vocab}
+    word_id = {w: i for i, w in enumerate(vocab)}
+    kept_sentences: list[str] = []
+    chunks: list[np.ndarray] = []
+    occ_word, occ_sentence, occ_position = [], [], []
+    for n, s in enumerate(sentences):
+        if stop is not None and stop.is_set():
+            raise Cancelled("building the corpus index was cancelled")
+        tokens = word_tokenize(s)
+        need = [i for i, w in enumerate(tokens) if wanted.get(w, 0) > 0]
+        if need:
+            cv = handle.contextual_vectors(s)
+            if len(cv.words) == len(tokens):  # every word covered (not truncated)
+                sid = len(kept_sentences)
+                kept_sentences.append(s)
+                picked = []
+                for i in need:
+                    w = tokens[i]
+                    if wanted[w] > 0:
+                        wanted[w] -= 1
+                        picked.append(i)
+                        occ_word.append(word_id[w])
+                        occ_sentence.append(sid)
+                        occ_position.append(i)
+                chunks.append(cv.vectors[:, picked].transpose(1, 0, 2).astype(np.float16))  # (p, layers, dim)
+        if progress is not None and n % 200 == 0:
+            progress(n / len(sentences), f"{n:,} of {len(sentences):,} sentences")
+        if not any(wanted.values()):
+            break
+    vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1, 1), np.float16)
+    info = {"model": handle.name, "corpus": corpus, "per_word": per_word, "words": len(vocab),
+            "occurrences": int(vectors.shape[0]), "memory_mb": round(vectors.nbytes / 2**20, 1),
+            "build_seconds": round(time.perf_counter() - t0, 1)}
+    index = CorpusIndex(vocab, kept_sentences, vectors, np.asarray(occ_word, np.int32),
+                        np.asarray(occ_sentence, np.int32), np.asarray(occ_position, np.int16), info)
+    if use_cache:
+        try:
+            index.save(folder)
+        except OSError:
+            pass  # a read-only place: keep it in memory only
+    if progress is not None:
+        progress(1.0, f"indexed {len(index):,} occurrences of {len(vocab):,} words ({info['memory_mb']} MB)")
+    return index
