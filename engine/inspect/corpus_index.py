@@ -8,6 +8,7 @@ Built once per (model, corpus, settings) with progress and cancel, saved as safe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import threading
@@ -199,10 +200,8 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
     index = CorpusIndex(vocab, kept_sentences, vectors, np.asarray(occ_word, np.int32),
                         np.asarray(occ_sentence, np.int32), np.asarray(occ_position, np.int16), info)
     if use_cache:
-        try:
+        with contextlib.suppress(OSError):  # a read-only place: keep it in memory only
             index.save(folder)
-        except OSError:
-            pass  # a read-only place: keep it in memory only
     if progress is not None:
         progress(1.0, f"indexed {len(index):,} occurrences of {len(vocab):,} words ({info['memory_mb']} MB)")
     return index
