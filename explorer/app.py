@@ -10,7 +10,8 @@ import sys
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="word2bert")
     parser.add_argument("models", nargs="*", help="run folders or vectors files to open")
-    parser.add_argument("--no-default-models", action="store_true", help="do not load GloVe 6B-50d at start")
+    parser.add_argument("--no-default-models", action="store_true",
+                        help="do not load GloVe 6B-50d and the shipped default checkpoints at start")
     parser.add_argument("--word", default="", help="word to show at start")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save the window once results are shown, then exit")
     args = parser.parse_args(argv[1:])
@@ -28,8 +29,11 @@ def run(argv: list[str]) -> int:
     window.show()
     if args.word:
         window.neighbours.word.setText(args.word)
+        window.tabs.setCurrentWidget(window.neighbours)
     for model in ([] if args.no_default_models else ["glove-6b-50d"]) + args.models:
         session.load(model)
+    if not args.no_default_models:
+        session.load_defaults()
     status = {"code": 0}
     if args.screenshot:
         def grab(_=None) -> None:

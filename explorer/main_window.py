@@ -6,6 +6,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
 
 from explorer.panels.neighbours import NeighboursPanel
+from explorer.panels.polysemy import PolysemyPanel
 from explorer.session import Session
 
 
@@ -14,9 +15,11 @@ class MainWindow(QMainWindow):
         super().__init__()
         self.session = session
         self.setWindowTitle("word2bert")
-        self.resize(900, 640)
+        self.resize(1100, 720)
         self.tabs = QTabWidget()
         self.neighbours = NeighboursPanel(session)
+        self.polysemy = PolysemyPanel(session)
+        self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
         self.setCentralWidget(self.tabs)
         self.statusBar().showMessage("starting…")

@@ -17,9 +17,7 @@ class Session(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.models: dict[str, Any] = {}  # name -> engine.api.ModelHandle
-        self._loader = TaskRunner(self)
-        self._loader.finished.connect(self._on_loaded)
-        self._loader.failed.connect(self._on_failed)
+        self._loaders: list[TaskRunner] = []  # one per load: several models load side by side
 
     def load(self, path_or_name: str) -> None:
         """Load a model in the background (a run folder, 'glove-6b-50d' or a vectors file)."""
@@ -30,7 +28,36 @@ class Session(QObject):
 
             return path_or_name, api.load(path_or_name)
 
-        self._loader.submit(work)
+        loader = TaskRunner(self)
+        loader.finished.connect(self._on_loaded)
+        loader.failed.connect(self._on_failed)
+        loader.finished.connect(lambda _: self._loaders.remove(loader))
+        loader.failed.connect(lambda _: self._loaders.remove(loader))
+        self._loaders.append(loader)
+        loader.submit(work)
+
+    def load_defaults(self) -> None:
+        """Load the shipped default checkpoints (assets/checkpoints), found by the engine, in the background."""
+        finder = TaskRunner(self)
+
+        def work() -> list[str]:
+            from engine import api
+
+            return api.default_checkpoints()
+
+        def found(names: list[str]) -> None:
+            self._loaders.remove(finder)
+            for name in names:
+                self.load(name)
+
+        finder.finished.connect(found)
+        finder.failed.connect(lambda m: (self._loaders.remove(finder), self._on_failed(m)))
+        self._loaders.append(finder)
+        finder.submit(work)
+
+    @property
+    def loading(self) -> int:
+        return len(self._loaders)
 
     def _on_loaded(self, result: tuple[str, Any]) -> None:
         key, handle = result

@@ -38,6 +38,55 @@ class _Job(QRunnable):
         self.relay.done.emit(self.request, result)
 
 
+class _JobRelay(QObject):
+    progress = Signal(float, str)
+    done = Signal(object)
+    failed = Signal(str)
+
+
+class BackgroundJob(QObject):
+    """A long job (``fn(progress, stop)``) with progress events and cooperative cancel.
+
+    ``progress(fraction, message)`` may be called from the worker thread; it arrives as a signal.
+    """
+
+    progress = Signal(float, str)
+    finished = Signal(object)
+    failed = Signal(str)
+
+    def __init__(self, fn: Callable[[Callable[[float, str], None], Any], Any], parent: QObject | None = None,
+                 pool: QThreadPool | None = None) -> None:
+        import threading
+
+        super().__init__(parent)
+        self.stop = threading.Event()
+        self.running = True
+        relay = self._relay = _JobRelay()
+        relay.progress.connect(self.progress)
+        relay.done.connect(self._done)
+        relay.failed.connect(self._failed)
+
+        def work() -> Any:
+            return fn(lambda f, m: relay.progress.emit(float(f), str(m)), self.stop)
+
+        job = _Job(0, work, _Relay())
+        job.relay.done.connect(lambda _r, result: relay.done.emit(result))
+        job.relay.failed.connect(lambda _r, message: relay.failed.emit(message))
+        self._job = job
+        (pool or QThreadPool.globalInstance()).start(job)
+
+    def cancel(self) -> None:
+        self.stop.set()
+
+    def _done(self, result: object) -> None:
+        self.running = False
+        self.finished.emit(result)
+
+    def _failed(self, message: str) -> None:
+        self.running = False
+        self.failed.emit(message)
+
+
 class TaskRunner(QObject):
     """``submit(fn)`` runs fn in the pool; ``finished``/``failed`` fire only for the latest request."""
 

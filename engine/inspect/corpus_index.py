@@ -153,10 +153,11 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
         except (OSError, ValueError, KeyError, InputError):
             pass  # damaged or old: rebuild
     t0 = time.perf_counter()
-    sentences = []
+    sentences, seen = [], set()
     counts: Counter[str] = Counter()
     for s in get_corpus(corpus).sentences("all"):
-        if 4 <= len(s) <= 400:
+        if 4 <= len(s) <= 400 and s not in seen:  # each distinct sentence once
+            seen.add(s)
             sentences.append(s)
             counts.update(word_tokenize(s))
             if len(sentences) >= max_sentences:

@@ -1,0 +1,322 @@
+"""The polysemy lens: one word in several sentences, static neighbours (one list whatever the sentence)
+beside contextual neighbours (for each typed occurrence, the nearest occurrences in a corpus index),
+layer by layer."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import BackgroundJob, TaskRunner
+
+DEBOUNCE_MS = 150
+DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+class PolysemyPanel(QWidget):
+    def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.corpus = session, corpus
+        self.index_settings: dict[str, Any] = {"per_word": 20, "max_words": 3000, "max_sentences": 20_000}
+        self.indexes: dict[str, Any] = {}  # model name -> CorpusIndex
+        self.job: BackgroundJob | None = None
+        self.word = ""
+
+        self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
+        self.sentences.setPlaceholderText("one sentence per line")
+        self.chips = QHBoxLayout()
+        self.chips.setSpacing(2)
+        chip_box = QWidget()
+        chip_box.setLayout(self.chips)
+        left = QVBoxLayout()
+        left.addWidget(QLabel("Sentences (one per line) — click a word:"))
+        left.addWidget(self.sentences, 1)
+        left.addWidget(chip_box)
+
+        self.static_table = QTableWidget(0, 2)
+        self.static_table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
+        self.static_table.verticalHeader().setVisible(False)
+        self.static_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.static_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.static_table.setWordWrap(True)
+        self.static_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        static_box = QGroupBox("Static vectors")
+        QVBoxLayout(static_box).addWidget(self.static_table)
+
+        self.model = QComboBox()
+        self.layer = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=0)
+        self.layer_label = QLabel("layer 0")
+        self.build = QPushButton("Build corpus index")
+        self.cancel = QPushButton("Cancel", enabled=False)
+        self.progress = QProgressBar(maximum=1000, textVisible=True)
+        self.progress.setFormat("%p%")
+        self.message = QLabel("Load a contextual model (ELMo, GPT, BERT) to compare occurrences.")
+        self.message.setWordWrap(True)
+        self.results = QTextBrowser()
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model:"))
+        row.addWidget(self.model, 1)
+        row.addWidget(self.layer_label)
+        row.addWidget(self.layer, 1)
+        index_row = QHBoxLayout()
+        index_row.addWidget(self.build)
+        index_row.addWidget(self.cancel)
+        index_row.addWidget(self.progress, 1)
+        contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
+        cl = QVBoxLayout(contextual_box)
+        cl.addLayout(row)
+        cl.addLayout(index_row)
+        cl.addWidget(self.message)
+        cl.addWidget(self.results, 1)
+
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(static_box)
+        right.addWidget(contextual_box)
+        right.setSizes([180, 420])
+        left_widget = QWidget()
+        left_widget.setLayout(left)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left_widget)
+        split.addWidget(right)
+        split.setSizes([320, 640])
+        QVBoxLayout(self).addWidget(split)
+
+        self.static_runner = TaskRunner(self)
+        self.static_runner.finished.connect(self._show_static)
+        self.static_runner.failed.connect(lambda m: self._static_message(m))
+        self.context_runner = TaskRunner(self)
+        self.context_runner.finished.connect(self._show_contextual)
+        self.context_runner.failed.connect(self._contextual_failed)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._sentences_changed)
+        self.sentences.textChanged.connect(self._debounce.start)
+        self.model.currentIndexChanged.connect(lambda _: self._model_changed())
+        self.layer.valueChanged.connect(lambda v: (self.layer_label.setText(f"layer {v}"), self.query_contextual()))
+        self.build.clicked.connect(self.build_index)
+        self.cancel.clicked.connect(lambda: self.job and self.job.cancel())
+        session.modelsChanged.connect(self._refresh_models)
+        self._sentences_changed()
+
+    # ------------------------------------------------------------ input
+
+    def sentence_list(self) -> list[str]:
+        return [s.strip() for s in self.sentences.toPlainText().splitlines() if s.strip()]
+
+    def _sentences_changed(self) -> None:
+        from engine.text import word_tokenize
+
+        while self.chips.count():
+            item = self.chips.takeAt(0)
+            widget = item.widget()
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+        seen: list[str] = []
+        for s in self.sentence_list():
+            for w in word_tokenize(s):
+                if w not in seen and any(c.isalpha() for c in w):
+                    seen.append(w)
+        for w in seen[:40]:
+            chip = QToolButton(text=w, checkable=True)
+            chip.setChecked(w == self.word)
+            chip.clicked.connect(lambda _=False, word=w: self.select(word))
+            self.chips.addWidget(chip)
+            chip.show()  # children added to a visible widget must be shown
+        self.chips.addStretch(1)
+        if self.word:
+            self.select(self.word)
+
+    def select(self, word: str) -> None:
+        """Select a word in every sentence where it occurs and query every model."""
+        self.word = word.lower()
+        for i in range(self.chips.count()):
+            chip = self.chips.itemAt(i).widget()
+            if isinstance(chip, QToolButton):
+                chip.setChecked(chip.text() == self.word)
+        self.query_static()
+        self.query_contextual()
+
+    # ------------------------------------------------------------ models
+
+    def _refresh_models(self) -> None:
+        from engine.results import Capability
+
+        current = self.model.currentText()
+        self.model.blockSignals(True)
+        self.model.clear()
+        for name, handle in self.session.models.items():
+            if handle.capabilities & Capability.CONTEXTUAL and not handle.capabilities & Capability.STATIC:
+                self.model.addItem(name)
+        if current:
+            self.model.setCurrentText(current)
+        self.model.blockSignals(False)
+        self._model_changed()
+        self.query_static()
+
+    def _handle(self) -> Any:
+        return self.session.models.get(self.model.currentText())
+
+    def _model_changed(self) -> None:
+        handle = self._handle()
+        if handle is None:
+            return
+        layers = int(handle.info.get("layers", 1)) + (0 if handle.kind == "elmo" else 1)
+        self.layer.blockSignals(True)
+        self.layer.setMaximum(max(0, layers - 1))
+        self.layer.setValue(max(0, layers - 1))
+        self.layer.blockSignals(False)
+        self.layer_label.setText(f"layer {self.layer.value()}")
+        self.query_contextual()
+
+    # ------------------------------------------------------------ static column
+
+    def _static_message(self, message: str) -> None:
+        self.static_table.setRowCount(1)
+        self.static_table.setItem(0, 0, QTableWidgetItem(""))
+        self.static_table.setItem(0, 1, QTableWidgetItem(message))
+
+    def query_static(self) -> None:
+        from engine.results import Capability
+
+        handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
+        if not self.word or not handles:
+            self._static_message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
+            return
+        word = self.word
+
+        def work() -> list[tuple[str, str]]:
+            from engine.errors import Word2BertError
+
+            rows = []
+            for h in handles:
+                try:
+                    rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in h.static_neighbours(word, 8))))
+                except Word2BertError as e:
+                    rows.append((h.name, str(e)))
+            return rows
+
+        self.static_runner.submit(work)
+
+    def _show_static(self, rows: list[tuple[str, str]]) -> None:
+        self.static_table.setRowCount(len(rows))
+        for r, (name, text) in enumerate(rows):
+            self.static_table.setItem(r, 0, QTableWidgetItem(name))
+            self.static_table.setItem(r, 1, QTableWidgetItem(text))
+        self.static_table.resizeRowsToContents()
+
+    # ------------------------------------------------------------ contextual column
+
+    def build_index(self) -> None:
+        handle = self._handle()
+        if handle is None or (self.job is not None and self.job.running):
+            return
+        settings, corpus, name = dict(self.index_settings), self.corpus, handle.name
+
+        def work(progress: Any, stop: Any) -> tuple[str, Any]:
+            from engine.inspect.corpus_index import build_corpus_index
+
+            return name, build_corpus_index(handle, corpus, stop=stop, progress=progress, **settings)
+
+        self.job = BackgroundJob(work, self)
+        self.job.progress.connect(lambda f, m: (self.progress.setValue(int(f * 1000)), self.message.setText(
+            f"indexing the corpus with {name}: {m}")))
+        self.job.finished.connect(self._index_built)
+        self.job.failed.connect(self._index_failed)
+        self.build.setEnabled(False)
+        self.cancel.setEnabled(True)
+        self.message.setText(f"indexing the corpus with {name}…")
+
+    def _index_built(self, result: tuple[str, Any]) -> None:
+        name, index = result
+        self.indexes[name] = index
+        self.build.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.progress.setValue(1000)
+        self.query_contextual()
+
+    def _index_failed(self, message: str) -> None:
+        self.build.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.progress.setValue(0)
+        self.message.setText(message)
+
+    def query_contextual(self) -> None:
+        handle = self._handle()
+        if handle is None:
+            return
+        index = self.indexes.get(handle.name)
+        if index is None:
+            self.message.setText(f"Build the corpus index of {handle.name} to see the nearest occurrences "
+                                 "(once per model; it is kept on disk).")
+            return
+        if not self.word:
+            self.message.setText("Click a word in the sentences.")
+            return
+        word, layer, sentences = self.word, self.layer.value(), self.sentence_list()
+
+        def work() -> tuple[str, int, list[tuple[str, list[Any]]]]:
+            from engine.errors import InputError
+
+            out = []
+            for s in sentences:
+                cv = handle.contextual_vectors(s)
+                for i, w in enumerate(cv.words):
+                    if w.lower() == word:
+                        out.append((s, index.neighbours(word, cv.vectors[layer, i], layer, k=4)))
+            if not out:
+                raise InputError(f"“{word}” is not in the sentences")
+            return word, layer, out
+
+        self.context_runner.submit(work)
+
+    def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]]]) -> None:
+        word, layer, groups = result
+        handle = self._handle()
+        self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
+                             "the nearest occurrences in the corpus (cosine)")
+        parts = []
+        for g, (sentence, hits) in enumerate(groups):
+            colour = COLOURS[g % len(COLOURS)]
+            parts.append(f"<p style='color:{colour}'><b>{g + 1}. {highlight(sentence, word)}</b></p><ul>")
+            for h in hits:
+                parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
+            parts.append("</ul>")
+        self.results.setHtml("".join(parts))
+
+    def _contextual_failed(self, message: str) -> None:
+        self.results.clear()
+        self.message.setText(message)
+
+
+def highlight(sentence: str, word: str) -> str:
+    """The sentence as HTML with every occurrence of ``word`` in bold."""
+    from engine.text import word_spans
+
+    out, last = [], 0
+    for a, b in word_spans(sentence):
+        if sentence[a:b].lower() == word:
+            out.append(html.escape(sentence[last:a]) + f"<b><u>{html.escape(sentence[a:b])}</u></b>")
+            last = b
+    return "".join(out) + html.escape(sentence[last:])

@@ -1,0 +1,86 @@
+"""The polysemy lens against real models: static neighbours beside contextual neighbours from a corpus
+index, which differ for the same word in two senses."""
+
+from pathlib import Path
+
+import pytest
+
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+@pytest.fixture
+def window(qtbot, contextual_runs, topic_corpus):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    session = Session()
+    win = MainWindow(session)
+    win.polysemy.corpus = str(topic_corpus)
+    win.polysemy.index_settings = {"per_word": 8, "max_words": 200, "min_count": 3, "max_sentences": 2000}
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().waitForDone(20_000)
+
+
+def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    assert panel.model.currentText() == "bert" and panel.layer.maximum() == 2
+    assert "Build the corpus index" in panel.message.text()
+    panel.build.click()
+    assert not panel.build.isEnabled() and panel.cancel.isEnabled()
+    qtbot.waitUntil(lambda: "bert" in panel.indexes, timeout=120_000)
+    assert panel.build.isEnabled() and panel.progress.value() == 1000
+    panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
+        panel.select("piano")
+    word, layer, groups = blocker.args[0]
+    assert word == "piano" and layer == 2 and len(groups) == 2
+    first = [h.sentence for h in groups[0][1]]
+    second = [h.sentence for h in groups[1][1]]
+    assert first != second  # each typed occurrence has its own nearest occurrences
+    assert "piano" in panel.results.toPlainText()
+    def chips():
+        return [panel.chips.itemAt(i).widget().text() for i in range(panel.chips.count()) if panel.chips.itemAt(i).widget()]
+
+    qtbot.waitUntil(lambda: "truck" in chips(), timeout=5_000)
+    assert "piano" in chips() and "bank" not in chips()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "polysemy-tiny-bert.png"))
+
+
+def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(qtbot, window):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load("glove-6b-50d")
+    with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
+        panel.select("bank")
+    assert panel.static_table.rowCount() == 1
+    assert "banks" in panel.static_table.item(0, 1).text()
+    with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
+        panel.select("qqzzxxwv")
+    assert "not in the vocabulary" in panel.static_table.item(0, 1).text()
+
+
+def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["gpt"][0]))
+    panel.index_settings = {**panel.index_settings, "max_sentences": 2000, "per_word": 10_000}
+    import engine.inspect.corpus_index as ci
+
+    original = ci.index_folder
+    ci.index_folder = lambda *a, **k: Path("/nonexistent-cache-for-test")
+    try:
+        panel.build.click()
+        panel.job.cancel()
+        with qtbot.waitSignal(panel.job.failed, timeout=60_000):
+            pass
+    finally:
+        ci.index_folder = original
+    assert "cancelled" in panel.message.text()
+    assert panel.build.isEnabled()
