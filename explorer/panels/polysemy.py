@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QTextBrowser,
     QToolButton,
     QVBoxLayout,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.widgets.occurrence_map import OccurrenceMapView
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
@@ -75,6 +77,21 @@ class PolysemyPanel(QWidget):
         self.message = QLabel("Load a contextual model (ELMo, GPT, BERT) to compare occurrences.")
         self.message.setWordWrap(True)
         self.results = QTextBrowser()
+        self.method = QComboBox()
+        self.method.addItems(["PCA", "t-SNE", "UMAP"])
+        self.map = OccurrenceMapView()
+        self.views = QTabWidget()
+        self.views.addTab(self.results, "Nearest occurrences")
+        map_page = QWidget()
+        map_layout = QVBoxLayout(map_page)
+        map_row = QHBoxLayout()
+        map_row.addWidget(QLabel("Projection:"))
+        map_row.addWidget(self.method)
+        map_row.addStretch(1)
+        map_layout.addLayout(map_row)
+        map_layout.addWidget(self.map, 1)
+        self.views.addTab(map_page, "Map")
+        self._last_map: Any = None
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
         row.addWidget(self.model, 1)
@@ -89,7 +106,7 @@ class PolysemyPanel(QWidget):
         cl.addLayout(row)
         cl.addLayout(index_row)
         cl.addWidget(self.message)
-        cl.addWidget(self.results, 1)
+        cl.addWidget(self.views, 1)
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(static_box)
@@ -114,6 +131,7 @@ class PolysemyPanel(QWidget):
         self.sentences.textChanged.connect(self._debounce.start)
         self.model.currentIndexChanged.connect(lambda _: self._model_changed())
         self.layer.valueChanged.connect(lambda v: (self.layer_label.setText(f"layer {v}"), self.query_contextual()))
+        self.method.currentIndexChanged.connect(lambda _: self.query_contextual())
         self.build.clicked.connect(self.build_index)
         self.cancel.clicked.connect(lambda: self.job and self.job.cancel())
         session.modelsChanged.connect(self._refresh_models)
@@ -275,24 +293,41 @@ class PolysemyPanel(QWidget):
             self.message.setText("Click a word in the sentences.")
             return
         word, layer, sentences = self.word, self.layer.value(), self.sentence_list()
+        method = {"PCA": "pca", "t-SNE": "tsne", "UMAP": "umap"}[self.method.currentText()]
+        last = self._last_map
+        previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
 
-        def work() -> tuple[str, int, list[tuple[str, list[Any]]]]:
-            from engine.errors import InputError
+        def work() -> tuple[str, int, list[tuple[str, list[Any]]], Any]:
+            from engine.errors import InputError, Word2BertError
+            from engine.inspect.projection import occurrence_map
 
-            out = []
+            out, typed, typed_sentences = [], [], []
             for s in sentences:
                 cv = handle.contextual_vectors(s)
                 for i, w in enumerate(cv.words):
                     if w.lower() == word:
                         out.append((s, index.neighbours(word, cv.vectors[layer, i], layer, k=4)))
+                        typed.append(cv.vectors[layer, i])
+                        typed_sentences.append(s)
             if not out:
                 raise InputError(f"“{word}” is not in the sentences")
-            return word, layer, out
+            vectors, corpus_sentences, _ = index.occurrence_vectors(word, layer)
+            try:
+                occ_map = occurrence_map(vectors, corpus_sentences, typed, typed_sentences, method, previous)
+            except Word2BertError as e:
+                occ_map = str(e)
+            return word, layer, out, ((handle.name, word, method), occ_map)
 
         self.context_runner.submit(work)
 
-    def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]]]) -> None:
-        word, layer, groups = result
+    def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]], Any]) -> None:
+        word, layer, groups, (key, occ_map) = result
+        if isinstance(occ_map, str):
+            self.map.show_message(occ_map)
+            self._last_map = None
+        else:
+            self.map.show_map(occ_map, word, COLOURS)
+            self._last_map = (key, occ_map)
         handle = self._handle()
         self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
                              "the nearest occurrences in the corpus (cosine)")

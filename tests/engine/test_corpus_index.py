@@ -41,3 +41,20 @@ def test_cancel_stops_the_build(bert, topic_corpus):
     stop.set()
     with pytest.raises(Cancelled):
         build_corpus_index(bert, str(topic_corpus), per_word=3, max_words=10, min_count=3, stop=stop, use_cache=False)
+
+
+def test_occurrence_map_clusters_two_planted_senses_and_aligns_layers():
+    from engine.inspect.projection import occurrence_map, procrustes_align
+
+    rng = np.random.default_rng(0)
+    centre_a, centre_b = rng.normal(size=32), rng.normal(size=32)
+    corpus = np.concatenate([centre_a + 0.1 * rng.normal(size=(20, 32)), centre_b + 0.1 * rng.normal(size=(20, 32))])
+    typed = np.stack([centre_a, centre_b])
+    m = occurrence_map(corpus, [f"s{i}" for i in range(40)], typed, ["river", "money"], "pca")
+    assert m.points.shape == (42, 2) and m.typed.sum() == 2 and m.k == 2
+    assert len(set(m.clusters[:20])) == 1 and m.clusters[0] != m.clusters[20]
+    assert m.clusters[40] == m.clusters[0] and m.clusters[41] == m.clusters[20]
+    rotated = m.points @ np.array([[0.0, -1.0], [1.0, 0.0]]) * 3 + 5
+    assert np.allclose(procrustes_align(rotated, m.points), m.points, atol=1e-3)
+    t = occurrence_map(corpus, [f"s{i}" for i in range(40)], typed, ["river", "money"], "tsne", previous=m.points)
+    assert t.points.shape == (42, 2)

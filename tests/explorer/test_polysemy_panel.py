@@ -38,7 +38,8 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
-    word, layer, groups = blocker.args[0]
+    word, layer, groups, (_, occ_map) = blocker.args[0]
+    assert occ_map.points.shape[0] == occ_map.typed.size and occ_map.typed.sum() == 2
     assert word == "piano" and layer == 2 and len(groups) == 2
     first = [h.sentence for h in groups[0][1]]
     second = [h.sentence for h in groups[1][1]]
@@ -51,6 +52,11 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     assert "piano" in chips() and "bank" not in chips()
     SHOTS.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(SHOTS / "polysemy-tiny-bert.png"))
+    panel.views.setCurrentIndex(1)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        panel.layer.setValue(1)  # the map is aligned to the previous layer's
+    assert panel.map.scatter.data.size == occ_map.points.shape[0]
+    window.grab().save(str(SHOTS / "polysemy-map-tiny-bert.png"))
 
 
 def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(qtbot, window):
