@@ -13,6 +13,7 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--no-default-models", action="store_true",
                         help="do not load GloVe 6B-50d and the shipped default checkpoints at start")
     parser.add_argument("--word", default="", help="word to show at start")
+    parser.add_argument("--scene", help="open a scene: a built-in name (bank, play, star, bat, spring) or a .json file")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save the window once results are shown, then exit")
     args = parser.parse_args(argv[1:])
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -32,8 +33,10 @@ def run(argv: list[str]) -> int:
         window.tabs.setCurrentWidget(window.neighbours)
     for model in ([] if args.no_default_models else ["glove-6b-50d"]) + args.models:
         session.load(model)
-    if not args.no_default_models:
+    if not args.no_default_models and not args.scene:
         session.load_defaults()
+    if args.scene:
+        window.open_scene(args.scene)
     status = {"code": 0}
     if args.screenshot:
         def grab(_=None) -> None:
@@ -45,9 +48,13 @@ def run(argv: list[str]) -> int:
             status["code"] = 1
             app.quit()
 
-        window.neighbours.runner.finished.connect(lambda _: QTimer.singleShot(100, grab))
-        window.neighbours.runner.failed.connect(failed)
+        if args.scene:  # wait for the contextual neighbours (the index may need building first)
+            window.polysemy.context_runner.finished.connect(lambda _: QTimer.singleShot(300, grab))
+            window.polysemy.context_runner.failed.connect(failed)
+        else:
+            window.neighbours.runner.finished.connect(lambda _: QTimer.singleShot(100, grab))
+            window.neighbours.runner.failed.connect(failed)
         session.error.connect(failed)
-        QTimer.singleShot(120_000, lambda: failed("timed out waiting for results"))
+        QTimer.singleShot(900_000 if args.scene else 120_000, lambda: failed("timed out waiting for results"))
     app.exec()
     return status["code"]

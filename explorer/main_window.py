@@ -34,6 +34,46 @@ class MainWindow(QMainWindow):
             action.triggered.connect(slot)
             menu.addAction(action)
 
+        scenes = self.menuBar().addMenu("&Scenes")
+        from explorer.scenes import builtin_scenes
+
+        for name in builtin_scenes():
+            action = QAction(name, self)
+            action.triggered.connect(lambda _=False, n=name: self.open_scene(n))
+            scenes.addAction(action)
+        scenes.addSeparator()
+        for text, slot in (("Open scene…", self.open_scene_file), ("Save scene…", self.save_scene_file)):
+            action = QAction(text, self)
+            action.triggered.connect(slot)
+            scenes.addAction(action)
+
+    def open_scene(self, name_or_path: str) -> None:
+        from explorer.scenes import SceneError, load_scene
+
+        try:
+            scene = load_scene(name_or_path)
+        except SceneError as e:
+            self.statusBar().showMessage(str(e))
+            return
+        for model in scene["models"]:
+            if model not in self.session.models:
+                self.session.load(model)
+        self.tabs.setCurrentWidget(self.polysemy)
+        self.polysemy.apply_scene(scene)
+        self.statusBar().showMessage(f"scene: {scene.get('title', name_or_path)}")
+
+    def open_scene_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a scene", filter="Scenes (*.json)")
+        if path:
+            self.open_scene(path)
+
+    def save_scene_file(self) -> None:
+        from explorer.scenes import save_scene
+
+        path, _ = QFileDialog.getSaveFileName(self, "Save the scene", filter="Scenes (*.json)")
+        if path:
+            save_scene(path, self.polysemy.current_scene())
+
     def open_folder(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a word2bert run folder")
         if path:

@@ -45,6 +45,8 @@ class PolysemyPanel(QWidget):
         self.indexes: dict[str, Any] = {}  # model name -> CorpusIndex
         self.job: BackgroundJob | None = None
         self.word = ""
+        self.wanted_model = ""  # a scene's contextual model, selected (and indexed) once it is loaded
+        self.wanted_layer: int | None = None
 
         self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
         self.sentences.setPlaceholderText("one sentence per line")
@@ -176,6 +178,21 @@ class PolysemyPanel(QWidget):
         self.query_static()
         self.query_contextual()
 
+    # ------------------------------------------------------------ scenes
+
+    def apply_scene(self, scene: dict[str, Any]) -> None:
+        self.wanted_model = scene.get("contextual_model") or ""
+        self.wanted_layer = scene.get("layer")
+        self.word = str(scene.get("selection") or "").lower()
+        self.sentences.setPlainText("\n".join(scene["sentences"]))
+        self.views.setCurrentIndex(1 if scene.get("view") == "map" else 0)
+        self._refresh_models()
+
+    def current_scene(self) -> dict[str, Any]:
+        return {"panel": "polysemy", "sentences": self.sentence_list(), "selection": self.word,
+                "models": list(self.session.models), "contextual_model": self.model.currentText() or None,
+                "layer": self.layer.value(), "view": "map" if self.views.currentIndex() == 1 else "neighbours"}
+
     # ------------------------------------------------------------ models
 
     def _refresh_models(self) -> None:
@@ -187,11 +204,16 @@ class PolysemyPanel(QWidget):
         for name, handle in self.session.models.items():
             if handle.capabilities & Capability.CONTEXTUAL and not handle.capabilities & Capability.STATIC:
                 self.model.addItem(name)
-        if current:
+        if self.wanted_model and self.model.findText(self.wanted_model) >= 0:
+            self.model.setCurrentText(self.wanted_model)
+        elif current:
             self.model.setCurrentText(current)
         self.model.blockSignals(False)
         self._model_changed()
         self.query_static()
+        handle = self._handle()
+        if handle is not None and handle.name == self.wanted_model and handle.name not in self.indexes:
+            self.build_index()  # a scene asked for this model: index it (cached on disk after the first time)
 
     def _handle(self) -> Any:
         return self.session.models.get(self.model.currentText())
@@ -203,7 +225,8 @@ class PolysemyPanel(QWidget):
         layers = int(handle.info.get("layers", 1)) + (0 if handle.kind == "elmo" else 1)
         self.layer.blockSignals(True)
         self.layer.setMaximum(max(0, layers - 1))
-        self.layer.setValue(max(0, layers - 1))
+        top = max(0, layers - 1)
+        self.layer.setValue(top if self.wanted_layer is None else min(self.wanted_layer, top))
         self.layer.blockSignals(False)
         self.layer_label.setText(f"layer {self.layer.value()}")
         self.query_contextual()

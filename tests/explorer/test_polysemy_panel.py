@@ -90,3 +90,24 @@ def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
         ci.index_folder = original
     assert "cancelled" in panel.message.text()
     assert panel.build.isEnabled()
+
+
+def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
+    from explorer.scenes import SceneError, builtin_scenes, load_scene, save_scene
+
+    assert {"bank", "play", "star", "bat", "spring"} <= set(builtin_scenes())
+    assert load_scene("play")["selection"] == "play"
+    scene = {"panel": "polysemy", "sentences": ["He tuned the piano.", "The piano was loud."], "selection": "piano",
+             "models": [str(contextual_runs["elmo"][0])], "contextual_model": "elmo", "layer": 1, "view": "map"}
+    save_scene(tmp_path / "mine.json", scene)
+    panel = window.polysemy
+    window.open_scene(str(tmp_path / "mine.json"))
+    qtbot.waitUntil(lambda: "elmo" in panel.indexes, timeout=120_000)  # the scene's model gets indexed
+    qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=60_000)
+    assert panel.layer.value() == 1 and panel.views.currentIndex() == 1
+    assert panel.current_scene()["sentences"] == scene["sentences"]
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(SceneError):
+        load_scene(str(tmp_path / "bad.json"))
+    window.open_scene(str(tmp_path / "bad.json"))
+    assert "not a scene file" in window.statusBar().currentMessage()
