@@ -82,6 +82,45 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'engine.api' has no attribute {name!r}")
 
 
+def model_config(kind: str, preset: str | None = None, **settings: Any) -> Any:
+    """The settings dataclass of a model family, from a preset (contextual models) and overrides."""
+    from engine.config import MODEL_CONFIGS, apply_preset
+
+    if kind not in MODEL_CONFIGS:
+        raise ValueError(f"unknown model kind '{kind}' (known: {', '.join(sorted(MODEL_CONFIGS))})")
+    cfg = MODEL_CONFIGS[kind]()
+    if preset:
+        apply_preset(kind, cfg, preset)
+    for key, value in settings.items():
+        if not hasattr(cfg, key):
+            raise ValueError(f"{kind} has no setting '{key}'")
+        setattr(cfg, key, value)
+    return cfg
+
+
+def model_kinds() -> list[str]:
+    """The trainable families, in the order of the lineage."""
+    return ["ngram", "nnlm", "word2vec", "glove", "elmo", "gpt", "bert"]
+
+
+def corpora() -> list[str]:
+    from engine.corpora import corpus_names
+
+    return corpus_names()
+
+
+def runs_folder() -> Path:
+    """Where the app puts the runs it starts (the user data folder, or $WORD2BERT_RUNS)."""
+    import os
+
+    override = os.environ.get("WORD2BERT_RUNS")
+    if override:
+        return Path(override)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("word2bert")) / "runs"
+
+
 def default_checkpoints() -> list[str]:
     """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
     if not DEFAULT_CHECKPOINTS.is_dir():
@@ -149,5 +188,5 @@ __all__ = [
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map",
+    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder",
 ]

@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
 
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy import PolysemyPanel
+from explorer.panels.train import TrainPanel
 from explorer.session import Session
 
 
@@ -21,6 +22,8 @@ class MainWindow(QMainWindow):
         self.polysemy = PolysemyPanel(session)
         self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
+        self.train = TrainPanel(session)
+        self.tabs.addTab(self.train, "Pretrain")
         self.setCentralWidget(self.tabs)
         self.statusBar().showMessage("starting…")
         session.status.connect(self.statusBar().showMessage)

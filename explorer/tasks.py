@@ -117,3 +117,57 @@ class TaskRunner(QObject):
     def _on_failed(self, request: int, message: str) -> None:
         if request == self._latest:
             self.failed.emit(message)
+
+
+class _TrainRelay(QObject):
+    event = Signal(object)
+    done = Signal(str)
+    failed = Signal(str)
+
+
+class TrainJob(QObject):
+    """Runs ``engine.api.train(spec, stop=...)`` on a pool thread; each event arrives as ``event``
+    (the engine already throttles them: one StepMetrics every ``log_every`` steps)."""
+
+    event = Signal(object)
+    finished = Signal(str)  # the RunFinished status
+    failed = Signal(str)
+
+    def __init__(self, spec: Any, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
+        import threading
+
+        super().__init__(parent)
+        self.spec = spec
+        self.stop = threading.Event()
+        self.running = True
+        relay = self._relay = _TrainRelay()
+        relay.event.connect(self.event)
+        relay.done.connect(self._done)
+        relay.failed.connect(self._failed)
+
+        def work() -> str:
+            from engine import api
+
+            status = "failed"
+            for ev in api.train(spec, stop=self.stop):
+                relay.event.emit(ev)
+                if isinstance(ev, api.RunFinished):
+                    status = ev.status
+            return status
+
+        job = _Job(0, work, _Relay())
+        job.relay.done.connect(lambda _r, status: relay.done.emit(status))
+        job.relay.failed.connect(lambda _r, message: relay.failed.emit(message))
+        self._job = job
+        (pool or QThreadPool.globalInstance()).start(job)
+
+    def cancel(self) -> None:
+        self.stop.set()
+
+    def _done(self, status: str) -> None:
+        self.running = False
+        self.finished.emit(status)
+
+    def _failed(self, message: str) -> None:
+        self.running = False
+        self.failed.emit(message)

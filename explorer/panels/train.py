@@ -1,0 +1,203 @@
+"""The pretraining launcher: pick a model family, a preset and a corpus, press Start, and watch the loss
+(and the held-out metrics) grow live; runs overlay, any can be hidden; Stop saves a resumable run."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import TrainJob
+from explorer.widgets.loss_plot import LossPlot
+
+CONTEXTUAL = ("elmo", "gpt", "bert")
+
+
+def _fmt_eta(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "--:--"
+    s = int(seconds)
+    return f"{s // 60}:{s % 60:02d}"
+
+
+class TrainPanel(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        from engine import api
+
+        super().__init__(parent)
+        self.session = session
+        self.extra_settings: dict[str, Any] = {}  # model settings on top of the preset (tests, power users)
+        self.job: TrainJob | None = None
+        self.run_name = ""
+        self.run_dir = ""
+        self.kind = QComboBox()
+        self.kind.addItems(api.model_kinds())
+        self.kind.setCurrentText("gpt")
+        self.preset = QComboBox()
+        self.preset.addItems(["tiny", "small", "base"])
+        self.corpus = QComboBox(editable=True)
+        self.corpus.addItems(api.corpora())
+        browse = QPushButton("File…")
+        browse.clicked.connect(self._browse)
+        corpus_row = QHBoxLayout()
+        corpus_row.addWidget(self.corpus, 1)
+        corpus_row.addWidget(browse)
+        self.steps = QSpinBox(minimum=0, maximum=10_000_000, value=300, singleStep=100)
+        self.steps.setSpecialValueText("whole epochs")
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda", "mps"])
+        self.start = QPushButton("Start")
+        self.stop = QPushButton("Stop", enabled=False)
+        self.open_run = QPushButton("Open in the explorer", enabled=False)
+        self.progress = QProgressBar(maximum=1000)
+        self.status = QLabel("Choose a model and a corpus, then Start.")
+        self.status.setWordWrap(True)
+        form = QFormLayout()
+        form.addRow("Model", self.kind)
+        form.addRow("Preset", self.preset)
+        form.addRow("Corpus", corpus_row)
+        form.addRow("Max steps", self.steps)
+        form.addRow("Device", self.device)
+        buttons = QHBoxLayout()
+        for b in (self.start, self.stop, self.open_run):
+            buttons.addWidget(b)
+        self.runs = QListWidget()
+        self.runs.itemChanged.connect(self._toggle_run)
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addLayout(buttons)
+        left.addWidget(self.progress)
+        left.addWidget(self.status)
+        left.addWidget(QLabel("Runs (untick to hide):"))
+        left.addWidget(self.runs, 1)
+        left_widget = QWidget()
+        left_widget.setLayout(left)
+        self.loss_plot = LossPlot(y_label="training loss")
+        self.eval_plot = LossPlot(y_label="held-out metric")
+        self.metric = QComboBox()
+        self.metric.currentTextChanged.connect(lambda _: self._show_metric())
+        eval_box = QWidget()
+        eval_layout = QVBoxLayout(eval_box)
+        metric_row = QHBoxLayout()
+        metric_row.addWidget(QLabel("Held-out metric:"))
+        metric_row.addWidget(self.metric)
+        metric_row.addStretch(1)
+        eval_layout.addLayout(metric_row)
+        eval_layout.addWidget(self.eval_plot, 1)
+        plots = QSplitter(Qt.Orientation.Vertical)
+        plots.addWidget(self.loss_plot)
+        plots.addWidget(eval_box)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left_widget)
+        split.addWidget(plots)
+        split.setSizes([300, 700])
+        QVBoxLayout(self).addWidget(split)
+        self.kind.currentTextChanged.connect(lambda k: self.preset.setEnabled(k in CONTEXTUAL))
+        self.start.clicked.connect(self.start_run)
+        self.stop.clicked.connect(lambda: self.job and self.job.cancel())
+        self.open_run.clicked.connect(lambda: self.session.load(self.run_dir))
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "A text file (documents separated by blank lines) or JSONL")
+        if path:
+            self.corpus.setCurrentText(path)
+
+    def start_run(self) -> None:
+        from engine import api
+
+        if self.job is not None and self.job.running:
+            return
+        kind = self.kind.currentText()
+        try:
+            cfg = api.model_config(kind, self.preset.currentText() if kind in CONTEXTUAL else None,
+                                   **self.extra_settings.get(kind, {}))
+        except ValueError as e:
+            self.status.setText(str(e))
+            return
+        self.run_name = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.run_dir = str(api.runs_folder() / self.run_name)
+        device = None if self.device.currentText() == "auto" else self.device.currentText()
+        spec = api.RunSpec(kind, out=self.run_dir, corpus=self.corpus.currentText().strip() or "default",
+                           device=device, model=cfg, max_steps=self.steps.value() or None, log_every=10)
+        item = QListWidgetItem(self.run_name)
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        item.setCheckState(Qt.CheckState.Checked)
+        self.runs.addItem(item)
+        self.loss_plot.curve(self.run_name)
+        self.job = TrainJob(spec, self)
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(self._on_finished)
+        self.job.failed.connect(self._on_failed)
+        self.start.setEnabled(False)
+        self.stop.setEnabled(True)
+        self.open_run.setEnabled(False)
+        self.progress.setValue(0)
+        self.status.setText(f"starting {kind} on {spec.corpus}… (reading the corpus, building the vocabulary)")
+
+    def _on_event(self, ev: Any) -> None:
+        from engine import api
+
+        name = self.run_name
+        if isinstance(ev, api.RunStarted):
+            self.status.setText(f"training {ev.kind} on {ev.device} → {ev.run_dir}")
+        elif isinstance(ev, api.StepMetrics):
+            self.loss_plot.append(name, ev.step, ev.loss)
+            self.progress.setValue(int(ev.progress * 1000))
+            self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "
+                                f"ETA {_fmt_eta(ev.eta_s)}")
+        elif isinstance(ev, api.EvalMetrics):
+            for metric, value in ev.metrics.items():
+                if "coverage" not in metric:
+                    if self.metric.findText(metric) < 0:
+                        self.metric.addItem(metric)
+                    self.eval_plot.curve(f"{name} {metric}", symbol="o")
+                    self.eval_plot.append(f"{name} {metric}", ev.step, value)
+            self._show_metric()
+        elif isinstance(ev, api.RunFinished):
+            metrics = ", ".join(f"{k} {v:.3f}" for k, v in ev.metrics.items())
+            self.status.setText(f"{ev.status} at step {ev.step}. {ev.message} {metrics}".strip())
+
+    def _on_finished(self, status: str) -> None:
+        self.start.setEnabled(True)
+        self.stop.setEnabled(False)
+        self.open_run.setEnabled(status in ("completed", "stopped"))
+        if status == "completed":
+            self.progress.setValue(1000)
+
+    def _on_failed(self, message: str) -> None:
+        self.start.setEnabled(True)
+        self.stop.setEnabled(False)
+        self.status.setText(f"the run could not start or failed: {message}")
+
+    def _hidden_runs(self) -> set[str]:
+        return {self.runs.item(i).text() for i in range(self.runs.count())
+                if self.runs.item(i).checkState() != Qt.CheckState.Checked}
+
+    def _show_metric(self) -> None:
+        """Only the chosen metric's curves (scales differ: loss vs perplexity vs accuracy)."""
+        metric, hidden = self.metric.currentText(), self._hidden_runs()
+        for name in self.eval_plot.curves:
+            run, _, rest = name.partition(" ")
+            self.eval_plot.set_visible(name, rest == metric and run not in hidden)
+        self.eval_plot.setLabel("left", metric or "held-out metric")
+
+    def _toggle_run(self, item: QListWidgetItem) -> None:
+        self.loss_plot.set_visible(item.text(), item.checkState() == Qt.CheckState.Checked)
+        self._show_metric()

@@ -1,0 +1,82 @@
+"""Live training curves: each curve is created once and fed from growing numpy buffers; the view
+redraws from a 10 Hz timer (not per event), with peak downsampling and clipping to the view; NaNs
+(a diverged step) leave a gap instead of breaking the plot."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QTimer
+
+PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+
+
+class _Buffer:
+    def __init__(self) -> None:
+        self.x = np.empty(256)
+        self.y = np.empty(256)
+        self.n = 0
+
+    def append(self, x: float, y: float) -> None:
+        if self.n == len(self.x):
+            self.x = np.resize(self.x, 2 * self.n)
+            self.y = np.resize(self.y, 2 * self.n)
+        self.x[self.n], self.y[self.n] = x, y
+        self.n += 1
+
+    def data(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.x[: self.n], self.y[: self.n]
+
+
+class LossPlot(pg.PlotWidget):
+    def __init__(self, parent: Any = None, y_label: str = "loss") -> None:
+        super().__init__(parent, background="w")
+        self.setLabel("bottom", "step")
+        self.setLabel("left", y_label)
+        self.showGrid(x=True, y=True, alpha=0.3)
+        self.legend = self.addLegend(offset=(-10, 10))
+        self.getPlotItem().setDownsampling(auto=True, mode="peak")
+        self.getPlotItem().setClipToView(True)
+        self.curves: dict[str, pg.PlotDataItem] = {}
+        self.buffers: dict[str, _Buffer] = {}
+        self._dirty: set[str] = set()
+        self._timer = QTimer(self, interval=100)
+        self._timer.timeout.connect(self._redraw)
+        self._timer.start()
+
+    def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None) -> None:
+        if name in self.curves:
+            return
+        colour = PALETTE[len(self.curves) % len(PALETTE)]
+        pen = pg.mkPen(colour, width=2, style=pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine)
+        item = self.plot([], [], pen=pen, name=name, symbol=symbol, symbolBrush=colour, symbolSize=7,
+                         connect="finite")
+        self.curves[name] = item
+        self.buffers[name] = _Buffer()
+
+    def append(self, name: str, x: float, y: float) -> None:
+        self.curve(name)
+        self.buffers[name].append(float(x), float(y) if y is not None else np.nan)
+        self._dirty.add(name)
+
+    def set_visible(self, name: str, visible: bool) -> None:
+        if name in self.curves:
+            self.curves[name].setVisible(visible)
+
+    def clear_curves(self) -> None:
+        for item in self.curves.values():
+            self.removeItem(item)
+        self.legend.clear()
+        self.curves.clear()
+        self.buffers.clear()
+        self._dirty.clear()
+
+    def points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        return self.buffers[name].data()
+
+    def _redraw(self) -> None:
+        for name in self._dirty:
+            self.curves[name].setData(*self.buffers[name].data())
+        self._dirty.clear()
