@@ -121,6 +121,13 @@ def runs_folder() -> Path:
     return Path(platformdirs.user_data_dir("word2bert")) / "runs"
 
 
+def device_summary() -> str:
+    """The device training and inference use here, in words (imports torch: call it off the GUI thread)."""
+    from engine.device import device_name, pick_device
+
+    return device_name(pick_device())
+
+
 def default_checkpoints() -> list[str]:
     """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
     if not DEFAULT_CHECKPOINTS.is_dir():
@@ -188,5 +195,5 @@ __all__ = [
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder",
+    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder", "device_summary",
 ]

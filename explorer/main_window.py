@@ -1,54 +1,132 @@
-"""Thin shell: the panels, the status bar and the menu; no logic of its own."""
+"""Thin shell: the panels, the model library dock, the status bar, menus from declared actions and the
+settings kept between runs (window layout, theme, zoom, recent models, last sentences)."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QMainWindow, QTabWidget
+import os
 
+from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QDockWidget,
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QTabWidget,
+)
+
+from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy import PolysemyPanel
 from explorer.panels.train import TrainPanel
 from explorer.session import Session
+from explorer.tasks import TaskRunner
+from explorer.theme import apply_theme, apply_zoom
+
+
+def process_memory_mb() -> float:
+    try:
+        with open(f"/proc/{os.getpid()}/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 class MainWindow(QMainWindow):
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
+        self.settings = QSettings("word2bert", "word2bert")
         self.setWindowTitle("word2bert")
-        self.resize(1100, 720)
+        self.resize(1200, 760)
         self.tabs = QTabWidget()
-        self.neighbours = NeighboursPanel(session)
         self.polysemy = PolysemyPanel(session)
+        self.neighbours = NeighboursPanel(session)
+        self.train = TrainPanel(session)
         self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
-        self.train = TrainPanel(session)
         self.tabs.addTab(self.train, "Pretrain")
         self.setCentralWidget(self.tabs)
+        self.library = LibraryPanel(session)
+        dock = QDockWidget("Model library", self)
+        dock.setObjectName("library")
+        dock.setWidget(self.library)
+        dock.setMinimumWidth(260)
+        self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self._status_bar(session)
+        self._menus()
+        self._restore()
+
+    # ------------------------------------------------------------ status bar
+
+    def _status_bar(self, session: Session) -> None:
+        self.device_label = QLabel("device: …")
+        self.memory_label = QLabel("")
+        self.jobs_label = QLabel("")
+        for w in (self.jobs_label, self.memory_label, self.device_label):
+            self.statusBar().addPermanentWidget(w)
         self.statusBar().showMessage("starting…")
         session.status.connect(self.statusBar().showMessage)
-        menu = self.menuBar().addMenu("&File")
-        for text, shortcut, slot in (("Open run folder…", QKeySequence.StandardKey.Open, self.open_folder),
-                                     ("Open vectors file…", None, self.open_file),
-                                     ("Quit", QKeySequence.StandardKey.Quit, self.close)):
-            action = QAction(text, self)
-            if shortcut is not None:
-                action.setShortcut(shortcut)
-            action.triggered.connect(slot)
-            menu.addAction(action)
+        self._device = TaskRunner(self)
+        self._device.finished.connect(lambda name: self.device_label.setText(f"device: {name}"))
+        self._device.submit(lambda: __import__("engine.api", fromlist=["api"]).device_summary())
+        self._ticker = QTimer(self, interval=1000)
+        self._ticker.timeout.connect(self._tick)
+        self._ticker.start()
 
-        scenes = self.menuBar().addMenu("&Scenes")
+    def _tick(self) -> None:
+        self.memory_label.setText(f"memory {process_memory_mb():,.0f} MB")
+        jobs = []
+        if self.session.loading:
+            jobs.append(f"loading {self.session.loading}")
+        if self.polysemy.job is not None and self.polysemy.job.running:
+            jobs.append(f"indexing {self.polysemy.progress.value() / 10:.0f}%")
+        if self.train.job is not None and self.train.job.running:
+            jobs.append(f"training {self.train.progress.value() / 10:.0f}%")
+        self.jobs_label.setText(" · ".join(jobs))
+
+    # ------------------------------------------------------------ menus
+
+    def _menus(self) -> None:
         from explorer.scenes import builtin_scenes
 
-        for name in builtin_scenes():
-            action = QAction(name, self)
-            action.triggered.connect(lambda _=False, n=name: self.open_scene(n))
-            scenes.addAction(action)
-        scenes.addSeparator()
-        for text, slot in (("Open scene…", self.open_scene_file), ("Save scene…", self.save_scene_file)):
-            action = QAction(text, self)
-            action.triggered.connect(slot)
-            scenes.addAction(action)
+        declared = {
+            "&File": [("Open run or Hugging Face folder…", QKeySequence.StandardKey.Open, self.open_folder),
+                      ("Open vectors file…", None, self.open_file),
+                      ("Quit", QKeySequence.StandardKey.Quit, self.close)],
+            "&View": [("Zoom in", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(+1)),
+                      ("Zoom out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1)),
+                      ("Reset zoom", "Ctrl+0", lambda: self.zoom(0)),
+                      ("Light theme", None, lambda: self.set_theme("light")),
+                      ("Dark theme", None, lambda: self.set_theme("dark"))],
+            "&Scenes": [(name, None, lambda _=False, n=name: self.open_scene(n)) for name in builtin_scenes()]
+            + [("Open scene…", None, self.open_scene_file), ("Save scene…", None, self.save_scene_file)],
+        }
+        for title, actions in declared.items():
+            menu = self.menuBar().addMenu(title)
+            for text, shortcut, slot in actions:
+                action = QAction(text, self)
+                if shortcut is not None:
+                    action.setShortcut(shortcut)
+                action.triggered.connect(slot)
+                menu.addAction(action)
+
+    def zoom(self, step: int) -> None:
+        level = 0 if step == 0 else int(self.settings.value("zoom", 0)) + step
+        self.settings.setValue("zoom", max(-3, min(8, level)))
+        apply_zoom(QApplication.instance(), int(self.settings.value("zoom")))
+
+    def set_theme(self, name: str) -> None:
+        self.settings.setValue("theme", name)
+        apply_theme(QApplication.instance(), name)
+
+    # ------------------------------------------------------------ scenes and files
 
     def open_scene(self, name_or_path: str) -> None:
         from explorer.scenes import SceneError, load_scene
@@ -78,7 +156,7 @@ class MainWindow(QMainWindow):
             save_scene(path, self.polysemy.current_scene())
 
     def open_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a word2bert run folder")
+        path = QFileDialog.getExistingDirectory(self, "Open a word2bert run folder or a Hugging Face checkpoint folder")
         if path:
             self.session.load(path)
 
@@ -86,3 +164,31 @@ class MainWindow(QMainWindow):
         path, _ = QFileDialog.getOpenFileName(self, "Open word vectors (word2vec/GloVe text or binary)")
         if path:
             self.session.load(path)
+
+    # ------------------------------------------------------------ settings
+
+    def _restore(self) -> None:
+        s = self.settings
+        if s.value("geometry") is not None:
+            self.restoreGeometry(s.value("geometry"))
+        if s.value("state") is not None:
+            self.restoreState(s.value("state"))
+        recent = s.value("recent", [])
+        self.session.recent = [r for r in (recent if isinstance(recent, list) else [recent]) if r]
+        sentences = s.value("sentences")
+        if sentences:
+            self.polysemy.sentences.setPlainText(str(sentences))
+        apply_theme(QApplication.instance(), str(s.value("theme", "light")))
+        apply_zoom(QApplication.instance(), int(s.value("zoom", 0)))
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        s = self.settings
+        s.setValue("geometry", self.saveGeometry())
+        s.setValue("state", self.saveState())
+        s.setValue("recent", self.session.recent)
+        s.setValue("sentences", self.polysemy.sentences.toPlainText())
+        s.sync()
+        for job in (self.polysemy.job, self.train.job):
+            if job is not None and job.running:
+                job.cancel()  # a training run saves a resumable checkpoint
+        super().closeEvent(event)

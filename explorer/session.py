@@ -18,6 +18,7 @@ class Session(QObject):
         super().__init__(parent)
         self.models: dict[str, Any] = {}  # name -> engine.api.ModelHandle
         self._loaders: list[TaskRunner] = []  # one per load: several models load side by side
+        self.recent: list[str] = []  # paths opened by the user, newest first (kept in the settings)
 
     def load(self, path_or_name: str) -> None:
         """Load a model in the background (a run folder, 'glove-6b-50d' or a vectors file)."""
@@ -61,6 +62,8 @@ class Session(QObject):
 
     def _on_loaded(self, result: tuple[str, Any]) -> None:
         key, handle = result
+        if handle.path and key == handle.path:
+            self.recent = [key, *[r for r in self.recent if r != key]][:10]
         self.models[handle.name] = handle
         self.status.emit(f"loaded {handle.name} ({handle.kind}, {handle.info.get('vocabulary_size', '?'):,} words)"
                          if isinstance(handle.info.get("vocabulary_size"), int) else f"loaded {handle.name}")

@@ -38,6 +38,14 @@ def make_topic_corpus(path, n_docs=300, seed=0):
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory):
     os.environ["WORD2BERT_CACHE"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ["WORD2BERT_RUNS"] = str(tmp_path_factory.mktemp("runs"))
+    try:  # the app's settings go to a temporary folder, not the user's
+        from PySide6.QtCore import QSettings
+
+        QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path_factory.mktemp("settings")))
+    except ImportError:
+        pass
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,8 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QProgressBar,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QSlider,
     QSplitter,
     QTableWidget,
@@ -54,10 +56,16 @@ class PolysemyPanel(QWidget):
         self.chips.setSpacing(2)
         chip_box = QWidget()
         chip_box.setLayout(self.chips)
+        chip_scroll = QScrollArea()  # a long sentence's chips scroll instead of widening the panel
+        chip_scroll.setWidget(chip_box)
+        chip_scroll.setWidgetResizable(True)
+        chip_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        chip_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        chip_scroll.setFixedHeight(QToolButton(text="Wg").sizeHint().height() + 34)
         left = QVBoxLayout()
         left.addWidget(QLabel("Sentences (one per line) — click a word:"))
         left.addWidget(self.sentences, 1)
-        left.addWidget(chip_box)
+        left.addWidget(chip_scroll)
 
         self.static_table = QTableWidget(0, 2)
         self.static_table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
@@ -78,6 +86,8 @@ class PolysemyPanel(QWidget):
         self.progress.setFormat("%p%")
         self.message = QLabel("Load a contextual model (ELMo, GPT, BERT) to compare occurrences.")
         self.message.setWordWrap(True)
+        self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+        self.message.setMinimumHeight(2 * self.message.fontMetrics().lineSpacing() + 6)
         self.results = QTextBrowser()
         self.method = QComboBox()
         self.method.addItems(["PCA", "t-SNE", "UMAP"])
@@ -119,7 +129,8 @@ class PolysemyPanel(QWidget):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left_widget)
         split.addWidget(right)
-        split.setSizes([320, 640])
+        split.setSizes([300, 700])
+        split.setStretchFactor(1, 2)
         QVBoxLayout(self).addWidget(split)
 
         self.static_runner = TaskRunner(self)

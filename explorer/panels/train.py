@@ -91,13 +91,13 @@ class TrainPanel(QWidget):
         left_widget.setLayout(left)
         self.loss_plot = LossPlot(y_label="training loss")
         self.eval_plot = LossPlot(y_label="held-out metric")
-        self.metric = QComboBox()
-        self.metric.currentTextChanged.connect(lambda _: self._show_metric())
+        self.eval_metric = QComboBox()
+        self.eval_metric.currentTextChanged.connect(lambda _: self._show_metric())
         eval_box = QWidget()
         eval_layout = QVBoxLayout(eval_box)
         metric_row = QHBoxLayout()
         metric_row.addWidget(QLabel("Held-out metric:"))
-        metric_row.addWidget(self.metric)
+        metric_row.addWidget(self.eval_metric)
         metric_row.addStretch(1)
         eval_layout.addLayout(metric_row)
         eval_layout.addWidget(self.eval_plot, 1)
@@ -131,7 +131,11 @@ class TrainPanel(QWidget):
         except ValueError as e:
             self.status.setText(str(e))
             return
-        self.run_name = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+        base = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+        self.run_name, n = base, 1
+        while (api.runs_folder() / self.run_name).exists() or self.runs.findItems(self.run_name, Qt.MatchFlag.MatchExactly):
+            n += 1
+            self.run_name = f"{base}-{n}"  # never two runs in one folder
         self.run_dir = str(api.runs_folder() / self.run_name)
         device = None if self.device.currentText() == "auto" else self.device.currentText()
         spec = api.RunSpec(kind, out=self.run_dir, corpus=self.corpus.currentText().strip() or "default",
@@ -165,8 +169,8 @@ class TrainPanel(QWidget):
         elif isinstance(ev, api.EvalMetrics):
             for metric, value in ev.metrics.items():
                 if "coverage" not in metric:
-                    if self.metric.findText(metric) < 0:
-                        self.metric.addItem(metric)
+                    if self.eval_metric.findText(metric) < 0:
+                        self.eval_metric.addItem(metric)
                     self.eval_plot.curve(f"{name} {metric}", symbol="o")
                     self.eval_plot.append(f"{name} {metric}", ev.step, value)
             self._show_metric()
@@ -192,7 +196,7 @@ class TrainPanel(QWidget):
 
     def _show_metric(self) -> None:
         """Only the chosen metric's curves (scales differ: loss vs perplexity vs accuracy)."""
-        metric, hidden = self.metric.currentText(), self._hidden_runs()
+        metric, hidden = self.eval_metric.currentText(), self._hidden_runs()
         for name in self.eval_plot.curves:
             run, _, rest = name.partition(" ")
             self.eval_plot.set_visible(name, rest == metric and run not in hidden)

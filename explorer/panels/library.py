@@ -1,0 +1,93 @@
+"""The model library: what is loaded (kind, size, corpus, device, capabilities) and what can be opened
+(built-in models, the shipped defaults, recent runs); double-click to load."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+
+
+def describe(handle: Any) -> str:
+    info = handle.info
+    parts = [handle.kind]
+    if info.get("parameters"):
+        parts.append(f"{info['parameters'] / 1e6:.1f}M parameters")
+    elif info.get("vocabulary_size"):
+        parts.append(f"{info['vocabulary_size']:,} words")
+    if info.get("dim"):
+        parts.append(f"{info['dim']}-d")
+    if info.get("corpus"):
+        parts.append(f"corpus {info['corpus']}")
+    if info.get("device"):
+        parts.append(f"trained on {info['device']}")
+    return ", ".join(parts)
+
+
+def capability_names(handle: Any) -> str:
+    return ", ".join(c.name.lower().replace("_", " ") for c in type(handle.capabilities) if c in handle.capabilities
+                     and c.name and c.name != "NONE")
+
+
+class LibraryPanel(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["model", "what it is", "can do"])
+        self.tree.setRootIsDecorated(True)
+        self.loaded = QTreeWidgetItem(["Loaded"])
+        self.available = QTreeWidgetItem(["Available — double-click to load"])
+        self.tree.addTopLevelItems([self.loaded, self.available])
+        self.hint = QLabel("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence.")
+        self.hint.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.tree, 1)
+        layout.addWidget(self.hint)
+        self.tree.itemDoubleClicked.connect(self._open)
+        session.modelsChanged.connect(self.refresh)
+        self._finder = TaskRunner(self)
+        self._finder.finished.connect(self._show_available)
+        self.refresh()
+
+    def refresh(self) -> None:
+        self.loaded.takeChildren()
+        for name, handle in self.session.models.items():
+            item = QTreeWidgetItem([name, describe(handle), capability_names(handle)])
+            item.setToolTip(1, str(handle.info.get("path", "")))
+            self.loaded.addChild(item)
+        self.loaded.setExpanded(True)
+        recent = list(self.session.recent)
+
+        def work() -> list[tuple[str, str]]:
+            from engine import api
+
+            out = [(name, desc) for name, desc in api.BUILTIN_MODELS.items()]
+            out += [(name, "default checkpoint shipped with word2bert") for name in api.default_checkpoints()]
+            out += [(path, "recent") for path in recent]
+            return out
+
+        self._finder.submit(work)
+
+    def _show_available(self, entries: list[tuple[str, str]]) -> None:
+        self.available.takeChildren()
+        for name, desc in entries:
+            if name in self.session.models:
+                continue
+            label = name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
+            item = QTreeWidgetItem([label, desc, ""])
+            item.setToolTip(0, name)
+            item.setData(0, Qt.ItemDataRole.UserRole, name)
+            self.available.addChild(item)
+        self.available.setExpanded(True)
+        for col in range(2):
+            self.tree.resizeColumnToContents(col)
+
+    def _open(self, item: QTreeWidgetItem, _column: int) -> None:
+        name = item.data(0, Qt.ItemDataRole.UserRole)
+        if name:
+            self.session.load(name)

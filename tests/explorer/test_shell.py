@@ -1,0 +1,58 @@
+"""The shell: model library, status bar, themes, zoom and settings kept between runs."""
+
+import pytest
+
+
+@pytest.fixture
+def make_window(qtbot):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    windows = []
+
+    def make():
+        win = MainWindow(Session())
+        qtbot.addWidget(win)
+        win.show()
+        windows.append(win)
+        return win
+
+    yield make
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().waitForDone(20_000)
+
+
+def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, contextual_runs):
+    win = make_window()
+    lib = win.library
+    qtbot.waitUntil(lambda: lib.available.childCount() >= 2, timeout=30_000)
+    names = [lib.available.child(i).text(0) for i in range(lib.available.childCount())]
+    assert "glove-6b-50d" in names and "all-minilm-l6-v2" in names
+    with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
+        win.session.load(str(contextual_runs["bert"][0]))
+    loaded = [lib.loaded.child(i) for i in range(lib.loaded.childCount())]
+    assert loaded[0].text(0) == "bert" and "parameters" in loaded[0].text(1)
+    assert "masked lm" in loaded[0].text(2) and "attention" in loaded[0].text(2)
+    assert str(contextual_runs["bert"][0]) in win.session.recent
+    qtbot.waitUntil(lambda: win.device_label.text().startswith("device: CPU"), timeout=30_000)
+    qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
+
+
+def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
+    from PySide6.QtWidgets import QApplication
+
+    win = make_window()
+    size = QApplication.instance().font().pointSizeF()
+    win.zoom(+2)
+    assert QApplication.instance().font().pointSizeF() > size * 1.25
+    win.set_theme("dark")
+    assert QApplication.instance().palette().window().color().lightness() < 80
+    win.polysemy.sentences.setPlainText("The bat flew out.\nHe swung the bat.")
+    win.close()
+    again = make_window()
+    assert again.polysemy.sentences.toPlainText() == "The bat flew out.\nHe swung the bat."
+    assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
+    again.zoom(0)
+    again.set_theme("light")
+    assert abs(QApplication.instance().font().pointSizeF() - size) < 0.01
