@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.export import add_csv_export, table_rows
 
 DEBOUNCE_MS = 150
 
@@ -39,6 +40,7 @@ class NeighboursPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        add_csv_export(self.table, lambda: table_rows(self.table), "neighbours")
         top = QHBoxLayout()
         top.addWidget(QLabel("Word:"))
         top.addWidget(self.word, 2)

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.widgets.export import add_csv_export, table_rows
 from explorer.widgets.occurrence_map import OccurrenceMapView
 
 DEBOUNCE_MS = 150
@@ -104,6 +105,9 @@ class PolysemyPanel(QWidget):
         map_layout.addWidget(self.map, 1)
         self.views.addTab(map_page, "Map")
         self._last_map: Any = None
+        self._last_groups: list[tuple[str, list[Any]]] = []
+        add_csv_export(self.static_table, lambda: table_rows(self.static_table), "static-neighbours")
+        add_csv_export(self.results, self.contextual_rows, "contextual-neighbours")
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
         row.addWidget(self.model, 1)
@@ -303,6 +307,9 @@ class PolysemyPanel(QWidget):
     def _index_built(self, result: tuple[str, Any]) -> None:
         name, index = result
         self.indexes[name] = index
+        info = index.info
+        self.progress.setFormat(f"index: {info['occurrences']:,} occurrences of {info['words']:,} words, "
+                                f"{info['memory_mb']} MB")
         self.build.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(1000)
@@ -353,8 +360,15 @@ class PolysemyPanel(QWidget):
 
         self.context_runner.submit(work)
 
+    def contextual_rows(self) -> list[list[str]]:
+        rows = [["typed sentence", "rank", "similarity", "corpus sentence"]]
+        for sentence, hits in self._last_groups:
+            rows += [[sentence, str(i + 1), f"{h.similarity:.4f}", h.sentence] for i, h in enumerate(hits)]
+        return rows
+
     def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]], Any]) -> None:
         word, layer, groups, (key, occ_map) = result
+        self._last_groups = groups
         if isinstance(occ_map, str):
             self.map.show_message(occ_map)
             self._last_map = None

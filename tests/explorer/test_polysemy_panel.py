@@ -111,3 +111,16 @@ def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
         load_scene(str(tmp_path / "bad.json"))
     window.open_scene(str(tmp_path / "bad.json"))
     assert "not a scene file" in window.statusBar().currentMessage()
+
+
+def test_tables_export_to_csv(qtbot, window, tmp_path):
+    from explorer.widgets.export import table_rows, write_csv
+
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load("glove-6b-50d")
+    with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
+        panel.select("bank")
+    write_csv(str(tmp_path / "t.csv"), table_rows(panel.static_table))
+    text = (tmp_path / "t.csv").read_text()
+    assert text.startswith("static model,") and "glove-6b-50d" in text and "banks" in text

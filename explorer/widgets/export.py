@@ -1,0 +1,42 @@
+"""Context menus that export what a view shows: tables and result lists to CSV (plots already offer
+PNG, SVG and CSV through pyqtgraph's own "Export..." entry)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QTableWidget, QWidget
+
+
+def table_rows(table: QTableWidget) -> list[list[str]]:
+    header = [table.horizontalHeaderItem(c).text() if table.horizontalHeaderItem(c) else "" for c in range(table.columnCount())]
+    rows = [header]
+    for r in range(table.rowCount()):
+        rows.append([table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())])
+    return rows
+
+
+def write_csv(path: str, rows: list[list[str]]) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+
+
+def add_csv_export(widget: QWidget, rows: Callable[[], list[list[str]]], name: str) -> None:
+    """Right-click on ``widget``: copy as tab-separated text, or save as CSV."""
+    widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+    def menu(pos) -> None:
+        m = QMenu(widget)
+        copy = m.addAction("Copy as text")
+        save = m.addAction("Save as CSV…")
+        chosen = m.exec(widget.mapToGlobal(pos))
+        if chosen is copy:
+            QApplication.clipboard().setText("\n".join("\t".join(r) for r in rows()))
+        elif chosen is save:
+            path, _ = QFileDialog.getSaveFileName(widget, f"Save {name} as CSV", f"{name}.csv", "CSV (*.csv)")
+            if path:
+                write_csv(path, rows())
+
+    widget.customContextMenuRequested.connect(menu)
