@@ -121,6 +121,30 @@ def runs_folder() -> Path:
     return Path(platformdirs.user_data_dir("word2bert")) / "runs"
 
 
+def event_from_json(line: str) -> TrainEvent:
+    """One line of ``word2bert-train --json-events`` (or of metrics.jsonl) back into an event."""
+    import json
+
+    from engine.training.events import event_from_dict
+
+    return event_from_dict(json.loads(line))
+
+
+def cli_settings(kind: str, cfg: Any) -> list[str]:
+    """The word2bert-train flags that reproduce the settings of ``cfg`` (a family's config dataclass)."""
+    import dataclasses
+
+    flags: list[str] = []
+    for f in dataclasses.fields(cfg):
+        value = getattr(cfg, f.name)
+        name = "--" + f.name.replace("_", "-")
+        if isinstance(value, bool):
+            flags.append(name if value else "--no-" + f.name.replace("_", "-"))
+        elif value is not None:
+            flags += [name, str(value)]
+    return flags
+
+
 def device_summary() -> str:
     """The device training and inference use here, in words (imports torch: call it off the GUI thread)."""
     from engine.device import device_name, pick_device
@@ -195,5 +219,5 @@ __all__ = [
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder", "device_summary",
+    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings",
 ]

@@ -67,6 +67,8 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
                    help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
+    p.add_argument("--json-events", action="store_true",
+                   help="print every event as one JSON line on stdout (for the app, which runs the CLI as a process)")
     if kind:
         _add_model_options(p, kind)
     return p
@@ -111,6 +113,7 @@ def train_main(argv: list[str] | None = None) -> int:
         RunFinished,
         RunStarted,
         StepMetrics,
+        event_to_dict,
     )
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -153,6 +156,8 @@ def train_main(argv: list[str] | None = None) -> int:
     status = 1
     try:
         for ev in train(spec, stop=stop):
+            if args.json_events:
+                print(json.dumps(event_to_dict(ev)), flush=True)
             if isinstance(ev, RunStarted):
                 print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_fmt_count(ev.total)} {ev.unit})", file=sys.stderr)
             elif isinstance(ev, StepMetrics):

@@ -119,55 +119,76 @@ class TaskRunner(QObject):
             self.failed.emit(message)
 
 
-class _TrainRelay(QObject):
-    event = Signal(object)
-    done = Signal(str)
-    failed = Signal(str)
-
-
-class TrainJob(QObject):
-    """Runs ``engine.api.train(spec, stop=...)`` on a pool thread; each event arrives as ``event``
-    (the engine already throttles them: one StepMetrics every ``log_every`` steps)."""
+class ProcessTrainJob(QObject):
+    """A training run in its own process (``python -m engine.cli ... --json-events``): the window never
+    stalls, Stop sends Ctrl-C (the run saves a resumable checkpoint), a second Stop kills it and
+    frees its memory. Each JSON line on stdout arrives as an ``event``."""
 
     event = Signal(object)
-    finished = Signal(str)  # the RunFinished status
+    finished = Signal(str)  # the RunFinished status ("completed", "stopped", "diverged", "failed", "killed")
     failed = Signal(str)
 
-    def __init__(self, spec: Any, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
-        import threading
+    def __init__(self, args: list[str], parent: QObject | None = None) -> None:
+        import sys
+
+        from PySide6.QtCore import QProcess
 
         super().__init__(parent)
-        self.spec = spec
-        self.stop = threading.Event()
         self.running = True
-        relay = self._relay = _TrainRelay()
-        relay.event.connect(self.event)
-        relay.done.connect(self._done)
-        relay.failed.connect(self._failed)
-
-        def work() -> str:
-            from engine import api
-
-            status = "failed"
-            for ev in api.train(spec, stop=self.stop):
-                relay.event.emit(ev)
-                if isinstance(ev, api.RunFinished):
-                    status = ev.status
-            return status
-
-        job = _Job(0, work, _Relay())
-        job.relay.done.connect(lambda _r, status: relay.done.emit(status))
-        job.relay.failed.connect(lambda _r, message: relay.failed.emit(message))
-        self._job = job
-        (pool or QThreadPool.globalInstance()).start(job)
+        self.status = ""
+        self._stderr = ""
+        self._buffer = b""
+        self._stopping = False
+        self.process = QProcess(self)
+        self.process.readyReadStandardOutput.connect(self._read_stdout)
+        self.process.readyReadStandardError.connect(self._read_stderr)
+        self.process.finished.connect(self._exited)
+        self.process.errorOccurred.connect(self._error)
+        self.process.start(sys.executable, ["-m", "engine.cli", *args, "--json-events"])
 
     def cancel(self) -> None:
-        self.stop.set()
+        import os
+        import signal
 
-    def _done(self, status: str) -> None:
-        self.running = False
-        self.finished.emit(status)
+        pid = self.process.processId()
+        if not self.running or not pid:
+            return
+        if self._stopping:
+            self.process.kill()  # the second Stop: no more waiting
+        else:
+            self._stopping = True
+            os.kill(pid, signal.SIGINT)
 
-    def _failed(self, message: str) -> None:
+    def _read_stdout(self) -> None:
+        from engine.api import event_from_json
+
+        self._buffer += bytes(self.process.readAllStandardOutput())
+        *lines, self._buffer = self._buffer.split(b"\n")
+        for line in lines:
+            if line.strip():
+                try:
+                    ev = event_from_json(line.decode("utf-8"))
+                except (ValueError, KeyError, TypeError):
+                    continue
+                if type(ev).__name__ == "RunFinished":
+                    self.status = ev.status
+                self.event.emit(ev)
+
+    def _read_stderr(self) -> None:
+        self._stderr = (self._stderr + bytes(self.process.readAllStandardError()).decode("utf-8", "replace"))[-4000:]
+
+    def _exited(self, code: int, _status: object) -> None:
+        self._read_stdout()
         self.running = False
-        self.failed.emit(message)
+        if self.status:
+            self.finished.emit(self.status)
+        elif self._stopping:
+            self.finished.emit("killed")
+        else:
+            lines = [ln for ln in self._stderr.replace("\r", "\n").splitlines() if ln.strip()]
+            self.failed.emit(lines[-1].removeprefix("word2bert-train: ") if lines else f"the run exited with code {code}")
+
+    def _error(self, error: object) -> None:
+        if self.process.state() == self.process.ProcessState.NotRunning and self.running and not self._stopping:
+            self.running = False
+            self.failed.emit(f"could not start the training process ({error})")

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.session import Session
-from explorer.tasks import TrainJob
+from explorer.tasks import ProcessTrainJob
 from explorer.widgets.loss_plot import LossPlot
 
 CONTEXTUAL = ("elmo", "gpt", "bert")
@@ -44,7 +44,7 @@ class TrainPanel(QWidget):
         super().__init__(parent)
         self.session = session
         self.extra_settings: dict[str, Any] = {}  # model settings on top of the preset (tests, power users)
-        self.job: TrainJob | None = None
+        self.job: ProcessTrainJob | None = None
         self.run_name = ""
         self.run_dir = ""
         self.kind = QComboBox()
@@ -66,6 +66,9 @@ class TrainPanel(QWidget):
         self.start = QPushButton("Start")
         self.stop = QPushButton("Stop", enabled=False)
         self.open_run = QPushButton("Open in the explorer", enabled=False)
+        self.resume = QPushButton("Resume", enabled=False)
+        self.load_curves = QPushButton("Show a run's curves…")
+        self._smoothed: dict[str, float] = {}
         self.progress = QProgressBar(maximum=1000)
         self.status = QLabel("Choose a model and a corpus, then Start.")
         self.status.setWordWrap(True)
@@ -76,13 +79,17 @@ class TrainPanel(QWidget):
         form.addRow("Max steps", self.steps)
         form.addRow("Device", self.device)
         buttons = QHBoxLayout()
-        for b in (self.start, self.stop, self.open_run):
+        for b in (self.start, self.stop, self.resume):
             buttons.addWidget(b)
+        more = QHBoxLayout()
+        more.addWidget(self.open_run)
+        more.addWidget(self.load_curves)
         self.runs = QListWidget()
         self.runs.itemChanged.connect(self._toggle_run)
         left = QVBoxLayout()
         left.addLayout(form)
         left.addLayout(buttons)
+        left.addLayout(more)
         left.addWidget(self.progress)
         left.addWidget(self.status)
         left.addWidget(QLabel("Runs (untick to hide):"))
@@ -113,6 +120,8 @@ class TrainPanel(QWidget):
         self.start.clicked.connect(self.start_run)
         self.stop.clicked.connect(lambda: self.job and self.job.cancel())
         self.open_run.clicked.connect(lambda: self.session.load(self.run_dir))
+        self.resume.clicked.connect(self.resume_run)
+        self.load_curves.clicked.connect(self._choose_curves)
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "A text file (documents separated by blank lines) or JSONL")
@@ -137,32 +146,52 @@ class TrainPanel(QWidget):
             n += 1
             self.run_name = f"{base}-{n}"  # never two runs in one folder
         self.run_dir = str(api.runs_folder() / self.run_name)
-        device = None if self.device.currentText() == "auto" else self.device.currentText()
-        spec = api.RunSpec(kind, out=self.run_dir, corpus=self.corpus.currentText().strip() or "default",
-                           device=device, model=cfg, max_steps=self.steps.value() or None, log_every=10)
-        item = QListWidgetItem(self.run_name)
-        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-        item.setCheckState(Qt.CheckState.Checked)
-        self.runs.addItem(item)
-        self.loss_plot.curve(self.run_name)
-        self.job = TrainJob(spec, self)
+        corpus = self.corpus.currentText().strip() or "default"
+        args = [kind, "--out", self.run_dir, "--corpus", corpus, "--log-every", "10", *api.cli_settings(kind, cfg)]
+        if self.device.currentText() != "auto":
+            args += ["--device", self.device.currentText()]
+        if self.steps.value():
+            args += ["--max-steps", str(self.steps.value())]
+        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)")
+
+    def resume_run(self) -> None:
+        if self.run_dir and not (self.job is not None and self.job.running):
+            self._launch(["--resume", self.run_dir, "--log-every", "10"], f"resuming {self.run_name}…")
+
+    def _add_run(self, name: str) -> None:
+        if not self.runs.findItems(name, Qt.MatchFlag.MatchExactly):
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.runs.addItem(item)
+        self.loss_plot.curve(name)
+        self.loss_plot.curve(f"{name} smoothed")
+
+    def _launch(self, args: list[str], message: str) -> None:
+        self._add_run(self.run_name)
+        self.job = ProcessTrainJob(args, self)
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
         self.job.failed.connect(self._on_failed)
         self.start.setEnabled(False)
         self.stop.setEnabled(True)
+        self.resume.setEnabled(False)
         self.open_run.setEnabled(False)
         self.progress.setValue(0)
-        self.status.setText(f"starting {kind} on {spec.corpus}… (reading the corpus, building the vocabulary)")
+        self.status.setText(message)
 
-    def _on_event(self, ev: Any) -> None:
+    def _on_event(self, ev: Any, name: str | None = None) -> None:
         from engine import api
 
-        name = self.run_name
+        name = name or self.run_name
         if isinstance(ev, api.RunStarted):
             self.status.setText(f"training {ev.kind} on {ev.device} → {ev.run_dir}")
         elif isinstance(ev, api.StepMetrics):
             self.loss_plot.append(name, ev.step, ev.loss)
+            if ev.loss == ev.loss:  # an exponential moving average beside the raw loss
+                prev = self._smoothed.get(name)
+                self._smoothed[name] = ev.loss if prev is None else 0.8 * prev + 0.2 * ev.loss
+                self.loss_plot.append(f"{name} smoothed", ev.step, self._smoothed[name])
             self.progress.setValue(int(ev.progress * 1000))
             self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "
                                 f"ETA {_fmt_eta(ev.eta_s)}")
@@ -181,6 +210,7 @@ class TrainPanel(QWidget):
     def _on_finished(self, status: str) -> None:
         self.start.setEnabled(True)
         self.stop.setEnabled(False)
+        self.resume.setEnabled(status in ("stopped", "killed"))
         self.open_run.setEnabled(status in ("completed", "stopped"))
         if status == "completed":
             self.progress.setValue(1000)
@@ -203,5 +233,31 @@ class TrainPanel(QWidget):
         self.eval_plot.setLabel("left", metric or "held-out metric")
 
     def _toggle_run(self, item: QListWidgetItem) -> None:
-        self.loss_plot.set_visible(item.text(), item.checkState() == Qt.CheckState.Checked)
+        visible = item.checkState() == Qt.CheckState.Checked
+        self.loss_plot.set_visible(item.text(), visible)
+        self.loss_plot.set_visible(f"{item.text()} smoothed", visible)
         self._show_metric()
+
+    def _choose_curves(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "A run folder (its metrics.jsonl is re-plotted)")
+        if path:
+            self.show_run_curves(path)
+
+    def show_run_curves(self, run_dir: str) -> None:
+        """Re-plot a run from its metrics.jsonl (finished runs keep every logged step and evaluation)."""
+        from pathlib import Path
+
+        from engine import api
+
+        name = Path(run_dir).name
+        try:
+            events = api.read_metrics(run_dir)
+        except OSError as e:
+            self.status.setText(f"cannot read the run's metrics: {e}")
+            return
+        self._add_run(name)
+        self._smoothed.pop(name, None)
+        for ev in events:
+            if not isinstance(ev, (api.RunStarted, api.RunFinished)):
+                self._on_event(ev, name)
+        self.status.setText(f"{name}: {len(events)} events re-plotted from metrics.jsonl")

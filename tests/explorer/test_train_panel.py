@@ -64,3 +64,26 @@ def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
     with qtbot.waitSignal(panel.job.failed, timeout=60_000):
         pass
     assert "no corpus named" in panel.status.text() and panel.start.isEnabled()
+
+
+def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextual_runs):
+    panel = window.train
+    panel.show_run_curves(str(contextual_runs["gpt"][0]))
+    steps, losses = panel.loss_plot.points("gpt")
+    assert len(steps) == 4 and len(panel.loss_plot.points("gpt smoothed")[0]) == 4
+    panel.kind.setCurrentText("gpt")
+    panel.steps.setValue(60)
+    panel.start.click()
+    with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
+        pass
+    panel.stop.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=120_000):
+        pass
+    assert panel.resume.isEnabled()
+    first_steps = len(panel.loss_plot.points(panel.run_name)[0])
+    panel.resume.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=120_000) as done:
+        pass
+    assert done.args == ["completed"]
+    steps, _ = panel.loss_plot.points(panel.run_name)
+    assert len(steps) > first_steps and steps[-1] == 60
