@@ -144,7 +144,9 @@ class ProcessTrainJob(QObject):
         self.process.readyReadStandardError.connect(self._read_stderr)
         self.process.finished.connect(self._exited)
         self.process.errorOccurred.connect(self._error)
-        self.process.start(sys.executable, ["-m", "engine.cli", *args, "--json-events"])
+        # a packaged (frozen) app has no "python -m": it runs its own executable with --train-cli
+        launcher = ["--train-cli"] if getattr(sys, "frozen", False) else ["-m", "engine.cli"]
+        self.process.start(sys.executable, [*launcher, *args, "--json-events"])
 
     def cancel(self) -> None:
         import os
