@@ -52,8 +52,10 @@ class Adapter(Protocol):
     missing_head_reason: str
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False, positions: list[int] | None = None) -> ForwardOutput:
-        """logits (B, T, V), or (B, len(positions), V) when only those positions are asked for."""
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
+                pad_mask: torch.Tensor | None = None) -> ForwardOutput:
+        """pad_mask (B, T): 1 on real tokens (right padding). logits (B, T, V), or (B, len(positions), V)
+        when only those positions are asked for."""
 
 
 class TransformerHandle(ModelHandle):
@@ -100,6 +102,8 @@ class TransformerHandle(ModelHandle):
         if segments is not None:
             s = torch.tensor(segments, device=device)
             s = s[None] if s.dim() == 1 else s
+        if kwargs.get("pad_mask") is not None:
+            kwargs["pad_mask"] = torch.tensor(kwargs["pad_mask"], device=device).bool()
         with torch.inference_mode():
             return self.adapter.forward(t, s, **kwargs)
 
@@ -112,14 +116,32 @@ class TransformerHandle(ModelHandle):
     # ------------------------------------------------------------ queries
 
     def contextual_vectors(self, sentence: str) -> ContextVectors:
-        text = check_text(sentence)
-        spans = word_spans(text)
-        if not spans:
-            raise InputError("the sentence has no words")
-        ids, _, offsets, special, notice = self._encode(text)
-        out = self._forward(ids)
-        hidden = torch.stack([h[0] for h in out.hidden]).float()  # (layers + 1, T, d)
-        word_of = np.full(len(ids), -1)
+        return self.contextual_vectors_batch([sentence])[0]
+
+    def contextual_vectors_batch(self, sentences: list[str]) -> list[ContextVectors]:
+        """``contextual_vectors`` of several sentences in one padded forward pass (corpus indexes)."""
+        texts = [check_text(s) for s in sentences]
+        encoded = []
+        for text in texts:
+            spans = word_spans(text)
+            if not spans:
+                raise InputError("the sentence has no words")
+            encoded.append((text, spans, *self._encode(text)))
+        longest = max(len(e[2]) for e in encoded)
+        pad = int(getattr(self.adapter, "pad_id", None) or 0)
+        ids = [e[2] + [pad] * (longest - len(e[2])) for e in encoded]
+        mask = [[1] * len(e[2]) + [0] * (longest - len(e[2])) for e in encoded]
+        out = self._forward(ids, None, pad_mask=None if len(encoded) == 1 else mask)
+        results = []
+        for row, (text, spans, tok_ids, _, offsets, special, notice) in enumerate(encoded):
+            hidden = torch.stack([h[row, : len(tok_ids)] for h in out.hidden]).float()  # (layers + 1, T, d)
+            results.append(self._pool_words(text, spans, offsets, special, hidden, notice))
+        return results
+
+    @staticmethod
+    def _pool_words(text: str, spans: list[tuple[int, int]], offsets: list[tuple[int, int]], special: list[int],
+                    hidden: torch.Tensor, notice: str) -> ContextVectors:
+        word_of = np.full(len(offsets), -1)
         starts = np.array([s for s, _ in spans])
         for i, ((a, b), sp) in enumerate(zip(offsets, special, strict=True)):
             if sp or b <= a:
@@ -259,9 +281,10 @@ class OurAdapter:
         self.missing_head_reason = ""
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False, positions: list[int] | None = None) -> ForwardOutput:
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
+                pad_mask: torch.Tensor | None = None) -> ForwardOutput:
         if self.kind == "bert":
-            hidden, atts = self.model.encode(ids, segments, None, need_weights=attention)
+            hidden, atts = self.model.encode(ids, segments, pad_mask, need_weights=attention)
         else:
             hidden, atts = self.model.encode(ids, need_weights=attention)
         last = hidden[-1] if positions is None else hidden[-1][:, positions]  # the LM head only where asked

@@ -170,16 +170,31 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
     kept_sentences: list[str] = []
     chunks: list[np.ndarray] = []
     occ_word, occ_sentence, occ_position = [], [], []
-    for n, s in enumerate(sentences):
+    batched = getattr(handle, "contextual_vectors_batch", None)
+    batch_size = 32 if batched is not None else 1
+    for start in range(0, len(sentences), batch_size):
         if stop is not None and stop.is_set():
             raise Cancelled("building the corpus index was cancelled")
-        tokens = word_tokenize(s)
-        need = [i for i, w in enumerate(tokens) if wanted.get(w, 0) > 0]
-        if need:
-            cv = handle.contextual_vectors(s)
-            if len(cv.words) == len(tokens):  # every word covered (not truncated)
-                sid = len(kept_sentences)
-                kept_sentences.append(s)
+        batch = []
+        for s in sentences[start : start + batch_size]:
+            tokens = word_tokenize(s)
+            if any(wanted.get(w, 0) > 0 for w in tokens):
+                batch.append((s, tokens))
+        if batch:
+            try:
+                vectors_of = batched([s for s, _ in batch]) if batched is not None else \
+                    [handle.contextual_vectors(batch[0][0])]
+            except InputError:
+                vectors_of = []
+                for s, _ in batch:  # find and skip the sentence the model cannot encode
+                    try:
+                        vectors_of.append(handle.contextual_vectors(s))
+                    except InputError:
+                        vectors_of.append(None)
+            for (s, tokens), cv in zip(batch, vectors_of, strict=True):
+                if cv is None or len(cv.words) != len(tokens):  # every word covered (not truncated)
+                    continue
+                need = [i for i, w in enumerate(tokens) if wanted.get(w, 0) > 0]
                 picked = []
                 for i in need:
                     w = tokens[i]
@@ -187,11 +202,13 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
                         wanted[w] -= 1
                         picked.append(i)
                         occ_word.append(word_id[w])
-                        occ_sentence.append(sid)
+                        occ_sentence.append(len(kept_sentences))
                         occ_position.append(i)
-                chunks.append(cv.vectors[:, picked].transpose(1, 0, 2).astype(np.float16))  # (p, layers, dim)
-        if progress is not None and n % 200 == 0:
-            progress(n / len(sentences), f"{n:,} of {len(sentences):,} sentences")
+                if picked:
+                    kept_sentences.append(s)
+                    chunks.append(cv.vectors[:, picked].transpose(1, 0, 2).astype(np.float16))  # (p, layers, dim)
+        if progress is not None and (start // batch_size) % 20 == 0:
+            progress(start / len(sentences), f"{start:,} of {len(sentences):,} sentences")
         if not any(wanted.values()):
             break
     vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1, 1), np.float16)

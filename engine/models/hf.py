@@ -45,6 +45,7 @@ class HFAdapter:
         self.tokenizer = backend
         self.max_len = max_len
         self.mask_id = tokenizer.mask_token_id
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.bos_id = tokenizer.bos_token_id if objective == "causal" else None
         self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
@@ -53,9 +54,11 @@ class HFAdapter:
         self.takes_segments = "token_type_ids" in params and getattr(model.config, "type_vocab_size", 0) > 1
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False, positions: list[int] | None = None) -> ForwardOutput:
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
+                pad_mask: torch.Tensor | None = None) -> ForwardOutput:
+        mask = torch.ones_like(ids) if pad_mask is None else pad_mask.long()
         kwargs: dict[str, Any] = {"input_ids": ids, "output_hidden_states": True, "output_attentions": attention,
-                                  "attention_mask": torch.ones_like(ids)}
+                                  "attention_mask": mask}
         if self.takes_segments and segments is not None:
             kwargs["token_type_ids"] = segments
         out = self.model(**kwargs)

@@ -229,3 +229,14 @@ def test_ddp_with_two_gloo_processes_writes_one_run(topic_corpus, tmp_path):
     assert events[-1]["event"] == "finished" and events[-1]["status"] == "completed"
     assert sorted(p.name for p in out.iterdir() if not p.name.startswith(".")) == [
         "config.json", "metrics.jsonl", "model.safetensors", "tokenizer.json", "training_state.pt"]
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt"])
+def test_batched_vectors_equal_one_sentence_at_a_time(handles, kind):
+    h = handles[kind]
+    sentences = ["She played the piano.", "He drove the old truck to town and parked it outside.", "Piano!"]
+    batch = h.contextual_vectors_batch(sentences)
+    for s, cv in zip(sentences, batch, strict=True):
+        single = h.contextual_vectors(s)
+        assert cv.words == single.words
+        assert np.allclose(cv.vectors, single.vectors, atol=1e-4)
