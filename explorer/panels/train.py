@@ -164,8 +164,8 @@ class TrainPanel(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
             self.runs.addItem(item)
-        self.loss_plot.curve(name)
-        self.loss_plot.curve(f"{name} smoothed")
+        colour = self.loss_plot.curve(f"{name} smoothed", width=3)  # the run's colour, bold
+        self.loss_plot.curve(name, colour=colour, width=1, alpha=110)  # raw steps, faint
 
     def _launch(self, args: list[str], message: str) -> None:
         self._add_run(self.run_name)

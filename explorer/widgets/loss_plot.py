@@ -46,15 +46,21 @@ class LossPlot(pg.PlotWidget):
         self._timer.timeout.connect(self._redraw)
         self._timer.start()
 
-    def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None) -> None:
+    def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None, colour: str | None = None,
+              width: float = 2, alpha: int = 255) -> str:
+        """Create a curve once (returns its colour); later calls return the existing one's colour."""
         if name in self.curves:
-            return
-        colour = PALETTE[len(self.curves) % len(PALETTE)]
-        pen = pg.mkPen(colour, width=2, style=pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine)
+            return self.curves[name].opts["pen"].color().name()
+        colour = colour or PALETTE[len({c.opts["pen"].color().name() for c in self.curves.values()}) % len(PALETTE)]
+        qcolour = pg.mkColor(colour)
+        qcolour.setAlpha(alpha)
+        pen = pg.mkPen(qcolour, width=width,
+                       style=pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine)
         item = self.plot([], [], pen=pen, name=name, symbol=symbol, symbolBrush=colour, symbolSize=7,
                          connect="finite")
         self.curves[name] = item
         self.buffers[name] = _Buffer()
+        return colour
 
     def append(self, name: str, x: float, y: float) -> None:
         self.curve(name)
