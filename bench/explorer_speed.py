@@ -132,6 +132,8 @@ def main() -> None:
     print(body)
     write_section("explorer-speed", body)
     win.close()
+    sys.stdout.flush()
+    os._exit(0)  # skip interpreter teardown (see the closing note: a PySide6 teardown crash after both jobs)
 
 
 if __name__ == "__main__":

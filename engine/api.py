@@ -145,6 +145,13 @@ def cli_settings(kind: str, cfg: Any) -> list[str]:
     return flags
 
 
+def train_cli(argv: list[str]) -> int:
+    """``word2bert-train`` with these arguments (the packaged app runs its training processes this way)."""
+    from engine.cli import train_main
+
+    return train_main(argv)
+
+
 def device_summary() -> str:
     """The device training and inference use here, in words (imports torch: call it off the GUI thread)."""
     from engine.device import device_name, pick_device
@@ -219,5 +226,5 @@ __all__ = [
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings",
+    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings", "train_cli",
 ]

@@ -7,9 +7,9 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
     if len(argv) > 1 and argv[1] == "--train-cli":  # the packaged app runs training processes as itself
-        from engine.cli import train_main
+        from engine.api import train_cli
 
-        return train_main(argv[2:])
+        return train_cli(argv[2:])
     from explorer.app import run
 
     return run(argv)

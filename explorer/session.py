@@ -52,7 +52,11 @@ class Session(QObject):
                 self.load(name)
 
         finder.finished.connect(found)
-        finder.failed.connect(lambda m: (self._loaders.remove(finder), self._on_failed(m)))
+        def failed(message: str) -> None:
+            self._loaders.remove(finder)
+            self._on_failed(message)
+
+        finder.failed.connect(failed)
         self._loaders.append(finder)
         finder.submit(work)
 

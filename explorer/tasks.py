@@ -69,11 +69,17 @@ class BackgroundJob(QObject):
         def work() -> Any:
             return fn(lambda f, m: relay.progress.emit(float(f), str(m)), self.stop)
 
-        job = _Job(0, work, _Relay())
-        job.relay.done.connect(lambda _r, result: relay.done.emit(result))
-        job.relay.failed.connect(lambda _r, message: relay.failed.emit(message))
-        self._job = job
-        (pool or QThreadPool.globalInstance()).start(job)
+        # the relay lives as long as this object: the pool deletes the runnable itself after run()
+        self._inner = _Relay()
+        self._inner.done.connect(self._relay_done)
+        self._inner.failed.connect(self._relay_failed)
+        (pool or QThreadPool.globalInstance()).start(_Job(0, work, self._inner))
+
+    def _relay_done(self, _request: int, result: object) -> None:
+        self._relay.done.emit(result)
+
+    def _relay_failed(self, _request: int, message: str) -> None:
+        self._relay.failed.emit(message)
 
     def cancel(self) -> None:
         self.stop.set()

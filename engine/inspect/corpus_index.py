@@ -122,7 +122,8 @@ class CorpusIndex:
                    a["occ_position"], doc["info"])
 
 
-def index_folder(handle: Any, corpus: str, per_word: int, max_words: int) -> Path:
+def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_count: int = 5,
+                 max_sentences: int = 40_000) -> Path:
     """Beside a word2bert run folder; in the cache folder for anything else (built-ins, HF folders)."""
     from engine.corpora import cache_dir
 
@@ -130,7 +131,7 @@ def index_folder(handle: Any, corpus: str, per_word: int, max_words: int) -> Pat
     stamp = ""
     if model_path is not None and (model_path / "model.safetensors").exists():
         stamp = str((model_path / "model.safetensors").stat().st_mtime_ns)
-    key = hashlib.sha1(f"{corpus}|{per_word}|{max_words}|{stamp}".encode()).hexdigest()[:12]
+    key = hashlib.sha1(f"{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}|{stamp}".encode()).hexdigest()[:12]
     name = f"{Path(corpus).name}-{key}"
     if model_path is not None and (model_path / "config.json").exists() and not handle.kind.startswith("hf-"):
         return model_path / "corpus-index" / name
@@ -146,7 +147,7 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
     from engine.corpora import get_corpus
     from engine.text import word_tokenize
 
-    folder = index_folder(handle, corpus, per_word, max_words)
+    folder = index_folder(handle, corpus, per_word, max_words, min_count, max_sentences)
     if use_cache and (folder / "index.json").exists():
         try:
             return CorpusIndex.load(folder)

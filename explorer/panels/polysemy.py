@@ -147,10 +147,10 @@ class PolysemyPanel(QWidget):
         self._debounce.timeout.connect(self._sentences_changed)
         self.sentences.textChanged.connect(self._debounce.start)
         self.model.currentIndexChanged.connect(lambda _: self._model_changed())
-        self.layer.valueChanged.connect(lambda v: (self.layer_label.setText(f"layer {v}"), self.query_contextual()))
+        self.layer.valueChanged.connect(self._layer_changed)
         self.method.currentIndexChanged.connect(lambda _: self.query_contextual())
         self.build.clicked.connect(self.build_index)
-        self.cancel.clicked.connect(lambda: self.job and self.job.cancel())
+        self.cancel.clicked.connect(self.cancel_index)
         session.modelsChanged.connect(self._refresh_models)
         self._sentences_changed()
 
@@ -296,13 +296,24 @@ class PolysemyPanel(QWidget):
             return name, build_corpus_index(handle, corpus, stop=stop, progress=progress, **settings)
 
         self.job = BackgroundJob(work, self)
-        self.job.progress.connect(lambda f, m: (self.progress.setValue(int(f * 1000)), self.message.setText(
-            f"indexing the corpus with {name}: {m}")))
+        self.job.progress.connect(self._index_progress)
         self.job.finished.connect(self._index_built)
         self.job.failed.connect(self._index_failed)
         self.build.setEnabled(False)
         self.cancel.setEnabled(True)
         self.message.setText(f"indexing the corpus with {name}…")
+
+    def _layer_changed(self, value: int) -> None:
+        self.layer_label.setText(f"layer {value}")
+        self.query_contextual()
+
+    def cancel_index(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+
+    def _index_progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        self.message.setText(f"indexing the corpus with {self.model.currentText()}: {message}")
 
     def _index_built(self, result: tuple[str, Any]) -> None:
         name, index = result

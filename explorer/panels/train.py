@@ -118,7 +118,7 @@ class TrainPanel(QWidget):
         QVBoxLayout(self).addWidget(split)
         self.kind.currentTextChanged.connect(lambda k: self.preset.setEnabled(k in CONTEXTUAL))
         self.start.clicked.connect(self.start_run)
-        self.stop.clicked.connect(lambda: self.job and self.job.cancel())
+        self.stop.clicked.connect(self.stop_run)
         self.open_run.clicked.connect(lambda: self.session.load(self.run_dir))
         self.resume.clicked.connect(self.resume_run)
         self.load_curves.clicked.connect(self._choose_curves)
@@ -153,6 +153,10 @@ class TrainPanel(QWidget):
         if self.steps.value():
             args += ["--max-steps", str(self.steps.value())]
         self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)")
+
+    def stop_run(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
 
     def resume_run(self) -> None:
         if self.run_dir and not (self.job is not None and self.job.running):

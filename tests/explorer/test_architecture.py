@@ -31,3 +31,19 @@ def test_main_window_builds_without_importing_torch():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "shown True" in out.stdout
+
+
+def test_emitting_signals_keeps_reference_counts():
+    """PySide6 6.12.0 dropped a reference to True on every emit() and crashed the app after a few
+    hundred signals; pyproject excludes it. This catches such a release."""
+    from PySide6.QtCore import QObject, Signal
+
+    class Emitter(QObject):
+        changed = Signal(object)
+
+    e = Emitter()
+    e.changed.connect(lambda value: None)
+    before = sys.getrefcount(True), sys.getrefcount(False)
+    for i in range(20_000):
+        e.changed.emit(i)
+    assert (sys.getrefcount(True), sys.getrefcount(False)) == before
