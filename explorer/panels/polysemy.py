@@ -319,8 +319,9 @@ class PolysemyPanel(QWidget):
         name, index = result
         self.indexes[name] = index
         info = index.info
-        self.progress.setFormat(f"index: {info['occurrences']:,} occurrences of {info['words']:,} words, "
-                                f"{info['memory_mb']} MB")
+        self.progress.setFormat(f"{info['occurrences']:,} indexed, {info['memory_mb']:.0f} MB")
+        self.progress.setToolTip(f"corpus index of {name}: {info['occurrences']:,} occurrences of {info['words']:,} "
+                                 f"words, every layer, float16, {info['memory_mb']} MB")
         self.build.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(1000)
