@@ -47,10 +47,9 @@ app.exec()
 def cold_start(runs: int) -> tuple[float, float, int]:
     windows, models, n = [], [], 0
     for _ in range(runs):
-        t0 = time.perf_counter()
         out = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True, timeout=300)
         lines = dict(line.split(" ", 1) for line in out.stdout.splitlines() if " " in line)
-        windows.append(float(lines["window"]) + 0 * t0)
+        windows.append(float(lines["window"]))
         value, count = lines["models"].split()
         models.append(float(value))
         n = int(count)
@@ -97,8 +96,6 @@ def main() -> None:
     win.train.kind.setCurrentText("gpt")
     win.train.steps.setValue(60)
     win.train.start_run()
-    import engine.inspect.corpus_index as ci
-
     t0 = time.perf_counter()
     panel.build_index()  # builds (or reuses the cached index: remove the model's corpus-index folder to rebuild)
     while handle.name not in panel.indexes or win.train.job.running:
@@ -109,7 +106,6 @@ def main() -> None:
     build_s = time.perf_counter() - t0
     timer.stop()
     index = panel.indexes[handle.name]
-    del ci
     typed = handle.contextual_vectors("She deposited the money at the bank on Monday.")
     q = typed.vectors[-1, [w.lower() for w in typed.words].index("bank")]
     times = []

@@ -123,8 +123,19 @@ class ModelHandle:
                              math.exp(-total / len(lp)))
 
     def perplexity(self, sentences: list[str]) -> float:
+        """Per-token perplexity over ``sentences`` (the held-out evaluation of every language model)."""
         if self._scorer is None:
-            raise Unsupported(f"{self.name} ({self.kind}) cannot score sentences")
+            if not self.capabilities & Capability.SENTENCE_SCORE:
+                raise Unsupported(f"{self.name} ({self.kind}) cannot score sentences")
+            total = count = 0.0  # contextual models: one score() per sentence
+            for s in sentences:
+                if s.strip():
+                    r = self.score(s)
+                    total += r.logprob
+                    count += len(r.token_logprobs)
+            if not count:
+                raise InputError("no sentences to score")
+            return math.exp(-total / count)
         tokenized = [w for w in (word_tokenize(s, self.lowercase) for s in sentences) if w]
         if not tokenized:
             raise InputError("no sentences to score")

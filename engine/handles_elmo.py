@@ -72,16 +72,6 @@ class ElmoHandle(ModelHandle):
         return SentenceScore(tuple([*shown, "</s>"]), tuple(float(x) for x in token_lp), total,
                              math.exp(-total / len(token_lp)))
 
-    def perplexity(self, sentences: list[str]) -> float:
-        total = count = 0.0
-        for s in sentences:
-            if s.strip():
-                r = self.score(s)
-                total += r.logprob
-                count += len(r.token_logprobs)
-        if not count:
-            raise InputError("no sentences to score")
-        return math.exp(-total / count)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         _, words, _ = self._words(text)

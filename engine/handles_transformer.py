@@ -243,16 +243,6 @@ class TransformerHandle(ModelHandle):
         return SentenceScore(tuple(self._token_text(t) for t in tokens), tuple(float(x) for x in lp), total,
                              math.exp(-total / len(lp)))
 
-    def perplexity(self, sentences: list[str]) -> float:
-        total = count = 0.0
-        for s in sentences:
-            if s.strip():
-                r = self.score(s)
-                total += r.logprob
-                count += len(r.token_logprobs)
-        if not count:
-            raise InputError("no sentences to score")
-        return math.exp(-total / count)
 
     def next_sentence(self, a: str, b: str) -> float:
         if not self.adapter.has_nsp:
