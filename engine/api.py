@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +97,51 @@ def model_config(kind: str, preset: str | None = None, **settings: Any) -> Any:
             raise ValueError(f"{kind} has no setting '{key}'")
         setattr(cfg, key, value)
     return cfg
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of a model family, for generated forms: ``type`` is bool, int, float or str."""
+
+    name: str
+    type: str
+    value: Any  # the current value (of the preset, when one was given)
+    optional: bool  # None is allowed (e.g. max_vocab: no cap)
+    choices: tuple[Any, ...]  # empty: any value of the type
+    help: str
+    choice_names: tuple[str, ...] = ()  # how to show each choice
+
+
+def model_settings(kind: str, preset: str | None = None) -> list[Setting]:
+    """Every setting of a model family with its value under ``preset``, its type, choices and help."""
+    import dataclasses
+
+    from engine.config import CHOICE_NAMES, CHOICES, MODEL_CONFIGS, field_help
+
+    cfg = model_config(kind, preset)
+    help_text = field_help(kind)
+    out = []
+    for f in dataclasses.fields(MODEL_CONFIGS[kind]):
+        default = f.default
+        type_name = type(default).__name__ if default is not None else "int"
+        choices = CHOICES.get(f.name, ())
+        names = tuple(f"{c}: {CHOICE_NAMES[f.name][c]}" if f.name in CHOICE_NAMES else str(c) for c in choices)
+        out.append(Setting(f.name, type_name, getattr(cfg, f.name), default is None, choices,
+                           help_text.get(f.name, ""), names))
+    return out
+
+
+def check_settings(kind: str, settings: dict[str, Any]) -> list[str]:
+    """What is wrong with these settings of a model family, in words (empty: they can train)."""
+    from engine.config import check_config
+
+    settings = dict(settings)
+    preset = settings.pop("preset", None)
+    try:
+        cfg = model_config(kind, preset, **settings)
+    except ValueError as e:
+        return [str(e)]
+    return check_config(kind, cfg)
 
 
 def model_kinds() -> list[str]:
@@ -214,6 +260,22 @@ def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[Tra
     return _train(spec, stop)
 
 
+def describe_run(run_dir: str | Path) -> str:
+    """One line about a run folder (kind, preset, corpus, steps, last metrics) without loading weights."""
+    from engine.checkpoint import read_config
+
+    cfg = read_config(run_dir)
+    model = cfg.get("model") or {}
+    parts = [str(cfg.get("kind", "?")) + (f" {model['preset']}" if model.get("preset") else "")]
+    if cfg.get("corpus"):
+        parts.append(f"corpus {Path(str(cfg['corpus'])).name}")
+    if cfg.get("trained_steps"):
+        parts.append(f"{cfg['trained_steps']:,} steps")
+    metrics = cfg.get("metrics") or {}
+    parts += [f"{k} {v:.3g}" for k, v in list(metrics.items())[:2] if isinstance(v, (int, float))]
+    return ", ".join(parts)
+
+
 def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
     from engine.training.loop import read_metrics as _read
 
@@ -224,7 +286,7 @@ __all__ = [
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
-    "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "load", "read_metrics", "train",
+    "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map", "model_config", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings", "train_cli",
+    "occurrence_map", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings", "train_cli",
 ]

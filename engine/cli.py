@@ -67,6 +67,8 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
                    help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
+    p.add_argument("--background", action="store_true",
+                   help="run at a lower CPU priority (the app does: its window stays responsive on few cores)")
     p.add_argument("--json-events", action="store_true",
                    help="print every event as one JSON line on stdout (for the app, which runs the CLI as a process)")
     if kind:
@@ -89,6 +91,21 @@ def _model_config(kind: str, args: argparse.Namespace) -> Any:
         if args.loss:
             cfg.hs = int(args.loss == "hs")
     return cfg
+
+
+def lower_priority() -> None:
+    """Let interactive programs go first: nice +10 on POSIX, 'below normal' on Windows."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(OSError, AttributeError):
+        if hasattr(os, "nice"):
+            os.nice(10)
+        else:  # Windows
+            import ctypes
+
+            below_normal = 0x4000
+            ctypes.windll.kernel32.SetPriorityClass(ctypes.windll.kernel32.GetCurrentProcess(), below_normal)
 
 
 class _Progress:
@@ -143,6 +160,8 @@ def train_main(argv: list[str] | None = None) -> int:
     except ValueError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
         return 2
+    if args.background:
+        lower_priority()
     stop = threading.Event()
 
     def on_sigint(signum, frame):  # first Ctrl-C: save and stop; second: abort

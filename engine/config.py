@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,6 +210,9 @@ class RunSpec:
             self.model = MODEL_CONFIGS[self.kind]()
         elif isinstance(self.model, dict):
             self.model = config_from_dict(self.kind, self.model)
+        problems = check_config(self.kind, self.model)
+        if problems:
+            raise ValueError(f"{self.kind} settings: " + "; ".join(problems))
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -239,6 +243,88 @@ def config_fields(kind: str) -> list[dataclasses.Field]:
     return list(dataclasses.fields(MODEL_CONFIGS[kind]))
 
 
+# settings with a fixed set of values (forms show them as choices)
+CHOICES: dict[str, tuple[Any, ...]] = {
+    "smoothing": ("kneser-ney", "laplace"),
+    "tokenizer": ("bpe", "wordpiece"),
+    "preset": ("tiny", "small", "base"),
+    "sg": (0, 1),
+    "hs": (0, 1),
+    "cbow_mean": (0, 1),
+}
+# what the numbered choices mean (word2vec keeps gensim's 0/1 switches)
+CHOICE_NAMES: dict[str, dict[Any, str]] = {
+    "sg": {0: "CBOW", 1: "skip-gram"},
+    "hs": {0: "negative sampling", 1: "hierarchical softmax"},
+    "cbow_mean": {0: "sum of the context", 1: "mean of the context"},
+}
+# the least each setting may be (anything not named here: >= 0)
+_AT_LEAST_ONE = {"order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",
+                 "batch_pairs", "negative_group", "shared_negatives", "min_n", "max_n", "vocab_size", "layers",
+                 "heads", "intermediate", "max_len", "seq_len", "char_dim", "proj", "max_chars", "max_vocab"}
+_POSITIVE = {"lr", "alpha", "learning_rate", "x_max"}
+_FILTERS = re.compile(r"^\s*\d+\s*:\s*\d+\s*(,\s*\d+\s*:\s*\d+\s*)*$")
+
+
+def check_config(kind: str, cfg: Any) -> list[str]:
+    """What is wrong with a model config, in words (empty when it can train)."""
+    problems: list[str] = []
+    for f in dataclasses.fields(cfg):
+        value, name = getattr(cfg, f.name), f.name
+        if value is None:
+            continue
+        if isinstance(value, bool) or name in CHOICES:
+            if name in CHOICES and value not in CHOICES[name]:
+                problems.append(f"{name} must be one of {', '.join(map(str, CHOICES[name]))}, not {value!r}")
+        elif isinstance(value, (int, float)):
+            if value != value:
+                problems.append(f"{name} is not a number")
+            elif name in _AT_LEAST_ONE and value < 1:
+                problems.append(f"{name} must be at least 1 (it is {value})")
+            elif name in _POSITIVE and value <= 0:
+                problems.append(f"{name} must be above 0 (it is {value})")
+            elif value < 0:
+                problems.append(f"{name} cannot be negative (it is {value})")
+    get = lambda name: getattr(cfg, name, None)  # noqa: E731
+    if get("order") is not None and not 1 <= get("order") <= 5:
+        problems.append("order must be 1 to 5")
+    for name in ("dropout", "mask_prob", "sample"):
+        if get(name) is not None and not 0 <= get(name) < 1:
+            problems.append(f"{name} must be at least 0 and below 1 (it is {get(name)})")
+    if get("mask_prob") == 0:
+        problems.append("mask_prob must be above 0: with nothing masked BERT has nothing to learn")
+    if get("heads") and get("hidden") and get("hidden") % get("heads"):
+        problems.append(f"hidden ({get('hidden')}) must be a multiple of heads ({get('heads')})")
+    if get("seq_len") and get("max_len") and get("seq_len") > get("max_len"):
+        problems.append(f"seq_len ({get('seq_len')}) cannot exceed max_len ({get('max_len')})")
+    if get("min_n") and get("max_n") and get("min_n") > get("max_n"):
+        problems.append(f"min_n ({get('min_n')}) cannot exceed max_n ({get('max_n')})")
+    if kind == "word2vec" and not get("hs") and not get("negative"):
+        problems.append("negative must be at least 1 with negative sampling (or set hs=1)")
+    if get("min_alpha") is not None and get("alpha") is not None and get("min_alpha") > get("alpha"):
+        problems.append("min_alpha cannot exceed alpha")
+    if isinstance(get("filters"), str) and not _FILTERS.match(get("filters")):
+        problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
+    if kind == "bert" and get("seq_len") is not None and get("seq_len") < 8:
+        problems.append("seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])")
+    return problems
+
+
+def field_help(kind: str) -> dict[str, str]:
+    """The comment beside each setting in this file, for tooltips (empty where the source is not shipped)."""
+    import inspect
+
+    help_text: dict[str, str] = {}
+    for cls in reversed(MODEL_CONFIGS[kind].__mro__):
+        try:
+            source = inspect.getsource(cls)
+        except (OSError, TypeError):
+            continue
+        for match in re.finditer(r"^\s+(\w+): [^#\n]*#\s*(.+)$", source, flags=re.MULTILINE):
+            help_text[match.group(1)] = match.group(2).strip()
+    return help_text
+
+
 __all__ = [
     "BertConfig",
     "ElmoConfig",
@@ -248,12 +334,16 @@ __all__ = [
     "apply_preset",
     "FORMAT_VERSION",
     "GloveConfig",
+    "CHOICES",
+    "CHOICE_NAMES",
     "MODEL_CONFIGS",
     "NGramConfig",
     "NNLMConfig",
     "RunSpec",
     "Word2VecConfig",
+    "check_config",
     "config_fields",
+    "field_help",
     "config_from_dict",
     "config_to_json",
     "field",

@@ -59,6 +59,28 @@ class ModelHandle:
     def __repr__(self) -> str:
         return f"<ModelHandle {self.kind} {self.name!r}>"
 
+    def missing(self, capability: Capability) -> str:
+        """Why this model cannot do ``capability``, in words ("" when it can): panels show it beside
+        the control they disable."""
+        if capability in self.capabilities:
+            return ""
+        contextual = Capability.CONTEXTUAL in self.capabilities
+        who = f"{self.name} ({self.kind})"
+        reasons = {
+            Capability.STATIC: f"{who} gives one vector per occurrence, not one per word",
+            Capability.CONTEXTUAL: f"{who} gives every word one vector whatever the sentence: it has no context",
+            Capability.ATTENTION: f"{who} has no attention: only Transformers (GPT, BERT) have attention heads",
+            Capability.MASKED_LM: f"{who} has no masked-LM head: only BERT-style models fill [MASK]",
+            Capability.NEXT_TOKEN: f"{who} does not predict the next token: that needs a left-to-right language "
+                                   "model (n-gram, NNLM, ELMo, GPT)",
+            Capability.SENTENCE_SCORE: f"{who} is not a language model: it cannot score sentences",
+            Capability.NEXT_SENTENCE: f"{who} has no next-sentence head: only BERT pre-trained with NSP has one",
+            Capability.SUBWORDS: f"{who} has no sub-word units: unknown words get no vector",
+        }
+        if not contextual and capability is Capability.ATTENTION:
+            reasons[capability] = f"{who} is a static model: it has no attention (only Transformers do)"
+        return reasons.get(capability, f"{who} cannot do {capability.name}")
+
     # ------------------------------------------------------------ static vectors
 
     def static_vectors(self) -> StaticVectors:

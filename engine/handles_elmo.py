@@ -82,6 +82,12 @@ class ElmoHandle(ModelHandle):
         return TokenCandidates(text, tuple(self.vocab.words[int(i)] for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))
 
+    def missing(self, capability: Capability) -> str:
+        if capability is Capability.ATTENTION:
+            return (f"{self.name} (ELMo) has no attention: it is a bidirectional LSTM; only Transformers "
+                    "(GPT, BERT) have attention heads")
+        return super().missing(capability)
+
     def attention(self, sentence_or_pair: Any) -> Any:
         raise Unsupported(f"{self.name} (ELMo) has no attention: it is a bidirectional LSTM; only Transformers "
                           "(GPT, BERT) have attention heads")

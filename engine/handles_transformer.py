@@ -73,6 +73,17 @@ class TransformerHandle(ModelHandle):
         self.info.setdefault("objective", adapter.objective)
         self.info.setdefault("max_tokens", adapter.max_len)
 
+    def missing(self, capability: Capability) -> str:
+        reason = super().missing(capability)
+        if reason and capability in (Capability.MASKED_LM, Capability.SENTENCE_SCORE, Capability.NEXT_TOKEN):
+            if self.adapter.missing_head_reason:
+                return self.adapter.missing_head_reason
+            if capability is Capability.MASKED_LM:
+                return f"{self.name} ({self.kind}) reads left to right (GPT-style): it cannot fill [MASK]"
+            if capability is Capability.NEXT_TOKEN:
+                return f"{self.name} ({self.kind}) is a masked LM: it sees both sides, so it does not predict next tokens"
+        return reason
+
     # ------------------------------------------------------------ encoding
 
     def _encode(self, text: str, pair: str | None = None) -> tuple[list[int], list[int], list[tuple[int, int]], list[int], str]:

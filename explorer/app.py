@@ -28,6 +28,9 @@ def run(argv: list[str]) -> int:
     session = Session()
     window = MainWindow(session)
     window.show()
+    from explorer.tasks import freeze_long_lived_objects
+
+    QTimer.singleShot(0, freeze_long_lived_objects)  # Qt and the modules are here to stay (see its doc)
     if args.word:
         window.neighbours.word.setText(args.word)
         window.tabs.setCurrentWidget(window.neighbours)

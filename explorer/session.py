@@ -6,11 +6,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from explorer.tasks import TaskRunner
+from explorer.tasks import TaskRunner, freeze_long_lived_objects
 
 
 class Session(QObject):
     modelsChanged = Signal()
+    runsChanged = Signal()  # a run finished or stopped (the library lists it)
     status = Signal(str)
     error = Signal(str)
 
@@ -60,6 +61,11 @@ class Session(QObject):
         self._loaders.append(finder)
         finder.submit(work)
 
+    def add_run(self, run_dir: str) -> None:
+        """A run made in this session: listed first among the recent models, ready to explore."""
+        self.recent = [run_dir, *[r for r in self.recent if r != run_dir]][:10]
+        self.runsChanged.emit()
+
     @property
     def loading(self) -> int:
         return len(self._loaders)
@@ -69,6 +75,7 @@ class Session(QObject):
         if handle.path and key == handle.path:
             self.recent = [key, *[r for r in self.recent if r != key]][:10]
         self.models[handle.name] = handle
+        freeze_long_lived_objects()  # a model (and torch) stays for the session: keep it out of GC scans
         self.status.emit(f"loaded {handle.name} ({handle.kind}, {handle.info.get('vocabulary_size', '?'):,} words)"
                          if isinstance(handle.info.get("vocabulary_size"), int) else f"loaded {handle.name}")
         self.modelsChanged.emit()

@@ -15,6 +15,15 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 log = logging.getLogger(__name__)
 
 
+def freeze_long_lived_objects() -> None:
+    """Move every object alive now (modules, widgets, loaded models) out of the garbage collector's
+    sight. A full collection otherwise scans them all, holding the GIL for ~100 ms in whichever thread
+    triggers it: a worker's collection froze the window (measured by bench/explorer_speed.py)."""
+    import gc
+
+    gc.freeze()
+
+
 class _Relay(QObject):
     done = Signal(int, object)
     failed = Signal(int, str)
@@ -152,7 +161,8 @@ class ProcessTrainJob(QObject):
         self.process.errorOccurred.connect(self._error)
         # a packaged (frozen) app has no "python -m": it runs its own executable with --train-cli
         launcher = ["--train-cli"] if getattr(sys, "frozen", False) else ["-m", "engine.cli"]
-        self.process.start(sys.executable, [*launcher, *args, "--json-events"])
+        # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it
+        self.process.start(sys.executable, [*launcher, *args, "--json-events", "--background"])
 
     def cancel(self) -> None:
         import os

@@ -23,7 +23,8 @@ import numpy as np
 
 from engine.errors import InputError, UnknownWord, Word2BertError
 
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: sentences sampled evenly from the whole corpus
+SAMPLE_FROM = 20  # read up to this many times max_sentences candidate sentences, then sample
 
 
 class Cancelled(Word2BertError):
@@ -99,27 +100,70 @@ class CorpusIndex:
     # ------------------------------------------------------------ files
 
     def save(self, path: Path) -> None:
-        from safetensors.numpy import save_file
-
         from engine.checkpoint import atomic_write_bytes, atomic_write_with
 
         path.mkdir(parents=True, exist_ok=True)
         arrays = {"vectors": self.vectors, "occ_word": self.occ_word, "occ_sentence": self.occ_sentence,
                   "occ_position": self.occ_position}
-        atomic_write_with(path / "index.safetensors", lambda p: save_file(arrays, str(p)))
+        atomic_write_with(path / "index.safetensors", lambda p: write_safetensors(p, arrays))
         doc = {"version": INDEX_VERSION, "words": self.words, "sentences": self.sentences, "info": self.info}
         atomic_write_bytes(path / "index.json", json.dumps(doc).encode())
 
     @classmethod
     def load(cls, path: Path) -> CorpusIndex:
-        from safetensors.numpy import load_file
-
+        """Open a saved index; its vectors are memory-mapped (read from disk as queries touch them)."""
         doc = json.loads((path / "index.json").read_text(encoding="utf-8"))
         if doc.get("version") != INDEX_VERSION:
             raise InputError("the cached corpus index is from another version; rebuild it")
-        a = load_file(str(path / "index.safetensors"))
-        return cls(doc["words"], doc["sentences"], a["vectors"], a["occ_word"], a["occ_sentence"],
-                   a["occ_position"], doc["info"])
+        a = map_safetensors(path / "index.safetensors")
+        return cls(doc["words"], doc["sentences"], a["vectors"], np.asarray(a["occ_word"]),
+                   np.asarray(a["occ_sentence"]), np.asarray(a["occ_position"]), doc["info"])
+
+
+# The index is written and read here in the safetensors layout (8-byte header size, JSON header, raw
+# little-endian data) rather than through the safetensors package: writing in slices and mapping on
+# load never holds the GIL for the whole 100+ MB, so a build in a worker thread does not freeze the app.
+_DTYPES = {"F16": np.float16, "F32": np.float32, "I32": np.int32, "I16": np.int16, "I64": np.int64}
+_CODES = {np.dtype(v): k for k, v in _DTYPES.items()}
+_SLICE = 8 << 20
+
+
+def write_safetensors(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    header: dict[str, Any] = {}
+    offset = 0
+    for name, array in arrays.items():
+        size = array.size * array.dtype.itemsize
+        header[name] = {"dtype": _CODES[array.dtype], "shape": list(array.shape), "data_offsets": [offset, offset + size]}
+        offset += size
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)
+    with open(path, "wb") as f:
+        f.write(len(raw).to_bytes(8, "little"))
+        f.write(raw)
+        for array in arrays.values():
+            flat = memoryview(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)).cast("B")
+            for start in range(0, len(flat), _SLICE):
+                f.write(flat[start : start + _SLICE])
+
+
+def map_safetensors(path: Path) -> dict[str, np.ndarray]:
+    with open(path, "rb") as f:
+        size = int.from_bytes(f.read(8), "little")
+        if not 0 < size < 100_000_000:
+            raise InputError(f"{path} is not a safetensors file")
+        header = json.loads(f.read(size))
+    out = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = entry["data_offsets"]
+        dtype = np.dtype(_DTYPES[entry["dtype"]]).newbyteorder("<")
+        shape = tuple(entry["shape"])
+        if end - start != int(np.prod(shape)) * dtype.itemsize:
+            raise InputError(f"{path}: the size of '{name}' does not match its shape")
+        out[name] = (np.memmap(path, dtype=dtype, mode="r", offset=8 + size + start, shape=shape)
+                     if end > start else np.zeros(shape, dtype))
+    return out
 
 
 def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_count: int = 5,
@@ -131,7 +175,8 @@ def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_co
     stamp = ""
     if model_path is not None and (model_path / "model.safetensors").exists():
         stamp = str((model_path / "model.safetensors").stat().st_mtime_ns)
-    key = hashlib.sha1(f"{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}|{stamp}".encode()).hexdigest()[:12]
+    key = hashlib.sha1(f"{INDEX_VERSION}|{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}|{stamp}".encode()
+                       ).hexdigest()[:12]
     name = f"{Path(corpus).name}-{key}"
     if model_path is not None and (model_path / "config.json").exists() and not handle.kind.startswith("hf-"):
         return model_path / "corpus-index" / name
@@ -154,22 +199,32 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
         except (OSError, ValueError, KeyError, InputError):
             pass  # damaged or old: rebuild
     t0 = time.perf_counter()
-    sentences, seen = [], set()
-    counts: Counter[str] = Counter()
+    if progress is not None:
+        progress(0.0, "reading the corpus")
+    candidates, seen = [], set()
     for s in get_corpus(corpus).sentences("all"):
         if 4 <= len(s) <= 400 and s not in seen:  # each distinct sentence once
             seen.add(s)
-            sentences.append(s)
-            counts.update(word_tokenize(s))
-            if len(sentences) >= max_sentences:
+            candidates.append(s)
+            if len(candidates) >= SAMPLE_FROM * max_sentences:  # a huge corpus: memory stays bounded
                 break
+    del seen
+    # evenly spread over the corpus (not its first pages: the default one starts with encyclopedia
+    # articles in title order, and its news articles have the money senses of "bank")
+    step = max(1.0, len(candidates) / max_sentences)
+    sentences = [candidates[int(i * step)] for i in range(min(max_sentences, len(candidates)))]
+    del candidates
+    counts: Counter[str] = Counter()
+    for s in sentences:
+        counts.update(word_tokenize(s))
     vocab = [w for w, c in counts.most_common() if c >= min_count and any(ch.isalpha() for ch in w)][:max_words]
     if not vocab:
         raise InputError(f"no word occurs {min_count} times in the corpus '{corpus}'")
     wanted = {w: per_word for w in vocab}
     word_id = {w: i for i, w in enumerate(vocab)}
     kept_sentences: list[str] = []
-    chunks: list[np.ndarray] = []
+    store: np.ndarray | None = None  # (per_word * words, layers, dim) float16, filled from the front
+    filled = 0
     occ_word, occ_sentence, occ_position = [], [], []
     batched = getattr(handle, "contextual_vectors_batch", None)
     batch_size = 32 if batched is not None else 1
@@ -207,12 +262,15 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
                         occ_position.append(i)
                 if picked:
                     kept_sentences.append(s)
-                    chunks.append(cv.vectors[:, picked].transpose(1, 0, 2).astype(np.float16))  # (p, layers, dim)
+                    if store is None:  # reserved, not touched: the OS maps only the pages written
+                        store = np.empty((per_word * len(vocab), *cv.vectors.shape[::2]), np.float16)
+                    store[filled : filled + len(picked)] = cv.vectors[:, picked].transpose(1, 0, 2)  # (p, layers, dim)
+                    filled += len(picked)
         if progress is not None and (start // batch_size) % 20 == 0:
             progress(start / len(sentences), f"{start:,} of {len(sentences):,} sentences")
         if not any(wanted.values()):
             break
-    vectors = np.concatenate(chunks) if chunks else np.zeros((0, 1, 1), np.float16)
+    vectors = store[:filled] if store is not None else np.zeros((0, 1, 1), np.float16)
     info = {"model": handle.name, "corpus": corpus, "per_word": per_word, "words": len(vocab),
             "occurrences": int(vectors.shape[0]), "memory_mb": round(vectors.nbytes / 2**20, 1),
             "build_seconds": round(time.perf_counter() - t0, 1)}

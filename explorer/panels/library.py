@@ -50,6 +50,7 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.hint)
         self.tree.itemDoubleClicked.connect(self._open)
         session.modelsChanged.connect(self.refresh)
+        session.runsChanged.connect(self.refresh)
         self._finder = TaskRunner(self)
         self._finder.finished.connect(self._show_available)
         self.refresh()
@@ -68,7 +69,11 @@ class LibraryPanel(QWidget):
 
             out = [(name, desc) for name, desc in api.BUILTIN_MODELS.items()]
             out += [(name, "default checkpoint shipped with word2bert") for name in api.default_checkpoints()]
-            out += [(path, "recent") for path in recent]
+            for path in recent:
+                try:
+                    out.append((path, api.describe_run(path)))
+                except api.Word2BertError:
+                    out.append((path, "recent"))  # a vectors file or a Hugging Face folder
             return out
 
         self._finder.submit(work)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.model_picker import ModelPicker
 
 DEBOUNCE_MS = 150
 
@@ -28,7 +28,9 @@ class NeighboursPanel(QWidget):
         super().__init__(parent)
         self.session = session
         self.word = QLineEdit(placeholderText="type a word, e.g. bank")
-        self.model = QComboBox()
+        from engine.api import Capability
+
+        self.model = ModelPicker(Capability.STATIC)
         self.k = 15
         self.message = QLabel("Load a model with static vectors to see neighbours.")
         self.message.setWordWrap(True)
@@ -58,26 +60,20 @@ class NeighboursPanel(QWidget):
         self.word.textChanged.connect(lambda _: self._debounce.start())
         self.model.currentIndexChanged.connect(lambda _: self.query())
         session.modelsChanged.connect(self._refresh_models)
+        self._refresh_models()
 
     def _refresh_models(self) -> None:
-        from engine.api import Capability
-
-        current = self.model.currentText()
-        self.model.blockSignals(True)
-        self.model.clear()
-        for name, handle in self.session.models.items():
-            if handle.capabilities & Capability.STATIC:
-                self.model.addItem(name)
-        if current:
-            self.model.setCurrentText(current)
-        self.model.blockSignals(False)
+        self.model.set_models(self.session.models)
         self.query()
 
     def query(self) -> None:
         word, name = self.word.text().strip(), self.model.currentText()
         handle = self.session.models.get(name)
+        self.word.setEnabled(handle is not None)
         if handle is None:
-            self.message.setText("Load a model with static vectors to see neighbours.")
+            reason = self.model.reason()
+            self.message.setText(reason[:1].upper() + reason[1:] + ". Load GloVe, word2vec or a vectors file.")
+            self.table.setRowCount(0)
             return
         if not word:
             self.message.setText(f"Type a word to see its neighbours in {name}.")

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.occurrence_map import OccurrenceMapView
 
 DEBOUNCE_MS = 150
@@ -50,6 +51,9 @@ class PolysemyPanel(QWidget):
         self.word = ""
         self.wanted_model = ""  # a scene's contextual model, selected (and indexed) once it is loaded
         self.wanted_layer: int | None = None
+        self._building = ""  # the model whose index is being built
+        self.wanted_models: list[str] = []  # a scene's models: every contextual one is indexed in turn
+        self.index_queue: list[str] = []  # models waiting for their corpus index (one build at a time)
 
         self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
         self.sentences.setPlaceholderText("one sentence per line")
@@ -78,10 +82,15 @@ class PolysemyPanel(QWidget):
         static_box = QGroupBox("Static vectors")
         QVBoxLayout(static_box).addWidget(self.static_table)
 
-        self.model = QComboBox()
+        from engine.api import Capability
+
+        self.model = ModelPicker(Capability.CONTEXTUAL)
         self.layer = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=0)
         self.layer_label = QLabel("layer 0")
         self.build = QPushButton("Build corpus index")
+        self.build_all = QPushButton("Index all models")
+        self.build_all.setToolTip("build the corpus index of every loaded contextual model, one after another, "
+                                  "to compare them side by side in 'All models'")
         self.cancel = QPushButton("Cancel", enabled=False)
         self.progress = QProgressBar(maximum=1000, textVisible=True)
         self.progress.setFormat("%p%")
@@ -104,6 +113,9 @@ class PolysemyPanel(QWidget):
         map_layout.addLayout(map_row)
         map_layout.addWidget(self.map, 1)
         self.views.addTab(map_page, "Map")
+        self.compare = QTextBrowser()  # every indexed contextual model at once: the demo on one screen
+        self.views.addTab(self.compare, "All models")
+        self._others: list[tuple[str, int, list[tuple[str, list[Any]]]]] = []
         self._last_map: Any = None
         self._last_groups: list[tuple[str, list[Any]]] = []
         add_csv_export(self.static_table, lambda: table_rows(self.static_table), "static-neighbours")
@@ -115,6 +127,7 @@ class PolysemyPanel(QWidget):
         row.addWidget(self.layer, 1)
         index_row = QHBoxLayout()
         index_row.addWidget(self.build)
+        index_row.addWidget(self.build_all)
         index_row.addWidget(self.cancel)
         index_row.addWidget(self.progress, 1)
         contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
@@ -149,10 +162,12 @@ class PolysemyPanel(QWidget):
         self.model.currentIndexChanged.connect(lambda _: self._model_changed())
         self.layer.valueChanged.connect(self._layer_changed)
         self.method.currentIndexChanged.connect(lambda _: self.query_contextual())
-        self.build.clicked.connect(self.build_index)
+        self.build.clicked.connect(lambda: self.build_index())
+        self.build_all.clicked.connect(self.index_all)
         self.cancel.clicked.connect(self.cancel_index)
         session.modelsChanged.connect(self._refresh_models)
         self._sentences_changed()
+        self._model_changed()  # no model yet: the controls say why they are off
 
     # ------------------------------------------------------------ input
 
@@ -197,6 +212,7 @@ class PolysemyPanel(QWidget):
 
     def apply_scene(self, scene: dict[str, Any]) -> None:
         self.wanted_model = scene.get("contextual_model") or ""
+        self.wanted_models = [str(m) for m in scene.get("models", [])]
         self.wanted_layer = scene.get("layer")
         self.word = str(scene.get("selection") or "").lower()
         self.sentences.setPlainText("\n".join(scene["sentences"]))
@@ -211,32 +227,31 @@ class PolysemyPanel(QWidget):
     # ------------------------------------------------------------ models
 
     def _refresh_models(self) -> None:
-        from engine.api import Capability
-
-        current = self.model.currentText()
-        self.model.blockSignals(True)
-        self.model.clear()
-        for name, handle in self.session.models.items():
-            if handle.capabilities & Capability.CONTEXTUAL and not handle.capabilities & Capability.STATIC:
-                self.model.addItem(name)
-        if self.wanted_model and self.model.findText(self.wanted_model) >= 0:
-            self.model.setCurrentText(self.wanted_model)
-        elif current:
-            self.model.setCurrentText(current)
-        self.model.blockSignals(False)
+        self.model.set_models(self.session.models, prefer=self.wanted_model)
         self._model_changed()
         self.query_static()
-        handle = self._handle()
-        if handle is not None and handle.name == self.wanted_model and handle.name not in self.indexes:
-            self.build_index()  # a scene asked for this model: index it (cached on disk after the first time)
+        # a scene's contextual models are indexed in turn, its chosen one first (cached on disk after once)
+        wanted = {*self.wanted_models, self.wanted_model} - {""}
+        for name in sorted(self.model.usable(), key=lambda n: n != self.wanted_model):
+            if name in wanted or str(self.session.models[name].path) in wanted:
+                self.build_index(name)
 
     def _handle(self) -> Any:
         return self.session.models.get(self.model.currentText())
 
     def _model_changed(self) -> None:
         handle = self._handle()
-        if handle is None:
+        idle = self.job is None or not self.job.running
+        self.build_all.setEnabled(handle is not None)
+        for control in (self.layer, self.method, self.build):
+            control.setEnabled(handle is not None and (control is not self.build or idle))
+        if handle is None:  # say why the contextual column is empty
+            reason = self.model.reason()
+            self.message.setText(reason[:1].upper() + reason[1:] + ". Load ELMo, GPT or BERT to compare occurrences.")
+            self.build.setToolTip(reason)
+            self.results.clear()
             return
+        self.build.setToolTip("")
         layers = int(handle.info.get("layers", 1)) + (0 if handle.kind == "elmo" else 1)
         self.layer.blockSignals(True)
         self.layer.setMaximum(max(0, layers - 1))
@@ -284,11 +299,22 @@ class PolysemyPanel(QWidget):
 
     # ------------------------------------------------------------ contextual column
 
-    def build_index(self) -> None:
-        handle = self._handle()
-        if handle is None or (self.job is not None and self.job.running):
+    def index_all(self) -> None:
+        for name in self.model.usable():
+            self.build_index(name)
+
+    def build_index(self, name: str | None = None) -> None:
+        """Build (or open from the disk cache) the corpus index of a model (default: the chosen one);
+        while another build runs, it waits in the queue."""
+        handle = self.session.models.get(name) if name else self._handle()
+        if handle is None or handle.name in self.indexes:
+            return
+        if self.job is not None and self.job.running:
+            if handle.name not in self.index_queue and handle.name != self._building:
+                self.index_queue.append(handle.name)
             return
         settings, corpus, name = dict(self.index_settings), self.corpus, handle.name
+        self._building = name
 
         def work(progress: Any, stop: Any) -> tuple[str, Any]:
             from engine.api import build_corpus_index
@@ -303,17 +329,26 @@ class PolysemyPanel(QWidget):
         self.cancel.setEnabled(True)
         self.message.setText(f"indexing the corpus with {name}…")
 
+    def _next_index(self) -> None:
+        while self.index_queue:
+            name = self.index_queue.pop(0)
+            if name in self.session.models and name not in self.indexes:
+                self.build_index(name)
+                return
+
     def _layer_changed(self, value: int) -> None:
         self.layer_label.setText(f"layer {value}")
         self.query_contextual()
 
     def cancel_index(self) -> None:
+        self.index_queue.clear()
         if self.job is not None:
             self.job.cancel()
 
     def _index_progress(self, fraction: float, message: str) -> None:
         self.progress.setValue(int(fraction * 1000))
-        self.message.setText(f"indexing the corpus with {self.model.currentText()}: {message}")
+        waiting = f" ({len(self.index_queue)} more waiting)" if self.index_queue else ""
+        self.message.setText(f"indexing the corpus with {self._building}: {message}{waiting}")
 
     def _index_built(self, result: tuple[str, Any]) -> None:
         name, index = result
@@ -325,13 +360,15 @@ class PolysemyPanel(QWidget):
         self.build.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(1000)
+        self._next_index()
         self.query_contextual()
 
     def _index_failed(self, message: str) -> None:
         self.build.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(0)
-        self.message.setText(message)
+        self.message.setText(f"{self._building}: {message}")
+        self._next_index()
 
     def query_contextual(self) -> None:
         handle = self._handle()
@@ -349,8 +386,23 @@ class PolysemyPanel(QWidget):
         method = {"PCA": "pca", "t-SNE": "tsne", "UMAP": "umap"}[self.method.currentText()]
         last = self._last_map
         previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
+        others = [(name, self.session.models[name], ix) for name, ix in self.indexes.items()
+                  if name != handle.name and name in self.session.models]
 
-        def work() -> tuple[str, int, list[tuple[str, list[Any]]], Any]:
+        def compare() -> list[tuple[str, int, list[tuple[str, list[Any]]]]]:
+            """The other indexed models' top 3 for each typed occurrence, at their last layer."""
+            rows = []
+            for name, other, ix in others:
+                groups = []
+                for s in sentences:
+                    cv = other.contextual_vectors(s)
+                    top = cv.vectors.shape[0] - 1
+                    groups += [(s, ix.neighbours(word, cv.vectors[top, i], top, k=3))
+                               for i, w in enumerate(cv.words) if w.lower() == word]
+                rows.append((name, top, groups))
+            return rows
+
+        def work() -> tuple[str, int, list[tuple[str, list[Any]]], Any, Any]:
             from engine.api import InputError, Word2BertError, occurrence_map
 
             out, typed, typed_sentences = [], [], []
@@ -368,7 +420,11 @@ class PolysemyPanel(QWidget):
                 occ_map = occurrence_map(vectors, corpus_sentences, typed, typed_sentences, method, previous)
             except Word2BertError as e:
                 occ_map = str(e)
-            return word, layer, out, ((handle.name, word, method), occ_map)
+            try:
+                compared = compare()
+            except Word2BertError as e:  # e.g. the word is below another index's frequency floor
+                compared = [(name, 0, [(str(e), [])]) for name, _, _ in others[:1]]
+            return word, layer, out, ((handle.name, word, method), occ_map), compared
 
         self.context_runner.submit(work)
 
@@ -378,8 +434,8 @@ class PolysemyPanel(QWidget):
             rows += [[sentence, str(i + 1), f"{h.similarity:.4f}", h.sentence] for i, h in enumerate(hits)]
         return rows
 
-    def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]], Any]) -> None:
-        word, layer, groups, (key, occ_map) = result
+    def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]], Any, Any]) -> None:
+        word, layer, groups, (key, occ_map), others = result
         self._last_groups = groups
         if isinstance(occ_map, str):
             self.map.show_message(occ_map)
@@ -398,10 +454,40 @@ class PolysemyPanel(QWidget):
                 parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
             parts.append("</ul>")
         self.results.setHtml("".join(parts))
+        self._show_compare(handle.name if handle else "", word, layer, groups, others)
+
+    def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
+                      others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:
+        """Every indexed contextual model at once: where each puts each typed occurrence."""
+        self._others = others
+        missing = [n for n in self.model.usable() if n not in self.indexes]
+        parts = [f"<p>“{html.escape(word)}”: the 3 nearest corpus occurrences of each typed occurrence, per model "
+                 "(colours as in the sentences list). Static models give every occurrence the same vector.</p>"]
+        for model_name, model_layer, model_groups in [(name, layer, groups), *others]:
+            parts.append(f"<h4>{html.escape(model_name)} <small>(layer {model_layer})</small></h4><table>")
+            for g, (sentence, hits) in enumerate(model_groups):
+                colour = COLOURS[g % len(COLOURS)]
+                cells = "<br>".join(f"{h.similarity:.2f} {snippet(h.sentence, word)}" for h in hits) or html.escape(sentence)
+                parts.append(f"<tr><td style='color:{colour}; padding-right:8px'><b>{g + 1}.</b></td><td>{cells}</td></tr>")
+            parts.append("</table>")
+        if missing:
+            parts.append(f"<p><i>Not indexed yet: {html.escape(', '.join(missing))} — press “Index all models”.</i></p>")
+        self.compare.setHtml("".join(parts))
 
     def _contextual_failed(self, message: str) -> None:
         self.results.clear()
         self.message.setText(message)
+
+
+def snippet(sentence: str, word: str, width: int = 70) -> str:
+    """About ``width`` characters of ``sentence`` around the first ``word``, as HTML with it highlighted."""
+    from engine.api import word_spans
+
+    start = next((a for a, b in word_spans(sentence) if sentence[a:b].lower() == word), 0)
+    a, b = max(0, start - width // 2), min(len(sentence), start + width // 2)
+    a = sentence.rfind(" ", 0, a) + 1 if a else 0
+    cut = sentence[a:b]
+    return ("…" if a else "") + highlight(cut, word) + ("…" if b < len(sentence) else "")
 
 
 def highlight(sentence: str, word: str) -> str:

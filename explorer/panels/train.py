@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob
 from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.settings_form import SettingsForm
 
 CONTEXTUAL = ("elmo", "gpt", "bert")
 
@@ -43,7 +44,6 @@ class TrainPanel(QWidget):
 
         super().__init__(parent)
         self.session = session
-        self.extra_settings: dict[str, Any] = {}  # model settings on top of the preset (tests, power users)
         self.job: ProcessTrainJob | None = None
         self.run_name = ""
         self.run_dir = ""
@@ -78,6 +78,9 @@ class TrainPanel(QWidget):
         form.addRow("Corpus", corpus_row)
         form.addRow("Max steps", self.steps)
         form.addRow("Device", self.device)
+        self.settings = SettingsForm()
+        self.settings.changed.connect(self._settings_changed)
+        self.settings_title = QLabel()
         buttons = QHBoxLayout()
         for b in (self.start, self.stop, self.resume):
             buttons.addWidget(b)
@@ -88,6 +91,8 @@ class TrainPanel(QWidget):
         self.runs.itemChanged.connect(self._toggle_run)
         left = QVBoxLayout()
         left.addLayout(form)
+        left.addWidget(self.settings_title)
+        left.addWidget(self.settings, 2)
         left.addLayout(buttons)
         left.addLayout(more)
         left.addWidget(self.progress)
@@ -98,6 +103,7 @@ class TrainPanel(QWidget):
         left_widget.setLayout(left)
         self.loss_plot = LossPlot(y_label="training loss")
         self.eval_plot = LossPlot(y_label="held-out metric")
+        self.speed_plot = LossPlot(y_label="per second")
         self.eval_metric = QComboBox()
         self.eval_metric.currentTextChanged.connect(lambda _: self._show_metric())
         eval_box = QWidget()
@@ -111,17 +117,33 @@ class TrainPanel(QWidget):
         plots = QSplitter(Qt.Orientation.Vertical)
         plots.addWidget(self.loss_plot)
         plots.addWidget(eval_box)
+        plots.addWidget(self.speed_plot)
+        plots.setSizes([450, 300, 200])
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left_widget)
         split.addWidget(plots)
         split.setSizes([300, 700])
         QVBoxLayout(self).addWidget(split)
-        self.kind.currentTextChanged.connect(lambda k: self.preset.setEnabled(k in CONTEXTUAL))
+        self.kind.currentTextChanged.connect(self._kind_changed)
+        self.preset.currentTextChanged.connect(lambda p: self.settings.apply_preset(p))
+        self._kind_changed(self.kind.currentText())
         self.start.clicked.connect(self.start_run)
         self.stop.clicked.connect(self.stop_run)
         self.open_run.clicked.connect(lambda: self.session.load(self.run_dir))
         self.resume.clicked.connect(self.resume_run)
         self.load_curves.clicked.connect(self._choose_curves)
+
+    def _kind_changed(self, kind: str) -> None:
+        """The settings form follows the model family (and its size preset)."""
+        contextual = kind in CONTEXTUAL
+        self.preset.setEnabled(contextual)
+        self.settings.set_kind(kind, self.preset.currentText() if contextual else None, hidden=("preset",))
+        self.settings_title.setText(f"{kind} settings (hover a name for what it does):")
+
+    def _settings_changed(self) -> None:
+        idle = self.job is None or not self.job.running
+        self.start.setEnabled(idle and not self.settings.problems)
+        self.start.setToolTip("fix the settings marked in red first" if self.settings.problems else "")
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "A text file (documents separated by blank lines) or JSONL")
@@ -134,9 +156,12 @@ class TrainPanel(QWidget):
         if self.job is not None and self.job.running:
             return
         kind = self.kind.currentText()
+        if self.settings.problems:
+            self.status.setText("the settings need fixing first: " + "; ".join(self.settings.problems))
+            return
         try:
             cfg = api.model_config(kind, self.preset.currentText() if kind in CONTEXTUAL else None,
-                                   **self.extra_settings.get(kind, {}))
+                                   **self.settings.values())
         except ValueError as e:
             self.status.setText(str(e))
             return
@@ -197,6 +222,10 @@ class TrainPanel(QWidget):
                 self._smoothed[name] = ev.loss if prev is None else 0.8 * prev + 0.2 * ev.loss
                 self.loss_plot.append(f"{name} smoothed", ev.step, self._smoothed[name])
             self.progress.setValue(int(ev.progress * 1000))
+            if ev.throughput == ev.throughput and ev.throughput > 0:
+                self.speed_plot.curve(name, colour=self.loss_plot.curve(f"{name} smoothed"))
+                self.speed_plot.append(name, ev.step, ev.throughput)
+                self.speed_plot.setLabel("left", f"{ev.unit}/s")
             self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "
                                 f"ETA {_fmt_eta(ev.eta_s)}")
         elif isinstance(ev, api.EvalMetrics):
@@ -212,7 +241,9 @@ class TrainPanel(QWidget):
             self.status.setText(f"{ev.status} at step {ev.step}. {ev.message} {metrics}".strip())
 
     def _on_finished(self, status: str) -> None:
-        self.start.setEnabled(True)
+        self.start.setEnabled(not self.settings.problems)
+        if status in ("completed", "stopped"):
+            self.session.add_run(self.run_dir)  # the library lists it: one double-click explores it
         self.stop.setEnabled(False)
         self.resume.setEnabled(status in ("stopped", "killed"))
         self.open_run.setEnabled(status in ("completed", "stopped"))
@@ -220,7 +251,7 @@ class TrainPanel(QWidget):
             self.progress.setValue(1000)
 
     def _on_failed(self, message: str) -> None:
-        self.start.setEnabled(True)
+        self.start.setEnabled(not self.settings.problems)
         self.stop.setEnabled(False)
         self.status.setText(f"the run could not start or failed: {message}")
 
@@ -240,6 +271,7 @@ class TrainPanel(QWidget):
         visible = item.checkState() == Qt.CheckState.Checked
         self.loss_plot.set_visible(item.text(), visible)
         self.loss_plot.set_visible(f"{item.text()} smoothed", visible)
+        self.speed_plot.set_visible(item.text(), visible)
         self._show_metric()
 
     def _choose_curves(self) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine import api
-from engine.errors import UnknownWord
+from engine.errors import InputError, UnknownWord
 from engine.inspect.corpus_index import Cancelled, CorpusIndex, build_corpus_index
 
 
@@ -58,3 +58,21 @@ def test_occurrence_map_clusters_two_planted_senses_and_aligns_layers():
     assert np.allclose(procrustes_align(rotated, m.points), m.points, atol=1e-3)
     t = occurrence_map(corpus, [f"s{i}" for i in range(40)], typed, ["river", "money"], "tsne", previous=m.points)
     assert t.points.shape == (42, 2)
+
+
+def test_index_files_are_standard_safetensors_and_map_back(tmp_path):
+    import numpy as np
+    from safetensors.numpy import load_file
+
+    from engine.inspect.corpus_index import map_safetensors, write_safetensors
+
+    arrays = {"vectors": np.random.default_rng(0).random((5, 3, 8)).astype(np.float16),
+              "occ_word": np.arange(5, dtype=np.int32), "empty": np.zeros((0,), np.int16)}
+    write_safetensors(tmp_path / "i.safetensors", arrays)
+    by_package, mapped = load_file(str(tmp_path / "i.safetensors")), map_safetensors(tmp_path / "i.safetensors")
+    for name, array in arrays.items():
+        assert np.array_equal(by_package[name], array) and np.array_equal(mapped[name], array)
+    assert isinstance(mapped["vectors"], np.memmap)
+    (tmp_path / "bad.safetensors").write_bytes(b"\xff" * 16)
+    with pytest.raises(InputError, match="not a safetensors file"):
+        map_safetensors(tmp_path / "bad.safetensors")

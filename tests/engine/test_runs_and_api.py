@@ -282,6 +282,26 @@ def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
     assert set(result) >= {"analogy", "wordsim", "simlex"}
     assert 0 <= result["wordsim"]["coverage"] <= 1 and "accuracy" in result["analogy"]
     assert train_main(["word2vec", "--corpus", "/no/such", "--out", str(tmp_path / "x")]) == 2
+    capsys.readouterr()
+    assert train_main(["gpt", "--out", str(tmp_path / "y"), "--hidden", "100", "--heads", "3"]) == 2
+    assert "hidden (100) must be a multiple of heads (3)" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()
+
+
+def test_settings_are_described_and_checked_for_every_family():
+    from engine import api
+
+    for kind in api.model_kinds():
+        settings = api.model_settings(kind, "small" if kind in ("bert", "gpt", "elmo") else None)
+        assert settings and api.check_settings(kind, {s.name: s.value for s in settings}) == []
+    bert = {s.name: s for s in api.model_settings("bert", "base")}
+    assert bert["layers"].value == 12 and bert["hidden"].type == "int" and bert["nsp"].type == "bool"
+    assert "next-sentence" in bert["nsp"].help and bert["preset"].choices == ("tiny", "small", "base")
+    assert api.check_settings("bert", {"mask_prob": 1.5, "seq_len": 600, "lr": 0.0}) == [
+        "lr must be above 0 (it is 0.0)", "mask_prob must be at least 0 and below 1 (it is 1.5)",
+        "seq_len (600) cannot exceed max_len (512)"]
+    assert api.check_settings("word2vec", {"hs": 0, "negative": 0}) and api.check_settings("elmo", {"filters": "3x"})
+    assert api.check_settings("gpt", {"no_such": 1}) == ["gpt has no setting 'no_such'"]
 
 
 QUERY_TEXT = st.text(max_size=60) | st.sampled_from(["", " ", "\x00", "[MASK]", "bank", "piano", "a" * 30000])

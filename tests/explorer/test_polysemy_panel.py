@@ -38,7 +38,7 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
-    word, layer, groups, (_, occ_map) = blocker.args[0]
+    word, layer, groups, (_, occ_map), _ = blocker.args[0]
     assert occ_map.points.shape[0] == occ_map.typed.size and occ_map.typed.sum() == 2
     assert word == "piano" and layer == 2 and len(groups) == 2
     first = [h.sentence for h in groups[0][1]]
@@ -70,6 +70,29 @@ def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(
     with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
         panel.select("qqzzxxwv")
     assert "not in the vocabulary" in panel.static_table.item(0, 1).text()
+
+
+def test_controls_a_model_cannot_serve_are_disabled_with_the_reason(qtbot, window, contextual_runs):
+    panel, words = window.polysemy, window.neighbours
+    assert not panel.build.isEnabled() and "no model is loaded" in panel.message.text().lower()
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load("glove-6b-50d")
+    assert not panel.build.isEnabled() and not panel.layer.isEnabled()
+    assert "whatever the sentence" in panel.message.text() and "glove-6b-50d" in panel.build.toolTip()
+    assert panel.model.itemText(0) == "glove-6b-50d (cannot)"
+    assert words.word.isEnabled() and words.model.currentText() == "glove-6b-50d"
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["gpt"][0]))
+    assert panel.model.currentText() == "gpt" and panel.build.isEnabled() and panel.layer.isEnabled()
+    assert words.model.currentText() == "glove-6b-50d" and words.model.usable() == ["glove-6b-50d"]
+    assert "one vector per occurrence" in words.model.reasons["gpt"]
+    from engine.api import Capability
+
+    gpt = window.session.models["gpt"]
+    assert "left to right" in gpt.missing(Capability.MASKED_LM) and gpt.missing(Capability.ATTENTION) == ""
+    window.session.models.pop("glove-6b-50d")
+    window.session.modelsChanged.emit()
+    assert not words.word.isEnabled() and "one vector per occurrence" in words.message.text()
 
 
 def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
@@ -124,3 +147,58 @@ def test_tables_export_to_csv(qtbot, window, tmp_path):
     write_csv(str(tmp_path / "t.csv"), table_rows(panel.static_table))
     text = (tmp_path / "t.csv").read_text()
     assert text.startswith("static model,") and "glove-6b-50d" in text and "banks" in text
+
+
+def test_all_models_tab_compares_every_indexed_model(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    for kind in ("bert", "gpt"):
+        with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+            window.session.load(str(contextual_runs[kind][0]))
+    panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
+    panel.index_all()
+    assert panel.index_queue == ["gpt"]  # one build at a time: the second waits
+    qtbot.waitUntil(lambda: {"bert", "gpt"} <= set(panel.indexes), timeout=180_000)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
+        panel.select("piano")
+    others = blocker.args[0][4]
+    assert [name for name, _, _ in others] == ["gpt"] and len(others[0][2]) == 2  # two typed occurrences
+    text = panel.compare.toPlainText()
+    assert "bert (layer 2)" in text and "gpt (layer 2)" in text and "piano" in text
+    panel.views.setCurrentWidget(panel.compare)
+    qtbot.wait(50)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "polysemy-all-models-tiny.png"))
+
+
+@pytest.mark.parametrize("scene", ["bank", "play"])
+def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qtbot, window, scene):
+    """The speaker's demo: the shipped default models on the default corpus (a small index, for speed)."""
+    panel = window.polysemy
+    panel.corpus = "default"
+    panel.index_settings = {"per_word": 10, "max_words": 1500, "min_count": 3, "max_sentences": 3000}
+    window.open_scene(scene)
+    qtbot.waitUntil(lambda: "bert-tiny" in panel.indexes and len(window.session.models) == 5, timeout=240_000)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
+        panel.query_contextual()
+    word, _, groups, _, _ = blocker.args[0]
+    assert word == scene and len(groups) == len(panel.sentence_list())
+    assert [h.sentence for h in groups[0][1]] != [h.sentence for h in groups[1][1]]
+    qtbot.waitUntil(lambda: panel.static_table.rowCount() == 2, timeout=30_000)  # GloVe and word2vec
+    statics = {panel.static_table.item(r, 0).text() for r in range(2)}
+    assert statics == {"glove-6b-50d", "word2vec-sgns"}
+    qtbot.wait(50)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / f"scene-{scene}-defaults.png"))
+    panel.views.setCurrentIndex(1)  # the map
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        panel.query_contextual()
+    qtbot.wait(50)
+    window.grab().save(str(SHOTS / f"scene-{scene}-defaults-map.png"))
+    qtbot.waitUntil(lambda: not panel.index_queue and not panel.job.running, timeout=240_000)
+    assert {"elmo-tiny", "gpt-tiny", "bert-tiny"} <= set(panel.indexes)  # every contextual model of the scene
+    panel.views.setCurrentWidget(panel.compare)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        panel.query_contextual()
+    qtbot.wait(50)
+    assert "elmo-tiny" in panel.compare.toPlainText() and "gpt-tiny" in panel.compare.toPlainText()
+    window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))

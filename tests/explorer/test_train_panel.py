@@ -8,6 +8,13 @@ from conftest import TINY
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
 
+def choose(panel, kind):
+    """Pick a model family and fill its generated settings form with the tests' tiny settings."""
+    panel.kind.setCurrentText(kind)
+    panel.settings.set_values(TINY[kind])
+    assert not panel.settings.problems
+
+
 @pytest.fixture
 def window(qtbot, tmp_path, monkeypatch, topic_corpus):
     monkeypatch.setenv("WORD2BERT_RUNS", str(tmp_path / "runs"))
@@ -19,7 +26,6 @@ def window(qtbot, tmp_path, monkeypatch, topic_corpus):
     win.show()
     win.tabs.setCurrentWidget(win.train)
     panel = win.train
-    panel.extra_settings = {k: dict(v) for k, v in TINY.items()}
     panel.corpus.setCurrentText(str(topic_corpus))
     yield win
     from PySide6.QtCore import QThreadPool
@@ -29,7 +35,7 @@ def window(qtbot, tmp_path, monkeypatch, topic_corpus):
 
 def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
     panel = window.train
-    panel.kind.setCurrentText("gpt")
+    choose(panel, "gpt")
     panel.steps.setValue(40)
     panel.start.click()
     assert not panel.start.isEnabled() and panel.stop.isEnabled()
@@ -41,8 +47,17 @@ def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
     assert any(name.endswith("perplexity") for name in panel.eval_plot.curves)
     qtbot.wait(250)  # the plot redraws from its 10 Hz timer
     assert len(panel.loss_plot.curves[panel.run_name].getData()[0]) == 4
+    assert len(panel.speed_plot.points(panel.run_name)[0]) == 4  # throughput at every logged step
+    assert "tokens/s" in panel.speed_plot.getPlotItem().getAxis("left").labelText
     SHOTS.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(SHOTS / "pretrain-gpt-tiny.png"))
+    library = window.library
+
+    def listed() -> bool:
+        items = [library.available.child(i) for i in range(library.available.childCount())]
+        return any(it.toolTip(0) == panel.run_dir and "gpt" in it.text(1) and "steps" in it.text(1) for it in items)
+
+    qtbot.waitUntil(listed, timeout=10_000)  # the finished run is in the model library at once
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         panel.open_run.click()
     assert panel.run_name in window.session.models
@@ -50,7 +65,7 @@ def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
 
 def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
     panel = window.train
-    panel.kind.setCurrentText("bert")
+    choose(panel, "bert")
     panel.steps.setValue(100_000)
     panel.start.click()
     with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
@@ -71,7 +86,7 @@ def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextua
     panel.show_run_curves(str(contextual_runs["gpt"][0]))
     steps, losses = panel.loss_plot.points("gpt")
     assert len(steps) == 4 and len(panel.loss_plot.points("gpt smoothed")[0]) == 4
-    panel.kind.setCurrentText("gpt")
+    choose(panel, "gpt")
     panel.steps.setValue(60)
     panel.start.click()
     with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
@@ -87,3 +102,35 @@ def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextua
     assert done.args == ["completed"]
     steps, _ = panel.loss_plot.points(panel.run_name)
     assert len(steps) > first_steps and steps[-1] == 60
+
+
+def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
+    from engine import api
+
+    panel = window.train
+    for kind in api.model_kinds():
+        panel.kind.setCurrentText(kind)
+        names = {s.name for s in api.model_settings(kind)} - {"preset"}
+        assert set(panel.settings.editors) == names and not panel.settings.problems
+    panel.kind.setCurrentText("bert")
+    panel.preset.setCurrentText("base")
+    assert panel.settings.editors["layers"].value() == 12 and panel.settings.editors["hidden"].value() == 768
+    panel.settings.editors["heads"].setValue(5)
+    assert not panel.start.isEnabled()
+    assert "hidden (768) must be a multiple of heads (5)" in panel.settings.problem_label.text()
+    assert panel.settings.editors["heads"].styleSheet() and panel.settings.editors["hidden"].styleSheet()
+    panel.settings.editors["heads"].setValue(12)
+    panel.settings.editors["lr"].setText("fast")
+    assert panel.settings.problems == ["lr must be a number, not 'fast'"] and not panel.start.isEnabled()
+    panel.settings.editors["lr"].setText("3e-4")
+    assert panel.start.isEnabled() and panel.settings.values()["lr"] == 3e-4
+    panel.kind.setCurrentText("word2vec")
+    assert panel.settings.editors["sg"].itemText(1) == "1: skip-gram"
+    panel.settings.editors["max_vocab"].setText("50000")
+    assert panel.settings.values()["max_vocab"] == 50000
+    panel.settings.editors["max_vocab"].setText("")
+    assert panel.settings.values()["max_vocab"] is None and panel.start.isEnabled()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    panel.settings.editors["negative"].setValue(0)  # with negative sampling: a problem to show
+    qtbot.wait(50)  # the rebuilt form is laid out by the event loop
+    window.grab().save(str(SHOTS / "pretrain-settings-word2vec.png"))

@@ -1,0 +1,60 @@
+"""A model chooser for one panel: every loaded model is listed; those that cannot do what the panel
+needs are greyed out, and their tooltip (and ``reason()``) says why, in the engine's words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtWidgets import QComboBox, QWidget
+
+
+def why_not(handle: Any, needs: Any) -> str:
+    """The first reason ``handle`` lacks one of the capabilities in ``needs`` ("" when it has them all)."""
+    for flag in type(needs):
+        if flag.value and flag in needs:
+            reason = handle.missing(flag)
+            if reason:
+                return reason
+    return ""
+
+
+class ModelPicker(QComboBox):
+    def __init__(self, needs: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.needs = needs  # an engine.api.Capability (flags combine: ATTENTION | MASKED_LM)
+        self._items = QStandardItemModel(self)
+        self.setModel(self._items)
+        self.reasons: dict[str, str] = {}
+
+    def set_models(self, models: dict[str, Any], prefer: str = "") -> None:
+        """List ``models`` (name -> handle) and choose ``prefer`` if it fits, else the current choice if it
+        still fits, else the first model that fits. Emits no signal: the panel updates itself after."""
+        current = self.currentText()
+        self.blockSignals(True)
+        self._items.clear()
+        self.reasons = {name: why_not(handle, self.needs) for name, handle in models.items()}
+        for name in models:
+            item = QStandardItem(name)
+            reason = self.reasons[name]
+            if reason:
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled & ~Qt.ItemFlag.ItemIsSelectable)
+                item.setToolTip(reason)
+                item.setText(f"{name} (cannot)")
+            self._items.appendRow(item)
+        usable = self.usable()
+        choice = next((n for n in (prefer, current) if n in usable), usable[0] if usable else "")
+        self.setCurrentIndex(list(models).index(choice) if choice else -1)
+        self.blockSignals(False)
+
+    def usable(self) -> list[str]:
+        return [name for name, reason in self.reasons.items() if not reason]
+
+    def reason(self) -> str:
+        """Why no model can be chosen ("" when one is)."""
+        if self.usable():
+            return ""
+        if not self.reasons:
+            return "no model is loaded: open one in the model library"
+        return "no loaded model can do this: " + "; ".join(self.reasons.values())

@@ -1,0 +1,161 @@
+"""A form generated from a model family's settings (engine.api.model_settings): one editor per field,
+typed (check box, whole number, number, text, choice), each with its help as a tooltip; every edit is
+checked by the engine's own rules and the problems are named under the form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+INVALID = "background: #fde2e2;"
+
+
+class SettingsForm(QWidget):
+    changed = Signal()  # after every edit, once the problems are updated
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.kind = ""
+        self.editors: dict[str, QWidget] = {}
+        self.types: dict[str, str] = {}
+        self.optional: dict[str, bool] = {}
+        self.problems: list[str] = []
+        self._form = QFormLayout()
+        self._form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        self.problem_label = QLabel()
+        self.problem_label.setWordWrap(True)
+        self.problem_label.setStyleSheet("color: #b00020;")
+        fields = QWidget()
+        fields.setLayout(self._form)
+        scroll = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
+        scroll.setWidgetResizable(True)
+        scroll.setWidget(fields)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(scroll, 1)
+        layout.addWidget(self.problem_label)
+
+    def set_kind(self, kind: str, preset: str | None = None, hidden: tuple[str, ...] = ()) -> None:
+        """Rebuild the form for ``kind`` with the values of ``preset`` (fields in ``hidden`` stay off it)."""
+        from engine import api
+
+        while self._form.rowCount():
+            self._form.removeRow(0)
+        self.kind, self.editors, self.types, self.optional = kind, {}, {}, {}
+        for setting in api.model_settings(kind, preset):
+            if setting.name in hidden:
+                continue
+            editor = self._editor(setting)
+            editor.setToolTip(setting.help or setting.name)
+            label = QLabel(setting.name.replace("_", " "))
+            label.setToolTip(setting.help or setting.name)
+            self._form.addRow(label, editor)
+            self.editors[setting.name] = editor
+            self.types[setting.name] = setting.type
+            self.optional[setting.name] = setting.optional
+        self._check()
+
+    def apply_preset(self, preset: str) -> None:
+        """Fill in a preset's values, keeping the editors."""
+        from engine import api
+
+        self.set_values({s.name: s.value for s in api.model_settings(self.kind, preset) if s.name in self.editors})
+
+    def _editor(self, setting: Any) -> QWidget:
+        if setting.choices:
+            editor = QComboBox()
+            for choice, shown in zip(setting.choices, setting.choice_names, strict=True):
+                editor.addItem(shown, choice)
+            editor.setCurrentIndex(max(0, editor.findData(setting.value)))
+            editor.currentIndexChanged.connect(self._check)
+        elif setting.type == "bool":
+            editor = QCheckBox(checked=bool(setting.value))
+            editor.toggled.connect(self._check)
+        elif setting.type == "int" and not setting.optional:
+            editor = QSpinBox(minimum=-1, maximum=2_000_000_000, value=int(setting.value))
+            editor.setGroupSeparatorShown(True)
+            editor.valueChanged.connect(self._check)
+        else:  # numbers like 5e-4, optional numbers ("" = none) and text
+            editor = QLineEdit(self._text(setting.value))
+            if setting.optional:
+                editor.setPlaceholderText("none")
+            editor.textChanged.connect(self._check)
+        return editor
+
+    @staticmethod
+    def _text(value: Any) -> str:
+        if value is None:
+            return ""
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    def set_values(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            editor = self.editors.get(name)
+            if editor is None:
+                continue
+            editor.blockSignals(True)
+            if isinstance(editor, QComboBox):
+                editor.setCurrentIndex(max(0, editor.findData(value)))
+            elif isinstance(editor, QCheckBox):
+                editor.setChecked(bool(value))
+            elif isinstance(editor, QSpinBox):
+                editor.setValue(int(value))
+            elif isinstance(editor, QLineEdit):
+                editor.setText(self._text(value))
+            editor.blockSignals(False)
+        self._check()
+
+    def _parse(self) -> tuple[dict[str, Any], list[str]]:
+        values: dict[str, Any] = {}
+        problems: list[str] = []
+        for name, editor in self.editors.items():
+            if isinstance(editor, QComboBox):
+                values[name] = editor.currentData()
+            elif isinstance(editor, QCheckBox):
+                values[name] = editor.isChecked()
+            elif isinstance(editor, QSpinBox):
+                values[name] = editor.value()
+            else:
+                text = editor.text().strip()  # type: ignore[attr-defined]
+                kind = self.types[name]
+                if not text and self.optional[name]:
+                    values[name] = None
+                elif kind in ("int", "float"):
+                    try:
+                        values[name] = int(text) if kind == "int" else float(text)
+                    except ValueError:
+                        problems.append(f"{name} must be {'a whole number' if kind == 'int' else 'a number'}, "
+                                        f"not {text!r}")
+                else:
+                    values[name] = text
+        return values, problems
+
+    def values(self) -> dict[str, Any]:
+        """The settings as typed (call ``problems`` first: a field that does not parse is left out)."""
+        return self._parse()[0]
+
+    def _check(self) -> None:
+        from engine import api
+
+        values, problems = self._parse()
+        if not problems:
+            problems = api.check_settings(self.kind, values)
+        self.problems = problems
+        self.problem_label.setText("\n".join(problems))
+        self.problem_label.setVisible(bool(problems))
+        for name, editor in self.editors.items():
+            bad = any(p.startswith(name + " ") or f"({name})" in p or f" {name} (" in p for p in problems)
+            editor.setStyleSheet(INVALID if bad else "")
+        self.changed.emit()

@@ -1,0 +1,30 @@
+"""Live curves stay light with hundreds of thousands of points: the plot draws a peak-downsampled copy
+clipped to the view, keeps the extremes, and a NaN (a diverged step) leaves a gap instead of breaking it."""
+
+import numpy as np
+
+
+def test_hundreds_of_thousands_of_points_are_downsampled_keeping_peaks(qtbot):
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(700, 400)
+    plot.show()
+    n = 300_000
+    rng = np.random.default_rng(0)
+    loss = 8 * np.exp(-np.arange(n) / 60_000) + rng.normal(0, 0.05, n)
+    loss[123_456] = 20.0  # a spike the downsampled curve must keep
+    loss[200_000] = np.nan
+    for step, value in enumerate(loss):
+        plot.append("run", step, value)
+    plot._redraw()
+    qtbot.wait(50)
+    shown_x, shown_y = plot.curves["run"].getData()
+    assert len(plot.points("run")[0]) == n  # every point is kept in the buffer
+    assert 100 < len(shown_x) < n // 20  # but only a few per pixel are drawn
+    assert np.nanmax(shown_y) == 20.0
+    plot.getPlotItem().setXRange(150_000, 160_000, padding=0)  # zooming in clips to the view
+    qtbot.wait(50)
+    zoomed_x, _ = plot.curves["run"].getData()
+    assert zoomed_x.min() >= 140_000 and zoomed_x.max() <= 170_000
