@@ -42,6 +42,15 @@ from engine.results import (
     SentenceScore,
     TokenCandidates,
 )
+from engine.inspect.attention_stats import (
+    STATISTICS,
+    HeadStats,
+    average_heads,
+    corpus_head_table,
+    downsample,
+    head_table,
+    rollout,
+)
 from engine.text import word_spans, word_tokenize
 from engine.training.events import (
     CheckpointSaved,
@@ -55,6 +64,7 @@ from engine.training.events import (
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
     from engine.handles import ModelHandle
     from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
+    from engine.inspect.bert_example import TrainingExample, bert_training_example
     from engine.inspect.projection import OccurrenceMap, occurrence_map
 
 BUILTIN_MODELS = {
@@ -76,6 +86,10 @@ def __getattr__(name: str) -> object:
         from engine.inspect import corpus_index
 
         return getattr(corpus_index, name)
+    if name in ("TrainingExample", "bert_training_example"):
+        from engine.inspect import bert_example
+
+        return getattr(bert_example, name)
     if name in ("OccurrenceMap", "occurrence_map"):
         from engine.inspect import projection
 
@@ -153,6 +167,17 @@ def corpora() -> list[str]:
     from engine.corpora import corpus_names
 
     return corpus_names()
+
+
+def corpus_sample(corpus: str = "default", n: int = 200, part: str = "heldout") -> list[str]:
+    """``n`` sentences spread evenly over a corpus part (for statistics over "a sample of the corpus")."""
+    from engine.corpora import get_corpus
+
+    sentences = [s for s in get_corpus(corpus).sentences(part) if 4 <= len(s) <= 300]
+    if not sentences:
+        raise CorpusError(f"the corpus '{corpus}' has no {part} sentences")
+    step = max(1.0, len(sentences) / n)
+    return [sentences[int(i * step)] for i in range(min(n, len(sentences)))]
 
 
 def runs_folder() -> Path:
@@ -288,5 +313,6 @@ __all__ = [
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings", "train_cli",
+    "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
+    "TrainingExample", "bert_training_example", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings", "train_cli",
 ]

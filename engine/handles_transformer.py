@@ -221,6 +221,30 @@ class TransformerHandle(ModelHandle):
         return TokenCandidates(text, tuple(self._token_text(int(i)) for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))
 
+    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
+        """The continuation of ``text`` by a left-to-right model: greedy (temperature 0) or sampled."""
+        if self.adapter.objective != "causal":
+            raise Unsupported(self.missing(Capability.NEXT_TOKEN) or f"{self.name} cannot continue text")
+        ids, _, _, _, _ = self._encode(check_text(text))
+        start = len(ids)
+        generator = torch.Generator().manual_seed(seed)
+        for _ in range(max(1, min(int(tokens), 200))):
+            window = ids[-self.adapter.max_len :]
+            out = self._forward(window, logits=True, positions=[len(window) - 1])
+            assert out.logits is not None
+            logits = out.logits[0, 0].float().cpu()
+            if temperature <= 0:
+                next_id = int(logits.argmax())
+            else:
+                next_id = int(torch.multinomial((logits / temperature).softmax(-1), 1, generator=generator))
+            ids.append(next_id)
+        new = ids[start:]
+        tok = self.adapter.tokenizer
+        if self.adapter.byte_level:
+            return tok.decode(new, skip_special_tokens=False)
+        pieces = [self._token_text(i) for i in new]  # WordPiece: "##" joins to the previous piece
+        return "".join(p[2:] if p.startswith("##") else " " + p for p in pieces)
+
     def score(self, sentence: str) -> SentenceScore:
         text = check_text(sentence)
         if self.adapter.objective == "causal":

@@ -51,9 +51,12 @@ def run(argv: list[str]) -> int:
             status["code"] = 1
             app.quit()
 
-        if args.scene:  # wait for the contextual neighbours (the index may need building first)
+        panel = window.tabs.currentWidget()
+        if args.scene and panel is window.polysemy:  # wait for the contextual neighbours (the index may need building)
             window.polysemy.context_runner.finished.connect(lambda _: QTimer.singleShot(300, grab))
             window.polysemy.context_runner.failed.connect(failed)
+        elif args.scene:  # the attention or predictions panel: once its results are drawn
+            panel.shown.connect(lambda: QTimer.singleShot(500, grab))
         else:
             window.neighbours.runner.finished.connect(lambda _: QTimer.singleShot(100, grab))
             window.neighbours.runner.failed.connect(failed)

@@ -16,9 +16,11 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
+from explorer.panels.attention import AttentionPanel
 from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy import PolysemyPanel
+from explorer.panels.predictions import PredictionsPanel
 from explorer.panels.train import TrainPanel
 from explorer.session import Session
 from explorer.tasks import TaskRunner
@@ -48,10 +50,15 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.polysemy = PolysemyPanel(session)
         self.neighbours = NeighboursPanel(session)
+        self.attention = AttentionPanel(session)
+        self.predictions = PredictionsPanel(session)
         self.train = TrainPanel(session)
         self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
+        self.tabs.addTab(self.attention, "Attention")
+        self.tabs.addTab(self.predictions, "Predictions")
         self.tabs.addTab(self.train, "Pretrain")
+        self.predictions.focus_token.connect(self._show_attention_of)
         self.setCentralWidget(self.tabs)
         self.library = LibraryPanel(session)
         dock = QDockWidget("Model library", self)
@@ -139,9 +146,18 @@ class MainWindow(QMainWindow):
         for model in scene["models"]:
             if model not in self.session.models:
                 self.session.load(model)
-        self.tabs.setCurrentWidget(self.polysemy)
-        self.polysemy.apply_scene(scene)
+        panel = self.scene_panel(scene)
+        self.tabs.setCurrentWidget(panel)
+        panel.apply_scene(scene)
         self.statusBar().showMessage(f"scene: {scene.get('title', name_or_path)}")
+
+    def scene_panel(self, scene: dict) -> PolysemyPanel | AttentionPanel | PredictionsPanel:
+        return {"attention": self.attention, "predictions": self.predictions}.get(scene.get("panel"), self.polysemy)
+
+    def _show_attention_of(self, text: str, position: int) -> None:
+        """A predicted token was clicked: where does that position attend?"""
+        self.tabs.setCurrentWidget(self.attention)
+        self.attention.show_token(text, position)
 
     def open_scene_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a scene", filter="Scenes (*.json)")
@@ -153,7 +169,9 @@ class MainWindow(QMainWindow):
 
         path, _ = QFileDialog.getSaveFileName(self, "Save the scene", filter="Scenes (*.json)")
         if path:
-            save_scene(path, self.polysemy.current_scene())
+            current = self.tabs.currentWidget()
+            panel = current if current in (self.attention, self.predictions) else self.polysemy
+            save_scene(path, panel.current_scene())
 
     def open_folder(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a word2bert run folder or a Hugging Face checkpoint folder")

@@ -1,0 +1,115 @@
+"""What each attention head does, in numbers (Clark et al. 2019, "What does BERT look at?"): the
+entropy of its rows and the share of attention it sends to [CLS], to [SEP], to punctuation, to the
+previous / next token and to the token itself; the average over heads; attention rollout (Abnar &
+Zuidema 2020). Plain numpy on the ``AttentionMaps.weights`` array (layers, heads, q, k)."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+
+import numpy as np
+
+CLS_TOKENS = {"[CLS]", "<s>", "<cls>"}
+SEP_TOKENS = {"[SEP]", "</s>", "<sep>", "<|endoftext|>"}
+STATISTICS = ("entropy", "to_cls", "to_sep", "to_punct", "to_previous", "to_next", "to_self")
+
+
+@dataclass(frozen=True)
+class HeadStats:
+    layer: int
+    head: int
+    entropy: float  # mean over query tokens, in bits
+    to_cls: float  # mean share of each row's attention
+    to_sep: float
+    to_punct: float
+    to_previous: float
+    to_next: float
+    to_self: float
+    sentences: int = 1  # how many sentences the numbers average over
+
+
+def _is_punct(token: str) -> bool:
+    text = token.strip().removeprefix("##").removeprefix("Ġ")
+    return bool(text) and all(unicodedata.category(c).startswith("P") for c in text)
+
+
+def token_kinds(tokens: tuple[str, ...] | list[str]) -> dict[str, np.ndarray]:
+    """Boolean masks over the key tokens: which are [CLS], [SEP], punctuation."""
+    return {"cls": np.array([t.strip() in CLS_TOKENS for t in tokens]),
+            "sep": np.array([t.strip() in SEP_TOKENS for t in tokens]),
+            "punct": np.array([_is_punct(t) for t in tokens])}
+
+
+def head_statistics(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) -> np.ndarray:
+    """(layers, heads, len(STATISTICS)) array, each statistic averaged over the query tokens."""
+    w = np.asarray(weights, dtype=np.float64)  # (L, H, q, k)
+    if w.ndim != 4 or w.shape[-1] != w.shape[-2] or w.shape[-1] != len(tokens):
+        raise ValueError(f"attention must be (layers, heads, n, n) with n = {len(tokens)} tokens, not {w.shape}")
+    n = w.shape[-1]
+    kinds = token_kinds(tokens)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = np.where(w > 0, w * np.log2(w), 0.0)
+    entropy = -plogp.sum(-1).mean(-1)
+    rows = np.arange(n)
+    diag = w[..., rows, rows].mean(-1)
+    # over the rows that have a previous (next) token
+    previous = w[..., rows[1:], rows[1:] - 1].mean(-1) if n > 1 else np.zeros(w.shape[:2])
+    following = w[..., rows[:-1], rows[:-1] + 1].mean(-1) if n > 1 else np.zeros(w.shape[:2])
+    share = {k: w[..., kinds[k]].sum(-1).mean(-1) for k in ("cls", "sep", "punct")}
+    return np.stack([entropy, share["cls"], share["sep"], share["punct"], previous, following, diag], axis=-1)
+
+
+def head_table(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) -> list[HeadStats]:
+    stats = head_statistics(weights, tokens)
+    return [HeadStats(layer, head, *(float(v) for v in stats[layer, head]))
+            for layer in range(stats.shape[0]) for head in range(stats.shape[1])]
+
+
+def corpus_head_table(model: object, sentences: list[str], stop: object = None) -> list[HeadStats]:
+    """The same statistics averaged over sentences of a corpus (``model`` has ``attention(text)``)."""
+    total: np.ndarray | None = None
+    count = 0
+    for sentence in sentences:
+        if stop is not None and stop.is_set():  # type: ignore[attr-defined]
+            break
+        maps = model.attention(sentence)  # type: ignore[attr-defined]
+        stats = head_statistics(maps.weights, maps.tokens)
+        total = stats if total is None else total + stats
+        count += 1
+    if total is None:
+        raise ValueError("no sentence to average over")
+    mean = total / count
+    return [HeadStats(layer, head, *(float(v) for v in mean[layer, head]), sentences=count)
+            for layer in range(mean.shape[0]) for head in range(mean.shape[1])]
+
+
+def average_heads(weights: np.ndarray) -> np.ndarray:
+    """(layers, q, k): each layer's heads averaged."""
+    return np.asarray(weights, dtype=np.float32).mean(axis=1)
+
+
+def rollout(weights: np.ndarray) -> np.ndarray:
+    """(layers, q, k) attention rollout: how much each input token flows into each position by each
+    layer, mixing in the residual connection as 0.5·A + 0.5·I with rows renormalised (Abnar & Zuidema)."""
+    mean = np.asarray(weights, dtype=np.float64).mean(axis=1)  # (L, n, n)
+    n = mean.shape[-1]
+    flow = np.eye(n)
+    out = np.empty_like(mean)
+    for layer in range(mean.shape[0]):
+        mixed = 0.5 * mean[layer] + 0.5 * np.eye(n)
+        mixed /= mixed.sum(-1, keepdims=True)
+        flow = mixed @ flow
+        out[layer] = flow
+    return out.astype(np.float32)
+
+
+def downsample(matrix: np.ndarray, size: int) -> np.ndarray:
+    """A (q, k) matrix shrunk to at most ``size`` × ``size`` by averaging blocks (thumbnails of long inputs)."""
+    q, k = matrix.shape
+    fq, fk = max(1, -(-q // size)), max(1, -(-k // size))
+    if fq == 1 and fk == 1:
+        return matrix
+    pad = np.zeros((-(-q // fq) * fq, -(-k // fk) * fk), matrix.dtype)
+    pad[:q, :k] = matrix
+    return pad.reshape(pad.shape[0] // fq, fq, pad.shape[1] // fk, fk).mean(axis=(1, 3))

@@ -1,0 +1,372 @@
+"""The attention panel: every head of a Transformer (ours or a Hugging Face checkpoint) on a sentence
+or a BERT pair — the head view (lines from queries to keys), the model view (all layers × heads as
+thumbnails, one opens large), the head atlas (what each head attends to, sortable, over the sentence
+or a corpus sample) and the average over heads / attention rollout per layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSlider,
+    QSpinBox,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QTabWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.head_view import HEAD_COLOURS, HeadView
+from explorer.widgets.heatmap import Heatmap, HeatmapGrid
+from explorer.widgets.model_picker import ModelPicker
+
+DEBOUNCE_MS = 150
+THUMBNAIL = 48  # model-view thumbnails are at most this many pixels a side (long inputs are averaged)
+ATLAS_COLUMNS = ["layer", "head", "entropy (bits)", "→ [CLS]", "→ [SEP]", "→ punctuation", "→ previous",
+                 "→ next", "→ itself"]
+
+
+class _Number(QTableWidgetItem):
+    """A table cell that sorts by its number."""
+
+    def __init__(self, value: float, digits: int = 3) -> None:
+        super().__init__(f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+        self.value = value
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        return self.value < getattr(other, "value", 0)
+
+
+class AttentionPanel(QWidget):
+    shown = Signal()  # results are on screen (scenes' screenshots wait for it)
+    VIEWS = ("head", "model", "atlas", "rollout")
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        from engine.api import Capability
+
+        super().__init__(parent)
+        self.session = session
+        self.result: dict[str, Any] | None = None
+        self.pending_focus = -1
+        self.pending_layer: int | None = None
+        self.wanted_model = ""
+        self.atlas_job: BackgroundJob | None = None
+        self.sentence = QLineEdit("The cat sat on the mat because it was tired.")
+        self.pair = QLineEdit(placeholderText="second sentence (optional: a pair, as BERT reads it)")
+        self.model = ModelPicker(Capability.ATTENTION)
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        top = QHBoxLayout()
+        top.addWidget(QLabel("Sentence:"))
+        top.addWidget(self.sentence, 3)
+        top.addWidget(self.pair, 2)
+        top.addWidget(QLabel("Model:"))
+        top.addWidget(self.model, 1)
+
+        # head view
+        self.layer = QSpinBox(minimum=0, maximum=0)
+        self.head_buttons: list[QToolButton] = []
+        self.head_row = QHBoxLayout()
+        self.threshold = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=50, value=2)
+        self.threshold.setToolTip("hide lines below this attention probability")
+        self.head_view = HeadView()
+        controls = QHBoxLayout()
+        controls.addWidget(QLabel("Layer"))
+        controls.addWidget(self.layer)
+        controls.addWidget(QLabel("Heads"))
+        controls.addLayout(self.head_row)
+        all_heads = QPushButton("all")
+        no_heads = QPushButton("none")
+        all_heads.clicked.connect(lambda: self.set_heads(list(range(len(self.head_buttons)))))
+        no_heads.clicked.connect(lambda: self.set_heads([]))
+        controls.addWidget(all_heads)
+        controls.addWidget(no_heads)
+        controls.addStretch(1)
+        self.threshold_label = QLabel("hide < 0.02")
+        controls.addWidget(self.threshold_label)
+        controls.addWidget(self.threshold)
+        head_page = QWidget()
+        hl = QVBoxLayout(head_page)
+        hl.addLayout(controls)
+        hl.addWidget(self.head_view, 1)
+        hl.addWidget(QLabel("Hover a token on the left to see only where it looks. Blue: sentence A; red: B."))
+
+        # model view
+        self.grid = HeatmapGrid()
+        self.large = Heatmap()
+        model_page = QSplitter(Qt.Orientation.Horizontal)
+        model_page.addWidget(self.grid)
+        model_page.addWidget(self.large)
+        model_page.setSizes([500, 400])
+        self.grid.clicked.connect(self.open_head)
+
+        # atlas
+        self.atlas = QTableWidget(0, len(ATLAS_COLUMNS))
+        self.atlas.setHorizontalHeaderLabels(ATLAS_COLUMNS)
+        self.atlas.verticalHeader().setVisible(False)
+        self.atlas.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.atlas.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.atlas.cellDoubleClicked.connect(self._atlas_clicked)
+        add_csv_export(self.atlas, lambda: table_rows(self.atlas), "head-atlas")
+        self.atlas_scope = QLabel("over the sentence above")
+        self.atlas_corpus = QPushButton("Over a corpus sample (200 sentences)")
+        self.atlas_corpus.clicked.connect(self.atlas_over_corpus)
+        atlas_page = QWidget()
+        al = QVBoxLayout(atlas_page)
+        row = QHBoxLayout()
+        row.addWidget(self.atlas_scope, 1)
+        row.addWidget(self.atlas_corpus)
+        al.addLayout(row)
+        al.addWidget(self.atlas, 1)
+        al.addWidget(QLabel("Click a column to sort; double-click a head to open it in the head view."))
+
+        # average and rollout
+        self.mix = QComboBox()
+        self.mix.addItems(["average over heads", "attention rollout"])
+        self.mix_layer = QSpinBox(minimum=0, maximum=0)
+        self.mix_map = Heatmap()
+        mix_page = QWidget()
+        ml = QVBoxLayout(mix_page)
+        mrow = QHBoxLayout()
+        mrow.addWidget(self.mix)
+        mrow.addWidget(QLabel("layer"))
+        mrow.addWidget(self.mix_layer)
+        mrow.addStretch(1)
+        ml.addLayout(mrow)
+        ml.addWidget(self.mix_map, 1)
+
+        self.views = QTabWidget()
+        self.views.addTab(head_page, "Head view")
+        self.views.addTab(model_page, "Model view")
+        self.views.addTab(atlas_page, "Head atlas")
+        self.views.addTab(mix_page, "Average / rollout")
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.views, 1)
+
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self._failed)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.query)
+        for edit in (self.sentence, self.pair):
+            edit.textChanged.connect(lambda _: self._debounce.start())
+        self.model.currentIndexChanged.connect(lambda _: self.query())
+        self.layer.valueChanged.connect(lambda _: self._draw_head_view())
+        self.threshold.valueChanged.connect(self._threshold_changed)
+        self.mix.currentIndexChanged.connect(lambda _: self._draw_mix())
+        self.mix_layer.valueChanged.connect(lambda _: self._draw_mix())
+        session.modelsChanged.connect(self._refresh_models)
+        self._refresh_models()
+
+    # ------------------------------------------------------------ input
+
+    def _refresh_models(self) -> None:
+        self.model.set_models(self.session.models, prefer=self.wanted_model)
+        self.query()
+
+    def apply_scene(self, scene: dict[str, Any]) -> None:
+        sentences = list(scene.get("sentences") or [""])
+        self.wanted_model = str(scene.get("contextual_model") or "")
+        self.sentence.setText(sentences[0])
+        self.pair.setText(sentences[1] if len(sentences) > 1 else "")
+        view = str(scene.get("view") or "head")
+        self.views.setCurrentIndex(self.VIEWS.index(view) if view in self.VIEWS else 0)
+        if scene.get("layer") is not None:
+            self.pending_layer = int(scene["layer"])
+        self._refresh_models()
+
+    def current_scene(self) -> dict[str, Any]:
+        return {"panel": "attention", "sentences": [t for t in (self.sentence.text(), self.pair.text()) if t],
+                "selection": "", "models": list(self.session.models), "contextual_model": self.model.currentText(),
+                "layer": self.layer.value(), "view": self.VIEWS[self.views.currentIndex()]}
+
+    def query(self) -> None:
+        handle = self.session.models.get(self.model.currentText())
+        for control in (self.sentence, self.pair, self.atlas_corpus):
+            control.setEnabled(handle is not None)
+        if handle is None:
+            reason = self.model.reason()
+            self.message.setText(reason[:1].upper() + reason[1:] + ". Load BERT, GPT or a Hugging Face checkpoint.")
+            return
+        a, b = self.sentence.text().strip(), self.pair.text().strip()
+        if not a:
+            self.message.setText("Type a sentence to see its attention.")
+            return
+        name = handle.name
+
+        def work() -> dict[str, Any]:
+            from engine.api import average_heads, downsample, head_table, rollout
+
+            maps = handle.attention((a, b) if b else a)
+            w = maps.weights
+            thumbs = np.stack([np.stack([downsample(w[layer, head], THUMBNAIL) for head in range(w.shape[1])])
+                               for layer in range(w.shape[0])])
+            return {"name": name, "maps": maps, "stats": head_table(w, maps.tokens), "thumbnails": thumbs,
+                    "average": average_heads(w), "rollout": rollout(w)}
+
+        self.runner.submit(work)
+
+    # ------------------------------------------------------------ results
+
+    def _show(self, result: dict[str, Any]) -> None:
+        self.result = result
+        maps = result["maps"]
+        layers, heads = maps.weights.shape[:2]
+        self.message.setText(f"{result['name']}: {layers} layers × {heads} heads on {len(maps.tokens)} tokens"
+                             + (f" — {maps.notice}" if maps.notice else ""))
+        if len(self.head_buttons) != heads:
+            self._make_head_buttons(heads)
+        for spin in (self.layer, self.mix_layer):
+            spin.blockSignals(True)
+            spin.setMaximum(layers - 1)
+            spin.blockSignals(False)
+        if self.pending_layer is not None:
+            self.layer.setValue(min(self.pending_layer, layers - 1))
+            self.pending_layer = None
+        self._draw_head_view()
+        self.grid.show_all(result["thumbnails"])
+        self.open_head(min(self.layer.value(), layers - 1), self._first_head())
+        self._fill_atlas(result["stats"], "over the sentence above")
+        self._draw_mix()
+        self.shown.emit()
+
+    def _failed(self, message: str) -> None:
+        self.message.setText(message)
+
+    def _make_head_buttons(self, heads: int) -> None:
+        for button in self.head_buttons:
+            self.head_row.removeWidget(button)
+            button.deleteLater()
+        self.head_buttons = []
+        for head in range(heads):
+            button = QToolButton(text=str(head), checkable=True, checked=True)
+            colour = HEAD_COLOURS[head % len(HEAD_COLOURS)]
+            button.setStyleSheet(f"QToolButton:checked {{ background: {colour}; color: white; }}")
+            button.toggled.connect(lambda _: self._draw_head_view())
+            self.head_row.addWidget(button)
+            self.head_buttons.append(button)
+
+    def selected_heads(self) -> list[int]:
+        return [i for i, b in enumerate(self.head_buttons) if b.isChecked()]
+
+    def set_heads(self, heads: list[int]) -> None:
+        for i, button in enumerate(self.head_buttons):
+            button.blockSignals(True)
+            button.setChecked(i in heads)
+            button.blockSignals(False)
+        self._draw_head_view()
+
+    def _first_head(self) -> int:
+        heads = self.selected_heads()
+        return heads[0] if heads else 0
+
+    def _draw_head_view(self) -> None:
+        if self.result is None:
+            return
+        maps = self.result["maps"]
+        self.head_view.show_layer(maps.tokens, maps.segments, maps.weights[self.layer.value()], self.selected_heads())
+        if self.pending_focus >= 0:
+            self.head_view.focus = min(self.pending_focus, len(maps.tokens) - 1)
+            self.pending_focus = -1
+
+    def _threshold_changed(self, value: int) -> None:
+        self.threshold_label.setText(f"hide < {value / 100:.2f}")
+        self.head_view.set_threshold(value / 100)
+
+    def open_head(self, layer: int, head: int) -> None:
+        """The model view's large map of one head (with token labels and values on hover)."""
+        if self.result is None:
+            return
+        maps = self.result["maps"]
+        self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
+
+    def show_token(self, sentence: str, position: int) -> None:
+        """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK])."""
+        self.pending_focus = position
+        self.pair.setText("")
+        self.sentence.setText(sentence)
+        self.views.setCurrentIndex(0)
+        self.query()
+
+    # ------------------------------------------------------------ atlas
+
+    def _fill_atlas(self, stats: list[Any], scope: str) -> None:
+        self.atlas_scope.setText(f"Head statistics {scope} (share of each token's attention; entropy in bits)")
+        self.atlas.setSortingEnabled(False)
+        self.atlas.setRowCount(len(stats))
+        best = {}
+        for column in range(2, len(ATLAS_COLUMNS)):
+            values = [self._stat(h, column) for h in stats]
+            best[column] = max(values) if column > 2 else min(values)
+        for r, h in enumerate(stats):
+            self.atlas.setItem(r, 0, _Number(h.layer))
+            self.atlas.setItem(r, 1, _Number(h.head))
+            for column in range(2, len(ATLAS_COLUMNS)):
+                value = self._stat(h, column)
+                item = _Number(value)
+                if value == best[column]:
+                    item.setBackground(QColor("#fff3b0"))  # the most extreme head of each column
+                self.atlas.setItem(r, column, item)
+        self.atlas.setSortingEnabled(True)
+        self.atlas.resizeColumnsToContents()
+
+    @staticmethod
+    def _stat(h: Any, column: int) -> float:
+        from engine.api import STATISTICS
+
+        return float(getattr(h, STATISTICS[column - 2]))
+
+    def _atlas_clicked(self, row: int, _column: int) -> None:
+        layer = int(self.atlas.item(row, 0).value)  # type: ignore[attr-defined]
+        head = int(self.atlas.item(row, 1).value)  # type: ignore[attr-defined]
+        self.layer.setValue(layer)
+        self.set_heads([head])
+        self.views.setCurrentIndex(0)
+
+    def atlas_over_corpus(self) -> None:
+        handle = self.session.models.get(self.model.currentText())
+        if handle is None or (self.atlas_job is not None and self.atlas_job.running):
+            return
+
+        def work(progress: Any, stop: Any) -> list[Any]:
+            from engine.api import corpus_head_table, corpus_sample
+
+            sentences = corpus_sample("default", 200)
+            progress(0.1, f"{len(sentences)} sentences")
+            return corpus_head_table(handle, sentences, stop)
+
+        self.atlas_job = BackgroundJob(work, self)
+        self.atlas_job.finished.connect(lambda stats: self._fill_atlas(
+            stats, f"over {stats[0].sentences} held-out sentences of the default corpus"))
+        self.atlas_job.failed.connect(lambda m: self.atlas_scope.setText(f"the corpus statistics failed: {m}"))
+        self.atlas_scope.setText("computing the head statistics over 200 corpus sentences…")
+
+    # ------------------------------------------------------------ average / rollout
+
+    def _draw_mix(self) -> None:
+        if self.result is None:
+            return
+        maps = self.result["maps"]
+        rolled = self.mix.currentIndex() == 1
+        layer = self.mix_layer.value()
+        matrix = self.result["rollout" if rolled else "average"][layer]
+        title = (f"rollout up to layer {layer}: how much each input token flows into each position" if rolled
+                 else f"layer {layer}: the average of its heads")
+        self.mix_map.show_matrix(matrix, maps.tokens, maps.tokens, title)

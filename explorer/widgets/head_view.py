@@ -1,0 +1,111 @@
+"""The head view (after bertviz): the tokens in two columns, a line from each query token (left) to
+each key token (right) it attends to, its weight the attention probability, one colour per head.
+Hovering a token shows only its lines; lines below the threshold are not drawn. Painted directly
+(one paint call, no item per line), so hundreds of tokens stay responsive."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+                "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
+SEGMENT_BACKGROUNDS = ["#e8f0fe", "#fdecea"]  # sentence A, sentence B
+
+
+class HeadView(QWidget):
+    hovered = Signal(int)  # the query token under the mouse (-1: none)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.tokens: tuple[str, ...] = ()
+        self.segments: tuple[int, ...] = ()
+        self.weights = np.zeros((0, 0, 0))  # (heads, q, k) of the shown layer
+        self.heads: list[int] = []
+        self.threshold = 0.02
+        self.focus = -1  # hovered query token
+        self.setMouseTracking(True)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self.setMinimumHeight(200)
+
+    def show_layer(self, tokens: tuple[str, ...], segments: tuple[int, ...], weights: np.ndarray,
+                   heads: list[int]) -> None:
+        self.tokens, self.segments, self.weights, self.heads = tokens, segments, weights, heads
+        self.update()
+
+    def set_heads(self, heads: list[int]) -> None:
+        self.heads = heads
+        self.update()
+
+    def set_threshold(self, value: float) -> None:
+        self.threshold = value
+        self.update()
+
+    def _row_height(self) -> float:
+        n = max(1, len(self.tokens))
+        return max(6.0, min(22.0, (self.height() - 20) / n))
+
+    def _columns(self) -> tuple[float, float]:
+        width = self.width()
+        return width * 0.3, width * 0.7
+
+    def lines(self) -> list[tuple[int, int, int, float]]:
+        """(head, query, key, weight) of every line drawn now (threshold and hover applied)."""
+        out = []
+        for head in self.heads:
+            if head >= self.weights.shape[0]:
+                continue
+            w = self.weights[head]
+            queries = [self.focus] if 0 <= self.focus < w.shape[0] else range(w.shape[0])
+            for q in queries:
+                for k in np.nonzero(w[q] >= self.threshold)[0]:
+                    out.append((head, q, int(k), float(w[q, k])))
+        return out
+
+    def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
+        painter = QPainter(self)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.fillRect(self.rect(), self.palette().base())
+        if not self.tokens:
+            painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "type a sentence")
+            return
+        row = self._row_height()
+        left, right = self._columns()
+        font = painter.font()
+        font.setPointSizeF(max(5.0, min(font.pointSizeF(), row * 0.6)))
+        painter.setFont(font)
+        metrics = QFontMetrics(font)
+        top = 10.0
+        for i, token in enumerate(self.tokens):
+            y = top + i * row
+            segment = self.segments[i] if i < len(self.segments) else 0
+            for x, align in ((left - 8, Qt.AlignmentFlag.AlignRight), (right + 8, Qt.AlignmentFlag.AlignLeft)):
+                w = metrics.horizontalAdvance(token) + 6
+                rect = QRectF(x - w if align == Qt.AlignmentFlag.AlignRight else x, y, w, row)
+                painter.fillRect(rect, QColor(SEGMENT_BACKGROUNDS[segment % 2]))
+                if i == self.focus and align == Qt.AlignmentFlag.AlignRight:
+                    painter.fillRect(rect, QColor(255, 215, 0, 120))
+                painter.setPen(self.palette().text().color())
+                painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, token)
+        for head, q, k, weight in self.lines():
+            colour = QColor(HEAD_COLOURS[head % len(HEAD_COLOURS)])
+            colour.setAlphaF(min(1.0, 0.15 + 0.85 * weight))
+            painter.setPen(QPen(colour, max(0.5, 4 * weight)))
+            painter.drawLine(QPointF(left - 4, top + (q + 0.5) * row), QPointF(right + 4, top + (k + 0.5) * row))
+
+    def mouseMoveEvent(self, event: object) -> None:  # noqa: N802
+        pos = event.position()  # type: ignore[attr-defined]
+        left, _ = self._columns()
+        index = int((pos.y() - 10) // self._row_height()) if pos.x() < left else -1
+        index = index if 0 <= index < len(self.tokens) else -1
+        if index != self.focus:
+            self.focus = index
+            self.hovered.emit(index)
+            self.update()
+
+    def leaveEvent(self, event: object) -> None:  # noqa: N802
+        self.focus = -1
+        self.hovered.emit(-1)
+        self.update()

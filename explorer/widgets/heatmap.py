@@ -1,0 +1,102 @@
+"""Attention as images: ``Heatmap`` is one large matrix with token labels and the value under the
+mouse; ``HeatmapGrid`` is every layer × head as a small image (one ImageItem each, created once per
+shape, fed downsampled matrices), and says which one was clicked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+COLOURMAP = pg.colormap.get("viridis")
+MAX_LABELS = {"left": 60, "bottom": 24}  # beyond this many tokens only every n-th is labelled
+
+
+class Heatmap(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.plot = pg.PlotWidget(background="w")
+        self.plot.setAspectLocked(False)
+        self.plot.invertY(True)
+        self.plot.setMenuEnabled(False)
+        self.image = pg.ImageItem(axisOrder="row-major")
+        self.image.setColorMap(COLOURMAP)
+        self.plot.addItem(self.image)
+        self.plot.setLabel("left", "query")
+        self.plot.setLabel("bottom", "key")
+        self.readout = QLabel("hover the map for a value")
+        self.matrix = np.zeros((0, 0))
+        self.rows: tuple[str, ...] = ()
+        self.cols: tuple[str, ...] = ()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.readout)
+        self.plot.scene().sigMouseMoved.connect(self._hover)
+
+    def show_matrix(self, matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...], title: str = "") -> None:
+        self.matrix, self.rows, self.cols = np.asarray(matrix, np.float32), rows, cols
+        self.image.setImage(self.matrix, levels=(0.0, max(1e-6, float(self.matrix.max()) if self.matrix.size else 1.0)))
+        self.image.setRect(0, 0, self.matrix.shape[1], self.matrix.shape[0])
+        for axis, labels in (("left", rows), ("bottom", cols)):
+            step = max(1, -(-len(labels) // MAX_LABELS[axis]))
+            self.plot.getAxis(axis).setTicks([[(i + 0.5, t) for i, t in enumerate(labels) if i % step == 0]])
+        self.plot.setTitle(title)
+        self.plot.autoRange(padding=0)
+
+    def _hover(self, pos: Any) -> None:
+        if not self.matrix.size:
+            return
+        point = self.plot.getPlotItem().vb.mapSceneToView(pos)
+        q, k = int(point.y()), int(point.x())
+        if 0 <= q < self.matrix.shape[0] and 0 <= k < self.matrix.shape[1]:
+            row = self.rows[q] if q < len(self.rows) else str(q)
+            col = self.cols[k] if k < len(self.cols) else str(k)
+            self.readout.setText(f"{row} → {col}: {self.matrix[q, k]:.3f}")
+
+
+class HeatmapGrid(pg.GraphicsLayoutWidget):
+    clicked = Signal(int, int)  # layer, head
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setBackground("w")
+        self.shape = (0, 0)
+        self.images: list[list[pg.ImageItem]] = []
+        self.boxes: list[list[pg.ViewBox]] = []
+
+    def _build(self, layers: int, heads: int) -> None:
+        self.clear()
+        self.images, self.boxes = [], []
+        for head in range(heads):
+            self.addLabel(f"head {head}", row=0, col=head + 1, size="8pt")
+        for layer in range(layers):
+            self.addLabel(f"layer {layer}", row=layer + 1, col=0, angle=-90, size="8pt")
+            row_images, row_boxes = [], []
+            for head in range(heads):
+                box = self.addViewBox(row=layer + 1, col=head + 1, lockAspect=True, enableMouse=False, invertY=True)
+                box.setMenuEnabled(False)
+                image = pg.ImageItem(axisOrder="row-major")
+                image.setColorMap(COLOURMAP)
+                box.addItem(image)
+                image.mouseClickEvent = lambda ev, lh=(layer, head): self.clicked.emit(*lh)  # type: ignore[method-assign]
+                row_images.append(image)
+                row_boxes.append(box)
+            self.images.append(row_images)
+            self.boxes.append(row_boxes)
+        self.ci.layout.setSpacing(2)
+        self.shape = (layers, heads)
+
+    def show_all(self, thumbnails: np.ndarray) -> None:
+        """``thumbnails``: (layers, heads, q, k), already downsampled for small images."""
+        layers, heads = thumbnails.shape[:2]
+        if self.shape != (layers, heads):
+            self._build(layers, heads)  # only when the model changes
+        for layer in range(layers):
+            for head in range(heads):
+                m = thumbnails[layer, head]
+                self.images[layer][head].setImage(m, levels=(0.0, max(1e-6, float(m.max()))))
+                self.boxes[layer][head].autoRange(padding=0)

@@ -1,0 +1,63 @@
+"""Head statistics against hand computations on a made-up attention matrix."""
+
+import numpy as np
+import pytest
+
+from engine import api
+
+TOKENS = ("[CLS]", "the", "bank", ",", "river", "[SEP]")
+
+
+def made_up() -> np.ndarray:
+    """Two layers of two heads on 6 tokens: head (0,0) looks at the previous token, (0,1) at [CLS],
+    (1,0) is uniform, (1,1) splits between itself and [SEP]."""
+    n = len(TOKENS)
+    w = np.zeros((2, 2, n, n))
+    for i in range(n):
+        w[0, 0, i, max(i - 1, 0)] = 1.0
+        w[0, 1, i, 0] = 1.0
+        w[1, 0, i] = 1.0 / n
+        w[1, 1, i, i] += 0.5
+        w[1, 1, i, n - 1] += 0.5
+    return w
+
+
+def test_statistics_match_a_hand_computation():
+    table = {(h.layer, h.head): h for h in api.head_table(made_up(), TOKENS)}
+    assert len(table) == 4 and api.STATISTICS[0] == "entropy"
+    prev = table[0, 0]
+    assert prev.to_previous == 1.0 and prev.entropy == 0.0 and prev.to_cls == pytest.approx(2 / 6)
+    assert table[0, 1].to_cls == 1.0 and table[0, 1].to_self == pytest.approx(1 / 6)
+    uniform = table[1, 0]
+    assert uniform.entropy == pytest.approx(np.log2(6)) and uniform.to_punct == pytest.approx(1 / 6)
+    assert uniform.to_next == pytest.approx(1 / 6) and uniform.to_sep == pytest.approx(1 / 6)
+    split = table[1, 1]
+    # five rows split 0.5/0.5 (1 bit); the [SEP] row puts all on itself (0 bits)
+    assert split.entropy == pytest.approx(5 / 6) and split.to_sep == pytest.approx((5 * 0.5 + 1) / 6)
+    assert split.to_self == pytest.approx((5 * 0.5 + 1) / 6)
+
+
+def test_average_rollout_and_downsampling():
+    w = made_up()
+    avg = api.average_heads(w)
+    assert avg.shape == (2, 6, 6) and np.allclose(avg.sum(-1), 1)
+    flow = api.rollout(w)
+    assert flow.shape == (2, 6, 6) and np.allclose(flow.sum(-1), 1, atol=1e-5)
+    first = 0.5 * avg[0] + 0.5 * np.eye(6)
+    assert np.allclose(flow[0], first / first.sum(-1, keepdims=True))
+    assert np.allclose(flow[1], (0.5 * avg[1] + 0.5 * np.eye(6)) @ flow[0], atol=1e-6)
+    big = np.random.default_rng(0).random((300, 300))
+    small = api.downsample(big, 64)
+    assert small.shape == (60, 60) and small.mean() == pytest.approx(big.mean(), rel=1e-6)
+    assert api.downsample(big[:10, :10], 64).shape == (10, 10)
+    with pytest.raises(ValueError, match="6 tokens"):
+        api.head_table(w[..., :5], TOKENS)
+
+
+def test_real_attention_rows_sum_to_one_and_corpus_statistics_average(contextual_runs):
+    bert = api.load(str(contextual_runs["bert"][0]))
+    maps = bert.attention(("The bank of the river.", "She sat there."))
+    assert np.allclose(maps.weights.sum(-1), 1, atol=1e-4) and 1 in maps.segments
+    table = api.corpus_head_table(bert, ["A piano on stage.", "The car stopped.", "He ate a peach."])
+    assert len(table) == 2 * 2 and all(h.sentences == 3 for h in table)
+    assert all(0 <= h.to_cls <= 1 and h.entropy >= 0 for h in table)

@@ -1,0 +1,149 @@
+"""The attention and predictions panels against small real models (and MiniLM from its package)."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+@pytest.fixture
+def window(qtbot):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    from PySide6.QtCore import QThreadPool
+
+    assert QThreadPool.globalInstance().waitForDone(30_000)
+
+
+def load(qtbot, win, *paths):
+    for path in paths:
+        with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
+            win.session.load(str(path))
+
+
+def shot(qtbot, win, name):
+    qtbot.wait(50)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    win.grab().save(str(SHOTS / f"{name}.png"))
+
+
+def test_attention_views_show_every_layer_and_head(qtbot, window, contextual_runs):
+    panel = window.attention
+    window.tabs.setCurrentWidget(panel)
+    load(qtbot, window, contextual_runs["elmo"][0])
+    assert not panel.sentence.isEnabled() and "bidirectional LSTM" in panel.message.text()
+    load(qtbot, window, contextual_runs["bert"][0])
+    panel.pair.setText("He drove the truck.")
+    qtbot.waitUntil(lambda: panel.result is not None and 1 in panel.result["maps"].segments, timeout=30_000)
+    maps = panel.result["maps"]
+    assert maps.tokens[0] == "[CLS]" and 1 in maps.segments
+    assert np.allclose(maps.weights.sum(-1), 1, atol=1e-4)
+    layers, heads = maps.weights.shape[:2]
+    assert (layers, heads) == (2, 2) and len(panel.head_buttons) == heads
+    assert panel.grid.shape == (layers, heads) and panel.atlas.rowCount() == layers * heads
+    lines = panel.head_view.lines()
+    assert lines and {h for h, *_ in lines} == {0, 1}
+    panel.head_view.focus = 3  # hovering a token keeps only its lines
+    assert {q for _, q, _, _ in panel.head_view.lines()} == {3}
+    panel.head_view.focus = -1
+    panel.threshold.setValue(30)
+    assert all(w >= 0.3 for *_, w in panel.head_view.lines())
+    shot(qtbot, window, "attention-head-view")
+    panel.atlas.sortItems(2)  # by entropy
+    row_layer, row_head = int(panel.atlas.item(0, 0).value), int(panel.atlas.item(0, 1).value)
+    panel._atlas_clicked(0, 0)
+    assert panel.layer.value() == row_layer and panel.selected_heads() == [row_head]
+    panel.grid.clicked.emit(1, 0)
+    assert panel.large.matrix.shape == (len(maps.tokens),) * 2 and "layer 1, head 0" in panel.large.plot.plotItem.titleLabel.text
+    panel.views.setCurrentIndex(1)
+    shot(qtbot, window, "attention-model-view")
+    panel.views.setCurrentIndex(2)
+    shot(qtbot, window, "attention-head-atlas")
+    panel.mix.setCurrentIndex(1)
+    assert np.allclose(panel.mix_map.matrix.sum(-1), 1, atol=1e-4)
+    panel.views.setCurrentIndex(3)
+    shot(qtbot, window, "attention-rollout")
+
+
+def test_minilm_shows_attention_and_says_it_has_no_masked_lm_head(qtbot, window):
+    load(qtbot, window, "all-minilm-l6-v2")
+    attention, predictions = window.attention, window.predictions
+    with qtbot.waitSignal(attention.shown, timeout=30_000):
+        attention.sentence.setText("The bank of the river.")
+    assert attention.result["maps"].weights.shape[:2] == (6, 12) and len(attention.head_buttons) == 12
+    assert "no masked-LM head" in predictions.masked_model.reasons["all-minilm-l6-v2"]
+    assert "no masked-lm head" in predictions.masked_hint.text().lower() and not predictions.learn.isEnabled()
+
+
+def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, contextual_runs):
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    load(qtbot, window, contextual_runs["bert"][0], contextual_runs["gpt"][0])
+    assert panel.masked_model.currentText() == "bert" and panel.masked_model.usable() == ["bert"]
+    panel.masked_text.setText("She played the piano on stage.")
+    qtbot.wait(300)
+    assert "No [MASK] yet" in panel.masked_hint.text()
+    edits = ["She played the [MASK]", "She played the [MASK] on", "She [MASK] the piano on [MASK]."]
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        for text in edits:  # faster than the debounce: only the last is asked for
+            panel.masked_text.setText(text)
+    qtbot.wait(400)
+    assert panel.last_masked[0] == edits[-1]
+    name, candidates = panel.last_masked[1][0]
+    assert name == "bert" and len(candidates) == 2 and abs(sum(candidates[0].probs) - 1) < 1.0
+    assert "[MASK] 2" in panel.masked_results[0].toPlainText()
+    shot(qtbot, window, "predictions-masked")
+    chips = [panel.chips.itemAt(i).widget() for i in range(panel.chips.count()) if panel.chips.itemAt(i).widget()]
+    assert "MASK" not in [c.text() for c in chips]
+    next(c for c in chips if c.text() == "piano").click()
+    assert panel.masked_text.text() == "She [MASK] the [MASK] on [MASK]."
+    with qtbot.waitSignal(panel.focus_token, timeout=5_000):
+        panel._prediction_clicked(__import__("PySide6.QtCore", fromlist=["QUrl"]).QUrl("mask:2"))
+    assert window.tabs.currentWidget() is window.attention
+    with qtbot.waitSignal(panel.example_runner.finished, timeout=60_000):
+        panel.draw_example()
+    example = panel.example.toPlainText()
+    assert "tokens chosen (15%)" in example and "[CLS]" in example
+
+
+def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_runs):
+    panel = window.predictions
+    load(qtbot, window, contextual_runs["gpt"][0], contextual_runs["bert"][0])
+    panel.views.setCurrentIndex(1)
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.next_text.setText("She played the")
+    assert "%" in panel.next_results.toPlainText() and "gpt" in panel.next_message.text()
+    with qtbot.waitSignal(panel.generate_runner.finished, timeout=30_000):
+        panel.greedy.click()
+    assert panel.continuation.text().startswith("She played the<b>") and "greedy" in panel.continuation.text()
+    shot(qtbot, window, "predictions-next-token")
+    panel.views.setCurrentIndex(3)
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.nsp_b.setText("He tuned the cello.")
+    assert "IsNext" in panel.nsp_result.toPlainText()
+
+
+def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, topic_corpus, tmp_path):
+    from engine import api
+    from engine.config import NGramConfig
+
+    run = tmp_path / "ngram"
+    list(api.train(api.RunSpec("ngram", out=str(run), corpus=str(topic_corpus), model=NGramConfig(order=3, min_count=1))))
+    load(qtbot, window, run)
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    panel.views.setCurrentIndex(2)
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.prob_text.setPlainText("She played the piano on stage.\npiano the She on played stage.\n"
+                                     "stage on piano the played She.")
+    header = panel.prob_table.horizontalHeaderItem(1).text()
+    assert header.startswith("ngram") and panel.best[header] == 0
+    assert panel.prob_table.item(0, 1).text().startswith("★")
+    shot(qtbot, window, "predictions-sentence-probability")
