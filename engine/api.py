@@ -33,15 +33,6 @@ from engine.errors import (
     Unsupported,
     Word2BertError,
 )
-from engine.results import (
-    AttentionMaps,
-    Capability,
-    ContextVectors,
-    MaskCandidates,
-    Neighbour,
-    SentenceScore,
-    TokenCandidates,
-)
 from engine.inspect.attention_stats import (
     STATISTICS,
     HeadStats,
@@ -50,6 +41,15 @@ from engine.inspect.attention_stats import (
     downsample,
     head_table,
     rollout,
+)
+from engine.results import (
+    AttentionMaps,
+    Capability,
+    ContextVectors,
+    MaskCandidates,
+    Neighbour,
+    SentenceScore,
+    TokenCandidates,
 )
 from engine.text import word_spans, word_tokenize
 from engine.training.events import (
@@ -63,8 +63,8 @@ from engine.training.events import (
 
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
     from engine.handles import ModelHandle
-    from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
     from engine.inspect.bert_example import TrainingExample, bert_training_example
+    from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
     from engine.inspect.projection import OccurrenceMap, occurrence_map
 
 BUILTIN_MODELS = {
