@@ -223,6 +223,17 @@ def train_cli(argv: list[str]) -> int:
     return train_main(argv)
 
 
+def one_thread_here() -> None:
+    """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
+    are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
+    (bench/attention_predictions_speed.py). The setting is the thread's own (OpenMP's)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+
 def device_summary() -> str:
     """The device training and inference use here, in words (imports torch: call it off the GUI thread)."""
     from engine.device import device_name, pick_device
@@ -314,5 +325,5 @@ __all__ = [
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
-    "TrainingExample", "bert_training_example", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "event_from_json", "cli_settings", "train_cli",
+    "TrainingExample", "bert_training_example", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "event_from_json", "cli_settings", "train_cli",
 ]

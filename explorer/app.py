@@ -43,6 +43,8 @@ def run(argv: list[str]) -> int:
     status = {"code": 0}
     if args.screenshot:
         def grab(_=None) -> None:
+            if session.loading:  # a scene's models are still loading: the next results will come
+                return
             window.grab().save(args.screenshot)
             app.quit()
 

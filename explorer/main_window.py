@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from PySide6.QtCore import QSettings, Qt, QTimer
+from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QApplication,
@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(w)
         self.statusBar().showMessage("starting…")
         session.status.connect(self.statusBar().showMessage)
-        self._device = TaskRunner(self)
+        self._device = TaskRunner(self, QThreadPool.globalInstance())
         self._device.finished.connect(lambda name: self.device_label.setText(f"device: {name}"))
         self._device.submit(lambda: __import__("engine.api", fromlist=["api"]).device_summary())
         self._ticker = QTimer(self, interval=1000)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from explorer.tasks import TaskRunner, freeze_long_lived_objects
 
@@ -30,7 +30,7 @@ class Session(QObject):
 
             return path_or_name, api.load(path_or_name)
 
-        loader = TaskRunner(self)
+        loader = TaskRunner(self, QThreadPool.globalInstance())
         loader.finished.connect(self._on_loaded)
         loader.failed.connect(self._on_failed)
         loader.finished.connect(lambda _: self._loaders.remove(loader))
@@ -40,7 +40,7 @@ class Session(QObject):
 
     def load_defaults(self) -> None:
         """Load the shipped default checkpoints (assets/checkpoints), found by the engine, in the background."""
-        finder = TaskRunner(self)
+        finder = TaskRunner(self, QThreadPool.globalInstance())
 
         def work() -> list[str]:
             from engine import api

@@ -30,11 +30,15 @@ class _Relay(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, request: int, fn: Callable[[], Any], relay: _Relay) -> None:
+    def __init__(self, request: int, fn: Callable[[], Any], relay: _Relay, one_thread: bool = False) -> None:
         super().__init__()
-        self.request, self.fn, self.relay = request, fn, relay
+        self.request, self.fn, self.relay, self.one_thread = request, fn, relay, one_thread
 
     def run(self) -> None:
+        if self.one_thread:  # a model query: one core is fastest for it (see engine.api.one_thread_here)
+            from engine.api import one_thread_here
+
+            one_thread_here()
         try:
             result = self.fn()
         except Exception as e:  # every failure becomes a readable message; the log keeps the traceback
@@ -102,15 +106,35 @@ class BackgroundJob(QObject):
         self.failed.emit(message)
 
 
+_QUERY_POOL: QThreadPool | None = None
+
+
+def query_pool() -> QThreadPool:
+    """The one thread that runs model queries, one after another. Two torch calls on two threads at
+    once slow each other ~10x here (each brings its OpenMP team onto the same cores): a fill-mask and
+    an attention map took 40-90 ms side by side and 3 ms each in turn (bench/attention_predictions_speed.py)."""
+    global _QUERY_POOL
+    if _QUERY_POOL is None:
+        _QUERY_POOL = QThreadPool()
+        _QUERY_POOL.setMaxThreadCount(1)
+    return _QUERY_POOL
+
+
+def wait_for_workers(msecs: int) -> bool:
+    """Wait for every query and background job to end (tests and shutdown)."""
+    return query_pool().waitForDone(msecs) and QThreadPool.globalInstance().waitForDone(msecs)
+
+
 class TaskRunner(QObject):
-    """``submit(fn)`` runs fn in the pool; ``finished``/``failed`` fire only for the latest request."""
+    """``submit(fn)`` runs fn in a pool (default: the query pool); ``finished``/``failed`` fire only
+    for the latest request."""
 
     finished = Signal(object)
     failed = Signal(str)
 
     def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
-        self._pool = pool or QThreadPool.globalInstance()
+        self._pool = pool or query_pool()
         self._latest = 0
         self._relay = _Relay()
         self._relay.done.connect(self._on_done)
@@ -118,7 +142,7 @@ class TaskRunner(QObject):
 
     def submit(self, fn: Callable[[], Any]) -> int:
         self._latest += 1
-        self._pool.start(_Job(self._latest, fn, self._relay))
+        self._pool.start(_Job(self._latest, fn, self._relay, one_thread=self._pool is query_pool()))
         return self._latest
 
     @property

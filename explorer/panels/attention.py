@@ -82,8 +82,9 @@ class AttentionPanel(QWidget):
         self.layer = QSpinBox(minimum=0, maximum=0)
         self.head_buttons: list[QToolButton] = []
         self.head_row = QHBoxLayout()
-        self.threshold = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=50, value=2)
-        self.threshold.setToolTip("hide lines below this attention probability")
+        self.threshold = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=50, value=0)
+        self.threshold.setToolTip("hide lines below this attention probability (far left: automatic, only "
+                                  "lines above an even spread 1/n)")
         self.head_view = HeadView()
         controls = QHBoxLayout()
         controls.addWidget(QLabel("Layer"))
@@ -97,7 +98,7 @@ class AttentionPanel(QWidget):
         controls.addWidget(all_heads)
         controls.addWidget(no_heads)
         controls.addStretch(1)
-        self.threshold_label = QLabel("hide < 0.02")
+        self.threshold_label = QLabel("hide < 1/n (auto)")
         controls.addWidget(self.threshold_label)
         controls.addWidget(self.threshold)
         head_page = QWidget()
@@ -160,6 +161,8 @@ class AttentionPanel(QWidget):
         layout.addWidget(self.message)
         layout.addWidget(self.views, 1)
 
+        self._stale: set[str] = set()
+        self.views.currentChanged.connect(lambda _: self._draw_visible())
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
@@ -240,12 +243,27 @@ class AttentionPanel(QWidget):
         if self.pending_layer is not None:
             self.layer.setValue(min(self.pending_layer, layers - 1))
             self.pending_layer = None
-        self._draw_head_view()
-        self.grid.show_all(result["thumbnails"])
-        self.open_head(min(self.layer.value(), layers - 1), self._first_head())
-        self._fill_atlas(result["stats"], "over the sentence above")
-        self._draw_mix()
+        self._stale = set(self.VIEWS)  # each view is drawn when it is on screen (long inputs stay fast)
+        self._draw_visible()
         self.shown.emit()
+
+    def _draw_visible(self) -> None:
+        if self.result is None:
+            return
+        view = self.VIEWS[self.views.currentIndex()]
+        if view not in self._stale:
+            return
+        self._stale.discard(view)
+        if view == "head":
+            self._draw_head_view()
+        elif view == "model":
+            layers = self.result["maps"].weights.shape[0]
+            self.grid.show_all(self.result["thumbnails"])
+            self.open_head(min(self.layer.value(), layers - 1), self._first_head())
+        elif view == "atlas":
+            self._fill_atlas(self.result["stats"], "over the sentence above")
+        else:
+            self._draw_mix()
 
     def _failed(self, message: str) -> None:
         self.message.setText(message)
@@ -287,7 +305,7 @@ class AttentionPanel(QWidget):
             self.pending_focus = -1
 
     def _threshold_changed(self, value: int) -> None:
-        self.threshold_label.setText(f"hide < {value / 100:.2f}")
+        self.threshold_label.setText(f"hide < {value / 100:.2f}" if value else "hide < 1/n (auto)")
         self.head_view.set_threshold(value / 100)
 
     def open_head(self, layer: int, head: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from explorer.session import Session
@@ -51,7 +51,7 @@ class LibraryPanel(QWidget):
         self.tree.itemDoubleClicked.connect(self._open)
         session.modelsChanged.connect(self.refresh)
         session.runsChanged.connect(self.refresh)
-        self._finder = TaskRunner(self)
+        self._finder = TaskRunner(self, QThreadPool.globalInstance())
         self._finder.finished.connect(self._show_available)
         self.refresh()
 

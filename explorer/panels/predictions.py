@@ -70,6 +70,8 @@ class PredictionsPanel(QWidget):
         super().__init__(parent)
         self.session = session
         self.wanted_model = ""
+        self.best: dict[str, int] = {}  # the best-rated sentence of each model (sentence probability)
+        self.last_masked: tuple[str, list[tuple[str, Any]]] | None = None
         self.views = QTabWidget()
         self._masked_page(Capability)
         self._next_page(Capability)
@@ -133,6 +135,8 @@ class PredictionsPanel(QWidget):
         self.example_runner = TaskRunner(self)
         self.example_runner.finished.connect(self._show_example)
         self.example_runner.failed.connect(lambda m: self.example.setPlainText(m))
+        self._chip_debounce = QTimer(self, singleShot=True, interval=500)  # the word buttons follow more slowly
+        self._chip_debounce.timeout.connect(lambda: self._make_chips(self.masked_text.text()))
         self._masked_debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._masked_debounce.timeout.connect(self.query_masked)
         self.masked_text.textChanged.connect(lambda _: self._masked_debounce.start())
@@ -147,26 +151,33 @@ class PredictionsPanel(QWidget):
     def _make_chips(self, text: str) -> None:
         from engine.api import word_spans
 
+        spans = [(a, b) for a, b in word_spans(text)[:30]
+                 if text[max(0, a - 1) : b + 1] != MASK and any(c.isalnum() for c in text[a:b])]
+        if spans == getattr(self, "_chip_spans", None):
+            return  # the same words: keep the buttons (rebuilding them on every key costs the GUI thread)
+        self._chip_spans = spans
         while self.chips.count():
             widget = self.chips.takeAt(0).widget()
             if widget is not None:
                 widget.deleteLater()
-        for a, b in word_spans(text)[:30]:
-            word = text[a:b]
-            if text[max(0, a - 1) : b + 1] == MASK or not any(c.isalnum() for c in word):
-                continue
-            chip = QToolButton(text=word)
-            chip.clicked.connect(lambda _=False, span=(a, b): self.mask_span(*span))
+        for a, b in spans:
+            chip = QToolButton(text=text[a:b])
+            chip.clicked.connect(lambda _=False, span=(a, b), word=text[a:b]: self.mask_span(*span, word))
             self.chips.addWidget(chip)
         self.chips.addStretch(1)
 
-    def mask_span(self, start: int, end: int) -> None:
+    def mask_span(self, start: int, end: int, word: str = "") -> None:
         text = self.masked_text.text()
+        if word and text[start:end] != word:  # the text changed since the buttons were made
+            self._chip_spans = None
+            self._make_chips(text)
+            return
+        self._chip_spans = None  # positions move: the buttons are rebuilt
         self.masked_text.setText(text[:start] + MASK + text[end:])
 
     def query_masked(self) -> None:
         text = self.masked_text.text()
-        self._make_chips(text)
+        self._chip_debounce.start()
         handles = [self.session.models.get(self.masked_model.currentText())]
         if self.compare.isChecked():
             handles.append(self.session.models.get(self.masked_model2.currentText()))
@@ -218,7 +229,7 @@ class PredictionsPanel(QWidget):
         if len(per_model) < 2:
             self.masked_results[1].clear()
         self.masked_hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each")
-        self.shown.emit()
+        self._shown("masked")
 
     def _prediction_clicked(self, url: QUrl) -> None:
         kind, _, position = url.toString().partition(":")
@@ -322,7 +333,7 @@ class PredictionsPanel(QWidget):
         text, name, candidates = result
         self.next_message.setText(f"{name}: the likeliest next tokens after “{text}”")
         self.next_results.setHtml(bars(list(zip(candidates.tokens, candidates.probs, strict=True))))
-        self.shown.emit()
+        self._shown("next")
 
     def continue_text(self, temperature: float) -> None:
         handle = self.session.models.get(self.next_model.currentText())
@@ -349,6 +360,7 @@ class PredictionsPanel(QWidget):
         self.prob_table = QTableWidget(0, 0)
         self.prob_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.prob_table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.prob_table.setWordWrap(True)
         add_csv_export(self.prob_table, lambda: table_rows(self.prob_table), "sentence-probability")
         self.prob_message = QLabel()
         self.prob_message.setWordWrap(True)
@@ -430,9 +442,11 @@ class PredictionsPanel(QWidget):
                         font.setBold(True)
                         item.setFont(font)
                 self.prob_table.setItem(r, c, item)
+        self.prob_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.prob_table.resizeRowsToContents()
         self.prob_message.setText("Log-probability (natural log; higher is more likely) and perplexity per model; "
                                   "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob.")
-        self.shown.emit()
+        self._shown("probability")
 
     # ------------------------------------------------------------ next sentence
 
@@ -473,7 +487,11 @@ class PredictionsPanel(QWidget):
         name, p = result
         self.nsp_result.setHtml(f"<p>{html.escape(name)}: probability that B follows A</p>"
                                 + bars([("IsNext", p), ("NotNext", 1 - p)]))
-        self.shown.emit()
+        self._shown("nsp")
+
+    def _shown(self, view: str) -> None:
+        if self.VIEWS[self.views.currentIndex()] == view:  # only the view on screen counts as shown
+            self.shown.emit()
 
     # ------------------------------------------------------------ models and scenes
 

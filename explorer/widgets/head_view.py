@@ -1,18 +1,19 @@
 """The head view (after bertviz): the tokens in two columns, a line from each query token (left) to
 each key token (right) it attends to, its weight the attention probability, one colour per head.
 Hovering a token shows only its lines; lines below the threshold are not drawn. Painted directly
-(one paint call, no item per line), so hundreds of tokens stay responsive."""
+(lines batched by head and weight step, no item per line), so long inputs stay responsive."""
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
                 "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
 SEGMENT_BACKGROUNDS = ["#e8f0fe", "#fdecea"]  # sentence A, sentence B
+BUCKETS = 16  # line weights are drawn in this many steps of width and opacity
 
 
 class HeadView(QWidget):
@@ -24,7 +25,7 @@ class HeadView(QWidget):
         self.segments: tuple[int, ...] = ()
         self.weights = np.zeros((0, 0, 0))  # (heads, q, k) of the shown layer
         self.heads: list[int] = []
-        self.threshold = 0.02
+        self.threshold = 0.0  # 0: automatic, lines above uniform attention (1/n) only
         self.focus = -1  # hovered query token
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
@@ -43,6 +44,14 @@ class HeadView(QWidget):
         self.threshold = value
         self.update()
 
+    def cutoff(self) -> float:
+        """The weakest weight drawn: the threshold, or automatically anything above an even spread (1/n):
+        the faint lines of a diffuse head are barely visible and cost as much to draw as strong ones."""
+        if self.threshold > 0:
+            return self.threshold
+        n = self.weights.shape[-1] if self.weights.ndim == 3 else 0
+        return 1.0 / n if n else 0.0
+
     def _row_height(self) -> float:
         n = max(1, len(self.tokens))
         return max(6.0, min(22.0, (self.height() - 20) / n))
@@ -60,7 +69,7 @@ class HeadView(QWidget):
             w = self.weights[head]
             queries = [self.focus] if 0 <= self.focus < w.shape[0] else range(w.shape[0])
             for q in queries:
-                for k in np.nonzero(w[q] >= self.threshold)[0]:
+                for k in np.nonzero(w[q] >= self.cutoff())[0]:
                     out.append((head, q, int(k), float(w[q, k])))
         return out
 
@@ -89,11 +98,17 @@ class HeadView(QWidget):
                     painter.fillRect(rect, QColor(255, 215, 0, 120))
                 painter.setPen(self.palette().text().color())
                 painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, token)
+        # lines share a pen per (head, weight step): a few drawLines calls instead of one call per line
+        buckets: dict[tuple[int, int], list[QLineF]] = {}
         for head, q, k, weight in self.lines():
+            buckets.setdefault((head, min(BUCKETS - 1, int(weight * BUCKETS))), []).append(
+                QLineF(left - 4, top + (q + 0.5) * row, right + 4, top + (k + 0.5) * row))
+        for (head, bucket), lines in sorted(buckets.items(), key=lambda kv: kv[0][1]):  # strong lines on top
+            weight = (bucket + 0.5) / BUCKETS
             colour = QColor(HEAD_COLOURS[head % len(HEAD_COLOURS)])
             colour.setAlphaF(min(1.0, 0.15 + 0.85 * weight))
             painter.setPen(QPen(colour, max(0.5, 4 * weight)))
-            painter.drawLine(QPointF(left - 4, top + (q + 0.5) * row), QPointF(right + 4, top + (k + 0.5) * row))
+            painter.drawLines(lines)
 
     def mouseMoveEvent(self, event: object) -> None:  # noqa: N802
         pos = event.position()  # type: ignore[attr-defined]

@@ -17,9 +17,9 @@ def window(qtbot):
     qtbot.addWidget(win)
     win.show()
     yield win
-    from PySide6.QtCore import QThreadPool
+    from explorer.tasks import wait_for_workers
 
-    assert QThreadPool.globalInstance().waitForDone(30_000)
+    assert wait_for_workers(30_000)
 
 
 def load(qtbot, win, *paths):
@@ -47,28 +47,32 @@ def test_attention_views_show_every_layer_and_head(qtbot, window, contextual_run
     assert np.allclose(maps.weights.sum(-1), 1, atol=1e-4)
     layers, heads = maps.weights.shape[:2]
     assert (layers, heads) == (2, 2) and len(panel.head_buttons) == heads
-    assert panel.grid.shape == (layers, heads) and panel.atlas.rowCount() == layers * heads
+    assert panel.grid.shape == (0, 0)  # the model view is drawn only once it is on screen
     lines = panel.head_view.lines()
     assert lines and {h for h, *_ in lines} == {0, 1}
     panel.head_view.focus = 3  # hovering a token keeps only its lines
     assert {q for _, q, _, _ in panel.head_view.lines()} == {3}
     panel.head_view.focus = -1
+    assert all(w >= 1 / len(maps.tokens) for *_, w in lines)  # automatic: only above an even spread
+    shot(qtbot, window, "attention-head-view")
     panel.threshold.setValue(30)
     assert all(w >= 0.3 for *_, w in panel.head_view.lines())
-    shot(qtbot, window, "attention-head-view")
+    panel.views.setCurrentIndex(1)
+    assert panel.grid.shape == (layers, heads)
+    panel.grid.clicked.emit(1, 0)
+    assert panel.large.matrix.shape == (len(maps.tokens),) * 2 and "layer 1, head 0" in panel.large.plot.plotItem.titleLabel.text
+    shot(qtbot, window, "attention-model-view")
+    panel.views.setCurrentIndex(2)
+    assert panel.atlas.rowCount() == layers * heads
+    shot(qtbot, window, "attention-head-atlas")
     panel.atlas.sortItems(2)  # by entropy
     row_layer, row_head = int(panel.atlas.item(0, 0).value), int(panel.atlas.item(0, 1).value)
     panel._atlas_clicked(0, 0)
     assert panel.layer.value() == row_layer and panel.selected_heads() == [row_head]
-    panel.grid.clicked.emit(1, 0)
-    assert panel.large.matrix.shape == (len(maps.tokens),) * 2 and "layer 1, head 0" in panel.large.plot.plotItem.titleLabel.text
-    panel.views.setCurrentIndex(1)
-    shot(qtbot, window, "attention-model-view")
-    panel.views.setCurrentIndex(2)
-    shot(qtbot, window, "attention-head-atlas")
+    assert panel.views.currentIndex() == 0
+    panel.views.setCurrentIndex(3)
     panel.mix.setCurrentIndex(1)
     assert np.allclose(panel.mix_map.matrix.sum(-1), 1, atol=1e-4)
-    panel.views.setCurrentIndex(3)
     shot(qtbot, window, "attention-rollout")
 
 
@@ -100,9 +104,12 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
     assert name == "bert" and len(candidates) == 2 and abs(sum(candidates[0].probs) - 1) < 1.0
     assert "[MASK] 2" in panel.masked_results[0].toPlainText()
     shot(qtbot, window, "predictions-masked")
-    chips = [panel.chips.itemAt(i).widget() for i in range(panel.chips.count()) if panel.chips.itemAt(i).widget()]
-    assert "MASK" not in [c.text() for c in chips]
-    next(c for c in chips if c.text() == "piano").click()
+    def chips():
+        return [panel.chips.itemAt(i).widget() for i in range(panel.chips.count()) if panel.chips.itemAt(i).widget()]
+
+    qtbot.waitUntil(lambda: "piano" in [c.text() for c in chips()], timeout=5_000)  # the word buttons follow
+    assert "MASK" not in [c.text() for c in chips()]
+    next(c for c in chips() if c.text() == "piano").click()
     assert panel.masked_text.text() == "She [MASK] the [MASK] on [MASK]."
     with qtbot.waitSignal(panel.focus_token, timeout=5_000):
         panel._prediction_clicked(__import__("PySide6.QtCore", fromlist=["QUrl"]).QUrl("mask:2"))
@@ -147,3 +154,44 @@ def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, t
     assert header.startswith("ngram") and panel.best[header] == 0
     assert panel.prob_table.item(0, 1).text().startswith("★")
     shot(qtbot, window, "predictions-sentence-probability")
+
+
+def test_bad_input_gives_hints_and_notices_not_crashes(qtbot, window, contextual_runs):
+    load(qtbot, window, contextual_runs["bert"][0])
+    predictions, attention = window.predictions, window.attention
+    for text in ["[MASK] [MASK] [MASK]", "Ünïcødé ☃ [MASK] 北京 \x00", "word " * 400 + "[MASK]"]:
+        with qtbot.waitSignals([predictions.masked_runner.finished], timeout=30_000):
+            predictions.masked_text.setText(text)
+        qtbot.wait(200)
+    # the text longer than BERT reads: its [MASK] lies beyond the model's 64 tokens
+    assert "beyond" in predictions.masked_results[0].toPlainText()
+    predictions.masked_text.setText("")
+    qtbot.wait(300)
+    assert "Type a sentence" in predictions.masked_hint.text()
+    attention.sentence.setText("word " * 400)
+    qtbot.waitUntil(lambda: attention.result is not None and len(attention.result["maps"].tokens) == 64, timeout=30_000)
+    assert "truncated" in attention.message.text()
+    attention.sentence.setText("   ")
+    qtbot.wait(300)
+    assert "Type a sentence" in attention.message.text()
+
+
+@pytest.mark.parametrize("scene", ["attention", "model-view", "masked", "sentence-probability"])
+def test_attention_and_prediction_scenes_open_with_the_default_models(qtbot, window, scene):
+    from explorer.scenes import load_scene
+
+    data = load_scene(scene)
+    window.open_scene(scene)
+    panel = window.scene_panel(data)
+    assert window.tabs.currentWidget() is panel
+    qtbot.waitUntil(lambda: not window.session.loading, timeout=60_000)
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel._refresh_models()
+    if scene == "sentence-probability":
+        for name in ("elmo-tiny (log p)", "gpt-tiny (log p)", "bert-tiny (pseudo-log p)"):
+            assert window.predictions.best[name] == 0  # the original above its two shuffles
+    elif scene == "masked":
+        assert "bert-tiny" in window.predictions.masked_results[0].toPlainText()
+    else:
+        assert window.attention.result["name"] == "bert-tiny"
+    shot(qtbot, window, f"scene-{scene}")

@@ -17,9 +17,9 @@ def window(qtbot):
     qtbot.addWidget(win)
     win.show()
     yield win
-    from PySide6.QtCore import QThreadPool
+    from explorer.tasks import wait_for_workers
 
-    assert QThreadPool.globalInstance().waitForDone(10_000)  # no task left running
+    assert wait_for_workers(10_000)  # no task left running
 
 
 def load(qtbot, win, name):

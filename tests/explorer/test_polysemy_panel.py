@@ -20,9 +20,9 @@ def window(qtbot, contextual_runs, topic_corpus):
     qtbot.addWidget(win)
     win.show()
     yield win
-    from PySide6.QtCore import QThreadPool
+    from explorer.tasks import wait_for_workers
 
-    assert QThreadPool.globalInstance().waitForDone(20_000)
+    assert wait_for_workers(20_000)
 
 
 def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_runs):

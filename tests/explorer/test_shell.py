@@ -18,9 +18,9 @@ def make_window(qtbot):
         return win
 
     yield make
-    from PySide6.QtCore import QThreadPool
+    from explorer.tasks import wait_for_workers
 
-    assert QThreadPool.globalInstance().waitForDone(20_000)
+    assert wait_for_workers(20_000)
 
 
 def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, contextual_runs):

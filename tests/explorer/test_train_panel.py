@@ -28,9 +28,9 @@ def window(qtbot, tmp_path, monkeypatch, topic_corpus):
     panel = win.train
     panel.corpus.setCurrentText(str(topic_corpus))
     yield win
-    from PySide6.QtCore import QThreadPool
+    from explorer.tasks import wait_for_workers
 
-    assert QThreadPool.globalInstance().waitForDone(30_000)
+    assert wait_for_workers(30_000)
 
 
 def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
