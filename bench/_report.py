@@ -22,7 +22,7 @@ def machine() -> str:
 
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
     return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
-            f"{platform.python_version()}, torch {torch.__version__} ({torch.get_num_threads()} threads), {gpu}")
+            f"{platform.python_version()}, torch {torch.__version__} ({default_threads()} threads), {gpu}")
 
 
 def write_section(name: str, body: str) -> None:
@@ -34,3 +34,12 @@ def write_section(name: str, body: str) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     RESULTS.write_text(text)
+
+
+def default_threads() -> int:
+    """torch's own thread count (the app's query thread runs on one, which later threads would inherit)."""
+    import torch
+
+    from engine import api
+
+    return api._DEFAULT_THREADS[0] if api._DEFAULT_THREADS else torch.get_num_threads()

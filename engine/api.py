@@ -223,15 +223,30 @@ def train_cli(argv: list[str]) -> int:
     return train_main(argv)
 
 
+_DEFAULT_THREADS: list[int] = []  # torch's own choice, kept before any thread asks for one
+
+
 def one_thread_here() -> None:
     """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
     are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
-    (bench/attention_predictions_speed.py). The setting is the thread's own (OpenMP's)."""
+    (bench/attention_predictions_speed.py). Threads that start using torch later would inherit the
+    setting: long jobs call ``all_threads_here`` first."""
     import sys
 
     torch = sys.modules.get("torch")
     if torch is not None:
+        if not _DEFAULT_THREADS:
+            _DEFAULT_THREADS.append(torch.get_num_threads())
         torch.set_num_threads(1)
+
+
+def all_threads_here() -> None:
+    """Give the calling thread torch's default number of threads back (index builds, long jobs)."""
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and _DEFAULT_THREADS:
+        torch.set_num_threads(_DEFAULT_THREADS[0])
 
 
 def device_summary() -> str:
@@ -325,5 +340,5 @@ __all__ = [
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
-    "TrainingExample", "bert_training_example", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "event_from_json", "cli_settings", "train_cli",
+    "TrainingExample", "bert_training_example", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli",
 ]

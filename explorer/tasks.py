@@ -80,6 +80,9 @@ class BackgroundJob(QObject):
         relay.failed.connect(self._failed)
 
         def work() -> Any:
+            from engine.api import all_threads_here
+
+            all_threads_here()  # a long job uses every core torch would (queries keep to one)
             return fn(lambda f, m: relay.progress.emit(float(f), str(m)), self.stop)
 
         # the relay lives as long as this object: the pool deletes the runnable itself after run()

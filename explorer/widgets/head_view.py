@@ -14,6 +14,7 @@ HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
                 "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
 SEGMENT_BACKGROUNDS = ["#e8f0fe", "#fdecea"]  # sentence A, sentence B
 BUCKETS = 16  # line weights are drawn in this many steps of width and opacity
+MAX_LINES = 3000  # long inputs: only the strongest lines (Qt draws ~20k lines a second here)
 
 
 class HeadView(QWidget):
@@ -54,24 +55,28 @@ class HeadView(QWidget):
 
     def _row_height(self) -> float:
         n = max(1, len(self.tokens))
-        return max(6.0, min(22.0, (self.height() - 20) / n))
+        return max(0.5, min(22.0, (self.height() - 20) / n))
 
     def _columns(self) -> tuple[float, float]:
         width = self.width()
         return width * 0.3, width * 0.7
 
     def lines(self) -> list[tuple[int, int, int, float]]:
-        """(head, query, key, weight) of every line drawn now (threshold and hover applied)."""
-        out = []
-        for head in self.heads:
-            if head >= self.weights.shape[0]:
-                continue
-            w = self.weights[head]
-            queries = [self.focus] if 0 <= self.focus < w.shape[0] else range(w.shape[0])
-            for q in queries:
-                for k in np.nonzero(w[q] >= self.cutoff())[0]:
-                    out.append((head, q, int(k), float(w[q, k])))
-        return out
+        """(head, query, key, weight) of every line drawn now (threshold and hover applied; on long
+        inputs only the MAX_LINES strongest)."""
+        heads = [h for h in self.heads if h < self.weights.shape[0]]
+        if not heads or self.weights.size == 0:
+            return []
+        w = self.weights[heads]  # (heads, q, k)
+        if 0 <= self.focus < w.shape[1]:
+            w = np.where(np.arange(w.shape[1])[None, :, None] == self.focus, w, 0.0)
+        which, q, k = np.nonzero(w >= max(self.cutoff(), 1e-9))
+        weight = w[which, q, k]
+        if len(weight) > MAX_LINES:
+            keep = np.argpartition(-weight, MAX_LINES)[:MAX_LINES]
+            which, q, k, weight = which[keep], q[keep], k[keep], weight[keep]
+        head_of = np.asarray(heads)[which]
+        return list(zip(head_of.tolist(), q.tolist(), k.tolist(), weight.tolist(), strict=True))
 
     def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
         painter = QPainter(self)
@@ -87,12 +92,15 @@ class HeadView(QWidget):
         painter.setFont(font)
         metrics = QFontMetrics(font)
         top = 10.0
+        every = max(1, int(np.ceil(9 / row)))  # long inputs: a label every few rows, all lines
         for i, token in enumerate(self.tokens):
+            if i % every and i != self.focus:
+                continue
             y = top + i * row
             segment = self.segments[i] if i < len(self.segments) else 0
             for x, align in ((left - 8, Qt.AlignmentFlag.AlignRight), (right + 8, Qt.AlignmentFlag.AlignLeft)):
                 w = metrics.horizontalAdvance(token) + 6
-                rect = QRectF(x - w if align == Qt.AlignmentFlag.AlignRight else x, y, w, row)
+                rect = QRectF(x - w if align == Qt.AlignmentFlag.AlignRight else x, y, w, max(row, 9.0))
                 painter.fillRect(rect, QColor(SEGMENT_BACKGROUNDS[segment % 2]))
                 if i == self.focus and align == Qt.AlignmentFlag.AlignRight:
                     painter.fillRect(rect, QColor(255, 215, 0, 120))
