@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QLineF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
@@ -28,6 +28,7 @@ class HeadView(QWidget):
         self.heads: list[int] = []
         self.threshold = 0.0  # 0: automatic, lines above uniform attention (1/n) only
         self.focus = -1  # hovered query token
+        self._picture: tuple[tuple[int, int, int], QImage] | None = None
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumHeight(200)
@@ -78,11 +79,30 @@ class HeadView(QWidget):
         head_of = np.asarray(heads)[which]
         return list(zip(head_of.tolist(), q.tolist(), k.tolist(), weight.tolist(), strict=True))
 
+    def update(self) -> None:  # type: ignore[override]
+        self._picture = None  # something shown changed: draw it again
+        super().update()
+
     def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
-        painter = QPainter(self)
+        """Draw into an image once per change; a repaint for another reason (a relayout, an expose)
+        only copies it."""
+        key = (self.width(), self.height(), self.palette().base().color().rgb())
+        if self._picture is None or self._picture[0] != key:
+            ratio = self.devicePixelRatioF()
+            image = QImage(int(self.width() * ratio), int(self.height() * ratio),
+                           QImage.Format.Format_ARGB32_Premultiplied)
+            image.setDevicePixelRatio(ratio)
+            painter = QPainter(image)
+            self._draw(painter)
+            painter.end()
+            self._picture = (key, image)
+        QPainter(self).drawImage(0, 0, self._picture[1])
+
+    def _draw(self, painter: QPainter) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.fillRect(self.rect(), self.palette().base())
         if not self.tokens:
+            painter.setPen(self.palette().text().color())
             painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, "type a sentence")
             return
         row = self._row_height()
