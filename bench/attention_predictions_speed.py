@@ -146,8 +146,9 @@ def main() -> None:
     body = "\n".join([
         "## Attention and predictions panels: keystroke latency (offscreen, real widgets)", "",
         f"Machine: {machine()}", "",
-        f"One edit of the text → fill-mask top-8 shown in the predictions panel and the head view redrawn in the "
-        f"attention panel (its worker also computes the head statistics, rollout and thumbnails); {args.keys} "
+        f"One edit of the text → fill-mask top-8 shown in the predictions panel and the head view (its default: "
+        f"the first 4 heads, lines above 1/n) redrawn in the attention panel (its worker also computes the head "
+        f"statistics, rollout and thumbnails); model queries run one after another on one thread; {args.keys} "
         "edits after 5 warm-up ones; timed from the end of the 150 ms typing debounce.", "",
         "| model | tokens | p50 ms | p95 ms | target p95 ms (laptop CPU) |", "|---|---:|---:|---:|---:|", *rows, "",
         f"Model view (12 layers × 12 heads at 128 tokens: downsample to 48 px thumbnails, set 144 images, paint): "

@@ -35,6 +35,7 @@ from explorer.widgets.heatmap import Heatmap, HeatmapGrid
 from explorer.widgets.model_picker import ModelPicker
 
 DEBOUNCE_MS = 150
+DEFAULT_HEADS = 4  # heads shown in the head view at first ("all" shows every one)
 THUMBNAIL = 48  # model-view thumbnails are at most this many pixels a side (long inputs are averaged)
 ATLAS_COLUMNS = ["layer", "head", "entropy (bits)", "→ [CLS]", "→ [SEP]", "→ punctuation", "→ previous",
                  "→ next", "→ itself"]
@@ -274,7 +275,8 @@ class AttentionPanel(QWidget):
             button.deleteLater()
         self.head_buttons = []
         for head in range(heads):
-            button = QToolButton(text=str(head), checkable=True, checked=True)
+            # at first the first 4 heads: all 12 of a BERT-base at once are a tangle (and slow to draw)
+            button = QToolButton(text=str(head), checkable=True, checked=head < DEFAULT_HEADS)
             colour = HEAD_COLOURS[head % len(HEAD_COLOURS)]
             button.setStyleSheet(f"QToolButton:checked {{ background: {colour}; color: white; }}")
             button.toggled.connect(lambda _: self._draw_head_view())
