@@ -60,6 +60,33 @@ def encode_sentences(
     return flat, np.asarray(starts, dtype=np.int64)
 
 
+def encode_to_file(
+    sentences: Iterable[list[str]], index: dict[str, int], path: Path, unk: int | None = None,
+    block: int = 1 << 20,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``encode_sentences`` for corpora larger than memory: the ids are written to ``path`` in blocks as
+    the sentences stream past, then memory-mapped (read-only). Returns ``(ids, starts)`` like it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    starts = [0]
+    total = 0
+    buffer: list[int] = []
+    get = index.get
+    with open(path, "wb") as f:
+        for words in sentences:
+            ids = [i for i in map(get, words) if i is not None] if unk is None else [get(w, unk) for w in words]
+            if not ids:
+                continue
+            buffer += ids
+            total += len(ids)
+            starts.append(total)
+            if len(buffer) >= block:
+                f.write(np.asarray(buffer, dtype=np.int32).tobytes())
+                buffer = []
+        f.write(np.asarray(buffer, dtype=np.int32).tobytes())
+    ids_map = np.memmap(path, dtype=np.int32, mode="r", shape=(total,)) if total else np.zeros(0, np.int32)
+    return ids_map, np.asarray(starts, dtype=np.int64)
+
+
 def sentence_ids(starts: np.ndarray) -> np.ndarray:
     """For a flat token array with sentence ``starts``, the sentence number of every token."""
     lengths = np.diff(starts)

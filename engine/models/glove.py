@@ -52,23 +52,33 @@ def load_glove_package() -> StaticVectors:
     return StaticVectors(words, np.asarray(vectors), name="GloVe 6B 50d")
 
 
-def cooccurrence(ids: np.ndarray, starts: np.ndarray, vocab_size: int, window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Symmetric distance-weighted co-occurrence counts as COO arrays (rows, cols, values)."""
-    from scipy.sparse import coo_matrix
+def cooccurrence(ids: np.ndarray, starts: np.ndarray, vocab_size: int, window: int,
+                 chunk_words: int = 2_000_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Symmetric distance-weighted co-occurrence counts as COO arrays (rows, cols, values), summed
+    chunk by chunk of sentences (``ids`` may be a memory-mapped file larger than memory)."""
+    from scipy.sparse import coo_matrix, csr_matrix
 
-    sent = np.repeat(np.arange(len(starts) - 1), np.diff(starts))
-    rows, cols, vals = [], [], []
-    for d in range(1, window + 1):
-        ok = sent[d:] == sent[:-d]
-        a, b = ids[:-d][ok], ids[d:][ok]
-        w = np.full(len(a), 1.0 / d, dtype=np.float32)
-        rows += [a, b]
-        cols += [b, a]
-        vals += [w, w]
-    if not rows:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
-    m = coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                   shape=(vocab_size, vocab_size)).tocsr().tocoo()  # sums duplicates
+    total = csr_matrix((vocab_size, vocab_size), dtype=np.float32)
+    first, n_sentences = 0, len(starts) - 1
+    while first < n_sentences:
+        end = int(np.searchsorted(starts, starts[first] + chunk_words, side="left"))
+        end = min(max(end, first + 1), n_sentences)
+        lo, hi = int(starts[first]), int(starts[end])
+        chunk = np.asarray(ids[lo:hi])
+        sent = np.repeat(np.arange(first, end), np.diff(starts[first : end + 1]))
+        rows, cols, vals = [], [], []
+        for d in range(1, window + 1):
+            ok = sent[d:] == sent[:-d]
+            a, b = chunk[:-d][ok], chunk[d:][ok]
+            w = np.full(len(a), 1.0 / d, dtype=np.float32)
+            rows += [a, b]
+            cols += [b, a]
+            vals += [w, w]
+        if rows:
+            total = total + coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                                       shape=(vocab_size, vocab_size)).tocsr()  # sums duplicates
+        first = end
+    m = total.tocoo()
     return m.row.astype(np.int64), m.col.astype(np.int64), m.data.astype(np.float32)
 
 

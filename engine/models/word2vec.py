@@ -281,7 +281,6 @@ def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, se
     """Yield after every SGD step: {"epoch", "chunk", "step_loss" (device tensor), "pairs",
     "words_done", "words_total", "lr", "chunk_done"}. Data stays on the device; nothing syncs."""
     cfg, device = model.cfg, model.device
-    sent = np.repeat(np.arange(len(starts) - 1, dtype=np.int32), np.diff(starts))
     keep_prob = model.vocab.keep_probabilities(cfg.sample)
     bounds = chunk_bounds(starts)
     words_total = cfg.epochs * len(ids)
@@ -301,7 +300,9 @@ def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, se
             s0, s1 = bounds[c]
             lo, hi = int(starts[s0]), int(starts[s1])
             rng = np.random.default_rng([seed, epoch, c])
-            ex = make_examples(ids[lo:hi], sent[lo:hi], keep_prob, cfg, rng)
+            # the chunk's sentence numbers, made here: ids may be a memory-mapped file larger than memory
+            sent = np.repeat(np.arange(s0, s1, dtype=np.int32), np.diff(starts[s0 : s1 + 1]))
+            ex = make_examples(np.asarray(ids[lo:hi]), sent, keep_prob, cfg, rng)
             P = len(ex["out"])
             out = torch.from_numpy(ex["out"]).to(device)
             if cfg.sg:

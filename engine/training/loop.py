@@ -12,7 +12,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +52,23 @@ class TrainContext:
         self.corpus: Corpus = get_corpus(spec.corpus)
 
     # ------------------------------------------------------------ data
+
+    def sentence_stream(self, part: str, lowercase: bool) -> Iterable[list[str]]:
+        """The tokenized sentences of a part, streamed (re-iterable: each pass reads the corpus again,
+        nothing is kept in memory), capped at ``spec.max_words`` words for the train part."""
+        ctx = self
+
+        class Stream:
+            def __iter__(self) -> Iterator[list[str]]:
+                budget = ctx.spec.max_words if part == "train" else None
+                n = 0
+                for words in tokenized_sentences(ctx.corpus.sentences(part), lowercase):
+                    yield words
+                    n += len(words)
+                    if budget is not None and n >= budget:
+                        return
+
+        return Stream()
 
     def sentences(self, part: str, lowercase: bool) -> list[list[str]]:
         """Tokenized sentences of the train or held-out part, capped at ``spec.max_words`` words."""

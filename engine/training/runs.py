@@ -7,8 +7,9 @@ sets), save into the run folder at each epoch end and when stopped, and resume f
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ import torch
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
 from engine.errors import CorpusError
-from engine.text import encode_sentences
+from engine.text import encode_to_file
 from engine.training.events import TrainEvent
 from engine.training.loop import TrainContext
 from engine.vocab import Vocab
@@ -28,11 +29,14 @@ def _base_config(ctx: TrainContext, vocab: Vocab, corpus_words: int, metrics: di
             "trained_steps": ctx.step, "metrics": metrics}
 
 
-def _vocab(ctx: TrainContext, sentences: list[list[str]], min_count: int, max_vocab: int | None,
+ID_CACHE = ".corpus-ids.int32"  # the training text as word ids, memory-mapped (removed when the run ends)
+
+
+def _vocab(ctx: TrainContext, sentences: Iterable[list[str]], min_count: int, max_vocab: int | None,
            reserved: tuple[str, ...] = ()) -> Vocab:
     if ctx.spec.resume:
         return Vocab.load(ctx.run_dir / "vocab.txt")
-    if not sentences:
+    if isinstance(sentences, list) and not sentences:
         raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
     return Vocab.build(sentences, min_count, max_vocab, reserved)
 
@@ -51,13 +55,23 @@ def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]
 # ---------------------------------------------------------------- word2vec
 
 def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
+    cfg = ctx.spec.model
+    # the corpus streams twice (counts, then ids into a memory-mapped file): never all in memory
+    sentences = ctx.sentence_stream("train", cfg.lowercase)
+    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
+    ids, starts = encode_to_file(sentences, vocab.index, ctx.run_dir / ID_CACHE)
+    try:
+        yield from _train_word2vec(ctx, vocab, ids, starts)
+    finally:  # completed, stopped or failed: a resume encodes the text again
+        del ids
+        with contextlib.suppress(OSError):
+            (ctx.run_dir / ID_CACHE).unlink(missing_ok=True)
+
+
+def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np.ndarray) -> Iterator[TrainEvent]:
     from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps
 
     cfg = ctx.spec.model
-    sentences = ctx.sentences("train", cfg.lowercase)
-    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
-    ids, starts = encode_sentences(sentences, vocab.index)
-    del sentences
     model = Word2VecModel(vocab, cfg, ctx.device, ctx.spec.seed)
     start_epoch = start_chunk = 0
     if ctx.spec.resume:
@@ -120,10 +134,13 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.glove import GloveModel, cooccurrence, train_steps
 
     cfg = ctx.spec.model
-    sentences = ctx.sentences("train", cfg.lowercase)
+    sentences = ctx.sentence_stream("train", cfg.lowercase)  # streamed twice, as for word2vec
     vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
-    ids, starts = encode_sentences(sentences, vocab.index)
+    ids, starts = encode_to_file(sentences, vocab.index, ctx.run_dir / ID_CACHE)
     rows, cols, vals = cooccurrence(ids, starts, len(vocab), cfg.window)
+    n_words = len(ids)
+    del ids
+    (ctx.run_dir / ID_CACHE).unlink(missing_ok=True)  # the counts are all GloVe needs
     if len(vals) == 0:
         raise CorpusError("no two known words occur together in the corpus: nothing to fit")
     model = GloveModel(len(vocab), cfg, ctx.spec.seed).to(ctx.device)
@@ -140,7 +157,7 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
     def save(epoch: int) -> Any:
         state = {"epoch": epoch, "step": ctx.step, "model": {k: v.cpu() for k, v in model.state_dict().items()},
                  "optimizer": opt.state_dict()}
-        save_run(ctx.run_dir, "glove", _base_config(ctx, vocab, len(ids), metrics), {"vectors": model.vectors()},
+        save_run(ctx.run_dir, "glove", _base_config(ctx, vocab, n_words, metrics), {"vectors": model.vectors()},
                  files={"vocab.txt": vocab.save}, training_state=state)
         return ctx.saved()
 

@@ -345,3 +345,27 @@ def test_glove_package_vectors_load_and_make_sense():
     top = [n.word for n in h.static_neighbours("king", 10)]
     assert "queen" in top or "prince" in top
     assert h.analogy("man", "king", "woman", 3)[0].word == "queen"
+
+
+def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, tmp_path, monkeypatch):
+    """The training text is never held as a list: counted while streaming, then written as ids to a
+    memory-mapped file, which is removed when the run ends."""
+    from engine.text import encode_sentences, encode_to_file, tokenized_sentences
+    from engine.training.loop import TrainContext
+
+    sentences = list(tokenized_sentences(["a b c.", "", "b c d e.", "z"], True))
+    index = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
+    ids, starts = encode_to_file(iter(sentences), index, tmp_path / "ids.int32", block=2)
+    want_ids, want_starts = encode_sentences(sentences, index)
+    assert isinstance(ids, np.memmap) and np.array_equal(ids, want_ids) and np.array_equal(starts, want_starts)
+
+    def no_lists(*_a, **_k):
+        raise AssertionError("the whole training text was materialised")
+
+    monkeypatch.setattr(TrainContext, "sentences", no_lists)
+    for kind, model in (("word2vec", Word2VecConfig(vector_size=16, min_count=2, epochs=1)),
+                        ("glove", GloveConfig(vector_size=16, min_count=2, epochs=2))):
+        out = tmp_path / kind
+        events = list(api.train(RunSpec(kind, out=str(out), corpus=str(topic_corpus), model=model)))
+        assert events[-1].status == "completed" and not (out / ".corpus-ids.int32").exists()
+        assert api.load(str(out)).static_neighbours("piano", 3)
