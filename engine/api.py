@@ -33,6 +33,7 @@ from engine.errors import (
     Unsupported,
     Word2BertError,
 )
+from engine.finetune_spec import STRATEGIES, FinetuneSpec
 from engine.inspect.attention_stats import (
     STATISTICS,
     HeadStats,
@@ -43,18 +44,22 @@ from engine.inspect.attention_stats import (
     rollout,
 )
 from engine.results import (
+    Answer,
     AttentionMaps,
     Capability,
+    Classification,
     ContextVectors,
     MaskCandidates,
     Neighbour,
     SentenceScore,
+    Tagging,
     TokenCandidates,
 )
 from engine.text import word_spans, word_tokenize
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
+    ProbePredictions,
     RunFinished,
     RunStarted,
     StepMetrics,
@@ -327,6 +332,36 @@ def describe_run(run_dir: str | Path) -> str:
     return ", ".join(parts)
 
 
+def finetune(spec: Any, *, stop: threading.Event | None = None) -> Iterator[TrainEvent]:
+    """Fine-tune a pre-trained model on a task (a ``FinetuneSpec``); the same events as ``train`` plus
+    ``ProbePredictions``. The run folder keeps the best validation checkpoint and loads with ``load``."""
+    from engine.training.finetune import finetune as _finetune
+
+    return _finetune(spec, stop)
+
+
+def finetune_report(run_dir: str | Path) -> dict[str, Any]:
+    """The evaluation of a fine-tuned run's best checkpoint: labels, metrics, and the confusion matrix
+    (classification), per-type F1 (tagging) or example answers (spans)."""
+    from engine.training.finetune import read_report
+
+    return read_report(run_dir)
+
+
+def finetune_tasks() -> dict[str, str]:
+    """The built-in fine-tuning datasets: name -> what it is."""
+    from engine.finetune_data import builtin_tasks
+
+    return builtin_tasks()
+
+
+def task_preview(name_or_path: str, validation: str | None = None) -> Any:
+    """Load a task's data (raises ``DataError`` with the reason): family, labels, counts, a preview."""
+    from engine.finetune_data import load_task
+
+    return load_task(name_or_path, validation)
+
+
 def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
     from engine.training.loop import read_metrics as _read
 
@@ -340,5 +375,6 @@ __all__ = [
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
-    "TrainingExample", "bert_training_example", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli",
+    "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
+    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli",
 ]

@@ -145,6 +145,7 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 def _register_loaders() -> None:
     import engine.handles  # noqa: F401 - each handles module registers the kinds it loads
     import engine.handles_elmo  # noqa: F401
+    import engine.handles_finetuned  # noqa: F401
     import engine.handles_transformer  # noqa: F401
 
 

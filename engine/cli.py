@@ -121,17 +121,54 @@ class _Progress:
         self.stream.flush()
 
 
-def train_main(argv: list[str] | None = None) -> int:
-    from engine.api import train
-    from engine.checkpoint import read_config
+def show_event(ev: Any, bar: _Progress, status: int) -> int:
+    """Print one training event for people (stderr); returns the exit status so far."""
     from engine.training.events import (
         CheckpointSaved,
         EvalMetrics,
+        ProbePredictions,
         RunFinished,
         RunStarted,
         StepMetrics,
-        event_to_dict,
     )
+
+    if isinstance(ev, RunStarted):
+        print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_fmt_count(ev.total)} {ev.unit})", file=sys.stderr)
+        for note in ev.info.get("notes", []):
+            print(f"note: {note}", file=sys.stderr)
+    elif isinstance(ev, StepMetrics):
+        width = 24
+        filled = int(ev.progress * width)
+        bar.line(f"[{'#' * filled}{'.' * (width - filled)}] {ev.progress:6.1%} epoch {ev.epoch + 1} step {ev.step} "
+                 f"loss {ev.loss:.4f} {_fmt_count(ev.throughput)} {ev.unit}/s ETA {_fmt_time(ev.eta_s)}")
+    elif isinstance(ev, EvalMetrics):
+        bar.line(f"eval (step {ev.step}): " + ", ".join(f"{k} {v:.4f}" for k, v in ev.metrics.items()), final=True)
+    elif isinstance(ev, CheckpointSaved):
+        bar.line(f"checkpoint saved: {ev.path} (step {ev.step})", final=True)
+    elif isinstance(ev, ProbePredictions):
+        for text, label, p in zip(ev.texts, ev.labels, ev.probabilities, strict=True):
+            bar.line(f"probe (step {ev.step}): {text[:50]!r} -> {label} ({p:.2f})", final=True)
+    elif isinstance(ev, RunFinished):
+        bar.line(f"{ev.status}: {ev.message or ev.run_dir}", final=True)
+        status = {"completed": 0, "stopped": 0, "diverged": 3}.get(ev.status, 1)
+    return status
+
+
+def stop_on_sigint(stop: threading.Event) -> Any:
+    """First Ctrl-C: save and stop; second: abort. Returns the previous handler (None off the main thread)."""
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping: saving a checkpoint (Ctrl-C again to abort)...", file=sys.stderr)
+
+    return signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    from engine.api import train
+    from engine.checkpoint import read_config
+    from engine.training.events import event_to_dict
 
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv and not argv[0].startswith("-") else None
@@ -164,33 +201,14 @@ def train_main(argv: list[str] | None = None) -> int:
         lower_priority()
     stop = threading.Event()
 
-    def on_sigint(signum, frame):  # first Ctrl-C: save and stop; second: abort
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        print("\nstopping: saving a checkpoint (Ctrl-C again to abort)...", file=sys.stderr)
-
-    previous = signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+    previous = stop_on_sigint(stop)
     bar = _Progress()
     status = 1
     try:
         for ev in train(spec, stop=stop):
             if args.json_events:
                 print(json.dumps(event_to_dict(ev)), flush=True)
-            if isinstance(ev, RunStarted):
-                print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_fmt_count(ev.total)} {ev.unit})", file=sys.stderr)
-            elif isinstance(ev, StepMetrics):
-                width = 24
-                filled = int(ev.progress * width)
-                bar.line(f"[{'#' * filled}{'.' * (width - filled)}] {ev.progress:6.1%} epoch {ev.epoch + 1} step {ev.step} "
-                         f"loss {ev.loss:.4f} {_fmt_count(ev.throughput)} {ev.unit}/s ETA {_fmt_time(ev.eta_s)}")
-            elif isinstance(ev, EvalMetrics):
-                bar.line("eval: " + ", ".join(f"{k} {v:.4f}" for k, v in ev.metrics.items()), final=True)
-            elif isinstance(ev, CheckpointSaved):
-                bar.line(f"checkpoint saved: {ev.path} (step {ev.step})", final=True)
-            elif isinstance(ev, RunFinished):
-                bar.line(f"{ev.status}: {ev.message or ev.run_dir}", final=True)
-                status = {"completed": 0, "stopped": 0, "diverged": 3}.get(ev.status, 1)
+            status = show_event(ev, bar, status)
     except Word2BertError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
         return 2

@@ -76,6 +76,9 @@ class ModelHandle:
             Capability.SENTENCE_SCORE: f"{who} is not a language model: it cannot score sentences",
             Capability.NEXT_SENTENCE: f"{who} has no next-sentence head: only BERT pre-trained with NSP has one",
             Capability.SUBWORDS: f"{who} has no sub-word units: unknown words get no vector",
+            Capability.CLASSIFY: f"{who} is not a fine-tuned classifier: fine-tune it on a classification task first",
+            Capability.TAG: f"{who} is not a fine-tuned tagger: fine-tune it on a tagging task first",
+            Capability.ANSWER: f"{who} does not extract answers: fine-tune it on a span task first",
         }
         if not contextual and capability is Capability.ATTENTION:
             reasons[capability] = f"{who} is a static model: it has no attention (only Transformers do)"

@@ -18,6 +18,9 @@ class Capability(enum.Flag):
     SENTENCE_SCORE = enum.auto()  # score(sentence): log-probability, perplexity
     NEXT_SENTENCE = enum.auto()
     SUBWORDS = enum.auto()  # unknown words still get a vector
+    CLASSIFY = enum.auto()  # a fine-tuned classifier: classify(text[, text_b])
+    TAG = enum.auto()  # a fine-tuned tagger: tag(text)
+    ANSWER = enum.auto()  # a fine-tuned span extractor: answer(question, context)
 
 
 @dataclass(frozen=True)
@@ -62,3 +65,33 @@ class TokenCandidates:
     context: str
     tokens: tuple[str, ...]  # best first
     probs: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Classification:
+    text: str
+    labels: tuple[str, ...]  # every label, most probable first
+    probs: tuple[float, ...]
+    notice: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.labels[0]
+
+
+@dataclass(frozen=True)
+class Tagging:
+    words: tuple[str, ...]
+    tags: tuple[str, ...]
+    probs: tuple[float, ...]  # of each word's tag
+    entities: tuple[tuple[str, str], ...]  # (type, the words) of each entity found
+    notice: str = ""
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str  # the span of the context
+    start: int  # its characters in the context
+    end: int
+    score: float  # start logit + end logit
+    notice: str = ""

@@ -102,9 +102,14 @@ class Bert(nn.Module):
         z = self.mlm_norm(F.gelu(self.mlm_dense(h)))
         return z @ self.token_emb.weight.T + self.mlm_bias
 
+    def pooled(self, h: torch.Tensor) -> torch.Tensor:
+        """h: (B, T, hidden) -> (B, hidden): tanh(W_pool h_[CLS]), the sentence vector that NSP trained and
+        that fine-tuning classifies from (BERT §4.1)."""
+        return torch.tanh(self.pooler(h[:, 0]))
+
     def nsp_logits(self, h: torch.Tensor) -> torch.Tensor:
         """h: (B, T, hidden) -> (B, 2), index 0 = IsNext (as in the original and Hugging Face)."""
-        return self.nsp(torch.tanh(self.pooler(h[:, 0])))
+        return self.nsp(self.pooled(h))
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor, pad_mask: torch.Tensor | None,
                 labels: torch.Tensor, is_next: torch.Tensor | None = None) -> dict[str, torch.Tensor]:

@@ -134,17 +134,25 @@ class BiLM(nn.Module):
         cutoffs = sorted({c for c in (vocab_size // 20, vocab_size // 4) if 0 < c < vocab_size - 1})
         self.softmax = nn.AdaptiveLogSoftmaxWithLoss(cfg.proj, vocab_size, cutoffs, div_value=4.0)
 
-    def layers(self, chars: torch.Tensor) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
-        """chars: (B, T, C). Returns the token vectors (B, T, proj), the forward layers and the
-        backward layers (each [(B, T, proj)], position-aligned with the input)."""
+    def layers(self, chars: torch.Tensor, lengths: torch.Tensor | None = None
+               ) -> tuple[torch.Tensor, list[torch.Tensor], list[torch.Tensor]]:
+        """chars: (B, T, C); lengths: (B,) real words per row when rows are right-padded (the backward
+        LM then reads each row from its own last word, not from the padding). Returns the token vectors
+        (B, T, proj), the forward layers and the backward layers (each [(B, T, proj)], aligned with the input)."""
         x = self.token_encoder(chars)
         fwd = self.forward_lm(x)
-        bwd = [h.flip(1) for h in self.backward_lm(x.flip(1))]
+        if lengths is None:
+            bwd = [h.flip(1) for h in self.backward_lm(x.flip(1))]
+        else:
+            t = torch.arange(x.shape[1], device=x.device)[None]  # (1, T)
+            rev = torch.where(t < lengths[:, None], lengths[:, None] - 1 - t, t)  # (B, T), its own inverse
+            index = rev[..., None].expand(-1, -1, x.shape[-1])
+            bwd = [h.gather(1, index) for h in self.backward_lm(x.gather(1, index))]
         return x, fwd, bwd
 
-    def representations(self, chars: torch.Tensor) -> torch.Tensor:
+    def representations(self, chars: torch.Tensor, lengths: torch.Tensor | None = None) -> torch.Tensor:
         """(B, T, C) -> (layers + 1, B, T, 2 * proj): layer 0 = [x; x], layer j = [forward_j; backward_j]."""
-        x, fwd, bwd = self.layers(chars)
+        x, fwd, bwd = self.layers(chars, lengths)
         return torch.stack([torch.cat([x, x], -1), *(torch.cat([f, b], -1) for f, b in zip(fwd, bwd, strict=True))])
 
     def forward(self, chars: torch.Tensor, next_ids: torch.Tensor, prev_ids: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -82,6 +82,12 @@ class GPT(nn.Module):
                 attentions.append(probs)
         return hidden, attentions
 
+    @staticmethod
+    def last_token(h: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """h: (B, T, hidden), lengths: (B,) -> (B, hidden): the state at each row's last real token (the
+        "extract" token GPT's fine-tuning classifies from, §3.3; right padding never reaches it)."""
+        return h[torch.arange(h.shape[0], device=h.device), lengths - 1]
+
     def logits(self, h: torch.Tensor) -> torch.Tensor:
         """h: (..., hidden) final hidden states -> (..., vocab)."""
         return h @ self.token_emb.weight.T

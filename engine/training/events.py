@@ -53,10 +53,20 @@ class RunFinished:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
-TrainEvent = RunStarted | StepMetrics | EvalMetrics | CheckpointSaved | RunFinished
+@dataclass(frozen=True)
+class ProbePredictions:
+    """What a model being fine-tuned says about the user's probe sentences at this step."""
+
+    step: int
+    texts: list[str]
+    labels: list[str]  # the predicted label (tagging: the words with their tags)
+    probabilities: list[float]  # of that label (tagging: the mean of the words' tag probabilities)
+
+
+TrainEvent = RunStarted | StepMetrics | EvalMetrics | CheckpointSaved | ProbePredictions | RunFinished
 
 _NAMES = {RunStarted: "started", StepMetrics: "step", EvalMetrics: "eval", CheckpointSaved: "checkpoint",
-          RunFinished: "finished"}
+          ProbePredictions: "probes", RunFinished: "finished"}
 _TYPES = {v: k for k, v in _NAMES.items()}
 
 

@@ -1,0 +1,371 @@
+"""Pre-trained networks seen by fine-tuning: one small wrapper per family that turns text into ids
+and ids into per-token states and a sentence vector.
+
+    ours BERT   [CLS] A [SEP] B [SEP]   sentence vector: tanh(W_pool h_[CLS])        (BERT §4.1)
+    ours GPT    <s> A <$> B <e>         sentence vector: the state at the last token  (GPT §3.3)
+    ours ELMo   <s> w1..wn </s>         a learned scalar mix of the biLM layers, mean over words (ELMo §3.3)
+    Hugging Face encoders like BERT, decoders like GPT, through AutoModel (bare network)
+
+``layer_of(name)`` places every parameter at a depth (0 = embeddings, 1..L = layers, L + 1 = what sits
+on top: pooler, final norm) so the strategies can freeze the bottom of any of them the same way.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from engine.text import word_spans
+
+_LAYER = re.compile(r"(?:^|\.)(?:layer|layers|h|blocks|lstms)\.(\d+)\.")
+_EMBEDDING = re.compile(r"emb|wte|wpe|token_encoder|shared")
+
+
+@dataclass
+class Encoded:
+    ids: list[int]
+    segments: list[int]
+    words: list[int]  # per token: the word it belongs to (-1 for special tokens and the second text)
+    offsets: list[tuple[int, int]]  # per token: characters in its own text
+    second: list[bool]  # per token: True when it comes from the second text (pairs, span contexts)
+    truncated: bool = False
+
+
+class Encoder(nn.Module):
+    """The common part; subclasses set ``network``, ``dim``, ``max_len``, ``n_layers`` and the methods."""
+
+    kind = ""
+    network: nn.Module
+    dim: int
+    max_len: int
+    n_layers: int
+
+    def encode(self, text: str | list[str], pair: str | None = None, max_len: int | None = None,
+               truncate_first: bool = True) -> Encoded:
+        raise NotImplementedError
+
+    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(B, T) -> (B, T, dim) final per-token states."""
+        raise NotImplementedError
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """(B, T, dim) -> (B, dim) the sentence vector."""
+        raise NotImplementedError
+
+    def layer_of(self, name: str) -> int:
+        match = _LAYER.search(name)
+        if match:
+            return int(match.group(1)) + 1
+        return 0 if _EMBEDDING.search(name) else self.n_layers + 1
+
+    def reset(self) -> None:
+        """Random weights, same architecture (the from-scratch ablation)."""
+        for module in self.network.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+                if isinstance(module, nn.Linear) and module.bias is not None:
+                    nn.init.zeros_(module.bias)
+            elif hasattr(module, "reset_parameters") and not isinstance(module, nn.LayerNorm):
+                module.reset_parameters()
+
+    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+        """The language-model loss on the task's own text (GPT's auxiliary objective); None if unavailable."""
+        return None
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        return {}
+
+
+def _assemble(a: Any, b: Any | None, prefix: list[int], middle: list[int], suffix: list[int], max_len: int,
+              truncate_first: bool, segment_b: int) -> Encoded:
+    """[prefix] A [middle] B [suffix], cutting the longer text (or only B, the span context) to fit."""
+    a_ids, b_ids = list(a.ids), list(b.ids) if b is not None else []
+    room = max_len - len(prefix) - len(suffix) - (len(middle) if b is not None else 0)
+    truncated = len(a_ids) + len(b_ids) > room
+    na, nb = len(a_ids), len(b_ids)
+    if truncated:
+        if b is None:
+            na = room
+        elif truncate_first:  # longest first
+            while na + nb > room:
+                if na >= nb:
+                    na -= 1
+                else:
+                    nb -= 1
+        else:  # keep the first text (a question), cut the second (its context)
+            na = min(na, max(room // 2, room - nb))
+            nb = room - na
+    na, nb = max(na, 0), max(nb, 0)
+    ids = [*prefix, *a_ids[:na]]
+    words = [-1] * len(prefix) + [w if w is not None else -1 for w in a.word_ids[:na]]
+    offsets = [(0, 0)] * len(prefix) + list(a.offsets[:na])
+    second = [False] * len(ids)
+    segments = [0] * len(ids)
+    if b is not None:
+        ids += [*middle, *b_ids[:nb]]
+        words += [-1] * (len(middle) + nb)
+        offsets += [(0, 0)] * len(middle) + list(b.offsets[:nb])
+        second += [False] * len(middle) + [True] * nb
+        segments += [0] * len(middle) + [segment_b] * nb
+    ids += suffix
+    words += [-1] * len(suffix)
+    offsets += [(0, 0)] * len(suffix)
+    second += [False] * len(suffix)
+    segments += [segments[-1] if b is not None else 0] * len(suffix)
+    return Encoded(ids, segments, words, offsets, second, truncated)
+
+
+class SubwordEncoder(Encoder):
+    """Transformers with a ``tokenizers.Tokenizer``: our BERT and GPT, Hugging Face checkpoints."""
+
+    tokenizer: Any
+    prefix: list[int]
+    middle: list[int]
+    suffix: list[int]
+    segment_b = 1
+
+    def encode(self, text: str | list[str], pair: str | None = None, max_len: int | None = None,
+               truncate_first: bool = True) -> Encoded:
+        pretokenized = isinstance(text, list)
+        a = self.tokenizer.encode(text, is_pretokenized=pretokenized, add_special_tokens=False)
+        b = self.tokenizer.encode(pair, add_special_tokens=False) if pair is not None else None
+        limit = min(max_len or self.max_len, self.max_len)
+        return _assemble(a, b, self.prefix, self.middle, self.suffix, limit, truncate_first, self.segment_b)
+
+
+class BertEncoder(SubwordEncoder):
+    kind = "bert"
+
+    def __init__(self, network: Any, tokenizer: Any) -> None:
+        super().__init__()
+        self.network, self.tokenizer = network, tokenizer
+        cfg = network.cfg
+        self.dim, self.max_len, self.n_layers = cfg.hidden, cfg.max_len, cfg.layers
+        cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
+        self.prefix, self.middle, self.suffix = [cls], [sep], [sep]
+
+    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.network.encode(ids, segments, mask)[0][-1]
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.network.pooled(states)
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
+
+
+class GPTEncoder(SubwordEncoder):
+    kind = "gpt"
+
+    def __init__(self, network: Any, tokenizer: Any) -> None:
+        super().__init__()
+        self.network, self.tokenizer = network, tokenizer
+        cfg = network.cfg
+        self.dim, self.max_len, self.n_layers = cfg.hidden, cfg.max_len, cfg.layers
+        byte_level = getattr(cfg, "tokenizer", "bpe") == "bpe"
+        delimiter = tokenizer.token_to_id("<|endoftext|>" if byte_level else "[SEP]")
+        self.prefix, self.middle, self.suffix = [delimiter], [delimiter], [delimiter]
+
+    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.network.encode(ids)[0][-1]
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.network.last_token(states, mask.sum(1))
+
+    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.network.logits(states[:, :-1]).float()  # (B, T-1, V)
+        keep = mask[:, 1:]
+        return nn.functional.cross_entropy(logits[keep], ids[:, 1:][keep])
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
+
+
+class ElmoEncoder(Encoder):
+    """Words in, the scalar mix of the three biLM layers out (the mix is learned in every strategy)."""
+
+    kind = "elmo"
+
+    def __init__(self, network: Any, vocab: Any) -> None:
+        from engine.models.elmo import BOS_WORD, EOS_WORD, ScalarMix
+
+        super().__init__()
+        self.network, self.vocab = network, vocab
+        cfg = network.cfg
+        self.dim, self.max_len, self.n_layers = 2 * cfg.proj, 512, cfg.layers
+        self.mix = ScalarMix(cfg.layers + 1)
+        self.lowercase = cfg.lowercase
+        self.types: dict[str, int] = {"": 0, BOS_WORD: 1, EOS_WORD: 2}  # "" = padding
+        self._chars: list[list[int]] = []
+        self._table: torch.Tensor | None = None
+        for word in list(self.types):
+            self._add_chars(word)
+
+    def _add_chars(self, word: str) -> None:
+        from engine.models.elmo import CHAR_PAD, word_chars
+
+        max_chars = self.network.cfg.max_chars
+        self._chars.append([CHAR_PAD] * max_chars if word == "" else word_chars(word, max_chars))
+
+    def _type(self, word: str) -> int:
+        word = word.lower() if self.lowercase else word
+        if word not in self.types:
+            self.types[word] = len(self.types)
+            self._add_chars(word)
+            self._table = None
+        return self.types[word]
+
+    def layer_of(self, name: str) -> int:
+        if name.startswith("mix."):
+            return self.n_layers + 1
+        return super().layer_of(name)
+
+    def encode(self, text: str | list[str], pair: str | None = None, max_len: int | None = None,
+               truncate_first: bool = True) -> Encoded:
+        class Words:  # the same shape as a tokenizers.Encoding
+            def __init__(self, words: list[str], offsets: list[tuple[int, int]], owner: ElmoEncoder) -> None:
+                self.ids = [owner._type(w) for w in words]
+                self.word_ids, self.offsets = list(range(len(words))), offsets
+
+        def words_of(t: str) -> Words:
+            spans = word_spans(t)
+            return Words([t[s:e] for s, e in spans], spans, self)
+
+        a = Words(list(text), [(0, 0)] * len(text), self) if isinstance(text, list) else words_of(text)
+        b = words_of(pair) if pair is not None else None
+        bos, eos = self.types["<s>"], self.types["</s>"]
+        limit = min(max_len or self.max_len, self.max_len)
+        return _assemble(a, b, [bos], [eos, bos], [eos], limit, truncate_first, 0)
+
+    def table(self, device: torch.device) -> torch.Tensor:
+        if self._table is None or self._table.device != device or len(self._table) != len(self._chars):
+            self._table = torch.tensor(self._chars, dtype=torch.long, device=device)
+        return self._table
+
+    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        chars = self.table(ids.device)[ids]  # (B, T, C)
+        layers = self.network.representations(chars, mask.sum(1))  # (L + 1, B, T, dim)
+        return self.mix(layers)
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        m = mask[..., None].to(states.dtype)
+        return (states * m).sum(1) / m.sum(1).clamp(min=1)
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {"vocab.txt": self.vocab.save}
+
+    def describe(self) -> dict[str, Any]:
+        w = self.mix.scalars.detach().softmax(0).cpu().tolist()
+        return {"layer_weights": [round(x, 4) for x in w], "gamma": float(self.mix.gamma.detach())}
+
+
+class HFEncoder(SubwordEncoder):
+    """A Hugging Face checkpoint's bare network (AutoModel); the LM head, if any, is not used."""
+
+    kind = "hf"
+
+    def __init__(self, network: Any, hf_tokenizer: Any, max_len: int) -> None:
+        super().__init__()
+        self.network, self.hf_tokenizer = network, hf_tokenizer
+        self.tokenizer = hf_tokenizer.backend_tokenizer
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        config = network.config
+        self.dim, self.max_len = config.hidden_size, max_len
+        self.n_layers = int(config.num_hidden_layers)
+        self.causal = bool(getattr(config, "is_decoder", False)) or config.model_type in ("gpt2", "gpt_neo", "gptj",
+                                                                                         "llama", "opt", "mistral")
+        t = hf_tokenizer
+        if self.causal:
+            end = t.eos_token_id if t.eos_token_id is not None else t.bos_token_id
+            self.prefix = [t.bos_token_id] if t.bos_token_id is not None else []
+            self.middle, self.suffix = [end], [end]
+        else:
+            cls = t.cls_token_id if t.cls_token_id is not None else t.bos_token_id
+            sep = t.sep_token_id if t.sep_token_id is not None else t.eos_token_id
+            double = config.model_type in ("roberta", "xlm-roberta", "camembert", "longformer", "bart")
+            self.prefix, self.middle, self.suffix = [cls], [sep, sep] if double else [sep], [sep]
+        self.takes_segments = getattr(config, "type_vocab_size", 0) > 1
+        self.segment_b = 1 if self.takes_segments else 0
+
+    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        kwargs = {"input_ids": ids, "attention_mask": mask.long()}
+        if self.takes_segments:
+            kwargs["token_type_ids"] = segments
+        return self.network(**kwargs).last_hidden_state
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.causal:
+            return states[torch.arange(states.shape[0], device=states.device), mask.sum(1) - 1]
+        pooler = getattr(self.network, "pooler", None)
+        if pooler is not None:
+            return pooler(states)
+        return states[:, 0]
+
+    def reset(self) -> None:
+        self.network.apply(self.network._init_weights)
+
+    def save_folder(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.network.config.save_pretrained(folder)
+        self.hf_tokenizer.save_pretrained(folder)
+
+
+# ---------------------------------------------------------------- building
+
+def encoder_from_handle(handle: Any) -> Encoder:
+    """The trainable network inside a loaded model (api.load), wrapped for fine-tuning."""
+    from engine.errors import Unsupported
+
+    if handle.kind in ("bert", "gpt"):
+        adapter = handle.adapter
+        cls = BertEncoder if handle.kind == "bert" else GPTEncoder
+        return cls(adapter.model, adapter.tokenizer)
+    if handle.kind == "elmo":
+        return ElmoEncoder(handle.model, handle.vocab)
+    if handle.kind.startswith("hf-"):
+        adapter = handle.adapter
+        return HFEncoder(adapter.model.base_model, adapter.hf_tokenizer, adapter.max_len)
+    raise Unsupported(f"{handle.name} ({handle.kind}) is not a contextual network: fine-tuning needs ELMo, GPT, "
+                      "BERT or a Hugging Face Transformer")
+
+
+def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
+    """Rebuild the (untrained) encoder of a fine-tuned run folder; its weights come from model.safetensors."""
+    from engine.config import config_from_dict
+    from engine.text import load_subword_tokenizer
+
+    kind = base["kind"]
+    if kind in ("bert", "gpt"):
+        cfg = config_from_dict(kind, base["model"])
+        if kind == "bert":
+            from engine.models.bert import Bert
+
+            return BertEncoder(Bert(cfg), load_subword_tokenizer(run_dir / "tokenizer.json"))
+        from engine.models.gpt import GPT
+
+        return GPTEncoder(GPT(cfg), load_subword_tokenizer(run_dir / "tokenizer.json"))
+    if kind == "elmo":
+        from engine.models.elmo import BiLM
+        from engine.vocab import Vocab
+
+        vocab = Vocab.load(run_dir / "vocab.txt")
+        return ElmoEncoder(BiLM(config_from_dict("elmo", base["model"]), len(vocab)), vocab)
+    import transformers
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+    transformers.logging.set_verbosity_error()
+    folder = run_dir / "hf"
+    config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    network = AutoModel.from_config(config, attn_implementation="eager")
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+    return HFEncoder(network, tokenizer, int(base.get("max_len", 512)))
