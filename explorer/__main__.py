@@ -10,6 +10,10 @@ def main(argv: list[str] | None = None) -> int:
         from engine.api import train_cli
 
         return train_cli(argv[2:])
+    if len(argv) > 1 and argv[1] == "--finetune-cli":
+        from engine.cli_finetune import finetune_main
+
+        return finetune_main(argv[2:])
     from explorer.app import run
 
     return run(argv)

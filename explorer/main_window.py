@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.attention import AttentionPanel
+from explorer.panels.finetune import FinetunePanel
 from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy import PolysemyPanel
@@ -53,11 +54,13 @@ class MainWindow(QMainWindow):
         self.attention = AttentionPanel(session)
         self.predictions = PredictionsPanel(session)
         self.train = TrainPanel(session)
+        self.finetune = FinetunePanel(session)
         self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
         self.tabs.addTab(self.attention, "Attention")
         self.tabs.addTab(self.predictions, "Predictions")
         self.tabs.addTab(self.train, "Pretrain")
+        self.tabs.addTab(self.finetune, "Fine-tune")
         self.predictions.focus_token.connect(self._show_attention_of)
         self.setCentralWidget(self.tabs)
         self.library = LibraryPanel(session)

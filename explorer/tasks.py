@@ -170,7 +170,7 @@ class ProcessTrainJob(QObject):
     finished = Signal(str)  # the RunFinished status ("completed", "stopped", "diverged", "failed", "killed")
     failed = Signal(str)
 
-    def __init__(self, args: list[str], parent: QObject | None = None) -> None:
+    def __init__(self, args: list[str], parent: QObject | None = None, module: str = "engine.cli") -> None:
         import sys
 
         from PySide6.QtCore import QProcess
@@ -187,7 +187,8 @@ class ProcessTrainJob(QObject):
         self.process.finished.connect(self._exited)
         self.process.errorOccurred.connect(self._error)
         # a packaged (frozen) app has no "python -m": it runs its own executable with --train-cli
-        launcher = ["--train-cli"] if getattr(sys, "frozen", False) else ["-m", "engine.cli"]
+        flag = "--finetune-cli" if module == "engine.cli_finetune" else "--train-cli"
+        launcher = [flag] if getattr(sys, "frozen", False) else ["-m", module]
         # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it
         self.process.start(sys.executable, [*launcher, *args, "--json-events", "--background"])
 
@@ -231,7 +232,8 @@ class ProcessTrainJob(QObject):
             self.finished.emit("killed")
         else:
             lines = [ln for ln in self._stderr.replace("\r", "\n").splitlines() if ln.strip()]
-            self.failed.emit(lines[-1].removeprefix("word2bert-train: ") if lines else f"the run exited with code {code}")
+            last = lines[-1].removeprefix("word2bert-train: ").removeprefix("word2bert-finetune: ") if lines else ""
+            self.failed.emit(last or f"the run exited with code {code}")
 
     def _error(self, error: object) -> None:
         if self.process.state() == self.process.ProcessState.NotRunning and self.running and not self._stopping:

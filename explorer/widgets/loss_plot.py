@@ -36,6 +36,8 @@ class LossPlot(pg.PlotWidget):
         self.setLabel("bottom", "step")
         self.setLabel("left", y_label)
         self.showGrid(x=True, y=True, alpha=0.3)
+        for axis in ("left", "bottom"):  # 0.35 stays 0.35, not "350 (x0.001)"
+            self.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
         self.legend = self.addLegend(offset=(-10, 10))
         self.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.getPlotItem().setClipToView(True)
@@ -68,8 +70,17 @@ class LossPlot(pg.PlotWidget):
         self._dirty.add(name)
 
     def set_visible(self, name: str, visible: bool) -> None:
-        if name in self.curves:
-            self.curves[name].setVisible(visible)
+        """Show or hide a curve; the legend lists only the curves shown."""
+        if name not in self.curves:
+            return
+        item = self.curves[name]
+        if item.isVisible() == visible:
+            return
+        item.setVisible(visible)
+        if visible:
+            self.legend.addItem(item, name)
+        else:
+            self.legend.removeItem(item)
 
     def clear_curves(self) -> None:
         for item in self.curves.values():
@@ -81,6 +92,9 @@ class LossPlot(pg.PlotWidget):
 
     def points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         return self.buffers[name].data()
+
+    def redraw_now(self) -> None:
+        self._redraw()
 
     def _redraw(self) -> None:
         for name in self._dirty:

@@ -295,3 +295,10 @@ def test_cli_fine_tunes_and_reports(contextual_runs, topic_tsv, tmp_path, capsys
     assert lines[0]["event"] == "started" and lines[-1]["event"] == "finished"
     assert any(x["event"] == "probes" for x in lines)
     assert finetune_main(["--model", "x", "--task", "y", "--out", str(tmp_path / "z"), "--strategy", "top-x"]) == 2
+
+
+def test_hugging_face_checkpoint_fine_tunes_top_layers(topic_tsv, tmp_path):
+    events = list(finetune(FinetuneSpec(model="all-minilm-l6-v2", task=str(topic_tsv), out=str(tmp_path / "hf"),
+                                        strategy="top-2", max_steps=2, batch_size=8, max_len=32)))
+    assert events[0].info["frozen_parameters"] > 0 and events[-1].status == "completed"
+    assert api.load(tmp_path / "hf").classify("a juicy peach from the market").labels

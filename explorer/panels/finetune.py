@@ -1,0 +1,488 @@
+"""The fine-tune panel: pick a pre-trained model, a task and a strategy, press Start and watch the loss,
+the validation metric and the learning rate grow live; runs queue and overlay; "Ablation" runs full,
+frozen and from-scratch on the same split; probe sentences show predictions changing during training;
+a finished run shows its confusion matrix (or per-tag F1) and answers typed sentences."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
+from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
+from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.model_picker import ModelPicker
+
+ABLATION = ("full", "frozen", "scratch")
+
+
+class FinetunePanel(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        from engine import api
+
+        super().__init__(parent)
+        self.session = session
+        self.job: ProcessTrainJob | None = None
+        self.current: dict[str, Any] | None = None  # the run the job is running
+        self.queue: list[dict[str, Any]] = []
+        self.events: dict[str, list[Any]] = {}  # run -> its events (re-plotted when the x-axis changes)
+        self.batch: dict[str, int] = {}
+        self.run_dirs: dict[str, str] = {}
+        self._smoothed: dict[str, float] = {}
+        self.finished_model: Any = None
+        # ---- the form
+        self.model = ModelPicker(api.Capability.CONTEXTUAL)
+        self.task = QComboBox(editable=True)
+        self.task.addItems(list(api.finetune_tasks()))
+        self.task.setToolTip("\n".join(f"{k}: {v}" for k, v in api.finetune_tasks().items()))
+        browse = QPushButton("File…")
+        browse.clicked.connect(self._browse)
+        self.validation = QLineEdit(placeholderText="(a fixed split of the task)")
+        self.strategy = QComboBox()
+        self.strategy.addItems(list(api.STRATEGIES))
+        self.top = QSpinBox(minimum=0, maximum=48, value=1, prefix="N = ", enabled=False)
+        self.epochs = QSpinBox(minimum=1, maximum=100, value=3)
+        self.lr = QLineEdit(placeholderText="auto (1e-3 frozen, 2e-4 otherwise)")
+        self.batch_size = QSpinBox(minimum=1, maximum=4096, value=32)
+        self.max_len = QSpinBox(minimum=8, maximum=4096, value=128)
+        self.lm_weight = QDoubleSpinBox(minimum=0, maximum=10, singleStep=0.1, value=0.0)
+        self.lm_weight.setToolTip("GPT's auxiliary language-model loss weight λ (GPT used 0.5); other models ignore it")
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda", "mps"])
+        self.probes = QPlainTextEdit(placeholderText="Probe sentences, one per line, e.g.\nThe bank raised interest "
+                                     "rates again.\nThe striker scored twice in the final.")
+        self.probes.setMaximumHeight(80)
+        self.preview = QPlainTextEdit(readOnly=True)
+        self.preview.setMaximumHeight(110)
+        task_row = QHBoxLayout()
+        task_row.addWidget(self.task, 1)
+        task_row.addWidget(browse)
+        strategy_row = QHBoxLayout()
+        strategy_row.addWidget(self.strategy, 1)
+        strategy_row.addWidget(self.top)
+        form = QFormLayout()
+        form.addRow("Model", self.model)
+        form.addRow("Task", task_row)
+        form.addRow("Validation file", self.validation)
+        form.addRow("Strategy", strategy_row)
+        form.addRow("Epochs", self.epochs)
+        form.addRow("Learning rate", self.lr)
+        form.addRow("Batch size", self.batch_size)
+        form.addRow("Max length", self.max_len)
+        form.addRow("GPT LM weight", self.lm_weight)
+        form.addRow("Device", self.device)
+        self.start = QPushButton("Start")
+        self.pause = QPushButton("Pause", enabled=False)
+        self.stop = QPushButton("Stop", enabled=False)
+        self.ablation = QPushButton("Ablation")
+        self.ablation.setToolTip("pretrained-full, pretrained-frozen and from-scratch on the same split, overlaid")
+        buttons = QHBoxLayout()
+        for b in (self.start, self.pause, self.stop, self.ablation):
+            buttons.addWidget(b)
+        self.progress = QProgressBar(maximum=1000)
+        self.status = QLabel("Choose a model and a task, then Start.")
+        self.status.setWordWrap(True)
+        self.queued = QListWidget()
+        self.queued.setMaximumHeight(60)
+        self.runs = QListWidget()
+        self.runs.itemChanged.connect(lambda _: self._apply_visibility())
+        left = QVBoxLayout()
+        left.addLayout(form)
+        left.addWidget(QLabel("Probe sentences:"))
+        left.addWidget(self.probes)
+        left.addWidget(QLabel("The task's data:"))
+        left.addWidget(self.preview)
+        left.addLayout(buttons)
+        left.addWidget(self.progress)
+        left.addWidget(self.status)
+        left.addWidget(QLabel("Queued:"))
+        left.addWidget(self.queued)
+        left.addWidget(QLabel("Runs (untick to hide):"))
+        left.addWidget(self.runs, 1)
+        left_widget = QWidget()
+        left_widget.setLayout(left)
+        # ---- curves and results
+        self.loss_plot = LossPlot(y_label="training loss")
+        self.eval_plot = LossPlot(y_label="validation")
+        self.lr_plot = LossPlot(y_label="learning rate")
+        self.metric = QComboBox()
+        self.metric.currentTextChanged.connect(lambda _: self._apply_visibility())
+        self.x_axis = QComboBox()
+        self.x_axis.addItems(["steps", "examples seen"])
+        self.x_axis.currentTextChanged.connect(lambda _: self._replot())
+        top_row = QHBoxLayout()
+        top_row.addWidget(QLabel("Validation metric:"))
+        top_row.addWidget(self.metric)
+        top_row.addWidget(QLabel("x-axis:"))
+        top_row.addWidget(self.x_axis)
+        top_row.addStretch(1)
+        eval_box = QWidget()
+        eval_layout = QVBoxLayout(eval_box)
+        eval_layout.setContentsMargins(0, 0, 0, 0)
+        eval_layout.addLayout(top_row)
+        eval_layout.addWidget(self.eval_plot, 1)
+        self.probe_table = ProbeTable()
+        self.evaluation = EvaluationView()
+        self.ablation_table = AblationTable()
+        self.try_it = TryIt()
+        self.results = QTabWidget()
+        self.results.addTab(self.probe_table, "Probes")
+        self.results.addTab(self.evaluation, "Evaluation")
+        self.results.addTab(self.ablation_table, "Ablation")
+        self.results.addTab(self.try_it, "Try it")
+        plots = QSplitter(Qt.Orientation.Vertical)
+        plots.addWidget(self.loss_plot)
+        plots.addWidget(eval_box)
+        plots.addWidget(self.lr_plot)
+        plots.addWidget(self.results)
+        plots.setSizes([260, 220, 110, 280])
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left_widget)
+        split.addWidget(plots)
+        split.setSizes([330, 700])
+        QVBoxLayout(self).addWidget(split)
+        # ---- workers and wiring
+        self.preview_runner = TaskRunner(self)
+        self.preview_runner.finished.connect(self._show_preview)
+        self.preview_runner.failed.connect(lambda m: self.preview.setPlainText(f"cannot use this data: {m}"))
+        self.try_runner = TaskRunner(self, query_pool())
+        self.try_runner.finished.connect(self._tried)
+        self.try_runner.failed.connect(self.try_it.show_error)
+        self.task.currentTextChanged.connect(lambda _: self._load_preview())
+        self.validation.editingFinished.connect(self._load_preview)
+        self.strategy.currentTextChanged.connect(lambda s: self.top.setEnabled(s == "top-N"))
+        self.start.clicked.connect(lambda: self.enqueue([self.strategy_name()]))
+        self.ablation.clicked.connect(lambda: self.enqueue(list(ABLATION), ablation=True))
+        self.pause.clicked.connect(self.pause_or_resume)
+        self.stop.clicked.connect(self.stop_all)
+        self.try_it.asked.connect(self._try)
+        session.modelsChanged.connect(self._models_changed)
+        self._models_changed()
+        self._load_preview()
+
+    # ------------------------------------------------------------ form
+
+    def _models_changed(self) -> None:
+        models = {n: h for n, h in self.session.models.items() if h.kind != "finetune"}
+        self.model.set_models(models, prefer="bert-tiny")
+        reason = self.model.reason()
+        self.start.setEnabled(not reason and not self.busy)
+        self.ablation.setEnabled(not reason and not self.busy)
+        if reason:
+            self.status.setText(f"Fine-tuning needs a contextual model (ELMo, GPT, BERT): {reason}")
+        elif self.status.text().startswith("Fine-tuning needs"):
+            self.status.setText("Choose a model and a task, then Start.")
+
+    @property
+    def busy(self) -> bool:
+        return self.job is not None and self.job.running
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Task data: CSV/TSV (text[,text_b],label), CoNLL, SQuAD JSON")
+        if path:
+            self.task.setCurrentText(path)
+
+    def _load_preview(self) -> None:
+        task, validation = self.task.currentText().strip(), self.validation.text().strip() or None
+        if not task:
+            return
+        self.preview.setPlainText(f"reading {task}…")
+
+        def work() -> Any:
+            from engine import api
+
+            return api.task_preview(task, validation)
+
+        self.preview_runner.submit(work)
+
+    def _show_preview(self, data: Any) -> None:
+        counts = data.label_counts("train")
+        shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])[:12])
+        lines = [f"{data.family}: {len(data.train)} train / {len(data.validation)} validation; labels: {shown}",
+                 *data.notes, *data.preview(4)]
+        self.preview.setPlainText("\n".join(lines))
+
+    def strategy_name(self) -> str:
+        s = self.strategy.currentText()
+        return f"top-{self.top.value()}" if s == "top-N" else s
+
+    def _args(self, strategy: str, out: str) -> list[str]:
+        handle = self.session.models[self.model.currentText()]
+        args = ["--model", handle.path or handle.name, "--task", self.task.currentText().strip(), "--out", out,
+                "--strategy", strategy, "--epochs", str(self.epochs.value()), "--batch-size",
+                str(self.batch_size.value()), "--max-len", str(self.max_len.value())]
+        if self.validation.text().strip():
+            args += ["--validation", self.validation.text().strip()]
+        if self.lr.text().strip():
+            args += ["--lr", str(float(self.lr.text()))]
+        if self.lm_weight.value():
+            args += ["--lm-weight", str(self.lm_weight.value())]
+        if self.device.currentText() != "auto":
+            args += ["--device", self.device.currentText()]
+        for line in self.probes.toPlainText().splitlines():
+            if line.strip():
+                args += ["--probe", line.strip()]
+        return args
+
+    # ------------------------------------------------------------ queue
+
+    def enqueue(self, strategies: list[str], ablation: bool = False) -> None:
+        from engine import api
+
+        if not self.model.currentText() or self.model.reason():
+            self.status.setText(self.model.reason() or "choose a model first")
+            return
+        try:
+            float(self.lr.text()) if self.lr.text().strip() else None
+        except ValueError:
+            self.status.setText(f"the learning rate {self.lr.text()!r} is not a number (e.g. 2e-4)")
+            return
+        stamp = time.strftime("%m%d-%H%M%S")
+        task_name = Path(self.task.currentText().strip()).stem[:24] or "task"
+        items = []
+        for strategy in strategies:
+            name = f"{task_name}-{strategy}-{stamp}"
+            n = 1
+            while (api.runs_folder() / name).exists() or name in self.events or any(q["name"] == name for q in self.queue):
+                n += 1
+                name = f"{task_name}-{strategy}-{stamp}-{n}"
+            out = str(api.runs_folder() / name)
+            items.append({"name": name, "args": self._args(strategy, out), "out": out, "strategy": strategy,
+                          "ablation": ablation})
+        if ablation:
+            self.ablation_table.start(self.task.currentText(), [(i["name"], i["strategy"]) for i in items])
+            self.results.setCurrentWidget(self.ablation_table)
+        self.queue += items
+        self._refresh_queue()
+        self._next()
+
+    def _refresh_queue(self) -> None:
+        self.queued.clear()
+        self.queued.addItems([q["name"] for q in self.queue])
+
+    def _next(self) -> None:
+        if self.busy or not self.queue:
+            return
+        self.current = self.queue.pop(0)
+        self._refresh_queue()
+        self._launch(self.current["args"], f"starting {self.current['name']}… (loading the model and the data)")
+
+    def _launch(self, args: list[str], message: str) -> None:
+        assert self.current is not None
+        name = self.current["name"]
+        self.run_dirs[name] = self.current["out"]
+        self._add_run(name)
+        probes = [ln.strip() for ln in self.probes.toPlainText().splitlines() if ln.strip()]
+        if probes and "--resume" not in args:
+            self.probe_table.reset(probes, name)
+        self.job = ProcessTrainJob(args, self, module="engine.cli_finetune")
+        self.job.event.connect(self._on_event)
+        self.job.finished.connect(self._on_finished)
+        self.job.failed.connect(self._on_failed)
+        for b in (self.start, self.ablation):
+            b.setEnabled(False)
+        self.stop.setEnabled(True)
+        self.pause.setEnabled(True)
+        self.pause.setText("Pause")
+        self.progress.setValue(0)
+        self.status.setText(message)
+
+    def pause_or_resume(self) -> None:
+        if self.pause.text() == "Pause" and self.job is not None:
+            self.current = {**(self.current or {}), "paused": True}
+            self.job.cancel()  # the run saves its state and stops; Resume continues it
+            self.pause.setEnabled(False)
+        elif self.current is not None:
+            self._launch(["--resume", self.current["out"]], f"resuming {self.current['name']}…")
+
+    def stop_all(self) -> None:
+        """Stop the running run (it keeps its best checkpoint) and drop the queue; a second Stop kills it."""
+        self.queue.clear()
+        self._refresh_queue()
+        if self.job is not None and self.job.running:
+            if self.current is not None:
+                self.current["paused"] = False
+            self.job.cancel()
+
+    # ------------------------------------------------------------ events
+
+    def _add_run(self, name: str) -> None:
+        if name not in self.events:
+            self.events[name] = []
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.runs.addItem(item)
+        colour = self.loss_plot.curve(f"{name} smoothed", width=3)
+        self.loss_plot.curve(name, colour=colour, width=1, alpha=110)
+
+    def _x(self, name: str, step: int) -> float:
+        return step * self.batch.get(name, 1) if self.x_axis.currentText() == "examples seen" else step
+
+    def _on_event(self, ev: Any, name: str | None = None, replay: bool = False) -> None:
+        from engine import api
+
+        name = name or (self.current or {}).get("name", "")
+        if not replay:
+            self.events.setdefault(name, []).append(ev)
+        colour = self.loss_plot.curve(f"{name} smoothed", width=3)
+        if isinstance(ev, api.RunStarted):
+            self.batch[name] = int(ev.info.get("batch_size", 1))
+            if not replay:
+                notes = " ".join(ev.info.get("notes", []))
+                self.status.setText(f"{name}: {ev.info.get('strategy')} on {ev.info.get('task')}, "
+                                    f"{ev.info.get('trainable_parameters', 0):,} weights learn, "
+                                    f"{ev.info.get('frozen_parameters', 0):,} frozen; {ev.device}. {notes}")
+        elif isinstance(ev, api.StepMetrics):
+            x = self._x(name, ev.step)
+            self.loss_plot.append(name, x, ev.loss)
+            if ev.loss == ev.loss:
+                prev = self._smoothed.get(name)
+                self._smoothed[name] = ev.loss if prev is None else 0.8 * prev + 0.2 * ev.loss
+                self.loss_plot.append(f"{name} smoothed", x, self._smoothed[name])
+            self.lr_plot.curve(name, colour=colour)
+            self.lr_plot.append(name, x, ev.lr)
+            if not replay:
+                self.progress.setValue(int(ev.progress * 1000))
+                self.status.setText(f"{name}: step {ev.step}, loss {ev.loss:.3f}, {ev.throughput:,.0f} examples/s")
+        elif isinstance(ev, api.EvalMetrics):
+            for metric, value in ev.metrics.items():
+                if self.metric.findText(metric) < 0:
+                    self.metric.addItem(metric)
+                self.eval_plot.curve(f"{name} {metric}", colour=colour, symbol="o")
+                self.eval_plot.append(f"{name} {metric}", self._x(name, ev.step), value)
+            if self.metric.currentText() == "loss" and len(ev.metrics) > 1:
+                self.metric.setCurrentIndex(1)  # the task metric, not the loss, by default
+            self._apply_visibility()
+        elif isinstance(ev, api.ProbePredictions) and not replay:
+            self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities)
+        elif isinstance(ev, api.RunFinished) and not replay:
+            self.status.setText(f"{name}: {ev.status} at step {ev.step}. {ev.message}")
+            metric = next((e.info.get("metric") for e in self.events[name] if isinstance(e, api.RunStarted)), "")
+            best = ev.metrics.get(f"best_{metric}")
+            best_step = next((e.step for e in self.events[name] if isinstance(e, api.EvalMetrics)
+                              and best is not None and best in e.metrics.values()), None)
+            self.ablation_table.update_run(name, best, best_step, ev.status)
+
+    def _on_finished(self, status: str) -> None:
+        current = self.current or {}
+        name = current.get("name", "")
+        if status in ("completed", "stopped") and name:
+            self.session.add_run(current["out"])
+            self._finished_run(name, current["out"])
+        paused = current.get("paused") and status in ("stopped", "killed")
+        self.pause.setText("Resume")
+        self.pause.setEnabled(bool(paused))
+        if status == "completed":
+            self.progress.setValue(1000)
+        if not paused:
+            self.stop.setEnabled(False)
+            for b in (self.start, self.ablation):
+                b.setEnabled(not self.model.reason())
+            if status != "stopped" or self.queue:
+                self._next()
+        else:
+            self.status.setText(f"{name} paused at its last step; Resume continues it")
+            self.stop.setEnabled(False)
+            for b in (self.start, self.ablation):
+                b.setEnabled(not self.model.reason())
+
+    def _on_failed(self, message: str) -> None:
+        name = (self.current or {}).get("name", "the run")
+        self.status.setText(f"{name} could not start or failed: {message}")
+        self.ablation_table.update_run(name, None, None, "failed")
+        self.stop.setEnabled(bool(self.queue))
+        self.pause.setEnabled(False)
+        for b in (self.start, self.ablation):
+            b.setEnabled(not self.model.reason())
+        self._next()
+
+    def _finished_run(self, name: str, run_dir: str) -> None:
+        """Show the best checkpoint's evaluation and load it for "Try it" (both in a worker)."""
+        def work() -> Any:
+            from engine import api
+
+            return name, api.finetune_report(run_dir), api.load(run_dir)
+
+        self.try_runner.submit(work)
+
+    def _tried(self, result: Any) -> None:
+        if isinstance(result, tuple):  # a finished run, loaded
+            name, report, handle = result
+            self.finished_model = handle
+            self.evaluation.show_report(name, report)
+            self.try_it.set_ready(name)
+            if self.try_it.input.text().strip():
+                self._try(self.try_it.input.text())
+        else:
+            self.try_it.show_result(result)
+
+    def _try(self, text: str) -> None:
+        handle = self.finished_model
+        if handle is None or not text.strip():
+            return
+        a, _, b = text.partition("|||")
+
+        def work() -> Any:
+            if handle.info.get("family") == "tag":
+                return handle.tag(text)
+            if handle.info.get("family") == "span":
+                return handle.answer(a.strip(), b.strip() or a.strip())
+            return handle.classify(a.strip(), b.strip() or None)
+
+        self.try_runner.submit(work)
+
+    # ------------------------------------------------------------ views
+
+    def _hidden(self) -> set[str]:
+        return {self.runs.item(i).text() for i in range(self.runs.count())
+                if self.runs.item(i).checkState() != Qt.CheckState.Checked}
+
+    def _apply_visibility(self) -> None:
+        hidden, metric = self._hidden(), self.metric.currentText()
+        for name in self.events:
+            for plot, curves in ((self.loss_plot, (name, f"{name} smoothed")), (self.lr_plot, (name,))):
+                for curve in curves:
+                    plot.set_visible(curve, name not in hidden)
+            for m in range(self.metric.count()):
+                self.eval_plot.set_visible(f"{name} {self.metric.itemText(m)}",
+                                           name not in hidden and self.metric.itemText(m) == metric)
+        self.eval_plot.setLabel("left", f"validation {metric}")
+
+    def _replot(self) -> None:
+        """Draw every run again with the chosen x-axis (steps or examples seen)."""
+        for plot in (self.loss_plot, self.eval_plot, self.lr_plot):
+            plot.clear_curves()
+            plot.setLabel("bottom", self.x_axis.currentText())
+        self._smoothed.clear()
+        for name, events in self.events.items():
+            self._add_run(name)
+            for ev in events:
+                self._on_event(ev, name, replay=True)
+        self._apply_visibility()
+        for plot in (self.loss_plot, self.eval_plot, self.lr_plot):
+            plot.redraw_now()
+            plot.autoRange()

@@ -1,0 +1,239 @@
+"""What a fine-tuning run shows besides its curves: the probe sentences' predictions as training goes,
+the evaluation of the best checkpoint (confusion matrix or per-tag F1), the ablation table, and
+"Try it" on the finished model. Each takes plain data; none reaches into the panel."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.heatmap import Heatmap
+
+
+def _table(headers: list[str]) -> QTableWidget:
+    table = QTableWidget(0, len(headers))
+    table.setHorizontalHeaderLabels(headers)
+    table.horizontalHeader().setStretchLastSection(True)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    return table
+
+
+def _item(text: str, colour: str | None = None) -> QTableWidgetItem:
+    item = QTableWidgetItem(text)
+    if colour:
+        item.setBackground(QColor(colour))
+    return item
+
+
+class ProbeTable(QWidget):
+    """One row per probe sentence; a column per step at which it was predicted (newest last).
+    A prediction that differs from the one before it is highlighted: a label flipping during training."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.table = _table(["sentence"])
+        self.note = QLabel("Type probe sentences in the form (one per line): every validation, the model being "
+                           "trained says what it thinks of each.")
+        self.note.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note)
+        layout.addWidget(self.table, 1)
+        add_csv_export(self.table, lambda: table_rows(self.table), "probes.csv")
+        self.last: dict[str, str] = {}
+
+    def reset(self, texts: list[str], run: str) -> None:
+        self.table.setRowCount(len(texts))
+        self.table.setColumnCount(1)
+        self.table.setHorizontalHeaderLabels(["sentence"])
+        for row, text in enumerate(texts):
+            self.table.setItem(row, 0, _item(text))
+        self.last = {}
+        self.note.setText(f"{run}: the prediction for each probe at each validation step (changes highlighted)")
+
+    def add(self, step: int, texts: list[str], labels: list[str], probabilities: list[float]) -> None:
+        if self.table.rowCount() != len(texts):
+            self.reset(texts, "")
+        column = self.table.columnCount()
+        self.table.insertColumn(column)
+        self.table.setHorizontalHeaderItem(column, QTableWidgetItem(f"step {step}"))
+        for row, (text, label, p) in enumerate(zip(texts, labels, probabilities, strict=True)):
+            changed = text in self.last and self.last[text] != label
+            self.table.setItem(row, column, _item(f"{label} ({p:.2f})", "#ffe8a8" if changed else None))
+            self.last[text] = label
+        self.table.resizeColumnsToContents()
+        self.table.scrollToItem(self.table.item(0, column))
+
+    def predictions(self) -> dict[str, str]:
+        return dict(self.last)
+
+
+class EvaluationView(QWidget):
+    """The best checkpoint's evaluation: a confusion matrix (classification) or per-type F1 (tagging)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel("The evaluation of the best checkpoint appears here when a run ends.")
+        self.title.setWordWrap(True)
+        self.heatmap = Heatmap()
+        self.heatmap.plot.setLabel("left", "true label")
+        self.heatmap.plot.setLabel("bottom", "predicted")
+        self.table = _table(["entity type", "F1", "support"])
+        add_csv_export(self.table, lambda: table_rows(self.table), "per-type-f1.csv")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.heatmap, 1)
+        layout.addWidget(self.table, 1)
+        self.heatmap.hide()
+        self.table.hide()
+        self.report: dict[str, Any] = {}
+
+    def show_report(self, run: str, report: dict[str, Any]) -> None:
+        self.report = report
+        metrics = report.get("metrics", {})
+        summary = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items() if isinstance(v, float))
+        self.title.setText(f"{run}, best checkpoint (step {report.get('step', '?')}): {summary}")
+        if "confusion_matrix" in report:
+            labels = tuple(report["labels"])
+            matrix = np.asarray(report["confusion_matrix"], np.float32)
+            self.heatmap.show_matrix(matrix, labels, labels, "confusion matrix (rows: true, columns: predicted)")
+            self._write_counts(matrix)
+            self.heatmap.show()
+            self.table.hide()
+        elif "per_type_f1" in report:
+            f1, support = report["per_type_f1"], report.get("per_type_support", {})
+            self.table.setRowCount(len(f1))
+            for row, (kind, value) in enumerate(sorted(f1.items(), key=lambda kv: -kv[1])):
+                self.table.setItem(row, 0, _item(kind))
+                self.table.setItem(row, 1, _item(f"{value:.3f}"))
+                self.table.setItem(row, 2, _item(str(support.get(kind, ""))))
+            self.table.show()
+            self.heatmap.hide()
+
+
+    def _write_counts(self, matrix: np.ndarray) -> None:
+        """The count in each cell (small matrices only), dark on light cells and light on dark ones."""
+        import pyqtgraph as pg
+
+        for item in getattr(self, "_counts", []):
+            self.heatmap.plot.removeItem(item)
+        self._counts = []
+        if matrix.shape[0] > 15:
+            return
+        top = max(float(matrix.max()), 1.0)
+        for (row, col), value in np.ndenumerate(matrix):
+            text = pg.TextItem(f"{int(value)}", color="k" if value > 0.6 * top else "w", anchor=(0.5, 0.5))
+            text.setPos(col + 0.5, row + 0.5)
+            self.heatmap.plot.addItem(text)
+            self._counts.append(text)
+
+
+class AblationTable(QWidget):
+    """The best validation metric of each strategy on the same split: what pre-training buys."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = QLabel("Ablation: press “Ablation” to run pretrained-full, pretrained-frozen and from-scratch "
+                            "back to back on the same split.")
+        self.title.setWordWrap(True)
+        self.table = _table(["run", "strategy", "best validation", "at step", "status"])
+        add_csv_export(self.table, lambda: table_rows(self.table), "ablation.csv")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.title)
+        layout.addWidget(self.table, 1)
+        self.rows: dict[str, int] = {}
+
+    def start(self, task: str, runs: list[tuple[str, str]]) -> None:
+        self.title.setText(f"Ablation on {task}: the best validation metric (accuracy, entity F1 or span F1) of "
+                           "each strategy, on the same split")
+        self.table.setRowCount(len(runs))
+        self.rows = {}
+        for row, (run, strategy) in enumerate(runs):
+            self.rows[run] = row
+            for col, text in enumerate((run, strategy, "", "", "queued")):
+                self.table.setItem(row, col, _item(text))
+
+    def update_run(self, run: str, best: float | None, step: int | None, status: str) -> None:
+        if run not in self.rows:
+            return
+        row = self.rows[run]
+        if best is not None:
+            self.table.setItem(row, 2, _item(f"{best:.3f}"))
+        if step is not None:
+            self.table.setItem(row, 3, _item(str(step)))
+        self.table.setItem(row, 4, _item(status))
+        values = [(r, float(self.table.item(r, 2).text())) for r in range(self.table.rowCount())
+                  if self.table.item(r, 2) and self.table.item(r, 2).text()]
+        if values:
+            top = max(v for _, v in values)
+            for r, v in values:
+                self.table.item(r, 2).setBackground(QColor("#c8f0c8" if v == top else "#ffffff"))
+
+    def values(self) -> dict[str, str]:
+        return {self.table.item(r, 1).text(): self.table.item(r, 2).text() for r in range(self.table.rowCount())}
+
+
+class TryIt(QWidget):
+    """Type a sentence, see the fine-tuned model's prediction (the panel runs it in a worker)."""
+
+    asked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.input = QLineEdit(placeholderText="Type a sentence for the fine-tuned model (pairs: A ||| B)")
+        self.button = QPushButton("Predict", enabled=False)
+        self.result = QLabel("When a run ends, its best checkpoint answers here.")
+        self.result.setWordWrap(True)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.scores = _table(["label", "probability"])
+        row = QHBoxLayout()
+        row.addWidget(self.input, 1)
+        row.addWidget(self.button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.result)
+        layout.addWidget(self.scores, 1)
+        self.button.clicked.connect(lambda: self.asked.emit(self.input.text()))
+        self.input.returnPressed.connect(lambda: self.asked.emit(self.input.text()))
+
+    def set_ready(self, run: str) -> None:
+        self.button.setEnabled(True)
+        self.result.setText(f"{run} is ready: type a sentence and press Enter.")
+
+    def show_result(self, result: Any) -> None:
+        kind = type(result).__name__
+        if kind == "Classification":
+            self.result.setText(f"<b>{result.label}</b> ({result.probs[0]:.1%}) {result.notice}")
+            self.scores.setRowCount(len(result.labels))
+            for row, (label, p) in enumerate(zip(result.labels, result.probs, strict=True)):
+                self.scores.setItem(row, 0, _item(label))
+                self.scores.setItem(row, 1, _item(f"{p:.3f}"))
+        elif kind == "Tagging":
+            words = " ".join(w if t == "O" else f"<b>{w}</b><sub>{t}</sub>" for w, t in zip(result.words, result.tags,
+                                                                                             strict=True))
+            found = "; ".join(f"{k}: {w}" for k, w in result.entities) or "no entities"
+            self.result.setText(f"{words}<br>{found} {result.notice}")
+            self.scores.setRowCount(0)
+        else:
+            self.result.setText(f"answer: <b>{result.text}</b> {result.notice}")
+
+    def show_error(self, message: str) -> None:
+        self.result.setText(message)

@@ -1,0 +1,110 @@
+"""The fine-tune panel runs real (tiny) fine-tunes in a process, draws their curves live, runs the
+ablation as three overlaid runs, shows probe predictions and lets one try the finished model."""
+
+import random
+from pathlib import Path
+
+import pytest
+from conftest import FRAMES, TOPICS
+
+SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+
+
+@pytest.fixture
+def panel(qtbot, tmp_path, monkeypatch, contextual_runs):
+    monkeypatch.setenv("WORD2BERT_RUNS", str(tmp_path / "runs"))
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    rng = random.Random(0)
+    rows = []
+    for _ in range(120):
+        topic = rng.choice(list(TOPICS))
+        rows.append(f"{rng.choice(FRAMES[topic]).format(rng.choice(TOPICS[topic]))}\t{topic}\n")
+    data = tmp_path / "topics.tsv"
+    data.write_text("text\tlabel\n" + "".join(rows), encoding="utf-8")
+    session = Session()
+    window = MainWindow(session)
+    qtbot.addWidget(window)
+    window.resize(1400, 950)
+    window.show()
+    window.tabs.setCurrentWidget(window.finetune)
+    with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
+        session.load(str(contextual_runs["bert"][0]))
+    p = window.finetune
+    p.task.setCurrentText(str(data))
+    p.epochs.setValue(3)
+    p.lr.setText("2e-3")
+    p.batch_size.setValue(16)
+    p.max_len.setValue(32)
+    p.probes.setPlainText("she played the violin on stage\nwe parked the bus outside")
+    p.window_for_test = window
+    yield p
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
+
+
+def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
+    qtbot.waitUntil(lambda: "train / " in panel.preview.toPlainText(), timeout=20_000)
+    assert "fruit" in panel.preview.toPlainText() and "classify" in panel.preview.toPlainText()
+    assert panel.model.currentText() == "bert"
+    panel.start.click()
+    assert panel.stop.isEnabled() and not panel.start.isEnabled()
+    with qtbot.waitSignal(panel.job.finished, timeout=120_000) as done:
+        pass
+    assert done.args == ["completed"]
+    name = panel.runs.item(0).text()
+    steps, losses = panel.loss_plot.points(name)
+    assert len(steps) >= 3 and all(loss == loss for loss in losses)
+    assert panel.metric.currentText() == "accuracy"
+    assert len(panel.eval_plot.points(f"{name} accuracy")[0]) >= 2
+    assert len(panel.lr_plot.points(name)[0]) == len(steps)
+    assert panel.probe_table.table.columnCount() >= 3  # the sentence + one column per validation
+    assert set(panel.probe_table.predictions()) == {"she played the violin on stage", "we parked the bus outside"}
+    qtbot.waitUntil(lambda: panel.try_it.button.isEnabled(), timeout=30_000)
+    assert "confusion" in panel.evaluation.heatmap.plot.getPlotItem().titleLabel.text
+    assert panel.evaluation.heatmap.matrix.shape == (3, 3)
+    panel.try_it.input.setText("a juicy peach from the market")
+    with qtbot.waitSignal(panel.try_runner.finished, timeout=30_000):
+        panel.try_it.button.click()
+    assert panel.try_it.scores.rowCount() == 3
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    panel.results.setCurrentWidget(panel.probe_table)
+    qtbot.wait(250)
+    panel.window_for_test.grab().save(str(SHOTS / "finetune-probes.png"))
+    panel.x_axis.setCurrentText("examples seen")
+    assert panel.loss_plot.points(name)[0][-1] == steps[-1] * 16
+    panel.results.setCurrentWidget(panel.evaluation)
+    qtbot.wait(250)
+    panel.window_for_test.grab().save(str(SHOTS / "finetune-confusion.png"))
+
+
+def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
+    panel.epochs.setValue(2)
+    panel.ablation.click()
+    assert panel.queued.count() == 2  # one runs, two wait
+    qtbot.waitUntil(lambda: panel.runs.count() == 3 and not panel.busy and not panel.queue, timeout=240_000)
+    names = [panel.runs.item(i).text() for i in range(3)]
+    assert [n.split("-")[1] for n in names] == ["full", "frozen", "scratch"]  # topics-full-MMDD-HHMMSS
+    assert all(len(panel.loss_plot.points(n)[0]) > 0 for n in names)
+    values = panel.ablation_table.values()
+    assert set(values) == {"full", "frozen", "scratch"} and all(values.values())
+    panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Unchecked)
+    assert not panel.loss_plot.curves[names[1]].isVisible() and panel.loss_plot.curves[names[0]].isVisible()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Checked)
+    qtbot.wait(250)
+    panel.window_for_test.grab().save(str(SHOTS / "finetune-ablation.png"))
+
+
+def test_bad_data_is_reported_before_training(qtbot, panel, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("just text\nno labels here\n", encoding="utf-8")
+    panel.task.setCurrentText(str(bad))
+    qtbot.waitUntil(lambda: "cannot use this data" in panel.preview.toPlainText(), timeout=20_000)
+    assert "no label column" in panel.preview.toPlainText()
+    panel.start.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=60_000):
+        pass
+    assert "no label column" in panel.status.text()
