@@ -105,7 +105,8 @@ def lower_priority() -> None:
             import ctypes
 
             below_normal = 0x4000
-            ctypes.windll.kernel32.SetPriorityClass(ctypes.windll.kernel32.GetCurrentProcess(), below_normal)
+            kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]  # Windows only
+            kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), below_normal)
 
 
 class _Progress:

@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-every", type=int, default=0, help="steps between validations (0: about 8 per run)")
     p.add_argument("--log-every", type=int, default=5)
     p.add_argument("--probe", action="append", default=[], help="a sentence to predict during training (repeatable)")
+    p.add_argument("--probe-every", type=int, default=0, help="steps between probe predictions (0: at each validation)")
     p.add_argument("--max-train", type=int, default=None, help="use only the first N training examples")
     p.add_argument("--max-steps", type=int, default=None)
     p.add_argument("--seed", type=int, default=0)
@@ -63,7 +64,7 @@ def finetune_main(argv: list[str] | None = None) -> int:
         spec = FinetuneSpec(model=args.model, task=args.task, out=args.out, strategy=args.strategy,
                             validation=args.validation, epochs=args.epochs, lr=args.lr, batch_size=args.batch_size,
                             max_len=args.max_len, lm_weight=args.lm_weight, eval_every=args.eval_every,
-                            log_every=args.log_every, probes=args.probe, max_train=args.max_train,
+                            log_every=args.log_every, probes=args.probe, probe_every=args.probe_every, max_train=args.max_train,
                             max_steps=args.max_steps, seed=args.seed, device=args.device)
         problems = spec.problems()
         if problems:

@@ -285,7 +285,9 @@ def check_config(kind: str, cfg: Any) -> list[str]:
                 problems.append(f"{name} must be above 0 (it is {value})")
             elif value < 0:
                 problems.append(f"{name} cannot be negative (it is {value})")
-    get = lambda name: getattr(cfg, name, None)  # noqa: E731
+    def get(name: str) -> Any:
+        return getattr(cfg, name, None)
+
     if get("order") is not None and not 1 <= get("order") <= 5:
         problems.append("order must be 1 to 5")
     for name in ("dropout", "mask_prob", "sample"):

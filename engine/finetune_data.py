@@ -121,7 +121,8 @@ def load_task(name_or_path: str | Path, validation: str | Path | None = None) ->
 
 def split(examples: list[Any], family: str) -> tuple[list[Any], list[Any]]:
     """Every fifth example of each label (tagging and spans: of all) goes to validation."""
-    train, val = [], []
+    train: list[Any] = []
+    val: list[Any] = []
     seen: Counter[str] = Counter()
     for e in examples:
         key = e.label if family in ("classify", "pair") else ""
@@ -242,7 +243,9 @@ def read_table(text: str, name: str, delimiter: str) -> list[TextExample]:
 
 def read_conll(text: str, name: str) -> list[TagExample]:
     """CoNLL: one token per line with its tag in the last column; blank lines end sentences."""
-    examples, tokens, tags = [], [], []
+    examples: list[TagExample] = []
+    tokens: list[str] = []
+    tags: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
         parts = line.split()
         if not parts or parts[0] == "-DOCSTART-":

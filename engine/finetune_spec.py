@@ -72,6 +72,8 @@ class FinetuneSpec:
             out.append("dropout must be at least 0 and below 1")
         if self.lm_weight < 0:
             out.append("lm_weight cannot be negative")
+        if self.probe_every < 0 or self.eval_every < 0:
+            out.append("probe_every and eval_every cannot be negative")
         if self.max_steps is not None and self.max_steps < 1:
             out.append("max_steps must be at least 1")
         return out

@@ -96,7 +96,7 @@ class FinetunedHandle(ModelHandle):
             what = {"classify": "classifies texts", "pair": "classifies text pairs", "tag": "tags words",
                     "span": "extracts answers"}[self.family]
             return f"{self.name} was fine-tuned on {self.info.get('task', 'a task')}: it {what}"
-        return f"{self.name} is a fine-tuned {self.family} model: use its base model for {capability.name.lower()}"
+        return f"{self.name} is a fine-tuned {self.family} model: use its base model for {str(capability.name).lower()}"
 
 
 @register_loader("finetune")

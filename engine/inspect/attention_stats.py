@@ -62,7 +62,7 @@ def head_statistics(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) ->
 
 def head_table(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) -> list[HeadStats]:
     stats = head_statistics(weights, tokens)
-    return [HeadStats(layer, head, *(float(v) for v in stats[layer, head]))
+    return [HeadStats(layer, head, *(float(v) for v in stats[layer, head]))  # type: ignore[arg-type]
             for layer in range(stats.shape[0]) for head in range(stats.shape[1])]
 
 
@@ -80,7 +80,7 @@ def corpus_head_table(model: object, sentences: list[str], stop: object = None) 
     if total is None:
         raise ValueError("no sentence to average over")
     mean = total / count
-    return [HeadStats(layer, head, *(float(v) for v in mean[layer, head]), sentences=count)
+    return [HeadStats(layer, head, *(float(v) for v in mean[layer, head]), sentences=count)  # type: ignore[misc, arg-type]
             for layer in range(mean.shape[0]) for head in range(mean.shape[1])]
 
 

@@ -141,7 +141,7 @@ def write_safetensors(path: Path, arrays: dict[str, np.ndarray]) -> None:
         f.write(len(raw).to_bytes(8, "little"))
         f.write(raw)
         for array in arrays.values():
-            flat = memoryview(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)).cast("B")
+            flat = memoryview(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)).cast("B")  # type: ignore[arg-type]
             for start in range(0, len(flat), _SLICE):
                 f.write(flat[start : start + _SLICE])
 

@@ -11,6 +11,8 @@ GPT adds λ·L_LM, the language-model loss on the task's own text, when ``lm_wei
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -52,11 +54,13 @@ class SpanHead(nn.Module):
 class FinetuneModel(nn.Module):
     """encoder + head; ``forward(batch)`` returns the loss and what the metrics need."""
 
+    encoder: Any  # an engine.training.encoders.Encoder
+
     def __init__(self, encoder: nn.Module, family: str, n_labels: int, dropout: float = 0.1,
                  lm_weight: float = 0.0) -> None:
         super().__init__()
         self.encoder, self.family, self.lm_weight = encoder, family, lm_weight
-        dim = encoder.dim  # type: ignore[attr-defined]
+        dim = int(self.encoder.dim)
         if family in ("classify", "pair"):
             self.head: nn.Module = ClassifierHead(dim, n_labels, dropout)
         elif family == "tag":
@@ -70,19 +74,19 @@ class FinetuneModel(nn.Module):
     def train(self, mode: bool = True) -> FinetuneModel:
         super().train(mode)
         if self.frozen_encoder:
-            self.encoder.network.eval()  # type: ignore[union-attr]  # no dropout in frozen features
+            self.encoder.network.eval()  # no dropout in frozen features
         return self
 
     def outputs(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, ...]:
         ids, segments, mask = batch["ids"], batch["segments"], batch["mask"]
         if self.frozen_encoder:
             with torch.no_grad():
-                states = self.encoder.states(ids, segments, mask)  # type: ignore[operator]
+                states = self.encoder.states(ids, segments, mask)
             states = states.detach()
         else:
-            states = self.encoder.states(ids, segments, mask)  # type: ignore[operator]
+            states = self.encoder.states(ids, segments, mask)
         if self.family in ("classify", "pair"):
-            return self.head(self.encoder.pooled(states, mask)), states  # type: ignore[operator]
+            return self.head(self.encoder.pooled(states, mask)), states
         if self.family == "tag":
             return self.head(states), states
         start, end = self.head(states, batch["allowed"])
@@ -108,7 +112,7 @@ class FinetuneModel(nn.Module):
             loss = ((s_loss + e_loss) / 2 * has).sum() / has.sum().clamp(min=1)
             result = {"start": start, "end": end}
         if self.lm_weight and self.training:
-            lm = self.encoder.lm_loss(out[-1], batch["ids"], batch["mask"])  # type: ignore[operator]
+            lm = self.encoder.lm_loss(out[-1], batch["ids"], batch["mask"])
             if lm is not None:
                 loss = loss + self.lm_weight * lm
         result["loss"] = loss

@@ -41,7 +41,7 @@ class Encoder(nn.Module):
     """The common part; subclasses set ``network``, ``dim``, ``max_len``, ``n_layers`` and the methods."""
 
     kind = ""
-    network: nn.Module
+    network: Any  # the pre-trained nn.Module (typed Any: its own methods, encode/pooled/cfg, are called)
     dim: int
     max_len: int
     n_layers: int

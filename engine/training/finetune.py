@@ -63,16 +63,16 @@ def apply_strategy(model: FinetuneModel, strategy: str, top: int | None) -> dict
     """Set what learns; returns trainable / frozen parameter counts."""
     encoder = model.encoder
     if strategy == "scratch":
-        encoder.reset()  # type: ignore[operator]
-    network = encoder.network  # type: ignore[union-attr]
+        encoder.reset()
+    network = encoder.network
     if strategy == "frozen":
         for p in network.parameters():
             p.requires_grad_(False)
         model.frozen_encoder = True
     elif top is not None:
-        lowest = encoder.n_layers - top + 1  # type: ignore[operator]  # layers >= lowest learn
+        lowest = encoder.n_layers - top + 1  # layers >= lowest learn
         for name, p in network.named_parameters():
-            p.requires_grad_(encoder.layer_of(name) >= lowest)  # type: ignore[operator]
+            p.requires_grad_(encoder.layer_of(name) >= lowest)
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     return {"trainable_parameters": trainable,
             "frozen_parameters": sum(p.numel() for p in model.parameters()) - trainable}
@@ -132,9 +132,9 @@ def evaluate(model: FinetuneModel, task: TaskData, data: TaskArrays, batch_size:
         metrics.update(task_metrics.classification_scores(matrix))
         details["confusion_matrix"] = matrix.tolist()
     elif task.family == "tag":
-        gold = [list(e.tags) for e in task.validation]
-        predicted = [word_tags(out["probs"], data, task.labels, i, len(g))[0] for i, g in enumerate(gold)]
-        scores = task_metrics.entity_scores(gold, predicted)
+        gold_tags = [list(e.tags) for e in task.validation]
+        predicted = [word_tags(out["probs"], data, task.labels, i, len(g))[0] for i, g in enumerate(gold_tags)]
+        scores = task_metrics.entity_scores(gold_tags, predicted)
         details.update(per_type_f1=scores.pop("per_type_f1"), per_type_support=scores.pop("per_type_support"))
         metrics.update({k: float(v) for k, v in scores.items()})  # type: ignore[arg-type]
     else:

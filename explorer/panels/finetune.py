@@ -75,6 +75,8 @@ class FinetunePanel(QWidget):
         self.probes = QPlainTextEdit(placeholderText="Probe sentences, one per line, e.g.\nThe bank raised interest "
                                      "rates again.\nThe striker scored twice in the final.")
         self.probes.setMaximumHeight(80)
+        self.probe_every = QSpinBox(minimum=0, maximum=1_000_000, value=0, suffix=" steps")
+        self.probe_every.setSpecialValueText("at each validation")
         self.preview = QPlainTextEdit(readOnly=True)
         self.preview.setMaximumHeight(110)
         task_row = QHBoxLayout()
@@ -94,6 +96,7 @@ class FinetunePanel(QWidget):
         form.addRow("Max length", self.max_len)
         form.addRow("GPT LM weight", self.lm_weight)
         form.addRow("Device", self.device)
+        form.addRow("Probe every", self.probe_every)
         self.start = QPushButton("Start")
         self.pause = QPushButton("Pause", enabled=False)
         self.stop = QPushButton("Stop", enabled=False)
@@ -242,6 +245,8 @@ class FinetunePanel(QWidget):
             args += ["--lm-weight", str(self.lm_weight.value())]
         if self.device.currentText() != "auto":
             args += ["--device", self.device.currentText()]
+        if self.probe_every.value():
+            args += ["--probe-every", str(self.probe_every.value())]
         for line in self.probes.toPlainText().splitlines():
             if line.strip():
                 args += ["--probe", line.strip()]
