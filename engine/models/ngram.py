@@ -29,15 +29,34 @@ BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 RESERVED = (UNK, BOS, EOS)
 
 
+def flatten(sentences: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Lists of ids -> one flat id array and sentence starts (``starts[-1] == len(ids)``)."""
+    lengths = np.fromiter((len(s) for s in sentences), np.int64, count=len(sentences))
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    ids = np.fromiter((i for s in sentences for i in s), np.int64, count=int(starts[-1]))
+    return ids, starts
+
+
+def pad_flat(ids: np.ndarray, starts: np.ndarray, pad: int, bos: int, eos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each sentence of a flat array as ``pad`` x <s>, its words, </s>: the padded ids, the sentence
+    number of each position, and which positions are predicted (all but the <s> padding). Vectorised:
+    no Python loop over sentences, so a streamed corpus of millions of words stays compact."""
+    lengths = np.diff(starts)
+    n = len(lengths)
+    seg = lengths + pad + 1  # padded length of each sentence
+    seg_start = np.concatenate([[0], np.cumsum(seg)[:-1]]).astype(np.int64)
+    out = np.full(int(seg.sum()), bos, np.int64)
+    word_pos = np.arange(len(ids), dtype=np.int64) + np.repeat(np.arange(n, dtype=np.int64) * (pad + 1) + pad, lengths)
+    out[word_pos] = ids
+    out[seg_start + pad + lengths] = eos
+    sent = np.repeat(np.arange(n, dtype=np.int64), seg)
+    target = (np.arange(len(out)) - np.repeat(seg_start, seg)) >= pad
+    return out, sent, target
+
+
 def pad_sentences(sentences: list[list[int]], order: int, bos: int, eos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Flat padded ids, the sentence number of each position, and which positions are predicted."""
-    pieces, sent, target = [], [], []
-    for i, ids in enumerate(sentences):
-        seq = [bos] * (order - 1) + list(ids) + [eos]
-        pieces.extend(seq)
-        sent.extend([i] * len(seq))
-        target.extend([False] * (order - 1) + [True] * (len(ids) + 1))
-    return np.asarray(pieces, np.int64), np.asarray(sent, np.int64), np.asarray(target, bool)
+    return pad_flat(*flatten(sentences), order - 1, bos, eos)
 
 
 @dataclass
@@ -82,9 +101,13 @@ class NGramLM:
         return idx
 
     def fit(self, sentences: list[list[int]]) -> NGramLM:
+        return self.fit_flat(*flatten(sentences))
+
+    def fit_flat(self, flat_ids: np.ndarray, starts: np.ndarray) -> NGramLM:
+        """Count every n-gram of the sentences held as one flat id array and their starts."""
         N, V = self.cfg.order, self.V
         bos, eos = self.vocab.index[BOS], self.vocab.index[EOS]
-        ids, sent, _ = pad_sentences(sentences, N, bos, eos)
+        ids, sent, _ = pad_flat(np.asarray(flat_ids, np.int64), starts, N - 1, bos, eos)
         n = len(ids)
         self.tables = [OrderTable(np.arange(V, dtype=np.int64), np.bincount(ids, minlength=V).astype(np.int64),
                                   np.zeros(V, np.int64))]

@@ -41,16 +41,22 @@ class NNLM(nn.Module):
 
 def windows(sentences: list[list[int]], context: int, bos: int, eos: int) -> tuple[np.ndarray, np.ndarray]:
     """(history (T, n-1), target (T,)) for every word and </s> of every sentence."""
-    hist, target = [], []
-    for ids in sentences:
-        seq = np.asarray([bos] * context + list(ids) + [eos], np.int64)
-        n = len(seq) - context
-        idx = np.arange(n)[:, None] + np.arange(context)[None, :]
-        hist.append(seq[idx])
-        target.append(seq[context:])
-    if not hist:
+    from engine.models.ngram import flatten
+
+    return flat_windows(*flatten(sentences), context, bos, eos)
+
+
+def flat_windows(ids: np.ndarray, starts: np.ndarray, context: int, bos: int,
+                 eos: int) -> tuple[np.ndarray, np.ndarray]:
+    """``windows`` of sentences held as one flat id array and their starts (vectorised)."""
+    from engine.models.ngram import pad_flat
+
+    padded, _, target = pad_flat(np.asarray(ids, np.int64), starts, context, bos, eos)
+    positions = np.flatnonzero(target)
+    if not len(positions):
         return np.zeros((0, context), np.int64), np.zeros(0, np.int64)
-    return np.concatenate(hist), np.concatenate(target)
+    hist = np.lib.stride_tricks.sliding_window_view(padded, context)[positions - context]
+    return np.ascontiguousarray(hist), padded[positions]
 
 
 @torch.no_grad()

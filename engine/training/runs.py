@@ -17,7 +17,7 @@ import torch
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
 from engine.errors import CorpusError
-from engine.text import encode_to_file
+from engine.text import encode_sentences, encode_to_file
 from engine.training.events import TrainEvent
 from engine.training.loop import TrainContext
 from engine.vocab import Vocab
@@ -190,13 +190,16 @@ def run_ngram(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.ngram import RESERVED, UNK, NGramLM
 
     cfg = ctx.spec.model
-    sentences = ctx.sentences("train", cfg.lowercase)
+    sentences = ctx.sentence_stream("train", cfg.lowercase)  # streamed twice: counted, then encoded
     vocab = _vocab(ctx, sentences, cfg.min_count, None, RESERVED)
     unk = vocab.index[UNK]
-    encoded = [[vocab.index.get(w, unk) for w in s] for s in sentences]
-    n_words = sum(len(s) for s in encoded)
+    ids, starts = encode_sentences(sentences, vocab.index, unk)  # compact int32, not lists of lists
+    if not len(ids):
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
+    n_words = len(ids)
     yield ctx.started(n_words, "words", {"vocabulary_size": len(vocab)})
-    lm = NGramLM(vocab, cfg).fit(encoded)
+    lm = NGramLM(vocab, cfg).fit_flat(ids, starts)
+    del ids, starts
     ctx.step = 1
     heldout = [[vocab.index.get(w, unk) for w in s] for s in ctx.sentences("heldout", cfg.lowercase)]
     metrics = {"heldout_perplexity": lm.perplexity(heldout)} if heldout else {}
@@ -211,15 +214,18 @@ def run_ngram(ctx: TrainContext) -> Iterator[TrainEvent]:
 
 def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.ngram import BOS, EOS, RESERVED, UNK
-    from engine.models.nnlm import NNLM, perplexity, windows
+    from engine.models.nnlm import NNLM, flat_windows, perplexity
 
     cfg = ctx.spec.model
-    sentences = ctx.sentences("train", cfg.lowercase)
+    sentences = ctx.sentence_stream("train", cfg.lowercase)  # streamed twice: counted, then encoded
     vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab, RESERVED)
     unk, bos, eos = vocab.index[UNK], vocab.index[BOS], vocab.index[EOS]
-    encoded = [[vocab.index.get(w, unk) for w in s] for s in sentences]
+    ids, starts = encode_sentences(sentences, vocab.index, unk)
+    if not len(ids):
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
     heldout = [[vocab.index.get(w, unk) for w in s] for s in ctx.sentences("heldout", cfg.lowercase)]
-    hist_np, target_np = windows(encoded, cfg.context, bos, eos)
+    hist_np, target_np = flat_windows(ids, starts, cfg.context, bos, eos)
+    del ids, starts
     hist, target = torch.from_numpy(hist_np).to(ctx.device), torch.from_numpy(target_np).to(ctx.device)
     model = NNLM(len(vocab), cfg).to(ctx.device)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
