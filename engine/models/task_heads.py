@@ -81,8 +81,8 @@ class FinetuneModel(nn.Module):
         ids, segments, mask = batch["ids"], batch["segments"], batch["mask"]
         if self.frozen_encoder:
             with torch.no_grad():
-                states = self.encoder.states(ids, segments, mask)
-            states = states.detach()
+                features = self.encoder.features(ids, segments, mask)
+            states = self.encoder.combine(features.detach())
         else:
             states = self.encoder.states(ids, segments, mask)
         if self.family in ("classify", "pair"):

@@ -51,8 +51,16 @@ class Encoder(nn.Module):
         raise NotImplementedError
 
     def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """(B, T) -> (B, T, dim) final per-token states."""
+        """(B, T) -> (B, T, dim) final per-token states: ``combine(features(...))``."""
+        return self.combine(self.features(ids, segments, mask))
+
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """What the pre-trained network computes (run without gradients when it is frozen)."""
         raise NotImplementedError
+
+    def combine(self, features: torch.Tensor) -> torch.Tensor:
+        """The part that always learns on top of the features (ELMo's scalar mix; otherwise nothing)."""
+        return features
 
     def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(B, T, dim) -> (B, dim) the sentence vector."""
@@ -153,7 +161,7 @@ class BertEncoder(SubwordEncoder):
         cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         self.prefix, self.middle, self.suffix = [cls], [sep], [sep]
 
-    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.network.encode(ids, segments, mask)[0][-1]
 
     def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -175,7 +183,7 @@ class GPTEncoder(SubwordEncoder):
         delimiter = tokenizer.token_to_id("<|endoftext|>" if byte_level else "[SEP]")
         self.prefix, self.middle, self.suffix = [delimiter], [delimiter], [delimiter]
 
-    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.network.encode(ids)[0][-1]
 
     def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -251,10 +259,12 @@ class ElmoEncoder(Encoder):
             self._table = torch.tensor(self._chars, dtype=torch.long, device=device)
         return self._table
 
-    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         chars = self.table(ids.device)[ids]  # (B, T, C)
-        layers = self.network.representations(chars, mask.sum(1))  # (L + 1, B, T, dim)
-        return self.mix(layers)
+        return self.network.representations(chars, mask.sum(1))  # (L + 1, B, T, dim)
+
+    def combine(self, features: torch.Tensor) -> torch.Tensor:
+        return self.mix(features)  # learned even when the biLM is frozen (ELMo §3.3)
 
     def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         m = mask[..., None].to(states.dtype)
@@ -297,7 +307,7 @@ class HFEncoder(SubwordEncoder):
         self.takes_segments = getattr(config, "type_vocab_size", 0) > 1
         self.segment_b = 1 if self.takes_segments else 0
 
-    def states(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         kwargs = {"input_ids": ids, "attention_mask": mask.long()}
         if self.takes_segments:
             kwargs["token_type_ids"] = segments

@@ -217,7 +217,7 @@ def test_gpt_and_elmo_fine_tune_and_load(contextual_runs, topic_tsv, tmp_path, k
 def test_elmo_frozen_learns_its_scalar_mix(contextual_runs, topic_tsv, tmp_path):
     list(finetune(tiny(contextual_runs["elmo"][0], topic_tsv, tmp_path / "e", max_steps=8, strategy="frozen", lr=5e-2)))
     weights = json.loads((tmp_path / "e" / "config.json").read_text())["encoder"]["layer_weights"]
-    assert len(weights) == 3 and not np.allclose(weights, 1 / 3)
+    assert len(weights) == 3 and max(abs(w - 1 / 3) for w in weights) > 1e-3  # the mix learned
 
 
 def test_tagging_and_spans_train_and_answer(contextual_runs, topic_conll, topic_squad, tmp_path):
