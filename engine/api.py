@@ -231,6 +231,13 @@ def train_cli(argv: list[str]) -> int:
 _DEFAULT_THREADS: list[int] = []  # torch's own choice, kept before any thread asks for one
 
 
+def finetune_cli(argv: list[str]) -> int:
+    """``word2bert-finetune`` with these arguments (the packaged app runs fine-tuning processes as itself)."""
+    from engine.cli_finetune import finetune_main
+
+    return finetune_main(argv)
+
+
 def one_thread_here() -> None:
     """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
     are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
@@ -376,5 +383,5 @@ __all__ = [
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
-    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli",
+    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli",
 ]

@@ -11,9 +11,9 @@ def main(argv: list[str] | None = None) -> int:
 
         return train_cli(argv[2:])
     if len(argv) > 1 and argv[1] == "--finetune-cli":
-        from engine.cli_finetune import finetune_main
+        from engine.api import finetune_cli
 
-        return finetune_main(argv[2:])
+        return finetune_cli(argv[2:])
     from explorer.app import run
 
     return run(argv)
