@@ -110,9 +110,9 @@ def lower_priority() -> None:
 
 
 class _Progress:
-    def __init__(self, stream=sys.stderr) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr  # looked up now: a default bound at import would go stale
+        self.tty = self.stream.isatty()
 
     def line(self, text: str, final: bool = False) -> None:
         if self.tty:

@@ -43,7 +43,9 @@ def _isolated_cache(tmp_path_factory):
         from PySide6.QtCore import QSettings
 
         QSettings.setDefaultFormat(QSettings.Format.IniFormat)
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path_factory.mktemp("settings")))
+        settings = str(tmp_path_factory.mktemp("settings"))
+        for fmt in (QSettings.Format.IniFormat, QSettings.Format.NativeFormat):  # QSettings(org, app) is native
+            QSettings.setPath(fmt, QSettings.Scope.UserScope, settings)
     except ImportError:
         pass
 

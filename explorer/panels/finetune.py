@@ -53,6 +53,9 @@ class FinetunePanel(QWidget):
         self.run_dirs: dict[str, str] = {}
         self._smoothed: dict[str, float] = {}
         self.finished_model: Any = None
+        self.finished_dirs: dict[str, str] = {}  # finished run -> its folder
+        self.loaded: dict[str, tuple[Any, Any]] = {}  # finished run -> (report, handle)
+        self.best_of: dict[str, float] = {}  # run -> its best validation metric
         # ---- the form
         self.model = ModelPicker(api.Capability.CONTEXTUAL)
         self.task = QComboBox(editable=True)
@@ -131,14 +134,14 @@ class FinetunePanel(QWidget):
         self.loss_plot = LossPlot(y_label="training loss")
         self.eval_plot = LossPlot(y_label="validation")
         self.lr_plot = LossPlot(y_label="learning rate")
-        self.metric = QComboBox()
-        self.metric.currentTextChanged.connect(lambda _: self._apply_visibility())
+        self.metric_choice = QComboBox()
+        self.metric_choice.currentTextChanged.connect(lambda _: self._apply_visibility())
         self.x_axis = QComboBox()
         self.x_axis.addItems(["steps", "examples seen"])
         self.x_axis.currentTextChanged.connect(lambda _: self._replot())
         top_row = QHBoxLayout()
         top_row.addWidget(QLabel("Validation metric:"))
-        top_row.addWidget(self.metric)
+        top_row.addWidget(self.metric_choice)
         top_row.addWidget(QLabel("x-axis:"))
         top_row.addWidget(self.x_axis)
         top_row.addStretch(1)
@@ -182,6 +185,10 @@ class FinetunePanel(QWidget):
         self.pause.clicked.connect(self.pause_or_resume)
         self.stop.clicked.connect(self.stop_all)
         self.try_it.asked.connect(self._try)
+        self.try_it.run_chosen.connect(self._show_finished)
+        self.load_runner = TaskRunner(self)
+        self.load_runner.finished.connect(self._loaded)
+        self.load_runner.failed.connect(self.try_it.show_error)
         session.modelsChanged.connect(self._models_changed)
         self._models_changed()
         self._load_preview()
@@ -375,12 +382,12 @@ class FinetunePanel(QWidget):
                 self.status.setText(f"{name}: step {ev.step}, loss {ev.loss:.3f}, {ev.throughput:,.0f} examples/s")
         elif isinstance(ev, api.EvalMetrics):
             for metric, value in ev.metrics.items():
-                if self.metric.findText(metric) < 0:
-                    self.metric.addItem(metric)
+                if self.metric_choice.findText(metric) < 0:
+                    self.metric_choice.addItem(metric)
                 self.eval_plot.curve(f"{name} {metric}", colour=colour, symbol="o")
                 self.eval_plot.append(f"{name} {metric}", self._x(name, ev.step), value)
-            if self.metric.currentText() == "loss" and len(ev.metrics) > 1:
-                self.metric.setCurrentIndex(1)  # the task metric, not the loss, by default
+            if self.metric_choice.currentText() == "loss" and len(ev.metrics) > 1:
+                self.metric_choice.setCurrentIndex(1)  # the task metric, not the loss, by default
             self._apply_visibility()
         elif isinstance(ev, api.ProbePredictions) and not replay:
             self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities)
@@ -388,6 +395,8 @@ class FinetunePanel(QWidget):
             self.status.setText(f"{name}: {ev.status} at step {ev.step}. {ev.message}")
             metric = next((e.info.get("metric") for e in self.events[name] if isinstance(e, api.RunStarted)), "")
             best = ev.metrics.get(f"best_{metric}")
+            if best is not None:
+                self.best_of[name] = best
             best_step = next((e.step for e in self.events[name] if isinstance(e, api.EvalMetrics)
                               and best is not None and best in e.metrics.values()), None)
             self.ablation_table.update_run(name, best, best_step, ev.status)
@@ -426,24 +435,44 @@ class FinetunePanel(QWidget):
         self._next()
 
     def _finished_run(self, name: str, run_dir: str) -> None:
-        """Show the best checkpoint's evaluation and load it for "Try it" (both in a worker)."""
+        """List the run under "Try it" and show it: the best run of an ablation once all of its runs ended."""
+        self.finished_dirs[name] = run_dir
+        choice = name
+        if (self.current or {}).get("ablation") and not any(q.get("ablation") for q in self.queue):
+            group = [n for n in self.ablation_table.rows if n in self.best_of]
+            if group:
+                choice = max(group, key=lambda n: self.best_of[n])
+        self.try_it.add_run(name, choice)
+
+    def _show_finished(self, name: str) -> None:
+        """Load a finished run (once) in a worker: its evaluation, and its best checkpoint for "Try it"."""
+        if name in self.loaded:
+            self._loaded((name, *self.loaded[name]))
+            return
+        run_dir = self.finished_dirs.get(name)
+        if not run_dir:
+            return
+
         def work() -> Any:
             from engine import api
 
             return name, api.finetune_report(run_dir), api.load(run_dir)
 
-        self.try_runner.submit(work)
+        self.load_runner.submit(work)
+
+    def _loaded(self, result: tuple[str, Any, Any]) -> None:
+        name, report, handle = result
+        self.loaded[name] = (report, handle)
+        if name != self.try_it.run.currentText():
+            return
+        self.finished_model = handle
+        self.evaluation.show_report(name, report)
+        self.try_it.set_ready(name)
+        if self.try_it.input.text().strip():
+            self._try(self.try_it.input.text())
 
     def _tried(self, result: Any) -> None:
-        if isinstance(result, tuple):  # a finished run, loaded
-            name, report, handle = result
-            self.finished_model = handle
-            self.evaluation.show_report(name, report)
-            self.try_it.set_ready(name)
-            if self.try_it.input.text().strip():
-                self._try(self.try_it.input.text())
-        else:
-            self.try_it.show_result(result)
+        self.try_it.show_result(result)
 
     def _try(self, text: str) -> None:
         handle = self.finished_model
@@ -467,14 +496,14 @@ class FinetunePanel(QWidget):
                 if self.runs.item(i).checkState() != Qt.CheckState.Checked}
 
     def _apply_visibility(self) -> None:
-        hidden, metric = self._hidden(), self.metric.currentText()
+        hidden, metric = self._hidden(), self.metric_choice.currentText()
         for name in self.events:
             for plot, curves in ((self.loss_plot, (name, f"{name} smoothed")), (self.lr_plot, (name,))):
                 for curve in curves:
                     plot.set_visible(curve, name not in hidden)
-            for m in range(self.metric.count()):
-                self.eval_plot.set_visible(f"{name} {self.metric.itemText(m)}",
-                                           name not in hidden and self.metric.itemText(m) == metric)
+            for m in range(self.metric_choice.count()):
+                self.eval_plot.set_visible(f"{name} {self.metric_choice.itemText(m)}",
+                                           name not in hidden and self.metric_choice.itemText(m) == metric)
         self.eval_plot.setLabel("left", f"validation {metric}")
 
     def _replot(self) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -41,12 +42,15 @@ def _item(text: str, colour: str | None = None) -> QTableWidgetItem:
 
 
 class ProbeTable(QWidget):
-    """One row per probe sentence; a column per step at which it was predicted (newest last).
-    A prediction that differs from the one before it is highlighted: a label flipping during training."""
+    """One row per probe sentence (its text stays in view as the row header); a column per step at which
+    it was predicted, newest last. A prediction that differs from the one before it is highlighted: a
+    label flipping during training."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.table = _table(["sentence"])
+        self.table = _table([])
+        self.table.verticalHeader().setVisible(True)
+        self.table.horizontalHeader().setStretchLastSection(False)
         self.note = QLabel("Type probe sentences in the form (one per line): every validation, the model being "
                            "trained says what it thinks of each.")
         self.note.setWordWrap(True)
@@ -55,19 +59,21 @@ class ProbeTable(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         add_csv_export(self.table, lambda: table_rows(self.table), "probes.csv")
+        self.texts: list[str] = []
         self.last: dict[str, str] = {}
 
     def reset(self, texts: list[str], run: str) -> None:
+        self.texts = list(texts)
+        self.table.setColumnCount(0)
         self.table.setRowCount(len(texts))
-        self.table.setColumnCount(1)
-        self.table.setHorizontalHeaderLabels(["sentence"])
+        self.table.setVerticalHeaderLabels([t if len(t) <= 48 else t[:47] + "…" for t in texts])
         for row, text in enumerate(texts):
-            self.table.setItem(row, 0, _item(text))
+            self.table.verticalHeaderItem(row).setToolTip(text)
         self.last = {}
         self.note.setText(f"{run}: the prediction for each probe at each validation step (changes highlighted)")
 
     def add(self, step: int, texts: list[str], labels: list[str], probabilities: list[float]) -> None:
-        if self.table.rowCount() != len(texts):
+        if self.texts != list(texts):
             self.reset(texts, "")
         column = self.table.columnCount()
         self.table.insertColumn(column)
@@ -194,9 +200,13 @@ class TryIt(QWidget):
     """Type a sentence, see the fine-tuned model's prediction (the panel runs it in a worker)."""
 
     asked = Signal(str)
+    run_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.run = QComboBox()
+        self.run.setToolTip("the finished run that answers (after an ablation: the best one)")
+        self.run.currentTextChanged.connect(lambda name: name and self.run_chosen.emit(name))
         self.input = QLineEdit(placeholderText="Type a sentence for the fine-tuned model (pairs: A ||| B)")
         self.button = QPushButton("Predict", enabled=False)
         self.result = QLabel("When a run ends, its best checkpoint answers here.")
@@ -204,6 +214,8 @@ class TryIt(QWidget):
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.scores = _table(["label", "probability"])
         row = QHBoxLayout()
+        row.addWidget(QLabel("Run:"))
+        row.addWidget(self.run)
         row.addWidget(self.input, 1)
         row.addWidget(self.button)
         layout = QVBoxLayout(self)
@@ -213,6 +225,17 @@ class TryIt(QWidget):
         layout.addWidget(self.scores, 1)
         self.button.clicked.connect(lambda: self.asked.emit(self.input.text()))
         self.input.returnPressed.connect(lambda: self.asked.emit(self.input.text()))
+
+    def add_run(self, name: str, choose: str) -> None:
+        """List a finished run; choose ``choose`` (emits ``run_chosen`` when the choice changes)."""
+        if self.run.findText(name) < 0:
+            self.run.blockSignals(True)
+            self.run.addItem(name)
+            self.run.blockSignals(False)
+        if self.run.currentText() == choose:
+            self.run_chosen.emit(choose)
+        else:
+            self.run.setCurrentText(choose)
 
     def set_ready(self, run: str) -> None:
         self.button.setEnabled(True)

@@ -57,10 +57,11 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
     name = panel.runs.item(0).text()
     steps, losses = panel.loss_plot.points(name)
     assert len(steps) >= 3 and all(loss == loss for loss in losses)
-    assert panel.metric.currentText() == "accuracy"
+    assert panel.metric_choice.currentText() == "accuracy"
     assert len(panel.eval_plot.points(f"{name} accuracy")[0]) >= 2
     assert len(panel.lr_plot.points(name)[0]) == len(steps)
-    assert panel.probe_table.table.columnCount() >= 3  # the sentence + one column per validation
+    assert panel.probe_table.table.columnCount() >= 3  # one column per validation (and step 0)
+    assert panel.probe_table.table.verticalHeaderItem(0).text() == "she played the violin on stage"
     assert set(panel.probe_table.predictions()) == {"she played the violin on stage", "we parked the bus outside"}
     qtbot.waitUntil(lambda: panel.try_it.button.isEnabled(), timeout=30_000)
     assert "confusion" in panel.evaluation.heatmap.plot.getPlotItem().titleLabel.text
@@ -90,6 +91,10 @@ def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
     assert all(len(panel.loss_plot.points(n)[0]) > 0 for n in names)
     values = panel.ablation_table.values()
     assert set(values) == {"full", "frozen", "scratch"} and all(values.values())
+    best = max(values, key=lambda strategy: float(values[strategy]))  # ties: the first, as the panel
+    qtbot.waitUntil(lambda: panel.try_it.button.isEnabled(), timeout=30_000)
+    assert panel.try_it.run.currentText().split("-")[1] == best  # "Try it" answers with the best run
+    assert panel.try_it.run.count() == 3
     panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Unchecked)
     assert not panel.loss_plot.curves[names[1]].isVisible() and panel.loss_plot.curves[names[0]].isVisible()
     SHOTS.mkdir(parents=True, exist_ok=True)
