@@ -308,8 +308,9 @@ class FinetunePanel(QWidget):
         self.run_dirs[name] = self.current["out"]
         self._add_run(name)
         probes = [ln.strip() for ln in self.probes.toPlainText().splitlines() if ln.strip()]
-        if probes and "--resume" not in args:
-            self.probe_table.reset(probes, name)
+        first_of_ablation = self.current.get("ablation") and self.current["strategy"] == "full"
+        if probes and "--resume" not in args and (not self.current.get("ablation") or first_of_ablation):
+            self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else name)
         self.job = ProcessTrainJob(args, self, module="engine.cli_finetune")
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
@@ -390,7 +391,8 @@ class FinetunePanel(QWidget):
                 self.metric_choice.setCurrentIndex(1)  # the task metric, not the loss, by default
             self._apply_visibility()
         elif isinstance(ev, api.ProbePredictions) and not replay:
-            self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities)
+            run = (self.current or {}).get("strategy", "") if (self.current or {}).get("ablation") else ""
+            self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities, run)
         elif isinstance(ev, api.RunFinished) and not replay:
             self.status.setText(f"{name}: {ev.status} at step {ev.step}. {ev.message}")
             metric = next((e.info.get("metric") for e in self.events[name] if isinstance(e, api.RunStarted)), "")

@@ -72,21 +72,24 @@ class ProbeTable(QWidget):
         self.last = {}
         self.note.setText(f"{run}: the prediction for each probe at each validation step (changes highlighted)")
 
-    def add(self, step: int, texts: list[str], labels: list[str], probabilities: list[float]) -> None:
+    def add(self, step: int, texts: list[str], labels: list[str], probabilities: list[float], run: str = "") -> None:
+        """One column of predictions; ``run`` labels it when several runs share the table (an ablation)."""
         if self.texts != list(texts):
             self.reset(texts, "")
         column = self.table.columnCount()
         self.table.insertColumn(column)
-        self.table.setHorizontalHeaderItem(column, QTableWidgetItem(f"step {step}"))
+        self.table.setHorizontalHeaderItem(column, QTableWidgetItem(f"{run} step {step}".strip()))
         for row, (text, label, p) in enumerate(zip(texts, labels, probabilities, strict=True)):
-            changed = text in self.last and self.last[text] != label
+            key = f"{run}\n{text}"
+            changed = key in self.last and self.last[key] != label
             self.table.setItem(row, column, _item(f"{label} ({p:.2f})", "#ffe8a8" if changed else None))
-            self.last[text] = label
+            self.last[key] = label
         self.table.resizeColumnsToContents()
         self.table.scrollToItem(self.table.item(0, column))
 
     def predictions(self) -> dict[str, str]:
-        return dict(self.last)
+        """sentence -> the latest prediction (of the latest run)."""
+        return {key.split("\n", 1)[1]: label for key, label in self.last.items()}
 
 
 class EvaluationView(QWidget):

@@ -95,6 +95,9 @@ def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
     qtbot.waitUntil(lambda: panel.try_it.button.isEnabled(), timeout=30_000)
     assert panel.try_it.run.currentText().split("-")[1] == best  # "Try it" answers with the best run
     assert panel.try_it.run.count() == 3
+    headers = [panel.probe_table.table.horizontalHeaderItem(c).text()
+               for c in range(panel.probe_table.table.columnCount())]
+    assert {h.split()[0] for h in headers} == {"full", "frozen", "scratch"}  # the three runs side by side
     panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Unchecked)
     assert not panel.loss_plot.curves[names[1]].isVisible() and panel.loss_plot.curves[names[0]].isVisible()
     SHOTS.mkdir(parents=True, exist_ok=True)
