@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
-from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.loss_plot import LossPlot, Smoother
 from explorer.widgets.model_picker import ModelPicker
 
 ABLATION = ("full", "frozen", "scratch")
@@ -51,7 +51,7 @@ class FinetunePanel(QWidget):
         self.events: dict[str, list[Any]] = {}  # run -> its events (re-plotted when the x-axis changes)
         self.batch: dict[str, int] = {}
         self.run_dirs: dict[str, str] = {}
-        self._smoothed: dict[str, float] = {}
+        self._smooth = Smoother()
         self.finished_model: Any = None
         self.finished_dirs: dict[str, str] = {}  # finished run -> its folder
         self.loaded: dict[str, tuple[Any, Any]] = {}  # finished run -> (report, handle)
@@ -373,9 +373,7 @@ class FinetunePanel(QWidget):
             x = self._x(name, ev.step)
             self.loss_plot.append(name, x, ev.loss)
             if ev.loss == ev.loss:
-                prev = self._smoothed.get(name)
-                self._smoothed[name] = ev.loss if prev is None else 0.8 * prev + 0.2 * ev.loss
-                self.loss_plot.append(f"{name} smoothed", x, self._smoothed[name])
+                self.loss_plot.append(f"{name} smoothed", x, self._smooth(name, ev.loss))
             self.lr_plot.curve(name, colour=colour)
             self.lr_plot.append(name, x, ev.lr)
             if not replay:
@@ -513,7 +511,7 @@ class FinetunePanel(QWidget):
         for plot in (self.loss_plot, self.eval_plot, self.lr_plot):
             plot.clear_curves()
             plot.setLabel("bottom", self.x_axis.currentText())
-        self._smoothed.clear()
+        self._smooth.forget()
         for name, events in self.events.items():
             self._add_run(name)
             for ev in events:

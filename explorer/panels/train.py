@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob
-from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.loss_plot import LossPlot, Smoother
 from explorer.widgets.settings_form import SettingsForm
 
 CONTEXTUAL = ("elmo", "gpt", "bert")
@@ -68,7 +68,7 @@ class TrainPanel(QWidget):
         self.open_run = QPushButton("Open in the explorer", enabled=False)
         self.resume = QPushButton("Resume", enabled=False)
         self.load_curves = QPushButton("Show a run's curves…")
-        self._smoothed: dict[str, float] = {}
+        self._smooth = Smoother()
         self.progress = QProgressBar(maximum=1000)
         self.status = QLabel("Choose a model and a corpus, then Start.")
         self.status.setWordWrap(True)
@@ -218,9 +218,7 @@ class TrainPanel(QWidget):
         elif isinstance(ev, api.StepMetrics):
             self.loss_plot.append(name, ev.step, ev.loss)
             if ev.loss == ev.loss:  # an exponential moving average beside the raw loss
-                prev = self._smoothed.get(name)
-                self._smoothed[name] = ev.loss if prev is None else 0.8 * prev + 0.2 * ev.loss
-                self.loss_plot.append(f"{name} smoothed", ev.step, self._smoothed[name])
+                self.loss_plot.append(f"{name} smoothed", ev.step, self._smooth(name, ev.loss))
             self.progress.setValue(int(ev.progress * 1000))
             if ev.throughput == ev.throughput and ev.throughput > 0:
                 self.speed_plot.curve(name, colour=self.loss_plot.curve(f"{name} smoothed"))
@@ -292,7 +290,7 @@ class TrainPanel(QWidget):
             self.status.setText(f"cannot read the run's metrics: {e}")
             return
         self._add_run(name)
-        self._smoothed.pop(name, None)
+        self._smooth.forget(name)
         for ev in events:
             if not isinstance(ev, (api.RunStarted, api.RunFinished)):
                 self._on_event(ev, name)

@@ -30,6 +30,27 @@ class _Buffer:
         return self.x[: self.n], self.y[: self.n]
 
 
+class Smoother:
+    """Exponential moving average with bias correction (TensorBoard's smoothing): the first points are not
+    dragged toward the first value, so an early fast drop shows at once."""
+
+    def __init__(self, weight: float = 0.8) -> None:
+        self.weight = weight
+        self.state: dict[str, tuple[float, int]] = {}  # curve -> (raw average, points)
+
+    def __call__(self, name: str, value: float) -> float:
+        average, n = self.state.get(name, (0.0, 0))
+        average, n = self.weight * average + (1 - self.weight) * value, n + 1
+        self.state[name] = (average, n)
+        return average / (1 - self.weight**n)
+
+    def forget(self, name: str | None = None) -> None:
+        if name is None:
+            self.state.clear()
+        else:
+            self.state.pop(name, None)
+
+
 class LossPlot(pg.PlotWidget):
     def __init__(self, parent: Any = None, y_label: str = "loss") -> None:
         super().__init__(parent, background="w")

@@ -28,3 +28,17 @@ def test_hundreds_of_thousands_of_points_are_downsampled_keeping_peaks(qtbot):
     qtbot.wait(50)
     zoomed_x, _ = plot.curves["run"].getData()
     assert zoomed_x.min() >= 140_000 and zoomed_x.max() <= 170_000
+
+
+def test_smoothing_is_debiased_and_follows_a_drop_quickly():
+    from explorer.widgets.loss_plot import Smoother
+
+    smooth = Smoother(0.8)
+    assert smooth("a", 5.0) == 5.0 and abs(smooth("a", 5.0) - 5.0) < 1e-12  # a constant stays itself
+    plain = 5.0
+    fast = smooth("b", 5.0)
+    for _ in range(3):
+        fast, plain = smooth("b", 1.0), 0.8 * plain + 0.2 * 1.0
+    assert fast < plain - 0.5  # the loss fell from 5 to 1: the debiased curve shows it sooner
+    smooth.forget("b")
+    assert smooth("b", 2.0) == 2.0
