@@ -12,18 +12,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
-    QDoubleSpinBox,
-    QFileDialog,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
     QProgressBar,
     QPushButton,
-    QSpinBox,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -32,16 +26,15 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
+from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
 from explorer.widgets.loss_plot import LossPlot, Smoother
-from explorer.widgets.model_picker import ModelPicker
 
 ABLATION = ("full", "frozen", "scratch")
 
 
 class FinetunePanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
-        from engine import api
 
         super().__init__(parent)
         self.session = session
@@ -56,50 +49,9 @@ class FinetunePanel(QWidget):
         self.finished_dirs: dict[str, str] = {}  # finished run -> its folder
         self.loaded: dict[str, tuple[Any, Any]] = {}  # finished run -> (report, handle)
         self.best_of: dict[str, float] = {}  # run -> its best validation metric
-        # ---- the form
-        self.model = ModelPicker(api.Capability.CONTEXTUAL)
-        self.task = QComboBox(editable=True)
-        self.task.addItems(list(api.finetune_tasks()))
-        self.task.setToolTip("\n".join(f"{k}: {v}" for k, v in api.finetune_tasks().items()))
-        browse = QPushButton("File…")
-        browse.clicked.connect(self._browse)
-        self.validation = QLineEdit(placeholderText="(a fixed split of the task)")
-        self.strategy = QComboBox()
-        self.strategy.addItems(list(api.STRATEGIES))
-        self.top = QSpinBox(minimum=0, maximum=48, value=1, prefix="N = ", enabled=False)
-        self.epochs = QSpinBox(minimum=1, maximum=100, value=3)
-        self.lr = QLineEdit(placeholderText="auto (1e-3 frozen, 2e-4 otherwise)")
-        self.batch_size = QSpinBox(minimum=1, maximum=4096, value=32)
-        self.max_len = QSpinBox(minimum=8, maximum=4096, value=128)
-        self.lm_weight = QDoubleSpinBox(minimum=0, maximum=10, singleStep=0.1, value=0.0)
-        self.lm_weight.setToolTip("GPT's auxiliary language-model loss weight λ (GPT used 0.5); other models ignore it")
-        self.device = QComboBox()
-        self.device.addItems(["auto", "cpu", "cuda", "mps"])
-        self.probes = QPlainTextEdit(placeholderText="Probe sentences, one per line, e.g.\nThe bank raised interest "
-                                     "rates again.\nThe striker scored twice in the final.")
-        self.probes.setMaximumHeight(80)
-        self.probe_every = QSpinBox(minimum=0, maximum=1_000_000, value=0, suffix=" steps")
-        self.probe_every.setSpecialValueText("at each validation")
-        self.preview = QPlainTextEdit(readOnly=True)
-        self.preview.setMaximumHeight(110)
-        task_row = QHBoxLayout()
-        task_row.addWidget(self.task, 1)
-        task_row.addWidget(browse)
-        strategy_row = QHBoxLayout()
-        strategy_row.addWidget(self.strategy, 1)
-        strategy_row.addWidget(self.top)
-        form = QFormLayout()
-        form.addRow("Model", self.model)
-        form.addRow("Task", task_row)
-        form.addRow("Validation file", self.validation)
-        form.addRow("Strategy", strategy_row)
-        form.addRow("Epochs", self.epochs)
-        form.addRow("Learning rate", self.lr)
-        form.addRow("Batch size", self.batch_size)
-        form.addRow("Max length", self.max_len)
-        form.addRow("GPT LM weight", self.lm_weight)
-        form.addRow("Device", self.device)
-        form.addRow("Probe every", self.probe_every)
+        # ---- the form (model, task, strategy, settings, probes, the task's preview)
+        self.form = FinetuneForm()
+        self.model = self.form.model
         self.start = QPushButton("Start")
         self.pause = QPushButton("Pause", enabled=False)
         self.stop = QPushButton("Stop", enabled=False)
@@ -116,11 +68,7 @@ class FinetunePanel(QWidget):
         self.runs = QListWidget()
         self.runs.itemChanged.connect(lambda _: self._apply_visibility())
         left = QVBoxLayout()
-        left.addLayout(form)
-        left.addWidget(QLabel("Probe sentences:"))
-        left.addWidget(self.probes)
-        left.addWidget(QLabel("The task's data:"))
-        left.addWidget(self.preview)
+        left.addWidget(self.form)
         left.addLayout(buttons)
         left.addWidget(self.progress)
         left.addWidget(self.status)
@@ -171,16 +119,10 @@ class FinetunePanel(QWidget):
         split.setSizes([330, 700])
         QVBoxLayout(self).addWidget(split)
         # ---- workers and wiring
-        self.preview_runner = TaskRunner(self)
-        self.preview_runner.finished.connect(self._show_preview)
-        self.preview_runner.failed.connect(lambda m: self.preview.setPlainText(f"cannot use this data: {m}"))
         self.try_runner = TaskRunner(self, query_pool())
         self.try_runner.finished.connect(self._tried)
         self.try_runner.failed.connect(self.try_it.show_error)
-        self.task.currentTextChanged.connect(lambda _: self._load_preview())
-        self.validation.editingFinished.connect(self._load_preview)
-        self.strategy.currentTextChanged.connect(lambda s: self.top.setEnabled(s == "top-N"))
-        self.start.clicked.connect(lambda: self.enqueue([self.strategy_name()]))
+        self.start.clicked.connect(lambda: self.enqueue([self.form.strategy_name()]))
         self.ablation.clicked.connect(lambda: self.enqueue(list(ABLATION), ablation=True))
         self.pause.clicked.connect(self.pause_or_resume)
         self.stop.clicked.connect(self.stop_all)
@@ -191,7 +133,6 @@ class FinetunePanel(QWidget):
         self.load_runner.failed.connect(self.try_it.show_error)
         session.modelsChanged.connect(self._models_changed)
         self._models_changed()
-        self._load_preview()
 
     # ------------------------------------------------------------ form
 
@@ -210,55 +151,6 @@ class FinetunePanel(QWidget):
     def busy(self) -> bool:
         return self.job is not None and self.job.running
 
-    def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Task data: CSV/TSV (text[,text_b],label), CoNLL, SQuAD JSON")
-        if path:
-            self.task.setCurrentText(path)
-
-    def _load_preview(self) -> None:
-        task, validation = self.task.currentText().strip(), self.validation.text().strip() or None
-        if not task:
-            return
-        self.preview.setPlainText(f"reading {task}…")
-
-        def work() -> Any:
-            from engine import api
-
-            return api.task_preview(task, validation)
-
-        self.preview_runner.submit(work)
-
-    def _show_preview(self, data: Any) -> None:
-        counts = data.label_counts("train")
-        shown = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: -kv[1])[:12])
-        lines = [f"{data.family}: {len(data.train)} train / {len(data.validation)} validation; labels: {shown}",
-                 *data.notes, *data.preview(4)]
-        self.preview.setPlainText("\n".join(lines))
-
-    def strategy_name(self) -> str:
-        s = self.strategy.currentText()
-        return f"top-{self.top.value()}" if s == "top-N" else s
-
-    def _args(self, strategy: str, out: str) -> list[str]:
-        handle = self.session.models[self.model.currentText()]
-        args = ["--model", handle.path or handle.name, "--task", self.task.currentText().strip(), "--out", out,
-                "--strategy", strategy, "--epochs", str(self.epochs.value()), "--batch-size",
-                str(self.batch_size.value()), "--max-len", str(self.max_len.value())]
-        if self.validation.text().strip():
-            args += ["--validation", self.validation.text().strip()]
-        if self.lr.text().strip():
-            args += ["--lr", str(float(self.lr.text()))]
-        if self.lm_weight.value():
-            args += ["--lm-weight", str(self.lm_weight.value())]
-        if self.device.currentText() != "auto":
-            args += ["--device", self.device.currentText()]
-        if self.probe_every.value():
-            args += ["--probe-every", str(self.probe_every.value())]
-        for line in self.probes.toPlainText().splitlines():
-            if line.strip():
-                args += ["--probe", line.strip()]
-        return args
-
     # ------------------------------------------------------------ queue
 
     def enqueue(self, strategies: list[str], ablation: bool = False) -> None:
@@ -267,13 +159,12 @@ class FinetunePanel(QWidget):
         if not self.model.currentText() or self.model.reason():
             self.status.setText(self.model.reason() or "choose a model first")
             return
-        try:
-            float(self.lr.text()) if self.lr.text().strip() else None
-        except ValueError:
-            self.status.setText(f"the learning rate {self.lr.text()!r} is not a number (e.g. 2e-4)")
+        problem = self.form.problem()
+        if problem:
+            self.status.setText(problem)
             return
         stamp = time.strftime("%m%d-%H%M%S")
-        task_name = Path(self.task.currentText().strip()).stem[:24] or "task"
+        task_name = Path(self.form.task_text()).stem[:24] or "task"
         items = []
         for strategy in strategies:
             name = f"{task_name}-{strategy}-{stamp}"
@@ -282,10 +173,12 @@ class FinetunePanel(QWidget):
                 n += 1
                 name = f"{task_name}-{strategy}-{stamp}-{n}"
             out = str(api.runs_folder() / name)
-            items.append({"name": name, "args": self._args(strategy, out), "out": out, "strategy": strategy,
+            handle = self.session.models[self.model.currentText()]
+            items.append({"name": name, "args": self.form.args(handle.path or handle.name, strategy, out), "out": out,
+                          "strategy": strategy,
                           "ablation": ablation})
         if ablation:
-            self.ablation_table.start(self.task.currentText(), [(i["name"], i["strategy"]) for i in items])
+            self.ablation_table.start(self.form.task_text(), [(i["name"], i["strategy"]) for i in items])
             self.results.setCurrentWidget(self.ablation_table)
         self.queue += items
         self._refresh_queue()
@@ -307,7 +200,7 @@ class FinetunePanel(QWidget):
         name = self.current["name"]
         self.run_dirs[name] = self.current["out"]
         self._add_run(name)
-        probes = [ln.strip() for ln in self.probes.toPlainText().splitlines() if ln.strip()]
+        probes = self.form.probe_texts()
         first_of_ablation = self.current.get("ablation") and self.current["strategy"] == "full"
         if probes and "--resume" not in args and (not self.current.get("ablation") or first_of_ablation):
             self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else name)

@@ -32,12 +32,12 @@ def panel(qtbot, tmp_path, monkeypatch, contextual_runs):
     with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
         session.load(str(contextual_runs["bert"][0]))
     p = window.finetune
-    p.task.setCurrentText(str(data))
-    p.epochs.setValue(3)
-    p.lr.setText("2e-3")
-    p.batch_size.setValue(16)
-    p.max_len.setValue(32)
-    p.probes.setPlainText("she played the violin on stage\nwe parked the bus outside")
+    p.form.task.setCurrentText(str(data))
+    p.form.epochs.setValue(3)
+    p.form.lr.setText("2e-3")
+    p.form.batch_size.setValue(16)
+    p.form.max_len.setValue(32)
+    p.form.probes.setPlainText("she played the violin on stage\nwe parked the bus outside")
     p.window_for_test = window
     yield p
     from explorer.tasks import wait_for_workers
@@ -46,8 +46,8 @@ def panel(qtbot, tmp_path, monkeypatch, contextual_runs):
 
 
 def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
-    qtbot.waitUntil(lambda: "train / " in panel.preview.toPlainText(), timeout=20_000)
-    assert "fruit" in panel.preview.toPlainText() and "classify" in panel.preview.toPlainText()
+    qtbot.waitUntil(lambda: "train / " in panel.form.preview.toPlainText(), timeout=20_000)
+    assert "fruit" in panel.form.preview.toPlainText() and "classify" in panel.form.preview.toPlainText()
     assert panel.model.currentText() == "bert"
     panel.start.click()
     assert panel.stop.isEnabled() and not panel.start.isEnabled()
@@ -82,7 +82,7 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
 
 
 def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
-    panel.epochs.setValue(2)
+    panel.form.epochs.setValue(2)
     panel.ablation.click()
     assert panel.queued.count() == 2  # one runs, two wait
     qtbot.waitUntil(lambda: panel.runs.count() == 3 and not panel.busy and not panel.queue, timeout=240_000)
@@ -109,9 +109,9 @@ def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
 def test_bad_data_is_reported_before_training(qtbot, panel, tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("just text\nno labels here\n", encoding="utf-8")
-    panel.task.setCurrentText(str(bad))
-    qtbot.waitUntil(lambda: "cannot use this data" in panel.preview.toPlainText(), timeout=20_000)
-    assert "no label column" in panel.preview.toPlainText()
+    panel.form.task.setCurrentText(str(bad))
+    qtbot.waitUntil(lambda: "cannot use this data" in panel.form.preview.toPlainText(), timeout=20_000)
+    assert "no label column" in panel.form.preview.toPlainText()
     panel.start.click()
     with qtbot.waitSignal(panel.job.finished, timeout=60_000):
         pass
