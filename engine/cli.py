@@ -12,6 +12,7 @@ import json
 import signal
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from engine.config import MODEL_CONFIGS, RunSpec, apply_preset
@@ -169,7 +170,6 @@ def stop_on_sigint(stop: threading.Event) -> Any:
 def train_main(argv: list[str] | None = None) -> int:
     from engine.api import train
     from engine.checkpoint import read_config
-    from engine.training.events import event_to_dict
 
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv and not argv[0].startswith("-") else None
@@ -201,20 +201,33 @@ def train_main(argv: list[str] | None = None) -> int:
     if args.background:
         lower_priority()
     stop = threading.Event()
+    return run_events(lambda: train(spec, stop=stop), stop, prog="word2bert-train", json_events=args.json_events,
+                      aborted="the last saved checkpoint is kept")
+
+
+def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, prog: str, json_events: bool,
+               aborted: str, failed_event_for: str | None = None) -> int:
+    """Run a training generator for the command line: progress on stderr, JSON lines on stdout when asked,
+    Ctrl-C stops it (saving), a second Ctrl-C aborts. ``failed_event_for``: a run folder, to end the JSON
+    stream with a failed RunFinished when the run cannot start. Returns the exit status."""
+    from engine.training.events import event_to_dict
 
     previous = stop_on_sigint(stop)
     bar = _Progress()
     status = 1
     try:
-        for ev in train(spec, stop=stop):
-            if args.json_events:
+        for ev in events():
+            if json_events:
                 print(json.dumps(event_to_dict(ev)), flush=True)
             status = show_event(ev, bar, status)
-    except Word2BertError as e:
-        print(f"word2bert-train: {e}", file=sys.stderr)
+    except (Word2BertError, ValueError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        if json_events and failed_event_for is not None:
+            print(json.dumps({"event": "finished", "status": "failed", "step": 0, "run_dir": failed_event_for,
+                              "message": str(e), "metrics": {}}), flush=True)
         return 2
     except KeyboardInterrupt:
-        print("\naborted; the last saved checkpoint is kept", file=sys.stderr)
+        print(f"\naborted; {aborted}", file=sys.stderr)
         return 130
     finally:
         if previous is not None:

@@ -8,13 +8,10 @@
 from __future__ import annotations
 
 import argparse
-import json
-import signal
 import sys
 import threading
 
-from engine.cli import _Progress, lower_priority, show_event, stop_on_sigint
-from engine.errors import Word2BertError
+from engine.cli import lower_priority, run_events
 from engine.finetune_spec import FinetuneSpec
 
 
@@ -50,7 +47,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def finetune_main(argv: list[str] | None = None) -> int:
-    from engine.training.events import event_to_dict
     from engine.training.finetune import finetune
 
     args = _parser().parse_args(argv)
@@ -73,27 +69,8 @@ def finetune_main(argv: list[str] | None = None) -> int:
     if args.background:
         lower_priority()
     stop = threading.Event()
-    previous = stop_on_sigint(stop)
-    bar, status = _Progress(), 1
-    try:
-        for ev in finetune(spec, stop):
-            if args.json_events:
-                print(json.dumps(event_to_dict(ev)), flush=True)
-            status = show_event(ev, bar, status)
-    except (Word2BertError, ValueError) as e:
-        print(f"word2bert-finetune: {e}", file=sys.stderr)
-        if args.json_events:
-            print(json.dumps({"event": "finished", "status": "failed", "step": 0, "run_dir": spec.out,
-                              "message": str(e), "metrics": {}}), flush=True)
-        return 2
-    except KeyboardInterrupt:
-        print("\naborted; the best checkpoint so far is kept", file=sys.stderr)
-        return 130
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
-    return status
-
+    return run_events(lambda: finetune(spec, stop), stop, prog="word2bert-finetune", json_events=args.json_events,
+                      aborted="the best checkpoint so far is kept", failed_event_for=spec.out)
 
 if __name__ == "__main__":
     sys.exit(finetune_main())

@@ -20,24 +20,17 @@ from torch import nn
 IGNORE = -100
 
 
-class ClassifierHead(nn.Module):
+class LinearHead(nn.Module):
+    """dropout, then W x + b: on the sentence vector (B, dim) -> (B, n) to classify, or on every token
+    (B, T, dim) -> (B, T, n) to tag."""
+
     def __init__(self, dim: int, n_labels: int, dropout: float = 0.1) -> None:
         super().__init__()
         self.dropout = nn.Dropout(dropout)
         self.out = nn.Linear(dim, n_labels)
 
-    def forward(self, pooled: torch.Tensor) -> torch.Tensor:
-        return self.out(self.dropout(pooled))  # (B, dim) -> (B, n_labels)
-
-
-class TaggerHead(nn.Module):
-    def __init__(self, dim: int, n_tags: int, dropout: float = 0.1) -> None:
-        super().__init__()
-        self.dropout = nn.Dropout(dropout)
-        self.out = nn.Linear(dim, n_tags)
-
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return self.out(self.dropout(states))  # (B, T, dim) -> (B, T, n_tags)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.dropout(x))
 
 
 class SpanHead(nn.Module):
@@ -61,10 +54,8 @@ class FinetuneModel(nn.Module):
         super().__init__()
         self.encoder, self.family, self.lm_weight = encoder, family, lm_weight
         dim = int(self.encoder.dim)
-        if family in ("classify", "pair"):
-            self.head: nn.Module = ClassifierHead(dim, n_labels, dropout)
-        elif family == "tag":
-            self.head = TaggerHead(dim, n_labels, dropout)
+        if family in ("classify", "pair", "tag"):
+            self.head: nn.Module = LinearHead(dim, n_labels, dropout)
         elif family == "span":
             self.head = SpanHead(dim)
         else:

@@ -150,14 +150,24 @@ class SubwordEncoder(Encoder):
         return _assemble(a, b, self.prefix, self.middle, self.suffix, limit, truncate_first, self.segment_b)
 
 
-class BertEncoder(SubwordEncoder):
-    kind = "bert"
+class OurTransformerEncoder(SubwordEncoder):
+    """Our BERT or GPT: sizes from its config, its tokenizer.json saved beside the fine-tuned weights."""
 
     def __init__(self, network: Any, tokenizer: Any) -> None:
         super().__init__()
         self.network, self.tokenizer = network, tokenizer
         cfg = network.cfg
         self.dim, self.max_len, self.n_layers = cfg.hidden, cfg.max_len, cfg.layers
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
+
+
+class BertEncoder(OurTransformerEncoder):
+    kind = "bert"
+
+    def __init__(self, network: Any, tokenizer: Any) -> None:
+        super().__init__(network, tokenizer)
         cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
         self.prefix, self.middle, self.suffix = [cls], [sep], [sep]
 
@@ -167,19 +177,13 @@ class BertEncoder(SubwordEncoder):
     def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.network.pooled(states)
 
-    def files(self) -> dict[str, Callable[[Path], None]]:
-        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
 
-
-class GPTEncoder(SubwordEncoder):
+class GPTEncoder(OurTransformerEncoder):
     kind = "gpt"
 
     def __init__(self, network: Any, tokenizer: Any) -> None:
-        super().__init__()
-        self.network, self.tokenizer = network, tokenizer
-        cfg = network.cfg
-        self.dim, self.max_len, self.n_layers = cfg.hidden, cfg.max_len, cfg.layers
-        byte_level = getattr(cfg, "tokenizer", "bpe") == "bpe"
+        super().__init__(network, tokenizer)
+        byte_level = getattr(network.cfg, "tokenizer", "bpe") == "bpe"
         delimiter = tokenizer.token_to_id("<|endoftext|>" if byte_level else "[SEP]")
         self.prefix, self.middle, self.suffix = [delimiter], [delimiter], [delimiter]
 
@@ -193,9 +197,6 @@ class GPTEncoder(SubwordEncoder):
         logits = self.network.logits(states[:, :-1]).float()  # (B, T-1, V)
         keep = mask[:, 1:]
         return nn.functional.cross_entropy(logits[keep], ids[:, 1:][keep])
-
-    def files(self) -> dict[str, Callable[[Path], None]]:
-        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
 
 
 class ElmoEncoder(Encoder):

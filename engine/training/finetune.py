@@ -44,6 +44,7 @@ from engine.training.events import (
     TrainEvent,
     event_to_dict,
 )
+from engine.training.optim import adamw, optimizer_step, warmup_then_linear
 from engine.training.task_batches import (
     TaskArrays,
     examples_for_probe,
@@ -170,12 +171,6 @@ def probe(model: FinetuneModel, encoder: Encoder, task: TaskData, texts: list[st
 
 # ---------------------------------------------------------------- the run
 
-def _schedule(warmup_steps: int, total: int, step: int) -> float:
-    if step < warmup_steps:
-        return (step + 1) / warmup_steps
-    return max(0.0, (total - step) / max(1, total - warmup_steps))
-
-
 def _base_handle(name: str) -> Any:
     from engine import api
 
@@ -232,10 +227,7 @@ def finetune(spec: FinetuneSpec, stop: threading.Event | None = None) -> Iterato
     probe_every = spec.probe_every or eval_every
     lr = spec.learning_rate()
     params = [p for p in model.parameters() if p.requires_grad]
-    decay = [p for p in params if p.dim() >= 2]
-    rest = [p for p in params if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": spec.weight_decay}, {"params": rest, "weight_decay": 0.0}],
-                            lr=lr)
+    opt = adamw(model, lr, spec.weight_decay)
     scaler = torch.amp.GradScaler(device.type) if precision.needs_scaler else None
     step, best, best_step = 0, -math.inf, 0
     if spec.resume:
@@ -307,7 +299,7 @@ def finetune(spec: FinetuneSpec, stop: threading.Event | None = None) -> Iterato
         for _ in range(step // per_epoch):  # the same shuffles as an uninterrupted run
             rng.permutation(len(train_data))
         loss_sum, since = torch.zeros((), device=device), 0
-        warmup = int(spec.warmup * total)
+        lr_factor = warmup_then_linear(int(spec.warmup * total), total)
         model.train()
         while step < total:
             order = rng.permutation(len(train_data))
@@ -315,20 +307,8 @@ def finetune(spec: FinetuneSpec, stop: threading.Event | None = None) -> Iterato
                 batch = train_data.batch(order[b * spec.batch_size : (b + 1) * spec.batch_size])
                 with precision.autocast():
                     loss = model(batch)["loss"]
-                rate = lr * _schedule(warmup, total, step)
-                for group in opt.param_groups:
-                    group["lr"] = rate
-                opt.zero_grad(set_to_none=True)
-                if scaler is not None:
-                    scaler.scale(loss).backward()
-                    scaler.unscale_(opt)
-                    torch.nn.utils.clip_grad_norm_(params, spec.clip)
-                    scaler.step(opt)
-                    scaler.update()
-                else:
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(params, spec.clip)
-                    opt.step()
+                rate = lr * lr_factor(step)
+                optimizer_step(loss, opt, rate, params, spec.clip, scaler)
                 step += 1
                 loss_sum += loss.detach().float()
                 since += 1

@@ -24,6 +24,7 @@ from engine.errors import CorpusError
 from engine.training import distributed
 from engine.training.events import TrainEvent
 from engine.training.loop import TrainContext
+from engine.training.optim import adamw, optimizer_step, warmup_then_linear
 
 HISTORY = "checkpoints"
 
@@ -41,22 +42,6 @@ class Recipe:
     config: dict[str, Any]  # extra config.json fields
 
 
-def _optimizer(model: nn.Module, cfg: Any) -> torch.optim.Optimizer:
-    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
-    rest = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
-    groups = [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=cfg.lr, betas=(0.9, 0.98), eps=1e-6)
-
-
-def _schedule(warmup: int, total: int) -> Callable[[int], float]:
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
-
-    return factor
-
-
 def _order(n: int, need: int, device: torch.device, gen: torch.Generator) -> torch.Tensor:
     """A shuffled index of length ``need`` over ``n`` examples (wrapping when an epoch is short)."""
     parts, have = [], 0
@@ -70,7 +55,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
     world, rank = distributed.world_size(), distributed.rank()
     model = recipe.model.to(ctx.device)
-    opt = _optimizer(model, cfg)
+    opt = adamw(model, cfg.lr, cfg.weight_decay, betas=(0.9, 0.98), eps=1e-6)
     per_step = cfg.batch_size * world
     steps_per_epoch = recipe.n_examples // per_step
     if steps_per_epoch == 0:
@@ -89,7 +74,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
             scaler.load_state_dict(state["scaler"])
         if "rng" in state:
             torch.set_rng_state(state["rng"])
-    lr_factor = _schedule(cfg.warmup, total)
+    lr_factor = warmup_then_linear(cfg.warmup, total)
     first_step = ctx.step
     if ctx.step >= total:
         yield ctx.finished("completed", "the run had already finished")
@@ -143,20 +128,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
             with ctx.precision.autocast():
                 loss = recipe.step_loss(wrapped, batch)["loss"]
             lr = cfg.lr * lr_factor(ctx.step)
-            for group in opt.param_groups:
-                group["lr"] = lr
-            opt.zero_grad(set_to_none=True)
-            if scaler is not None:
-                scaler.scale(loss).backward()
-                scaler.unscale_(opt)
-            else:
-                loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            if scaler is not None:
-                scaler.step(opt)
-                scaler.update()
-            else:
-                opt.step()
+            optimizer_step(loss, opt, lr, model.parameters(), cfg.clip, scaler)
             ctx.step += 1
             loss_sum += loss.detach().float()
             since += 1

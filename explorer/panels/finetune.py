@@ -28,7 +28,7 @@ from explorer.session import Session
 from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
-from explorer.widgets.loss_plot import LossPlot, Smoother
+from explorer.widgets.loss_plot import LossPlot
 
 ABLATION = ("full", "frozen", "scratch")
 
@@ -44,7 +44,6 @@ class FinetunePanel(QWidget):
         self.events: dict[str, list[Any]] = {}  # run -> its events (re-plotted when the x-axis changes)
         self.batch: dict[str, int] = {}
         self.run_dirs: dict[str, str] = {}
-        self._smooth = Smoother()
         self.finished_model: Any = None
         self.finished_dirs: dict[str, str] = {}  # finished run -> its folder
         self.loaded: dict[str, tuple[Any, Any]] = {}  # finished run -> (report, handle)
@@ -242,8 +241,7 @@ class FinetunePanel(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
             self.runs.addItem(item)
-        colour = self.loss_plot.curve(f"{name} smoothed", width=3)
-        self.loss_plot.curve(name, colour=colour, width=1, alpha=110)
+        self.loss_plot.run_curves(name)
 
     def _x(self, name: str, step: int) -> float:
         return step * self.batch.get(name, 1) if self.x_axis.currentText() == "examples seen" else step
@@ -254,7 +252,7 @@ class FinetunePanel(QWidget):
         name = name or (self.current or {}).get("name", "")
         if not replay:
             self.events.setdefault(name, []).append(ev)
-        colour = self.loss_plot.curve(f"{name} smoothed", width=3)
+        colour = self.loss_plot.run_curves(name)
         if isinstance(ev, api.RunStarted):
             self.batch[name] = int(ev.info.get("batch_size", 1))
             if not replay:
@@ -264,9 +262,7 @@ class FinetunePanel(QWidget):
                                     f"{ev.info.get('frozen_parameters', 0):,} frozen; {ev.device}. {notes}")
         elif isinstance(ev, api.StepMetrics):
             x = self._x(name, ev.step)
-            self.loss_plot.append(name, x, ev.loss)
-            if ev.loss == ev.loss:
-                self.loss_plot.append(f"{name} smoothed", x, self._smooth(name, ev.loss))
+            self.loss_plot.append_loss(name, x, ev.loss)
             self.lr_plot.curve(name, colour=colour)
             self.lr_plot.append(name, x, ev.lr)
             if not replay:
@@ -391,9 +387,8 @@ class FinetunePanel(QWidget):
     def _apply_visibility(self) -> None:
         hidden, metric = self._hidden(), self.metric_choice.currentText()
         for name in self.events:
-            for plot, curves in ((self.loss_plot, (name, f"{name} smoothed")), (self.lr_plot, (name,))):
-                for curve in curves:
-                    plot.set_visible(curve, name not in hidden)
+            self.loss_plot.set_run_visible(name, name not in hidden)
+            self.lr_plot.set_visible(name, name not in hidden)
             for m in range(self.metric_choice.count()):
                 self.eval_plot.set_visible(f"{name} {self.metric_choice.itemText(m)}",
                                            name not in hidden and self.metric_choice.itemText(m) == metric)
@@ -404,7 +399,6 @@ class FinetunePanel(QWidget):
         for plot in (self.loss_plot, self.eval_plot, self.lr_plot):
             plot.clear_curves()
             plot.setLabel("bottom", self.x_axis.currentText())
-        self._smooth.forget()
         for name, events in self.events.items():
             self._add_run(name)
             for ev in events:

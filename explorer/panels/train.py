@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob
-from explorer.widgets.loss_plot import LossPlot, Smoother
+from explorer.widgets.loss_plot import LossPlot
 from explorer.widgets.settings_form import SettingsForm
 
 CONTEXTUAL = ("elmo", "gpt", "bert")
@@ -68,7 +68,6 @@ class TrainPanel(QWidget):
         self.open_run = QPushButton("Open in the explorer", enabled=False)
         self.resume = QPushButton("Resume", enabled=False)
         self.load_curves = QPushButton("Show a run's curves…")
-        self._smooth = Smoother()
         self.progress = QProgressBar(maximum=1000)
         self.status = QLabel("Choose a model and a corpus, then Start.")
         self.status.setWordWrap(True)
@@ -193,8 +192,7 @@ class TrainPanel(QWidget):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
             self.runs.addItem(item)
-        colour = self.loss_plot.curve(f"{name} smoothed", width=3)  # the run's colour, bold
-        self.loss_plot.curve(name, colour=colour, width=1, alpha=110)  # raw steps, faint
+        self.loss_plot.run_curves(name)
 
     def _launch(self, args: list[str], message: str) -> None:
         self._add_run(self.run_name)
@@ -216,12 +214,10 @@ class TrainPanel(QWidget):
         if isinstance(ev, api.RunStarted):
             self.status.setText(f"training {ev.kind} on {ev.device} → {ev.run_dir}")
         elif isinstance(ev, api.StepMetrics):
-            self.loss_plot.append(name, ev.step, ev.loss)
-            if ev.loss == ev.loss:  # an exponential moving average beside the raw loss
-                self.loss_plot.append(f"{name} smoothed", ev.step, self._smooth(name, ev.loss))
+            self.loss_plot.append_loss(name, ev.step, ev.loss)
             self.progress.setValue(int(ev.progress * 1000))
             if ev.throughput == ev.throughput and ev.throughput > 0:
-                self.speed_plot.curve(name, colour=self.loss_plot.curve(f"{name} smoothed"))
+                self.speed_plot.curve(name, colour=self.loss_plot.run_curves(name))
                 self.speed_plot.append(name, ev.step, ev.throughput)
                 self.speed_plot.setLabel("left", f"{ev.unit}/s")
             self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "
@@ -267,8 +263,7 @@ class TrainPanel(QWidget):
 
     def _toggle_run(self, item: QListWidgetItem) -> None:
         visible = item.checkState() == Qt.CheckState.Checked
-        self.loss_plot.set_visible(item.text(), visible)
-        self.loss_plot.set_visible(f"{item.text()} smoothed", visible)
+        self.loss_plot.set_run_visible(item.text(), visible)
         self.speed_plot.set_visible(item.text(), visible)
         self._show_metric()
 
@@ -290,7 +285,7 @@ class TrainPanel(QWidget):
             self.status.setText(f"cannot read the run's metrics: {e}")
             return
         self._add_run(name)
-        self._smooth.forget(name)
+        self.loss_plot.smoother.forget(name)
         for ev in events:
             if not isinstance(ev, (api.RunStarted, api.RunFinished)):
                 self._on_event(ev, name)

@@ -62,6 +62,7 @@ class LossPlot(pg.PlotWidget):
         self.legend = self.addLegend(offset=(-10, 10))
         self.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.getPlotItem().setClipToView(True)
+        self.smoother = Smoother()
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.buffers: dict[str, _Buffer] = {}
         self._dirty: set[str] = set()
@@ -84,6 +85,24 @@ class LossPlot(pg.PlotWidget):
         self.curves[name] = item
         self.buffers[name] = _Buffer()
         return colour
+
+    def run_curves(self, run: str) -> str:
+        """A training run's two loss curves, created once: the smoothed loss bold in the run's colour
+        (returned), the raw logged losses faint beside it."""
+        colour = self.curve(f"{run} smoothed", width=3)
+        self.curve(run, colour=colour, width=1, alpha=110)
+        return colour
+
+    def append_loss(self, run: str, x: float, loss: float) -> None:
+        """A logged loss of a run: the raw point, and the debiased moving average (a NaN leaves a gap)."""
+        self.run_curves(run)
+        self.append(run, x, loss)
+        if loss == loss:
+            self.append(f"{run} smoothed", x, self.smoother(run, loss))
+
+    def set_run_visible(self, run: str, visible: bool) -> None:
+        self.set_visible(run, visible)
+        self.set_visible(f"{run} smoothed", visible)
 
     def append(self, name: str, x: float, y: float) -> None:
         self.curve(name)
@@ -110,6 +129,7 @@ class LossPlot(pg.PlotWidget):
         self.curves.clear()
         self.buffers.clear()
         self._dirty.clear()
+        self.smoother.forget()
 
     def points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         return self.buffers[name].data()
