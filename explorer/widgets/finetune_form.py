@@ -86,7 +86,12 @@ class FinetuneForm(QWidget):
         self.task.currentTextChanged.connect(lambda _: self._load_preview())
         self.validation.editingFinished.connect(self._load_preview)
         self.strategy.currentTextChanged.connect(lambda s: self.top.setEnabled(s == "top-N"))
-        self._load_preview()
+        self._previewed = False  # the first preview waits until the form is shown (not at app start)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if not self._previewed:
+            self._load_preview()
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Task data: CSV/TSV (text[,text_b],label), CoNLL, SQuAD JSON")
@@ -95,8 +100,9 @@ class FinetuneForm(QWidget):
 
     def _load_preview(self) -> None:
         task, validation = self.task.currentText().strip(), self.validation.text().strip() or None
-        if not task:
-            return
+        if not task or not self.isVisible():
+            return  # read when the form is shown
+        self._previewed = True
         self.preview.setPlainText(f"reading {task}…")
 
         def work() -> Any:
