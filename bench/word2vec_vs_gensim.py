@@ -4,9 +4,11 @@ Same tokenization, vocabulary rule (min_count 5), hyper-parameters (gensim defau
 sample 1e-3, alpha 0.025, 100 dimensions, negative 5) and epochs, for SG-NS, CBOW-NS, SG-HS and
 CBOW-HS. Speed = corpus words x epochs / training wall time (vocabulary building excluded for both);
 gensim uses workers = cores. Quality: analogy accuracy (questions-words), WS353 and SimLex-999
-Spearman, scored by gensim's evaluation functions for both.
+Spearman, scored by gensim's evaluation functions for both. Each variant runs ``--rounds`` times,
+gensim and ours alternating, and reports the median speed of each (the quality of the first round);
+our compiled CPU kernel is compiled (or loaded from numba's cache) before any timing.
 
-    python bench/word2vec_vs_gensim.py [--epochs 5] [--max-words N] [--device cpu]
+    python bench/word2vec_vs_gensim.py [--epochs 5] [--rounds 3] [--max-words N] [--device cpu] [--torch-path]
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ def quality(words, vectors) -> dict[str, float]:
             "simlex": word_similarity(sv, "simlex")["spearman"]}
 
 
-def run_ours(sentences, sg, hs, epochs, device) -> tuple[float, dict]:
+def run_ours(sentences, sg, hs, epochs, device, kernel=None) -> tuple[float, dict]:
     cfg = Word2VecConfig(sg=sg, hs=hs, epochs=epochs)
     vocab = Vocab.build(sentences, cfg.min_count)
     ids, starts = encode_sentences(sentences, vocab.index)
@@ -49,7 +51,7 @@ def run_ours(sentences, sg, hs, epochs, device) -> tuple[float, dict]:
     t0 = time.perf_counter()
     with torch.no_grad():
         last = None
-        for info in train_steps(model, ids, starts, seed=1):
+        for info in train_steps(model, ids, starts, seed=1, kernel=kernel):
             last = info["step_loss"]
         if last is not None:
             float(last)  # wait for the device
@@ -76,32 +78,53 @@ def main() -> None:
     p.add_argument("--max-words", type=int, default=None)
     p.add_argument("--device", default=None)
     p.add_argument("--variants", default=",".join(v[0] for v in VARIANTS))
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--torch-path", action="store_true", help="ours with the batched torch steps, not the CPU kernel")
     args = p.parse_args()
     device = pick_device(args.device)
+    kernel = False if args.torch_path else None
     sentences, n = [], 0
     for words in tokenized_sentences(get_corpus("default").sentences("train")):
         sentences.append(words)
         n += len(words)
         if args.max_words and n >= args.max_words:
             break
+    run_ours(sentences[:500], 1, 0, 1, device, kernel)  # compile (or load) the kernel, warm the allocator
     rows = []
     for name, sg, hs in VARIANTS:
         if name not in args.variants.split(","):
             continue
-        g_speed, g_q = run_gensim(sentences, sg, hs, args.epochs)
-        o_speed, o_q = run_ours(sentences, sg, hs, args.epochs, device)
+        g_speeds, o_speeds, g_q, o_q = [], [], None, None
+        for _ in range(args.rounds):
+            g_speed, g_quality = run_gensim(sentences, sg, hs, args.epochs)
+            o_speed, o_quality = run_ours(sentences, sg, hs, args.epochs, device, kernel)
+            g_speeds.append(g_speed)
+            o_speeds.append(o_speed)
+            g_q, o_q = g_q or g_quality, o_q or o_quality
+            print(f"  {name} round: ours {o_speed:,.0f} w/s, gensim {g_speed:,.0f} w/s", flush=True)
+        o_speed, g_speed = float(np.median(o_speeds)), float(np.median(g_speeds))
         rows.append((name, o_speed, g_speed, o_q, g_q))
         print(name, f"ours {o_speed:,.0f} w/s {o_q}", f"gensim {g_speed:,.0f} w/s {g_q}", flush=True)
         report(rows, args, n, device)  # after each variant, so a cut-short run still records what it measured
 
 
 def report(rows, args, n, device) -> None:
+    from engine.models import word2vec_cpu
+
+    if device.type != "cpu":
+        path = f"the batched torch steps on {device}"
+    elif args.torch_path or not word2vec_cpu.available():
+        path = "the batched torch steps on the CPU"
+    else:
+        path = f"the compiled CPU kernel (numba, {word2vec_cpu.threads()} threads)"
+    flags = " --torch-path" if args.torch_path else ""
     lines = [
-        f"## word2vec vs gensim ({device.type})",
+        f"## word2vec vs gensim ({device.type}{', torch path' if args.torch_path else ''})",
         "",
-        f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs}` on the default corpus, train part "
-        f"({n:,} tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; gensim with "
-        f"{os.cpu_count()} workers; ours on {device}.",
+        f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the default "
+        f"corpus, train part ({n:,} tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; "
+        f"gensim with {os.cpu_count()} workers; ours with {path}. Speeds: median of {args.rounds} alternating "
+        "rounds; quality: first round.",
         f"Machine: {machine()}.",
         "",
         "| variant | ours words/s | gensim words/s | speed ratio | analogy ours / gensim | WS353 ours / gensim | SimLex ours / gensim |",
@@ -110,7 +133,7 @@ def report(rows, args, n, device) -> None:
     for name, o_s, g_s, o_q, g_q in rows:
         lines.append(f"| {name} | {o_s:,.0f} | {g_s:,.0f} | {o_s / g_s:.2f}x | {o_q['analogy']:.3f} / {g_q['analogy']:.3f} "
                      f"| {o_q['ws353']:.3f} / {g_q['ws353']:.3f} | {o_q['simlex']:.3f} / {g_q['simlex']:.3f} |")
-    write_section(f"word2vec-vs-gensim-{device.type}", "\n".join(lines))
+    write_section(f"word2vec-vs-gensim-{device.type}{'-torch-path' if args.torch_path else ''}", "\n".join(lines))
 
 
 if __name__ == "__main__":

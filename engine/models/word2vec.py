@@ -195,6 +195,10 @@ class Word2VecModel:
 
     # ------------------------------------------------------------ state
 
+    def finite(self) -> bool:
+        with torch.no_grad():
+            return bool(torch.isfinite(self.syn0).all() and torch.isfinite(self.syn1).all())
+
     def tensors(self) -> dict[str, torch.Tensor]:
         return {"vectors": torch.from_numpy(self.word_vectors()), "syn0": self.syn0.cpu(), "syn1": self.syn1.cpu()}
 
@@ -276,25 +280,30 @@ def expand_hs(out: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: n
 
 # ---------------------------------------------------------------- training generator
 
+def use_cpu_kernel(model: Word2VecModel) -> bool:
+    """The compiled sequential kernel on a CPU (when numba is there), the batched torch steps elsewhere."""
+    from engine.models import word2vec_cpu
+
+    return model.device.type == "cpu" and word2vec_cpu.available()
+
+
 def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, seed: int,
-                start_epoch: int = 0, start_chunk: int = 0) -> Iterator[dict]:
-    """Yield after every SGD step: {"epoch", "chunk", "step_loss" (device tensor), "pairs",
-    "words_done", "words_total", "lr", "chunk_done"}. Data stays on the device; nothing syncs."""
-    cfg, device = model.cfg, model.device
+                start_epoch: int = 0, start_chunk: int = 0, kernel: bool | None = None) -> Iterator[dict]:
+    """Yield after every SGD step: {"epoch", "chunk", "step_loss" (0-d tensor), "pairs",
+    "words_done", "words_total", "lr", "chunk_done", "n_chunks"}. On a GPU the data stays on the
+    device and nothing syncs; on a CPU (``kernel`` None: when numba is there) each step is one call of
+    the compiled kernel of ``engine.models.word2vec_cpu``."""
+    cfg = model.cfg
+    use_kernel = use_cpu_kernel(model) if kernel is None else kernel
     keep_prob = model.vocab.keep_probabilities(cfg.sample)
     bounds = chunk_bounds(starts)
     words_total = cfg.epochs * len(ids)
-    if cfg.hs:
-        codes, points, lengths = model.vocab.huffman()
-    else:
-        noise = model.vocab.noise_distribution(cfg.ns_exponent)
-        table = torch.from_numpy(np.repeat(np.arange(len(noise)), np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))).to(device)
-        noise_gen = torch.Generator(device=device).manual_seed(seed)
-    # A CBOW example updates every word of its window: count batches in context slots so that a frequent
-    # word collects about as many summed (stale) gradients per step as in skip-gram; more diverges.
-    per_batch = cfg.batch_pairs if cfg.sg else max(cfg.negative_group, cfg.batch_pairs // max(1, cfg.window))
-    per_batch -= per_batch % cfg.negative_group if not cfg.hs else 0
+    chunk_steps = _KernelSteps(model, seed) if use_kernel else _TorchSteps(model, seed)
     words_done = start_epoch * len(ids) + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
+
+    def lr_at(done: float) -> float:
+        return max(cfg.min_alpha, cfg.alpha - (cfg.alpha - cfg.min_alpha) * done / words_total)
+
     for epoch in range(start_epoch, cfg.epochs):
         for c in range(start_chunk if epoch == start_epoch else 0, len(bounds)):
             s0, s1 = bounds[c]
@@ -302,40 +311,109 @@ def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, se
             rng = np.random.default_rng([seed, epoch, c])
             # the chunk's sentence numbers, made here: ids may be a memory-mapped file larger than memory
             sent = np.repeat(np.arange(s0, s1, dtype=np.int32), np.diff(starts[s0 : s1 + 1]))
-            ex = make_examples(np.asarray(ids[lo:hi]), sent, keep_prob, cfg, rng)
-            P = len(ex["out"])
-            out = torch.from_numpy(ex["out"]).to(device)
-            if cfg.sg:
-                inp, mask = torch.from_numpy(ex["inp"]).to(device), None
-            else:
-                inp, mask = torch.from_numpy(ex["ctx"]).to(device), torch.from_numpy(ex["mask"]).to(device)
-            if cfg.hs:
-                pair, node, code, ends = expand_hs(ex["out"], codes, points, lengths)
-                pair_t, node_t, code_t = (torch.from_numpy(a).to(device) for a in (pair, node, code))
-            n_batches = max(1, math.ceil(P / per_batch))
             chunk_words = hi - lo
-            for b in range(n_batches):
-                a, z = b * per_batch, min(P, (b + 1) * per_batch)
-                done = words_done + chunk_words * (b / n_batches)
-                lr = max(cfg.min_alpha, cfg.alpha - (cfg.alpha - cfg.min_alpha) * done / words_total)
+            steps = chunk_steps(np.asarray(ids[lo:hi]), sent, keep_prob, rng, epoch, c,
+                                lambda f: lr_at(words_done + chunk_words * f))  # noqa: B023 - used at once
+            last = 0.0
+            for frac0, frac1, loss, pairs in steps:
+                last = frac1
+                yield {"epoch": epoch, "chunk": c, "step_loss": loss, "pairs": pairs,
+                       "lr": lr_at(words_done + chunk_words * frac0), "words_done": words_done + chunk_words * frac1,
+                       "words_total": words_total, "chunk_done": frac1 >= 1.0, "n_chunks": len(bounds)}
+            if last < 1.0:  # a chunk with nothing to train on (or an empty last batch) still ends with a step
+                yield {"epoch": epoch, "chunk": c, "step_loss": torch.zeros((), device=model.device), "pairs": 0,
+                       "lr": lr_at(words_done + chunk_words), "words_done": words_done + chunk_words,
+                       "words_total": words_total, "chunk_done": True, "n_chunks": len(bounds)}
+            words_done += chunk_words
+
+
+class _KernelSteps:
+    """A chunk as calls of the compiled CPU kernel: subsample, then ``step_words()`` positions per call."""
+
+    def __init__(self, model: Word2VecModel, seed: int) -> None:
+        from engine.models import word2vec_cpu
+
+        self.kernel, self.model, self.seed = word2vec_cpu, model, seed
+        cfg, vocab = model.cfg, model.vocab
+        self.syn0, self.syn1 = model.syn0.numpy(), model.syn1.numpy()  # views: updated in place
+        self.sub_rows = None if model.sub_rows is None else model.sub_rows.numpy()
+        self.sub_count = None if model.sub_count is None else model.sub_count.numpy()
+        if cfg.hs:
+            self.codes, self.points, self.lengths = vocab.huffman()
+            self.table = np.zeros(1, np.int32)
+        else:
+            noise = vocab.noise_distribution(cfg.ns_exponent)
+            self.table = np.repeat(np.arange(len(noise), dtype=np.int32),
+                                   np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))
+            self.codes, self.points, self.lengths = np.zeros((1, 1), np.int8), np.zeros((1, 1), np.int32), np.zeros(1, np.int32)
+
+    def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
+        cfg = self.model.cfg
+        keep = rng.random(len(ids)) < keep_prob[ids]
+        kept_ids, kept_sent = np.ascontiguousarray(ids[keep], np.int32), np.ascontiguousarray(sent[keep])
+        n, per_call = len(kept_ids), self.kernel.step_words()
+        n_calls = max(1, math.ceil(n / per_call))
+        for b in range(n_calls):
+            a, z = b * n // n_calls, (b + 1) * n // n_calls
+            f0, f1 = b / n_calls, (b + 1) / n_calls
+            loss, pairs = self.kernel.sgd(
+                kept_ids, kept_sent, a, z, self.syn0, self.syn1, self.sub_rows, self.sub_count,
+                sg=bool(cfg.sg), hs=bool(cfg.hs), negative=cfg.negative, window=cfg.window,
+                cbow_mean=bool(cfg.cbow_mean), table=self.table, codes=self.codes, points=self.points,
+                lengths=self.lengths, alpha0=lr_at(f0), alpha1=lr_at(f1),
+                seed=hash((self.seed, epoch, chunk, b)) & 0x7FFFFFFFFFFF)
+            yield f0, f1, torch.tensor(loss), pairs
+
+
+class _TorchSteps:
+    """A chunk as batched torch steps (``batch_pairs`` pairs each), data on the model's device."""
+
+    def __init__(self, model: Word2VecModel, seed: int) -> None:
+        cfg, device = model.cfg, model.device
+        self.model = model
+        if cfg.hs:
+            self.codes, self.points, self.lengths = model.vocab.huffman()
+        else:
+            noise = model.vocab.noise_distribution(cfg.ns_exponent)
+            self.table = torch.from_numpy(np.repeat(np.arange(len(noise)), np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))).to(device)
+            self.noise_gen = torch.Generator(device=device).manual_seed(seed)
+        # A CBOW example updates every word of its window: count batches in context slots so that a frequent
+        # word collects about as many summed (stale) gradients per step as in skip-gram; more diverges.
+        per_batch = cfg.batch_pairs if cfg.sg else max(cfg.negative_group, cfg.batch_pairs // max(1, cfg.window))
+        self.per_batch = per_batch - (per_batch % cfg.negative_group if not cfg.hs else 0)
+
+    def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
+        model, cfg, device, per_batch = self.model, self.model.cfg, self.model.device, self.per_batch
+        ex = make_examples(ids, sent, keep_prob, cfg, rng)
+        P = len(ex["out"])
+        out = torch.from_numpy(ex["out"]).to(device)
+        if cfg.sg:
+            inp, mask = torch.from_numpy(ex["inp"]).to(device), None
+        else:
+            inp, mask = torch.from_numpy(ex["ctx"]).to(device), torch.from_numpy(ex["mask"]).to(device)
+        if cfg.hs:
+            pair, node, code, ends = expand_hs(ex["out"], self.codes, self.points, self.lengths)
+            pair_t, node_t, code_t = (torch.from_numpy(x).to(device) for x in (pair, node, code))
+        n_batches = max(1, math.ceil(P / per_batch))
+        for b in range(n_batches):
+            a, z = b * per_batch, min(P, (b + 1) * per_batch)
+            f0, f1 = b / n_batches, (b + 1) / n_batches
+            lr = lr_at(f0)
+            m = None if mask is None else mask[a:z]
+            if cfg.hs:
                 if z <= a:
                     continue
-                m = None if mask is None else mask[a:z]
-                if cfg.hs:
-                    t0 = int(ends[a - 1]) if a > 0 else 0
-                    t1 = int(ends[z - 1])
-                    loss = model.step_hs(inp[a:z], m, pair_t[t0:t1] - a, node_t[t0:t1], code_t[t0:t1], z - a, lr)
-                else:
-                    z = a + (z - a) // cfg.negative_group * cfg.negative_group  # whole groups only
-                    if z <= a:
-                        continue
-                    G = (z - a) // cfg.negative_group
-                    draw = torch.randint(len(table), (G, cfg.shared_negatives), device=device, generator=noise_gen)
-                    loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], table[draw], lr)
-                yield {"epoch": epoch, "chunk": c, "step_loss": loss, "pairs": z - a, "lr": lr,
-                       "words_done": done + chunk_words / n_batches, "words_total": words_total,
-                       "chunk_done": b == n_batches - 1, "n_chunks": len(bounds)}
-            words_done += chunk_words
+                t0 = int(ends[a - 1]) if a > 0 else 0
+                t1 = int(ends[z - 1])
+                loss = model.step_hs(inp[a:z], m, pair_t[t0:t1] - a, node_t[t0:t1], code_t[t0:t1], z - a, lr)
+            else:
+                z = a + (z - a) // cfg.negative_group * cfg.negative_group  # whole groups only
+                if z <= a:
+                    continue
+                G = (z - a) // cfg.negative_group
+                draw = torch.randint(len(self.table), (G, cfg.shared_negatives), device=device, generator=self.noise_gen)
+                loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], self.table[draw], lr)
+            yield f0, f1, loss, z - a
 
 
 def config_dict(cfg: Word2VecConfig) -> dict:

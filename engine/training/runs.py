@@ -117,6 +117,11 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
                 if chunk == info["n_chunks"]:
                     epoch, chunk = epoch + 1, 0
                 last = epoch >= cfg.epochs
+                saving = ctx.stop.is_set() or chunk == 0 or bool(ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps)
+                if saving and not model.finite():  # never overwrite the last good checkpoint
+                    yield ctx.finished("diverged", "the vectors are no longer finite; the last good checkpoint is "
+                                       "kept (try a smaller --alpha)")
+                    return
                 if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not last):
                     yield save(epoch, chunk)
                     yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")

@@ -23,9 +23,9 @@ def run(spec, stop=None):
     return events
 
 
-def w2v_spec(corpus, out, **kw):
+def w2v_spec(corpus, out, log_every=5, **kw):
     model = Word2VecConfig(sg=1, vector_size=24, epochs=8, min_count=2, batch_pairs=512)
-    return RunSpec("word2vec", out=str(out), corpus=str(corpus), model=model, log_every=5, **kw)
+    return RunSpec("word2vec", out=str(out), corpus=str(corpus), model=model, log_every=log_every, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -133,14 +133,14 @@ def test_word2vec_format_round_trip_with_gensim(runs, tmp_path):
 
 
 def test_resume_continues_the_loss_curve(topic_corpus, tmp_path):
-    spec = w2v_spec(topic_corpus, tmp_path / "r", max_steps=30)
+    spec = w2v_spec(topic_corpus, tmp_path / "r", log_every=2, max_steps=8)  # about half the run
     first = run(spec)
     assert first[-1].status == "stopped"
     losses_before = [e.loss for e in first if isinstance(e, StepMetrics)]
-    resumed = run(RunSpec("word2vec", out=str(tmp_path / "r"), resume=True, log_every=5))
+    resumed = run(RunSpec("word2vec", out=str(tmp_path / "r"), resume=True, log_every=2))
     assert resumed[-1].status == "completed"
     losses_after = [e.loss for e in resumed if isinstance(e, StepMetrics)]
-    assert resumed[0].resumed_step >= 30
+    assert resumed[0].resumed_step >= 8
     # the resumed curve starts where the stopped one ended, far below a fresh start
     assert losses_after[0] < losses_before[0] * 0.9
     assert abs(losses_after[0] - losses_before[-1]) < 0.25 * losses_before[0]

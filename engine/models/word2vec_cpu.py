@@ -1,0 +1,257 @@
+"""word2vec on the CPU: the original tool's sequential SGD, compiled with numba and run Hogwild.
+
+The batched torch steps of ``engine.models.word2vec`` suit a GPU; on a CPU they spend their time
+gathering and scattering (pairs x depth x dim) rows through memory. This kernel does what word2vec.c and
+gensim's Cython do instead: for every position of the (subsampled) text, draw the reduced window,
+then update the input and output vectors one (input, output) pair at a time, each word's update seen
+at once by the next pair. Threads take contiguous blocks of positions and write the shared matrices
+without locks (Hogwild, as the original tool's threads and gensim's workers do).
+
+Per pair, with l1 the input vector (skip-gram: the context word; CBOW: the mean of the context) and
+alpha the current learning rate:
+    negative sampling:  for t in {w_out (label 1)} + k draws from the unigram^0.75 table (label 0):
+        g = (label - sigma(l1 . u_t)) * alpha;   e += g u_t;   u_t += g l1
+    hierarchical softmax: for each inner node n_j of w_out's Huffman path with bit c_j:
+        g = (1 - c_j - sigma(l1 . u_{n_j})) * alpha;   e += g u_{n_j};   u_{n_j} += g l1
+then every input row behind l1 gets e (CBOW with a sum instead of a mean: e / count).
+With sub-words, a word's input vector is the mean of its word row and its n-gram rows, and each of
+those rows gets e (as fastText does). Reduced windows and negatives come from word2vec.c's linear
+congruential generator, seeded per block, so a run is reproducible up to the races of Hogwild.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # numba is a dependency, but a platform without a wheel still trains, on the torch path
+    import numba
+    from numba import njit, prange
+except ImportError:  # pragma: no cover - exercised only where numba is missing
+    numba = None
+
+LCG_MUL = 25214903917
+LCG_ADD = 11
+MASK64 = (1 << 64) - 1
+# sigma and log sigma tabulated over [-MAX_EXP, MAX_EXP), as word2vec.c and gensim do (no exp or log per pair)
+MAX_EXP = 6.0
+TABLE_SIZE = 1000
+_grid = (np.arange(TABLE_SIZE, dtype=np.float64) + 0.5) / TABLE_SIZE * 2 * MAX_EXP - MAX_EXP
+SIGMOID = (1.0 / (1.0 + np.exp(-_grid))).astype(np.float32)
+LOG_SIGMOID = np.log(SIGMOID).astype(np.float32)
+# reassociation lets the dot products vectorise; NaN and infinity keep their meaning, so a diverged run shows
+FASTMATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
+WORDS_PER_THREAD = 1024  # positions per thread and call: small calls keep progress events and Stop prompt
+
+
+def available() -> bool:
+    return numba is not None
+
+
+def threads() -> int:
+    return int(numba.get_num_threads()) if numba is not None else 1
+
+
+def step_words() -> int:
+    """Positions handed to one kernel call."""
+    return WORDS_PER_THREAD * threads()
+
+
+def _compile(fn):
+    """njit with an on-disk cache where the package folder (or numba's user cache) is writable; a
+    frozen app without source files compiles once per start instead."""
+    try:
+        return njit(parallel=True, fastmath=FASTMATH, nogil=True, cache=True)(fn)
+    except Exception:  # pragma: no cover - caching refused (no locator for a frozen module)
+        return njit(parallel=True, fastmath=FASTMATH, nogil=True)(fn)
+
+
+def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, negative, window, cbow_mean,
+               table, codes, points, lengths, alpha0, alpha1, seeds, loss_out, pairs_out):
+    n = ids.shape[0]
+    span = stop - start
+    d = syn0.shape[1]
+    nblocks = seeds.shape[0]
+    use_sub = sub_rows.shape[0] > 0
+    for blk in prange(nblocks):
+        lo = start + blk * span // nblocks
+        hi = start + (blk + 1) * span // nblocks
+        rnd = np.uint64(seeds[blk])
+        l1 = np.empty(d, dtype=np.float32)
+        work = np.empty(d, dtype=np.float32)
+        loss = 0.0
+        pairs = 0
+        for i in range(lo, hi):
+            alpha = np.float32(alpha0 + (alpha1 - alpha0) * ((i - start) / span))
+            rnd = rnd * np.uint64(LCG_MUL) + np.uint64(LCG_ADD)
+            win = window - np.int64(rnd % np.uint64(window))  # reduced window in [1, window]
+            j0 = max(i - win, 0)
+            j1 = min(i + win + 1, n)
+            word = ids[i]
+            s = sent[i]
+            if sg:
+                for j in range(j0, j1):
+                    if j == i or sent[j] != s:
+                        continue
+                    ctx = ids[j]
+                    for c in range(d):
+                        work[c] = 0.0
+                    if use_sub:  # the context word's input vector: the mean of its rows
+                        m = np.int64(sub_count[ctx])
+                        for c in range(d):
+                            l1[c] = 0.0
+                        for r in range(m):
+                            row = sub_rows[ctx, r]
+                            for c in range(d):
+                                l1[c] += syn0[row, c]
+                        inv = np.float32(1.0 / m)
+                        for c in range(d):
+                            l1[c] *= inv
+                        loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, table,
+                                                       codes, points, lengths, rnd)
+                    else:  # its row, read in place
+                        loss_pair, rnd = _train_output(syn0[ctx], work, syn1, word, alpha, hs, negative, table,
+                                                       codes, points, lengths, rnd)
+                    loss += loss_pair
+                    pairs += 1
+                    if use_sub:
+                        for r in range(np.int64(sub_count[ctx])):
+                            row = sub_rows[ctx, r]
+                            for c in range(d):
+                                syn0[row, c] += work[c]
+                    else:
+                        for c in range(d):
+                            syn0[ctx, c] += work[c]
+            else:
+                for c in range(d):
+                    l1[c] = 0.0
+                count = 0
+                for j in range(j0, j1):
+                    if j == i or sent[j] != s:
+                        continue
+                    ctx = ids[j]
+                    count += 1
+                    if use_sub:
+                        m = np.int64(sub_count[ctx])
+                        inv = np.float32(1.0 / m)
+                        for r in range(m):
+                            row = sub_rows[ctx, r]
+                            for c in range(d):
+                                l1[c] += syn0[row, c] * inv
+                    else:
+                        for c in range(d):
+                            l1[c] += syn0[ctx, c]
+                if count == 0:
+                    continue
+                if cbow_mean:
+                    inv = np.float32(1.0 / count)
+                    for c in range(d):
+                        l1[c] *= inv
+                for c in range(d):
+                    work[c] = 0.0
+                loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, table,
+                                               codes, points, lengths, rnd)
+                loss += loss_pair
+                pairs += 1
+                if not cbow_mean:
+                    inv = np.float32(1.0 / count)
+                    for c in range(d):
+                        work[c] *= inv
+                for j in range(j0, j1):
+                    if j == i or sent[j] != s:
+                        continue
+                    ctx = ids[j]
+                    if use_sub:
+                        for r in range(np.int64(sub_count[ctx])):
+                            row = sub_rows[ctx, r]
+                            for c in range(d):
+                                syn0[row, c] += work[c]
+                    else:
+                        for c in range(d):
+                            syn0[ctx, c] += work[c]
+        loss_out[blk] = loss
+        pairs_out[blk] = pairs
+
+
+def _train_output(l1, work, syn1, word, alpha, hs, negative, table, codes, points, lengths, rnd):
+    """One pair's output side: updates ``syn1`` and accumulates the input gradient in ``work``.
+    Returns (-log-likelihood of the pair, the advanced random state). A score beyond +-MAX_EXP is
+    saturated: no update when it is on the right side; a full one (sigma taken as 0 or 1) when it is on
+    the wrong side, where word2vec.c and gensim skip it, so that a too-large learning rate ends in a
+    non-finite loss (reported as diverged) instead of silently frozen vectors. The loss of a
+    saturated score s is max(0, -s) (softplus to 0.3%)."""
+    d = l1.shape[0]
+    loss = 0.0
+    scale = TABLE_SIZE / (2.0 * MAX_EXP)
+    if hs:
+        for k in range(lengths[word]):
+            node = points[word, k]
+            f = np.float32(0.0)
+            for c in range(d):
+                f += l1[c] * syn1[node, c]
+            bit = codes[word, k]
+            s = -f if bit else f  # the log-likelihood is log sigma(s)
+            if -MAX_EXP < f < MAX_EXP:
+                sig = SIGMOID[int((f + MAX_EXP) * scale)]
+                loss -= LOG_SIGMOID[int((s + MAX_EXP) * scale)]
+            elif s >= 0.0:  # saturated and right: nothing to learn
+                continue
+            else:  # saturated and wrong (or not finite: the loss then shows it)
+                sig = 1.0 if f >= MAX_EXP else 0.0
+                loss -= s
+            g = np.float32((1.0 - bit - sig) * alpha)
+            for c in range(d):
+                work[c] += g * syn1[node, c]
+                syn1[node, c] += g * l1[c]
+        return loss, rnd
+    tsize = np.uint64(table.shape[0])
+    for k in range(negative + 1):
+        if k == 0:
+            target = word
+            label = 1.0
+        else:
+            rnd = rnd * np.uint64(LCG_MUL) + np.uint64(LCG_ADD)
+            target = table[(rnd >> np.uint64(16)) % tsize]
+            if target == word:
+                continue
+            label = 0.0
+        f = np.float32(0.0)
+        for c in range(d):
+            f += l1[c] * syn1[target, c]
+        s = f if k == 0 else -f
+        if -MAX_EXP < f < MAX_EXP:
+            sig = SIGMOID[int((f + MAX_EXP) * scale)]
+            loss -= LOG_SIGMOID[int((s + MAX_EXP) * scale)]
+        elif s >= 0.0:
+            continue
+        else:
+            sig = 1.0 if f >= MAX_EXP else 0.0
+            loss -= s
+        g = np.float32((label - sig) * alpha)
+        for c in range(d):
+            work[c] += g * syn1[target, c]
+            syn1[target, c] += g * l1[c]
+    return loss, rnd
+
+
+if numba is not None:
+    _train_output = njit(fastmath=FASTMATH, nogil=True, inline="always")(_train_output)
+    _sgd_block = _compile(_sgd_block)
+
+
+def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarray, syn1: np.ndarray, sub_rows: np.ndarray | None,
+        sub_count: np.ndarray | None, *, sg: bool, hs: bool, negative: int, window: int, cbow_mean: bool,
+        table: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray,
+        alpha0: float, alpha1: float, seed: int) -> tuple[float, int]:
+    """Train the vectors in place on positions ``start:stop`` of ``ids`` (subsampled word ids, ``sent``
+    their sentence numbers; windows read the ids around, within a sentence); the learning rate goes
+    linearly from alpha0 to alpha1 over the positions. Returns (summed loss, pairs)."""
+    nblocks = max(1, min(threads(), (stop - start) // 64))
+    seeds = np.array([(seed * 1_000_003 + b * 7919 + 1) & MASK64 for b in range(nblocks)], dtype=np.uint64)
+    loss = np.zeros(nblocks, dtype=np.float64)
+    pairs = np.zeros(nblocks, dtype=np.int64)
+    if sub_rows is None or sub_count is None:
+        sub_rows = np.zeros((0, 1), dtype=np.int64)
+        sub_count = np.zeros(0, dtype=np.float32)
+    _sgd_block(ids, sent, int(start), int(stop), syn0, syn1, sub_rows, sub_count, bool(sg), bool(hs), int(negative), int(window),
+               bool(cbow_mean), table, codes, points, lengths, float(alpha0), float(alpha1), seeds, loss, pairs)
+    return float(loss.sum()), int(pairs.sum())
