@@ -43,15 +43,19 @@ def quality(words, vectors) -> dict[str, float]:
             "simlex": word_similarity(sv, "simlex")["spearman"]}
 
 
-def run_ours(sentences, sg, hs, epochs, device, kernel=None) -> tuple[float, dict]:
+def mean_quality(rounds: list[dict]) -> dict[str, float]:
+    return {key: float(np.mean([q[key] for q in rounds])) for key in rounds[0]}
+
+
+def run_ours(sentences, sg, hs, epochs, device, kernel=None, seed=1) -> tuple[float, dict]:
     cfg = Word2VecConfig(sg=sg, hs=hs, epochs=epochs)
     vocab = Vocab.build(sentences, cfg.min_count)
     ids, starts = encode_sentences(sentences, vocab.index)
-    model = Word2VecModel(vocab, cfg, device, seed=1)
+    model = Word2VecModel(vocab, cfg, device, seed=seed)
     t0 = time.perf_counter()
     with torch.no_grad():
         last = None
-        for info in train_steps(model, ids, starts, seed=1, kernel=kernel):
+        for info in train_steps(model, ids, starts, seed=seed, kernel=kernel):
             last = info["step_loss"]
         if last is not None:
             float(last)  # wait for the device
@@ -60,10 +64,10 @@ def run_ours(sentences, sg, hs, epochs, device, kernel=None) -> tuple[float, dic
     return raw_words * epochs / elapsed, quality(vocab.words, model.word_vectors())
 
 
-def run_gensim(sentences, sg, hs, epochs) -> tuple[float, dict]:
+def run_gensim(sentences, sg, hs, epochs, seed=1) -> tuple[float, dict]:
     from gensim.models import Word2Vec
 
-    model = Word2Vec(sg=sg, hs=hs, negative=0 if hs else 5, workers=os.cpu_count() or 1, seed=1, min_count=5)
+    model = Word2Vec(sg=sg, hs=hs, negative=0 if hs else 5, workers=os.cpu_count() or 1, seed=seed, min_count=5)
     model.build_vocab(sentences)
     t0 = time.perf_counter()
     model.train(sentences, total_examples=model.corpus_count, epochs=epochs)
@@ -94,17 +98,19 @@ def main() -> None:
     for name, sg, hs in VARIANTS:
         if name not in args.variants.split(","):
             continue
-        g_speeds, o_speeds, g_q, o_q = [], [], None, None
-        for _ in range(args.rounds):
-            g_speed, g_quality = run_gensim(sentences, sg, hs, args.epochs)
-            o_speed, o_quality = run_ours(sentences, sg, hs, args.epochs, device, kernel)
+        g_speeds, o_speeds, g_qs, o_qs = [], [], [], []
+        for r in range(args.rounds):  # a seed per round, the same for both
+            g_speed, g_quality = run_gensim(sentences, sg, hs, args.epochs, seed=r + 1)
+            o_speed, o_quality = run_ours(sentences, sg, hs, args.epochs, device, kernel, seed=r + 1)
             g_speeds.append(g_speed)
             o_speeds.append(o_speed)
-            g_q, o_q = g_q or g_quality, o_q or o_quality
-            print(f"  {name} round: ours {o_speed:,.0f} w/s, gensim {g_speed:,.0f} w/s", flush=True)
+            g_qs.append(g_quality)
+            o_qs.append(o_quality)
+            print(f"  {name} round {r + 1}: ours {o_speed:,.0f} w/s {o_quality}, gensim {g_speed:,.0f} w/s {g_quality}",
+                  flush=True)
         o_speed, g_speed = float(np.median(o_speeds)), float(np.median(g_speeds))
-        rows.append((name, o_speed, g_speed, o_q, g_q))
-        print(name, f"ours {o_speed:,.0f} w/s {o_q}", f"gensim {g_speed:,.0f} w/s {g_q}", flush=True)
+        rows.append((name, o_speed, g_speed, mean_quality(o_qs), mean_quality(g_qs)))
+        print(name, f"ours {o_speed:,.0f} w/s {rows[-1][3]}", f"gensim {g_speed:,.0f} w/s {rows[-1][4]}", flush=True)
         report(rows, args, n, device)  # after each variant, so a cut-short run still records what it measured
 
 
@@ -124,7 +130,7 @@ def report(rows, args, n, device) -> None:
         f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the default "
         f"corpus, train part ({n:,} tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; "
         f"gensim with {os.cpu_count()} workers; ours with {path}. Speeds: median of {args.rounds} alternating "
-        "rounds; quality: first round.",
+        f"rounds; quality: mean of the {args.rounds} rounds (seeds 1..{args.rounds}, the same for both).",
         f"Machine: {machine()}.",
         "",
         "| variant | ours words/s | gensim words/s | speed ratio | analogy ours / gensim | WS353 ours / gensim | SimLex ours / gensim |",

@@ -9,16 +9,19 @@ Frequent words are subsampled with P(keep) = (sqrt(c/t) + 1) t / c, t = sample *
 and the learning rate decays linearly from alpha to min_alpha over all epochs, as in the original
 tool and gensim (whose argument names and defaults we keep).
 
-Batching, for the GPU and for a fast CPU: a step takes ``batch_pairs`` (input, output) pairs; each
-group of g = ``negative_group`` consecutive (shuffled) pairs shares one pool of M = ``shared_negatives``
-noise words, and each pair's negative term is the pool average scaled by k/M: an unbiased estimate of
-the k-sample sum, computed as batched matrix products. With M = g = 16, a noise row receives about
-k = 5 pair gradients per draw, as in plain SGD, while each pair reads one noise row instead of k. (One
-pool shared by a whole batch gives every drawn noise word hundreds of stale gradients and diverges.) The
-gradients are written by hand (no autograd) and applied with ``index_add_`` (plain SGD, like the
-original). Optional fastText-style sub-words: character n-grams (min_n..max_n) of "<word>" hashed
-(FNV-1a) into ``subword_buckets`` rows; a word's input vector is the mean of its word row and its
-n-gram rows, so an unknown word still gets a vector from its n-grams.
+Two ways to train. On a CPU (with numba), ``engine.models.word2vec_cpu`` runs the original tool's
+sequential SGD, compiled, one pair at a time on Hogwild threads. On a GPU, batched steps: a step takes
+``batch_pairs`` (input, output) pairs; each group of g = ``negative_group`` consecutive (shuffled)
+pairs shares one pool of M = ``shared_negatives`` noise words, and each pair's negative term is the
+pool average scaled by k/M: an unbiased estimate of the k-sample sum, computed as batched matrix
+products. With M = g = 16, a noise row receives about k = 5 pair gradients per draw, as in plain SGD,
+while each pair reads one noise row instead of k. (One pool shared by a whole batch gives every drawn
+noise word hundreds of stale gradients and diverges.) The gradients are written by hand (no autograd)
+and applied with ``index_add_`` (plain SGD, like the original).
+
+Optional fastText-style sub-words: character n-grams (min_n..max_n) of "<word>" hashed (FNV-1a) into
+``subword_buckets`` rows; a word's input vector is the mean of its word row and its n-gram rows, so an
+unknown word still gets a vector from its n-grams.
 """
 
 from __future__ import annotations
@@ -86,8 +89,8 @@ class Word2VecModel:
         V, d = len(vocab), cfg.vector_size
         rows = V + (cfg.subword_buckets + 1 if cfg.subword_buckets else 0)
         gen = torch.Generator().manual_seed(seed)
-        # gensim's initialisation: uniform in [-0.5/d, 0.5/d) for inputs, zeros for outputs
-        self.syn0 = ((torch.rand(rows, d, generator=gen) - 0.5) / d).to(device)
+        # gensim 4's initialisation: uniform in [-1/d, 1/d) for inputs (word2vec.c: half that), zeros for outputs
+        self.syn0 = ((torch.rand(rows, d, generator=gen) * 2.0 - 1.0) / d).to(device)
         if cfg.subword_buckets:
             self.syn0[-1] = 0.0
         self.syn1 = torch.zeros(max(V - 1, 1) if cfg.hs else V, d, device=device)
@@ -340,11 +343,9 @@ class _KernelSteps:
         self.sub_count = None if model.sub_count is None else model.sub_count.numpy()
         if cfg.hs:
             self.codes, self.points, self.lengths = vocab.huffman()
-            self.table = np.zeros(1, np.int32)
+            self.accept, self.alias = np.ones(1, np.float32), np.zeros(1, np.int32)
         else:
-            noise = vocab.noise_distribution(cfg.ns_exponent)
-            self.table = np.repeat(np.arange(len(noise), dtype=np.int32),
-                                   np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))
+            self.accept, self.alias = word2vec_cpu.alias_table(vocab.noise_distribution(cfg.ns_exponent))
             self.codes, self.points, self.lengths = np.zeros((1, 1), np.int8), np.zeros((1, 1), np.int32), np.zeros(1, np.int32)
 
     def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
@@ -359,7 +360,7 @@ class _KernelSteps:
             loss, pairs = self.kernel.sgd(
                 kept_ids, kept_sent, a, z, self.syn0, self.syn1, self.sub_rows, self.sub_count,
                 sg=bool(cfg.sg), hs=bool(cfg.hs), negative=cfg.negative, window=cfg.window,
-                cbow_mean=bool(cfg.cbow_mean), table=self.table, codes=self.codes, points=self.points,
+                cbow_mean=bool(cfg.cbow_mean), accept=self.accept, alias=self.alias, codes=self.codes, points=self.points,
                 lengths=self.lengths, alpha0=lr_at(f0), alpha1=lr_at(f1),
                 seed=hash((self.seed, epoch, chunk, b)) & 0x7FFFFFFFFFFF)
             yield f0, f1, torch.tensor(loss), pairs

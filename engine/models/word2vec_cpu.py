@@ -9,14 +9,16 @@ without locks (Hogwild, as the original tool's threads and gensim's workers do).
 
 Per pair, with l1 the input vector (skip-gram: the context word; CBOW: the mean of the context) and
 alpha the current learning rate:
-    negative sampling:  for t in {w_out (label 1)} + k draws from the unigram^0.75 table (label 0):
+    negative sampling:  for t in {w_out (label 1)} + k draws from unigram^0.75 (label 0):
         g = (label - sigma(l1 . u_t)) * alpha;   e += g u_t;   u_t += g l1
     hierarchical softmax: for each inner node n_j of w_out's Huffman path with bit c_j:
         g = (1 - c_j - sigma(l1 . u_{n_j})) * alpha;   e += g u_{n_j};   u_{n_j} += g l1
 then every input row behind l1 gets e (CBOW with a sum instead of a mean: e / count).
 With sub-words, a word's input vector is the mean of its word row and its n-gram rows, and each of
-those rows gets e (as fastText does). Reduced windows and negatives come from word2vec.c's linear
-congruential generator, seeded per block, so a run is reproducible up to the races of Hogwild.
+those rows gets e (as fastText does). Reduced windows and negatives come from a splitmix64 generator
+seeded per block, so a run is reproducible up to the races of Hogwild.
+Negatives are drawn with Walker's alias method (two V-long arrays that stay in cache), not from
+word2vec.c's 10^8-entry table, whose random reads miss the cache at every draw.
 """
 
 from __future__ import annotations
@@ -29,8 +31,6 @@ try:  # numba is a dependency, but a platform without a wheel still trains, on t
 except ImportError:  # pragma: no cover - exercised only where numba is missing
     numba = None
 
-LCG_MUL = 25214903917
-LCG_ADD = 11
 MASK64 = (1 << 64) - 1
 # sigma and log sigma tabulated over [-MAX_EXP, MAX_EXP), as word2vec.c and gensim do (no exp or log per pair)
 MAX_EXP = 6.0
@@ -66,7 +66,7 @@ def _compile(fn):
 
 
 def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, negative, window, cbow_mean,
-               table, codes, points, lengths, alpha0, alpha1, seeds, loss_out, pairs_out):
+               accept, alias, codes, points, lengths, alpha0, alpha1, seeds, buffers, loss_out, pairs_out):
     n = ids.shape[0]
     span = stop - start
     d = syn0.shape[1]
@@ -76,14 +76,15 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
         lo = start + blk * span // nblocks
         hi = start + (blk + 1) * span // nblocks
         rnd = np.uint64(seeds[blk])
-        l1 = np.empty(d, dtype=np.float32)
-        work = np.empty(d, dtype=np.float32)
+        # each thread its own buffers (numba would hoist an np.empty here out of the loop: shared, racing)
+        l1 = buffers[blk, 0]  # rows longer than d (padded): only the first d are used
+        work = buffers[blk, 1]
         loss = 0.0
         pairs = 0
         for i in range(lo, hi):
             alpha = np.float32(alpha0 + (alpha1 - alpha0) * ((i - start) / span))
-            rnd = rnd * np.uint64(LCG_MUL) + np.uint64(LCG_ADD)
-            win = window - np.int64(rnd % np.uint64(window))  # reduced window in [1, window]
+            rnd, z = _mix(rnd)
+            win = window - np.int64((z >> np.uint64(33)) % np.uint64(window))  # reduced window in [1, window]
             j0 = max(i - win, 0)
             j1 = min(i + win + 1, n)
             word = ids[i]
@@ -106,10 +107,10 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                         inv = np.float32(1.0 / m)
                         for c in range(d):
                             l1[c] *= inv
-                        loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, table,
+                        loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias,
                                                        codes, points, lengths, rnd)
                     else:  # its row, read in place
-                        loss_pair, rnd = _train_output(syn0[ctx], work, syn1, word, alpha, hs, negative, table,
+                        loss_pair, rnd = _train_output(syn0[ctx], work, syn1, word, alpha, hs, negative, accept, alias,
                                                        codes, points, lengths, rnd)
                     loss += loss_pair
                     pairs += 1
@@ -148,7 +149,7 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                         l1[c] *= inv
                 for c in range(d):
                     work[c] = 0.0
-                loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, table,
+                loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias,
                                                codes, points, lengths, rnd)
                 loss += loss_pair
                 pairs += 1
@@ -172,14 +173,23 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
         pairs_out[blk] = pairs
 
 
-def _train_output(l1, work, syn1, word, alpha, hs, negative, table, codes, points, lengths, rnd):
+def _mix(state):
+    """splitmix64: advance the state, return (state, 64 well-mixed bits)."""
+    state = state + np.uint64(0x9E3779B97F4A7C15)
+    z = state
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return state, z ^ (z >> np.uint64(31))
+
+
+def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, codes, points, lengths, rnd):
     """One pair's output side: updates ``syn1`` and accumulates the input gradient in ``work``.
     Returns (-log-likelihood of the pair, the advanced random state). A score beyond +-MAX_EXP is
     saturated: no update when it is on the right side; a full one (sigma taken as 0 or 1) when it is on
     the wrong side, where word2vec.c and gensim skip it, so that a too-large learning rate ends in a
     non-finite loss (reported as diverged) instead of silently frozen vectors. The loss of a
     saturated score s is max(0, -s) (softplus to 0.3%)."""
-    d = l1.shape[0]
+    d = syn1.shape[1]
     loss = 0.0
     scale = TABLE_SIZE / (2.0 * MAX_EXP)
     if hs:
@@ -203,14 +213,16 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, table, codes, point
                 work[c] += g * syn1[node, c]
                 syn1[node, c] += g * l1[c]
         return loss, rnd
-    tsize = np.uint64(table.shape[0])
+    n_words = np.uint64(accept.shape[0])
     for k in range(negative + 1):
         if k == 0:
             target = word
             label = 1.0
         else:
-            rnd = rnd * np.uint64(LCG_MUL) + np.uint64(LCG_ADD)
-            target = table[(rnd >> np.uint64(16)) % tsize]
+            rnd, z = _mix(rnd)  # 40 high bits pick a column, 24 low bits accept it or take its alias
+            target = np.int64((z >> np.uint64(24)) % n_words)
+            if np.float32(z & np.uint64(0xFFFFFF)) * np.float32(1.0 / 16777216) >= accept[target]:
+                target = alias[target]
             if target == word:
                 continue
             label = 0.0
@@ -234,24 +246,44 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, table, codes, point
 
 
 if numba is not None:
+    _mix = njit(nogil=True, inline="always")(_mix)
     _train_output = njit(fastmath=FASTMATH, nogil=True, inline="always")(_train_output)
     _sgd_block = _compile(_sgd_block)
 
 
+def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walker's alias method (Vose's construction) for drawing i with probability p[i] in O(1): draw a
+    column i uniformly, keep it with probability accept[i], else take alias[i]."""
+    n = len(p)
+    scaled = np.asarray(p, dtype=np.float64) * n / max(float(np.sum(p)), 1e-300)
+    accept = np.ones(n, dtype=np.float64)
+    alias = np.arange(n, dtype=np.int32)
+    small = [i for i in range(n) if scaled[i] < 1.0]
+    large = [i for i in range(n) if scaled[i] >= 1.0]
+    while small and large:
+        s, g = small.pop(), large.pop()
+        accept[s], alias[s] = scaled[s], g
+        scaled[g] -= 1.0 - scaled[s]
+        (small if scaled[g] < 1.0 else large).append(g)
+    return accept.astype(np.float32), alias  # what remains (rounding) keeps itself: accept 1
+
+
 def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarray, syn1: np.ndarray, sub_rows: np.ndarray | None,
         sub_count: np.ndarray | None, *, sg: bool, hs: bool, negative: int, window: int, cbow_mean: bool,
-        table: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray,
+        accept: np.ndarray, alias: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray,
         alpha0: float, alpha1: float, seed: int) -> tuple[float, int]:
     """Train the vectors in place on positions ``start:stop`` of ``ids`` (subsampled word ids, ``sent``
     their sentence numbers; windows read the ids around, within a sentence); the learning rate goes
     linearly from alpha0 to alpha1 over the positions. Returns (summed loss, pairs)."""
     nblocks = max(1, min(threads(), (stop - start) // 64))
     seeds = np.array([(seed * 1_000_003 + b * 7919 + 1) & MASK64 for b in range(nblocks)], dtype=np.uint64)
+    padded = (syn0.shape[1] + 31) // 16 * 16  # a cache line or more between two threads' buffers
+    buffers = np.empty((nblocks, 2, padded), dtype=np.float32)
     loss = np.zeros(nblocks, dtype=np.float64)
     pairs = np.zeros(nblocks, dtype=np.int64)
     if sub_rows is None or sub_count is None:
         sub_rows = np.zeros((0, 1), dtype=np.int64)
         sub_count = np.zeros(0, dtype=np.float32)
     _sgd_block(ids, sent, int(start), int(stop), syn0, syn1, sub_rows, sub_count, bool(sg), bool(hs), int(negative), int(window),
-               bool(cbow_mean), table, codes, points, lengths, float(alpha0), float(alpha1), seeds, loss, pairs)
+               bool(cbow_mean), accept, alias, codes, points, lengths, float(alpha0), float(alpha1), seeds, buffers, loss, pairs)
     return float(loss.sum()), int(pairs.sum())

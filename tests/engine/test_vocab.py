@@ -43,6 +43,23 @@ def test_noise_distribution_matches_counts_to_the_075():
     assert noise[-1] > vocab.counts[-1] / vocab.counts.sum()
 
 
+def test_alias_table_draws_negatives_with_the_noise_distribution():
+    """The CPU kernel draws a column uniformly and keeps it with accept[i], else takes alias[i]."""
+    from engine.models.word2vec_cpu import alias_table
+
+    noise = zipf_vocab(5000).noise_distribution(0.75)
+    accept, alias = alias_table(noise)
+    n = len(noise)
+    implied = accept.astype(np.float64) / n
+    np.add.at(implied, alias, (1.0 - accept) / n)
+    np.testing.assert_allclose(implied, noise, rtol=1e-5, atol=1e-9)
+    rng = np.random.default_rng(0)  # and drawn that way, the frequencies follow it
+    cols = rng.integers(0, n, 400_000)
+    drawn = np.where(rng.random(len(cols)) < accept[cols], cols, alias[cols])
+    top = np.bincount(drawn, minlength=n)[:20] / len(drawn)
+    np.testing.assert_allclose(top, noise[:20], rtol=0.06)
+
+
 def test_subsampling_keeps_the_expected_share():
     vocab = zipf_vocab()
     sample = 1e-3
