@@ -173,8 +173,11 @@ def train_main(argv: list[str] | None = None) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv and not argv[0].startswith("-") else None
-    pre = _train_parser(None).parse_known_args(argv)[0]
     kind = first
+    if kind in MODEL_CONFIGS:  # "word2bert-train KIND --help" lists the family's settings
+        pre = _train_parser(kind).parse_known_args(argv)[0]
+    else:
+        pre = _train_parser(None).parse_known_args(argv)[0]
     try:
         if kind is None and pre.resume:
             kind = read_config(pre.resume)["kind"]

@@ -58,7 +58,10 @@ class Word2VecConfig:
     subword_buckets: int = 0
     min_n: int = 3
     max_n: int = 6
-    # batching (ours, not gensim's): pairs per step; groups of negative_group pairs share a pool of
+    # threads of the CPU kernel (gensim's name); 0: every core. Hogwild threads share the hot rows (the
+    # Huffman root, frequent words): on a few cores, fewer can be faster, hierarchical softmax above all
+    workers: int = 0
+    # GPU batching (ours, not gensim's): pairs per step; groups of negative_group pairs share a pool of
     # shared_negatives noise words (see engine/models/word2vec.py)
     batch_pairs: int = 8192
     negative_group: int = 16

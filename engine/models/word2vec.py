@@ -338,6 +338,7 @@ class _KernelSteps:
 
         self.kernel, self.model, self.seed = word2vec_cpu, model, seed
         cfg, vocab = model.cfg, model.vocab
+        word2vec_cpu.set_threads(cfg.workers)
         self.syn0, self.syn1 = model.syn0.numpy(), model.syn1.numpy()  # views: updated in place
         self.sub_rows = None if model.sub_rows is None else model.sub_rows.numpy()
         self.sub_count = None if model.sub_count is None else model.sub_count.numpy()

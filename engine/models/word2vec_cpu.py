@@ -29,7 +29,7 @@ try:  # numba is a dependency, but a platform without a wheel still trains, on t
     import numba
     from numba import njit, prange
 except ImportError:  # pragma: no cover - exercised only where numba is missing
-    numba = None
+    numba = None  # type: ignore[assignment]
 
 MASK64 = (1 << 64) - 1
 # sigma and log sigma tabulated over [-MAX_EXP, MAX_EXP), as word2vec.c and gensim do (no exp or log per pair)
@@ -49,6 +49,13 @@ def available() -> bool:
 
 def threads() -> int:
     return int(numba.get_num_threads()) if numba is not None else 1
+
+
+def set_threads(workers: int) -> None:
+    """Threads of the kernel for calls from this thread: ``workers``, or every core for 0."""
+    if numba is not None:
+        cores = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
+        numba.set_num_threads(max(1, min(workers, cores)) if workers > 0 else cores)
 
 
 def step_words() -> int:
@@ -207,7 +214,7 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, code
                 continue
             else:  # saturated and wrong (or not finite: the loss then shows it)
                 sig = 1.0 if f >= MAX_EXP else 0.0
-                loss -= s
+                loss -= float(s)
             g = np.float32((1.0 - bit - sig) * alpha)
             for c in range(d):
                 work[c] += g * syn1[node, c]
@@ -237,7 +244,7 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, code
             continue
         else:
             sig = 1.0 if f >= MAX_EXP else 0.0
-            loss -= s
+            loss -= float(s)
         g = np.float32((label - sig) * alpha)
         for c in range(d):
             work[c] += g * syn1[target, c]

@@ -155,3 +155,20 @@ def test_nnlm_overfits_a_tiny_corpus(topic_corpus):
         opt.step()
     after = perplexity(model, enc, vocab.index[BOS], vocab.index[EOS], torch.device("cpu"))
     assert after < before / 5
+
+
+def test_word2vec_workers_sets_the_kernel_threads(topic_corpus):
+    from engine.models import word2vec_cpu
+
+    sents = corpus_sentences(topic_corpus)
+    vocab = Vocab.build(sents, 2)
+    ids, starts = encode_sentences(sents, vocab.index)
+    try:
+        for workers in (1, 0):
+            cfg = Word2VecConfig(sg=1, vector_size=32, epochs=15, min_count=2, sample=0, alpha=0.05, workers=workers)
+            model = Word2VecModel(vocab, cfg, torch.device("cpu"), seed=0)
+            for _ in train_steps(model, ids, starts, seed=0, kernel=True):
+                assert word2vec_cpu.threads() == (1 if workers else word2vec_cpu.numba.config.NUMBA_NUM_THREADS)
+            assert topic_precision(vocab.words, model.word_vectors()) > 0.8
+    finally:
+        word2vec_cpu.set_threads(0)

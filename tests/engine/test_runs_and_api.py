@@ -272,10 +272,11 @@ def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
 
     out = tmp_path / "cli"
     rc = train_main(["word2vec", "--corpus", str(topic_corpus), "--out", str(out), "--arch", "skipgram", "--loss", "hs",
-                     "--dim", "20", "--epochs", "2", "--min-count", "2"])
+                     "--dim", "20", "--epochs", "2", "--min-count", "2", "--workers", "1"])
     assert rc == 0
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["model"]["sg"] == 1 and cfg["model"]["hs"] == 1 and cfg["model"]["vector_size"] == 20
+    assert cfg["model"]["workers"] == 1
     capsys.readouterr()
     assert eval_main([str(out), "--tasks", "analogy,wordsim,simlex", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
@@ -283,6 +284,9 @@ def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
     assert 0 <= result["wordsim"]["coverage"] <= 1 and "accuracy" in result["analogy"]
     assert train_main(["word2vec", "--corpus", "/no/such", "--out", str(tmp_path / "x")]) == 2
     capsys.readouterr()
+    with pytest.raises(SystemExit):  # KIND --help lists the family's settings
+        train_main(["word2vec", "--help"])
+    assert "--workers" in capsys.readouterr().out
     assert train_main(["gpt", "--out", str(tmp_path / "y"), "--hidden", "100", "--heads", "3"]) == 2
     assert "hidden (100) must be a multiple of heads (3)" in capsys.readouterr().err
     assert not (tmp_path / "y").exists()
