@@ -58,14 +58,13 @@ class Word2VecConfig:
     subword_buckets: int = 0
     min_n: int = 3
     max_n: int = 6
-    # threads of the CPU kernel (gensim's name); 0: every core. Hogwild threads share the hot rows (the
-    # Huffman root, frequent words): on a few cores, fewer can be faster, hierarchical softmax above all
-    workers: int = 0
-    # GPU batching (ours, not gensim's): pairs per step; groups of negative_group pairs share a pool of
-    # shared_negatives noise words (see engine/models/word2vec.py)
-    batch_pairs: int = 8192
-    negative_group: int = 16
-    shared_negatives: int = 16
+    # Hogwild threads share the hot rows (the Huffman root, frequent words): on a few cores, fewer
+    # threads can be faster, hierarchical softmax above all
+    workers: int = 0  # threads of the CPU kernel (gensim's name); 0: every core
+    # GPU batching (ours, not gensim's): see engine/models/word2vec.py
+    batch_pairs: int = 8192  # GPU: (input, output) pairs per step
+    negative_group: int = 16  # GPU: consecutive pairs sharing one pool of noise words
+    shared_negatives: int = 16  # GPU: noise words in each shared pool
 
 
 @dataclass
