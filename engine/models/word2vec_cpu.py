@@ -17,6 +17,8 @@ then every input row behind l1 gets e (CBOW with a sum instead of a mean: e / co
 With sub-words, a word's input vector is the mean of its word row and its n-gram rows, and each of
 those rows gets e (as fastText does). Reduced windows and negatives come from a splitmix64 generator
 seeded per block, so a run is reproducible up to the races of Hogwild.
+With hierarchical softmax, each thread keeps its own copy of the top HOT_NODES inner nodes (on every
+path: shared, they made two threads slower than one) and adds its changes back at the end of each call.
 Negatives are drawn with Walker's alias method (two V-long arrays that stay in cache), not from
 word2vec.c's 10^8-entry table, whose random reads miss the cache at every draw.
 """
@@ -40,6 +42,10 @@ SIGMOID = (1.0 / (1.0 + np.exp(-_grid))).astype(np.float32)
 LOG_SIGMOID = np.log(SIGMOID).astype(np.float32)
 # reassociation lets the dot products vectorise; NaN and infinity keep their meaning, so a diverged run shows
 FASTMATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
+# hierarchical softmax: every pair reads and writes the root and the nodes below it; threads sharing
+# those rows wait on each other's cache lines (two threads ran slower than one), so each thread works on
+# its own copy of the top HOT_NODES inner nodes and adds its changes back once per call
+HOT_NODES = 64
 WORDS_PER_THREAD = 1024  # positions per thread and call: small calls keep progress events and Stop prompt
 
 
@@ -73,7 +79,7 @@ def _compile(fn):
 
 
 def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, negative, window, cbow_mean,
-               accept, alias, codes, points, lengths, alpha0, alpha1, seeds, buffers, loss_out, pairs_out):
+               accept, alias, codes, points, lengths, alpha0, alpha1, seeds, buffers, hot_rows, loss_out, pairs_out):
     n = ids.shape[0]
     span = stop - start
     d = syn0.shape[1]
@@ -86,6 +92,15 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
         # each thread its own buffers (numba would hoist an np.empty here out of the loop: shared, racing)
         l1 = buffers[blk, 0]  # rows longer than d (padded): only the first d are used
         work = buffers[blk, 1]
+        # the thread's own copy of the hot output rows (the last inner nodes: the top of the Huffman tree,
+        # on every path), written back as one sum of its changes at the end of the block
+        local = hot_rows[blk, 0]
+        first = hot_rows[blk, 1]
+        base = syn1.shape[0] - local.shape[0]
+        for h in range(local.shape[0]):
+            for c in range(d):
+                local[h, c] = syn1[base + h, c]
+                first[h, c] = local[h, c]
         loss = 0.0
         pairs = 0
         for i in range(lo, hi):
@@ -114,10 +129,10 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                         inv = np.float32(1.0 / m)
                         for c in range(d):
                             l1[c] *= inv
-                        loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias,
+                        loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, local, base,
                                                        codes, points, lengths, rnd)
                     else:  # its row, read in place
-                        loss_pair, rnd = _train_output(syn0[ctx], work, syn1, word, alpha, hs, negative, accept, alias,
+                        loss_pair, rnd = _train_output(syn0[ctx], work, syn1, word, alpha, hs, negative, accept, alias, local, base,
                                                        codes, points, lengths, rnd)
                     loss += loss_pair
                     pairs += 1
@@ -156,7 +171,7 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                         l1[c] *= inv
                 for c in range(d):
                     work[c] = 0.0
-                loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias,
+                loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, local, base,
                                                codes, points, lengths, rnd)
                 loss += loss_pair
                 pairs += 1
@@ -176,6 +191,9 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                     else:
                         for c in range(d):
                             syn0[ctx, c] += work[c]
+        for h in range(local.shape[0]):
+            for c in range(d):
+                syn1[base + h, c] += local[h, c] - first[h, c]
         loss_out[blk] = loss
         pairs_out[blk] = pairs
 
@@ -189,7 +207,7 @@ def _mix(state):
     return state, z ^ (z >> np.uint64(31))
 
 
-def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, codes, points, lengths, rnd):
+def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, local, base, codes, points, lengths, rnd):
     """One pair's output side: updates ``syn1`` and accumulates the input gradient in ``work``.
     Returns (-log-likelihood of the pair, the advanced random state). A score beyond +-MAX_EXP is
     saturated: no update when it is on the right side; a full one (sigma taken as 0 or 1) when it is on
@@ -202,9 +220,10 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, code
     if hs:
         for k in range(lengths[word]):
             node = points[word, k]
+            row = local[node - base] if node >= base else syn1[node]  # a hot node: the thread's copy
             f = np.float32(0.0)
             for c in range(d):
-                f += l1[c] * syn1[node, c]
+                f += l1[c] * row[c]
             bit = codes[word, k]
             s = -f if bit else f  # the log-likelihood is log sigma(s)
             if -MAX_EXP < f < MAX_EXP:
@@ -217,8 +236,8 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, code
                 loss -= float(s)
             g = np.float32((1.0 - bit - sig) * alpha)
             for c in range(d):
-                work[c] += g * syn1[node, c]
-                syn1[node, c] += g * l1[c]
+                work[c] += g * row[c]
+                row[c] += g * l1[c]
         return loss, rnd
     n_words = np.uint64(accept.shape[0])
     for k in range(negative + 1):
@@ -286,11 +305,13 @@ def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarr
     seeds = np.array([(seed * 1_000_003 + b * 7919 + 1) & MASK64 for b in range(nblocks)], dtype=np.uint64)
     padded = (syn0.shape[1] + 31) // 16 * 16  # a cache line or more between two threads' buffers
     buffers = np.empty((nblocks, 2, padded), dtype=np.float32)
+    hot = min(HOT_NODES, syn1.shape[0]) if hs and nblocks > 1 else 0
+    hot_rows = np.empty((nblocks, 2, hot, syn0.shape[1]), dtype=np.float32)
     loss = np.zeros(nblocks, dtype=np.float64)
     pairs = np.zeros(nblocks, dtype=np.int64)
     if sub_rows is None or sub_count is None:
         sub_rows = np.zeros((0, 1), dtype=np.int64)
         sub_count = np.zeros(0, dtype=np.float32)
     _sgd_block(ids, sent, int(start), int(stop), syn0, syn1, sub_rows, sub_count, bool(sg), bool(hs), int(negative), int(window),
-               bool(cbow_mean), accept, alias, codes, points, lengths, float(alpha0), float(alpha1), seeds, buffers, loss, pairs)
+               bool(cbow_mean), accept, alias, codes, points, lengths, float(alpha0), float(alpha1), seeds, buffers, hot_rows, loss, pairs)
     return float(loss.sum()), int(pairs.sum())
