@@ -75,6 +75,11 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ status bar
 
+    def _device_found(self, name: str) -> None:
+        self.device_label.setText(f"device: {name}")
+        if self.statusBar().currentMessage() == "starting…":  # nothing is loading: say what to do
+            self.statusBar().showMessage("ready: double-click a model in the library, or File → Open")
+
     def _status_bar(self, session: Session) -> None:
         self.device_label = QLabel("device: …")
         self.memory_label = QLabel("")
@@ -84,7 +89,7 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage("starting…")
         session.status.connect(self.statusBar().showMessage)
         self._device = TaskRunner(self, QThreadPool.globalInstance())
-        self._device.finished.connect(lambda name: self.device_label.setText(f"device: {name}"))
+        self._device.finished.connect(self._device_found)
         self._device.submit(lambda: __import__("engine.api", fromlist=["api"]).device_summary())
         self._ticker = QTimer(self, interval=1000)
         self._ticker.timeout.connect(self._tick)

@@ -39,6 +39,13 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
     qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
 
 
+def test_a_window_with_nothing_loading_says_what_to_do(qtbot, make_window):
+    win = make_window()
+    assert win.statusBar().currentMessage() == "starting…"
+    qtbot.waitUntil(lambda: win.statusBar().currentMessage().startswith("ready: double-click a model"), timeout=30_000)
+    assert win.device_label.text().startswith("device: CPU")
+
+
 def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     from PySide6.QtWidgets import QApplication
 
