@@ -95,9 +95,12 @@ def _model_config(kind: str, args: argparse.Namespace) -> Any:
 
 
 def lower_priority() -> None:
-    """Let interactive programs go first: nice +10 on POSIX, 'below normal' on Windows."""
+    """Let interactive programs go first: nice +10 on POSIX, 'below normal' on Windows; and leave the
+    app a core (word2vec's CPU kernel; see engine.models.word2vec_cpu.set_threads)."""
     import contextlib
     import os
+
+    os.environ.setdefault("WORD2BERT_SPARE_CORES", "1")
 
     with contextlib.suppress(OSError, AttributeError):
         if hasattr(os, "nice"):

@@ -60,7 +60,7 @@ class Word2VecConfig:
     max_n: int = 6
     # Hogwild threads share the hot rows (the Huffman root, frequent words): on a few cores, fewer
     # threads can be faster, hierarchical softmax above all
-    workers: int = 0  # threads of the CPU kernel (gensim's name); 0: every core
+    workers: int = 0  # threads of the CPU kernel (gensim's name); 0: every core (beside the app: all but one)
     # GPU batching (ours, not gensim's): see engine/models/word2vec.py
     batch_pairs: int = 8192  # GPU: (input, output) pairs per step
     negative_group: int = 16  # GPU: consecutive pairs sharing one pool of noise words

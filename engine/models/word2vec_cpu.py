@@ -25,6 +25,8 @@ word2vec.c's 10^8-entry table, whose random reads miss the cache at every draw.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 try:  # numba is a dependency, but a platform without a wheel still trains, on the torch path
@@ -58,10 +60,16 @@ def threads() -> int:
 
 
 def set_threads(workers: int) -> None:
-    """Threads of the kernel for calls from this thread: ``workers``, or every core for 0."""
+    """Threads of the kernel for calls from this thread: ``workers``, or for 0 every core but
+    ``$WORD2BERT_SPARE_CORES`` (a run in the background, beside the app, leaves it one: a call waits for
+    its slowest thread, and a thread that shares its core with the window makes every call wait)."""
     if numba is not None:
         cores = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
-        numba.set_num_threads(max(1, min(workers, cores)) if workers > 0 else cores)
+        try:
+            spare = max(0, int(os.environ.get("WORD2BERT_SPARE_CORES", "0")))
+        except ValueError:
+            spare = 0
+        numba.set_num_threads(max(1, min(workers, cores) if workers > 0 else cores - spare))
 
 
 def step_words() -> int:

@@ -34,6 +34,8 @@ from engine.training.events import (
     event_to_dict,
 )
 
+RATE_WINDOW_S = 0.5  # a StepMetrics' throughput covers at least this much time
+
 
 class TrainContext:
     """What a family's ``run`` generator needs, and helpers that build its events."""
@@ -48,7 +50,8 @@ class TrainContext:
         self.unit = "steps"
         self.total = 1.0
         self._t0 = time.perf_counter()
-        self._last = (self._t0, 0.0)  # (time, units done) at the previous StepMetrics
+        self._last = (self._t0, 0.0)  # (time, units done) where the current speed window began
+        self._rate = 0.0
         self.corpus: Corpus = get_corpus(spec.corpus)
 
     # ------------------------------------------------------------ data
@@ -99,8 +102,16 @@ class TrainContext:
     def step_metrics(self, epoch: int, done: float, loss: float, lr: float, done_before_run: float = 0.0) -> StepMetrics:
         now = time.perf_counter()
         last_t, last_done = self._last
-        rate = (done - last_done) / max(now - last_t, 1e-9) if last_done else (done - done_before_run) / max(now - self._t0, 1e-9)
-        self._last = (now, done)
+        # the speed over at least RATE_WINDOW_S: events a few ms apart (word2vec's kernel on a fast corpus)
+        # would show timer jitter, not speed; until then the last rate stands
+        if not last_done:
+            rate = (done - done_before_run) / max(now - self._t0, 1e-9)
+            self._last, self._rate = (now, done), rate
+        elif now - last_t >= RATE_WINDOW_S:
+            rate = (done - last_done) / (now - last_t)
+            self._last, self._rate = (now, done), rate
+        else:
+            rate = self._rate
         overall = (done - done_before_run) / max(now - self._t0, 1e-9)
         eta = (self.total - done) / overall if overall > 0 else math.inf
         return StepMetrics(self.step, epoch, min(1.0, done / self.total), loss, lr, rate, self.unit,

@@ -157,8 +157,14 @@ def test_nnlm_overfits_a_tiny_corpus(topic_corpus):
     assert after < before / 5
 
 
-def test_word2vec_workers_sets_the_kernel_threads(topic_corpus):
+def test_word2vec_workers_sets_the_kernel_threads(topic_corpus, monkeypatch):
     from engine.models import word2vec_cpu
+
+    cores = word2vec_cpu.numba.config.NUMBA_NUM_THREADS
+    monkeypatch.setenv("WORD2BERT_SPARE_CORES", "1")  # what a run beside the app (--background) sets
+    word2vec_cpu.set_threads(0)
+    assert word2vec_cpu.threads() == max(1, cores - 1)
+    monkeypatch.delenv("WORD2BERT_SPARE_CORES")
 
     sents = corpus_sentences(topic_corpus)
     vocab = Vocab.build(sents, 2)

@@ -373,3 +373,22 @@ def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, t
         events = list(api.train(RunSpec(kind, out=str(out), corpus=str(topic_corpus), model=model)))
         assert events[-1].status == "completed" and not (out / ".corpus-ids.int32").exists()
         assert api.load(str(out)).static_neighbours("piano", 3)
+
+
+def test_throughput_is_measured_over_half_a_second_not_between_close_events(topic_corpus, tmp_path, monkeypatch):
+    """Events a few ms apart would plot timer jitter; the speed covers at least RATE_WINDOW_S."""
+    from engine.training import loop
+
+    clock = [100.0]
+    monkeypatch.setattr(loop.time, "perf_counter", lambda: clock[0])
+    ctx = loop.TrainContext(w2v_spec(topic_corpus, tmp_path / "t"), None)
+    ctx.started(1e6, "words")
+    rates, done = [], 0
+    for dt, words in [(0.1, 1000), (0.01, 900), (0.02, 50), (0.5, 4000), (0.6, 600)]:  # seconds, words since
+        clock[0] += dt
+        done += words
+        rates.append(ctx.step_metrics(0, done, 1.0, 0.01).throughput)
+    assert rates[0] == pytest.approx(1000 / 0.1)  # the first: since the start
+    assert rates[1] == rates[2] == rates[0]  # 10 and 30 ms later: too soon to measure again
+    assert rates[3] == pytest.approx((900 + 50 + 4000) / 0.53)
+    assert rates[4] == pytest.approx(600 / 0.6)
