@@ -285,6 +285,16 @@ if numba is not None:
     _sgd_block = _compile(_sgd_block)
 
 
+def compile_now() -> None:
+    """Compile the kernel (or load it from numba's cache) with the argument types of a real call, so
+    that the wait (about 15 s the first time) comes before training starts, not inside its first step."""
+    ids = np.zeros(128, dtype=np.int32)
+    syn = np.zeros((2, 4), dtype=np.float32)
+    sgd(ids, ids.copy(), 0, len(ids), syn, syn.copy(), None, None, sg=True, hs=False, negative=1, window=2,
+        cbow_mean=True, accept=np.ones(2, np.float32), alias=np.zeros(2, np.int32), codes=np.zeros((1, 1), np.int8),
+        points=np.zeros((1, 1), np.int32), lengths=np.zeros(1, np.int32), alpha0=0.0, alpha1=0.0, seed=0)
+
+
 def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Walker's alias method (Vose's construction) for drawing i with probability p[i] in O(1): draw a
     column i uniformly, keep it with probability accept[i], else take alias[i]."""

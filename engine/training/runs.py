@@ -69,7 +69,7 @@ def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
 
 
 def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np.ndarray) -> Iterator[TrainEvent]:
-    from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps
+    from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps, use_cpu_kernel
 
     cfg = ctx.spec.model
     model = Word2VecModel(vocab, cfg, ctx.device, ctx.spec.seed)
@@ -84,6 +84,10 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
     if start_epoch >= cfg.epochs:
         yield ctx.finished("completed", "the run had already finished")
         return
+    if use_cpu_kernel(model):
+        from engine.models import word2vec_cpu
+
+        word2vec_cpu.compile_now()  # before the clock starts (about 15 s once, then cached)
     yield ctx.started(cfg.epochs * n_words, "words", {"vocabulary_size": len(vocab), "corpus_words": n_words})
     metrics: dict[str, float] = {}
 

@@ -176,7 +176,9 @@ class TrainPanel(QWidget):
             args += ["--device", self.device.currentText()]
         if self.steps.value():
             args += ["--max-steps", str(self.steps.value())]
-        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)")
+        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary"
+                     + ("; the first word2vec run on this computer also compiles its CPU kernel, about 15 s)"
+                        if kind == "word2vec" else ")"))
 
     def stop_run(self) -> None:
         if self.job is not None:
