@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QThreadPool
@@ -70,6 +71,8 @@ class LibraryPanel(QWidget):
             out = [(name, desc) for name, desc in api.BUILTIN_MODELS.items()]
             out += [(name, "default checkpoint shipped with word2bert") for name in api.default_checkpoints()]
             for path in recent:
+                if ("/" in path or "\\" in path) and not Path(path).exists():
+                    continue  # deleted or moved since: nothing to open (it stays in the list, should it come back)
                 try:
                     out.append((path, api.describe_run(path)))
                 except api.Word2BertError:

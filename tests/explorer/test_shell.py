@@ -39,6 +39,25 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
     qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
 
 
+def test_a_deleted_recent_run_is_no_longer_offered(qtbot, make_window, contextual_runs, tmp_path):
+    import shutil
+
+    gone = tmp_path / "gone-run"
+    shutil.copytree(contextual_runs["gpt"][0], gone)
+    win = make_window()
+    lib = win.library
+
+    def offered() -> list[str]:
+        return [lib.available.child(i).toolTip(0) for i in range(lib.available.childCount())]
+
+    win.session.recent = [str(gone)]
+    lib.refresh()
+    qtbot.waitUntil(lambda: str(gone) in offered(), timeout=30_000)
+    shutil.rmtree(gone)
+    lib.refresh()
+    qtbot.waitUntil(lambda: "glove-6b-50d" in offered() and str(gone) not in offered(), timeout=30_000)
+
+
 def test_a_window_with_nothing_loading_says_what_to_do(qtbot, make_window):
     win = make_window()
     assert win.statusBar().currentMessage() == "starting…"
