@@ -127,16 +127,9 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                     for c in range(d):
                         work[c] = 0.0
                     if use_sub:  # the context word's input vector: the mean of its rows
-                        m = np.int64(sub_count[ctx])
                         for c in range(d):
                             l1[c] = 0.0
-                        for r in range(m):
-                            row = sub_rows[ctx, r]
-                            for c in range(d):
-                                l1[c] += syn0[row, c]
-                        inv = np.float32(1.0 / m)
-                        for c in range(d):
-                            l1[c] *= inv
+                        _add_input(l1, syn0, sub_rows, sub_count, ctx)
                         loss_pair, rnd = _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, local, base,
                                                        codes, points, lengths, rnd)
                     else:  # its row, read in place
@@ -144,14 +137,7 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                                                        codes, points, lengths, rnd)
                     loss += loss_pair
                     pairs += 1
-                    if use_sub:
-                        for r in range(np.int64(sub_count[ctx])):
-                            row = sub_rows[ctx, r]
-                            for c in range(d):
-                                syn0[row, c] += work[c]
-                    else:
-                        for c in range(d):
-                            syn0[ctx, c] += work[c]
+                    _add_gradient(work, syn0, sub_rows, sub_count, use_sub, ctx)
             else:
                 for c in range(d):
                     l1[c] = 0.0
@@ -162,12 +148,7 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                     ctx = ids[j]
                     count += 1
                     if use_sub:
-                        m = np.int64(sub_count[ctx])
-                        inv = np.float32(1.0 / m)
-                        for r in range(m):
-                            row = sub_rows[ctx, r]
-                            for c in range(d):
-                                l1[c] += syn0[row, c] * inv
+                        _add_input(l1, syn0, sub_rows, sub_count, ctx)
                     else:
                         for c in range(d):
                             l1[c] += syn0[ctx, c]
@@ -188,22 +169,37 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                     for c in range(d):
                         work[c] *= inv
                 for j in range(j0, j1):
-                    if j == i or sent[j] != s:
-                        continue
-                    ctx = ids[j]
-                    if use_sub:
-                        for r in range(np.int64(sub_count[ctx])):
-                            row = sub_rows[ctx, r]
-                            for c in range(d):
-                                syn0[row, c] += work[c]
-                    else:
-                        for c in range(d):
-                            syn0[ctx, c] += work[c]
+                    if j != i and sent[j] == s:
+                        _add_gradient(work, syn0, sub_rows, sub_count, use_sub, ids[j])
         for h in range(local.shape[0]):
             for c in range(d):
                 syn1[base + h, c] += local[h, c] - first[h, c]
         loss_out[blk] = loss
         pairs_out[blk] = pairs
+
+
+def _add_input(out, syn0, sub_rows, sub_count, word):
+    """out += the input vector of a word with sub-words: the mean of its word and n-gram rows."""
+    d = syn0.shape[1]  # ``out`` may be longer (a padded buffer)
+    m = np.int64(sub_count[word])
+    inv = np.float32(1.0 / m)
+    for r in range(m):
+        row = sub_rows[word, r]
+        for c in range(d):
+            out[c] += syn0[row, c] * inv
+
+
+def _add_gradient(work, syn0, sub_rows, sub_count, use_sub, word):
+    """The input side of an update: every row behind a word's input vector gets ``work``."""
+    d = syn0.shape[1]
+    if use_sub:
+        for r in range(np.int64(sub_count[word])):
+            row = sub_rows[word, r]
+            for c in range(d):
+                syn0[row, c] += work[c]
+    else:
+        for c in range(d):
+            syn0[word, c] += work[c]
 
 
 def _mix(state):
@@ -281,6 +277,8 @@ def _train_output(l1, work, syn1, word, alpha, hs, negative, accept, alias, loca
 
 if numba is not None:
     _mix = njit(nogil=True, inline="always")(_mix)
+    _add_input = njit(fastmath=FASTMATH, nogil=True, inline="always")(_add_input)
+    _add_gradient = njit(fastmath=FASTMATH, nogil=True, inline="always")(_add_gradient)
     _train_output = njit(fastmath=FASTMATH, nogil=True, inline="always")(_train_output)
     _sgd_block = _compile(_sgd_block)
 
