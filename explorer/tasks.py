@@ -46,9 +46,15 @@ class _Job(QRunnable):
 
             if not isinstance(e, Word2BertError):
                 log.error("task failed:\n%s", traceback.format_exc())
-            self.relay.failed.emit(self.request, str(e) or type(e).__name__)
+            self._send(self.relay.failed, str(e) or type(e).__name__)
             return
-        self.relay.done.emit(self.request, result)
+        self._send(self.relay.done, result)
+
+    def _send(self, signal: Any, value: Any) -> None:
+        try:
+            signal.emit(self.request, value)
+        except RuntimeError:  # the panel that asked was deleted (the app is closing): nobody to tell
+            log.debug("a result arrived after its receiver was deleted; dropped")
 
 
 class _JobRelay(QObject):

@@ -82,3 +82,15 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     again.zoom(0)
     again.set_theme("light")
     assert abs(QApplication.instance().font().pointSizeF() - size) < 0.01
+
+
+def test_a_result_for_a_deleted_panel_is_dropped_quietly(qtbot):
+    """Closing the app while a worker runs: its result has nobody to go to, and must not raise in the pool thread."""
+    import shiboken6
+
+    from explorer.tasks import _Job, _Relay
+
+    relay = _Relay()
+    shiboken6.delete(relay)
+    _Job(1, lambda: 42, relay).run()  # the worker's body, here: it finished after its receiver went
+    _Job(2, lambda: 1 / 0, relay).run()  # and a failure too
