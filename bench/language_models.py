@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.config import NGramConfig, NNLMConfig, RunSpec  # noqa: E402
-from engine.corpora import get_corpus  # noqa: E402
-from engine.evaluate import analogy, word_similarity  # noqa: E402
+from engine.data.corpora import get_corpus  # noqa: E402
+from engine.data.evaluation import analogy, word_similarity  # noqa: E402
 
 
 def train(spec: RunSpec) -> float:

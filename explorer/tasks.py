@@ -168,7 +168,7 @@ class TaskRunner(QObject):
 
 
 class ProcessTrainJob(QObject):
-    """A training run in its own process (``python -m engine.cli ... --json-events``): the window never
+    """A training or fine-tuning run in its own process (the CLI with ``--json-events``): the window never
     stalls, Stop sends Ctrl-C (the run saves a resumable checkpoint), a second Stop kills it and
     frees its memory. Each JSON line on stdout arrives as an ``event``."""
 
@@ -176,10 +176,12 @@ class ProcessTrainJob(QObject):
     finished = Signal(str)  # the RunFinished status ("completed", "stopped", "diverged", "failed", "killed")
     failed = Signal(str)
 
-    def __init__(self, args: list[str], parent: QObject | None = None, module: str = "engine.cli") -> None:
+    def __init__(self, args: list[str], parent: QObject | None = None, command: str = "train") -> None:
         import sys
 
         from PySide6.QtCore import QProcess
+
+        from engine.api import cli_launcher
 
         super().__init__(parent)
         self.running = True
@@ -192,11 +194,8 @@ class ProcessTrainJob(QObject):
         self.process.readyReadStandardError.connect(self._read_stderr)
         self.process.finished.connect(self._exited)
         self.process.errorOccurred.connect(self._error)
-        # a packaged (frozen) app has no "python -m": it runs its own executable with --train-cli
-        flag = "--finetune-cli" if module == "engine.cli_finetune" else "--train-cli"
-        launcher = [flag] if getattr(sys, "frozen", False) else ["-m", module]
         # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it
-        self.process.start(sys.executable, [*launcher, *args, "--json-events", "--background"])
+        self.process.start(sys.executable, [*cli_launcher(command), *args, "--json-events", "--background"])
 
     def cancel(self) -> None:
         import os
@@ -212,7 +211,7 @@ class ProcessTrainJob(QObject):
             os.kill(pid, signal.SIGINT)
 
     def _read_stdout(self) -> None:
-        from engine.api import event_from_json
+        from engine.api import RunFinished, event_from_json
 
         self._buffer += bytes(self.process.readAllStandardOutput())
         *lines, self._buffer = self._buffer.split(b"\n")
@@ -222,7 +221,7 @@ class ProcessTrainJob(QObject):
                     ev = event_from_json(line.decode("utf-8"))
                 except (ValueError, KeyError, TypeError):
                     continue
-                if type(ev).__name__ == "RunFinished":
+                if isinstance(ev, RunFinished):
                     self.status = ev.status
                 self.event.emit(ev)
 

@@ -66,11 +66,9 @@ TINY = {
 
 
 def tiny_spec(kind, corpus, out, max_steps=40, **settings):
-    from engine.config import MODEL_CONFIGS, RunSpec
+    from engine.config import RunSpec, model_config
 
-    cfg = MODEL_CONFIGS[kind]()
-    for key, value in {**TINY[kind], **settings}.items():
-        setattr(cfg, key, value)
+    cfg = model_config(kind, **{**TINY[kind], **settings})
     return RunSpec(kind, out=str(out), corpus=str(corpus), model=cfg, max_steps=max_steps, log_every=10, seed=0)
 
 

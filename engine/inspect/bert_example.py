@@ -29,7 +29,7 @@ class TrainingExample:
 
 def bert_training_example(handle: Any, corpus: str = "default", seed: int = 0, seq_len: int = 48,
                           mask_prob: float = 0.15) -> TrainingExample:
-    from engine.corpora import get_corpus
+    from engine.data.corpora import get_corpus
     from engine.models.bert import mask_tokens
     from engine.training.pretrain_data import bert_pairs, encode_documents
 

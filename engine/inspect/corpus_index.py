@@ -169,7 +169,7 @@ def map_safetensors(path: Path) -> dict[str, np.ndarray]:
 def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_count: int = 5,
                  max_sentences: int = 40_000) -> Path:
     """Beside a word2bert run folder; in the cache folder for anything else (built-ins, HF folders)."""
-    from engine.corpora import cache_dir
+    from engine.data.corpora import cache_dir
 
     model_path = Path(handle.path) if handle.path else None
     stamp = ""
@@ -189,8 +189,8 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
                        progress: Callable[[float, str], None] | None = None, use_cache: bool = True) -> CorpusIndex:
     """Index the contextual vectors of up to ``per_word`` occurrences of the ``max_words`` most frequent
     words (seen at least ``min_count`` times) in the first ``max_sentences`` sentences of ``corpus``."""
-    from engine.corpora import get_corpus
-    from engine.text import word_tokenize
+    from engine.data.corpora import get_corpus
+    from engine.data.text import word_tokenize
 
     folder = index_folder(handle, corpus, per_word, max_words, min_count, max_sentences)
     if use_cache and (folder / "index.json").exists():

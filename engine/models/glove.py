@@ -19,9 +19,9 @@ import numpy as np
 import torch
 
 from engine.config import GloveConfig
-from engine.corpora import cache_dir, package_dir
+from engine.data.corpora import cache_dir, package_dir
+from engine.data.keyed_vectors import StaticVectors
 from engine.errors import CheckpointError
-from engine.keyed_vectors import StaticVectors
 
 GLOVE_PACKAGE_NAME = "glove-6b-50d"
 

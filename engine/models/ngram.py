@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.config import NGramConfig
-from engine.vocab import Vocab
+from engine.data.vocab import Vocab
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"
 RESERVED = (UNK, BOS, EOS)

@@ -47,7 +47,7 @@ class SpanHead(nn.Module):
 class FinetuneModel(nn.Module):
     """encoder + head; ``forward(batch)`` returns the loss and what the metrics need."""
 
-    encoder: Any  # an engine.training.encoders.Encoder
+    encoder: Any  # an engine.finetune.encoders.Encoder
 
     def __init__(self, encoder: nn.Module, family: str, n_labels: int, dropout: float = 0.1,
                  lm_weight: float = 0.0) -> None:

@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 from engine.config import Word2VecConfig
-from engine.vocab import Vocab
+from engine.data.vocab import Vocab
 
 NOISE_TABLE_SIZE = 10_000_000
 NODE_UPDATE_CAP = 64.0

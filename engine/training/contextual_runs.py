@@ -15,11 +15,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine.data.text import load_subword_tokenizer, train_subword_tokenizer
 from engine.errors import CorpusError
-from engine.text import load_subword_tokenizer, train_subword_tokenizer
 from engine.training import distributed
+from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
-from engine.training.loop import TrainContext
 from engine.training.pretrain import Recipe, pretrain
 from engine.training.pretrain_data import bert_pairs, encode_documents, token_windows, word_windows
 
@@ -171,9 +171,9 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
 # ---------------------------------------------------------------- ELMo
 
 def run_elmo(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.data.vocab import Vocab
     from engine.models.elmo import BiLM, word_chars
     from engine.models.ngram import RESERVED, UNK
-    from engine.vocab import Vocab
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model

@@ -203,7 +203,7 @@ class FinetunePanel(QWidget):
         first_of_ablation = self.current.get("ablation") and self.current["strategy"] == "full"
         if probes and "--resume" not in args and (not self.current.get("ablation") or first_of_ablation):
             self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else name)
-        self.job = ProcessTrainJob(args, self, module="engine.cli_finetune")
+        self.job = ProcessTrainJob(args, self, command="finetune")
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
         self.job.failed.connect(self._on_failed)

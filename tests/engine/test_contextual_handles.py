@@ -154,7 +154,7 @@ def test_wrong_shapes_are_refused_with_the_names(contextual_runs, tmp_path):
 def test_export_to_transformers_gives_identical_logits(contextual_runs, handles, kind, tmp_path):
     import transformers
 
-    from engine.export import export_hf
+    from engine.cli.export import export_hf
 
     run_dir, _ = contextual_runs[kind]
     out = export_hf(run_dir, tmp_path / "hf")
@@ -180,7 +180,7 @@ def test_export_to_transformers_gives_identical_logits(contextual_runs, handles,
 def test_a_tiny_hugging_face_model_from_a_config_loads(tmp_path, contextual_runs):
     import transformers
 
-    from engine.text import load_subword_tokenizer
+    from engine.data.text import load_subword_tokenizer
 
     tok = load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json")
     cfg = transformers.BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=3,

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from engine.corpora import get_corpus, split_sentences
+from engine.data.corpora import get_corpus, split_sentences
 from engine.errors import CorpusError
 
 

@@ -8,14 +8,15 @@ import pytest
 import torch
 
 from engine import api
+from engine.api import finetune
+from engine.data.tasks import DataError, load_task
 from engine.errors import Word2BertError
-from engine.finetune_data import DataError, load_task
-from engine.finetune_spec import FinetuneSpec
+from engine.finetune import metrics as task_metrics
+from engine.finetune.batches import tensorize
+from engine.finetune.encoders import encoder_from_handle
+from engine.finetune.recipe import apply_strategy
+from engine.finetune.spec import FinetuneSpec
 from engine.models.task_heads import FinetuneModel
-from engine.training import task_metrics
-from engine.training.encoders import encoder_from_handle
-from engine.training.finetune import apply_strategy, finetune
-from engine.training.task_batches import tensorize
 from tests.conftest import FRAMES, TOPICS
 
 
@@ -195,7 +196,7 @@ def test_a_stopped_run_keeps_its_best_checkpoint_and_resumes(contextual_runs, to
     stop = threading.Event()
     out = tmp_path / "ft"
     events = []
-    for ev in finetune(tiny(contextual_runs["bert"][0], topic_tsv, out, epochs=3), stop):
+    for ev in finetune(tiny(contextual_runs["bert"][0], topic_tsv, out, epochs=3), stop=stop):
         events.append(ev)
         if type(ev).__name__ == "StepMetrics" and ev.step >= 4:
             stop.set()
@@ -285,7 +286,7 @@ def test_bad_settings_and_foreign_bases_are_refused(contextual_runs, topic_tsv, 
 
 
 def test_cli_fine_tunes_and_reports(contextual_runs, topic_tsv, tmp_path, capsys):
-    from engine.cli_finetune import finetune_main
+    from engine.cli.finetune import finetune_main
 
     code = finetune_main(["--model", str(contextual_runs["bert"][0]), "--task", str(topic_tsv), "--out",
                           str(tmp_path / "cli"), "--max-steps", "3", "--batch-size", "8", "--max-len", "32",

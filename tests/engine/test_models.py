@@ -5,11 +5,11 @@ import pytest
 import torch
 
 from engine.config import GloveConfig, NGramConfig, NNLMConfig, Word2VecConfig
-from engine.corpora import get_corpus
+from engine.data.corpora import get_corpus
+from engine.data.text import encode_sentences, tokenized_sentences
+from engine.data.vocab import Vocab
 from engine.models.ngram import RESERVED, UNK, NGramLM
 from engine.models.word2vec import Word2VecModel, train_steps
-from engine.text import encode_sentences, tokenized_sentences
-from engine.vocab import Vocab
 from tests.conftest import TOPICS
 
 

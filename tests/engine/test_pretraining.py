@@ -146,7 +146,7 @@ def test_resume_continues_to_the_planned_length(topic_corpus, tmp_path):
 def test_cli_presets_and_overrides():
     import argparse
 
-    from engine.cli import _model_config, _train_parser
+    from engine.cli.train import _model_config, _train_parser
 
     args = _train_parser("bert").parse_args(["bert", "--preset", "base", "--layers", "2", "--out", "x"])
     cfg = _model_config("bert", args)

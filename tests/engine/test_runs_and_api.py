@@ -1,8 +1,6 @@
 """Run folders through engine.api: train, save, load, resume, refuse bad files, query safely."""
 
 import json
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -117,7 +115,7 @@ def test_save_load_gives_identical_vectors_and_scores(runs):
 def test_word2vec_format_round_trip_with_gensim(runs, tmp_path):
     from gensim.models import KeyedVectors
 
-    from engine.cli import export_main
+    from engine.cli.export import export_main
 
     h = api.load(runs["word2vec"][0])
     for binary in (False, True):
@@ -268,7 +266,8 @@ def test_wrong_shapes_are_refused_with_names(runs, tmp_path):
 
 
 def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
-    from engine.cli import eval_main, train_main
+    from engine.cli.eval import eval_main
+    from engine.cli.train import train_main
 
     out = tmp_path / "cli"
     rc = train_main(["word2vec", "--corpus", str(topic_corpus), "--out", str(out), "--arch", "skipgram", "--loss", "hs",
@@ -328,21 +327,6 @@ def test_every_query_gives_a_result_or_a_clear_error(runs, text, other):
                 assert str(e)
 
 
-def test_engine_imports_with_qt_blocked():
-    code = (
-        "import sys\n"
-        "for name in ('PySide6', 'PyQt5', 'PyQt6', 'pyqtgraph'): sys.modules[name] = None\n"
-        "import pkgutil, importlib, engine\n"
-        "for m in pkgutil.walk_packages(engine.__path__, 'engine.'): importlib.import_module(m.name)\n"
-        "import engine.api, engine.cli\n"
-        "assert not any(k.startswith(('PySide6', 'PyQt')) and sys.modules[k] is not None for k in sys.modules)\n"
-        "print('ok')\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[2])
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
-
-
 def test_glove_package_vectors_load_and_make_sense():
     h = api.load("glove-6b-50d")
     assert h.info["vocabulary_size"] == 400000 and h.info["dim"] == 50
@@ -354,7 +338,7 @@ def test_glove_package_vectors_load_and_make_sense():
 def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, tmp_path, monkeypatch):
     """The training text is never held as a list: counted while streaming, then written as ids to a
     memory-mapped file, which is removed when the run ends."""
-    from engine.text import encode_sentences, encode_to_file, tokenized_sentences
+    from engine.data.text import encode_sentences, encode_to_file, tokenized_sentences
     from engine.training.loop import TrainContext
 
     sentences = list(tokenized_sentences(["a b c.", "", "b c d e.", "z"], True))
@@ -377,11 +361,11 @@ def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, t
 
 def test_throughput_is_measured_over_half_a_second_not_between_close_events(topic_corpus, tmp_path, monkeypatch):
     """Events a few ms apart would plot timer jitter; the speed covers at least RATE_WINDOW_S."""
-    from engine.training import loop
+    from engine.training import context
 
     clock = [100.0]
-    monkeypatch.setattr(loop.time, "perf_counter", lambda: clock[0])
-    ctx = loop.TrainContext(w2v_spec(topic_corpus, tmp_path / "t"), None)
+    monkeypatch.setattr(context.time, "perf_counter", lambda: clock[0])
+    ctx = context.TrainContext(w2v_spec(topic_corpus, tmp_path / "t"), None)
     ctx.started(1e6, "words")
     rates, done = [], 0
     for dt, words in [(0.1, 1000), (0.01, 900), (0.02, 50), (0.5, 4000), (0.6, 600)]:  # seconds, words since

@@ -1,5 +1,5 @@
-from engine.corpora import get_corpus
-from engine.text import load_subword_tokenizer, train_subword_tokenizer, word_tokenize
+from engine.data.corpora import get_corpus
+from engine.data.text import load_subword_tokenizer, train_subword_tokenizer, word_tokenize
 
 
 def test_word_tokenizer_splits_punctuation_and_lowercases():

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from engine.data.vocab import Vocab
 from engine.errors import CorpusError
-from engine.vocab import Vocab
 
 
 def zipf_vocab(n=200):

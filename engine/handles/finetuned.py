@@ -1,4 +1,4 @@
-"""Fine-tuned run folders behind the ModelHandle interface: ``classify``, ``tag`` or ``answer``."""
+"""Fine-tuned run folders behind the BaseHandle interface: ``classify``, ``tag`` or ``answer``."""
 
 from __future__ import annotations
 
@@ -8,19 +8,19 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.checkpoint import read_tensors, register_loader
+from engine.checkpoint import read_tensors
+from engine.data.tasks import SpanExample, TagExample, TextExample
+from engine.data.text import word_spans
 from engine.device import pick_device, precision_for
 from engine.errors import InputError, Unsupported
-from engine.finetune_data import SpanExample, TagExample, TextExample
-from engine.handles import ModelHandle, _info, check_text
+from engine.handles.base import BaseHandle, check_text, run_info
 from engine.results import Answer, Capability, Classification, Tagging
-from engine.text import word_spans
 
 _CAPABILITY = {"classify": Capability.CLASSIFY, "pair": Capability.CLASSIFY, "tag": Capability.TAG,
                "span": Capability.ANSWER}
 
 
-class FinetunedHandle(ModelHandle):
+class FinetunedHandle(BaseHandle):
     def __init__(self, name: str, path: str | None, info: dict[str, Any], model: Any, labels: tuple[str, ...],
                  family: str, max_len: int, device: torch.device) -> None:
         super().__init__("finetune", name, path, info)
@@ -30,8 +30,8 @@ class FinetunedHandle(ModelHandle):
         self.precision = precision_for(device, False)
 
     def _run(self, examples: list[Any]) -> tuple[Any, dict[str, np.ndarray]]:
-        from engine.training.finetune import predict
-        from engine.training.task_batches import tensorize
+        from engine.finetune.batches import tensorize
+        from engine.finetune.predict import predict
 
         data = tensorize(self.model.encoder, examples, self.family, self.labels, self.max_len).to(self.device)
         return data, predict(self.model, data, 64, self.precision)
@@ -60,8 +60,8 @@ class FinetunedHandle(ModelHandle):
         return results
 
     def tag(self, text: str) -> Tagging:
-        from engine.training.finetune import word_tags
-        from engine.training.task_metrics import entities
+        from engine.finetune.metrics import entities
+        from engine.finetune.predict import word_tags
 
         if Capability.TAG not in self.capabilities:
             raise Unsupported(self.missing(Capability.TAG))
@@ -75,8 +75,8 @@ class FinetunedHandle(ModelHandle):
         return Tagging(words, tuple(tags), tuple(probs), found, self._notice(data))
 
     def answer(self, question: str, context: str) -> Answer:
-        from engine.training.task_batches import span_answer
-        from engine.training.task_metrics import best_span
+        from engine.finetune.batches import span_answer
+        from engine.finetune.metrics import best_span
 
         if Capability.ANSWER not in self.capabilities:
             raise Unsupported(self.missing(Capability.ANSWER))
@@ -99,11 +99,10 @@ class FinetunedHandle(ModelHandle):
         return f"{self.name} is a fine-tuned {self.family} model: use its base model for {str(capability.name).lower()}"
 
 
-@register_loader("finetune")
 def load_finetuned(run_dir: Path, config: dict) -> FinetunedHandle:
-    from engine.handles_transformer import expected_shapes
+    from engine.finetune.encoders import encoder_from_folder
+    from engine.handles.transformer import expected_shapes
     from engine.models.task_heads import FinetuneModel
-    from engine.training.encoders import encoder_from_folder
 
     task = config["task"]
     labels = tuple(task["labels"])
@@ -112,7 +111,7 @@ def load_finetuned(run_dir: Path, config: dict) -> FinetunedHandle:
     model = FinetuneModel(encoder, task["family"], len(labels), float(spec.get("dropout", 0.1)))
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
-    info = _info(run_dir, config)
+    info = run_info(run_dir, config)
     info.update({"task": task["name"], "family": task["family"], "labels": list(labels), "strategy": config.get("strategy"),
                  "base": config["base"].get("name"), "parameters": sum(p.numel() for p in model.parameters())})
     return FinetunedHandle(run_dir.name, str(run_dir), info, model, labels, task["family"],

@@ -1,4 +1,4 @@
-"""Transformer models (our BERT and GPT, and Hugging Face checkpoints) behind the ModelHandle interface.
+"""Transformer models (our BERT and GPT, and Hugging Face checkpoints) behind the BaseHandle interface.
 
 A ``TransformerHandle`` talks to its network through a small adapter (``forward`` returning hidden
 states, attention probabilities and logits), so word alignment, truncation, fill-mask, next-token,
@@ -15,11 +15,12 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
-from engine.checkpoint import read_tensors, register_loader
+from engine.checkpoint import read_tensors
 from engine.config import config_from_dict
+from engine.data.text import word_spans
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
-from engine.handles import ModelHandle, _info, check_text
+from engine.handles.base import BaseHandle, check_text, run_info
 from engine.results import (
     AttentionMaps,
     Capability,
@@ -28,7 +29,6 @@ from engine.results import (
     SentenceScore,
     TokenCandidates,
 )
-from engine.text import word_spans
 
 MASK_TEXT = "[MASK]"
 
@@ -58,7 +58,7 @@ class Adapter(Protocol):
         when only those positions are asked for."""
 
 
-class TransformerHandle(ModelHandle):
+class TransformerHandle(BaseHandle):
     def __init__(self, kind: str, name: str, path: str | None, info: dict[str, Any], adapter: Adapter) -> None:
         super().__init__(kind, name, path, info)
         self.adapter = adapter
@@ -325,7 +325,7 @@ def expected_shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
 
 
 def _load_transformer(kind: str, run_dir: Path, config: dict) -> TransformerHandle:
-    from engine.text import load_subword_tokenizer
+    from engine.data.text import load_subword_tokenizer
 
     cfg = config_from_dict(kind, config["model"])
     if kind == "bert":
@@ -336,17 +336,15 @@ def _load_transformer(kind: str, run_dir: Path, config: dict) -> TransformerHand
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     tokenizer = load_subword_tokenizer(run_dir / config.get("tokenizer", "tokenizer.json"))
-    info = _info(run_dir, config)
+    info = run_info(run_dir, config)
     info.update({"layers": cfg.layers, "heads": cfg.heads, "dim": cfg.hidden, "preset": cfg.preset,
                  "parameters": sum(p.numel() for p in model.parameters())})
     return TransformerHandle(kind, run_dir.name, str(run_dir), info, OurAdapter(kind, model, tokenizer, pick_device()))
 
 
-@register_loader("bert")
 def load_bert(run_dir: Path, config: dict) -> TransformerHandle:
     return _load_transformer("bert", run_dir, config)
 
 
-@register_loader("gpt")
 def load_gpt(run_dir: Path, config: dict) -> TransformerHandle:
     return _load_transformer("gpt", run_dir, config)

@@ -11,12 +11,12 @@ import argparse
 import sys
 import threading
 
-from engine.cli import lower_priority, run_events
-from engine.finetune_spec import FinetuneSpec
+from engine.cli.runner import lower_priority, run_events
+from engine.finetune.spec import FinetuneSpec
 
 
 def _parser() -> argparse.ArgumentParser:
-    from engine.finetune_data import builtin_tasks
+    from engine.data.tasks import builtin_tasks
 
     p = argparse.ArgumentParser(prog="word2bert-finetune", description="Fine-tune ELMo, GPT, BERT or a Hugging Face "
                                 "checkpoint on a classification, tagging or span task.")
@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def finetune_main(argv: list[str] | None = None) -> int:
-    from engine.training.finetune import finetune
+    from engine.finetune.recipe import finetune
+    from engine.handles.load import load
 
     args = _parser().parse_args(argv)
     if args.resume:
@@ -69,8 +70,9 @@ def finetune_main(argv: list[str] | None = None) -> int:
     if args.background:
         lower_priority()
     stop = threading.Event()
-    return run_events(lambda: finetune(spec, stop), stop, prog="word2bert-finetune", json_events=args.json_events,
+    return run_events(lambda: finetune(spec, stop, load=load), stop, prog="word2bert-finetune", json_events=args.json_events,
                       aborted="the best checkpoint so far is kept", failed_event_for=spec.out)
+
 
 if __name__ == "__main__":
     sys.exit(finetune_main())

@@ -1,4 +1,5 @@
-"""Loaded models behind one interface (``ModelHandle``), and the loaders of each run-folder kind.
+"""The handle of static vectors and word-level language models (``BaseHandle``); the other families
+subclass it.
 
 A handle answers only what its model can; anything else raises ``Unsupported`` with the reason.
 """
@@ -12,13 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.checkpoint import check_shapes, read_tensors, register_loader
-from engine.config import config_from_dict
+from engine.data.keyed_vectors import StaticVectors
+from engine.data.text import word_tokenize
 from engine.errors import InputError, Unsupported
-from engine.keyed_vectors import StaticVectors
 from engine.results import Capability, ContextVectors, Neighbour, SentenceScore
-from engine.text import word_tokenize
-from engine.vocab import Vocab
 
 MAX_CHARS = 20_000
 MAX_WORDS = 2_000
@@ -34,7 +32,7 @@ def check_text(text: object, what: str = "sentence") -> str:
     return text
 
 
-class ModelHandle:
+class BaseHandle:
     """A loaded model: static vectors and/or a sentence scorer, with what it can do."""
 
     def __init__(self, kind: str, name: str, path: str | None, info: dict[str, Any], *,
@@ -57,7 +55,7 @@ class ModelHandle:
             self.info.setdefault("dim", vectors.dim)
 
     def __repr__(self) -> str:
-        return f"<ModelHandle {self.kind} {self.name!r}>"
+        return f"<BaseHandle {self.kind} {self.name!r}>"
 
     def missing(self, capability: Capability) -> str:
         """Why this model cannot do ``capability``, in words ("" when it can): panels show it beside
@@ -199,95 +197,24 @@ class ModelHandle:
     def next_sentence(self, a: str, b: str) -> float:
         raise Unsupported(f"{self.name} ({self.kind}) has no next-sentence head: only BERT does")
 
+    def contextual_vectors_batch(self, sentences: list[str]) -> list[ContextVectors]:
+        return [self.contextual_vectors(s) for s in sentences]
 
-# ---------------------------------------------------------------- loaders per run-folder kind
+    # ------------------------------------------------------------ what only fine-tuned models do
 
-def _info(run_dir: Path, config: dict) -> dict[str, Any]:
+    def classify(self, text: str, text_b: str | None = None) -> Any:
+        raise Unsupported(self.missing(Capability.CLASSIFY))
+
+    def classify_batch(self, texts: list[str], texts_b: list[str | None] | None = None) -> Any:
+        raise Unsupported(self.missing(Capability.CLASSIFY))
+
+    def tag(self, text: str) -> Any:
+        raise Unsupported(self.missing(Capability.TAG))
+
+    def answer(self, question: str, context: str) -> Any:
+        raise Unsupported(self.missing(Capability.ANSWER))
+
+
+def run_info(run_dir: Path, config: dict) -> dict[str, Any]:
     keys = ("corpus", "corpus_words", "vocabulary_size", "device", "metrics", "trained_steps")
     return {"path": str(run_dir), **{k: config[k] for k in keys if k in config}}
-
-
-@register_loader("word2vec")
-def load_word2vec(run_dir: Path, config: dict) -> ModelHandle:
-    from engine.models.word2vec import Word2VecModel, ngram_rows
-
-    cfg = config_from_dict("word2vec", config["model"])
-    vocab = Vocab.load(run_dir / "vocab.txt")
-    model = Word2VecModel.__new__(Word2VecModel)
-    model.vocab, model.cfg = vocab, cfg
-    rows = len(vocab) + (cfg.subword_buckets + 1 if cfg.subword_buckets else 0)
-    out_rows = max(len(vocab) - 1, 1) if cfg.hs else len(vocab)
-    expected = {"vectors": (len(vocab), cfg.vector_size), "syn0": (rows, cfg.vector_size), "syn1": (out_rows, cfg.vector_size)}
-    tensors = read_tensors(run_dir, config, expected)
-    vectors = tensors["vectors"].float().numpy()
-    oov = None
-    if cfg.subword_buckets:
-        syn0 = tensors["syn0"].float().numpy()
-
-        def oov(word: str) -> np.ndarray | None:
-            grams = ngram_rows(word, cfg, len(vocab))
-            return syn0[grams].mean(0) if grams else None
-
-    return ModelHandle("word2vec", run_dir.name, str(run_dir), _info(run_dir, config),
-                       vectors=StaticVectors(vocab.words, vectors, run_dir.name, oov),
-                       lowercase=cfg.lowercase, subwords=bool(cfg.subword_buckets))
-
-
-@register_loader("glove")
-def load_glove(run_dir: Path, config: dict) -> ModelHandle:
-    cfg = config_from_dict("glove", config["model"])
-    vocab = Vocab.load(run_dir / "vocab.txt")
-    tensors = read_tensors(run_dir, config, {"vectors": (len(vocab), cfg.vector_size)})
-    return ModelHandle("glove", run_dir.name, str(run_dir), _info(run_dir, config),
-                       vectors=StaticVectors(vocab.words, tensors["vectors"].float().numpy(), run_dir.name),
-                       lowercase=cfg.lowercase)
-
-
-@register_loader("ngram")
-def load_ngram(run_dir: Path, config: dict) -> ModelHandle:
-    from engine.models.ngram import UNK, NGramLM
-
-    cfg = config_from_dict("ngram", config["model"])
-    vocab = Vocab.load(run_dir / "vocab.txt")
-    tensors = read_tensors(run_dir, config)
-    expected = {}
-    for m in range(1, cfg.order + 1):
-        n = len(vocab) if m == 1 else tensors.get(f"order{m}.keys", np.zeros(0)).shape[0]
-        for part in ("keys", "counts", "cont"):
-            expected[f"order{m}.{part}"] = (n,)
-    check_shapes(tensors, expected, str(run_dir))
-    lm = NGramLM(vocab, cfg)
-    lm.load_tensors({k: v.numpy() for k, v in tensors.items()})
-    unk = vocab.index[UNK]
-
-    def scorer(sentences: list[list[str]]) -> list[np.ndarray]:
-        return lm.token_logprobs([[vocab.index.get(w, unk) for w in s] for s in sentences])
-
-    info = _info(run_dir, config) | {"order": cfg.order, "smoothing": cfg.smoothing}
-    return ModelHandle("ngram", run_dir.name, str(run_dir), info, scorer=scorer, lowercase=cfg.lowercase)
-
-
-@register_loader("nnlm")
-def load_nnlm(run_dir: Path, config: dict) -> ModelHandle:
-    import torch
-
-    from engine.models.ngram import BOS, EOS, UNK
-    from engine.models.nnlm import NNLM, token_logprobs
-
-    cfg = config_from_dict("nnlm", config["model"])
-    vocab = Vocab.load(run_dir / "vocab.txt")
-    model = NNLM(len(vocab), cfg)
-    state = model.state_dict()
-    tensors = read_tensors(run_dir, config, {k: tuple(v.shape) for k, v in state.items()})
-    model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=True)
-    model.eval()
-    device = torch.device("cpu")
-    unk, bos, eos = vocab.index[UNK], vocab.index[BOS], vocab.index[EOS]
-
-    def scorer(sentences: list[list[str]]) -> list[np.ndarray]:
-        return token_logprobs(model, [[vocab.index.get(w, unk) for w in s] for s in sentences], bos, eos, device)
-
-    keep = [i for i, w in enumerate(vocab.words) if w not in (UNK, BOS, EOS)]
-    vectors = StaticVectors([vocab.words[i] for i in keep], model.C.weight.detach().numpy()[keep], run_dir.name)
-    return ModelHandle("nnlm", run_dir.name, str(run_dir), _info(run_dir, config), vectors=vectors,
-                       scorer=scorer, lowercase=cfg.lowercase)

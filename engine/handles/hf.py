@@ -18,7 +18,7 @@ import torch
 
 from engine.device import pick_device
 from engine.errors import CheckpointError
-from engine.handles_transformer import ForwardOutput, TransformerHandle
+from engine.handles.transformer import ForwardOutput, TransformerHandle
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 

@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.finetune_data import SpanExample, TagExample, TextExample
+from engine.data.tasks import SpanExample, TagExample, TextExample
+from engine.finetune.encoders import Encoded, Encoder
 from engine.models.task_heads import IGNORE
-from engine.training.encoders import Encoded, Encoder
 
 
 @dataclass
@@ -104,7 +104,7 @@ def tensorize(encoder: Encoder, examples: list[Any], family: str, labels: tuple[
 def examples_for_probe(texts: list[str], family: str) -> list[Any]:
     """Probe sentences as examples of the task (tagging: split into words; pairs: 'A ||| B')."""
     if family == "tag":
-        from engine.text import word_spans
+        from engine.data.text import word_spans
 
         return [TagExample(tuple(t[a:b] for a, b in word_spans(t)), tuple("O" for _ in word_spans(t))) for t in texts]
     out = []

