@@ -55,7 +55,7 @@ def percentiles(times: list[float]) -> tuple[float, float]:
 
 def keystrokes(app: object, handle: object, keys: int) -> tuple[float, float, int]:
     from explorer.panels.attention import AttentionPanel
-    from explorer.panels.predictions import PredictionsPanel
+    from explorer.panels.predictions.panel import PredictionsPanel
     from explorer.session import Session
 
     session = Session()
@@ -89,13 +89,13 @@ def keystrokes(app: object, handle: object, keys: int) -> tuple[float, float, in
         for key in done:
             done[key] = False
         t0 = time.perf_counter()
-        predictions.masked_text.blockSignals(True)
-        predictions.masked_text.setText(text)
-        predictions.masked_text.blockSignals(False)
+        predictions.masked.text.blockSignals(True)
+        predictions.masked.text.setText(text)
+        predictions.masked.text.blockSignals(False)
         attention.sentence.blockSignals(True)
         attention.sentence.setText(text)
         attention.sentence.blockSignals(False)
-        predictions.query_masked()  # what the debounce timer calls
+        predictions.masked.query()  # what the debounce timer calls
         attention.query()
         wait()
         if i >= 5:  # after warm-up

@@ -139,6 +139,13 @@ def check_settings(kind: str, settings: dict[str, Any]) -> list[str]:
     return check_config(kind, cfg)
 
 
+def model_presets(kind: str) -> list[str]:
+    """The size presets of a model family ("tiny", "small", "base"; empty when it has none)."""
+    from engine.config import PRESETS
+
+    return list(PRESETS.get(kind, {}))
+
+
 def model_kinds() -> list[str]:
     """The trainable families, in the order of the lineage."""
     return ["ngram", "nnlm", "word2vec", "glove", "elmo", "gpt", "bert"]
@@ -325,5 +332,5 @@ __all__ = [
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
-    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher",
+    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher",
 ]

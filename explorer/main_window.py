@@ -21,11 +21,17 @@ from explorer.panels.finetune import FinetunePanel
 from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy import PolysemyPanel
-from explorer.panels.predictions import PredictionsPanel
+from explorer.panels.predictions.panel import PredictionsPanel
 from explorer.panels.train import TrainPanel
 from explorer.session import Session
-from explorer.tasks import TaskRunner
+from explorer.tasks import TaskRunner, wait_for_workers
 from explorer.theme import apply_theme, apply_zoom
+
+
+def device_summary() -> str:
+    from engine import api
+
+    return api.device_summary()
 
 
 def process_memory_mb() -> float:
@@ -90,7 +96,7 @@ class MainWindow(QMainWindow):
         session.status.connect(self.statusBar().showMessage)
         self._device = TaskRunner(self, QThreadPool.globalInstance())
         self._device.finished.connect(self._device_found)
-        self._device.submit(lambda: __import__("engine.api", fromlist=["api"]).device_summary())
+        self._device.submit(device_summary)
         self._ticker = QTimer(self, interval=1000)
         self._ticker.timeout.connect(self._tick)
         self._ticker.start()
@@ -214,7 +220,24 @@ class MainWindow(QMainWindow):
         s.setValue("recent", self.session.recent)
         s.setValue("sentences", self.polysemy.sentences.toPlainText())
         s.sync()
-        for job in (self.polysemy.job, self.train.job):
-            if job is not None and job.running:
-                job.cancel()  # a training run saves a resumable checkpoint
+        self.stop_jobs()
         super().closeEvent(event)
+
+    def running_jobs(self) -> list[object]:
+        """Every long job of every panel that is still running (index builds, atlas, training, fine-tuning)."""
+        jobs = (self.polysemy.job, self.attention.atlas_job, self.train.job, self.finetune.job)
+        return [job for job in jobs if job is not None and job.running]
+
+    def stop_jobs(self, wait_ms: int = 60_000) -> None:
+        """Stop every job as its Stop button does: a training or fine-tuning run saves a resumable
+        checkpoint (its process is waited for, so closing the app loses nothing); the rest just stop."""
+        self.finetune.queue.clear()  # no queued fine-tuning run starts while the app closes
+        jobs = self.running_jobs()
+        for job in jobs:
+            job.cancel()  # type: ignore[attr-defined]
+        runs = [job for job in jobs if hasattr(job, "wait")]
+        if runs:
+            self.statusBar().showMessage(f"saving {len(runs)} training run(s) before closing…")
+            for job in runs:
+                job.wait(wait_ms)  # type: ignore[attr-defined]
+        wait_for_workers(5_000)

@@ -197,6 +197,10 @@ class ProcessTrainJob(QObject):
         # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it
         self.process.start(sys.executable, [*cli_launcher(command), *args, "--json-events", "--background"])
 
+    def wait(self, msecs: int) -> bool:
+        """Wait for the process to end (closing the app: a stopped run is saving its checkpoint)."""
+        return not self.running or self.process.waitForFinished(msecs)
+
     def cancel(self) -> None:
         import os
         import signal

@@ -50,6 +50,7 @@ class BaseHandle:
         if subwords:
             caps |= Capability.SUBWORDS
         self.capabilities = caps
+        self.info.setdefault("vector_layers", 1)  # contextual_vectors: one layer (the static vectors)
         if vectors is not None:
             self.info.setdefault("vocabulary_size", len(vectors))
             self.info.setdefault("dim", vectors.dim)

@@ -103,6 +103,6 @@ def load_elmo(run_dir: Path, config: dict) -> ElmoHandle:
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     info = run_info(run_dir, config)
-    info.update({"layers": cfg.layers + 1, "dim": 2 * cfg.proj, "preset": cfg.preset,
+    info.update({"layers": cfg.layers + 1, "vector_layers": cfg.layers + 1, "dim": 2 * cfg.proj, "preset": cfg.preset,
                  "parameters": sum(p.numel() for p in model.parameters())})
     return ElmoHandle(run_dir.name, str(run_dir), info, model, vocab, pick_device())

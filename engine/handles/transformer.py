@@ -71,6 +71,8 @@ class TransformerHandle(BaseHandle):
             caps |= Capability.NEXT_SENTENCE
         self.capabilities = caps
         self.info.setdefault("objective", adapter.objective)
+        if "layers" in self.info:  # contextual_vectors gives the embedding layer and every layer's output
+            self.info["vector_layers"] = int(self.info["layers"]) + 1
         self.info.setdefault("max_tokens", adapter.max_len)
 
     def missing(self, capability: Capability) -> str:

@@ -252,7 +252,7 @@ class PolysemyPanel(QWidget):
             self.results.clear()
             return
         self.build.setToolTip("")
-        layers = int(handle.info.get("layers", 1)) + (0 if handle.kind == "elmo" else 1)
+        layers = int(handle.info.get("vector_layers", 1))
         self.layer.blockSignals(True)
         self.layer.setMaximum(max(0, layers - 1))
         top = max(0, layers - 1)

@@ -28,8 +28,6 @@ from explorer.tasks import ProcessTrainJob
 from explorer.widgets.loss_plot import LossPlot
 from explorer.widgets.settings_form import SettingsForm
 
-CONTEXTUAL = ("elmo", "gpt", "bert")
-
 
 def _fmt_eta(seconds: float) -> str:
     if seconds != seconds or seconds == float("inf"):
@@ -51,7 +49,6 @@ class TrainPanel(QWidget):
         self.kind.addItems(api.model_kinds())
         self.kind.setCurrentText("gpt")
         self.preset = QComboBox()
-        self.preset.addItems(["tiny", "small", "base"])
         self.corpus = QComboBox(editable=True)
         self.corpus.addItems(api.corpora())
         browse = QPushButton("File…")
@@ -134,10 +131,26 @@ class TrainPanel(QWidget):
 
     def _kind_changed(self, kind: str) -> None:
         """The settings form follows the model family (and its size preset)."""
-        contextual = kind in CONTEXTUAL
-        self.preset.setEnabled(contextual)
-        self.settings.set_kind(kind, self.preset.currentText() if contextual else None, hidden=("preset",))
+        presets, current = self._presets(kind), self.preset.currentText() or "tiny"
+        self.preset.blockSignals(True)
+        self.preset.clear()
+        self.preset.addItems(presets)
+        if current in presets:
+            self.preset.setCurrentText(current)
+        self.preset.blockSignals(False)
+        self.preset.setEnabled(bool(presets))
+        self.settings.set_kind(kind, self._preset(kind), hidden=("preset",))
         self.settings_title.setText(f"{kind} settings (hover a name for what it does):")
+
+    @staticmethod
+    def _presets(kind: str) -> list[str]:
+        from engine import api
+
+        return api.model_presets(kind)
+
+    def _preset(self, kind: str) -> str | None:
+        """The chosen size preset, for a family that has presets."""
+        return self.preset.currentText() if self.preset.currentText() in self._presets(kind) else None
 
     def _settings_changed(self) -> None:
         idle = self.job is None or not self.job.running
@@ -159,7 +172,7 @@ class TrainPanel(QWidget):
             self.status.setText("the settings need fixing first: " + "; ".join(self.settings.problems))
             return
         try:
-            cfg = api.model_config(kind, self.preset.currentText() if kind in CONTEXTUAL else None,
+            cfg = api.model_config(kind, self._preset(kind),
                                    **self.settings.values())
         except ValueError as e:
             self.status.setText(str(e))

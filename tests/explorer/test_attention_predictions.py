@@ -82,41 +82,41 @@ def test_minilm_shows_attention_and_says_it_has_no_masked_lm_head(qtbot, window)
     with qtbot.waitSignal(attention.shown, timeout=30_000):
         attention.sentence.setText("The bank of the river.")
     assert attention.result["maps"].weights.shape[:2] == (6, 12) and len(attention.head_buttons) == 12
-    assert "no masked-LM head" in predictions.masked_model.reasons["all-minilm-l6-v2"]
-    assert "no masked-lm head" in predictions.masked_hint.text().lower() and not predictions.learn.isEnabled()
+    assert "no masked-LM head" in predictions.masked.model.reasons["all-minilm-l6-v2"]
+    assert "no masked-lm head" in predictions.masked.hint.text().lower() and not predictions.masked.learn.isEnabled()
 
 
 def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, contextual_runs):
     panel = window.predictions
     window.tabs.setCurrentWidget(panel)
     load(qtbot, window, contextual_runs["bert"][0], contextual_runs["gpt"][0])
-    assert panel.masked_model.currentText() == "bert" and panel.masked_model.usable() == ["bert"]
-    panel.masked_text.setText("She played the piano on stage.")
+    assert panel.masked.model.currentText() == "bert" and panel.masked.model.usable() == ["bert"]
+    panel.masked.text.setText("She played the piano on stage.")
     qtbot.wait(300)
-    assert "No [MASK] yet" in panel.masked_hint.text()
+    assert "No [MASK] yet" in panel.masked.hint.text()
     edits = ["She played the [MASK]", "She played the [MASK] on", "She [MASK] the piano on [MASK]."]
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         for text in edits:  # faster than the debounce: only the last is asked for
-            panel.masked_text.setText(text)
+            panel.masked.text.setText(text)
     qtbot.wait(400)
-    assert panel.last_masked[0] == edits[-1]
-    name, candidates = panel.last_masked[1][0]
+    assert panel.masked.last[0] == edits[-1]
+    name, candidates = panel.masked.last[1][0]
     assert name == "bert" and len(candidates) == 2 and abs(sum(candidates[0].probs) - 1) < 1.0
-    assert "[MASK] 2" in panel.masked_results[0].toPlainText()
+    assert "[MASK] 2" in panel.masked.results[0].toPlainText()
     shot(qtbot, window, "predictions-masked")
     def chips():
-        return [panel.chips.itemAt(i).widget() for i in range(panel.chips.count()) if panel.chips.itemAt(i).widget()]
+        return [panel.masked.chips.itemAt(i).widget() for i in range(panel.masked.chips.count()) if panel.masked.chips.itemAt(i).widget()]
 
     qtbot.waitUntil(lambda: "piano" in [c.text() for c in chips()], timeout=5_000)  # the word buttons follow
     assert "MASK" not in [c.text() for c in chips()]
     next(c for c in chips() if c.text() == "piano").click()
-    assert panel.masked_text.text() == "She [MASK] the [MASK] on [MASK]."
+    assert panel.masked.text.text() == "She [MASK] the [MASK] on [MASK]."
     with qtbot.waitSignal(panel.focus_token, timeout=5_000):
-        panel._prediction_clicked(__import__("PySide6.QtCore", fromlist=["QUrl"]).QUrl("mask:2"))
+        panel.masked._prediction_clicked(__import__("PySide6.QtCore", fromlist=["QUrl"]).QUrl("mask:2"))
     assert window.tabs.currentWidget() is window.attention
-    with qtbot.waitSignal(panel.example_runner.finished, timeout=60_000):
-        panel.draw_example()
-    example = panel.example.toPlainText()
+    with qtbot.waitSignal(panel.masked.example_runner.finished, timeout=60_000):
+        panel.masked.draw_example()
+    example = panel.masked.example.toPlainText()
     assert "tokens chosen (15%)" in example and "[CLS]" in example
 
 
@@ -125,16 +125,16 @@ def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_run
     load(qtbot, window, contextual_runs["gpt"][0], contextual_runs["bert"][0])
     panel.views.setCurrentIndex(1)
     with qtbot.waitSignal(panel.shown, timeout=30_000):
-        panel.next_text.setText("She played the")
-    assert "%" in panel.next_results.toPlainText() and "gpt" in panel.next_message.text()
-    with qtbot.waitSignal(panel.generate_runner.finished, timeout=30_000):
-        panel.greedy.click()
-    assert panel.continuation.text().startswith("She played the<b>") and "greedy" in panel.continuation.text()
+        panel.next.text.setText("She played the")
+    assert "%" in panel.next.results.toPlainText() and "gpt" in panel.next.message.text()
+    with qtbot.waitSignal(panel.next.generate_runner.finished, timeout=30_000):
+        panel.next.greedy.click()
+    assert panel.next.continuation.text().startswith("She played the<b>") and "greedy" in panel.next.continuation.text()
     shot(qtbot, window, "predictions-next-token")
     panel.views.setCurrentIndex(3)
     with qtbot.waitSignal(panel.shown, timeout=30_000):
-        panel.nsp_b.setText("He tuned the cello.")
-    assert "IsNext" in panel.nsp_result.toPlainText()
+        panel.nsp.b.setText("He tuned the cello.")
+    assert "IsNext" in panel.nsp.result.toPlainText()
 
 
 def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, topic_corpus, tmp_path):
@@ -148,11 +148,11 @@ def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, t
     window.tabs.setCurrentWidget(panel)
     panel.views.setCurrentIndex(2)
     with qtbot.waitSignal(panel.shown, timeout=60_000):
-        panel.prob_text.setPlainText("She played the piano on stage.\npiano the She on played stage.\n"
+        panel.probability.text.setPlainText("She played the piano on stage.\npiano the She on played stage.\n"
                                      "stage on piano the played She.")
-    header = panel.prob_table.horizontalHeaderItem(1).text()
-    assert header.startswith("ngram") and panel.best[header] == 0
-    assert panel.prob_table.item(0, 1).text().startswith("★")
+    header = panel.probability.table.horizontalHeaderItem(1).text()
+    assert header.startswith("ngram") and panel.probability.best[header] == 0
+    assert panel.probability.table.item(0, 1).text().startswith("★")
     shot(qtbot, window, "predictions-sentence-probability")
 
 
@@ -160,14 +160,14 @@ def test_bad_input_gives_hints_and_notices_not_crashes(qtbot, window, contextual
     load(qtbot, window, contextual_runs["bert"][0])
     predictions, attention = window.predictions, window.attention
     for text in ["[MASK] [MASK] [MASK]", "Ünïcødé ☃ [MASK] 北京 \x00", "word " * 400 + "[MASK]"]:
-        with qtbot.waitSignals([predictions.masked_runner.finished], timeout=30_000):
-            predictions.masked_text.setText(text)
+        with qtbot.waitSignals([predictions.masked.runner.finished], timeout=30_000):
+            predictions.masked.text.setText(text)
         qtbot.wait(200)
     # the text longer than BERT reads: its [MASK] lies beyond the model's 64 tokens
-    assert "beyond" in predictions.masked_results[0].toPlainText()
-    predictions.masked_text.setText("")
+    assert "beyond" in predictions.masked.results[0].toPlainText()
+    predictions.masked.text.setText("")
     qtbot.wait(300)
-    assert "Type a sentence" in predictions.masked_hint.text()
+    assert "Type a sentence" in predictions.masked.hint.text()
     attention.sentence.setText("word " * 400)
     qtbot.waitUntil(lambda: attention.result is not None and len(attention.result["maps"].tokens) == 64, timeout=30_000)
     assert "truncated" in attention.message.text()
@@ -189,9 +189,9 @@ def test_attention_and_prediction_scenes_open_with_the_default_models(qtbot, win
         panel._refresh_models()
     if scene == "sentence-probability":
         for name in ("elmo-tiny (log p)", "gpt-tiny (log p)", "bert-tiny (pseudo-log p)"):
-            assert window.predictions.best[name] == 0  # the original above its two shuffles
+            assert window.predictions.probability.best[name] == 0  # the original above its two shuffles
     elif scene == "masked":
-        assert "bert-tiny" in window.predictions.masked_results[0].toPlainText()
+        assert "bert-tiny" in window.predictions.masked.results[0].toPlainText()
     else:
         assert window.attention.result["name"] == "bert-tiny"
     shot(qtbot, window, f"scene-{scene}")

@@ -1,0 +1,1 @@
+"""The predictions panel and its views."""

@@ -1,0 +1,243 @@
+"""Masked LM: top-k for every [MASK] as you type (two models side by side; click a word to mask it, a
+prediction to see where that position attends), and a BERT training example drawn as the engine trains."""
+
+from __future__ import annotations
+
+import html
+import random
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QScrollArea,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.panels.predictions.bars import bars, sentence_case, whole_word
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+from explorer.widgets.model_picker import ModelPicker
+
+DEBOUNCE_MS = 150
+MASK = "[MASK]"
+
+
+class MaskedView(QWidget):
+    shown = Signal()
+    focus_token = Signal(str, int)  # (text, token position)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        from engine.api import Capability
+
+        super().__init__(parent)
+        self.session = session
+        self.last: tuple[str, list[tuple[str, Any]]] | None = None
+        self.text = QLineEdit("The man went to the [MASK] to buy a gallon of milk.")
+        self.model = ModelPicker(Capability.MASKED_LM)
+        self.compare = QCheckBox("compare with")
+        self.model2 = ModelPicker(Capability.MASKED_LM)
+        self.model2.setEnabled(False)
+        self.compare.toggled.connect(lambda on: (self.model2.setEnabled(on), self.query()))
+        self.hint = QLabel()
+        self.hint.setWordWrap(True)
+        self.chips = QHBoxLayout()
+        self.results = [QTextBrowser(), QTextBrowser()]
+        for browser in self.results:
+            browser.setOpenLinks(False)
+            browser.anchorClicked.connect(self._prediction_clicked)
+        self.learn = QPushButton("Learn how BERT was trained: draw a training example")
+        self.learn.clicked.connect(self.draw_example)
+        self.example = QTextBrowser()
+        layout = QVBoxLayout(self)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Text:"))
+        row.addWidget(self.text, 3)
+        row.addWidget(self.model, 1)
+        row.addWidget(self.compare)
+        row.addWidget(self.model2, 1)
+        layout.addLayout(row)
+        chip_box = QWidget()
+        chip_box.setLayout(self.chips)
+        chip_scroll = QScrollArea()  # a long text's words scroll instead of widening the window
+        chip_scroll.setWidget(chip_box)
+        chip_scroll.setWidgetResizable(True)
+        chip_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        chip_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        chip_scroll.setFixedHeight(QToolButton(text="Wg").sizeHint().height() + 22)
+        chip_row = QHBoxLayout()
+        chip_row.addWidget(QLabel("Click a word to mask it:"))
+        chip_row.addWidget(chip_scroll, 1)
+        layout.addLayout(chip_row)
+        layout.addWidget(self.hint)
+        results = QHBoxLayout()
+        for browser in self.results:
+            results.addWidget(browser)
+        layout.addLayout(results, 2)
+        layout.addWidget(self.learn)
+        layout.addWidget(self.example, 1)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(lambda m: self._message(m))
+        self.example_runner = TaskRunner(self)
+        self.example_runner.finished.connect(self._show_example)
+        self.example_runner.failed.connect(lambda m: self.example.setPlainText(m))
+        self._chip_debounce = QTimer(self, singleShot=True, interval=500)  # the word buttons follow more slowly
+        self._chip_debounce.timeout.connect(lambda: self._make_chips(self.text.text()))
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.query)
+        self.text.textChanged.connect(lambda _: self._debounce.start())
+        for picker in (self.model, self.model2):
+            picker.currentIndexChanged.connect(lambda _: self.query())
+
+    def _message(self, message: str) -> None:
+        self.hint.setText(message)
+        for browser in self.results:
+            browser.clear()
+
+    def _make_chips(self, text: str) -> None:
+        from engine.api import word_spans
+
+        spans = [(a, b) for a, b in word_spans(text)[:30]
+                 if text[max(0, a - 1) : b + 1] != MASK and any(c.isalnum() for c in text[a:b])]
+        if spans == getattr(self, "_chip_spans", None):
+            return  # the same words: keep the buttons (rebuilding them on every key costs the GUI thread)
+        self._chip_spans = spans
+        while self.chips.count():
+            widget = self.chips.takeAt(0).widget()
+            if widget is not None:
+                widget.deleteLater()
+        for a, b in spans:
+            chip = QToolButton(text=text[a:b])
+            chip.clicked.connect(lambda _=False, span=(a, b), word=text[a:b]: self.mask_span(*span, word))
+            self.chips.addWidget(chip)
+        self.chips.addStretch(1)
+
+    def mask_span(self, start: int, end: int, word: str = "") -> None:
+        text = self.text.text()
+        if word and text[start:end] != word:  # the text changed since the buttons were made
+            self._chip_spans = None
+            self._make_chips(text)
+            return
+        self._chip_spans = None  # positions move: the buttons are rebuilt
+        self.text.setText(text[:start] + MASK + text[end:])
+
+    def query(self) -> None:
+        text = self.text.text()
+        self._chip_debounce.start()
+        handles = [self.session.models.get(self.model.currentText())]
+        if self.compare.isChecked():
+            handles.append(self.session.models.get(self.model2.currentText()))
+        handles = [h for h in handles if h is not None]
+        self.learn.setEnabled(bool(handles))
+        self.learn.setToolTip("" if handles else self.model.reason())
+        if not handles:
+            reason = self.model.reason()
+            self._message(sentence_case(reason) + ". Load BERT (or a BERT-style Hugging Face model).")
+            return
+        if not text.strip():
+            self._message("Type a sentence with [MASK] where a word should be predicted.")
+            return
+        if MASK not in text:  # a hint, not an error
+            self._message("No [MASK] yet: type [MASK] where a word should be, or click a word above to mask it.")
+            return
+
+        def work() -> tuple[str, list[tuple[str, Any]]]:
+            from engine.api import Word2BertError
+
+            out = []
+            for h in handles:
+                try:
+                    out.append((h.name, h.fill_mask(text, k=8)))
+                except Word2BertError as e:
+                    out.append((h.name, str(e)))
+            return text, out
+
+        self.runner.submit(work)
+
+    def _show(self, result: tuple[str, list[tuple[str, Any]]]) -> None:
+        text, per_model = result
+        self.last = result
+        before = text.split(MASK)
+        notes = []
+        for browser, (name, candidates) in zip(self.results, per_model, strict=False):
+            if isinstance(candidates, str):
+                browser.setHtml(f"<p><b>{html.escape(name)}</b></p><p>{html.escape(candidates)}</p>")
+                continue
+            parts = [f"<p><b>{html.escape(name)}</b></p>"]
+            for m, mask in enumerate(candidates):
+                rows = [(whole_word(t, before[m] if m < len(before) else ""), p)
+                        for t, p in zip(mask.tokens, mask.probs, strict=True)]
+                parts.append(f"<p>[MASK] {m + 1} (token {mask.position}; click a word to see where it attends)</p>")
+                parts.append(bars(rows, link=f"mask:{mask.position}"))
+            browser.setHtml("".join(parts))
+            if len(candidates) < text.count(MASK):
+                notes.append(f"{name} reads only the first {len(candidates)} [MASK]s (the text is longer than it reads)")
+        if len(per_model) < 2:
+            self.results[1].clear()
+        self.hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each")
+        self.shown.emit()
+
+    def _prediction_clicked(self, url: QUrl) -> None:
+        kind, _, position = url.toString().partition(":")
+        if kind == "mask" and position.isdigit():
+            self.focus_token.emit(self.text.text(), int(position))
+
+    def draw_example(self) -> None:
+        handle = self.session.models.get(self.model.currentText())
+        if handle is None:
+            return
+        seed = random.randrange(1 << 30)
+        self.example.setPlainText("drawing a sentence pair from the corpus and masking it…")
+        def work() -> Any:
+            from engine.api import bert_training_example
+
+            return bert_training_example(handle, "default", seed)
+
+        self.example_runner.submit(work)
+
+    def _show_example(self, ex: Any) -> None:
+        colours = {"[MASK]": "#d62728", "random": "#ff7f0e", "kept": "#2ca02c"}
+        chosen = dict(zip(ex.chosen, ex.how, strict=True))
+        tokens = []
+        for i, token in enumerate(ex.inputs):
+            shown = html.escape(token)
+            if i in chosen:
+                shown = (f"<span style='color:{colours[chosen[i]]}'><b>{shown}</b></span>"
+                         f"<sub>{html.escape(ex.original[i])}</sub>")
+            elif ex.segments[i]:
+                shown = f"<span style='background:#fdecea'>{shown}</span>"
+            tokens.append(shown)
+        nsp = (f"B {'really follows' if ex.is_next else 'is a random sentence, not the one after'} A; "
+               + (f"the model says P(IsNext) = {ex.next_probability:.2f}" if ex.next_probability is not None else ""))
+        parts = [f"<p>{' '.join(tokens)}</p><p>{len(ex.chosen)} of {len(ex.inputs)} tokens chosen (15%): "
+                 "<span style='color:#d62728'>[MASK] (80%)</span>, <span style='color:#ff7f0e'>random token "
+                 "(10%)</span>, <span style='color:#2ca02c'>kept (10%)</span>; the model must predict the "
+                 f"original (small) at each. {html.escape(nsp)}</p><table>"]
+        for position, how, preds in zip(ex.chosen, ex.how, ex.predictions, strict=True):
+            guess = ", ".join(f"{html.escape(t)} {p:.0%}" for t, p in preds[:3])
+            ok = "✓" if preds[0][0] == ex.original[position] else ""
+            parts.append(f"<tr><td>{html.escape(ex.original[position])}</td><td>&nbsp;({how})&nbsp;</td>"
+                         f"<td>→ {guess} {ok}</td></tr>")
+        parts.append("</table>")
+        self.example.setHtml("".join(parts))
+
+    def refresh_models(self, prefer: str) -> None:
+        self.model.set_models(self.session.models, prefer=prefer)
+        self.model2.set_models(self.session.models,
+                               prefer=next((n for n in self.model.usable() if n != self.model.currentText()), ""))
+        self.query()
+
+    def set_sentences(self, sentences: list[str]) -> None:
+        if sentences:
+            self.text.setText(sentences[0])
+
+    def sentences(self) -> list[str]:
+        return [self.text.text()]

@@ -1,0 +1,119 @@
+"""Next token: the likeliest continuations of a text's beginning, and greedy or sampled continuations."""
+
+from __future__ import annotations
+
+import html
+import random
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QDoubleSpinBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.panels.predictions.bars import bars, sentence_case
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+from explorer.widgets.model_picker import ModelPicker
+
+DEBOUNCE_MS = 150
+
+
+class NextTokenView(QWidget):
+    shown = Signal()
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        from engine.api import Capability
+
+        super().__init__(parent)
+        self.session = session
+        self.text = QLineEdit("The river flows into the")
+        self.model = ModelPicker(Capability.NEXT_TOKEN)
+        self.results = QTextBrowser()
+        self.message = QLabel()
+        self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)
+        self.greedy = QPushButton("Continue (greedy)")
+        self.sample = QPushButton("Continue (sampled)")
+        self.continuation = QLabel()
+        self.continuation.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Text:"))
+        row.addWidget(self.text, 3)
+        row.addWidget(self.model, 1)
+        layout.addLayout(row)
+        layout.addWidget(self.message)
+        layout.addWidget(self.results, 1)
+        gen = QHBoxLayout()
+        gen.addWidget(self.greedy)
+        gen.addWidget(self.sample)
+        gen.addWidget(QLabel("temperature"))
+        gen.addWidget(self.temperature)
+        gen.addStretch(1)
+        layout.addLayout(gen)
+        layout.addWidget(self.continuation)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self.message.setText)
+        self.generate_runner = TaskRunner(self)
+        self.generate_runner.finished.connect(self._show_continuation)
+        self.generate_runner.failed.connect(self.continuation.setText)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.query)
+        self.text.textChanged.connect(lambda _: self._debounce.start())
+        self.model.currentIndexChanged.connect(lambda _: self.query())
+        self.greedy.clicked.connect(lambda: self.continue_text(0.0))
+        self.sample.clicked.connect(lambda: self.continue_text(self.temperature.value()))
+
+    def query(self) -> None:
+        handle = self.session.models.get(self.model.currentText())
+        for control in (self.greedy, self.sample):
+            control.setEnabled(handle is not None)
+        if handle is None:
+            reason = self.model.reason()
+            self.message.setText(sentence_case(reason) + ". Load GPT or ELMo.")
+            self.results.clear()
+            return
+        text = self.text.text()
+        if not text.strip():
+            self.message.setText("Type the beginning of a sentence.")
+            return
+        self.runner.submit(lambda: (text, handle.name, handle.next_token(text, k=10)))
+
+    def _show(self, result: tuple[str, str, Any]) -> None:
+        text, name, candidates = result
+        self.message.setText(f"{name}: the likeliest next tokens after “{text}”")
+        self.results.setHtml(bars(list(zip(candidates.tokens, candidates.probs, strict=True))))
+        self.shown.emit()
+
+    def continue_text(self, temperature: float) -> None:
+        handle = self.session.models.get(self.model.currentText())
+        text = self.text.text()
+        if handle is None or not text.strip():
+            return
+        seed = random.randrange(1 << 30)
+        self.continuation.setText("continuing…")
+        self.generate_runner.submit(lambda: (text, handle.generate(text, 20, temperature, seed), temperature))
+
+    def _show_continuation(self, result: tuple[str, str, float]) -> None:
+        text, more, temperature = result
+        how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
+        self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
+
+    def refresh_models(self, prefer: str) -> None:
+        self.model.set_models(self.session.models, prefer=prefer)
+        self.query()
+
+    def set_sentences(self, sentences: list[str]) -> None:
+        if sentences:
+            self.text.setText(sentences[0])
+
+    def sentences(self) -> list[str]:
+        return [self.text.text()]

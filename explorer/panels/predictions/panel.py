@@ -1,0 +1,64 @@
+"""The predictions panel: four views in tabs, each its own widget — masked LM (masked.py), next token
+(next_token.py), sentence probability (sentence_probability.py), next sentence (next_sentence.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+
+from explorer.panels.predictions.masked import MaskedView
+from explorer.panels.predictions.next_sentence import NextSentenceView
+from explorer.panels.predictions.next_token import NextTokenView
+from explorer.panels.predictions.sentence_probability import SentenceProbabilityView
+from explorer.session import Session
+
+
+class PredictionsPanel(QWidget):
+    shown = Signal()  # the view on screen has its results (scenes' screenshots wait for it)
+    focus_token = Signal(str, int)  # (text, token position): show where it attends in the attention panel
+    VIEWS = ("masked", "next", "probability", "nsp")
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.wanted_model = ""
+        self.masked = MaskedView(session)
+        self.next = NextTokenView(session)
+        self.probability = SentenceProbabilityView(session)
+        self.nsp = NextSentenceView(session)
+        self.views = QTabWidget()
+        titles = ("Masked LM", "Next token", "Sentence probability", "Next sentence")
+        for name, view, title in zip(self.VIEWS, self._views(), titles, strict=True):
+            self.views.addTab(view, title)
+            view.shown.connect(lambda name=name: self._shown(name))
+        self.masked.focus_token.connect(self.focus_token)
+        QVBoxLayout(self).addWidget(self.views)
+        session.modelsChanged.connect(self._refresh_models)
+        self._refresh_models()
+
+    def _views(self) -> tuple[Any, ...]:
+        return self.masked, self.next, self.probability, self.nsp
+
+    def _shown(self, view: str) -> None:
+        if self.VIEWS[self.views.currentIndex()] == view:  # only the view on screen counts as shown
+            self.shown.emit()
+
+    def _refresh_models(self) -> None:
+        for view in self._views():
+            view.refresh_models(self.wanted_model)
+
+    def apply_scene(self, scene: dict[str, Any]) -> None:
+        view = str(scene.get("view") or "masked")
+        self.wanted_model = str(scene.get("contextual_model") or "")
+        index = self.VIEWS.index(view) if view in self.VIEWS else 0
+        self.views.setCurrentIndex(index)
+        self._views()[index].set_sentences([str(s) for s in scene.get("sentences", [])])
+        self._refresh_models()
+
+    def current_scene(self) -> dict[str, Any]:
+        index = self.views.currentIndex()
+        return {"panel": "predictions", "sentences": self._views()[index].sentences(), "selection": "",
+                "models": list(self.session.models), "contextual_model": self.masked.model.currentText(),
+                "layer": None, "view": self.VIEWS[index]}

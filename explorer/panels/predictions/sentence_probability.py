@@ -1,0 +1,134 @@
+"""Sentence probability: a sentence and its shuffles scored by every loaded model that can score
+(n-gram, NNLM, ELMo, GPT; BERT by pseudo-log-likelihood), one column per model."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtWidgets import (
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+from explorer.widgets.export import add_csv_export, table_rows
+
+
+class SentenceProbabilityView(QWidget):
+    shown = Signal()
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.best: dict[str, int] = {}  # the best-rated sentence of each model
+        self.text = QPlainTextEdit("The president of the United States lives in Washington.\n"
+                                        "The States president of the United lives in Washington.\n"
+                                        "Washington the of president lives States United in the.")
+        self.shuffle = QPushButton("Add a shuffle of the first sentence")
+        self.shuffle.clicked.connect(self.add_shuffle)
+        self.table = QTableWidget(0, 0)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setWordWrap(True)
+        add_csv_export(self.table, lambda: table_rows(self.table), "sentence-probability")
+        self.message = QLabel()
+        self.message.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Sentences, one per line — which is the more reasonable one?"))
+        layout.addWidget(self.text, 1)
+        layout.addWidget(self.shuffle)
+        layout.addWidget(self.message)
+        layout.addWidget(self.table, 2)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self.message.setText)
+        self._debounce = QTimer(self, singleShot=True, interval=400)
+        self._debounce.timeout.connect(self.query)
+        self.text.textChanged.connect(self._debounce.start)
+
+    def add_shuffle(self) -> None:
+        lines = [s for s in self.text.toPlainText().splitlines() if s.strip()]
+        if not lines:
+            return
+        words = lines[0].rstrip(".").split()
+        random.shuffle(words)
+        self.text.appendPlainText(" ".join(words) + ".")
+
+    def query(self) -> None:
+        from engine.api import Capability
+
+        sentences = [s.strip() for s in self.text.toPlainText().splitlines() if s.strip()][:12]
+        handles = [h for h in self.session.models.values() if Capability.SENTENCE_SCORE in h.capabilities]
+        if not handles:
+            self.message.setText("No loaded model can score sentences: load an n-gram, NNLM, ELMo, GPT or BERT model.")
+            self.table.setRowCount(0)
+            return
+        if not sentences:
+            self.message.setText("Type a sentence and a few shuffles of it.")
+            return
+
+        def work() -> tuple[list[str], list[tuple[str, list[Any]]]]:
+            from engine.api import Word2BertError
+
+            columns = []
+            for h in handles:
+                scores: list[Any] = []
+                for s in sentences:
+                    try:
+                        scores.append(h.score(s))
+                    except Word2BertError as e:
+                        scores.append(str(e))
+                columns.append((f"{h.name} ({'pseudo-' if Capability.MASKED_LM in h.capabilities else ''}log p)", scores))
+            return sentences, columns
+
+        self.message.setText(f"scoring {len(sentences)} sentences with {len(handles)} models…")
+        self.runner.submit(work)
+
+    def _show(self, result: tuple[list[str], list[tuple[str, list[Any]]]]) -> None:
+        sentences, columns = result
+        self.table.clear()
+        self.table.setRowCount(len(sentences))
+        self.table.setColumnCount(1 + len(columns))
+        self.table.setHorizontalHeaderLabels(["sentence", *[name for name, _ in columns]])
+        for r, s in enumerate(sentences):
+            self.table.setItem(r, 0, QTableWidgetItem(s))
+        self.best: dict[str, int] = {}
+        for c, (name, scores) in enumerate(columns, start=1):
+            numbers = [x.logprob if not isinstance(x, str) else float("-inf") for x in scores]
+            best = max(range(len(numbers)), key=numbers.__getitem__)
+            self.best[name] = best
+            for r, x in enumerate(scores):
+                if isinstance(x, str):
+                    item = QTableWidgetItem("—")
+                    item.setToolTip(x)
+                else:
+                    item = QTableWidgetItem(f"{'★ ' if r == best else ''}{x.logprob:.1f}  (ppl {x.perplexity:,.0f})")
+                    item.setToolTip(" ".join(f"{t}:{lp:.1f}" for t, lp in zip(x.tokens, x.token_logprobs, strict=True)))
+                    if r == best:
+                        font = item.font()
+                        font.setBold(True)
+                        item.setFont(font)
+                self.table.setItem(r, c, item)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table.resizeRowsToContents()
+        self.message.setText("Log-probability (natural log; higher is more likely) and perplexity per model; "
+                                  "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob.")
+        self.shown.emit()
+
+    def refresh_models(self, prefer: str) -> None:
+        self._debounce.start()
+
+    def set_sentences(self, sentences: list[str]) -> None:
+        self.text.setPlainText("\n".join(sentences))
+
+    def sentences(self) -> list[str]:
+        return [s for s in self.text.toPlainText().splitlines() if s.strip()]
