@@ -61,8 +61,3 @@ def precision_for(device: torch.device, mixed: bool = True) -> Precision:
         bf16 = torch.cuda.is_bf16_supported()
         return Precision("cuda", torch.bfloat16 if bf16 else torch.float16)
     return Precision(device.type, torch.float16)
-
-
-def seed_everything(seed: int) -> torch.Generator:
-    torch.manual_seed(seed)
-    return torch.Generator().manual_seed(seed)

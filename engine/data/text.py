@@ -87,12 +87,6 @@ def encode_to_file(
     return ids_map, np.asarray(starts, dtype=np.int64)
 
 
-def sentence_ids(starts: np.ndarray) -> np.ndarray:
-    """For a flat token array with sentence ``starts``, the sentence number of every token."""
-    lengths = np.diff(starts)
-    return np.repeat(np.arange(len(lengths), dtype=np.int32), lengths)
-
-
 def train_subword_tokenizer(
     sentences: Iterable[str],
     kind: str = "wordpiece",

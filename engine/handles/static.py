@@ -15,12 +15,10 @@ from engine.handles.base import BaseHandle, run_info
 
 
 def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
-    from engine.models.word2vec import Word2VecModel, ngram_rows
+    from engine.models.word2vec import ngram_rows
 
     cfg = config_from_dict("word2vec", config["model"])
     vocab = Vocab.load(run_dir / "vocab.txt")
-    model = Word2VecModel.__new__(Word2VecModel)
-    model.vocab, model.cfg = vocab, cfg
     rows = len(vocab) + (cfg.subword_buckets + 1 if cfg.subword_buckets else 0)
     out_rows = max(len(vocab) - 1, 1) if cfg.hs else len(vocab)
     expected = {"vectors": (len(vocab), cfg.vector_size), "syn0": (rows, cfg.vector_size), "syn1": (out_rows, cfg.vector_size)}

@@ -56,10 +56,6 @@ class CorpusIndex:
     def layers(self) -> int:
         return int(self.vectors.shape[1])
 
-    @property
-    def memory_bytes(self) -> int:
-        return int(self.vectors.nbytes)
-
     def __len__(self) -> int:
         return int(self.vectors.shape[0])
 

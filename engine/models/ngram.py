@@ -88,18 +88,6 @@ class NGramLM:
         found = (prefix_idx >= 0) & (len(table.keys) > 0) & (table.keys[pos_c] == keys) if len(table.keys) else np.zeros(len(keys), bool)
         return np.where(found, pos_c, -1)
 
-    def _gram_index(self, ids: np.ndarray, sent: np.ndarray, m: int) -> np.ndarray:
-        """For every start position s, the index of the m-gram ids[s:s+m] (-1 if unknown or crossing)."""
-        n = len(ids)
-        idx = ids.astype(np.int64).copy()  # m = 1
-        for j in range(2, m + 1):
-            valid = np.zeros(n, bool)
-            valid[: n - j + 1] = sent[: n - j + 1] == sent[j - 1 :]
-            word = np.zeros(n, np.int64)
-            word[: n - j + 1] = ids[j - 1 :]
-            idx = np.where(valid & (idx >= 0), self._lookup(j, np.where(idx >= 0, idx, 0), word), -1)
-        return idx
-
     def fit(self, sentences: list[list[int]]) -> NGramLM:
         return self.fit_flat(*flatten(sentences))
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import asdict
 
 import numpy as np
 import torch
@@ -416,10 +415,6 @@ class _TorchSteps:
                 draw = torch.randint(len(self.table), (G, cfg.shared_negatives), device=device, generator=self.noise_gen)
                 loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], self.table[draw], lr)
             yield f0, f1, loss, z - a
-
-
-def config_dict(cfg: Word2VecConfig) -> dict:
-    return asdict(cfg)
 
 
 def _timer() -> float:

@@ -12,7 +12,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QProgressBar,
@@ -21,8 +20,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSlider,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QTextBrowser,
     QToolButton,
@@ -30,9 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.polysemy_static import StaticNeighbours
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
-from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.export import add_csv_export
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.occurrence_map import OccurrenceMapView
 
@@ -72,15 +70,7 @@ class PolysemyPanel(QWidget):
         left.addWidget(self.sentences, 1)
         left.addWidget(chip_scroll)
 
-        self.static_table = QTableWidget(0, 2)
-        self.static_table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
-        self.static_table.verticalHeader().setVisible(False)
-        self.static_table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        self.static_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.static_table.setWordWrap(True)
-        self.static_table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        static_box = QGroupBox("Static vectors")
-        QVBoxLayout(static_box).addWidget(self.static_table)
+        self.static = StaticNeighbours(session)
 
         from engine.api import Capability
 
@@ -118,7 +108,6 @@ class PolysemyPanel(QWidget):
         self._others: list[tuple[str, int, list[tuple[str, list[Any]]]]] = []
         self._last_map: Any = None
         self._last_groups: list[tuple[str, list[Any]]] = []
-        add_csv_export(self.static_table, lambda: table_rows(self.static_table), "static-neighbours")
         add_csv_export(self.results, self.contextual_rows, "contextual-neighbours")
         row = QHBoxLayout()
         row.addWidget(QLabel("Model:"))
@@ -138,7 +127,7 @@ class PolysemyPanel(QWidget):
         cl.addWidget(self.views, 1)
 
         right = QSplitter(Qt.Orientation.Vertical)
-        right.addWidget(static_box)
+        right.addWidget(self.static)
         right.addWidget(contextual_box)
         right.setSizes([180, 420])
         left_widget = QWidget()
@@ -150,9 +139,6 @@ class PolysemyPanel(QWidget):
         split.setStretchFactor(1, 2)
         QVBoxLayout(self).addWidget(split)
 
-        self.static_runner = TaskRunner(self)
-        self.static_runner.finished.connect(self._show_static)
-        self.static_runner.failed.connect(lambda m: self._static_message(m))
         self.context_runner = TaskRunner(self)
         self.context_runner.finished.connect(self._show_contextual)
         self.context_runner.failed.connect(self._contextual_failed)
@@ -205,7 +191,7 @@ class PolysemyPanel(QWidget):
             chip = self.chips.itemAt(i).widget()
             if isinstance(chip, QToolButton):
                 chip.setChecked(chip.text() == self.word)
-        self.query_static()
+        self.static.query(self.word)
         self.query_contextual()
 
     # ------------------------------------------------------------ scenes
@@ -229,7 +215,7 @@ class PolysemyPanel(QWidget):
     def _refresh_models(self) -> None:
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self._model_changed()
-        self.query_static()
+        self.static.query(self.word)
         # a scene's contextual models are indexed in turn, its chosen one first (cached on disk after once)
         wanted = {*self.wanted_models, self.wanted_model} - {""}
         for name in sorted(self.model.usable(), key=lambda n: n != self.wanted_model):
@@ -260,42 +246,6 @@ class PolysemyPanel(QWidget):
         self.layer.blockSignals(False)
         self.layer_label.setText(f"layer {self.layer.value()}")
         self.query_contextual()
-
-    # ------------------------------------------------------------ static column
-
-    def _static_message(self, message: str) -> None:
-        self.static_table.setRowCount(1)
-        self.static_table.setItem(0, 0, QTableWidgetItem(""))
-        self.static_table.setItem(0, 1, QTableWidgetItem(message))
-
-    def query_static(self) -> None:
-        from engine.api import Capability
-
-        handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
-        if not self.word or not handles:
-            self._static_message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
-            return
-        word = self.word
-
-        def work() -> list[tuple[str, str]]:
-            from engine.api import Word2BertError
-
-            rows = []
-            for h in handles:
-                try:
-                    rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in h.static_neighbours(word, 8))))
-                except Word2BertError as e:
-                    rows.append((h.name, str(e)))
-            return rows
-
-        self.static_runner.submit(work)
-
-    def _show_static(self, rows: list[tuple[str, str]]) -> None:
-        self.static_table.setRowCount(len(rows))
-        for r, (name, text) in enumerate(rows):
-            self.static_table.setItem(r, 0, QTableWidgetItem(name))
-            self.static_table.setItem(r, 1, QTableWidgetItem(text))
-        self.static_table.resizeRowsToContents()
 
     # ------------------------------------------------------------ contextual column
 

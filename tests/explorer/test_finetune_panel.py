@@ -5,7 +5,8 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import FRAMES, TOPICS
+
+from tests.conftest import FRAMES, TOPICS
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 

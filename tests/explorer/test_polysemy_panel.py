@@ -63,13 +63,13 @@ def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(
     panel = window.polysemy
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load("glove-6b-50d")
-    with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
         panel.select("bank")
-    assert panel.static_table.rowCount() == 1
-    assert "banks" in panel.static_table.item(0, 1).text()
-    with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
+    assert panel.static.table.rowCount() == 1
+    assert "banks" in panel.static.table.item(0, 1).text()
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
         panel.select("qqzzxxwv")
-    assert "not in the vocabulary" in panel.static_table.item(0, 1).text()
+    assert "not in the vocabulary" in panel.static.table.item(0, 1).text()
 
 
 def test_controls_a_model_cannot_serve_are_disabled_with_the_reason(qtbot, window, contextual_runs):
@@ -142,9 +142,9 @@ def test_tables_export_to_csv(qtbot, window, tmp_path):
     panel = window.polysemy
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load("glove-6b-50d")
-    with qtbot.waitSignal(panel.static_runner.finished, timeout=30_000):
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
         panel.select("bank")
-    write_csv(str(tmp_path / "t.csv"), table_rows(panel.static_table))
+    write_csv(str(tmp_path / "t.csv"), table_rows(panel.static.table))
     text = (tmp_path / "t.csv").read_text()
     assert text.startswith("static model,") and "glove-6b-50d" in text and "banks" in text
 
@@ -183,8 +183,8 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     word, _, groups, _, _ = blocker.args[0]
     assert word == scene and len(groups) == len(panel.sentence_list())
     assert [h.sentence for h in groups[0][1]] != [h.sentence for h in groups[1][1]]
-    qtbot.waitUntil(lambda: panel.static_table.rowCount() == 2, timeout=30_000)  # GloVe and word2vec
-    statics = {panel.static_table.item(r, 0).text() for r in range(2)}
+    qtbot.waitUntil(lambda: panel.static.table.rowCount() == 2, timeout=30_000)  # GloVe and word2vec
+    statics = {panel.static.table.item(r, 0).text() for r in range(2)}
     assert statics == {"glove-6b-50d", "word2vec-sgns"}
     qtbot.wait(50)
     SHOTS.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 import pytest
-from conftest import TINY
+
+from tests.conftest import TINY
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
@@ -134,3 +135,23 @@ def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
     panel.settings.editors["negative"].setValue(0)  # with negative sampling: a problem to show
     qtbot.wait(50)  # the rebuilt form is laid out by the event loop
     window.grab().save(str(SHOTS / "pretrain-settings-word2vec.png"))
+
+
+def test_closing_the_window_stops_a_run_with_a_save(qtbot, window):
+    """Closing the app is a Stop: the training process saves a resumable checkpoint before the app ends."""
+    from engine import api
+
+    panel = window.train
+    choose(panel, "bert")
+    panel.steps.setValue(100_000)
+    panel.start.click()
+    with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
+        pass
+    job = panel.job
+    assert window.running_jobs() == [job]
+    window.close()
+    assert not job.running and job.status == "stopped"
+    assert window.running_jobs() == []
+    events = api.read_metrics(panel.run_dir)
+    assert isinstance(events[-1], api.RunFinished) and events[-1].status == "stopped"
+    assert api.load(panel.run_dir).kind == "bert"  # the saved checkpoint loads

@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 import torch
-from conftest import tiny_spec
 
 from engine import api
 from engine.models.bert import IGNORE, mask_tokens
 from engine.training.events import EvalMetrics, RunFinished, StepMetrics
 from engine.training.pretrain_data import bert_pairs, token_windows
+from tests.conftest import tiny_spec
 
 
 def test_masking_follows_15_and_80_10_10():

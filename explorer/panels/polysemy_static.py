@@ -1,0 +1,68 @@
+"""The polysemy lens's static column: each static model's nearest words of the selected word — one list
+whatever the sentence (GloVe, word2vec), the contrast the contextual column makes visible."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import (
+    QGroupBox,
+    QHeaderView,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+from explorer.widgets.export import add_csv_export, table_rows
+
+
+class StaticNeighbours(QGroupBox):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__("Static vectors", parent)
+        self.session = session
+        self.table = QTableWidget(0, 2)
+        self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.setWordWrap(True)
+        self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        add_csv_export(self.table, lambda: table_rows(self.table), "static-neighbours")
+        QVBoxLayout(self).addWidget(self.table)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self._message)
+
+    def _message(self, message: str) -> None:
+        self.table.setRowCount(1)
+        self.table.setItem(0, 0, QTableWidgetItem(""))
+        self.table.setItem(0, 1, QTableWidgetItem(message))
+
+    def query(self, word: str) -> None:
+        from engine.api import Capability
+
+        handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
+        if not word or not handles:
+            self._message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
+            return
+
+        def work() -> list[tuple[str, str]]:
+            from engine.api import Word2BertError
+
+            rows = []
+            for h in handles:
+                try:
+                    rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in h.static_neighbours(word, 8))))
+                except Word2BertError as e:
+                    rows.append((h.name, str(e)))
+            return rows
+
+        self.runner.submit(work)
+
+    def _show(self, rows: list[tuple[str, str]]) -> None:
+        self.table.setRowCount(len(rows))
+        for r, (name, text) in enumerate(rows):
+            self.table.setItem(r, 0, QTableWidgetItem(name))
+            self.table.setItem(r, 1, QTableWidgetItem(text))
+        self.table.resizeRowsToContents()

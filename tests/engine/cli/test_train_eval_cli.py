@@ -1,0 +1,33 @@
+"""word2bert-train and word2bert-eval from the command line."""
+
+import json
+
+import pytest
+
+from tests.engine.helpers import run, w2v_spec  # noqa: F401
+
+
+def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
+    from engine.cli.eval import eval_main
+    from engine.cli.train import train_main
+
+    out = tmp_path / "cli"
+    rc = train_main(["word2vec", "--corpus", str(topic_corpus), "--out", str(out), "--arch", "skipgram", "--loss", "hs",
+                     "--dim", "20", "--epochs", "2", "--min-count", "2", "--workers", "1"])
+    assert rc == 0
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["model"]["sg"] == 1 and cfg["model"]["hs"] == 1 and cfg["model"]["vector_size"] == 20
+    assert cfg["model"]["workers"] == 1
+    capsys.readouterr()
+    assert eval_main([str(out), "--tasks", "analogy,wordsim,simlex", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert set(result) >= {"analogy", "wordsim", "simlex"}
+    assert 0 <= result["wordsim"]["coverage"] <= 1 and "accuracy" in result["analogy"]
+    assert train_main(["word2vec", "--corpus", "/no/such", "--out", str(tmp_path / "x")]) == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # KIND --help lists the family's settings
+        train_main(["word2vec", "--help"])
+    assert "--workers" in capsys.readouterr().out
+    assert train_main(["gpt", "--out", str(tmp_path / "y"), "--hidden", "100", "--heads", "3"]) == 2
+    assert "hidden (100) must be a multiple of heads (3)" in capsys.readouterr().err
+    assert not (tmp_path / "y").exists()

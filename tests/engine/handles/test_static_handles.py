@@ -1,0 +1,100 @@
+"""Handles of the static families and word LMs: queries, save/load, word2vec format, GloVe 6B, any text."""
+
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import api
+from engine.errors import Word2BertError
+from tests.engine.helpers import run, w2v_spec  # noqa: F401
+
+
+def test_static_handles_answer_queries(runs):
+    w2v = api.load(runs["word2vec"][0])
+    assert api.Capability.STATIC in w2v.capabilities
+    assert api.Capability.SENTENCE_SCORE not in w2v.capabilities
+    neighbours = w2v.static_neighbours("banana", k=5)
+    assert len(neighbours) == 5 and all(n.word != "banana" for n in neighbours)
+    assert neighbours[0].similarity >= neighbours[-1].similarity
+    assert w2v.vocabulary(3)[0] in ("the", ".")
+    with pytest.raises(api.UnknownWord, match="zeppelin"):
+        w2v.vector("zeppelin")
+    with pytest.raises(api.Unsupported, match="masked-LM"):
+        w2v.fill_mask("the [MASK] is red")
+    ngram = api.load(runs["ngram"][0])
+    good, bad = ngram.score("he drove the car to town"), ngram.score("town car the drove to he")
+    assert good.logprob > bad.logprob and good.perplexity < bad.perplexity
+    with pytest.raises(api.Unsupported):
+        ngram.static_neighbours("car")
+    nnlm = api.load(runs["nnlm"][0])
+    assert nnlm.score("she played the piano on stage").perplexity > 1
+    assert len(nnlm.static_neighbours("piano", 3)) == 3
+
+
+def test_static_contextual_vectors_are_the_same_for_every_occurrence(runs):
+    h = api.load(runs["word2vec"][0])
+    a = h.contextual_vectors("she played the guitar on stage")
+    b = h.contextual_vectors("he drove the car to the guitar shop")
+    assert a.vectors.shape[0] == 1 and a.vectors.dtype == np.float32
+    np.testing.assert_array_equal(a.vectors[0, a.words.index("guitar")], b.vectors[0, b.words.index("guitar")])
+
+
+def test_save_load_gives_identical_vectors_and_scores(runs):
+    from safetensors.numpy import load_file
+
+    path = runs["word2vec"][0]
+    saved = load_file(str(path / "model.safetensors"))["vectors"]
+    h1, h2 = api.load(path), api.load(path)
+    i = h1.static_vectors().index["piano"]
+    np.testing.assert_array_equal(h1.vector("piano"), saved[i])
+    np.testing.assert_array_equal(h1.vector("piano"), h2.vector("piano"))
+    n1, n2 = api.load(runs["ngram"][0]), api.load(runs["ngram"][0])
+    assert n1.score("the car stopped").logprob == n2.score("the car stopped").logprob
+
+
+def test_word2vec_format_round_trip_with_gensim(runs, tmp_path):
+    from gensim.models import KeyedVectors
+
+    from engine.cli.export import export_main
+
+    h = api.load(runs["word2vec"][0])
+    for binary in (False, True):
+        out = tmp_path / f"v{int(binary)}.w2v"
+        assert export_main([str(runs["word2vec"][0]), "--to", "word2vec", str(out)] + (["--binary"] if binary else [])) == 0
+        kv = KeyedVectors.load_word2vec_format(str(out), binary=binary)
+        np.testing.assert_allclose(kv["piano"], h.vector("piano"), rtol=1e-5, atol=1e-6)
+        back = api.load(out)  # we read our own files
+        np.testing.assert_allclose(back.vector("piano"), h.vector("piano"), rtol=1e-5, atol=1e-6)
+        gensim_file = tmp_path / f"g{int(binary)}.bin"
+        kv.save_word2vec_format(str(gensim_file), binary=binary)  # ... and gensim's
+        np.testing.assert_allclose(api.load(gensim_file).vector("piano"), kv["piano"], rtol=1e-5, atol=1e-6)
+
+
+def test_glove_package_vectors_load_and_make_sense():
+    h = api.load("glove-6b-50d")
+    assert h.info["vocabulary_size"] == 400000 and h.info["dim"] == 50
+    top = [n.word for n in h.static_neighbours("king", 10)]
+    assert "queen" in top or "prince" in top
+    assert h.analogy("man", "king", "woman", 3)[0].word == "queen"
+
+
+QUERY_TEXT = st.text(max_size=60) | st.sampled_from(["", " ", "\x00", "[MASK]", "bank", "piano", "a" * 30000])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=QUERY_TEXT, other=QUERY_TEXT)
+def test_every_query_gives_a_result_or_a_clear_error(runs, text, other):
+    handles = getattr(test_every_query_gives_a_result_or_a_clear_error, "_handles", None)
+    if handles is None:
+        handles = [api.load(p) for p, _ in runs.values()]
+        test_every_query_gives_a_result_or_a_clear_error._handles = handles
+    for h in handles:
+        for name, args in (("static_neighbours", (text, 3)), ("vector", (text,)), ("score", (text,)),
+                           ("contextual_vectors", (text,)), ("analogy", (text, other, "car", 2)),
+                           ("fill_mask", (text,)), ("attention", (text,))):
+            try:
+                getattr(h, name)(*args)
+            except Word2BertError as e:
+                assert str(e)

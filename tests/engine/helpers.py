@@ -1,0 +1,16 @@
+"""Helpers shared by the engine tests: run a spec to its end; a tiny word2vec spec."""
+
+from engine import api
+from engine.config import RunSpec, Word2VecConfig
+from engine.training.events import RunFinished
+
+
+def run(spec, stop=None):
+    events = list(api.train(spec, stop=stop))
+    assert isinstance(events[-1], RunFinished)
+    return events
+
+
+def w2v_spec(corpus, out, log_every=5, **kw):
+    model = Word2VecConfig(sg=1, vector_size=24, epochs=8, min_count=2, batch_pairs=512)
+    return RunSpec("word2vec", out=str(out), corpus=str(corpus), model=model, log_every=log_every, **kw)

@@ -1,0 +1,114 @@
+"""Training the static families through engine.api: events, metrics.jsonl, resume, stop, divergence, bad corpora, streaming."""
+
+import json
+import threading
+
+import numpy as np
+import pytest
+
+from engine import api
+from engine.config import GloveConfig, RunSpec, Word2VecConfig
+from engine.errors import CheckpointError
+from engine.training.events import StepMetrics
+from tests.engine.helpers import run, w2v_spec  # noqa: F401
+
+
+def test_every_static_kind_trains_and_completes(runs):
+    for kind, (path, events) in runs.items():
+        assert events[-1].status == "completed", (kind, events[-1])
+        assert (path / "config.json").exists() and (path / "model.safetensors").exists()
+        lines = (path / "metrics.jsonl").read_text().splitlines()
+        assert json.loads(lines[0])["event"] == "started" and json.loads(lines[-1])["event"] == "finished"
+        config = json.loads((path / "config.json").read_text())
+        assert config["kind"] == kind and config["format_version"] == 1
+
+
+def test_loss_falls_in_logged_steps(runs):
+    for kind in ("word2vec", "glove", "nnlm"):
+        steps = [e for e in runs[kind][1] if isinstance(e, StepMetrics)]
+        assert len(steps) >= 2, kind
+        assert steps[-1].loss < steps[0].loss, kind
+        assert all(0 <= s.progress <= 1 for s in steps)
+
+
+def test_metrics_jsonl_replots_the_run(runs):
+    path, events = runs["word2vec"]
+    again = api.read_metrics(path)
+    assert [type(e) for e in again] == [type(e) for e in events]
+    assert [e.loss for e in again if isinstance(e, StepMetrics)] == [e.loss for e in events if isinstance(e, StepMetrics)]
+
+
+def test_resume_continues_the_loss_curve(topic_corpus, tmp_path):
+    spec = w2v_spec(topic_corpus, tmp_path / "r", log_every=2, max_steps=8)  # about half the run
+    first = run(spec)
+    assert first[-1].status == "stopped"
+    losses_before = [e.loss for e in first if isinstance(e, StepMetrics)]
+    resumed = run(RunSpec("word2vec", out=str(tmp_path / "r"), resume=True, log_every=2))
+    assert resumed[-1].status == "completed"
+    losses_after = [e.loss for e in resumed if isinstance(e, StepMetrics)]
+    assert resumed[0].resumed_step >= 8
+    # the resumed curve starts where the stopped one ended, far below a fresh start
+    assert losses_after[0] < losses_before[0] * 0.9
+    assert abs(losses_after[0] - losses_before[-1]) < 0.25 * losses_before[0]
+    steps = [json.loads(x)["step"] for x in (tmp_path / "r" / "metrics.jsonl").read_text().splitlines()
+             if json.loads(x)["event"] == "step"]
+    assert steps == sorted(steps)
+
+
+def test_stop_event_saves_a_resumable_checkpoint(topic_corpus, tmp_path):
+    stop = threading.Event()
+    stop.set()
+    events = run(w2v_spec(topic_corpus, tmp_path / "s"), stop=stop)
+    assert events[-1].status == "stopped"
+    assert (tmp_path / "s" / "training_state.pt").exists()
+    assert api.load(tmp_path / "s").static_neighbours("car", 3)
+
+
+def test_non_finite_loss_reports_diverged_and_saves_nothing_bad(topic_corpus, tmp_path):
+    spec = w2v_spec(topic_corpus, tmp_path / "d")
+    spec.model.alpha = 1e30
+    events = run(spec)
+    assert events[-1].status == "diverged"
+    weights = tmp_path / "d" / "model.safetensors"
+    if weights.exists():
+        assert np.isfinite(api.load(tmp_path / "d").static_vectors().vectors).all()
+
+
+def test_out_folder_with_a_run_is_not_overwritten(runs, topic_corpus):
+    with pytest.raises(CheckpointError, match="already holds a run"):
+        run(w2v_spec(topic_corpus, runs["word2vec"][0]))
+
+
+def test_empty_corpus_and_no_word_above_min_count(tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n", encoding="utf-8")
+    with pytest.raises(api.CorpusError):
+        run(RunSpec("word2vec", out=str(tmp_path / "e"), corpus=str(empty)))
+    rare = tmp_path / "rare.txt"
+    rare.write_text("every word here is unique\n", encoding="utf-8")
+    with pytest.raises(api.CorpusError, match="min_count"):
+        run(RunSpec("word2vec", out=str(tmp_path / "m"), corpus=str(rare)))
+
+
+def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, tmp_path, monkeypatch):
+    """The training text is never held as a list: counted while streaming, then written as ids to a
+    memory-mapped file, which is removed when the run ends."""
+    from engine.data.text import encode_sentences, encode_to_file, tokenized_sentences
+    from engine.training.loop import TrainContext
+
+    sentences = list(tokenized_sentences(["a b c.", "", "b c d e.", "z"], True))
+    index = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
+    ids, starts = encode_to_file(iter(sentences), index, tmp_path / "ids.int32", block=2)
+    want_ids, want_starts = encode_sentences(sentences, index)
+    assert isinstance(ids, np.memmap) and np.array_equal(ids, want_ids) and np.array_equal(starts, want_starts)
+
+    def no_lists(*_a, **_k):
+        raise AssertionError("the whole training text was materialised")
+
+    monkeypatch.setattr(TrainContext, "sentences", no_lists)
+    for kind, model in (("word2vec", Word2VecConfig(vector_size=16, min_count=2, epochs=1)),
+                        ("glove", GloveConfig(vector_size=16, min_count=2, epochs=2))):
+        out = tmp_path / kind
+        events = list(api.train(RunSpec(kind, out=str(out), corpus=str(topic_corpus), model=model)))
+        assert events[-1].status == "completed" and not (out / ".corpus-ids.int32").exists()
+        assert api.load(str(out)).static_neighbours("piano", 3)
