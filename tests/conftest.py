@@ -83,3 +83,12 @@ def contextual_runs(topic_corpus, tmp_path_factory):
         events = list(api.train(tiny_spec(kind, topic_corpus, root / kind)))
         out[kind] = (root / kind, events)
     return out
+
+
+def settle_layout():
+    """Let Qt lay out what changed before a screenshot: posted events (layout requests, resizes) are
+    delivered now. No signal says "laid out"; this replaces a fixed wait."""
+    from PySide6.QtWidgets import QApplication
+
+    QApplication.sendPostedEvents()
+    QApplication.processEvents()

@@ -12,8 +12,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.data.inputs import Encoded
 from engine.data.tasks import SpanExample, TagExample, TextExample
-from engine.finetune.encoders import Encoded, Encoder
+from engine.finetune.encoders import Encoder
 from engine.models.task_heads import IGNORE
 
 

@@ -14,27 +14,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
 
+from engine.data.inputs import Encoded, Specials, assemble, bert_specials, encode_text, hf_specials
 from engine.data.text import word_spans
 
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers|h|blocks|lstms)\.(\d+)\.")
 _EMBEDDING = re.compile(r"emb|wte|wpe|token_encoder|shared")
-
-
-@dataclass
-class Encoded:
-    ids: list[int]
-    segments: list[int]
-    words: list[int]  # per token: the word it belongs to (-1 for special tokens and the second text)
-    offsets: list[tuple[int, int]]  # per token: characters in its own text
-    second: list[bool]  # per token: True when it comes from the second text (pairs, span contexts)
-    truncated: bool = False
 
 
 class Encoder(nn.Module):
@@ -93,61 +83,16 @@ class Encoder(nn.Module):
         return {}
 
 
-def _assemble(a: Any, b: Any | None, prefix: list[int], middle: list[int], suffix: list[int], max_len: int,
-              truncate_first: bool, segment_b: int) -> Encoded:
-    """[prefix] A [middle] B [suffix], cutting the longer text (or only B, the span context) to fit."""
-    a_ids, b_ids = list(a.ids), list(b.ids) if b is not None else []
-    room = max_len - len(prefix) - len(suffix) - (len(middle) if b is not None else 0)
-    truncated = len(a_ids) + len(b_ids) > room
-    na, nb = len(a_ids), len(b_ids)
-    if truncated:
-        if b is None:
-            na = room
-        elif truncate_first:  # longest first
-            while na + nb > room:
-                if na >= nb:
-                    na -= 1
-                else:
-                    nb -= 1
-        else:  # keep the first text (a question), cut the second (its context)
-            na = min(na, max(room // 2, room - nb))
-            nb = room - na
-    na, nb = max(na, 0), max(nb, 0)
-    ids = [*prefix, *a_ids[:na]]
-    words = [-1] * len(prefix) + [w if w is not None else -1 for w in a.word_ids[:na]]
-    offsets = [(0, 0)] * len(prefix) + list(a.offsets[:na])
-    second = [False] * len(ids)
-    segments = [0] * len(ids)
-    if b is not None:
-        ids += [*middle, *b_ids[:nb]]
-        words += [-1] * (len(middle) + nb)
-        offsets += [(0, 0)] * len(middle) + list(b.offsets[:nb])
-        second += [False] * len(middle) + [True] * nb
-        segments += [0] * len(middle) + [segment_b] * nb
-    ids += suffix
-    words += [-1] * len(suffix)
-    offsets += [(0, 0)] * len(suffix)
-    second += [False] * len(suffix)
-    segments += [segments[-1] if b is not None else 0] * len(suffix)
-    return Encoded(ids, segments, words, offsets, second, truncated)
-
-
 class SubwordEncoder(Encoder):
     """Transformers with a ``tokenizers.Tokenizer``: our BERT and GPT, Hugging Face checkpoints."""
 
     tokenizer: Any
-    prefix: list[int]
-    middle: list[int]
-    suffix: list[int]
-    segment_b = 1
+    specials: Specials
 
     def encode(self, text: str | list[str], pair: str | None = None, max_len: int | None = None,
                truncate_first: bool = True) -> Encoded:
-        pretokenized = isinstance(text, list)
-        a = self.tokenizer.encode(text, is_pretokenized=pretokenized, add_special_tokens=False)
-        b = self.tokenizer.encode(pair, add_special_tokens=False) if pair is not None else None
         limit = min(max_len or self.max_len, self.max_len)
-        return _assemble(a, b, self.prefix, self.middle, self.suffix, limit, truncate_first, self.segment_b)
+        return encode_text(self.tokenizer, self.specials, text, pair, limit, truncate_first)
 
 
 class OurTransformerEncoder(SubwordEncoder):
@@ -168,8 +113,7 @@ class BertEncoder(OurTransformerEncoder):
 
     def __init__(self, network: Any, tokenizer: Any) -> None:
         super().__init__(network, tokenizer)
-        cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
-        self.prefix, self.middle, self.suffix = [cls], [sep], [sep]
+        self.specials = bert_specials(tokenizer)
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.network.encode(ids, segments, mask)[0][-1]
@@ -185,7 +129,7 @@ class GPTEncoder(OurTransformerEncoder):
         super().__init__(network, tokenizer)
         byte_level = getattr(network.cfg, "tokenizer", "bpe") == "bpe"
         delimiter = tokenizer.token_to_id("<|endoftext|>" if byte_level else "[SEP]")
-        self.prefix, self.middle, self.suffix = [delimiter], [delimiter], [delimiter]
+        self.specials = Specials((delimiter,), (delimiter,), (delimiter,), 1)  # GPT §3.3: start, delimiter, extract
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.network.encode(ids)[0][-1]
@@ -253,7 +197,7 @@ class ElmoEncoder(Encoder):
         b = words_of(pair) if pair is not None else None
         bos, eos = self.types["<s>"], self.types["</s>"]
         limit = min(max_len or self.max_len, self.max_len)
-        return _assemble(a, b, [bos], [eos, bos], [eos], limit, truncate_first, 0)
+        return assemble(a, b, Specials((bos,), (eos, bos), (eos,), 0), limit, truncate_first)
 
     def table(self, device: torch.device) -> torch.Tensor:
         if self._table is None or self._table.device != device or len(self._table) != len(self._chars):
@@ -295,18 +239,8 @@ class HFEncoder(SubwordEncoder):
         self.n_layers = int(config.num_hidden_layers)
         self.causal = bool(getattr(config, "is_decoder", False)) or config.model_type in ("gpt2", "gpt_neo", "gptj",
                                                                                          "llama", "opt", "mistral")
-        t = hf_tokenizer
-        if self.causal:
-            end = t.eos_token_id if t.eos_token_id is not None else t.bos_token_id
-            self.prefix = [t.bos_token_id] if t.bos_token_id is not None else []
-            self.middle, self.suffix = [end], [end]
-        else:
-            cls = t.cls_token_id if t.cls_token_id is not None else t.bos_token_id
-            sep = t.sep_token_id if t.sep_token_id is not None else t.eos_token_id
-            double = config.model_type in ("roberta", "xlm-roberta", "camembert", "longformer", "bart")
-            self.prefix, self.middle, self.suffix = [cls], [sep, sep] if double else [sep], [sep]
         self.takes_segments = getattr(config, "type_vocab_size", 0) > 1
-        self.segment_b = 1 if self.takes_segments else 0
+        self.specials = hf_specials(hf_tokenizer, config.model_type, self.causal, self.takes_segments)
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         kwargs = {"input_ids": ids, "attention_mask": mask.long()}

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from engine.data.inputs import Specials, hf_specials
 from engine.device import pick_device
 from engine.errors import CheckpointError
 from engine.handles.transformer import ForwardOutput, TransformerHandle
@@ -46,12 +47,17 @@ class HFAdapter:
         self.max_len = max_len
         self.mask_id = tokenizer.mask_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self.bos_id = tokenizer.bos_token_id if objective == "causal" else None
         self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
         self.missing_head_reason = missing_head_reason
         params = inspect.signature(model.forward).parameters
         self.takes_segments = "token_type_ids" in params and getattr(model.config, "type_vocab_size", 0) > 1
+        decoder = objective == "causal" or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None)
+        if decoder:  # a language model's input: BOS, then the text (nothing after it)
+            bos = tokenizer.bos_token_id
+            self.specials = Specials((bos,) if bos is not None else ())
+        else:
+            self.specials = hf_specials(tokenizer, model.config.model_type, False, self.takes_segments)
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
                 logits: bool = False, nsp: bool = False, positions: list[int] | None = None,

@@ -17,6 +17,7 @@ import torch
 
 from engine.checkpoint import read_tensors
 from engine.config import config_from_dict
+from engine.data.inputs import Specials, bert_specials, encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
@@ -46,7 +47,7 @@ class Adapter(Protocol):
     tokenizer: Any  # a tokenizers.Tokenizer
     max_len: int
     mask_id: int | None
-    bos_id: int | None  # prepended for causal models
+    specials: Specials  # the special tokens around a text (or a pair): BERT's [CLS]/[SEP], GPT's BOS
     has_nsp: bool
     byte_level: bool
     missing_head_reason: str
@@ -89,22 +90,13 @@ class TransformerHandle(BaseHandle):
     # ------------------------------------------------------------ encoding
 
     def _encode(self, text: str, pair: str | None = None) -> tuple[list[int], list[int], list[tuple[int, int]], list[int], str]:
-        """ids, segments, offsets (into text, or into pair for segment 1), special mask; a notice when truncated."""
-        tok = self.adapter.tokenizer
-        enc = tok.encode(text, pair) if pair is not None else tok.encode(text)
-        ids, segments, offsets = list(enc.ids), list(enc.type_ids), list(enc.offsets)
-        special = list(enc.special_tokens_mask)
-        if self.adapter.bos_id is not None and self.adapter.objective == "causal":
-            ids, segments, offsets, special = [self.adapter.bos_id, *ids], [0, *segments], [(0, 0), *offsets], [1, *special]
+        """ids, segments, offsets (into text, or into pair for segment 1), special mask; a notice when
+        truncated. The same path as fine-tuning's (engine/data/inputs.py), with the adapter's specials."""
+        enc = encode_text(self.adapter.tokenizer, self.adapter.specials, text, pair, self.adapter.max_len)
         notice = ""
-        if len(ids) > self.adapter.max_len:
-            n = self.adapter.max_len
-            notice = f"the text has {len(ids)} tokens; truncated to the first {n} this model reads"
-            keep_last = self.adapter.objective != "causal" and special[-1]
-            ids, segments, offsets, special = ids[:n], segments[:n], offsets[:n], special[:n]
-            if keep_last:  # keep the final [SEP]
-                ids[-1], special[-1], offsets[-1] = enc.ids[-1], 1, (0, 0)
-        return ids, segments, offsets, special, notice
+        if enc.truncated:
+            notice = f"the text has {enc.length} tokens; truncated to the first {self.adapter.max_len} this model reads"
+        return enc.ids, enc.segments, enc.offsets, [int(s) for s in enc.special], notice
 
     def _forward(self, ids: list[int] | list[list[int]], segments: list[int] | list[list[int]] | None = None,
                  **kwargs: Any) -> ForwardOutput:
@@ -304,7 +296,8 @@ class OurAdapter:
         self.mask_id = tokenizer.token_to_id("[MASK]")
         self.pad_id = tokenizer.token_to_id("[PAD]")
         self.byte_level = kind == "gpt" and getattr(cfg, "tokenizer", "bpe") == "bpe"
-        self.bos_id = tokenizer.token_to_id("<|endoftext|>" if self.byte_level else "[SEP]") if kind == "gpt" else None
+        bos = tokenizer.token_to_id("<|endoftext|>" if self.byte_level else "[SEP]")
+        self.specials = bert_specials(tokenizer) if kind == "bert" else Specials((bos,))
         self.missing_head_reason = ""
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,

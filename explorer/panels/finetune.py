@@ -6,16 +6,15 @@ a finished run shows its confusion matrix (or per-tag F1) and answers typed sent
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QComboBox,
     QHBoxLayout,
     QLabel,
     QListWidget,
-    QListWidgetItem,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -28,9 +27,25 @@ from explorer.session import Session
 from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
-from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor
 
 ABLATION = ("full", "frozen", "scratch")
+
+
+@dataclass
+class Run:
+    """One fine-tuning run started from this panel: what started it, what it said, where it stands."""
+
+    name: str
+    args: list[str]  # word2bert-finetune's arguments
+    out: str  # its run folder
+    strategy: str
+    ablation: bool = False  # one of an ablation's runs
+    state: str = "queued"  # queued, running, pausing, paused, stopping, completed, stopped, failed, killed
+    best: float | None = None  # its best validation metric
+    finished: bool = False  # it has a best checkpoint to try
+    report: Any = None  # its evaluation, once loaded
+    handle: Any = None  # its best checkpoint, once loaded
 
 
 class FinetunePanel(QWidget):
@@ -39,15 +54,10 @@ class FinetunePanel(QWidget):
         super().__init__(parent)
         self.session = session
         self.job: ProcessTrainJob | None = None
-        self.current: dict[str, Any] | None = None  # the run the job is running
-        self.queue: list[dict[str, Any]] = []
-        self.events: dict[str, list[Any]] = {}  # run -> its events (re-plotted when the x-axis changes)
-        self.batch: dict[str, int] = {}
-        self.run_dirs: dict[str, str] = {}
+        self.current: Run | None = None  # the run the job is running (or the paused one)
+        self.queue: list[Run] = []
+        self.records: dict[str, Run] = {}  # every run started here, by name
         self.finished_model: Any = None
-        self.finished_dirs: dict[str, str] = {}  # finished run -> its folder
-        self.loaded: dict[str, tuple[Any, Any]] = {}  # finished run -> (report, handle)
-        self.best_of: dict[str, float] = {}  # run -> its best validation metric
         # ---- the form (model, task, strategy, settings, probes, the task's preview)
         self.form = FinetuneForm()
         self.model = self.form.model
@@ -64,8 +74,10 @@ class FinetunePanel(QWidget):
         self.status.setWordWrap(True)
         self.queued = QListWidget()
         self.queued.setMaximumHeight(60)
-        self.runs = QListWidget()
-        self.runs.itemChanged.connect(lambda _: self._apply_visibility())
+        self.monitor = RunMonitor("validation", LEARNING_RATE, examples_axis=True, default_metric_skips_loss=True)
+        self.runs, self.metric_choice, self.x_axis = self.monitor.runs, self.monitor.metric_choice, self.monitor.x_axis
+        self.loss_plot, self.eval_plot, self.lr_plot = (self.monitor.loss_plot, self.monitor.eval_plot,
+                                                        self.monitor.extra_plot)
         left = QVBoxLayout()
         left.addWidget(self.form)
         left.addLayout(buttons)
@@ -78,25 +90,6 @@ class FinetunePanel(QWidget):
         left_widget = QWidget()
         left_widget.setLayout(left)
         # ---- curves and results
-        self.loss_plot = LossPlot(y_label="training loss")
-        self.eval_plot = LossPlot(y_label="validation")
-        self.lr_plot = LossPlot(y_label="learning rate")
-        self.metric_choice = QComboBox()
-        self.metric_choice.currentTextChanged.connect(lambda _: self._apply_visibility())
-        self.x_axis = QComboBox()
-        self.x_axis.addItems(["steps", "examples seen"])
-        self.x_axis.currentTextChanged.connect(lambda _: self._replot())
-        top_row = QHBoxLayout()
-        top_row.addWidget(QLabel("Validation metric:"))
-        top_row.addWidget(self.metric_choice)
-        top_row.addWidget(QLabel("x-axis:"))
-        top_row.addWidget(self.x_axis)
-        top_row.addStretch(1)
-        eval_box = QWidget()
-        eval_layout = QVBoxLayout(eval_box)
-        eval_layout.setContentsMargins(0, 0, 0, 0)
-        eval_layout.addLayout(top_row)
-        eval_layout.addWidget(self.eval_plot, 1)
         self.probe_table = ProbeTable()
         self.evaluation = EvaluationView()
         self.ablation_table = AblationTable()
@@ -106,10 +99,7 @@ class FinetunePanel(QWidget):
         self.results.addTab(self.evaluation, "Evaluation")
         self.results.addTab(self.ablation_table, "Ablation")
         self.results.addTab(self.try_it, "Try it")
-        plots = QSplitter(Qt.Orientation.Vertical)
-        plots.addWidget(self.loss_plot)
-        plots.addWidget(eval_box)
-        plots.addWidget(self.lr_plot)
+        plots = self.monitor
         plots.addWidget(self.results)
         plots.setSizes([260, 220, 110, 280])
         split = QSplitter(Qt.Orientation.Horizontal)
@@ -168,16 +158,14 @@ class FinetunePanel(QWidget):
         for strategy in strategies:
             name = f"{task_name}-{strategy}-{stamp}"
             n = 1
-            while (api.runs_folder() / name).exists() or name in self.events or any(q["name"] == name for q in self.queue):
+            while (api.runs_folder() / name).exists() or name in self.records or any(q.name == name for q in self.queue):
                 n += 1
                 name = f"{task_name}-{strategy}-{stamp}-{n}"
             out = str(api.runs_folder() / name)
             handle = self.session.models[self.model.currentText()]
-            items.append({"name": name, "args": self.form.args(handle.path or handle.name, strategy, out), "out": out,
-                          "strategy": strategy,
-                          "ablation": ablation})
+            items.append(Run(name, self.form.args(handle.path or handle.name, strategy, out), out, strategy, ablation))
         if ablation:
-            self.ablation_table.start(self.form.task_text(), [(i["name"], i["strategy"]) for i in items])
+            self.ablation_table.start(self.form.task_text(), [(i.name, i.strategy) for i in items])
             self.results.setCurrentWidget(self.ablation_table)
         self.queue += items
         self._refresh_queue()
@@ -185,24 +173,24 @@ class FinetunePanel(QWidget):
 
     def _refresh_queue(self) -> None:
         self.queued.clear()
-        self.queued.addItems([q["name"] for q in self.queue])
+        self.queued.addItems([q.name for q in self.queue])
 
     def _next(self) -> None:
         if self.busy or not self.queue:
             return
         self.current = self.queue.pop(0)
         self._refresh_queue()
-        self._launch(self.current["args"], f"starting {self.current['name']}… (loading the model and the data)")
+        self._launch(self.current.args, f"starting {self.current.name}… (loading the model and the data)")
 
     def _launch(self, args: list[str], message: str) -> None:
         assert self.current is not None
-        name = self.current["name"]
-        self.run_dirs[name] = self.current["out"]
-        self._add_run(name)
+        run = self.current
+        run.state = "running"
+        self._add_run(run)
         probes = self.form.probe_texts()
-        first_of_ablation = self.current.get("ablation") and self.current["strategy"] == "full"
-        if probes and "--resume" not in args and (not self.current.get("ablation") or first_of_ablation):
-            self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else name)
+        first_of_ablation = run.ablation and run.strategy == "full"
+        if probes and "--resume" not in args and (not run.ablation or first_of_ablation):
+            self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else run.name)
         self.job = ProcessTrainJob(args, self, command="finetune")
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
@@ -216,12 +204,15 @@ class FinetunePanel(QWidget):
         self.status.setText(message)
 
     def pause_or_resume(self) -> None:
-        if self.pause.text() == "Pause" and self.job is not None:
-            self.current = {**(self.current or {}), "paused": True}
+        run = self.current
+        if run is None:
+            return
+        if run.state == "running" and self.job is not None:
+            run.state = "pausing"
             self.job.cancel()  # the run saves its state and stops; Resume continues it
             self.pause.setEnabled(False)
-        elif self.current is not None:
-            self._launch(["--resume", self.current["out"]], f"resuming {self.current['name']}…")
+        elif run.state == "paused":
+            self._launch(["--resume", run.out], f"resuming {run.name}…")
 
     def stop_all(self) -> None:
         """Stop the running run (it keeps its best checkpoint) and drop the queue; a second Stop kills it."""
@@ -229,74 +220,53 @@ class FinetunePanel(QWidget):
         self._refresh_queue()
         if self.job is not None and self.job.running:
             if self.current is not None:
-                self.current["paused"] = False
+                self.current.state = "stopping"
             self.job.cancel()
 
     # ------------------------------------------------------------ events
 
-    def _add_run(self, name: str) -> None:
-        if name not in self.events:
-            self.events[name] = []
-            item = QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            self.runs.addItem(item)
-        self.loss_plot.run_curves(name)
+    def _add_run(self, run: Run) -> None:
+        self.records.setdefault(run.name, run)
+        self.monitor.add_run(run.name)
 
-    def _x(self, name: str, step: int) -> float:
-        return step * self.batch.get(name, 1) if self.x_axis.currentText() == "examples seen" else step
-
-    def _on_event(self, ev: Any, name: str | None = None, replay: bool = False) -> None:
+    def _on_event(self, ev: Any) -> None:
         from engine import api
 
-        name = name or (self.current or {}).get("name", "")
-        if not replay:
-            self.events.setdefault(name, []).append(ev)
-        colour = self.loss_plot.run_curves(name)
+        if self.current is None:
+            return
+        run = self.current
+        name = run.name
+        self.monitor.show_event(name, ev)  # it keeps the run's events
         if isinstance(ev, api.RunStarted):
-            self.batch[name] = int(ev.info.get("batch_size", 1))
-            if not replay:
-                notes = " ".join(ev.info.get("notes", []))
-                self.status.setText(f"{name}: {ev.info.get('strategy')} on {ev.info.get('task')}, "
-                                    f"{ev.info.get('trainable_parameters', 0):,} weights learn, "
-                                    f"{ev.info.get('frozen_parameters', 0):,} frozen; {ev.device}. {notes}")
+            notes = " ".join(ev.info.get("notes", []))
+            self.status.setText(f"{name}: {ev.info.get('strategy')} on {ev.info.get('task')}, "
+                                f"{ev.info.get('trainable_parameters', 0):,} weights learn, "
+                                f"{ev.info.get('frozen_parameters', 0):,} frozen; {ev.device}. {notes}")
         elif isinstance(ev, api.StepMetrics):
-            x = self._x(name, ev.step)
-            self.loss_plot.append_loss(name, x, ev.loss)
-            self.lr_plot.curve(name, colour=colour)
-            self.lr_plot.append(name, x, ev.lr)
-            if not replay:
-                self.progress.setValue(int(ev.progress * 1000))
-                self.status.setText(f"{name}: step {ev.step}, loss {ev.loss:.3f}, {ev.throughput:,.0f} examples/s")
-        elif isinstance(ev, api.EvalMetrics):
-            for metric, value in ev.metrics.items():
-                if self.metric_choice.findText(metric) < 0:
-                    self.metric_choice.addItem(metric)
-                self.eval_plot.curve(f"{name} {metric}", colour=colour, symbol="o")
-                self.eval_plot.append(f"{name} {metric}", self._x(name, ev.step), value)
-            if self.metric_choice.currentText() == "loss" and len(ev.metrics) > 1:
-                self.metric_choice.setCurrentIndex(1)  # the task metric, not the loss, by default
-            self._apply_visibility()
-        elif isinstance(ev, api.ProbePredictions) and not replay:
-            run = (self.current or {}).get("strategy", "") if (self.current or {}).get("ablation") else ""
-            self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities, run)
-        elif isinstance(ev, api.RunFinished) and not replay:
+            self.progress.setValue(int(ev.progress * 1000))
+            self.status.setText(f"{name}: step {ev.step}, loss {ev.loss:.3f}, {ev.throughput:,.0f} examples/s")
+        elif isinstance(ev, api.ProbePredictions):
+            self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities, run.strategy if run.ablation else "")
+        elif isinstance(ev, api.RunFinished):
             self.status.setText(f"{name}: {ev.status} at step {ev.step}. {ev.message}")
-            metric = next((e.info.get("metric") for e in self.events[name] if isinstance(e, api.RunStarted)), "")
+            metric = next((e.info.get("metric") for e in self.monitor.events[name] if isinstance(e, api.RunStarted)), "")
             best = ev.metrics.get(f"best_{metric}")
             if best is not None:
-                self.best_of[name] = best
-            best_step = next((e.step for e in self.events[name] if isinstance(e, api.EvalMetrics)
+                run.best = best
+            best_step = next((e.step for e in self.monitor.events[name] if isinstance(e, api.EvalMetrics)
                               and best is not None and best in e.metrics.values()), None)
             self.ablation_table.update_run(name, best, best_step, ev.status)
 
     def _on_finished(self, status: str) -> None:
-        current = self.current or {}
-        name = current.get("name", "")
-        if status in ("completed", "stopped") and name:
-            self.session.add_run(current["out"])
-            self._finished_run(name, current["out"])
-        paused = current.get("paused") and status in ("stopped", "killed")
+        run = self.current
+        if run is None:
+            return
+        paused = run.state == "pausing" and status in ("stopped", "killed")
+        run.state = "paused" if paused else status
+        if status in ("completed", "stopped"):
+            self.session.add_run(run.out)
+            self._finished_run(run)
+        name = run.name
         self.pause.setText("Resume")
         self.pause.setEnabled(bool(paused))
         if status == "completed":
@@ -314,7 +284,9 @@ class FinetunePanel(QWidget):
                 b.setEnabled(not self.model.reason())
 
     def _on_failed(self, message: str) -> None:
-        name = (self.current or {}).get("name", "the run")
+        name = self.current.name if self.current is not None else "the run"
+        if self.current is not None:
+            self.current.state = "failed"
         self.status.setText(f"{name} could not start or failed: {message}")
         self.ablation_table.update_run(name, None, None, "failed")
         self.stop.setEnabled(bool(self.queue))
@@ -323,24 +295,25 @@ class FinetunePanel(QWidget):
             b.setEnabled(not self.model.reason())
         self._next()
 
-    def _finished_run(self, name: str, run_dir: str) -> None:
+    def _finished_run(self, run: Run) -> None:
         """List the run under "Try it" and show it: the best run of an ablation once all of its runs ended."""
-        self.finished_dirs[name] = run_dir
-        choice = name
-        if (self.current or {}).get("ablation") and not any(q.get("ablation") for q in self.queue):
-            group = [n for n in self.ablation_table.rows if n in self.best_of]
+        run.finished = True
+        choice = run.name
+        if run.ablation and not any(q.ablation for q in self.queue):
+            group = [n for n in self.ablation_table.rows if n in self.records and self.records[n].best is not None]
             if group:
-                choice = max(group, key=lambda n: self.best_of[n])
-        self.try_it.add_run(name, choice)
+                choice = max(group, key=lambda n: self.records[n].best or 0.0)
+        self.try_it.add_run(run.name, choice)
 
     def _show_finished(self, name: str) -> None:
         """Load a finished run (once) in a worker: its evaluation, and its best checkpoint for "Try it"."""
-        if name in self.loaded:
-            self._loaded((name, *self.loaded[name]))
+        run = self.records.get(name)
+        if run is None or not run.finished:
             return
-        run_dir = self.finished_dirs.get(name)
-        if not run_dir:
+        if run.handle is not None:
+            self._loaded((name, run.report, run.handle))
             return
+        run_dir = run.out
 
         def work() -> Any:
             from engine import api
@@ -351,7 +324,7 @@ class FinetunePanel(QWidget):
 
     def _loaded(self, result: tuple[str, Any, Any]) -> None:
         name, report, handle = result
-        self.loaded[name] = (report, handle)
+        self.records[name].report, self.records[name].handle = report, handle
         if name != self.try_it.run.currentText():
             return
         self.finished_model = handle
@@ -377,33 +350,3 @@ class FinetunePanel(QWidget):
             return handle.classify(a.strip(), b.strip() or None)
 
         self.try_runner.submit(work)
-
-    # ------------------------------------------------------------ views
-
-    def _hidden(self) -> set[str]:
-        return {self.runs.item(i).text() for i in range(self.runs.count())
-                if self.runs.item(i).checkState() != Qt.CheckState.Checked}
-
-    def _apply_visibility(self) -> None:
-        hidden, metric = self._hidden(), self.metric_choice.currentText()
-        for name in self.events:
-            self.loss_plot.set_run_visible(name, name not in hidden)
-            self.lr_plot.set_visible(name, name not in hidden)
-            for m in range(self.metric_choice.count()):
-                self.eval_plot.set_visible(f"{name} {self.metric_choice.itemText(m)}",
-                                           name not in hidden and self.metric_choice.itemText(m) == metric)
-        self.eval_plot.setLabel("left", f"validation {metric}")
-
-    def _replot(self) -> None:
-        """Draw every run again with the chosen x-axis (steps or examples seen)."""
-        for plot in (self.loss_plot, self.eval_plot, self.lr_plot):
-            plot.clear_curves()
-            plot.setLabel("bottom", self.x_axis.currentText())
-        for name, events in self.events.items():
-            self._add_run(name)
-            for ev in events:
-                self._on_event(ev, name, replay=True)
-        self._apply_visibility()
-        for plot in (self.loss_plot, self.eval_plot, self.lr_plot):
-            plot.redraw_now()
-            plot.autoRange()

@@ -13,8 +13,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QListWidget,
-    QListWidgetItem,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -25,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob
-from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.run_monitor import SPEED, RunMonitor
 from explorer.widgets.settings_form import SettingsForm
 
 
@@ -83,8 +81,10 @@ class TrainPanel(QWidget):
         more = QHBoxLayout()
         more.addWidget(self.open_run)
         more.addWidget(self.load_curves)
-        self.runs = QListWidget()
-        self.runs.itemChanged.connect(self._toggle_run)
+        self.monitor = RunMonitor("held-out", SPEED, examples_axis=False)
+        self.runs = self.monitor.runs
+        self.loss_plot, self.eval_plot = self.monitor.loss_plot, self.monitor.eval_plot
+        self.speed_plot = self.monitor.extra_plot
         left = QVBoxLayout()
         left.addLayout(form)
         left.addWidget(self.settings_title)
@@ -97,23 +97,7 @@ class TrainPanel(QWidget):
         left.addWidget(self.runs, 1)
         left_widget = QWidget()
         left_widget.setLayout(left)
-        self.loss_plot = LossPlot(y_label="training loss")
-        self.eval_plot = LossPlot(y_label="held-out metric")
-        self.speed_plot = LossPlot(y_label="per second")
-        self.eval_metric = QComboBox()
-        self.eval_metric.currentTextChanged.connect(lambda _: self._show_metric())
-        eval_box = QWidget()
-        eval_layout = QVBoxLayout(eval_box)
-        metric_row = QHBoxLayout()
-        metric_row.addWidget(QLabel("Held-out metric:"))
-        metric_row.addWidget(self.eval_metric)
-        metric_row.addStretch(1)
-        eval_layout.addLayout(metric_row)
-        eval_layout.addWidget(self.eval_plot, 1)
-        plots = QSplitter(Qt.Orientation.Vertical)
-        plots.addWidget(self.loss_plot)
-        plots.addWidget(eval_box)
-        plots.addWidget(self.speed_plot)
+        plots = self.monitor
         plots.setSizes([450, 300, 200])
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left_widget)
@@ -201,16 +185,8 @@ class TrainPanel(QWidget):
         if self.run_dir and not (self.job is not None and self.job.running):
             self._launch(["--resume", self.run_dir, "--log-every", "10"], f"resuming {self.run_name}…")
 
-    def _add_run(self, name: str) -> None:
-        if not self.runs.findItems(name, Qt.MatchFlag.MatchExactly):
-            item = QListWidgetItem(name)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            self.runs.addItem(item)
-        self.loss_plot.run_curves(name)
-
     def _launch(self, args: list[str], message: str) -> None:
-        self._add_run(self.run_name)
+        self.monitor.add_run(self.run_name)
         self.job = ProcessTrainJob(args, self)
         self.job.event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
@@ -226,25 +202,13 @@ class TrainPanel(QWidget):
         from engine import api
 
         name = name or self.run_name
+        self.monitor.show_event(name, ev)
         if isinstance(ev, api.RunStarted):
             self.status.setText(f"training {ev.kind} on {ev.device} → {ev.run_dir}")
         elif isinstance(ev, api.StepMetrics):
-            self.loss_plot.append_loss(name, ev.step, ev.loss)
             self.progress.setValue(int(ev.progress * 1000))
-            if ev.throughput == ev.throughput and ev.throughput > 0:
-                self.speed_plot.curve(name, colour=self.loss_plot.run_curves(name))
-                self.speed_plot.append(name, ev.step, ev.throughput)
-                self.speed_plot.setLabel("left", f"{ev.unit}/s")
             self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "
                                 f"ETA {_fmt_eta(ev.eta_s)}")
-        elif isinstance(ev, api.EvalMetrics):
-            for metric, value in ev.metrics.items():
-                if "coverage" not in metric:
-                    if self.eval_metric.findText(metric) < 0:
-                        self.eval_metric.addItem(metric)
-                    self.eval_plot.curve(f"{name} {metric}", symbol="o")
-                    self.eval_plot.append(f"{name} {metric}", ev.step, value)
-            self._show_metric()
         elif isinstance(ev, api.RunFinished):
             metrics = ", ".join(f"{k} {v:.3f}" for k, v in ev.metrics.items())
             self.status.setText(f"{ev.status} at step {ev.step}. {ev.message} {metrics}".strip())
@@ -264,24 +228,6 @@ class TrainPanel(QWidget):
         self.stop.setEnabled(False)
         self.status.setText(f"the run could not start or failed: {message}")
 
-    def _hidden_runs(self) -> set[str]:
-        return {self.runs.item(i).text() for i in range(self.runs.count())
-                if self.runs.item(i).checkState() != Qt.CheckState.Checked}
-
-    def _show_metric(self) -> None:
-        """Only the chosen metric's curves (scales differ: loss vs perplexity vs accuracy)."""
-        metric, hidden = self.eval_metric.currentText(), self._hidden_runs()
-        for name in self.eval_plot.curves:
-            run, _, rest = name.partition(" ")
-            self.eval_plot.set_visible(name, rest == metric and run not in hidden)
-        self.eval_plot.setLabel("left", metric or "held-out metric")
-
-    def _toggle_run(self, item: QListWidgetItem) -> None:
-        visible = item.checkState() == Qt.CheckState.Checked
-        self.loss_plot.set_run_visible(item.text(), visible)
-        self.speed_plot.set_visible(item.text(), visible)
-        self._show_metric()
-
     def _choose_curves(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "A run folder (its metrics.jsonl is re-plotted)")
         if path:
@@ -299,9 +245,8 @@ class TrainPanel(QWidget):
         except OSError as e:
             self.status.setText(f"cannot read the run's metrics: {e}")
             return
-        self._add_run(name)
-        self.loss_plot.smoother.forget(name)
+        self.monitor.add_run(name)
+        self.monitor.forget_smoothing(name)
         for ev in events:
-            if not isinstance(ev, (api.RunStarted, api.RunFinished)):
-                self._on_event(ev, name)
+            self.monitor.show_event(name, ev)
         self.status.setText(f"{name}: {len(events)} events re-plotted from metrics.jsonl")

@@ -5,6 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.conftest import settle_layout
+
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
 
@@ -29,7 +31,7 @@ def load(qtbot, win, *paths):
 
 
 def shot(qtbot, win, name):
-    qtbot.wait(50)
+    settle_layout()
     SHOTS.mkdir(parents=True, exist_ok=True)
     win.grab().save(str(SHOTS / f"{name}.png"))
 
@@ -92,13 +94,13 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
     load(qtbot, window, contextual_runs["bert"][0], contextual_runs["gpt"][0])
     assert panel.masked.model.currentText() == "bert" and panel.masked.model.usable() == ["bert"]
     panel.masked.text.setText("She played the piano on stage.")
-    qtbot.wait(300)
-    assert "No [MASK] yet" in panel.masked.hint.text()
+    qtbot.waitUntil(lambda: "No [MASK] yet" in panel.masked.hint.text(), timeout=5_000)
     edits = ["She played the [MASK]", "She played the [MASK] on", "She [MASK] the piano on [MASK]."]
+    asked_before = panel.masked.runner.latest
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         for text in edits:  # faster than the debounce: only the last is asked for
             panel.masked.text.setText(text)
-    qtbot.wait(400)
+    assert panel.masked.runner.latest == asked_before + 1  # one request for the three edits
     assert panel.masked.last[0] == edits[-1]
     name, candidates = panel.masked.last[1][0]
     assert name == "bert" and len(candidates) == 2 and abs(sum(candidates[0].probs) - 1) < 1.0
@@ -162,18 +164,15 @@ def test_bad_input_gives_hints_and_notices_not_crashes(qtbot, window, contextual
     for text in ["[MASK] [MASK] [MASK]", "Ünïcødé ☃ [MASK] 北京 \x00", "word " * 400 + "[MASK]"]:
         with qtbot.waitSignals([predictions.masked.runner.finished], timeout=30_000):
             predictions.masked.text.setText(text)
-        qtbot.wait(200)
     # the text longer than BERT reads: its [MASK] lies beyond the model's 64 tokens
     assert "beyond" in predictions.masked.results[0].toPlainText()
     predictions.masked.text.setText("")
-    qtbot.wait(300)
-    assert "Type a sentence" in predictions.masked.hint.text()
+    qtbot.waitUntil(lambda: "Type a sentence" in predictions.masked.hint.text(), timeout=5_000)
     attention.sentence.setText("word " * 400)
     qtbot.waitUntil(lambda: attention.result is not None and len(attention.result["maps"].tokens) == 64, timeout=30_000)
     assert "truncated" in attention.message.text()
     attention.sentence.setText("   ")
-    qtbot.wait(300)
-    assert "Type a sentence" in attention.message.text()
+    qtbot.waitUntil(lambda: "Type a sentence" in attention.message.text(), timeout=5_000)
 
 
 @pytest.mark.parametrize("scene", ["attention", "model-view", "masked", "sentence-probability"])

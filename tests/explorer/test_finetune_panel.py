@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FRAMES, TOPICS
+from tests.conftest import FRAMES, TOPICS, settle_layout
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
@@ -73,12 +73,14 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
     assert panel.try_it.scores.rowCount() == 3
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.results.setCurrentWidget(panel.probe_table)
-    qtbot.wait(250)
+    panel.monitor.redraw_now()
+    settle_layout()
     panel.window_for_test.grab().save(str(SHOTS / "finetune-probes.png"))
     panel.x_axis.setCurrentText("examples seen")
     assert panel.loss_plot.points(name)[0][-1] == steps[-1] * 16
     panel.results.setCurrentWidget(panel.evaluation)
-    qtbot.wait(250)
+    panel.monitor.redraw_now()
+    settle_layout()
     panel.window_for_test.grab().save(str(SHOTS / "finetune-confusion.png"))
 
 
@@ -103,7 +105,8 @@ def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
     assert not panel.loss_plot.curves[names[1]].isVisible() and panel.loss_plot.curves[names[0]].isVisible()
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Checked)
-    qtbot.wait(250)
+    panel.monitor.redraw_now()
+    settle_layout()
     panel.window_for_test.grab().save(str(SHOTS / "finetune-ablation.png"))
 
 

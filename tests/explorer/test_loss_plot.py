@@ -3,6 +3,8 @@ clipped to the view, keeps the extremes, and a NaN (a diverged step) leaves a ga
 
 import numpy as np
 
+from tests.conftest import settle_layout
+
 
 def test_hundreds_of_thousands_of_points_are_downsampled_keeping_peaks(qtbot):
     from explorer.widgets.loss_plot import LossPlot
@@ -18,14 +20,15 @@ def test_hundreds_of_thousands_of_points_are_downsampled_keeping_peaks(qtbot):
     loss[200_000] = np.nan
     for step, value in enumerate(loss):
         plot.append("run", step, value)
-    plot._redraw()
-    qtbot.wait(50)
+    plot.redraw_now()
+    settle_layout()  # the view knows its pixels: it downsamples to them
     shown_x, shown_y = plot.curves["run"].getData()
     assert len(plot.points("run")[0]) == n  # every point is kept in the buffer
     assert 100 < len(shown_x) < n // 20  # but only a few per pixel are drawn
     assert np.nanmax(shown_y) == 20.0
     plot.getPlotItem().setXRange(150_000, 160_000, padding=0)  # zooming in clips to the view
-    qtbot.wait(50)
+    plot.redraw_now()
+    settle_layout()  # the view knows its pixels: it downsamples to them
     zoomed_x, _ = plot.curves["run"].getData()
     assert zoomed_x.min() >= 140_000 and zoomed_x.max() <= 170_000
 

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import settle_layout
+
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
 
@@ -62,7 +64,10 @@ def test_fast_edits_leave_the_last_words_result(qtbot, window):
         panel.word.setText(word)
         panel.query()  # bypass the debounce: three requests in flight
     qtbot.waitUntil(lambda: panel.message.text().startswith("Nearest words to “violin”"), timeout=30_000)
-    qtbot.wait(200)  # stale results arriving late must not overwrite
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)  # every request has ended: stale results came and were dropped
+    settle_layout()  # their queued signals are delivered
     assert panel.message.text().startswith("Nearest words to “violin”")
 
 

@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import settle_layout
+
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
 
@@ -165,7 +167,7 @@ def test_all_models_tab_compares_every_indexed_model(qtbot, window, contextual_r
     text = panel.compare.toPlainText()
     assert "bert (layer 2)" in text and "gpt (layer 2)" in text and "piano" in text
     panel.views.setCurrentWidget(panel.compare)
-    qtbot.wait(50)
+    settle_layout()
     SHOTS.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(SHOTS / "polysemy-all-models-tiny.png"))
 
@@ -186,19 +188,19 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     qtbot.waitUntil(lambda: panel.static.table.rowCount() == 2, timeout=30_000)  # GloVe and word2vec
     statics = {panel.static.table.item(r, 0).text() for r in range(2)}
     assert statics == {"glove-6b-50d", "word2vec-sgns"}
-    qtbot.wait(50)
+    settle_layout()
     SHOTS.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults.png"))
     panel.views.setCurrentIndex(1)  # the map
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
         panel.query_contextual()
-    qtbot.wait(50)
+    settle_layout()
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-map.png"))
     qtbot.waitUntil(lambda: not panel.index_queue and not panel.job.running, timeout=240_000)
     assert {"elmo-tiny", "gpt-tiny", "bert-tiny"} <= set(panel.indexes)  # every contextual model of the scene
     panel.views.setCurrentWidget(panel.compare)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
         panel.query_contextual()
-    qtbot.wait(50)
+    settle_layout()
     assert "elmo-tiny" in panel.compare.toPlainText() and "gpt-tiny" in panel.compare.toPlainText()
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))

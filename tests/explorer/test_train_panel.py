@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import TINY
+from tests.conftest import TINY, settle_layout
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 
@@ -46,7 +46,7 @@ def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
     steps, losses = panel.loss_plot.points(panel.run_name)
     assert len(steps) == 4 and losses[-1] < losses[0]
     assert any(name.endswith("perplexity") for name in panel.eval_plot.curves)
-    qtbot.wait(250)  # the plot redraws from its 10 Hz timer
+    panel.loss_plot.redraw_now()  # (it redraws from its 10 Hz timer)
     assert len(panel.loss_plot.curves[panel.run_name].getData()[0]) == 4
     assert len(panel.speed_plot.points(panel.run_name)[0]) == 4  # throughput at every logged step
     assert "tokens/s" in panel.speed_plot.getPlotItem().getAxis("left").labelText
@@ -133,7 +133,7 @@ def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
     assert panel.settings.values()["max_vocab"] is None and panel.start.isEnabled()
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.settings.editors["negative"].setValue(0)  # with negative sampling: a problem to show
-    qtbot.wait(50)  # the rebuilt form is laid out by the event loop
+    settle_layout()  # the rebuilt form is laid out by the event loop
     window.grab().save(str(SHOTS / "pretrain-settings-word2vec.png"))
 
 

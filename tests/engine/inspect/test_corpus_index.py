@@ -28,12 +28,19 @@ def test_index_holds_occurrences_and_answers_queries(bert, topic_corpus):
         index.rows("zebra")
 
 
-def test_index_is_cached_beside_the_run_and_reused(bert, topic_corpus, contextual_runs):
-    build_corpus_index(bert, str(topic_corpus), per_word=4, max_words=20, min_count=3)
+def test_index_is_cached_beside_the_run_and_reused(bert, topic_corpus, contextual_runs, monkeypatch):
+    built = build_corpus_index(bert, str(topic_corpus), per_word=4, max_words=20, min_count=3)
     folders = list((contextual_runs["bert"][0] / "corpus-index").iterdir())
-    assert folders
-    again = CorpusIndex.load(folders[0])
-    assert len(again) > 0
+    saved = [CorpusIndex.load(folder) for folder in folders]  # one folder per settings
+    assert any(again.words == built.words and np.array_equal(again.vectors, built.vectors) for again in saved)
+
+    def no_model_calls(*args, **kwargs):
+        raise AssertionError("a cached index must not run the model again")
+
+    monkeypatch.setattr(bert, "contextual_vectors", no_model_calls)
+    monkeypatch.setattr(bert, "contextual_vectors_batch", no_model_calls)
+    reused = build_corpus_index(bert, str(topic_corpus), per_word=4, max_words=20, min_count=3)
+    assert reused.words == built.words and np.array_equal(reused.vectors, built.vectors)
 
 
 def test_cancel_stops_the_build(bert, topic_corpus):

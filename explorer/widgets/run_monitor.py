@@ -1,0 +1,148 @@
+"""The curves of training runs, shared by the Pretrain and Fine-tune panels: a list of runs (untick to
+hide), the training loss of each (raw and smoothed), a held-out metric chosen from a list, and one more
+curve per run (throughput or learning rate) — over steps, or examples seen when the runs say their batch.
+
+The monitor keeps every run's events, so changing the x-axis re-plots them; a panel passes each event
+of a run to ``show_event`` and never touches the plots itself."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.widgets.loss_plot import LossPlot
+
+SPEED, LEARNING_RATE = "speed", "learning rate"
+
+
+class RunMonitor(QSplitter):
+    """``runs`` (the list) is laid out by the panel; the plots are this splitter's children."""
+
+    def __init__(self, eval_label: str, extra: str, examples_axis: bool, default_metric_skips_loss: bool = False,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Vertical, parent)
+        self.extra_kind = extra
+        self.skip_loss_metric = default_metric_skips_loss
+        self.events: dict[str, list[Any]] = {}  # run -> its events (re-plotted when the x-axis changes)
+        self.batch: dict[str, int] = {}  # run -> examples per step
+        self.runs = QListWidget()
+        self.runs.itemChanged.connect(lambda _: self.apply_visibility())
+        self.loss_plot = LossPlot(y_label="training loss")
+        self.eval_plot = LossPlot(y_label=eval_label)
+        self.extra_plot = LossPlot(y_label="per second" if extra == SPEED else "learning rate")
+        self.metric_choice = QComboBox()
+        self.metric_choice.currentTextChanged.connect(lambda _: self.apply_visibility())
+        self.x_axis = QComboBox()
+        self.x_axis.addItems(["steps", "examples seen"] if examples_axis else ["steps"])
+        self.x_axis.currentTextChanged.connect(lambda _: self.replot())
+        row = QHBoxLayout()
+        row.addWidget(QLabel(f"{eval_label[:1].upper()}{eval_label[1:]} metric:"))
+        row.addWidget(self.metric_choice)
+        if examples_axis:
+            row.addWidget(QLabel("x-axis:"))
+            row.addWidget(self.x_axis)
+        row.addStretch(1)
+        eval_box = QWidget()
+        layout = QVBoxLayout(eval_box)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(row)
+        layout.addWidget(self.eval_plot, 1)
+        self.addWidget(self.loss_plot)
+        self.addWidget(eval_box)
+        self.addWidget(self.extra_plot)
+
+    # ------------------------------------------------------------ runs
+
+    def add_run(self, name: str) -> str:
+        """List a run (ticked) and give it its colour."""
+        if name not in self.events:
+            self.events[name] = []
+            item = QListWidgetItem(name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.runs.addItem(item)
+        return self.loss_plot.run_curves(name)
+
+    def forget_smoothing(self, name: str) -> None:
+        self.loss_plot.smoother.forget(name)
+
+    def hidden(self) -> set[str]:
+        return {self.runs.item(i).text() for i in range(self.runs.count())
+                if self.runs.item(i).checkState() != Qt.CheckState.Checked}
+
+    def _x(self, name: str, step: int) -> float:
+        return step * self.batch.get(name, 1) if self.x_axis.currentText() == "examples seen" else step
+
+    # ------------------------------------------------------------ events
+
+    def show_event(self, name: str, ev: Any, replay: bool = False) -> None:
+        from engine import api
+
+        if not replay:
+            self.events.setdefault(name, []).append(ev)
+        colour = self.add_run(name)
+        if isinstance(ev, api.RunStarted):
+            self.batch[name] = int(ev.info.get("batch_size", 1))
+        elif isinstance(ev, api.StepMetrics):
+            x = self._x(name, ev.step)
+            self.loss_plot.append_loss(name, x, ev.loss)
+            if self.extra_kind == LEARNING_RATE:
+                self.extra_plot.curve(name, colour=colour)
+                self.extra_plot.append(name, x, ev.lr)
+            elif ev.throughput == ev.throughput and ev.throughput > 0:
+                self.extra_plot.curve(name, colour=colour)
+                self.extra_plot.append(name, x, ev.throughput)
+                self.extra_plot.setLabel("left", f"{ev.unit}/s")
+        elif isinstance(ev, api.EvalMetrics):
+            for metric, value in ev.metrics.items():
+                if "coverage" in metric:  # word-similarity coverage: a count, not a quality
+                    continue
+                if self.metric_choice.findText(metric) < 0:
+                    self.metric_choice.addItem(metric)
+                self.eval_plot.curve(f"{name} {metric}", colour=colour, symbol="o")
+                self.eval_plot.append(f"{name} {metric}", self._x(name, ev.step), value)
+            if self.skip_loss_metric and self.metric_choice.currentText() == "loss" and self.metric_choice.count() > 1:
+                self.metric_choice.setCurrentIndex(1)  # the task metric, not the loss, by default
+            self.apply_visibility()
+
+    def apply_visibility(self) -> None:
+        """Ticked runs only, and of the held-out metrics only the chosen one (scales differ)."""
+        hidden, metric = self.hidden(), self.metric_choice.currentText()
+        for name in self.events:
+            self.loss_plot.set_run_visible(name, name not in hidden)
+            self.extra_plot.set_visible(name, name not in hidden)
+        for curve in self.eval_plot.curves:
+            run, _, rest = curve.rpartition(" ")
+            self.eval_plot.set_visible(curve, rest == metric and run not in hidden)
+        self.eval_plot.setLabel("left", metric or "held-out metric")
+
+    def replot(self) -> None:
+        """Draw every run again with the chosen x-axis (steps or examples seen)."""
+        for plot in (self.loss_plot, self.eval_plot, self.extra_plot):
+            plot.clear_curves()
+            plot.setLabel("bottom", self.x_axis.currentText())
+        for name, events in self.events.items():
+            self.add_run(name)
+            self.forget_smoothing(name)
+            for ev in events:
+                self.show_event(name, ev, replay=True)
+        self.apply_visibility()
+        for plot in (self.loss_plot, self.eval_plot, self.extra_plot):
+            plot.redraw_now()
+            plot.autoRange()
+
+    def redraw_now(self) -> None:
+        """Draw what the plots' 10 Hz timers would (screenshots, exports)."""
+        for plot in (self.loss_plot, self.eval_plot, self.extra_plot):
+            plot.redraw_now()
