@@ -18,6 +18,9 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(HERE))
+
+from bench._report import machine, write_section  # noqa: E402
 
 
 def one_run(checkout: Path, kind: str, steps: int, out: Path) -> float:
@@ -49,8 +52,13 @@ def main() -> None:
                 speeds[name].append(one_run(Path(getattr(args, name)), args.kind, args.steps, out))
                 print(f"round {r + 1} {name}: {speeds[name][-1]:,.0f} tokens/s", flush=True)
     old, new = statistics.median(speeds["old"]), statistics.median(speeds["new"])
-    print(f"{args.kind} tiny, {args.steps} steps, median of {args.rounds}: old {old:,.0f} tokens/s, "
-          f"new {new:,.0f} tokens/s ({new / old:.2f}x)")
+    line = (f"{args.kind} tiny, {args.steps} steps, median of {args.rounds}: old {old:,.0f} tokens/s, "
+            f"new {new:,.0f} tokens/s ({new / old:.2f}x)")
+    print(line)
+    rounds = ", ".join(f"{o:,.0f} / {n:,.0f}" for o, n in zip(speeds["old"], speeds["new"], strict=True))
+    write_section(f"training-loop-speed-{args.kind}",
+                  f"## Whole-run training speed, two checkouts ({args.kind})\n\nMachine: {machine()}\n\n"
+                  f"`python bench/training_loop_speed.py {args.old}`: {line}. Rounds (old / new): {rounds}.")
 
 
 if __name__ == "__main__":

@@ -145,6 +145,20 @@ class ElmoConfig(PretrainSettings):
     lowercase: bool = True
 
 
+@dataclass
+class MlmHeadConfig(PretrainSettings):
+    """A masked-LM head for a pre-trained encoder that has none (e.g. all-MiniLM-L6-v2), trained here."""
+
+    base: str = "all-minilm-l6-v2"  # the encoder: a built-in name or a Hugging Face BERT-style folder
+    train_layers: int = 2  # the top N encoder layers learn with the head (0: the head only)
+    seq_len: int = 128  # tokens per training window ([CLS] text [SEP])
+    mask_prob: float = 0.15
+    whole_word: bool = True  # mask every piece of a chosen word together (whole-word masking)
+    lr: float = 3e-4
+    warmup: int = 100  # steps of linear warmup
+    keep_every: int = 0  # steps between checkpoints kept in checkpoints/step-N (0: none)
+
+
 # preset -> settings; a preset fills every field it names, explicit settings then override
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "bert": {
@@ -184,6 +198,7 @@ MODEL_CONFIGS: dict[str, type] = {
     "bert": BertConfig,
     "gpt": GPTConfig,
     "elmo": ElmoConfig,
+    "mlm-head": MlmHeadConfig,
 }
 
 
@@ -324,6 +339,10 @@ def check_config(kind: str, cfg: Any) -> list[str]:
         problems.append("min_alpha cannot exceed alpha")
     if isinstance(get("filters"), str) and not _FILTERS.match(get("filters")):
         problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
+    if kind == "mlm-head" and not str(get("base") or "").strip():
+        problems.append("base must name the encoder to give a masked-LM head (e.g. all-minilm-l6-v2)")
+    if kind == "mlm-head" and get("seq_len") is not None and get("seq_len") < 8:
+        problems.append("seq_len must be at least 8")
     if kind == "bert" and get("seq_len") is not None and get("seq_len") < 8:
         problems.append("seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])")
     return problems
@@ -348,6 +367,7 @@ __all__ = [
     "BertConfig",
     "ElmoConfig",
     "GPTConfig",
+    "MlmHeadConfig",
     "PRESETS",
     "PretrainSettings",
     "apply_preset",

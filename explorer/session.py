@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from explorer.tasks import TaskRunner, freeze_long_lived_objects
+
+if TYPE_CHECKING:  # a name for types only: engine.api is imported lazily, off the start-up path
+    from engine.api import ModelHandle
 
 
 class Session(QObject):
@@ -17,7 +20,7 @@ class Session(QObject):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.models: dict[str, Any] = {}  # name -> engine.api.ModelHandle
+        self.models: dict[str, ModelHandle] = {}  # name -> its loaded model
         self._loaders: list[TaskRunner] = []  # one per load: several models load side by side
         self.recent: list[str] = []  # paths opened by the user, newest first (kept in the settings)
 

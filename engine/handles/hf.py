@@ -133,3 +133,39 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
     name = folder.parent.name if folder.name == "model" else folder.name
     return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)
+
+
+def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
+    """A foreign encoder given a masked-LM head here (kind ``mlm-head``): the base encoder's weights from
+    its own folder, what was trained from the run folder (checked by name and shape)."""
+    from engine.checkpoint import read_tensors
+    from engine.config import config_from_dict
+    from engine.models.masked_lm_head import base_folder, build
+
+    try:
+        cfg = config_from_dict("mlm-head", config["model"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{run_dir}: config.json's model settings are not an mlm-head's ({e})") from None
+    model, tokenizer = build(cfg.base)
+    tensors = read_tensors(run_dir, config)
+    state = model.state_dict()
+    unexpected = sorted(k for k in tensors if k not in state)
+    wrong = sorted(k for k in tensors if k in state and tuple(tensors[k].shape) != tuple(state[k].shape))
+    if unexpected or wrong:
+        raise CheckpointError(f"{run_dir}: the trained weights do not fit {cfg.base} "
+                              f"(unexpected: {', '.join(unexpected[:3]) or '-'}; wrong shape: {', '.join(wrong[:3]) or '-'})")
+    model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=False)
+    model.tie_weights()
+    model.eval()
+    positions = int(getattr(model.config, "max_position_embeddings", 512))
+    max_len = min(positions, int(tokenizer.model_max_length)) if tokenizer.model_max_length < 1e6 else positions
+    trained = f"the head and the top {cfg.train_layers} layers" if cfg.train_layers else "the head"
+    info = {"path": str(run_dir), "model_type": model.config.model_type, "base": cfg.base,
+            "base_folder": str(base_folder(cfg.base)), "layers": model.config.num_hidden_layers,
+            "heads": model.config.num_attention_heads, "dim": model.config.hidden_size,
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "description": f"{cfg.base} with a masked-LM head trained by word2bert ({trained}, "
+                           f"{config.get('trained_steps', 0):,} steps on {config.get('corpus', '?')})",
+            **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device") if k in config}}
+    adapter = HFAdapter(model, tokenizer, "masked", pick_device(), max_len)
+    return TransformerHandle(f"hf-{model.config.model_type}", run_dir.name, str(run_dir), info, adapter)

@@ -27,11 +27,11 @@ Loader = Callable[[Path, dict[str, Any]], ModelHandle]
 def loaders() -> dict[str, Loader]:
     """kind (config.json) -> loader. Imported when a folder is opened: they import torch, and
     ``import engine.api`` stays light (the window opens before torch loads)."""
-    from engine.handles import elmo, finetuned, static, transformer
+    from engine.handles import elmo, finetuned, hf, static, transformer
 
     return {"word2vec": static.load_word2vec, "glove": static.load_glove, "ngram": static.load_ngram,
             "nnlm": static.load_nnlm, "elmo": elmo.load_elmo, "bert": transformer.load_bert,
-            "gpt": transformer.load_gpt, "finetune": finetuned.load_finetuned}
+            "gpt": transformer.load_gpt, "finetune": finetuned.load_finetuned, "mlm-head": hf.load_mlm_head}
 
 
 def load_run(run_dir: str | Path) -> ModelHandle:

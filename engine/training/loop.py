@@ -30,11 +30,11 @@ Family = Callable[[TrainContext], Iterator[TrainEvent]]
 
 def families() -> dict[str, Family]:
     """kind -> its run generator (imported when a run starts: they import the models)."""
-    from engine.training import contextual_runs, static_runs
+    from engine.training import adapt_runs, contextual_runs, static_runs
 
     return {"word2vec": static_runs.run_word2vec, "glove": static_runs.run_glove, "ngram": static_runs.run_ngram,
             "nnlm": static_runs.run_nnlm, "bert": contextual_runs.run_bert, "gpt": contextual_runs.run_gpt,
-            "elmo": contextual_runs.run_elmo}
+            "elmo": contextual_runs.run_elmo, "mlm-head": adapt_runs.run_mlm_head}
 
 
 def check_new_run_folder(out: str | Path) -> None:

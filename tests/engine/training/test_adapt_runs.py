@@ -1,0 +1,81 @@
+"""A masked-LM head for a foreign encoder (all-MiniLM-L6-v2 ships without one): trained here, saved as
+only what learned, loaded by name, and it fills [MASK]."""
+
+import numpy as np
+import pytest
+import torch
+
+from engine import api
+from engine.config import RunSpec, model_config
+
+
+@pytest.fixture(scope="module")
+def adapted(topic_corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("adapt") / "minilm-head"
+    cfg = model_config("mlm-head", train_layers=1, seq_len=24, batch_size=4, eval_every=0, warmup=1, lr=1e-3)
+    events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=3,
+                                    log_every=1)))
+    return out, events
+
+
+def test_the_run_completes_and_reports_top10(adapted):
+    _, events = adapted
+    assert events[-1].status == "completed"
+    evals = [e for e in events if isinstance(e, api.EvalMetrics)]
+    assert evals and {"mlm_loss", "mlm_accuracy", "mlm_top10"} <= set(evals[-1].metrics)
+
+
+def test_only_what_learned_is_saved_and_the_rest_comes_from_the_base(adapted):
+    from safetensors.torch import load_file
+
+    from engine.models.masked_lm_head import build
+
+    out, _ = adapted
+    saved = load_file(str(out / "model.safetensors"))
+    assert any(k.startswith("cls.predictions.transform") for k in saved)
+    assert all(k.startswith("cls.") or ".layer.5." in k for k in saved)  # the head and the top layer only
+    handle = api.load(out)
+    base, _ = build("all-minilm-l6-v2")
+    loaded = handle.adapter.model.state_dict()
+    frozen = "bert.encoder.layer.0.attention.self.query.weight"
+    assert torch.equal(loaded[frozen], base.state_dict()[frozen])  # untouched layers are the base's
+    top = "bert.encoder.layer.5.output.dense.weight"
+    assert torch.allclose(loaded[top], saved[top].float()) and not torch.equal(loaded[top], base.state_dict()[top])
+
+
+def test_the_adapted_encoder_fills_masks_and_says_what_it_is(adapted):
+    out, _ = adapted
+    handle = api.load(out)
+    assert api.Capability.MASKED_LM in handle.capabilities
+    candidates = handle.fill_mask("She deposited the money at the [MASK].", k=5)
+    assert len(candidates) == 1 and len(candidates[0].tokens) == 5
+    assert abs(sum(candidates[0].probs)) <= 1.0 + 1e-6
+    assert "all-minilm-l6-v2" in handle.info["description"] and "masked-LM head" in handle.info["description"]
+
+
+def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
+    from engine.models.masked_lm_head import IGNORE, mask_words
+
+    # ids: [CLS] a ##b ##c d ##e f [SEP]; 10 is [MASK]; pieces 2, 3, 5 are continuations
+    ids = torch.tensor([[1, 4, 2, 3, 6, 5, 7, 9]] * 400)
+    continuation = torch.zeros(12, dtype=torch.bool)
+    continuation[[2, 3, 5]] = True
+    special = (ids == 1) | (ids == 9)
+    gen = torch.Generator().manual_seed(0)
+    _, labels = mask_words(ids, special, continuation, torch.tensor([4, 6, 7]), mask_id=10, prob=0.3,
+                           generator=gen)
+    chosen = (labels != IGNORE).numpy()
+    assert not chosen[:, 0].any() and not chosen[:, -1].any()
+    assert np.array_equal(chosen[:, 1], chosen[:, 2]) and np.array_equal(chosen[:, 1], chosen[:, 3])  # a ##b ##c
+    assert np.array_equal(chosen[:, 4], chosen[:, 5])  # d ##e
+    assert 0.2 < chosen[:, 1].mean() < 0.4 and 0.2 < chosen[:, 6].mean() < 0.4
+    _, by_piece = mask_words(ids, special, continuation, torch.tensor([4, 6, 7]), mask_id=10, prob=0.3,
+                             whole_word=False, generator=gen)
+    pieces = (by_piece != IGNORE).numpy()
+    assert not np.array_equal(pieces[:, 1], pieces[:, 2])  # without whole words, pieces are drawn apart
+
+
+def test_a_bad_base_is_refused_before_training(topic_corpus, tmp_path):
+    cfg = model_config("mlm-head", base=str(tmp_path / "nowhere"))
+    with pytest.raises(api.CheckpointError, match="neither a built-in name"):
+        list(api.train(RunSpec("mlm-head", out=str(tmp_path / "x"), corpus=str(topic_corpus), model=cfg, max_steps=1)))
