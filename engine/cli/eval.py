@@ -1,27 +1,53 @@
-"""``word2bert-eval``: score a model (run folder, built-in name or vectors file) on the evaluation sets."""
+"""``word2bert-eval``: score a model (run folder, built-in name or vectors file) on the evaluation sets:
+analogy, word similarity, held-out perplexity, and the bundled cloze and sense sets."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from typing import Any
 
-from engine.errors import Word2BertError
+from engine.errors import Unsupported, Word2BertError
+
+QUALITY_TASKS = ("cloze", "senses")
+
+
+def quality(handle: Any, task: str) -> dict[str, Any]:
+    """A bundled-set score (engine/inspect/quality.py), or why the model cannot take it."""
+    from engine.inspect.quality import cloze_scores, sense_separation
+
+    try:
+        if task == "cloze":
+            return cloze_scores(handle)
+        by_layer = sense_separation(handle)
+    except Unsupported as e:
+        return {"skipped": str(e)}
+    best = int(by_layer.argmax())
+    return {"by_layer": [round(float(x), 4) for x in by_layer], "best_layer": best, "best": float(by_layer[best]),
+            "last": float(by_layer[-1])}
 
 
 def eval_main(argv: list[str] | None = None) -> int:
     from engine.data.evaluation import TASKS, evaluate_handle
     from engine.handles.load import load
 
+    known = (*TASKS, *QUALITY_TASKS)
     p = argparse.ArgumentParser(prog="word2bert-eval", description="Evaluate a model (run folder, glove-6b-50d, vectors file).")
     p.add_argument("model")
-    p.add_argument("--tasks", default="analogy,wordsim,simlex", help=f"comma-separated: {','.join(TASKS)}")
+    p.add_argument("--tasks", default="analogy,wordsim,simlex", help=f"comma-separated: {','.join(known)}")
     p.add_argument("--corpus", default=None, help="corpus whose held-out part perplexity uses (default: the model's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    unknown = [t for t in tasks if t not in known]
+    if unknown:
+        print(f"word2bert-eval: unknown task {unknown[0]!r} (choose from {', '.join(known)})", file=sys.stderr)
+        return 2
     try:
-        result = evaluate_handle(load(args.model), tasks, args.corpus)
+        handle = load(args.model)
+        result = evaluate_handle(handle, [t for t in tasks if t in TASKS], args.corpus)
+        result.update({t: quality(handle, t) for t in tasks if t in QUALITY_TASKS})
     except (Word2BertError, ValueError) as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)
         return 2

@@ -31,3 +31,15 @@ def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
     assert train_main(["gpt", "--out", str(tmp_path / "y"), "--hidden", "100", "--heads", "3"]) == 2
     assert "hidden (100) must be a multiple of heads (3)" in capsys.readouterr().err
     assert not (tmp_path / "y").exists()
+
+
+def test_eval_scores_the_bundled_cloze_and_sense_sets(contextual_runs, capsys):
+    from engine.cli.eval import eval_main
+
+    assert eval_main([str(contextual_runs["bert"][0]), "--tasks", "cloze,senses", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["cloze"]["cloze_items"] >= 60 and 0 <= result["cloze"]["cloze_top10"] <= 1
+    assert len(result["senses"]["by_layer"]) == 3 and result["senses"]["best"] == max(result["senses"]["by_layer"])
+    assert eval_main([str(contextual_runs["gpt"][0]), "--tasks", "cloze", "--json"]) == 0
+    assert "fill [MASK]" in json.loads(capsys.readouterr().out)["cloze"]["skipped"]
+    assert eval_main([str(contextual_runs["gpt"][0]), "--tasks", "nonsense"]) == 2

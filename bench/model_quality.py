@@ -1,0 +1,86 @@
+"""What the shipped and built-in models know, on the bundled public sets (engine/data/sets/): sense
+separation per layer (leave-one-out nearest occurrence, 11 words × 2 senses × 8 sentences) with the GloVe
+bag-of-context baseline beside it, WiC dev (cosine threshold chosen on WiC train, per layer; --wic), and
+cloze top-1 / top-10 for masked LMs (72 everyday, news and general-knowledge sentences).
+
+    python bench/model_quality.py [--models NAME,PATH,...] [--extra runs/x,...] [--wic]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from bench._report import machine, write_section  # noqa: E402
+from engine import api  # noqa: E402
+from engine.inspect.quality import cloze_scores, glove_context_baseline, sense_separation  # noqa: E402
+
+
+def default_models() -> list[str]:
+    return ["all-minilm-l6-v2", *api.default_checkpoints()]
+
+
+def wic_by_layer(handle: object, train_pairs: int) -> list[float]:
+    from bench.wic_sense_separation import best_threshold, cosines, read_split
+
+    train, dev = read_split("train", train_pairs), read_split("dev")
+    tr_s, tr_l = cosines(handle, train)
+    dv_s, dv_l = cosines(handle, dev)
+    return [float(((dv_s[:, layer] >= best_threshold(tr_s[:, layer], tr_l)) == dv_l).mean())
+            for layer in range(tr_s.shape[1])]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--models", default=",".join(default_models()))
+    p.add_argument("--extra", default="", help="more models (e.g. runs being trained)")
+    p.add_argument("--wic", action="store_true", help="also WiC dev per layer (slow: every pair through the model)")
+    p.add_argument("--train-pairs", type=int, default=1500)
+    args = p.parse_args()
+    names = [n for n in (args.models + "," + args.extra).split(",") if n]
+    baseline = glove_context_baseline(api.load("glove-6b-50d"))
+    rows = []
+    for name in names:
+        try:
+            handle = api.load(name)
+        except api.Word2BertError as e:
+            print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        caps = handle.capabilities
+        senses = wic = cloze = "—"
+        if api.Capability.CONTEXTUAL in caps:
+            by_layer = sense_separation(handle)
+            best = int(np.argmax(by_layer))
+            mark = " **beats**" if by_layer[best] > baseline else ""
+            senses = f"{', '.join(f'{x:.3f}' for x in by_layer)} (best {by_layer[best]:.3f} at {best}{mark})"
+            if args.wic:
+                accs = wic_by_layer(handle, args.train_pairs)
+                w = int(np.argmax(accs))
+                wic = f"{', '.join(f'{x:.3f}' for x in accs)} (best {accs[w]:.3f} at {w})"
+        if api.Capability.MASKED_LM in caps:
+            scores = cloze_scores(handle)
+            cloze = f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f}"
+        label = f"{handle.name} ({handle.kind})"
+        rows.append(f"| {label} | {senses} | {wic} | {cloze} |")
+        print(rows[-1], flush=True)
+    body = "\n".join([
+        "## Model quality on the bundled sets", "", f"Machine: {machine()}", "",
+        "`python bench/model_quality.py" + (" --wic" if args.wic else "") + (f" --extra {args.extra}" if args.extra else "")
+        + "`. Sense separation: each occurrence of a polysemous word gets the sense of its nearest other occurrence "
+        "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
+        f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
+        f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences). WiC dev: cosine "
+        "threshold per layer chosen on WiC train (shown with --wic).", "",
+        "| model | sense separation by layer | WiC dev by layer | cloze top-1 / top-10 |",
+        "|---|---|---|---:|", *rows])
+    print(body)
+    write_section("model-quality", body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""What a model knows, measured on the bundled public sets (engine/data/sets/):
+
+* ``cloze``: the share of cloze sentences (everyday, news, general knowledge; one [MASK] each) whose
+  accepted answer is the top prediction (top-1) or among the top ten (top-10).
+* ``senses``: sense separation — each occurrence of a polysemous word (11 words × 2 senses × 8 sentences)
+  gets the sense of its nearest other occurrence of the same word (cosine, leave-one-out); the share
+  right, per layer. Chance is about 0.47 (7 of the 15 others share a sense).
+* ``glove_context_baseline``: the same with no contextual model at all — each occurrence is the mean of
+  the GloVe vectors of the words within 10 of it. A contextual model should beat it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.data.text import word_tokenize
+from engine.errors import Unsupported
+from engine.results import Capability
+
+SETS = Path(__file__).resolve().parent.parent / "data" / "sets"
+
+
+@dataclass(frozen=True)
+class ClozeItem:
+    kind: str  # everyday, news, knowledge
+    text: str  # with one [MASK]
+    answers: tuple[str, ...]  # lowercase
+
+
+@dataclass(frozen=True)
+class SenseItem:
+    word: str
+    sense: str
+    sentence: str
+
+
+def _rows(name: str) -> list[list[str]]:
+    lines = (SETS / name).read_text(encoding="utf-8").splitlines()
+    return [line.split("\t") for line in lines if line.strip() and not line.startswith("#")]
+
+
+def cloze_items() -> list[ClozeItem]:
+    return [ClozeItem(kind, text, tuple(a.strip().lower() for a in answers.split("|"))) for kind, text, answers
+            in _rows("cloze.tsv")]
+
+
+def sense_items() -> list[SenseItem]:
+    return [SenseItem(word, sense, sentence) for word, sense, sentence in _rows("senses.tsv")]
+
+
+def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str, float]:
+    """Top-1 and top-10 accuracy of a masked LM on the cloze set (a sub-word prediction counts as its text
+    without the "##" mark; an answer the vocabulary can only spell in pieces is a miss)."""
+    if Capability.MASKED_LM not in handle.capabilities:
+        raise Unsupported(handle.missing(Capability.MASKED_LM))
+    items = items if items is not None else cloze_items()
+    top1 = top10 = 0
+    for item in items:
+        candidates = handle.fill_mask(item.text, k=10)[0]
+        guesses = [t.lower().removeprefix("##").strip().removeprefix("ġ") for t in candidates.tokens]
+        top1 += guesses[0] in item.answers
+        top10 += any(g in item.answers for g in guesses)
+    n = max(len(items), 1)
+    return {"cloze_top1": top1 / n, "cloze_top10": top10 / n, "cloze_items": float(len(items))}
+
+
+def _occurrence(words: tuple[str, ...] | list[str], target: str) -> int:
+    lowered = [w.lower() for w in words]
+    return lowered.index(target) if target in lowered else -1
+
+
+def _leave_one_out(vectors: np.ndarray, senses: list[str]) -> tuple[int, int]:
+    """(right, counted): each row gets the sense of its most similar other row."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    unit = vectors / np.maximum(norms, 1e-9)
+    sims = unit @ unit.T
+    np.fill_diagonal(sims, -np.inf)
+    nearest = sims.argmax(1)
+    return sum(senses[i] == senses[j] for i, j in enumerate(nearest)), len(senses)
+
+
+def _by_word(items: list[SenseItem]) -> dict[str, list[SenseItem]]:
+    groups: dict[str, list[SenseItem]] = {}
+    for item in items:
+        groups.setdefault(item.word, []).append(item)
+    return groups
+
+
+def sense_separation(handle: Any, items: list[SenseItem] | None = None) -> np.ndarray:
+    """Leave-one-out 1-NN sense accuracy of the target word's vector at each layer: (layers,)."""
+    if Capability.CONTEXTUAL not in handle.capabilities:
+        raise Unsupported(handle.missing(Capability.CONTEXTUAL))
+    right: np.ndarray | None = None
+    counted = 0
+    for word, group in _by_word(items if items is not None else sense_items()).items():
+        rows, senses = [], []
+        for item in group:
+            cv = handle.contextual_vectors(item.sentence)
+            k = _occurrence(cv.words, word)
+            if k >= 0:
+                rows.append(cv.vectors[:, k])  # (layers, dim)
+                senses.append(item.sense)
+        if len(rows) < 3:
+            continue
+        stacked = np.stack(rows, 1).astype(np.float64)  # (layers, n, dim)
+        scores = np.array([_leave_one_out(stacked[layer], senses)[0] for layer in range(stacked.shape[0])])
+        right = scores if right is None else right + scores
+        counted += len(senses)
+    if right is None:
+        raise Unsupported(f"{handle.name} found none of the sense set's words")
+    return right / counted
+
+
+def glove_context_baseline(glove: Any, items: list[SenseItem] | None = None, window: int = 10) -> float:
+    """The same leave-one-out accuracy with the mean GloVe vector of the words within ``window`` of the
+    target (the target itself left out): what the sentence says, with no contextual model."""
+    right = counted = 0
+    for word, group in _by_word(items if items is not None else sense_items()).items():
+        rows, senses = [], []
+        for item in group:
+            words = word_tokenize(item.sentence, lowercase=True)
+            k = _occurrence(words, word)
+            context = [w for i, w in enumerate(words) if i != k and abs(i - k) <= window]
+            known = []
+            for w in context:
+                try:
+                    known.append(glove.vector(w))
+                except Exception:  # unknown words and punctuation: left out
+                    continue
+            if known:
+                rows.append(np.mean(known, 0))
+                senses.append(item.sense)
+        if len(rows) >= 3:
+            r, c = _leave_one_out(np.stack(rows).astype(np.float64), senses)
+            right += r
+            counted += c
+    return right / max(counted, 1)

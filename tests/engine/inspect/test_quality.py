@@ -1,0 +1,68 @@
+"""The bundled quality sets and their scores: cloze top-k, leave-one-out sense separation per layer,
+and the GloVe bag-of-context baseline."""
+
+import numpy as np
+import pytest
+
+from engine import api
+from engine.inspect.quality import (
+    ClozeItem,
+    SenseItem,
+    _leave_one_out,
+    cloze_items,
+    cloze_scores,
+    glove_context_baseline,
+    sense_items,
+    sense_separation,
+)
+
+
+def test_the_bundled_sets_are_what_the_issue_asks_for():
+    cloze = cloze_items()
+    assert len(cloze) >= 60 and {c.kind for c in cloze} == {"everyday", "news", "knowledge"}
+    assert all(c.text.count("[MASK]") == 1 and c.answers for c in cloze)
+    senses = sense_items()
+    words = {s.word for s in senses}
+    assert len(words) >= 10
+    for word in words:
+        per_sense = {}
+        for s in senses:
+            if s.word == word:
+                per_sense[s.sense] = per_sense.get(s.sense, 0) + 1
+        assert len(per_sense) == 2 and min(per_sense.values()) >= 8, word
+
+
+def test_leave_one_out_gives_each_row_its_nearest_neighbours_sense():
+    vectors = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.8, 0.3]])
+    assert _leave_one_out(vectors, ["a", "a", "b", "b", "a"]) == (5, 5)
+    assert _leave_one_out(vectors, ["a", "b", "a", "b", "a"]) == (0, 5)  # every nearest neighbour has the other label
+
+
+def test_the_glove_baseline_separates_senses_by_their_context_words():
+    items = [SenseItem("bank", "river", s) for s in (
+        "the river bank was muddy and wet", "fish swam near the bank of the stream", "the bank flooded when the river rose")]
+    items += [SenseItem("bank", "money", s) for s in (
+        "the bank lent money to the company", "she paid the loan at the bank", "the bank raised interest rates on loans")]
+    glove = api.load("glove-6b-50d")
+    assert glove_context_baseline(glove, items) == 1.0
+
+
+def test_sense_separation_has_one_score_per_layer(contextual_runs):
+    bert = api.load(contextual_runs["bert"][0])
+    items = [SenseItem("piano", "x", "She played the piano on stage."), SenseItem("piano", "x", "The piano was old."),
+             SenseItem("piano", "y", "He tuned the piano at home."), SenseItem("piano", "y", "A piano fell.")]
+    scores = sense_separation(bert, items)
+    assert scores.shape == (bert.info["vector_layers"],) and ((scores >= 0) & (scores <= 1)).all()
+    with pytest.raises(api.Unsupported):
+        sense_separation(api.load("glove-6b-50d"), items)
+
+
+def test_cloze_scores_count_accepted_answers(contextual_runs):
+    bert = api.load(contextual_runs["bert"][0])
+    first = bert.fill_mask("the [MASK] played the piano", k=10)[0].tokens
+    items = [ClozeItem("everyday", "the [MASK] played the piano", (first[0].removeprefix("##"),)),
+             ClozeItem("everyday", "the [MASK] played the piano", ("zzzz-not-a-word",))]
+    scores = cloze_scores(bert, items)
+    assert scores == {"cloze_top1": 0.5, "cloze_top10": 0.5, "cloze_items": 2.0}
+    with pytest.raises(api.Unsupported):
+        cloze_scores(api.load(contextual_runs["gpt"][0]), items)
