@@ -111,6 +111,7 @@ class BertConfig(PretrainSettings):
     lowercase: bool = True
     mask_prob: float = 0.15
     nsp: bool = True  # next-sentence prediction (off: MLM only, single segments)
+    init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
 
 
 @dataclass
@@ -126,6 +127,7 @@ class GPTConfig(PretrainSettings):
     seq_len: int = 128
     dropout: float = 0.1
     lowercase: bool = True
+    init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
 
 
 @dataclass
@@ -279,6 +281,7 @@ def config_fields(kind: str) -> list[dataclasses.Field]:
 CHOICES: dict[str, tuple[Any, ...]] = {
     "smoothing": ("kneser-ney", "laplace"),
     "tokenizer": ("bpe", "wordpiece"),
+    "init_embeddings": ("", "glove-6b-50d"),
     "preset": ("tiny", "small", "base"),
     "sg": (0, 1),
     "hs": (0, 1),
@@ -289,6 +292,7 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
     "sg": {0: "CBOW", 1: "skip-gram"},
     "hs": {0: "negative sampling", 1: "hierarchical softmax"},
     "cbow_mean": {0: "sum of the context", 1: "mean of the context"},
+    "init_embeddings": {"": "random", "glove-6b-50d": "GloVe 6B-50d, projected"},
 }
 # the least each setting may be (anything not named here: >= 0)
 _AT_LEAST_ONE = {"order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",

@@ -20,6 +20,7 @@ from engine.errors import CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
+from engine.training.init_embeddings import init_token_embeddings
 from engine.training.pretrain import Recipe, pretrain
 from engine.training.pretrain_data import bert_pairs, encode_documents, token_windows, word_windows
 
@@ -122,9 +123,11 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
             result["nsp_accuracy"] = nsp_correct / max(n, 1)
         return result
 
-    recipe = Recipe("bert", Bert(cfg), len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
+    model = Bert(cfg)
+    started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
+    recipe = Recipe("bert", model, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
-                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER})
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started})
     yield from pretrain(ctx, recipe)
 
 
@@ -162,9 +165,11 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
         loss = total / max(count, 1)
         return {"loss": loss, "perplexity": math.exp(min(loss, 50))}
 
-    recipe = Recipe("gpt", GPT(cfg), len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
+    model = GPT(cfg)
+    started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
+    recipe = Recipe("gpt", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
-                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER})
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started})
     yield from pretrain(ctx, recipe)
 
 
