@@ -11,7 +11,7 @@ def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="word2bert")
     parser.add_argument("models", nargs="*", help="run folders or vectors files to open")
     parser.add_argument("--no-default-models", action="store_true",
-                        help="do not load GloVe 6B-50d and the shipped default checkpoints at start")
+                        help="do not load GloVe 6B-50d, all-MiniLM-L6-v2 and the shipped default checkpoints at start")
     parser.add_argument("--word", default="", help="word to show at start")
     parser.add_argument("--scene", help="open a scene: a built-in name (bank, play, star, bat, spring) or a .json file")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save the window once results are shown, then exit")
@@ -34,7 +34,8 @@ def run(argv: list[str]) -> int:
     if args.word:
         window.neighbours.word.setText(args.word)
         window.tabs.setCurrentWidget(window.neighbours)
-    for model in ([] if args.no_default_models else ["glove-6b-50d"]) + args.models:
+    # GloVe and all-MiniLM-L6-v2 (a real 6-layer BERT) come from pip packages: the app shows them beside ours
+    for model in ([] if args.no_default_models else ["glove-6b-50d", "all-minilm-l6-v2"]) + args.models:
         session.load(model)
     if not args.no_default_models and not args.scene:
         session.load_defaults()

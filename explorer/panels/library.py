@@ -14,7 +14,10 @@ from explorer.tasks import TaskRunner
 
 
 def describe(handle: Any) -> str:
+    """One line: what the model is (the catalog's words for built-ins and defaults) and its size."""
     info = handle.info
+    if info.get("what"):
+        return "; ".join(str(info[k]) for k in ("what", "headline") if info.get(k))
     parts = [handle.kind]
     if info.get("parameters"):
         parts.append(f"{info['parameters'] / 1e6:.1f}M parameters")
@@ -60,7 +63,8 @@ class LibraryPanel(QWidget):
         self.loaded.takeChildren()
         for name, handle in self.session.models.items():
             item = QTreeWidgetItem([name, describe(handle), capability_names(handle)])
-            item.setToolTip(1, str(handle.info.get("path", "")))
+            details = [str(handle.info[k]) for k in ("what", "trained", "headline") if handle.info.get(k)]
+            item.setToolTip(1, "\n".join([*details, str(handle.info.get("path", ""))]).strip())
             self.loaded.addChild(item)
         self.loaded.setExpanded(True)
         recent = list(self.session.recent)

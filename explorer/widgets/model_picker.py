@@ -21,12 +21,23 @@ def why_not(handle: Any, needs: Any) -> str:
 
 
 class ModelPicker(QComboBox):
-    def __init__(self, needs: Any, parent: QWidget | None = None) -> None:
+    def __init__(self, needs: Any, parent: QWidget | None = None, role: str = "") -> None:
+        """``role``: the catalog role whose models this view opens with, best first ("masked_lm", ...)."""
         super().__init__(parent)
         self.needs = needs  # an engine.api.Capability (flags combine: ATTENTION | MASKED_LM)
+        self.role = role
         self._items = QStandardItemModel(self)
         self.setModel(self._items)
         self.reasons: dict[str, str] = {}
+        self.user_chose = False  # a model picked by hand stays picked as others load
+        self.activated.connect(lambda _: setattr(self, "user_chose", True))
+
+    def _role_models(self) -> list[str]:
+        if not self.role:
+            return []
+        from engine.api import preferred_models  # light: reads the catalog, no torch
+
+        return preferred_models(self.role)
 
     def set_models(self, models: dict[str, Any], prefer: str = "") -> None:
         """List ``models`` (name -> handle) and choose ``prefer`` if it fits, else the current choice if it
@@ -44,7 +55,8 @@ class ModelPicker(QComboBox):
                 item.setText(f"{name} (cannot)")
             self._items.appendRow(item)
         usable = self.usable()
-        choice = next((n for n in (prefer, current) if n in usable), usable[0] if usable else "")
+        order = [prefer, current if self.user_chose else "", *self._role_models(), current]
+        choice = next((n for n in order if n and n in usable), usable[0] if usable else "")
         self.setCurrentIndex(list(models).index(choice) if choice else -1)
         self.blockSignals(False)
 

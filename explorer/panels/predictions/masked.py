@@ -41,7 +41,7 @@ class MaskedView(QWidget):
         self.session = session
         self.last: tuple[str, list[tuple[str, Any]]] | None = None
         self.text = QLineEdit("The man went to the [MASK] to buy a gallon of milk.")
-        self.model = ModelPicker(Capability.MASKED_LM)
+        self.model = ModelPicker(Capability.MASKED_LM, role="masked_lm")
         self.compare = QCheckBox("compare with")
         self.model2 = ModelPicker(Capability.MASKED_LM)
         self.model2.setEnabled(False)

@@ -35,7 +35,7 @@ class NextTokenView(QWidget):
         super().__init__(parent)
         self.session = session
         self.text = QLineEdit("The river flows into the")
-        self.model = ModelPicker(Capability.NEXT_TOKEN)
+        self.model = ModelPicker(Capability.NEXT_TOKEN, role="next_token")
         self.results = QTextBrowser()
         self.message = QLabel()
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)

@@ -1,0 +1,18 @@
+"""load(): built-in names and shipped defaults come described by the catalog (what, trained on, headline
+scores), and each view's role lists loadable models."""
+
+from engine import api
+
+
+def test_defaults_and_builtins_say_what_they_are():
+    for name in ("glove-6b-50d", *api.default_checkpoints()):
+        info = api.load(name).info
+        assert info.get("what") and info.get("trained") and info.get("headline"), name
+
+
+def test_every_model_a_role_names_can_be_loaded_by_name():
+    known = set(api.BUILTIN_MODELS) | set(api.default_checkpoints())
+    for role in ("masked_lm", "next_token", "contextual"):
+        names = api.preferred_models(role)
+        assert names and set(names) <= known, role
+    assert api.preferred_models("no-such-role") == []

@@ -1,0 +1,34 @@
+"""A view's model chooser: greys out models that cannot do what it shows (with the engine's reason),
+opens on the catalog's best model for its role, and keeps a model the user picked."""
+
+from engine.api import Capability
+
+
+class Handle:
+    def __init__(self, capabilities):
+        self.capabilities = capabilities
+
+    def missing(self, capability):
+        return "" if capability in self.capabilities else f"cannot do {capability.name}"
+
+
+def test_the_role_picks_the_catalogs_best_and_a_users_choice_stays(qtbot, monkeypatch):
+    import engine.api
+    from explorer.widgets.model_picker import ModelPicker
+
+    monkeypatch.setattr(engine.api, "preferred_models", lambda role: ["best", "second"] if role == "masked_lm" else [])
+    picker = ModelPicker(Capability.MASKED_LM, role="masked_lm")
+    qtbot.addWidget(picker)
+    masked, static = Handle(Capability.MASKED_LM), Handle(Capability.STATIC)
+    picker.set_models({"first": masked, "vectors": static})
+    assert picker.currentText() == "first" and picker.reasons["vectors"] == "cannot do MASKED_LM"
+    picker.set_models({"first": masked, "vectors": static, "second": masked})
+    assert picker.currentText() == "second"  # the catalog ranks it above "first"
+    picker.set_models({"first": masked, "vectors": static, "second": masked, "best": masked})
+    assert picker.currentText() == "best"
+    picker.setCurrentIndex(0)
+    picker.activated.emit(0)  # the user picks "first" by hand
+    picker.set_models({"first": masked, "vectors": static, "second": masked, "best": masked, "more": masked})
+    assert picker.currentText() == "first"
+    picker.set_models({"first": masked, "best": masked}, prefer="best")  # a scene's choice wins
+    assert picker.currentText() == "best"
