@@ -112,6 +112,8 @@ class BertConfig(PretrainSettings):
     mask_prob: float = 0.15
     nsp: bool = True  # next-sentence prediction (off: MLM only, single segments)
     init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
+    teacher: str = ""  # distil from this encoder's per-word states (e.g. all-minilm-l6-v2); "": no teacher
+    distill_weight: float = 1.0  # weight of the teacher's word-state loss beside MLM (+ NSP)
 
 
 @dataclass

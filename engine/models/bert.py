@@ -112,10 +112,14 @@ class Bert(nn.Module):
         return self.nsp(self.pooled(h))
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor, pad_mask: torch.Tensor | None,
-                labels: torch.Tensor, is_next: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+                labels: torch.Tensor, is_next: torch.Tensor | None = None,
+                keep_hidden: list[list[torch.Tensor]] | None = None) -> dict[str, torch.Tensor]:
         """Pre-training losses. labels: (B, T) original ids at the chosen positions, IGNORE elsewhere;
-        is_next: (B,) 1 when B follows A. The MLM head runs only on the chosen positions."""
+        is_next: (B,) 1 when B follows A. The MLM head runs only on the chosen positions. ``keep_hidden``:
+        a list the layers' states are appended to (distillation reads them)."""
         hidden, _ = self.encode(ids, segments, pad_mask)
+        if keep_hidden is not None:
+            keep_hidden.append(hidden)
         h = hidden[-1]
         chosen = labels != IGNORE  # (B, T)
         logits = self.mlm_logits(h[chosen]).float()  # (n_chosen, V)

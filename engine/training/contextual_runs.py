@@ -23,6 +23,7 @@ from engine.training.events import TrainEvent
 from engine.training.init_embeddings import init_token_embeddings
 from engine.training.pretrain import Recipe, pretrain
 from engine.training.pretrain_data import bert_pairs, encode_documents, token_windows, word_windows
+from engine.training.teacher import Teacher, student_words
 
 EVAL_EXAMPLES = 256
 TOKENIZER = "tokenizer.json"
@@ -74,6 +75,7 @@ def _device_tensors(arrays: dict[str, np.ndarray], device: torch.device) -> dict
 
 def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.bert import Bert, mask_tokens
+    from engine.models.distill import DistilledBert, WordDistillation, layer_pairs
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
@@ -98,19 +100,32 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     def epoch_data(epoch: int) -> dict[str, torch.Tensor]:
         return _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
 
+    teacher = Teacher(cfg.teacher, ctx.device) if cfg.teacher else None
+    distillation_pairs = layer_pairs(cfg.layers, teacher.layers) if teacher is not None else []
+    vocabulary = [tok.id_to_token(i) for i in range(cfg.vocab_size)]
+    model = Bert(cfg)
+    started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
+
     def step_loss(model: nn.Module, batch: dict[str, torch.Tensor],
                   generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
         ids = batch["ids"].long()
         inputs, labels = mask_tokens(ids, ids < first_normal, mask_id=mask, vocab_size=cfg.vocab_size,
                                      first_normal=first_normal, prob=cfg.mask_prob, generator=generator)
-        return model(inputs, batch["segments"].long(), ids != pad, labels,
-                     batch["is_next"] if cfg.nsp else None)
+        is_next = batch["is_next"] if cfg.nsp else None
+        if teacher is None:
+            return model(inputs, batch["segments"].long(), ids != pad, labels, is_next)
+        # the teacher reads the unmasked words; the student learns its states from the masked text
+        word_index, words = student_words(ids.cpu().numpy(), vocabulary, set(range(first_normal)))
+        targets, valid = teacher.word_states(words, [j for _, j in distillation_pairs])
+        return model(inputs, batch["segments"].long(), ids != pad, labels, is_next,
+                     torch.from_numpy(word_index).to(ids.device), targets, valid)
 
     def evaluate(model: nn.Module) -> dict[str, float]:
         gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
-        loss = correct = count = nsp_correct = n = 0.0
+        loss = correct = count = nsp_correct = n = distill = 0.0
         for batch in _batches(eval_data, cfg.batch_size):
             out = step_loss(model, batch, gen)
+            distill += float(out.get("distill_loss", 0.0)) * batch["ids"].shape[0]
             loss += float(out["mlm_loss"]) * float(out["mlm_count"])
             correct += float(out["mlm_correct"])
             count += float(out["mlm_count"])
@@ -121,13 +136,18 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         result["mlm_perplexity"] = math.exp(min(result["mlm_loss"], 50))
         if cfg.nsp:
             result["nsp_accuracy"] = nsp_correct / max(n, 1)
+        if teacher is not None:
+            result["distill_loss"] = distill / max(n, 1)
         return result
 
-    model = Bert(cfg)
-    started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
-    recipe = Recipe("bert", model, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
+    net: nn.Module = model
+    if teacher is not None:  # only the student is saved; the maps to the teacher's space exist for training
+        net = DistilledBert(model, WordDistillation(cfg.hidden, teacher.dim, distillation_pairs), cfg.distill_weight)
+        started = {**started, "distilled_from": cfg.teacher, "distill_layers": distillation_pairs}
+    recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
-                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started})
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
+                    weights=model.state_dict if teacher is not None else None)
     yield from pretrain(ctx, recipe)
 
 

@@ -1,0 +1,73 @@
+"""Distillation across vocabularies: a student's states pulled towards a teacher's, word by word.
+
+The student (our BERT, its own WordPiece vocabulary) and the teacher (e.g. all-MiniLM-L6-v2, 30k
+uncased WordPiece) split words differently, so states are compared per word: the mean of a word's
+pieces on each side (TinyBERT matches tokens; a word is the unit both sides share). Student layer i is
+matched with teacher layer round(i · L_teacher / L_student) through a learned linear map, and the loss
+is 1 − cosine (direction is what nearest-neighbour views and sense separation read).
+
+    student layer i (B, T_s, d_s) --pool by word--> (B, W, d_s) --W_i--> (B, W, d_t)
+    teacher layer j (B, T_t, d_t) --pool by word--> (B, W, d_t)          loss_i = mean over words (1 − cos)
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+def layer_pairs(student_layers: int, teacher_layers: int) -> list[tuple[int, int]]:
+    """(student layer, teacher layer) for every student layer 1..L_s, spread uniformly over the teacher's."""
+    return [(i, round(i * teacher_layers / student_layers)) for i in range(1, student_layers + 1)]
+
+
+def pool_words(states: torch.Tensor, word_index: torch.Tensor, n_words: int) -> torch.Tensor:
+    """states (B, T, d), word_index (B, T) with -1 for tokens of no word -> (B, n_words, d) word means."""
+    b, _, d = states.shape
+    valid = word_index >= 0
+    index = word_index.clamp(min=0)
+    sums = states.new_zeros(b, n_words, d).scatter_add_(1, index[..., None].expand(-1, -1, d),
+                                                        states * valid[..., None].to(states.dtype))
+    counts = states.new_zeros(b, n_words).scatter_add_(1, index, valid.to(states.dtype))
+    return sums / counts.clamp(min=1)[..., None]
+
+
+class WordDistillation(nn.Module):
+    def __init__(self, student_dim: int, teacher_dim: int, pairs: list[tuple[int, int]]) -> None:
+        super().__init__()
+        self.pairs = pairs
+        self.maps = nn.ModuleList(nn.Linear(student_dim, teacher_dim) for _ in pairs)
+
+    def forward(self, student_hidden: list[torch.Tensor], word_index: torch.Tensor, targets: list[torch.Tensor],
+                valid: torch.Tensor) -> torch.Tensor:
+        """student_hidden: the student's (L_s + 1) x (B, T, d_s); word_index (B, T); targets: per pair
+        (B, W, d_t) teacher word states; valid (B, W): words both sides have. Returns the mean loss."""
+        n_words = valid.shape[1]
+        weight = valid.to(targets[0].dtype)
+        total = targets[0].new_zeros(())
+        for (layer, _), linear, target in zip(self.pairs, self.maps, targets, strict=True):
+            words = linear(pool_words(student_hidden[layer], word_index, n_words))  # (B, W, d_t)
+            distance = 1 - F.cosine_similarity(words.float(), target.float(), dim=-1)  # (B, W)
+            total = total + (distance * weight).sum() / weight.sum().clamp(min=1)
+        return total / len(self.pairs)
+
+
+class DistilledBert(nn.Module):
+    """Our BERT training with a teacher: its own MLM (+ NSP) losses plus ``weight`` × the word-state loss.
+    Only ``student`` is saved as the run's model: the maps exist for training."""
+
+    def __init__(self, student: nn.Module, distillation: WordDistillation, weight: float) -> None:
+        super().__init__()
+        self.student, self.distillation, self.weight = student, distillation, weight
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor, pad_mask: torch.Tensor | None, labels: torch.Tensor,
+                is_next: torch.Tensor | None = None, word_index: torch.Tensor | None = None,
+                targets: list[torch.Tensor] | None = None, valid: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        kept: list[list[torch.Tensor]] = []
+        out = self.student(ids, segments, pad_mask, labels, is_next, keep_hidden=kept)
+        if targets is not None and word_index is not None and valid is not None:
+            distance = self.distillation(kept[0], word_index, targets, valid)
+            out["distill_loss"] = distance.detach()
+            out["loss"] = out["loss"] + self.weight * distance
+        return out

@@ -1,0 +1,79 @@
+"""A frozen teacher for distillation (engine/models/distill.py): a Hugging Face encoder (a built-in name
+such as all-minilm-l6-v2, or a folder) that gives per-word states of the student's own words."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.models.distill import pool_words
+
+
+def student_words(ids: np.ndarray, vocabulary: list[str], special: set[int]) -> tuple[np.ndarray, list[list[str]]]:
+    """From a student's WordPiece ids (B, T): each token's word number (-1 for special tokens) and each
+    row's words, spelled from their pieces ("play" "##ing" -> "playing")."""
+    index = np.full(ids.shape, -1, np.int64)
+    words: list[list[str]] = []
+    for b, row in enumerate(ids.tolist()):
+        row_words: list[str] = []
+        for t, i in enumerate(row):
+            if i in special:
+                continue
+            piece = vocabulary[i]
+            if piece.startswith("##") and row_words and index[b, t - 1] == len(row_words) - 1:
+                row_words[-1] += piece[2:]
+            else:
+                row_words.append(piece.removeprefix("##"))
+            index[b, t] = len(row_words) - 1
+        words.append(row_words)
+    return index, words
+
+
+class Teacher:
+    def __init__(self, name: str, device: torch.device) -> None:
+        import transformers
+        from transformers import AutoModel, AutoTokenizer
+
+        from engine.models.masked_lm_head import base_folder
+
+        transformers.logging.set_verbosity_error()
+        folder = base_folder(name)
+        self.name = name
+        self.model = AutoModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
+        self.model.to(device).eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        hf_tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+        self.tokenizer: Any = hf_tokenizer.backend_tokenizer
+        self.tokenizer.no_truncation()
+        self.tokenizer.no_padding()
+        self.pad_id = int(hf_tokenizer.pad_token_id or 0)
+        config = self.model.config
+        self.layers, self.dim = int(config.num_hidden_layers), int(config.hidden_size)
+        self.max_len = min(int(getattr(config, "max_position_embeddings", 512)), 512)
+        self.device = device
+
+    @torch.no_grad()
+    def word_states(self, words: list[list[str]], layers: list[int]) -> tuple[list[torch.Tensor], torch.Tensor]:
+        """Per teacher layer in ``layers``: (B, W, d) the mean state of each word's pieces; and (B, W) which
+        words it saw (a word cut off by the teacher's length, or an empty row, is left out)."""
+        encodings = self.tokenizer.encode_batch(words, is_pretokenized=True, add_special_tokens=True)
+        length = min(max(len(e.ids) for e in encodings), self.max_len)
+        ids = np.full((len(words), length), self.pad_id, np.int64)
+        index = np.full((len(words), length), -1, np.int64)
+        for b, e in enumerate(encodings):
+            n = min(len(e.ids), length)
+            ids[b, :n] = e.ids[:n]
+            index[b, :n] = [w if w is not None else -1 for w in e.word_ids[:n]]
+        n_words = max(1, max(len(w) for w in words))
+        ids_t = torch.from_numpy(ids).to(self.device)
+        index_t = torch.from_numpy(index).to(self.device)
+        out = self.model(input_ids=ids_t, attention_mask=(ids_t != self.pad_id).long(), output_hidden_states=True)
+        states = [pool_words(out.hidden_states[j], index_t, n_words) for j in layers]
+        seen = torch.zeros(len(words), n_words, device=self.device).scatter_add_(
+            1, index_t.clamp(min=0), (index_t >= 0).float()) > 0
+        lengths = torch.tensor([len(w) for w in words], device=self.device)
+        valid = seen & (torch.arange(n_words, device=self.device)[None] < lengths[:, None])
+        return states, valid
