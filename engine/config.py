@@ -95,6 +95,7 @@ class PretrainSettings:
     epochs: int = 1  # passes over the corpus (--max-steps stops earlier)
     eval_every: int = 200  # steps between held-out evaluations (0: only at the end)
     keep_every: int = 500  # steps between checkpoints kept in checkpoints/step-N (0: none)
+    accumulate: int = 1  # micro-batches of batch_size per optimiser step (effective batch: batch_size x accumulate)
 
 
 @dataclass
@@ -112,6 +113,7 @@ class BertConfig(PretrainSettings):
     mask_prob: float = 0.15
     nsp: bool = True  # next-sentence prediction (off: MLM only, single segments)
     init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
+    whole_word: bool = False  # mask every piece of a chosen word together (whole-word masking)
     teacher: str = ""  # distil from this encoder's per-word states (e.g. all-minilm-l6-v2); "": no teacher
     distill_weight: float = 1.0  # weight of the teacher's word-state loss beside MLM (+ NSP)
 
@@ -297,7 +299,7 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
     "init_embeddings": {"": "random", "glove-6b-50d": "GloVe 6B-50d, projected"},
 }
 # the least each setting may be (anything not named here: >= 0)
-_AT_LEAST_ONE = {"order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",
+_AT_LEAST_ONE = {"accumulate", "order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",
                  "batch_pairs", "negative_group", "shared_negatives", "min_n", "max_n", "vocab_size", "layers",
                  "heads", "intermediate", "max_len", "seq_len", "char_dim", "proj", "max_chars", "max_vocab"}
 _POSITIVE = {"lr", "alpha", "learning_rate", "x_max"}

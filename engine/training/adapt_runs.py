@@ -41,14 +41,8 @@ def mlm_windows(docs: list[Document], seq_len: int, cls: int, sep: int) -> np.nd
 
 
 def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
-    from engine.models.masked_lm_head import (
-        build,
-        mask_words,
-        masked_lm_loss,
-        set_trainable,
-        trained_state,
-        vocabulary_roles,
-    )
+    from engine.models.masked_lm_head import build, masked_lm_loss, set_trainable, trained_state
+    from engine.models.masking import mask_words, vocabulary_roles
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model

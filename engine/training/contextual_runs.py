@@ -76,6 +76,7 @@ def _device_tensors(arrays: dict[str, np.ndarray], device: torch.device) -> dict
 def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.bert import Bert, mask_tokens
     from engine.models.distill import DistilledBert, WordDistillation, layer_pairs
+    from engine.models.masking import mask_words
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
@@ -103,14 +104,20 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     teacher = Teacher(cfg.teacher, ctx.device) if cfg.teacher else None
     distillation_pairs = layer_pairs(cfg.layers, teacher.layers) if teacher is not None else []
     vocabulary = [tok.id_to_token(i) for i in range(cfg.vocab_size)]
+    continuation = torch.tensor([t.startswith("##") for t in vocabulary], device=ctx.device)
+    ordinary = torch.arange(first_normal, cfg.vocab_size, device=ctx.device)
     model = Bert(cfg)
     started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
 
     def step_loss(model: nn.Module, batch: dict[str, torch.Tensor],
                   generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
         ids = batch["ids"].long()
-        inputs, labels = mask_tokens(ids, ids < first_normal, mask_id=mask, vocab_size=cfg.vocab_size,
-                                     first_normal=first_normal, prob=cfg.mask_prob, generator=generator)
+        if cfg.whole_word:
+            inputs, labels = mask_words(ids, ids < first_normal, continuation, ordinary, mask_id=mask,
+                                        prob=cfg.mask_prob, generator=generator)
+        else:
+            inputs, labels = mask_tokens(ids, ids < first_normal, mask_id=mask, vocab_size=cfg.vocab_size,
+                                         first_normal=first_normal, prob=cfg.mask_prob, generator=generator)
         is_next = batch["is_next"] if cfg.nsp else None
         if teacher is None:
             return model(inputs, batch["segments"].long(), ids != pad, labels, is_next)

@@ -12,6 +12,7 @@ validation computes and what a save writes.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ from engine.checkpoint import read_training_state
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
-from engine.training.optim import adamw, optimizer_step, warmup_then_linear
+from engine.training.optim import adamw, apply_step, backward, warmup_then_linear
 
 Batch = dict[str, torch.Tensor]
 NO_EVENTS: Callable[[], Iterator[TrainEvent]] = lambda: iter(())  # noqa: E731
@@ -41,7 +42,7 @@ class GradientJob:
     steps_per_epoch: int
     unit: str  # what throughput counts: "tokens", "examples"
     units_per_step: float
-    batches: Callable[[int, int], Iterator[Batch]]  # (epoch, first batch) -> that epoch's batches from there
+    batches: Callable[[int, int], Iterator[Batch]]  # (epoch, first step) -> that epoch's micro-batches from there
     loss: Callable[[nn.Module, Batch], torch.Tensor]  # (the model, wrapped under DDP; a batch) -> scalar
     validate: Callable[[], Iterator[TrainEvent]]  # run in eval mode without gradients; yields EvalMetrics
     save: Callable[[dict[str, Any], bool], Iterator[TrainEvent]]  # (loop state, keep a history copy) -> events
@@ -59,6 +60,7 @@ class GradientJob:
     kept: str = "the last good checkpoint"  # what stays when the loss diverges
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
+    accumulate: int = 1  # micro-batches whose gradients add up before each optimiser step
 
 
 def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
@@ -113,13 +115,22 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
     epoch = ctx.step // job.steps_per_epoch
     model.train()
     while ctx.step < total:
-        for batch in job.batches(epoch, ctx.step % job.steps_per_epoch):
-            with ctx.precision.autocast():
-                loss = job.loss(wrapped, batch)
+        micro_batches = job.batches(epoch, ctx.step % job.steps_per_epoch)
+        while True:
+            opt.zero_grad(set_to_none=True)
+            step_loss, taken = None, 0
+            for batch in itertools.islice(micro_batches, job.accumulate):
+                with ctx.precision.autocast():
+                    loss = job.loss(wrapped, batch) / job.accumulate
+                backward(loss, scaler)
+                step_loss = loss.detach().float() if step_loss is None else step_loss + loss.detach().float()
+                taken += 1
+            if step_loss is None or taken < job.accumulate:
+                break  # the epoch's batches are used up
             lr = job.lr * lr_factor(ctx.step)
-            optimizer_step(loss, opt, lr, params, job.clip, scaler)
+            apply_step(opt, lr, params, job.clip, scaler)
             ctx.step += 1
-            loss_sum += loss.detach().float()
+            loss_sum += step_loss
             since += 1
             if ctx.should_log() or ctx.step == total:
                 mean = float(loss_sum) / since  # the only read from the device between validations

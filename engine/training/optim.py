@@ -1,5 +1,6 @@
-"""What the pre-training and fine-tuning loops share: AdamW without decay on biases and norms, linear
-warmup then linear decay, and one optimiser step (mixed-precision scaling, gradient clipping)."""
+"""The gradient loop's optimisation: AdamW without decay on biases and norms, linear warmup then linear
+decay, and one optimiser step split in two — backward per micro-batch (gradients add up), then clip and
+step (mixed-precision scaling on the GPU)."""
 
 from __future__ import annotations
 
@@ -28,17 +29,21 @@ def warmup_then_linear(warmup: int, total: int) -> Callable[[int], float]:
     return factor
 
 
-def optimizer_step(loss: torch.Tensor, opt: torch.optim.Optimizer, lr: float, params: Iterable[torch.Tensor],
-                   clip: float, scaler: torch.amp.GradScaler | None) -> None:
-    """Backward, clip and step at learning rate ``lr`` (fp16 losses scaled; nothing read from the device)."""
-    for group in opt.param_groups:
-        group["lr"] = lr
-    opt.zero_grad(set_to_none=True)
+def backward(loss: torch.Tensor, scaler: torch.amp.GradScaler | None) -> None:
+    """Add this loss's gradients to those already there (gradient accumulation calls it per micro-batch)."""
     if scaler is not None:
         scaler.scale(loss).backward()
-        scaler.unscale_(opt)
     else:
         loss.backward()
+
+
+def apply_step(opt: torch.optim.Optimizer, lr: float, params: Iterable[torch.Tensor], clip: float,
+               scaler: torch.amp.GradScaler | None) -> None:
+    """Clip the accumulated gradients and step at learning rate ``lr``."""
+    for group in opt.param_groups:
+        group["lr"] = lr
+    if scaler is not None:
+        scaler.unscale_(opt)
     torch.nn.utils.clip_grad_norm_(params, clip)
     if scaler is not None:
         scaler.step(opt)

@@ -53,7 +53,8 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
     world, rank = distributed.world_size(), distributed.rank()
     model = recipe.model.to(ctx.device)
-    per_step = cfg.batch_size * world
+    accumulate = max(1, int(getattr(cfg, "accumulate", 1)))
+    per_step = cfg.batch_size * world * accumulate  # examples per optimiser step
     steps_per_epoch = recipe.n_examples // per_step
     if steps_per_epoch == 0:
         raise CorpusError(f"the corpus gives {recipe.n_examples} training examples, fewer than one batch of "
@@ -66,7 +67,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         n = next(iter(data.values())).shape[0]
         gen.manual_seed(ctx.spec.seed * 100_003 + epoch)
         order = _order(n, steps_per_epoch * per_step, ctx.device, gen)
-        for b in range(first, steps_per_epoch):
+        for b in range(first * accumulate, steps_per_epoch * accumulate):  # micro-batches
             start = (b * world + rank) * cfg.batch_size  # each process its own slice of the global batch
             sel = order[start : start + cfg.batch_size]
             yield {k: v[sel] for k, v in data.items()}
@@ -101,5 +102,5 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         loss=lambda module, batch: recipe.step_loss(module, batch)["loss"], validate=validate, save=save,
         summary=summary, restore=restore, info={"examples": recipe.n_examples, "processes": world, **recipe.config},
         eval_every=cfg.eval_every, keep_every=cfg.keep_every, checkpoint_every=ctx.spec.checkpoint_every,
-        extend_on_resume=bool(ctx.spec.max_steps), betas=(0.9, 0.98), eps=1e-6)
+        extend_on_resume=bool(ctx.spec.max_steps), betas=(0.9, 0.98), eps=1e-6, accumulate=accumulate)
     yield from optimise(ctx, job)

@@ -54,7 +54,7 @@ def test_the_adapted_encoder_fills_masks_and_says_what_it_is(adapted):
 
 
 def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
-    from engine.models.masked_lm_head import IGNORE, mask_words
+    from engine.models.masking import IGNORE, mask_words
 
     # ids: [CLS] a ##b ##c d ##e f [SEP]; 10 is [MASK]; pieces 2, 3, 5 are continuations
     ids = torch.tensor([[1, 4, 2, 3, 6, 5, 7, 9]] * 400)

@@ -1,0 +1,69 @@
+"""The one gradient loop, on a toy job: gradient accumulation equals the larger batch, the learning-rate
+schedule warms up then decays, and a stop saves and says so."""
+
+import threading
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from engine.training.context import TrainContext
+from engine.training.events import CheckpointSaved, RunFinished, StepMetrics
+from engine.training.gradient_loop import GradientJob, optimise
+
+X = torch.arange(32, dtype=torch.float32).reshape(16, 2) / 10
+Y = X @ torch.tensor([[2.0], [-1.0]]) + 0.5
+
+
+def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(2, 1)
+    spec = SimpleNamespace(out=str(tmp_path), device="cpu", seed=0, resume=False, log_every=1, mixed_precision=False,
+                           kind="toy")
+    ctx = TrainContext(spec, stop)
+    per_step = batch * accumulate
+    saves = []
+
+    def batches(epoch, first):
+        for b in range(first * accumulate, (16 // per_step) * accumulate):
+            yield {"x": X[b * batch : (b + 1) * batch], "y": Y[b * batch : (b + 1) * batch]}
+
+    def save(state, keep):
+        saves.append(state["step"])
+        yield CheckpointSaved(state["step"], str(tmp_path))
+
+    job = GradientJob(model=model, lr=0.1, weight_decay=0.0, warmup=0, clip=1e9, total_steps=steps,
+                      steps_per_epoch=16 // per_step, unit="examples", units_per_step=per_step, batches=batches,
+                      loss=lambda m, b: torch.nn.functional.mse_loss(m(b["x"]), b["y"]), validate=lambda: iter(()),
+                      save=save, summary=lambda status: (status, {}), accumulate=accumulate,
+                      after_step=on_step or (lambda step: iter(())))
+    events = list(optimise(ctx, job))
+    return model, events, saves
+
+
+def test_accumulating_micro_batches_equals_one_larger_batch(tmp_path):
+    big, _, _ = run(tmp_path / "a", batch=8, accumulate=1, steps=4)
+    small, events, _ = run(tmp_path / "b", batch=4, accumulate=2, steps=4)
+    assert torch.allclose(big.weight, small.weight, atol=1e-6) and torch.allclose(big.bias, small.bias, atol=1e-6)
+    steps = [e for e in events if isinstance(e, StepMetrics)]
+    assert [e.step for e in steps] == [1, 2, 3, 4] and steps[-1].progress == 1.0
+    assert steps[-1].loss < steps[0].loss
+
+
+def test_the_learning_rate_decays_linearly_to_zero(tmp_path):
+    _, events, _ = run(tmp_path, batch=4, accumulate=1, steps=4)
+    rates = [e.lr for e in events if isinstance(e, StepMetrics)]
+    assert rates == pytest.approx([0.1, 0.075, 0.05, 0.025])
+
+
+def test_a_stop_saves_and_ends_the_run_as_stopped(tmp_path):
+    stop = threading.Event()
+
+    def stop_after_two(step):
+        if step == 2:
+            stop.set()
+        return iter(())
+
+    _, events, saves = run(tmp_path, batch=4, accumulate=1, steps=8, stop=stop, on_step=stop_after_two)
+    assert isinstance(events[-1], RunFinished) and events[-1].status == "stopped" and events[-1].step == 2
+    assert saves == [2]
