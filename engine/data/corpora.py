@@ -57,8 +57,9 @@ _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 
 def normalise(text: str) -> str:
     """NFKC, straight quotes, single spaces."""
-    text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
-    return _SPACE.sub(" ", text).strip()
+    if not text.isascii():  # ASCII is already NFKC and has no curly quotes: most lines skip the work
+        text = unicodedata.normalize("NFKC", text).translate(_QUOTES)
+    return " ".join(text.split())
 
 
 def split_sentences(paragraph: str) -> list[str]:

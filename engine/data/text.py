@@ -87,6 +87,58 @@ def encode_to_file(
     return ids_map, np.asarray(starts, dtype=np.int64)
 
 
+def count_and_encode(sentences: Iterable[list[str]], path: Path, block: int = 1 << 20
+                     ) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
+    """One pass over tokenized sentences: every word gets a provisional id in order of first sight, the ids
+    go to ``path`` in blocks, the words are counted. Returns (word -> provisional id, counts (W,),
+    ids memory-mapped, sentence starts); ``remap_ids`` then keeps the words a vocabulary keeps."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    index: dict[str, int] = {}
+    counts: list[int] = []
+    starts = [0]
+    total = 0
+    buffer: list[int] = []
+    with open(path, "wb") as f:
+        for words in sentences:
+            for w in words:
+                i = index.get(w)
+                if i is None:
+                    i = index[w] = len(counts)
+                    counts.append(0)
+                counts[i] += 1
+                buffer.append(i)
+            total += len(words)
+            starts.append(total)
+            if len(buffer) >= block:
+                f.write(np.asarray(buffer, dtype=np.int32).tobytes())
+                buffer = []
+        f.write(np.asarray(buffer, dtype=np.int32).tobytes())
+    ids = np.memmap(path, dtype=np.int32, mode="r", shape=(total,)) if total else np.zeros(0, np.int32)
+    return index, np.asarray(counts, dtype=np.int64), ids, np.asarray(starts, dtype=np.int64)
+
+
+def remap_ids(ids: np.ndarray, starts: np.ndarray, mapping: np.ndarray, path: Path, block: int = 1 << 24
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Provisional ids -> final ids (``mapping``: -1 drops a word), written to ``path`` block by block and
+    memory-mapped; sentences left empty are dropped. The same result as ``encode_to_file`` with the final
+    vocabulary, from one corpus pass instead of two."""
+    kept_before = np.zeros(len(starts), dtype=np.int64)  # kept tokens before each sentence start
+    running = 0
+    with open(path, "wb") as f:
+        for a in range(0, max(len(ids), 1), block):
+            chunk = mapping[np.asarray(ids[a : a + block])]
+            keep = chunk >= 0
+            f.write(chunk[keep].astype(np.int32).tobytes())
+            prefix = np.concatenate([[0], np.cumsum(keep)]) + running
+            inside = (starts >= a) & (starts <= a + len(chunk))
+            kept_before[inside] = prefix[starts[inside] - a]
+            running = int(prefix[-1])
+    lengths = np.diff(kept_before)
+    new_starts = np.concatenate([[0], np.cumsum(lengths[lengths > 0])]).astype(np.int64)
+    out = np.memmap(path, dtype=np.int32, mode="r", shape=(running,)) if running else np.zeros(0, np.int32)
+    return out, new_starts
+
+
 def train_subword_tokenizer(
     sentences: Iterable[str],
     kind: str = "wordpiece",

@@ -49,6 +49,13 @@ class Vocab:
         counter: Counter[str] = Counter()
         for words in sentences:
             counter.update(words)
+        return cls.from_counts(counter, min_count, max_vocab, reserved)
+
+    @classmethod
+    def from_counts(cls, counter: Counter[str] | dict[str, int], min_count: int = 5, max_vocab: int | None = None,
+                    reserved: tuple[str, ...] = ()) -> Vocab:
+        """``build`` from words already counted (one pass over a corpus can count and encode at once)."""
+        counter = Counter(counter)
         if not counter:
             raise CorpusError("the corpus is empty: no words were found in it")
         kept = [(w, c) for w, c in counter.items() if c >= min_count and w not in reserved]

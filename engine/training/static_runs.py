@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
-from engine.data.text import encode_sentences, encode_to_file
+from engine.data.text import count_and_encode, encode_sentences, remap_ids
 from engine.data.vocab import Vocab
 from engine.errors import CorpusError
 from engine.training.context import TrainContext
@@ -41,11 +41,34 @@ def _vocab(ctx: TrainContext, sentences: Iterable[list[str]], min_count: int, ma
     return Vocab.build(sentences, min_count, max_vocab, reserved)
 
 
+def _vocab_and_ids(ctx: TrainContext, lowercase: bool, min_count: int, max_vocab: int | None
+                   ) -> tuple[Vocab, np.ndarray, np.ndarray]:
+    """The vocabulary (built, or the resumed run's) and the training text as its ids, memory-mapped in
+    RUN/.corpus-ids.int32, from one pass over the corpus."""
+    raw_path = ctx.run_dir / (ID_CACHE + ".raw")
+    try:
+        index, counts, raw, starts = count_and_encode(ctx.sentence_stream("train", lowercase), raw_path)
+        if ctx.spec.resume:
+            vocab = Vocab.load(ctx.run_dir / "vocab.txt")
+        elif not index:
+            raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
+        else:
+            vocab = Vocab.from_counts(dict(zip(index, counts.tolist(), strict=True)), min_count, max_vocab)
+        mapping = np.array([vocab.index.get(w, -1) for w in index], dtype=np.int64)
+        ids, starts = remap_ids(raw, starts, mapping, ctx.run_dir / ID_CACHE)
+    finally:
+        with contextlib.suppress(OSError, NameError):
+            del raw
+        with contextlib.suppress(OSError):
+            raw_path.unlink(missing_ok=True)
+    return vocab, ids, starts
+
+
 def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]:
-    from engine.data.evaluation import word_similarity
+    from engine.data.evaluation import quick_word_similarity
     from engine.data.keyed_vectors import StaticVectors
 
-    ws = word_similarity(StaticVectors(words, vectors), "wordsim353")
+    ws = quick_word_similarity(StaticVectors(words, vectors), "wordsim353")
     out = {"wordsim353_coverage": float(ws["coverage"] or 0.0)}
     if ws["spearman"] is not None:
         out["wordsim353"] = float(ws["spearman"])
@@ -56,10 +79,8 @@ def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]
 
 def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
-    # the corpus streams twice (counts, then ids into a memory-mapped file): never all in memory
-    sentences = ctx.sentence_stream("train", cfg.lowercase)
-    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
-    ids, starts = encode_to_file(sentences, vocab.index, ctx.run_dir / ID_CACHE)
+    # the corpus streams once: counted and written as provisional ids, then mapped to the kept words
+    vocab, ids, starts = _vocab_and_ids(ctx, cfg.lowercase, cfg.min_count, cfg.max_vocab)
     try:
         yield from _train_word2vec(ctx, vocab, ids, starts)
     finally:  # completed, stopped or failed: a resume encodes the text again
@@ -143,9 +164,7 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.glove import GloveModel, cooccurrence, train_steps
 
     cfg = ctx.spec.model
-    sentences = ctx.sentence_stream("train", cfg.lowercase)  # streamed twice, as for word2vec
-    vocab = _vocab(ctx, sentences, cfg.min_count, cfg.max_vocab)
-    ids, starts = encode_to_file(sentences, vocab.index, ctx.run_dir / ID_CACHE)
+    vocab, ids, starts = _vocab_and_ids(ctx, cfg.lowercase, cfg.min_count, cfg.max_vocab)  # one corpus pass
     rows, cols, vals = cooccurrence(ids, starts, len(vocab), cfg.window)
     n_words = len(ids)
     del ids

@@ -26,3 +26,25 @@ def test_byte_level_bpe_round_trips_any_text(topic_corpus):
     tok = train_subword_tokenizer(sentences, "bpe", vocab_size=400)
     text = "she played the zither, naïvely ☃"
     assert tok.decode(tok.encode(text).ids) == text
+
+
+def test_one_pass_count_and_encode_equals_building_the_vocabulary_then_encoding(tmp_path):
+    import random
+
+    import numpy as np
+
+    from engine.data.text import count_and_encode, encode_to_file, remap_ids
+    from engine.data.vocab import Vocab
+
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(60)]
+    sentences = [[rng.choice(words[: rng.randint(1, 60)]) for _ in range(rng.randint(1, 9))] for _ in range(400)]
+    sentences += [["rare1"], ["rare2", "rare3"]]  # sentences that vanish when their words are dropped
+    vocab = Vocab.build(sentences, min_count=4, max_vocab=40)
+    want_ids, want_starts = encode_to_file(sentences, vocab.index, tmp_path / "two-pass")
+    index, counts, raw, starts = count_and_encode(sentences, tmp_path / "raw", block=7)
+    one = Vocab.from_counts(dict(zip(index, counts.tolist(), strict=True)), min_count=4, max_vocab=40)
+    assert one.words == vocab.words and np.array_equal(one.counts, vocab.counts)
+    mapping = np.array([one.index.get(w, -1) for w in index])
+    ids, new_starts = remap_ids(raw, starts, mapping, tmp_path / "one-pass", block=13)  # blocks cut sentences
+    assert np.array_equal(np.asarray(ids), np.asarray(want_ids)) and np.array_equal(new_starts, want_starts)
