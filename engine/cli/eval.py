@@ -10,16 +10,21 @@ from typing import Any
 
 from engine.errors import Unsupported, Word2BertError
 
-QUALITY_TASKS = ("cloze", "senses")
+QUALITY_TASKS = ("cloze", "senses", "perplexity-per-word")
 
 
-def quality(handle: Any, task: str) -> dict[str, Any]:
+def quality(handle: Any, task: str, corpus: str | None = None) -> dict[str, Any]:
     """A bundled-set score (engine/inspect/quality.py), or why the model cannot take it."""
-    from engine.inspect.quality import cloze_scores, sense_separation
+    from engine.inspect.quality import cloze_scores, perplexity_per_word, sense_separation
 
     try:
         if task == "cloze":
             return cloze_scores(handle)
+        if task == "perplexity-per-word":
+            from engine.data.corpora import get_corpus
+
+            name = corpus or str(handle.info.get("corpus", "default"))
+            return {**perplexity_per_word(handle, list(get_corpus(name).sentences("heldout"))), "corpus": name}
         by_layer = sense_separation(handle)
     except Unsupported as e:
         return {"skipped": str(e)}
@@ -47,7 +52,7 @@ def eval_main(argv: list[str] | None = None) -> int:
     try:
         handle = load(args.model)
         result = evaluate_handle(handle, [t for t in tasks if t in TASKS], args.corpus)
-        result.update({t: quality(handle, t) for t in tasks if t in QUALITY_TASKS})
+        result.update({t: quality(handle, t, args.corpus) for t in tasks if t in QUALITY_TASKS})
     except (Word2BertError, ValueError) as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)
         return 2

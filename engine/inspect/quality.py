@@ -139,3 +139,26 @@ def glove_context_baseline(glove: Any, items: list[SenseItem] | None = None, win
             right += r
             counted += c
     return right / max(counted, 1)
+
+
+def perplexity_per_word(handle: Any, sentences: list[str]) -> dict[str, float]:
+    """Perplexity per word of a left-to-right language model over ``sentences``: exp of minus the total
+    log-probability of their words divided by their number of words (word_tokenize's count, the same
+    for every model). Sub-word models (GPT) sum their pieces' log-probabilities, so a word costs what all
+    its pieces cost; word models' end-of-sentence event (</s>) is left out, since GPT predicts none — both
+    then score exactly the sentence's words. A masked LM's pseudo-likelihood is not a probability: refused."""
+    if Capability.SENTENCE_SCORE not in handle.capabilities or Capability.MASKED_LM in handle.capabilities:
+        raise Unsupported(f"{handle.name} ({handle.kind}) is not a left-to-right language model: no perplexity")
+    total = 0.0
+    words = 0
+    for sentence in sentences:
+        n = len(word_tokenize(sentence, lowercase=False))
+        if not n:
+            continue
+        result = handle.score(sentence)
+        logprobs = [lp for t, lp in zip(result.tokens, result.token_logprobs, strict=True) if t != "</s>"]
+        total += float(sum(logprobs))
+        words += n
+    if not words:
+        raise Unsupported("no sentences to score")
+    return {"perplexity_per_word": float(np.exp(-total / words)), "words": float(words)}

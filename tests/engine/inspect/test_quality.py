@@ -66,3 +66,21 @@ def test_cloze_scores_count_accepted_answers(contextual_runs):
     assert scores == {"cloze_top1": 0.5, "cloze_top10": 0.5, "cloze_items": 2.0}
     with pytest.raises(api.Unsupported):
         cloze_scores(api.load(contextual_runs["gpt"][0]), items)
+
+
+def test_perplexity_per_word_scores_the_same_words_for_word_and_subword_models(runs, contextual_runs):
+    import math
+
+    from engine.inspect.quality import perplexity_per_word
+
+    sentences = ["the piano played a soft tune .", "a red bus drove down the road"]
+    ngram = api.load(runs["ngram"][0])
+    scores = [ngram.score(s) for s in sentences]
+    word_logprob = sum(sum(lp for t, lp in zip(r.tokens, r.token_logprobs, strict=True) if t != "</s>") for r in scores)
+    result = perplexity_per_word(ngram, sentences)
+    assert result["words"] == 14 and result["perplexity_per_word"] == pytest.approx(math.exp(-word_logprob / 14))
+    gpt = api.load(contextual_runs["gpt"][0])
+    total = sum(gpt.score(s).logprob for s in sentences)  # every BPE piece of every word
+    assert perplexity_per_word(gpt, sentences)["perplexity_per_word"] == pytest.approx(math.exp(-total / 14))
+    with pytest.raises(api.Unsupported):
+        perplexity_per_word(api.load(contextual_runs["bert"][0]), sentences)
