@@ -18,7 +18,12 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.inspect.quality import cloze_scores, glove_context_baseline, sense_separation  # noqa: E402
+from engine.inspect.quality import (  # noqa: E402
+    cloze_scores,
+    glove_context_baseline,
+    perplexity_per_word,
+    sense_separation,
+)
 
 
 def default_models() -> list[str]:
@@ -41,8 +46,22 @@ def main() -> None:
     p.add_argument("--extra", default="", help="more models (e.g. runs being trained)")
     p.add_argument("--wic", action="store_true", help="also WiC dev per layer (slow: every pair through the model)")
     p.add_argument("--train-pairs", type=int, default=1500)
+    p.add_argument("--kn3", action="store_true",
+                   help="train a Kneser-Ney 3-gram on the default corpus's train part and list it (the LM baseline)")
     args = p.parse_args()
     names = [n for n in (args.models + "," + args.extra).split(",") if n]
+    tmp = None
+    if args.kn3:
+        import tempfile
+
+        tmp = tempfile.TemporaryDirectory()
+        out = str(Path(tmp.name) / "kn3-default")
+        spec = api.RunSpec("ngram", out=out, corpus="default", model=api.model_config("ngram", order=3,
+                                                                                       smoothing="kneser-ney"))
+        for _ in api.train(spec):
+            pass
+        names.append(out)
+    heldout = list(api.corpus_sample("default", n=100_000, part="heldout"))
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
     rows = []
     for name in names:
@@ -52,7 +71,9 @@ def main() -> None:
             print(f"skipping {name}: {e}", file=sys.stderr)
             continue
         caps = handle.capabilities
-        senses = wic = cloze = "—"
+        senses = wic = cloze = ppl = "—"
+        if api.Capability.SENTENCE_SCORE in caps and api.Capability.MASKED_LM not in caps:
+            ppl = f"{perplexity_per_word(handle, heldout)['perplexity_per_word']:.1f}"
         if api.Capability.CONTEXTUAL in caps:
             by_layer = sense_separation(handle)
             best = int(np.argmax(by_layer))
@@ -66,7 +87,7 @@ def main() -> None:
             scores = cloze_scores(handle)
             cloze = f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f}"
         label = f"{handle.name} ({handle.kind})"
-        rows.append(f"| {label} | {senses} | {wic} | {cloze} |")
+        rows.append(f"| {label} | {senses} | {wic} | {cloze} | {ppl} |")
         print(rows[-1], flush=True)
     body = "\n".join([
         "## Model quality on the bundled sets", "", f"Machine: {machine()}", "",
@@ -75,9 +96,11 @@ def main() -> None:
         "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
         f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences). WiC dev: cosine "
-        "threshold per layer chosen on WiC train (shown with --wic).", "",
-        "| model | sense separation by layer | WiC dev by layer | cloze top-1 / top-10 |",
-        "|---|---|---|---:|", *rows])
+        "threshold per layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "
+        f"held-out sentences ({sum(len(s.split()) for s in heldout):,} words; every model scores the same words, "
+        "sub-word pieces summed, no end-of-sentence event).", "",
+        "| model | sense separation by layer | WiC dev by layer | cloze top-1 / top-10 | perplexity per word |",
+        "|---|---|---|---:|---:|", *rows])
     print(body)
     write_section("model-quality", body)
 
