@@ -164,7 +164,8 @@ def map_safetensors(path: Path) -> dict[str, np.ndarray]:
 
 def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_count: int = 5,
                  max_sentences: int = 40_000) -> Path:
-    """Beside a word2bert run folder; in the cache folder for anything else (built-ins, HF folders)."""
+    """In the cache folder (never inside a run folder or the source tree: the shipped defaults live in
+    assets/), one folder per model (its path, and its weights' time stamp) and per settings."""
     from engine.data.corpora import cache_dir
 
     model_path = Path(handle.path) if handle.path else None
@@ -174,8 +175,6 @@ def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_co
     key = hashlib.sha1(f"{INDEX_VERSION}|{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}|{stamp}".encode()
                        ).hexdigest()[:12]
     name = f"{Path(corpus).name}-{key}"
-    if model_path is not None and (model_path / "config.json").exists() and not handle.kind.startswith("hf-"):
-        return model_path / "corpus-index" / name
     ident = hashlib.sha1(str(handle.path or handle.name).encode()).hexdigest()[:12]
     return cache_dir() / "corpus-index" / f"{handle.name}-{ident}" / name
 

@@ -28,9 +28,14 @@ def test_index_holds_occurrences_and_answers_queries(bert, topic_corpus):
         index.rows("zebra")
 
 
-def test_index_is_cached_beside_the_run_and_reused(bert, topic_corpus, contextual_runs, monkeypatch):
+def test_index_is_cached_in_the_cache_folder_and_reused(bert, topic_corpus, contextual_runs, monkeypatch):
+    from engine.data.corpora import cache_dir
+    from engine.inspect.corpus_index import index_folder
+
     built = build_corpus_index(bert, str(topic_corpus), per_word=4, max_words=20, min_count=3)
-    folders = list((contextual_runs["bert"][0] / "corpus-index").iterdir())
+    folder = index_folder(bert, str(topic_corpus), 4, 20, 3)
+    assert cache_dir() in folder.parents and not (contextual_runs["bert"][0] / "corpus-index").exists()
+    folders = [folder]
     saved = [CorpusIndex.load(folder) for folder in folders]  # one folder per settings
     assert any(again.words == built.words and np.array_equal(again.vectors, built.vectors) for again in saved)
 
