@@ -208,10 +208,12 @@ class AttentionPanel(QWidget):
         if handle is None:
             reason = self.model.reason()
             self.message.setText(reason[:1].upper() + reason[1:] + ". Load BERT, GPT or a Hugging Face checkpoint.")
+            self._clear_views()
             return
         a, b = self.sentence.text().strip(), self.pair.text().strip()
         if not a:
             self.message.setText("Type a sentence to see its attention.")
+            self._clear_views()
             return
         name = handle.name
 
@@ -247,6 +249,14 @@ class AttentionPanel(QWidget):
         self._stale = set(self.VIEWS)  # each view is drawn when it is on screen (long inputs stay fast)
         self._draw_visible()
         self.shown.emit()
+
+    def _clear_views(self) -> None:
+        """Nothing to show: no drawing of an earlier sentence stays on screen."""
+        self.result = None
+        self.head_view.show_layer((), (), np.zeros((0, 0, 0)), [])
+        self.grid.clear_all()
+        self.large.clear_matrix()
+        self.mix_map.clear_matrix()
 
     def _draw_visible(self) -> None:
         if self.result is None:

@@ -39,6 +39,8 @@ DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
+COMPARE_K = 3  # nearest occurrences per model in the All models view
+
 class PolysemyPanel(QWidget):
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -340,14 +342,14 @@ class PolysemyPanel(QWidget):
                   if name != handle.name and name in self.session.models]
 
         def compare() -> list[tuple[str, int, list[tuple[str, list[Any]]]]]:
-            """The other indexed models' top 3 for each typed occurrence, at their last layer."""
+            """The other indexed models' nearest COMPARE_K for each typed occurrence, at their last layer."""
             rows = []
             for name, other, ix in others:
                 groups = []
                 for s in sentences:
                     cv = other.contextual_vectors(s)
                     top = cv.vectors.shape[0] - 1
-                    groups += [(s, ix.neighbours(word, cv.vectors[top, i], top, k=3))
+                    groups += [(s, ix.neighbours(word, cv.vectors[top, i], top, k=COMPARE_K))
                                for i, w in enumerate(cv.words) if w.lower() == word]
                 rows.append((name, top, groups))
             return rows
@@ -411,13 +413,14 @@ class PolysemyPanel(QWidget):
         """Every indexed contextual model at once: where each puts each typed occurrence."""
         self._others = others
         missing = [n for n in self.model.usable() if n not in self.indexes]
-        parts = [f"<p>“{html.escape(word)}”: the 3 nearest corpus occurrences of each typed occurrence, per model "
+        parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, per model "
                  "(colours as in the sentences list). Static models give every occurrence the same vector.</p>"]
         for model_name, model_layer, model_groups in [(name, layer, groups), *others]:
             parts.append(f"<h4>{html.escape(model_name)} <small>(layer {model_layer})</small></h4><table>")
             for g, (sentence, hits) in enumerate(model_groups):
                 colour = COLOURS[g % len(COLOURS)]
-                cells = "<br>".join(f"{h.similarity:.2f} {snippet(h.sentence, word)}" for h in hits) or html.escape(sentence)
+                cells = "<br>".join(f"{h.similarity:.2f} {snippet(h.sentence, word)}" for h in hits[:COMPARE_K]
+                                    ) or html.escape(sentence)  # the main model's list is longer: as many
                 parts.append(f"<tr><td style='color:{colour}; padding-right:8px'><b>{g + 1}.</b></td><td>{cells}</td></tr>")
             parts.append("</table>")
         if missing:

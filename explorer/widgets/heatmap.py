@@ -47,6 +47,15 @@ class Heatmap(QWidget):
         self.plot.setTitle(title)
         self.plot.autoRange(padding=0)
 
+    def clear_matrix(self) -> None:
+        """Show nothing (the sentence was cleared): no stale map of an earlier text."""
+        self.matrix, self.rows, self.cols = np.zeros((0, 0), np.float32), (), ()
+        self.image.clear()
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).setTicks([[]])
+        self.plot.setTitle("")
+        self.readout.setText("hover the map for a value")
+
     def _hover(self, pos: Any) -> None:
         if not self.matrix.size:
             return
@@ -89,6 +98,10 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
             self.boxes.append(row_boxes)
         self.ci.layout.setSpacing(2)
         self.shape = (layers, heads)
+
+    def clear_all(self) -> None:
+        self.clear()
+        self.images, self.boxes, self.shape = [], [], (0, 0)
 
     def show_all(self, thumbnails: np.ndarray) -> None:
         """``thumbnails``: (layers, heads, q, k), already downsampled for small images."""

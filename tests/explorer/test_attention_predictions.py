@@ -173,6 +173,7 @@ def test_bad_input_gives_hints_and_notices_not_crashes(qtbot, window, contextual
     assert "truncated" in attention.message.text()
     attention.sentence.setText("   ")
     qtbot.waitUntil(lambda: "Type a sentence" in attention.message.text(), timeout=5_000)
+    assert attention.result is None and attention.head_view.tokens == ()  # the old drawing is gone
 
 
 @pytest.mark.parametrize("scene", ["attention", "model-view", "masked", "sentence-probability"])

@@ -21,11 +21,16 @@ def bars(rows: list[tuple[str, float]], link: str = "") -> str:
 
 
 def whole_word(token: str, text_before: str) -> str:
-    """A sub-word continuation shown with the word it completes ("##ing" after "runn" -> "runn·ing")."""
-    if token.startswith("##"):
-        stem = text_before.rstrip().rsplit(" ", 1)[-1]
-        return f"{stem}·{token[2:]}" if stem else token[2:]
-    return token
+    """How a predicted token reads. A WordPiece continuation ("##ing") glued to the word typed before the
+    [MASK] ("runn[MASK]" -> "runn + ing"); after a space it completes no word, so it shows as a piece
+    ("…s"), never as a made-up word ("to·s" read as "tos")."""
+    if not token.startswith("##"):
+        return token
+    piece = token[2:]
+    if text_before and not text_before[-1].isspace():
+        stem = text_before.rsplit(None, 1)[-1] if text_before.split() else ""
+        return f"{stem} + {piece}" if stem else f"…{piece}"
+    return f"…{piece}"
 
 
 def sentence_case(reason: str) -> str:
