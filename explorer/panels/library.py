@@ -72,8 +72,14 @@ class LibraryPanel(QWidget):
         def work() -> list[tuple[str, str]]:
             from engine import api
 
-            out = [(name, desc) for name, desc in api.BUILTIN_MODELS.items()]
-            out += [(name, "default checkpoint shipped with word2bert") for name in api.default_checkpoints()]
+            described = api.catalog().get("models", {})
+
+            def what(name: str, fallback: str) -> str:
+                entry = described.get(name)
+                return str(entry.get("what", fallback)) if isinstance(entry, dict) else fallback
+
+            out = [(name, what(name, desc)) for name, desc in api.BUILTIN_MODELS.items()]
+            out += [(name, what(name, "default checkpoint shipped with word2bert")) for name in api.default_checkpoints()]
             for path in recent:
                 if ("/" in path or "\\" in path) and not Path(path).exists():
                     continue  # deleted or moved since: nothing to open (it stays in the list, should it come back)
@@ -93,6 +99,7 @@ class LibraryPanel(QWidget):
             label = name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
             item = QTreeWidgetItem([label, desc, ""])
             item.setToolTip(0, name)
+            item.setToolTip(1, desc)
             item.setData(0, Qt.ItemDataRole.UserRole, name)
             self.available.addChild(item)
         self.available.setExpanded(True)
