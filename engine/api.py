@@ -72,6 +72,7 @@ from engine.training.events import (
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
     from engine.inspect.bert_example import TrainingExample, bert_training_example
     from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
+    from engine.inspect.occurrences import WordIndex, WordOccurrences, word_index, word_occurrences
     from engine.inspect.projection import OccurrenceMap, occurrence_map
 
 VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
@@ -87,6 +88,10 @@ def __getattr__(name: str) -> object:
         from engine.inspect import bert_example
 
         return getattr(bert_example, name)
+    if name in ("WordIndex", "WordOccurrences", "word_index", "word_occurrences"):
+        from engine.inspect import occurrences
+
+        return getattr(occurrences, name)
     if name in ("OccurrenceMap", "occurrence_map"):
         from engine.inspect import projection
 
@@ -330,7 +335,7 @@ __all__ = [
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
-    "occurrence_map", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
+    "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models",
 ]

@@ -119,7 +119,7 @@ class CorpusIndex:
 # The index is written and read here in the safetensors layout (8-byte header size, JSON header, raw
 # little-endian data) rather than through the safetensors package: writing in slices and mapping on
 # load never holds the GIL for the whole 100+ MB, so a build in a worker thread does not freeze the app.
-_DTYPES = {"F16": np.float16, "F32": np.float32, "I32": np.int32, "I16": np.int16, "I64": np.int64}
+_DTYPES = {"F16": np.float16, "F32": np.float32, "I32": np.int32, "I16": np.int16, "I64": np.int64, "U8": np.uint8}
 _CODES = {np.dtype(v): k for k, v in _DTYPES.items()}
 _SLICE = 8 << 20
 
@@ -168,15 +168,20 @@ def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_co
     assets/), one folder per model (its path, and its weights' time stamp) and per settings."""
     from engine.data.corpora import cache_dir
 
+    key = hashlib.sha1(f"{INDEX_VERSION}|{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}".encode()
+                       ).hexdigest()[:12]
+    return cache_dir() / "corpus-index" / model_key(handle) / f"{Path(corpus).name}-{key}"
+
+
+def model_key(handle: Any) -> str:
+    """A folder name for what is cached about a model: its name, where it lives and its weights' time
+    stamp (a run trained further gets new caches)."""
     model_path = Path(handle.path) if handle.path else None
     stamp = ""
     if model_path is not None and (model_path / "model.safetensors").exists():
         stamp = str((model_path / "model.safetensors").stat().st_mtime_ns)
-    key = hashlib.sha1(f"{INDEX_VERSION}|{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}|{stamp}".encode()
-                       ).hexdigest()[:12]
-    name = f"{Path(corpus).name}-{key}"
-    ident = hashlib.sha1(str(handle.path or handle.name).encode()).hexdigest()[:12]
-    return cache_dir() / "corpus-index" / f"{handle.name}-{ident}" / name
+    ident = hashlib.sha1(f"{handle.path or handle.name}|{stamp}".encode()).hexdigest()[:12]
+    return f"{handle.name}-{ident}"
 
 
 def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 20, max_words: int = 4000,
