@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -29,7 +30,7 @@ CONFIG = "config.json"
 STATE = "training_state.pt"
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
     with open(tmp, "wb") as f:
         f.write(data)
         f.flush()
@@ -39,7 +40,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_with(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp_path)``, then rename to ``path``; the target never holds a partial file."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}{path.suffix}")
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}{path.suffix}")
     try:
         write(tmp)
         os.replace(tmp, path)

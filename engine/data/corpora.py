@@ -21,6 +21,7 @@ import importlib.util
 import json
 import os
 import re
+import threading
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterator
@@ -173,7 +174,8 @@ def cache_dir() -> Path:
 
 def _write_cache(path: Path, docs: Iterator[Document]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    # the process and the thread in the name: two threads of the app may convert the same corpus at once
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
     with open(tmp, "w", encoding="utf-8") as f:
         for doc in docs:
             f.write(f"#doc\t{doc.source}\t{doc.title}\n")

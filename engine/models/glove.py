@@ -13,6 +13,7 @@ Also here: the real Stanford GloVe 6B 50-d vectors shipped by the pip package ``
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -40,7 +41,8 @@ def load_glove_package() -> StaticVectors:
             raise CheckpointError(f"cannot read the GloVe word index in {data} ({e})") from None
         cache.mkdir(parents=True, exist_ok=True)
         vectors = np.load(data / "glove_6B_50d_emb.npy", allow_pickle=False)
-        tmp_w, tmp_v = words_path.with_suffix(f".tmp{os.getpid()}"), cache / f"vectors.tmp{os.getpid()}.npy"
+        tag = f"{os.getpid()}-{threading.get_ident()}"  # two threads may convert it at once
+        tmp_w, tmp_v = words_path.with_suffix(f".tmp{tag}"), cache / f"vectors.tmp{tag}.npy"
         tmp_w.write_text("\n".join(words) + "\n", encoding="utf-8")
         np.save(tmp_v, vectors.astype(np.float32), allow_pickle=False)
         os.replace(tmp_v, vec_path)

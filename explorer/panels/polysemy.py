@@ -4,7 +4,6 @@ layer by layer."""
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
@@ -27,7 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.polysemy_occurrences import OccurrenceFetcher
 from explorer.panels.polysemy_static import StaticNeighbours
+from explorer.panels.polysemy_text import COMPARE_K, compare_html, highlight, nearest
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.export import add_csv_export
@@ -38,8 +39,6 @@ DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
-
-COMPARE_K = 3  # nearest occurrences per model in the All models view
 
 class PolysemyPanel(QWidget):
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
@@ -141,6 +140,10 @@ class PolysemyPanel(QWidget):
         split.setStretchFactor(1, 2)
         QVBoxLayout(self).addWidget(split)
 
+        self.fetcher = OccurrenceFetcher(self)  # a clicked word's occurrences, encoded on demand
+        self.fetcher.ready.connect(self._fetched)
+        self.fetcher.progress.connect(self._fetch_progress)
+        self.fetcher.failed.connect(self._contextual_failed)
         self.context_runner = TaskRunner(self)
         self.context_runner.finished.connect(self._show_contextual)
         self.context_runner.failed.connect(self._contextual_failed)
@@ -217,12 +220,7 @@ class PolysemyPanel(QWidget):
     def _refresh_models(self) -> None:
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self._model_changed()
-        self.static.query(self.word)
-        # a scene's contextual models are indexed in turn, its chosen one first (cached on disk after once)
-        wanted = {*self.wanted_models, self.wanted_model} - {""}
-        for name in sorted(self.model.usable(), key=lambda n: n != self.wanted_model):
-            if name in wanted or str(self.session.models[name].path) in wanted:
-                self.build_index(name)
+        self.static.query(self.word)  # (a scene's contextual models fetch the word's occurrences on demand)
 
     def _handle(self) -> Any:
         return self.session.models.get(self.model.currentText())
@@ -297,6 +295,27 @@ class PolysemyPanel(QWidget):
         if self.job is not None:
             self.job.cancel()
 
+    def _fetched(self, word: str) -> None:
+        handle = self._handle()
+        occurrences = self.fetcher.get(handle.name, word) if handle is not None else None
+        if occurrences is not None and not (self.job is not None and self.job.running):
+            self.progress.setValue(1000)
+            self.progress.setFormat(f"{len(occurrences.sentences)} of {occurrences.total:,} sentences")
+            self.progress.setToolTip(f"“{word}” occurs in {occurrences.total:,} sentences of the corpus; "
+                                     f"{handle.name if handle else ''} encoded {len(occurrences.sentences)} of them, "
+                                     "sampled across it (kept on disk for the next time)")
+        if word == self.word:
+            self.query_contextual()
+
+    def _fetch_progress(self, fraction: float, message: str) -> None:
+        if self.job is not None and self.job.running:
+            return  # the index build's progress has the bar
+        self.progress.setFormat("%p%")
+        self.progress.setValue(int(fraction * 1000))
+        self.message.setText(message)
+        if fraction >= 1.0:
+            self.progress.setFormat("occurrences on demand")
+
     def _index_progress(self, fraction: float, message: str) -> None:
         self.progress.setValue(int(fraction * 1000))
         waiting = f" ({len(self.index_queue)} more waiting)" if self.index_queue else ""
@@ -326,20 +345,25 @@ class PolysemyPanel(QWidget):
         handle = self._handle()
         if handle is None:
             return
-        index = self.indexes.get(handle.name)
-        if index is None:
-            self.message.setText(f"Build the corpus index of {handle.name} to see the nearest occurrences "
-                                 "(once per model; it is kept on disk).")
-            return
         if not self.word:
             self.message.setText("Click a word in the sentences.")
             return
         word, layer, sentences = self.word, self.layer.value(), self.sentence_list()
+        index = self.indexes.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
+        if index is None:
+            self.fetcher.fetch({handle.name: handle}, word, self.corpus)
+            self.message.setText(f"finding the occurrences of “{word}” in the corpus with {handle.name}…")
+            return
+        contextual = {n: self.session.models[n] for n in self.model.usable() if n != handle.name}
+        pending = {n: h for n, h in contextual.items() if n not in self.indexes and not self.fetcher.get(n, word)}
+        if pending and not self.fetcher.running:
+            self.fetcher.fetch(pending, word, self.corpus)  # for "All models", after this model's answer
         method = {"PCA": "pca", "t-SNE": "tsne", "UMAP": "umap"}[self.method.currentText()]
         last = self._last_map
         previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
-        others = [(name, self.session.models[name], ix) for name, ix in self.indexes.items()
-                  if name != handle.name and name in self.session.models]
+        others = [(name, other, self.indexes.get(name) or self.fetcher.get(name, word))
+                  for name, other in contextual.items()]
+        others = [(name, other, ix) for name, other, ix in others if ix is not None]
 
         def compare() -> list[tuple[str, int, list[tuple[str, list[Any]]]]]:
             """The other indexed models' nearest COMPARE_K for each typed occurrence, at their last layer."""
@@ -349,7 +373,7 @@ class PolysemyPanel(QWidget):
                 for s in sentences:
                     cv = other.contextual_vectors(s)
                     top = cv.vectors.shape[0] - 1
-                    groups += [(s, ix.neighbours(word, cv.vectors[top, i], top, k=COMPARE_K))
+                    groups += [(s, nearest(ix, word, cv.vectors[top, i], top, COMPARE_K))
                                for i, w in enumerate(cv.words) if w.lower() == word]
                 rows.append((name, top, groups))
             return rows
@@ -362,12 +386,15 @@ class PolysemyPanel(QWidget):
                 cv = handle.contextual_vectors(s)
                 for i, w in enumerate(cv.words):
                     if w.lower() == word:
-                        out.append((s, index.neighbours(word, cv.vectors[layer, i], layer, k=4)))
+                        out.append((s, nearest(index, word, cv.vectors[layer, i], layer, 4)))
                         typed.append(cv.vectors[layer, i])
                         typed_sentences.append(s)
             if not out:
                 raise InputError(f"“{word}” is not in the sentences")
-            vectors, corpus_sentences, _ = index.occurrence_vectors(word, layer)
+            if hasattr(index, "occurrence_vectors"):  # a whole-corpus index
+                vectors, corpus_sentences, _ = index.occurrence_vectors(word, layer)
+            else:  # the word's occurrences, fetched on demand
+                vectors, corpus_sentences = index.layer_vectors(layer), index.sentences
             try:
                 occ_map = occurrence_map(vectors, corpus_sentences, typed, typed_sentences, method, previous)
             except Word2BertError as e:
@@ -410,46 +437,10 @@ class PolysemyPanel(QWidget):
 
     def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                       others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:
-        """Every indexed contextual model at once: where each puts each typed occurrence."""
+        """Every contextual model at once: where each puts each typed occurrence."""
         self._others = others
-        missing = [n for n in self.model.usable() if n not in self.indexes]
-        parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, per model "
-                 "(colours as in the sentences list). Static models give every occurrence the same vector.</p>"]
-        for model_name, model_layer, model_groups in [(name, layer, groups), *others]:
-            parts.append(f"<h4>{html.escape(model_name)} <small>(layer {model_layer})</small></h4><table>")
-            for g, (sentence, hits) in enumerate(model_groups):
-                colour = COLOURS[g % len(COLOURS)]
-                cells = "<br>".join(f"{h.similarity:.2f} {snippet(h.sentence, word)}" for h in hits[:COMPARE_K]
-                                    ) or html.escape(sentence)  # the main model's list is longer: as many
-                parts.append(f"<tr><td style='color:{colour}; padding-right:8px'><b>{g + 1}.</b></td><td>{cells}</td></tr>")
-            parts.append("</table>")
-        if missing:
-            parts.append(f"<p><i>Not indexed yet: {html.escape(', '.join(missing))} — press “Index all models”.</i></p>")
-        self.compare.setHtml("".join(parts))
+        self.compare.setHtml(compare_html(name, word, layer, groups, others, COLOURS))
 
     def _contextual_failed(self, message: str) -> None:
         self.results.clear()
         self.message.setText(message)
-
-
-def snippet(sentence: str, word: str, width: int = 70) -> str:
-    """About ``width`` characters of ``sentence`` around the first ``word``, as HTML with it highlighted."""
-    from engine.api import word_spans
-
-    start = next((a for a, b in word_spans(sentence) if sentence[a:b].lower() == word), 0)
-    a, b = max(0, start - width // 2), min(len(sentence), start + width // 2)
-    a = sentence.rfind(" ", 0, a) + 1 if a else 0
-    cut = sentence[a:b]
-    return ("…" if a else "") + highlight(cut, word) + ("…" if b < len(sentence) else "")
-
-
-def highlight(sentence: str, word: str) -> str:
-    """The sentence as HTML with every occurrence of ``word`` in bold."""
-    from engine.api import word_spans
-
-    out, last = [], 0
-    for a, b in word_spans(sentence):
-        if sentence[a:b].lower() == word:
-            out.append(html.escape(sentence[last:a]) + f"<b><u>{html.escape(sentence[a:b])}</u></b>")
-            last = b
-    return "".join(out) + html.escape(sentence[last:])

@@ -1,5 +1,6 @@
-"""The polysemy lens against real models: static neighbours beside contextual neighbours from a corpus
-index, which differ for the same word in two senses."""
+"""The polysemy lens against real models: static neighbours beside contextual neighbours — from the clicked
+word's occurrences encoded on demand, or from a whole-corpus index — which differ for the same word in two
+senses."""
 
 from pathlib import Path
 
@@ -32,8 +33,8 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["bert"][0]))
     assert panel.model.currentText() == "bert" and panel.layer.maximum() == 2
-    assert "Build the corpus index" in panel.message.text()
-    panel.build.click()
+    assert "Click a word" in panel.message.text()
+    panel.build.click()  # the whole-corpus index: an option, for every frequent word at once
     assert not panel.build.isEnabled() and panel.cancel.isEnabled()
     qtbot.waitUntil(lambda: "bert" in panel.indexes, timeout=120_000)
     assert panel.build.isEnabled() and panel.progress.value() == 1000
@@ -127,8 +128,8 @@ def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
     save_scene(tmp_path / "mine.json", scene)
     panel = window.polysemy
     window.open_scene(str(tmp_path / "mine.json"))
-    qtbot.waitUntil(lambda: "elmo" in panel.indexes, timeout=120_000)  # the scene's model gets indexed
-    qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=60_000)
+    qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=120_000)  # occurrences on demand
+    assert not panel.indexes  # no whole-corpus index was needed
     assert panel.layer.value() == 1 and panel.views.currentIndex() == 1
     assert panel.current_scene()["sentences"] == scene["sentences"]
     (tmp_path / "bad.json").write_text("{not json")
@@ -179,12 +180,19 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     panel.corpus = "default"
     panel.index_settings = {"per_word": 10, "max_words": 1500, "min_count": 3, "max_sentences": 3000}
     window.open_scene(scene)
-    qtbot.waitUntil(lambda: "bert-tiny" in panel.indexes and len(window.session.models) == 5, timeout=240_000)
+    qtbot.waitUntil(lambda: len(window.session.models) == 6 and panel.model.currentText() == "all-minilm-l6-v2",
+                    timeout=240_000)  # the scene opens on the strongest contextual model: a real BERT
+    qtbot.waitUntil(lambda: panel.fetcher.get("all-minilm-l6-v2", scene) is not None, timeout=120_000)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.query_contextual()
     word, _, groups, _, _ = blocker.args[0]
     assert word == scene and len(groups) == len(panel.sentence_list())
     assert [h.sentence for h in groups[0][1]] != [h.sentence for h in groups[1][1]]
+    assert len({h.sentence for h in groups[0][1]}) == len(groups[0][1])  # each corpus sentence once
+    cues = {"bank": ("river", "money"), "play": ("theatre", "match")}[scene]  # each sense's own neighbours
+    senses = [" ".join(h.sentence.lower() for h in group[1]) for group in groups]
+    if scene == "bank":
+        assert "river" in senses[0] and "river" not in senses[1], cues
     qtbot.waitUntil(lambda: panel.static.table.rowCount() == 2, timeout=30_000)  # GloVe and word2vec
     statics = {panel.static.table.item(r, 0).text() for r in range(2)}
     assert statics == {"glove-6b-50d", "word2vec-sgns"}
@@ -196,11 +204,28 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
         panel.query_contextual()
     settle_layout()
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-map.png"))
-    qtbot.waitUntil(lambda: not panel.index_queue and not panel.job.running, timeout=240_000)
-    assert {"elmo-tiny", "gpt-tiny", "bert-tiny"} <= set(panel.indexes)  # every contextual model of the scene
+    # "All models": the other contextual models fetch the word's occurrences after the chosen one
+    qtbot.waitUntil(lambda: all(panel.fetcher.get(n, scene) is not None for n in ("elmo-tiny", "gpt-tiny", "bert-tiny")),
+                    timeout=240_000)
+    assert not panel.indexes  # no whole-corpus index was built
     panel.views.setCurrentWidget(panel.compare)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
         panel.query_contextual()
     settle_layout()
     assert "elmo-tiny" in panel.compare.toPlainText() and "gpt-tiny" in panel.compare.toPlainText()
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))
+
+
+def test_a_clicked_words_occurrences_come_on_demand_without_an_index(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    panel.sentences.setPlainText("The bus stopped near the market.\nShe played the piano on stage.")
+    with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
+        panel.select("bus")
+    qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText(), timeout=30_000)
+    assert not panel.indexes and panel.fetcher.get("bert", "bus").sentences
+    assert panel.progress.value() == 1000
+    with qtbot.waitSignal(panel.fetcher.failed, timeout=30_000):
+        panel.select("zebra")  # typed in no sentence above, and in no sentence of the corpus either
+    assert "no sentence" in panel.message.text()

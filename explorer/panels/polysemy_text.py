@@ -1,0 +1,55 @@
+"""What the polysemy lens writes: nearest occurrences from either source (a whole-corpus index or a word's
+occurrences fetched on demand), sentences with the word highlighted, and the All models view."""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+COMPARE_K = 3  # nearest occurrences per model in the All models view
+
+
+def nearest(source: Any, word: str, query: Any, layer: int, k: int) -> list[Any]:
+    """The nearest occurrences from a whole-corpus index or from a word's occurrences fetched on demand."""
+    if hasattr(source, "occurrence_vectors"):
+        return source.neighbours(word, query, layer, k=k)
+    return source.neighbours(query, layer, k=k)
+
+
+def compare_html(name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
+                 others: list[tuple[str, int, list[tuple[str, list[Any]]]]], colours: list[str]) -> str:
+    """Every contextual model at once: the COMPARE_K nearest corpus occurrences of each typed occurrence."""
+    parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, per "
+             "model (colours as in the sentences list). Static models give every occurrence the same vector.</p>"]
+    for model_name, model_layer, model_groups in [(name, layer, groups), *others]:
+        parts.append(f"<h4>{html.escape(model_name)} <small>(layer {model_layer})</small></h4><table>")
+        for g, (sentence, hits) in enumerate(model_groups):
+            colour = colours[g % len(colours)]
+            cells = "<br>".join(f"{h.similarity:.2f} {snippet(h.sentence, word)}" for h in hits[:COMPARE_K]
+                                ) or html.escape(sentence)  # the main model's list is longer: as many as said
+            parts.append(f"<tr><td style='color:{colour}; padding-right:8px'><b>{g + 1}.</b></td><td>{cells}</td></tr>")
+        parts.append("</table>")
+    return "".join(parts)
+
+
+def snippet(sentence: str, word: str, width: int = 70) -> str:
+    """About ``width`` characters of ``sentence`` around the first ``word``, as HTML with it highlighted."""
+    from engine.api import word_spans
+
+    start = next((a for a, b in word_spans(sentence) if sentence[a:b].lower() == word), 0)
+    a, b = max(0, start - width // 2), min(len(sentence), start + width // 2)
+    a = sentence.rfind(" ", 0, a) + 1 if a else 0
+    cut = sentence[a:b]
+    return ("…" if a else "") + highlight(cut, word) + ("…" if b < len(sentence) else "")
+
+
+def highlight(sentence: str, word: str) -> str:
+    """The sentence as HTML with every occurrence of ``word`` in bold."""
+    from engine.api import word_spans
+
+    out, last = [], 0
+    for a, b in word_spans(sentence):
+        if sentence[a:b].lower() == word:
+            out.append(html.escape(sentence[last:a]) + f"<b><u>{html.escape(sentence[a:b])}</u></b>")
+            last = b
+    return "".join(out) + html.escape(sentence[last:])
