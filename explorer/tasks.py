@@ -85,11 +85,19 @@ class BackgroundJob(QObject):
         relay.done.connect(self._done)
         relay.failed.connect(self._failed)
 
+        stop = self.stop
+
+        def report(fraction: float, message: str) -> None:
+            try:
+                relay.progress.emit(float(fraction), str(message))
+            except RuntimeError:  # its receiver was deleted (the app is closing): nobody waits, so stop
+                stop.set()
+
         def work() -> Any:
             from engine.api import all_threads_here
 
             all_threads_here()  # a long job uses every core torch would (queries keep to one)
-            return fn(lambda f, m: relay.progress.emit(float(f), str(m)), self.stop)
+            return fn(report, stop)
 
         # the relay lives as long as this object: the pool deletes the runnable itself after run()
         self._inner = _Relay()
