@@ -310,11 +310,15 @@ class PolysemyPanel(QWidget):
     def _fetch_progress(self, fraction: float, message: str) -> None:
         if self.job is not None and self.job.running:
             return  # the index build's progress has the bar
-        self.progress.setFormat("%p%")
+        handle = self._handle()
+        asked = self.fetcher.asked[1] if self.fetcher.asked else ()
         self.progress.setValue(int(fraction * 1000))
-        self.message.setText(message)
-        if fraction >= 1.0:
-            self.progress.setFormat("occurrences on demand")
+        self.progress.setToolTip(message)
+        if handle is not None and handle.name in asked:  # the chosen model: its answer is what we wait for
+            self.progress.setFormat("%p%")
+            self.message.setText(message)
+        else:  # the other models, for "All models": the bar says so and the answer above stays
+            self.progress.setFormat(f"All models: {', '.join(asked)} %p%")
 
     def _index_progress(self, fraction: float, message: str) -> None:
         self.progress.setValue(int(fraction * 1000))
