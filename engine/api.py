@@ -53,6 +53,7 @@ from engine.results import (
     Capability,
     Classification,
     ContextVectors,
+    LogitLens,
     MaskCandidates,
     Neighbour,
     SentenceScore,
@@ -337,5 +338,5 @@ __all__ = [
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
-    "FinetuneSpec", "ProbePredictions", "Classification", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models",
+    "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models",
 ]

@@ -68,6 +68,18 @@ class TokenCandidates:
 
 
 @dataclass(frozen=True)
+class LogitLens:
+    """What every layer would predict at one position, read through the model's own output head (the
+    logit lens): ``layers[0]`` is the embedding layer, ``layers[-1]`` the model's real prediction."""
+
+    text: str
+    position: int  # the token read: the [MASK] (masked LMs) or the last token (left-to-right LMs)
+    layers: tuple[TokenCandidates, ...]
+    note: str = ("only the last layer was trained to be read through the output head; the layers below "
+                 "show what that head makes of them, not what they were trained to say")
+
+
+@dataclass(frozen=True)
 class Classification:
     text: str
     labels: tuple[str, ...]  # every label, most probable first

@@ -175,6 +175,10 @@ class BaseHandle:
     def fill_mask(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no masked-LM head: only BERT-style models fill [MASK]")
 
+    def logit_lens(self, text: str, k: int = 10) -> Any:
+        raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "
+                          "needs a Transformer language model (BERT, GPT)")
+
     def next_token(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) does not predict next tokens here")
 

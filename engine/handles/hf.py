@@ -18,7 +18,7 @@ import torch
 
 from engine.data.inputs import Specials, hf_specials
 from engine.device import pick_device
-from engine.errors import CheckpointError
+from engine.errors import CheckpointError, Unsupported
 from engine.handles.transformer import ForwardOutput, TransformerHandle
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -75,6 +75,22 @@ class HFAdapter:
             lg = lg[:, positions]
         return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
+
+    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
+        """The logit lens: a masked LM's prediction head on every layer's state; a causal LM's final norm
+        (GPT-2's ln_f: already applied to the last state by transformers) and output layer."""
+        h = torch.stack(states)  # (layers + 1, d)
+        if self.objective == "masked":
+            head = getattr(self.model, "cls", None) or getattr(self.model, "lm_head", None)
+            if head is None:
+                raise Unsupported(f"{type(self.model).__name__}: no masked-LM head to read layers with")
+            return getattr(head, "predictions", head)(h)  # BertForPreTraining's heads: the MLM one
+        base = self.model.base_model
+        norm = next((getattr(base, n) for n in ("ln_f", "norm", "final_layer_norm") if getattr(base, n, None) is not None),
+                    None)
+        if norm is not None:
+            h = torch.cat([norm(h[:-1]), h[-1:]])
+        return self.model.get_output_embeddings()(h)
 
 
 def load_hf(folder: str | Path) -> TransformerHandle:

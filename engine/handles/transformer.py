@@ -26,6 +26,7 @@ from engine.results import (
     AttentionMaps,
     Capability,
     ContextVectors,
+    LogitLens,
     MaskCandidates,
     SentenceScore,
     TokenCandidates,
@@ -57,6 +58,10 @@ class Adapter(Protocol):
                 pad_mask: torch.Tensor | None = None) -> ForwardOutput:
         """pad_mask (B, T): 1 on real tokens (right padding). logits (B, T, V), or (B, len(positions), V)
         when only those positions are asked for."""
+
+    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
+        """(layers + 1) x (d,) hidden states at one position -> (layers + 1, V) logits through the output
+        head (the logit lens)."""
 
 
 class TransformerHandle(BaseHandle):
@@ -202,6 +207,33 @@ class TransformerHandle(BaseHandle):
         return [MaskCandidates(p, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))
                 for p, idx, val in zip(positions, indices, values, strict=True)]
 
+    def logit_lens(self, text: str, k: int = 10) -> LogitLens:
+        """Each layer's hidden state at the first [MASK] (masked LMs) or at the last token (left-to-right
+        LMs), read through the model's own output head (final layer norm first where the model has one)."""
+        if self.adapter.objective not in ("masked", "causal"):
+            raise Unsupported(self.adapter.missing_head_reason or f"{self.name} has no output head to read layers with")
+        text = check_text(text)
+        if self.adapter.objective == "masked":
+            if MASK_TEXT not in text:
+                raise InputError("the text has no [MASK]: the lens reads the layers at a [MASK]")
+            mask_token = self.adapter.tokenizer.id_to_token(self.adapter.mask_id)
+            ids, segments, _, _, _ = self._encode(text.replace(MASK_TEXT, mask_token))
+            if self.adapter.mask_id not in ids:
+                raise InputError("the [MASK] lies beyond the part of the text this model reads")
+            position = ids.index(self.adapter.mask_id)
+        else:
+            ids, segments, _, _, _ = self._encode(text)
+            position = len(ids) - 1
+        out = self._forward(ids, segments)
+        with torch.inference_mode():
+            logits = self.adapter.read_layers([h[0, position] for h in out.hidden])  # (layers + 1, V)
+        probs = logits.float().softmax(-1)
+        top = probs.topk(min(max(1, int(k)), probs.shape[-1]), dim=-1)
+        values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()
+        layers = tuple(TokenCandidates(text, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))
+                       for idx, val in zip(indices, values, strict=True))
+        return LogitLens(text, position, layers)
+
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         if self.adapter.objective != "causal":
             raise Unsupported(f"{self.name} ({self.kind}) is not a left-to-right language model: "
@@ -313,6 +345,14 @@ class OurAdapter:
             lg = self.model.mlm_logits(last) if self.kind == "bert" else self.model.logits(last)
         ns = self.model.nsp_logits(hidden[-1]) if nsp and self.kind == "bert" else None
         return ForwardOutput(hidden, atts, lg, ns)
+
+    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
+        h = torch.stack(states)  # (layers + 1, d)
+        if self.kind == "bert":
+            return self.model.mlm_logits(h)
+        # GPT: the last state already went through the final LayerNorm; the ones below get it here
+        normed = torch.cat([self.model.final_norm(h[:-1]), h[-1:]])
+        return self.model.logits(normed)
 
 
 def expected_shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
