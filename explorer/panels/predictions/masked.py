@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from explorer.panels.predictions.bars import bars, sentence_case, whole_word
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.logit_lens_table import LogitLensTable
 from explorer.widgets.model_picker import ModelPicker
 
 DEBOUNCE_MS = 150
@@ -53,6 +54,10 @@ class MaskedView(QWidget):
         for browser in self.results:
             browser.setOpenLinks(False)
             browser.anchorClicked.connect(self._prediction_clicked)
+        self.lens_switch = QCheckBox("What every layer predicts (logit lens)")
+        self.lens = LogitLensTable()
+        self.lens.setVisible(False)
+        self.lens_switch.toggled.connect(lambda on: (self.lens.setVisible(on), self.query()))
         self.learn = QPushButton("Learn how BERT was trained: draw a training example")
         self.learn.clicked.connect(self.draw_example)
         self.example = QTextBrowser()
@@ -81,6 +86,8 @@ class MaskedView(QWidget):
         for browser in self.results:
             results.addWidget(browser)
         layout.addLayout(results, 2)
+        layout.addWidget(self.lens_switch)
+        layout.addWidget(self.lens, 2)
         layout.addWidget(self.learn)
         layout.addWidget(self.example, 1)
         self.runner = TaskRunner(self)
@@ -149,7 +156,9 @@ class MaskedView(QWidget):
             self._message("No [MASK] yet: type [MASK] where a word should be, or click a word above to mask it.")
             return
 
-        def work() -> tuple[str, list[tuple[str, Any]]]:
+        with_lens = self.lens_switch.isChecked()  # computed only when on screen
+
+        def work() -> tuple[str, list[tuple[str, Any]], Any]:
             from engine.api import Word2BertError
 
             out = []
@@ -158,13 +167,23 @@ class MaskedView(QWidget):
                     out.append((h.name, h.fill_mask(text, k=8)))
                 except Word2BertError as e:
                     out.append((h.name, str(e)))
-            return text, out
+            lens: Any = None
+            if with_lens:
+                try:
+                    lens = (handles[0].name, handles[0].logit_lens(text, k=5))
+                except Word2BertError as e:
+                    lens = str(e)
+            return text, out, lens
 
         self.runner.submit(work)
 
-    def _show(self, result: tuple[str, list[tuple[str, Any]]]) -> None:
-        text, per_model = result
-        self.last = result
+    def _show(self, result: tuple[str, list[tuple[str, Any]], Any]) -> None:
+        text, per_model, lens = result
+        self.last = (text, per_model)
+        if isinstance(lens, str):
+            self.lens.show_message(lens)
+        elif lens is not None:
+            self.lens.show_lens(*lens)
         before = text.split(MASK)
         notes = []
         for browser, (name, candidates) in zip(self.results, per_model, strict=False):
