@@ -43,12 +43,16 @@ def eval_main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", default="analogy,wordsim,simlex", help=f"comma-separated: {','.join(known)}")
     p.add_argument("--corpus", default=None, help="corpus whose held-out part perplexity uses (default: the model's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--all-checkpoints", action="store_true",
+                   help="score every checkpoint the run kept (step-N or checkpoint-N folders): one line each")
     args = p.parse_args(argv)
     tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
     unknown = [t for t in tasks if t not in known]
     if unknown:
         print(f"word2bert-eval: unknown task {unknown[0]!r} (choose from {', '.join(known)})", file=sys.stderr)
         return 2
+    if args.all_checkpoints:
+        return _every_checkpoint(args.model, tasks, args.corpus, args.json)
     try:
         handle = load(args.model)
         result = evaluate_handle(handle, [t for t in tasks if t in TASKS], args.corpus)
@@ -61,6 +65,32 @@ def eval_main(argv: list[str] | None = None) -> int:
     else:
         for key, value in result.items():
             print(f"{key}: {value}")
+    return 0
+
+
+def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: bool) -> int:
+    """One line per kept checkpoint, oldest first: its step, the tokens it had seen, the scores."""
+    from engine.data.evaluation import TASKS, evaluate_handle
+    from engine.handles.history import run_history, tokens_seen
+    from engine.handles.load import load
+
+    try:
+        history = run_history(run)
+    except Word2BertError as e:
+        print(f"word2bert-eval: {e}", file=sys.stderr)
+        return 2
+    for kept in history:
+        try:
+            handle = load(kept.path)
+            row: dict[str, Any] = {"step": kept.step, "path": kept.path}
+            tokens = tokens_seen(kept.path)
+            if tokens is not None:
+                row["tokens_seen"] = tokens
+            row.update(evaluate_handle(handle, [t for t in tasks if t in TASKS], corpus))
+            row.update({t: quality(handle, t, corpus) for t in tasks if t in QUALITY_TASKS})
+        except (Word2BertError, ValueError) as e:
+            row = {"step": kept.step, "path": kept.path, "error": str(e)}
+        print(json.dumps(row) if as_json else " ".join(f"{k}: {v}" for k, v in row.items()), flush=True)
     return 0
 
 
