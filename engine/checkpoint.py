@@ -91,6 +91,35 @@ def refuse_pickle(path: Path) -> None:
         )
 
 
+MAX_CONFIG_BYTES = 10 * 2**20  # a config.json is a few kB; anything this large is not one
+
+
+def _read_json(path: Path) -> Any:
+    """A JSON file read safely: only a regular file (not a folder, a FIFO or a device), at most
+    MAX_CONFIG_BYTES, nesting that Python can parse."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError as e:
+        raise CheckpointError(f"{path} cannot be read ({e.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise CheckpointError(f"{path} is not a regular file (a folder, a pipe or a device): refused")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as e:
+        raise CheckpointError(f"{path} cannot be read ({e.strerror})") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise CheckpointError(f"{path} is over {MAX_CONFIG_BYTES // 2**20} MB: not a word2bert config")
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{path} is not valid JSON (truncated or damaged?): {e}") from None
+    except RecursionError:
+        raise CheckpointError(f"{path} is nested too deeply to be a word2bert config") from None
+
+
 def read_config(run_dir: str | Path) -> dict[str, Any]:
     """Read and validate config.json of a word2bert run folder."""
     run_dir = Path(run_dir)
@@ -108,10 +137,7 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
                 "unpickled. Convert them to safetensors first."
             )
         raise CheckpointError(f"{run_dir} has no config.json: it is not a run folder (or the save was interrupted)")
-    try:
-        config = json.loads(cfg_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise CheckpointError(f"{cfg_path} is not valid JSON (truncated or damaged?): {e}") from None
+    config = _read_json(cfg_path)
     if not isinstance(config, dict):
         raise CheckpointError(f"{cfg_path} does not hold a JSON object")
     if "format_version" not in config:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -257,14 +258,80 @@ class RunSpec:
         return d
 
 
-def config_from_dict(kind: str, data: dict[str, Any]) -> Any:
-    """Rebuild a model config, refusing unknown fields (a sign of a foreign or newer file)."""
+MAX_SETTING = 10**7  # no count in any config is this large (vocabularies, lengths, sizes, layers)
+
+
+def _checked_value(kind: str, field: dataclasses.Field, value: Any) -> Any:
+    """A setting read from a file, checked against the type of its default (ValueError naming it)."""
+    default = field.default
+    name = field.name
+    if value is None and default is None:
+        return None
+    expected = int if default is None else type(default)
+    if expected is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"{kind} setting '{name}' must be true or false, not {value!r}")
+    elif expected is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{kind} setting '{name}' must be a whole number, not {value!r}")
+        if abs(value) > MAX_SETTING:
+            raise ValueError(f"{kind} setting '{name}' is {value:,}: no model of this kind is that large")
+    elif expected is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"{kind} setting '{name}' must be a number, not {value!r}")
+        value = float(value)
+    elif expected is str and not isinstance(value, str):
+        raise ValueError(f"{kind} setting '{name}' must be text, not {value!r}")
+    return value
+
+
+def config_from_dict(kind: str, data: Any) -> Any:
+    """Rebuild a model config from a file's settings: unknown fields (a foreign or newer file), wrong types
+    and impossible values are refused with a ``ValueError`` that names the setting — before anything is
+    built from it."""
+    if kind not in MODEL_CONFIGS:
+        raise ValueError(f"unknown model kind {kind!r} (known: {', '.join(sorted(MODEL_CONFIGS))})")
+    if not isinstance(data, dict):
+        raise ValueError(f"the {kind} settings must be a JSON object, not {type(data).__name__}")
     cls = MODEL_CONFIGS[kind]
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(str(k) for k in data if k not in fields)
     if unknown:
         raise ValueError(f"unknown {kind} settings: {', '.join(unknown)}")
-    return cls(**data)
+    cfg = cls(**{name: _checked_value(kind, fields[name], value) for name, value in data.items()})
+    problems = check_config(kind, cfg)
+    if problems:
+        raise ValueError(f"{kind} settings: " + "; ".join(problems))
+    needed, memory = 4 * estimated_parameters(kind, cfg), machine_memory()
+    if needed > memory:
+        raise ValueError(f"this {kind} needs about {needed / 2**30:,.1f} GB for its weights alone; this machine "
+                         f"has {memory / 2**30:,.1f} GB")
+    return cfg
+
+
+def estimated_parameters(kind: str, cfg: Any) -> int:
+    """About how many weights a config asks for (vocabulary-sized tables of static models come from
+    their files, not their settings: 0 here)."""
+    get = lambda name: int(getattr(cfg, name, 0) or 0)  # noqa: E731
+    if kind in ("bert", "gpt"):
+        h = get("hidden")
+        return get("vocab_size") * h + get("max_len") * h + get("layers") * (4 * h * h + 2 * h * get("intermediate"))
+    if kind == "elmo":
+        proj, hidden = get("proj"), get("hidden")
+        return 2 * get("layers") * 4 * hidden * (proj + hidden) + get("max_vocab") * proj
+    if kind == "nnlm":
+        return get("context") * get("dim") * get("hidden")
+    return 0
+
+
+def machine_memory() -> int:
+    """Bytes of memory this machine has (16 GB when the system does not say)."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):
+        return 16 * 2**30
 
 
 def config_to_json(obj: Any) -> str:

@@ -29,8 +29,8 @@ def quality(handle: Any, task: str, corpus: str | None = None) -> dict[str, Any]
     except Unsupported as e:
         return {"skipped": str(e)}
     best = int(by_layer.argmax())
-    return {"by_layer": [round(float(x), 4) for x in by_layer], "best_layer": best, "best": float(by_layer[best]),
-            "last": float(by_layer[-1])}
+    rounded = [round(float(x), 4) for x in by_layer]
+    return {"by_layer": rounded, "best_layer": best, "best": rounded[best], "last": rounded[-1]}
 
 
 def eval_main(argv: list[str] | None = None) -> int:

@@ -196,6 +196,21 @@ def train_subword_tokenizer(
 
 
 def load_subword_tokenizer(path: str | Path):
+    """A ``tokenizers`` tokenizer.json: a regular file of a sane size, or a ``CheckpointError`` saying why not."""
+    import stat
+
     from tokenizers import Tokenizer
 
-    return Tokenizer.from_file(str(path))
+    from engine.errors import CheckpointError
+
+    path = Path(path)
+    try:
+        info = path.stat()
+    except OSError:
+        raise CheckpointError(f"{path} is missing: the run folder has no tokenizer") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > 200 * 2**20:
+        raise CheckpointError(f"{path} is not a tokenizer file (not a regular file, or over 200 MB)")
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as e:  # tokenizers raises a bare Exception for a damaged file
+        raise CheckpointError(f"{path} is not a valid tokenizer file ({e})") from None

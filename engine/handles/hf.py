@@ -29,8 +29,12 @@ def is_hf_folder(path: Path) -> bool:
     if not cfg.is_file():
         return False
     try:
-        data = json.loads(cfg.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(cfg, "rb") as f:
+            raw = f.read(10 * 2**20 + 1)
+        if len(raw) > 10 * 2**20:
+            return False  # no Hugging Face config is this large; the run-folder checks will say why
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and "format_version" not in data and ("model_type" in data or "architectures" in data)
 

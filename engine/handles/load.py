@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from engine.config import MODEL_CONFIGS, config_from_dict
 from engine.errors import CheckpointError
 from engine.handles.protocol import ModelHandle
 
@@ -41,9 +42,21 @@ def load_run(run_dir: str | Path) -> ModelHandle:
     run_dir = Path(run_dir)
     config = read_config(run_dir)
     known = loaders()
-    if config["kind"] not in known:
-        raise CheckpointError(f"{run_dir}: unknown model kind {config['kind']!r} (known: {', '.join(sorted(known))})")
-    return known[config["kind"]](run_dir, config)
+    kind = config["kind"]
+    if kind not in known:
+        raise CheckpointError(f"{run_dir}: unknown model kind {kind!r} (known: {', '.join(sorted(known))})")
+    if kind in MODEL_CONFIGS:  # every setting checked before anything is built from it
+        try:
+            config_from_dict(kind, config.get("model"))
+        except ValueError as e:
+            raise CheckpointError(f"{run_dir / 'config.json'}: {e}") from None
+    try:
+        return known[kind](run_dir, config)
+    except CheckpointError:
+        raise
+    except (KeyError, TypeError, ValueError, OSError, RuntimeError) as e:  # a file that does not fit its config
+        what = f"missing {e}" if isinstance(e, KeyError) else str(e) or type(e).__name__
+        raise CheckpointError(f"{run_dir}: the run folder does not load ({what})") from None
 
 
 def catalog() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from engine.config import config_from_dict
 from engine.data.inputs import Specials, bert_specials, encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device
-from engine.errors import InputError, Unsupported
+from engine.errors import CheckpointError, InputError, Unsupported
 from engine.handles.base import BaseHandle, check_text, run_info
 from engine.results import (
     AttentionMaps,
@@ -359,6 +359,14 @@ def expected_shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
     return {k: tuple(v.shape) for k, v in module.state_dict().items()}
 
 
+def tokenizer_file(run_dir: Path, config: dict) -> str:
+    """config.json's tokenizer: a file name inside the run folder (never a path that leaves it)."""
+    name = config.get("tokenizer", "tokenizer.json")
+    if not isinstance(name, str) or not name or Path(name).name != name or name in (".", ".."):
+        raise CheckpointError(f"{run_dir}/config.json: 'tokenizer' must name a file in the run folder, not {name!r}")
+    return name
+
+
 def _load_transformer(kind: str, run_dir: Path, config: dict) -> TransformerHandle:
     from engine.data.text import load_subword_tokenizer
 
@@ -370,7 +378,7 @@ def _load_transformer(kind: str, run_dir: Path, config: dict) -> TransformerHand
     model = Net(cfg)
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
-    tokenizer = load_subword_tokenizer(run_dir / config.get("tokenizer", "tokenizer.json"))
+    tokenizer = load_subword_tokenizer(run_dir / tokenizer_file(run_dir, config))
     info = run_info(run_dir, config)
     info.update({"layers": cfg.layers, "heads": cfg.heads, "dim": cfg.hidden, "preset": cfg.preset,
                  "parameters": sum(p.numel() for p in model.parameters())})

@@ -1,0 +1,77 @@
+"""Hand-edited or hostile config.json values: every case a CheckpointError naming the file and the field,
+before anything is allocated (issue: malformed checkpoints)."""
+
+import json
+import os
+import shutil
+
+import pytest
+
+from engine import api
+
+
+@pytest.fixture
+def bert_copy(contextual_runs, tmp_path):
+    run = tmp_path / "bert"
+    shutil.copytree(contextual_runs["bert"][0], run)
+    return run
+
+
+def edit(run, change):
+    path = run / "config.json"
+    config = json.loads(path.read_text())
+    change(config)
+    path.write_text(json.dumps(config))
+
+
+CASES = {
+    "kind a list": (lambda c: c.update(kind=["bert"]), "'kind' must name"),
+    "model missing": (lambda c: c.pop("model"), "must be a JSON object"),
+    "model null": (lambda c: c.update(model=None), "must be a JSON object"),
+    "hidden as text": (lambda c: c["model"].update(hidden="256"), "'hidden' must be a whole number"),
+    "hidden fractional": (lambda c: c["model"].update(hidden=256.5), "'hidden' must be a whole number"),
+    "no heads": (lambda c: c["model"].update(heads=0), "heads must be at least 1"),
+    "heads not dividing": (lambda c: c["model"].update(heads=3), "multiple of heads"),
+    "negative hidden": (lambda c: c["model"].update(hidden=-256), "hidden must be at least 1"),
+    "hidden 1e9": (lambda c: c["model"].update(hidden=1e9), "'hidden' must be a whole number"),
+    "vocabulary 1e12": (lambda c: c["model"].update(vocab_size=10**12), "no model of this kind is that large"),
+    "layers a million": (lambda c: c["model"].update(layers=1_000_000), "GB for its weights"),
+    "kind says glove": (lambda c: c.update(kind="glove"), "unknown glove settings"),
+    "tokenizer escaping": (lambda c: c.update(tokenizer="../../etc/passwd"), "must name a file in the run folder"),
+    "tokenizer missing": (lambda c: c.update(tokenizer="nothing.json"), "no tokenizer"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_malformed_values_are_refused_by_name(bert_copy, case):
+    change, expected = CASES[case]
+    edit(bert_copy, change)
+    with pytest.raises(api.CheckpointError, match=expected.replace("(", r"\(").replace(")", r"\)")) as info:
+        api.load(bert_copy)
+    assert str(bert_copy) in str(info.value)
+
+
+def test_config_files_that_are_not_files_are_refused(bert_copy, tmp_path):
+    config = bert_copy / "config.json"
+    config.unlink()
+    config.mkdir()
+    with pytest.raises(api.CheckpointError, match="not a regular file"):
+        api.load(bert_copy)
+    config.rmdir()
+    os.mkfifo(config)  # reading a FIFO would hang
+    with pytest.raises(api.CheckpointError, match="not a regular file"):
+        api.load(bert_copy)
+    config.unlink()
+    config.symlink_to("/dev/zero")  # endless
+    with pytest.raises(api.CheckpointError, match="not a regular file"):
+        api.load(bert_copy)
+    config.unlink()
+    config.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(api.CheckpointError, match="nested too deeply|not a JSON object|not valid JSON"):
+        api.load(bert_copy)
+
+
+def test_the_cli_and_the_form_use_the_same_checks(tmp_path):
+    assert api.check_settings("bert", {"heads": 3}) == ["hidden (256) must be a multiple of heads (3)"]
+    with pytest.raises(ValueError, match="whole number"):
+        api.RunSpec("bert", out=str(tmp_path / "x"), model={"hidden": "256"})
