@@ -32,8 +32,10 @@ from bench._report import machine, write_section  # noqa: E402
 def scene_seconds(cache: Path, shot: Path) -> float:
     env = {**os.environ, "WORD2BERT_CACHE": str(cache), "QT_QPA_PLATFORM": "offscreen"}
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "explorer", "--scene", "bank", "--screenshot", str(shot)], env=env,
-                   check=True, capture_output=True, cwd=HERE, timeout=600)
+    done = subprocess.run([sys.executable, "-m", "explorer", "--scene", "bank", "--screenshot", str(shot)], env=env,
+                          capture_output=True, text=True, cwd=HERE, timeout=600)
+    if done.returncode:
+        raise RuntimeError(f"the scene failed: {done.stderr.strip().splitlines()[-3:]}")
     return time.perf_counter() - start
 
 
@@ -44,11 +46,9 @@ def main() -> None:
     args = p.parse_args()
     words = args.words.split(",")
     lines = ["## Occurrences on demand (polysemy lens)", "", f"Machine: {machine()}", "",
-             "`python bench/occurrences_speed.py`. One model thread, as the app's query worker.", ""]
+             "`python bench/occurrences_speed.py`. Every core, as the app's background job that fetches them.", ""]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WORD2BERT_CACHE"] = str(Path(tmp) / "cache")
-        import torch
-
         from engine import api
         from engine.inspect.occurrences import word_index, word_occurrences
 
@@ -63,7 +63,6 @@ def main() -> None:
                   f"{warm * 1000:.0f} ms.", "",
                   "| model | word | sentences holding it | encoded | first click | cached click |",
                   "|---|---|---:|---:|---:|---:|"]
-        torch.set_num_threads(1)
         firsts: dict[str, list[float]] = {}
         for name in ("bert-tiny", "all-minilm-l6-v2"):
             handle = api.load(name)
