@@ -60,33 +60,6 @@ def encode_sentences(
     return flat, np.asarray(starts, dtype=np.int64)
 
 
-def encode_to_file(
-    sentences: Iterable[list[str]], index: dict[str, int], path: Path, unk: int | None = None,
-    block: int = 1 << 20,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``encode_sentences`` for corpora larger than memory: the ids are written to ``path`` in blocks as
-    the sentences stream past, then memory-mapped (read-only). Returns ``(ids, starts)`` like it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    starts = [0]
-    total = 0
-    buffer: list[int] = []
-    get = index.get
-    with open(path, "wb") as f:
-        for words in sentences:
-            ids = [i for i in map(get, words) if i is not None] if unk is None else [get(w, unk) for w in words]
-            if not ids:
-                continue
-            buffer += ids
-            total += len(ids)
-            starts.append(total)
-            if len(buffer) >= block:
-                f.write(np.asarray(buffer, dtype=np.int32).tobytes())
-                buffer = []
-        f.write(np.asarray(buffer, dtype=np.int32).tobytes())
-    ids_map = np.memmap(path, dtype=np.int32, mode="r", shape=(total,)) if total else np.zeros(0, np.int32)
-    return ids_map, np.asarray(starts, dtype=np.int64)
-
-
 def count_and_encode(sentences: Iterable[list[str]], path: Path, block: int = 1 << 20
                      ) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray]:
     """One pass over tokenized sentences: every word gets a provisional id in order of first sight, the ids
@@ -120,8 +93,8 @@ def count_and_encode(sentences: Iterable[list[str]], path: Path, block: int = 1 
 def remap_ids(ids: np.ndarray, starts: np.ndarray, mapping: np.ndarray, path: Path, block: int = 1 << 24
               ) -> tuple[np.ndarray, np.ndarray]:
     """Provisional ids -> final ids (``mapping``: -1 drops a word), written to ``path`` block by block and
-    memory-mapped; sentences left empty are dropped. The same result as ``encode_to_file`` with the final
-    vocabulary, from one corpus pass instead of two."""
+    memory-mapped; sentences left empty are dropped. The same result as ``encode_sentences`` with the final
+    vocabulary, from one corpus pass instead of two, and never all in memory."""
     kept_before = np.zeros(len(starts), dtype=np.int64)  # kept tokens before each sentence start
     running = 0
     with open(path, "wb") as f:

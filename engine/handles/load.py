@@ -7,6 +7,7 @@ built-in names come from pip packages and the shipped default checkpoints.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -59,6 +60,7 @@ def load_run(run_dir: str | Path) -> ModelHandle:
         raise CheckpointError(f"{run_dir}: the run folder does not load ({what})") from None
 
 
+@functools.lru_cache(maxsize=1)  # shipped data: read once (views ask on every model change, on the GUI thread)
 def catalog() -> dict[str, Any]:
     """What the app says about its built-in and default models (assets/checkpoints/catalog.json): for each,
     what it is, what it was trained on and for how long, and its headline scores; and, per role

@@ -48,17 +48,18 @@ def _vocab_and_ids(ctx: TrainContext, lowercase: bool, min_count: int, max_vocab
     raw_path = ctx.run_dir / (ID_CACHE + ".raw")
     try:
         index, counts, raw, starts = count_and_encode(ctx.sentence_stream("train", lowercase), raw_path)
-        if ctx.spec.resume:
-            vocab = Vocab.load(ctx.run_dir / "vocab.txt")
-        elif not index:
-            raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
-        else:
-            vocab = Vocab.from_counts(dict(zip(index, counts.tolist(), strict=True)), min_count, max_vocab)
-        mapping = np.array([vocab.index.get(w, -1) for w in index], dtype=np.int64)
-        ids, starts = remap_ids(raw, starts, mapping, ctx.run_dir / ID_CACHE)
+        try:
+            if ctx.spec.resume:
+                vocab = Vocab.load(ctx.run_dir / "vocab.txt")
+            elif not index:
+                raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
+            else:
+                vocab = Vocab.from_counts(dict(zip(index, counts.tolist(), strict=True)), min_count, max_vocab)
+            mapping = np.array([vocab.index.get(w, -1) for w in index], dtype=np.int64)
+            ids, starts = remap_ids(raw, starts, mapping, ctx.run_dir / ID_CACHE)
+        finally:
+            del raw  # the map closes before its file goes (Windows keeps mapped files)
     finally:
-        with contextlib.suppress(OSError, NameError):
-            del raw
         with contextlib.suppress(OSError):
             raw_path.unlink(missing_ok=True)
     return vocab, ids, starts

@@ -33,7 +33,7 @@ def test_one_pass_count_and_encode_equals_building_the_vocabulary_then_encoding(
 
     import numpy as np
 
-    from engine.data.text import count_and_encode, encode_to_file, remap_ids
+    from engine.data.text import count_and_encode, encode_sentences, remap_ids
     from engine.data.vocab import Vocab
 
     rng = random.Random(0)
@@ -41,7 +41,7 @@ def test_one_pass_count_and_encode_equals_building_the_vocabulary_then_encoding(
     sentences = [[rng.choice(words[: rng.randint(1, 60)]) for _ in range(rng.randint(1, 9))] for _ in range(400)]
     sentences += [["rare1"], ["rare2", "rare3"]]  # sentences that vanish when their words are dropped
     vocab = Vocab.build(sentences, min_count=4, max_vocab=40)
-    want_ids, want_starts = encode_to_file(sentences, vocab.index, tmp_path / "two-pass")
+    want_ids, want_starts = encode_sentences(sentences, vocab.index)  # build, then encode in memory
     index, counts, raw, starts = count_and_encode(sentences, tmp_path / "raw", block=7)
     one = Vocab.from_counts(dict(zip(index, counts.tolist(), strict=True)), min_count=4, max_vocab=40)
     assert one.words == vocab.words and np.array_equal(one.counts, vocab.counts)

@@ -93,12 +93,14 @@ def test_empty_corpus_and_no_word_above_min_count(tmp_path):
 def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, tmp_path, monkeypatch):
     """The training text is never held as a list: counted while streaming, then written as ids to a
     memory-mapped file, which is removed when the run ends."""
-    from engine.data.text import encode_sentences, encode_to_file, tokenized_sentences
-    from engine.training.loop import TrainContext
+    from engine.data.text import count_and_encode, encode_sentences, remap_ids, tokenized_sentences
+    from engine.training.context import TrainContext
 
     sentences = list(tokenized_sentences(["a b c.", "", "b c d e.", "z"], True))
     index = {"a": 0, "b": 1, "c": 2, "d": 3, "e": 4}
-    ids, starts = encode_to_file(iter(sentences), index, tmp_path / "ids.int32", block=2)
+    seen, _, raw, raw_starts = count_and_encode(iter(sentences), tmp_path / "raw.int32", block=2)
+    mapping = np.array([index.get(w, -1) for w in seen])
+    ids, starts = remap_ids(raw, raw_starts, mapping, tmp_path / "ids.int32", block=2)
     want_ids, want_starts = encode_sentences(sentences, index)
     assert isinstance(ids, np.memmap) and np.array_equal(ids, want_ids) and np.array_equal(starts, want_starts)
 
