@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from typing import Any
+
+EXPORT_WAIT_S = 900
 
 
 def run(argv: list[str]) -> int:
@@ -15,7 +18,13 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--word", default="", help="word to show at start")
     parser.add_argument("--scene", help="open a scene: a built-in name (bank, play, star, bat, spring) or a .json file")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save the window once results are shown, then exit")
+    parser.add_argument("--talk", nargs="?", const="", metavar="DECK.json",
+                        help="present a talk deck full screen (default: the built-in story, language model to BERT)")
+    parser.add_argument("--export", metavar="DIR", help="with --talk: write every step as a 1920x1080 PNG "
+                        "(and talk.pdf) once all are computed, then exit")
     args = parser.parse_args(argv[1:])
+    if args.export and args.talk is None:
+        parser.error("--export needs --talk")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
 
     from PySide6.QtCore import QTimer
@@ -27,6 +36,8 @@ def run(argv: list[str]) -> int:
     app = QApplication.instance() or QApplication(argv[:1])
     session = Session()
     window = MainWindow(session)
+    if args.talk is not None:
+        return run_talk(app, window, args.talk or None, args.export)
     window.show()
     from explorer.tasks import freeze_long_lived_objects
 
@@ -65,5 +76,42 @@ def run(argv: list[str]) -> int:
             window.neighbours.runner.failed.connect(failed)
         session.error.connect(failed)
         QTimer.singleShot(900_000 if args.scene else 120_000, lambda: failed("timed out waiting for results"))
+    app.exec()
+    return status["code"]
+
+
+def run_talk(app: Any, window: Any, deck_path: str | None, export: str | None) -> int:
+    """``--talk``: the deck full screen (Esc leaves to the main window); with ``--export``, every step
+    written as a PNG once all are computed, then the app exits."""
+    from PySide6.QtCore import QTimer
+
+    from explorer.scenes import SceneError
+    from explorer.talk.deck import load_deck
+
+    try:
+        deck = load_deck(deck_path)
+    except SceneError as e:
+        print(f"word2bert: {e}", file=sys.stderr)
+        return 2
+    talk = window.start_talk(deck, full_screen=not export)
+    status = {"code": 0}
+    if export:
+        def write() -> None:
+            try:
+                paths = talk.export(export)
+                print(f"wrote {len(paths)} slides and talk.pdf to {export}")
+            except Exception as e:  # noqa: BLE001 - whatever failed, say it and exit (never hang)
+                print(f"word2bert: could not export the talk: {e}", file=sys.stderr)
+                status["code"] = 1
+            finally:
+                app.quit()
+
+        def timed_out() -> None:
+            print(f"word2bert: only {len(talk.done)} of {len(talk.steps)} steps had results after "
+                  f"{EXPORT_WAIT_S} s; exporting what is there", file=sys.stderr)
+            write()
+
+        talk.ready.connect(lambda: QTimer.singleShot(500, write))
+        QTimer.singleShot(EXPORT_WAIT_S * 1000, timed_out)
     app.exec()
     return status["code"]

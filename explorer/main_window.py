@@ -75,6 +75,8 @@ class MainWindow(QMainWindow):
         dock.setWidget(self.library)
         dock.setMinimumWidth(260)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.deck: dict = {"title": "My talk", "steps": []}  # views added with Talk → Add this view
+        self.talk: object | None = None
         self._status_bar(session)
         self._menus()
         self._restore()
@@ -128,6 +130,10 @@ class MainWindow(QMainWindow):
                       ("Dark theme", None, lambda: self.set_theme("dark"))],
             "&Scenes": [(name, None, lambda _=False, n=name: self.open_scene(n)) for name in builtin_scenes()]
             + [("Open scene…", None, self.open_scene_file), ("Save scene…", None, self.save_scene_file)],
+            "&Talk": [("Present the built-in talk", "F5", lambda: self.start_talk(None)),
+                      ("Present a deck…", None, self.open_deck_file),
+                      ("Add this view to the deck", "Ctrl+D", self.add_to_deck),
+                      ("Edit the deck…", None, self.edit_deck)],
         }
         for title, actions in declared.items():
             menu = self.menuBar().addMenu(title)
@@ -165,13 +171,82 @@ class MainWindow(QMainWindow):
         panel.apply_scene(scene)
         self.statusBar().showMessage(f"scene: {scene.get('title', name_or_path)}")
 
-    def scene_panel(self, scene: dict) -> PolysemyPanel | AttentionPanel | PredictionsPanel:
-        return {"attention": self.attention, "predictions": self.predictions}.get(scene.get("panel"), self.polysemy)
+    def scene_panel(self, scene: dict) -> PolysemyPanel | NeighboursPanel | AttentionPanel | PredictionsPanel:
+        panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours}
+        return panels.get(scene.get("panel"), self.polysemy)
 
     def _show_attention_of(self, text: str, position: int) -> None:
         """A predicted token was clicked: where does that position attend?"""
         self.tabs.setCurrentWidget(self.attention)
         self.attention.show_token(text, position)
+
+    # ------------------------------------------------------------ talk mode
+
+    def current_panel(self) -> PolysemyPanel | NeighboursPanel | AttentionPanel | PredictionsPanel:
+        current = self.tabs.currentWidget()
+        return current if current in (self.attention, self.predictions, self.neighbours) else self.polysemy
+
+    def add_to_deck(self) -> None:
+        """The view on screen (its sentences, word, model, layer) becomes the deck's next step."""
+        from explorer.talk.deck import step_title
+
+        scene = self.current_panel().current_scene()
+        scene["models"] = [self._load_key(m) for m in scene["models"] if m in self.session.models]
+        scene["title"] = step_title(scene)
+        self.deck["steps"].append(scene)
+        self.statusBar().showMessage(f"added to the deck as step {len(self.deck['steps'])}: {scene['title']} "
+                                     "(Talk → Edit the deck… to retitle, reorder or save)")
+
+    def _load_key(self, name: str) -> str:
+        """How a deck names a loaded model so that it loads again: a built-in or shipped model by its
+        name, the user's own folder or file by its path."""
+        from engine import api
+
+        handle = self.session.models[name]
+        if name in api.catalog().get("models", {}) or name in api.default_checkpoints() or not handle.path:
+            return name
+        return str(handle.path)
+
+    def edit_deck(self) -> None:
+        from explorer.talk.editor import DeckEditor
+
+        editor = DeckEditor(self.deck, self)
+        editor.present.connect(lambda deck: self.start_talk(deck))
+        editor.show()
+
+    def open_deck_file(self) -> None:
+        from explorer.scenes import SceneError
+        from explorer.talk.deck import load_deck
+
+        path, _ = QFileDialog.getOpenFileName(self, "Open a talk deck", filter="Decks (*.json)")
+        if path:
+            try:
+                self.start_talk(load_deck(path))
+            except SceneError as e:
+                self.statusBar().showMessage(str(e))
+
+    def start_talk(self, deck: dict | None, full_screen: bool = True) -> object:
+        """Present ``deck`` (default: the built-in one) in its own window; Esc comes back here."""
+        from explorer.talk.deck import check_deck, load_deck
+        from explorer.talk.window import EXPORT_SIZE, TalkWindow
+
+        deck = load_deck() if deck is None else check_deck(deck)
+        if self.talk is not None:
+            self.talk.close()  # type: ignore[attr-defined]
+        talk = TalkWindow(self.session, deck)
+        talk.left.connect(self._talk_left)
+        self.talk = talk
+        if full_screen:
+            talk.showFullScreen()
+        else:
+            talk.resize(EXPORT_SIZE)
+            talk.show()
+        return talk
+
+    def _talk_left(self) -> None:
+        self.talk = None
+        self.show()
+        self.activateWindow()
 
     def open_scene_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open a scene", filter="Scenes (*.json)")
@@ -183,9 +258,7 @@ class MainWindow(QMainWindow):
 
         path, _ = QFileDialog.getSaveFileName(self, "Save the scene", filter="Scenes (*.json)")
         if path:
-            current = self.tabs.currentWidget()
-            panel = current if current in (self.attention, self.predictions) else self.polysemy
-            save_scene(path, panel.current_scene())
+            save_scene(path, self.current_panel().current_scene())
 
     def open_folder(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Open a word2bert run folder or a Hugging Face checkpoint folder")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -24,9 +26,12 @@ DEBOUNCE_MS = 150
 
 
 class NeighboursPanel(QWidget):
+    shown = Signal()  # neighbours are on screen (talk decks and screenshots wait for it)
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
+        self.wanted_model = ""
         self.word = QLineEdit(placeholderText="type a word, e.g. bank")
         from engine.api import Capability
 
@@ -63,8 +68,18 @@ class NeighboursPanel(QWidget):
         self._refresh_models()
 
     def _refresh_models(self) -> None:
-        self.model.set_models(self.session.models)
+        self.model.set_models(self.session.models, prefer=self.wanted_model)
         self.query()
+
+    def apply_scene(self, scene: dict[str, Any]) -> None:
+        self.wanted_model = str(scene.get("contextual_model") or "")
+        self.word.setText(str(scene.get("selection") or ""))
+        self._refresh_models()
+
+    def current_scene(self) -> dict[str, Any]:
+        return {"panel": "neighbours", "sentences": [], "selection": self.word.text().strip(),
+                "models": list(self.session.models), "contextual_model": self.model.currentText(),
+                "layer": None, "view": "neighbours"}
 
     def query(self) -> None:
         word, name = self.word.text().strip(), self.model.currentText()
@@ -94,6 +109,7 @@ class NeighboursPanel(QWidget):
             self.table.setItem(row, 1, sim)
             bar = QProgressBar(maximum=1000, value=int(max(0.0, n.similarity) * 1000), textVisible=False)
             self.table.setCellWidget(row, 2, bar)
+        self.shown.emit()
 
     def _fail(self, message: str) -> None:
         self.table.setRowCount(0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
@@ -41,6 +41,8 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 
 class PolysemyPanel(QWidget):
+    shown = Signal()  # the contextual neighbours (or, in the static view, the static ones) are on screen
+
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session, self.corpus = session, corpus
@@ -53,6 +55,8 @@ class PolysemyPanel(QWidget):
         self._building = ""  # the model whose index is being built
         self.wanted_models: list[str] = []  # a scene's models: every contextual one is indexed in turn
         self.index_queue: list[str] = []  # models waiting for their corpus index (one build at a time)
+        self.hits = 4  # nearest corpus occurrences shown per typed occurrence
+        self.scene_models_only = False  # a talk step: "All models" compares the scene's models only
 
         self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
         self.sentences.setPlaceholderText("one sentence per line")
@@ -72,6 +76,7 @@ class PolysemyPanel(QWidget):
         left.addWidget(chip_scroll)
 
         self.static = StaticNeighbours(session)
+        self.static.runner.finished.connect(lambda _: self.shown.emit() if self.contextual_box.isHidden() else None)
 
         from engine.api import Capability
 
@@ -116,22 +121,23 @@ class PolysemyPanel(QWidget):
         row.addWidget(self.layer_label)
         row.addWidget(self.layer, 1)
         index_row = QHBoxLayout()
+        self.index_buttons = (self.build, self.build_all, self.cancel)
         index_row.addWidget(self.build)
         index_row.addWidget(self.build_all)
         index_row.addWidget(self.cancel)
         index_row.addWidget(self.progress, 1)
-        contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
+        contextual_box = self.contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
         cl = QVBoxLayout(contextual_box)
         cl.addLayout(row)
         cl.addLayout(index_row)
         cl.addWidget(self.message)
         cl.addWidget(self.views, 1)
 
-        right = QSplitter(Qt.Orientation.Vertical)
+        right = self.right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.static)
         right.addWidget(contextual_box)
         right.setSizes([180, 420])
-        left_widget = QWidget()
+        left_widget = self.left_widget = QWidget()
         left_widget.setLayout(left)
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(left_widget)
@@ -201,6 +207,16 @@ class PolysemyPanel(QWidget):
 
     # ------------------------------------------------------------ scenes
 
+    def set_presenting(self, on: bool) -> None:
+        """A talk's layout: the results fill the screen (the typed sentences head each group of
+        neighbours), three neighbours per occurrence, no index buttons; only the scene's models."""
+        self.left_widget.setVisible(not on)
+        for widget in (*self.index_buttons, self.progress):  # a talk prepares its steps before it starts
+            widget.setVisible(not on)
+        self.hits = 3 if on else 4
+        self.scene_models_only = on
+        self.right.setSizes([1, 4] if on else [180, 420])
+
     def apply_scene(self, scene: dict[str, Any]) -> None:
         self.wanted_model = scene.get("contextual_model") or ""
         self.wanted_models = [str(m) for m in scene.get("models", [])]
@@ -208,12 +224,18 @@ class PolysemyPanel(QWidget):
         self.word = str(scene.get("selection") or "").lower()
         self.sentences.setPlainText("\n".join(scene["sentences"]))
         self.views.setCurrentIndex(1 if scene.get("view") == "map" else 0)
+        self.contextual_box.setVisible(scene.get("view") != "static")  # static: one list whatever the sense
         self._refresh_models()
 
     def current_scene(self) -> dict[str, Any]:
         return {"panel": "polysemy", "sentences": self.sentence_list(), "selection": self.word,
                 "models": list(self.session.models), "contextual_model": self.model.currentText() or None,
-                "layer": self.layer.value(), "view": "map" if self.views.currentIndex() == 1 else "neighbours"}
+                "layer": self.layer.value(), "view": self._view()}
+
+    def _view(self) -> str:
+        if self.contextual_box.isHidden():
+            return "static"
+        return "map" if self.views.currentIndex() == 1 else "neighbours"
 
     # ------------------------------------------------------------ models
 
@@ -352,13 +374,14 @@ class PolysemyPanel(QWidget):
         if not self.word:
             self.message.setText("Click a word in the sentences.")
             return
-        word, layer, sentences = self.word, self.layer.value(), self.sentence_list()
+        word, layer, sentences, hits = self.word, self.layer.value(), self.sentence_list(), self.hits
         index = self.indexes.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
         if index is None:
             self.fetcher.fetch({handle.name: handle}, word, self.corpus)
             self.message.setText(f"finding the occurrences of “{word}” in the corpus with {handle.name}…")
             return
-        contextual = {n: self.session.models[n] for n in self.model.usable() if n != handle.name}
+        contextual = {n: self.session.models[n] for n in self.model.usable() if n != handle.name
+                      and (not self.scene_models_only or n in self.wanted_models)}
         pending = {n: h for n, h in contextual.items() if n not in self.indexes and not self.fetcher.get(n, word)}
         if pending and not self.fetcher.running:
             self.fetcher.fetch(pending, word, self.corpus)  # for "All models", after this model's answer
@@ -390,7 +413,7 @@ class PolysemyPanel(QWidget):
                 cv = handle.contextual_vectors(s)
                 for i, w in enumerate(cv.words):
                     if w.lower() == word:
-                        out.append((s, nearest(index, word, cv.vectors[layer, i], layer, 4)))
+                        out.append((s, nearest(index, word, cv.vectors[layer, i], layer, hits)))
                         typed.append(cv.vectors[layer, i])
                         typed_sentences.append(s)
             if not out:
@@ -438,6 +461,7 @@ class PolysemyPanel(QWidget):
             parts.append("</ul>")
         self.results.setHtml("".join(parts))
         self._show_compare(handle.name if handle else "", word, layer, groups, others)
+        self.shown.emit()
 
     def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                       others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view"}
+PANELS = ("polysemy", "neighbours", "attention", "predictions")
 
 
 class SceneError(ValueError):
@@ -27,13 +28,36 @@ def load_scene(name_or_path: str) -> dict[str, Any]:
         scene = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SceneError(f"{path} is not a scene file ({e})") from None
+    return check_scene(scene, str(path))
+
+
+def check_scene(scene: Any, origin: str) -> dict[str, Any]:
+    """A scene read from JSON (a file, or a step of a talk deck), checked: its fields, sentences as text
+    (lone surrogates, which JSON allows, replaced), and its models as a list of names."""
     if not isinstance(scene, dict) or not isinstance(scene.get("sentences"), list) or "panel" not in scene:
-        raise SceneError(f"{path} is not a scene file (it needs 'panel' and a list of 'sentences')")
+        raise SceneError(f"{origin} is not a scene (it needs 'panel' and a list of 'sentences')")
     unknown = sorted(set(scene) - FIELDS)
     if unknown:
-        raise SceneError(f"{path}: unknown scene fields {', '.join(unknown)}")
-    scene.setdefault("models", [])
+        raise SceneError(f"{origin}: unknown scene fields {', '.join(unknown)}")
+    if scene["panel"] not in PANELS:
+        raise SceneError(f"{origin}: unknown panel {scene['panel']!r} (one of {', '.join(PANELS)})")
+    if not all(isinstance(s, str) for s in scene["sentences"]):
+        raise SceneError(f"{origin}: every sentence must be text")
+    models = scene.setdefault("models", [])
+    if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
+        raise SceneError(f"{origin}: 'models' must be a list of model names")
+    scene["sentences"] = [clean_text(s) for s in scene["sentences"]]
+    for key in ("title", "selection", "contextual_model", "view"):
+        if scene.get(key) is not None and not isinstance(scene[key], str):
+            raise SceneError(f"{origin}: '{key}' must be text")
+    if scene.get("layer") is not None and (isinstance(scene["layer"], bool) or not isinstance(scene["layer"], int)):
+        raise SceneError(f"{origin}: 'layer' must be a whole number or null")
     return scene
+
+
+def clean_text(text: str) -> str:
+    """Text Qt and the tokenizers can take: lone surrogates (valid in JSON, not in UTF-8) become U+FFFD."""
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
 
 
 def save_scene(path: str | Path, scene: dict[str, Any]) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QLineF, QRectF, Qt, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
@@ -56,7 +56,8 @@ class HeadView(QWidget):
 
     def _row_height(self) -> float:
         n = max(1, len(self.tokens))
-        return max(0.5, min(22.0, (self.height() - 20) / n))
+        most = max(22.0, 1.35 * QFontInfo(self.font()).pixelSize())  # big type (a talk) gets taller rows
+        return max(0.5, min(most, (self.height() - 20) / n))
 
     def _columns(self) -> tuple[float, float]:
         width = self.width()
@@ -86,7 +87,7 @@ class HeadView(QWidget):
     def paintEvent(self, event: object) -> None:  # noqa: N802 - Qt's name
         """Draw into an image once per change; a repaint for another reason (a relayout, an expose)
         only copies it."""
-        key = (self.width(), self.height(), self.palette().base().color().rgb())
+        key = (self.width(), self.height(), self.palette().base().color().rgb(), self.font().key())
         if self._picture is None or self._picture[0] != key:
             ratio = self.devicePixelRatioF()
             image = QImage(int(self.width() * ratio), int(self.height() * ratio),
@@ -107,8 +108,8 @@ class HeadView(QWidget):
             return
         row = self._row_height()
         left, right = self._columns()
-        font = painter.font()
-        font.setPointSizeF(max(5.0, min(font.pointSizeF(), row * 0.6)))
+        font = QFont(self.font())  # the widget's (zoomed, or a talk's big) font, smaller only if rows are tight
+        font.setPixelSize(int(max(7.0, min(QFontInfo(self.font()).pixelSize(), row * 0.8))))
         painter.setFont(font)
         metrics = QFontMetrics(font)
         top = 10.0
@@ -124,10 +125,11 @@ class HeadView(QWidget):
                 painter.fillRect(rect, QColor(SEGMENT_BACKGROUNDS[segment % 2]))
                 if i == self.focus and align == Qt.AlignmentFlag.AlignRight:
                     painter.fillRect(rect, QColor(255, 215, 0, 120))
-                painter.setPen(self.palette().text().color())
+                painter.setPen(QColor("#111111"))  # dark on the light segment colours, in either theme
                 painter.drawText(rect, align | Qt.AlignmentFlag.AlignVCenter, token)
         # lines share a pen per (head, weight step): a few drawLines calls instead of one call per line
         buckets: dict[tuple[int, int], list[QLineF]] = {}
+        thick = max(1.0, QFontInfo(self.font()).pixelSize() / 14)  # big type, thick lines (a talk)
         for head, q, k, weight in self.lines():
             buckets.setdefault((head, min(BUCKETS - 1, int(weight * BUCKETS))), []).append(
                 QLineF(left - 4, top + (q + 0.5) * row, right + 4, top + (k + 0.5) * row))
@@ -135,7 +137,7 @@ class HeadView(QWidget):
             weight = (bucket + 0.5) / BUCKETS
             colour = QColor(HEAD_COLOURS[head % len(HEAD_COLOURS)])
             colour.setAlphaF(min(1.0, 0.15 + 0.85 * weight))
-            painter.setPen(QPen(colour, max(0.5, 4 * weight)))
+            painter.setPen(QPen(colour, max(0.5, 4 * weight) * thick))
             painter.drawLines(lines)
 
     def mouseMoveEvent(self, event: object) -> None:  # noqa: N802

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from tests.conftest import settle_layout
 
@@ -117,10 +118,17 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
 
     qtbot.waitUntil(lambda: "piano" in [c.text() for c in chips()], timeout=5_000)  # the word buttons follow
     assert "MASK" not in [c.text() for c in chips()]
-    next(c for c in chips() if c.text() == "piano").click()
+    with qtbot.waitSignal(panel.masked.shown, timeout=30_000):
+        next(c for c in chips() if c.text() == "piano").click()
     assert panel.masked.text.text() == "She [MASK] the [MASK] on [MASK]."
-    with qtbot.waitSignal(panel.focus_token, timeout=5_000):
-        panel.masked._prediction_clicked(__import__("PySide6.QtCore", fromlist=["QUrl"]).QUrl("mask:2"))
+    bars = panel.masked.results[0]
+    settle_layout()
+    bars.repaint()  # the rows are laid out as they are drawn
+    rect, section, _ = bars._rows[-1]  # a prediction for the last [MASK]
+    assert section == 2
+    with qtbot.waitSignal(panel.focus_token, timeout=5_000) as clicked:
+        qtbot.mouseClick(bars, Qt.MouseButton.LeftButton, pos=rect.center().toPoint())
+    assert clicked.args[1] == panel.masked._positions[0][2] > panel.masked._positions[0][1]
     assert window.tabs.currentWidget() is window.attention
     with qtbot.waitSignal(panel.masked.example_runner.finished, timeout=60_000):
         panel.masked.draw_example()

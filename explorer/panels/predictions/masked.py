@@ -7,7 +7,7 @@ import html
 import random
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -21,11 +21,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.panels.predictions.bars import bars, sentence_case, whole_word
+from explorer.panels.predictions.bars import sentence_case, whole_word
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.logit_lens_table import LogitLensTable
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
 DEBOUNCE_MS = 150
 MASK = "[MASK]"
@@ -46,14 +47,14 @@ class MaskedView(QWidget):
         self.compare = QCheckBox("compare with")
         self.model2 = ModelPicker(Capability.MASKED_LM)
         self.model2.setEnabled(False)
-        self.compare.toggled.connect(lambda on: (self.model2.setEnabled(on), self.query()))
+        self.compare.toggled.connect(self._compare_toggled)
         self.hint = QLabel()
         self.hint.setWordWrap(True)
         self.chips = QHBoxLayout()
-        self.results = [QTextBrowser(), QTextBrowser()]
-        for browser in self.results:
-            browser.setOpenLinks(False)
-            browser.anchorClicked.connect(self._prediction_clicked)
+        self.results = [ProbabilityBars(), ProbabilityBars()]
+        self._positions: list[list[int]] = [[], []]  # per model: the token position of each [MASK] shown
+        for i, bars_view in enumerate(self.results):
+            bars_view.clicked.connect(lambda section, _row, i=i: self._prediction_clicked(i, section))
         self.lens_switch = QCheckBox("What every layer predicts (logit lens)")
         self.lens = LogitLensTable()
         self.lens.setVisible(False)
@@ -83,8 +84,10 @@ class MaskedView(QWidget):
         layout.addLayout(chip_row)
         layout.addWidget(self.hint)
         results = QHBoxLayout()
-        for browser in self.results:
-            results.addWidget(browser)
+        self.result_areas = [scrolling(bars_view) for bars_view in self.results]
+        for area in self.result_areas:
+            results.addWidget(area)
+        self.result_areas[1].setVisible(False)  # the second column only while comparing
         layout.addLayout(results, 2)
         layout.addWidget(self.lens_switch)
         layout.addWidget(self.lens, 2)
@@ -103,6 +106,16 @@ class MaskedView(QWidget):
         self.text.textChanged.connect(lambda _: self._debounce.start())
         for picker in (self.model, self.model2):
             picker.currentIndexChanged.connect(lambda _: self.query())
+
+    def _compare_toggled(self, on: bool) -> None:
+        self.model2.setEnabled(on)
+        self.result_areas[1].setVisible(on)
+        self.query()
+
+    def set_presenting(self, on: bool) -> None:
+        for widget in (self.learn, self.example, self.lens_switch):
+            widget.setVisible(not on)
+        self.lens.setVisible(not on and self.lens_switch.isChecked())
 
     def _message(self, message: str) -> None:
         self.hint.setText(message)
@@ -186,28 +199,30 @@ class MaskedView(QWidget):
             self.lens.show_lens(*lens)
         before = text.split(MASK)
         notes = []
-        for browser, (name, candidates) in zip(self.results, per_model, strict=False):
+        for i, (bars_view, (name, candidates)) in enumerate(zip(self.results, per_model, strict=False)):
             if isinstance(candidates, str):
-                browser.setHtml(f"<p><b>{html.escape(name)}</b></p><p>{html.escape(candidates)}</p>")
+                bars_view.show_message(name, candidates)
                 continue
-            parts = [f"<p><b>{html.escape(name)}</b></p>"]
+            sections = []
             for m, mask in enumerate(candidates):
                 rows = [(whole_word(t, before[m] if m < len(before) else ""), p)
                         for t, p in zip(mask.tokens, mask.probs, strict=True)]
-                parts.append(f"<p>[MASK] {m + 1} (token {mask.position}; click a word to see where it attends)</p>")
-                parts.append(bars(rows, link=f"mask:{mask.position}"))
-            browser.setHtml("".join(parts))
+                title = f"[MASK] {m + 1}" if len(candidates) > 1 else ""
+                sections.append((title, rows))
+            self._positions[i] = [mask.position for mask in candidates]
+            bars_view.set_results(name, sections)
             if len(candidates) < text.count(MASK):
                 notes.append(f"{name} reads only the first {len(candidates)} [MASK]s (the text is longer than it reads)")
         if len(per_model) < 2:
             self.results[1].clear()
-        self.hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each")
+        self.hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each "
+                          "(click one to see where that position attends)")
         self.shown.emit()
 
-    def _prediction_clicked(self, url: QUrl) -> None:
-        kind, _, position = url.toString().partition(":")
-        if kind == "mask" and position.isdigit():
-            self.focus_token.emit(self.text.text(), int(position))
+    def _prediction_clicked(self, model: int, section: int) -> None:
+        positions = self._positions[model]
+        if 0 <= section < len(positions):
+            self.focus_token.emit(self.text.text(), positions[section])
 
     def draw_example(self) -> None:
         handle = self.session.models.get(self.model.currentText())

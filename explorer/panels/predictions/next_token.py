@@ -13,15 +13,15 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
 
-from explorer.panels.predictions.bars import bars, sentence_case
+from explorer.panels.predictions.bars import sentence_case
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
 DEBOUNCE_MS = 150
 
@@ -36,7 +36,7 @@ class NextTokenView(QWidget):
         self.session = session
         self.text = QLineEdit("The river flows into the")
         self.model = ModelPicker(Capability.NEXT_TOKEN, role="next_token")
-        self.results = QTextBrowser()
+        self.results = ProbabilityBars()
         self.message = QLabel()
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)
         self.greedy = QPushButton("Continue (greedy)")
@@ -50,7 +50,7 @@ class NextTokenView(QWidget):
         row.addWidget(self.model, 1)
         layout.addLayout(row)
         layout.addWidget(self.message)
-        layout.addWidget(self.results, 1)
+        layout.addWidget(scrolling(self.results), 1)
         gen = QHBoxLayout()
         gen.addWidget(self.greedy)
         gen.addWidget(self.sample)
@@ -90,7 +90,7 @@ class NextTokenView(QWidget):
     def _show(self, result: tuple[str, str, Any]) -> None:
         text, name, candidates = result
         self.message.setText(f"{name}: the likeliest next tokens after “{text}”")
-        self.results.setHtml(bars(list(zip(candidates.tokens, candidates.probs, strict=True))))
+        self.results.set_results(name, [("", list(zip(candidates.tokens, candidates.probs, strict=True)))])
         self.shown.emit()
 
     def continue_text(self, temperature: float) -> None:

@@ -38,6 +38,11 @@ class PredictionsPanel(QWidget):
         session.modelsChanged.connect(self._refresh_models)
         self._refresh_models()
 
+    def set_presenting(self, on: bool) -> None:
+        """A talk's layout: the step's view alone (no tabs), without the training-example corner."""
+        self.views.tabBar().setVisible(not on)
+        self.masked.set_presenting(on)
+
     def _views(self) -> tuple[Any, ...]:
         return self.masked, self.next, self.probability, self.nsp
 

@@ -1,0 +1,280 @@
+"""The talk window: a deck's steps full screen, one panel per step, each prepared once when the deck
+opens (one progress bar for all), so stepping only switches pages.
+
+Keys: → Space PageDown next; ← PageUp back; Home/End; a number jumps to that step; Esc leaves. While
+the speaker types in a sentence field, only PageUp/PageDown (a clicker) and Esc are taken from it.
+Big type (28 px body at 1920×1080) and a high-contrast palette; nothing pops up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QImage,
+    QKeyEvent,
+    QPageSize,
+    QPainter,
+    QPalette,
+    QPdfWriter,
+)
+from PySide6.QtWidgets import (
+    QAbstractSlider,
+    QAbstractSpinBox,
+    QApplication,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QProgressBar,
+    QStackedWidget,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+
+BODY_PX = 28
+TITLE_PX = 46
+EXPORT_SIZE = QSize(1920, 1080)
+DIGIT_WAIT_MS = 700
+NEXT = {Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down}
+BACK = {Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace}
+CLICKER = {Qt.Key.Key_PageDown, Qt.Key.Key_PageUp, Qt.Key.Key_Escape}
+HIGH_CONTRAST = {QPalette.ColorRole.Window: "#000000", QPalette.ColorRole.WindowText: "#ffffff",
+                 QPalette.ColorRole.Base: "#0b0b0b", QPalette.ColorRole.AlternateBase: "#1a1a1a",
+                 QPalette.ColorRole.Text: "#ffffff", QPalette.ColorRole.Button: "#262626",
+                 QPalette.ColorRole.ButtonText: "#ffffff", QPalette.ColorRole.Highlight: "#ffd400",
+                 QPalette.ColorRole.HighlightedText: "#000000", QPalette.ColorRole.PlaceholderText: "#bbbbbb",
+                 QPalette.ColorRole.Link: "#7ab8ff"}
+
+
+def make_panel(name: str, session: Session) -> Any:
+    """A fresh panel for one step (imported here: the panels pull in pyqtgraph)."""
+    if name == "attention":
+        from explorer.panels.attention import AttentionPanel
+
+        return AttentionPanel(session)
+    if name == "predictions":
+        from explorer.panels.predictions.panel import PredictionsPanel
+
+        return PredictionsPanel(session)
+    if name == "neighbours":
+        from explorer.panels.neighbours import NeighboursPanel
+
+        return NeighboursPanel(session)
+    from explorer.panels.polysemy import PolysemyPanel
+
+    return PolysemyPanel(session)
+
+
+def is_text_input(widget: QWidget | None) -> bool:
+    if isinstance(widget, QTextEdit):
+        return not widget.isReadOnly()
+    return isinstance(widget, QLineEdit | QPlainTextEdit | QAbstractSpinBox | QAbstractSlider | QComboBox)
+
+
+class TalkWindow(QWidget):
+    stepped = Signal(int)  # the step now on screen (0-based)
+    ready = Signal()  # every step has its results
+    left = Signal()  # Esc: the speaker left the talk
+
+    def __init__(self, session: Session, deck: dict[str, Any], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.deck = session, deck
+        self.steps: list[dict[str, Any]] = deck["steps"]
+        self.setWindowTitle(deck.get("title") or "word2bert talk")
+        self.setAutoFillBackground(True)
+        palette = QPalette(self.palette())
+        for role, colour in HIGH_CONTRAST.items():
+            palette.setColor(role, QColor(colour))
+        self.setPalette(palette)
+        font = QFont(self.font())
+        font.setPixelSize(BODY_PX)
+        self.setFont(font)
+
+        self.title = QLabel()
+        title_font = QFont(font)
+        title_font.setPixelSize(TITLE_PX)
+        title_font.setBold(True)
+        self.title.setFont(title_font)
+        self.title.setWordWrap(True)
+        self.counter = QLabel()
+        self.counter.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        self.progress = QProgressBar(maximum=len(self.steps), textVisible=True)
+        self.progress.setFormat("preparing the talk: %v of %m steps ready")
+        self.stack = QStackedWidget()
+        self.stack.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        header = QHBoxLayout()
+        header.addWidget(self.title, 1)
+        header.addWidget(self.counter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(24, 16, 24, 16)
+        layout.addLayout(header)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.stack, 1)
+
+        self.done: set[int] = set()
+        self.panels: list[Any] = []
+        for i, scene in enumerate(self.steps):
+            panel = make_panel(str(scene.get("panel")), session)
+            if hasattr(panel, "set_presenting"):
+                panel.set_presenting(True)
+            panel.shown.connect(lambda i=i: self._step_shown(i))
+            self.panels.append(panel)
+            self.stack.addWidget(panel)
+        self._digits = ""
+        self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
+        self._digit_timer.timeout.connect(self._jump_to_digits)
+        QApplication.instance().installEventFilter(self)
+        self._watch = QTimer(self, interval=500)  # steps that cannot show anything also count as prepared
+        self._watch.timeout.connect(self._check_unanswerable)
+        self._watch.start()
+        self.prepare()
+        self.go(0)
+
+    # ------------------------------------------------------------ preparing
+
+    def models_needed(self) -> list[str]:
+        return list(dict.fromkeys(m for scene in self.steps for m in scene.get("models", [])))
+
+    def prepare(self) -> None:
+        """Load what the steps need (once for all) and let every step compute its results now."""
+        for name in self.models_needed():
+            if name not in self.session.models:
+                self.session.load(name)
+        for panel, scene in zip(self.panels, self.steps, strict=True):
+            panel.apply_scene(scene)
+
+    def _step_shown(self, i: int) -> None:
+        missing = [m for m in self.steps[i].get("models", []) if m not in self.session.models]
+        if missing and self.session.loading:  # its models still loading: the results will be redone
+            return
+        if i in self.done:
+            return
+        self.done.add(i)
+        self.progress.setValue(len(self.done))
+        if len(self.done) == len(self.steps):
+            self.progress.hide()
+            self.ready.emit()
+
+    def _check_unanswerable(self) -> None:
+        """Once every model has loaded (or failed to), a step whose panel has no model that can answer
+        (its message says why) is as prepared as it will be."""
+        from explorer.widgets.model_picker import ModelPicker
+
+        if self.session.loading:
+            return
+        for i, panel in enumerate(self.panels):
+            pickers = [p for p in panel.findChildren(ModelPicker) if p.isVisibleTo(panel) and p.isEnabled()]
+            if i not in self.done and not any(p.usable() for p in pickers):
+                self._step_shown(i)
+        if self.all_ready:
+            self._watch.stop()
+
+    @property
+    def all_ready(self) -> bool:
+        return len(self.done) == len(self.steps)
+
+    # ------------------------------------------------------------ stepping
+
+    @property
+    def current(self) -> int:
+        return self.stack.currentIndex()
+
+    def go(self, i: int) -> None:
+        i = max(0, min(len(self.steps) - 1, i))
+        self.stack.setCurrentIndex(i)
+        scene = self.steps[i]
+        self.title.setText(str(scene.get("title") or ""))
+        self.counter.setText(f"{i + 1} / {len(self.steps)}")
+        if not is_text_input(QApplication.focusWidget()) or not self.isAncestorOf(QApplication.focusWidget()):
+            self.stack.setFocus()
+        self.stepped.emit(i)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() != QEvent.Type.KeyPress or not isinstance(watched, QWidget):
+            return False
+        if watched is not self and not self.isAncestorOf(watched):
+            return False
+        return self.handle_key(event)  # type: ignore[arg-type]
+
+    def handle_key(self, event: QKeyEvent) -> bool:
+        key = Qt.Key(event.key())
+        focus = QApplication.focusWidget()
+        if is_text_input(focus) and self.isAncestorOf(focus) and key not in CLICKER:
+            return False  # typing in a sentence: the keys are the speaker's
+        if key == Qt.Key.Key_Escape:
+            self.leave()
+        elif key in NEXT:
+            self.go(self.current + 1)
+        elif key in BACK:
+            self.go(self.current - 1)
+        elif key == Qt.Key.Key_Home:
+            self.go(0)
+        elif key == Qt.Key.Key_End:
+            self.go(len(self.steps) - 1)
+        elif event.text().isdigit():
+            self._digits += event.text()
+            self._digit_timer.start()
+        else:
+            return False
+        return True
+
+    def _jump_to_digits(self) -> None:
+        if self._digits:
+            self.go(int(self._digits) - 1)
+        self._digits = ""
+
+    def leave(self) -> None:
+        QApplication.instance().removeEventFilter(self)
+        self.close()
+        self.left.emit()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        QApplication.instance().removeEventFilter(self)
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------ export
+
+    def export(self, folder: str | Path) -> list[Path]:
+        """Every step as a 1920×1080 PNG (step-01.png, …) and all of them in one PDF (talk.pdf)."""
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        self.resize(EXPORT_SIZE)
+        paths: list[Path] = []
+        for i in range(len(self.steps)):
+            self.go(i)
+            QApplication.sendPostedEvents()  # the page laid out at its size before it is grabbed
+            QApplication.processEvents()
+            image = self.grab().toImage()
+            path = out / f"step-{i + 1:02d}.png"
+            if not image.save(str(path)):
+                raise OSError(f"could not write {path}")
+            paths.append(path)
+        write_pdf(out / "talk.pdf", paths)
+        return paths
+
+
+def write_pdf(path: Path, images: list[Path]) -> None:
+    """The slides in one PDF, a landscape 16:9 page each (a backup deck for the speaker)."""
+    writer = QPdfWriter(str(path))
+    writer.setPageSize(QPageSize(QSizeF(338.0, 190.0), QPageSize.Unit.Millimeter))  # 16:9
+    writer.setResolution(144)
+    painter = QPainter(writer)
+    try:
+        for n, file in enumerate(images):
+            if n:
+                writer.newPage()
+            image = QImage(str(file))
+            target = painter.viewport()
+            scaled = image.size().scaled(target.size(), Qt.AspectRatioMode.KeepAspectRatio)
+            painter.drawImage(target.x(), target.y(), image.scaled(scaled, Qt.AspectRatioMode.KeepAspectRatio,
+                                                                   Qt.TransformationMode.SmoothTransformation))
+    finally:
+        painter.end()

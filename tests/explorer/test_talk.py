@@ -1,0 +1,174 @@
+"""Talk mode: decks as plain JSON, the talk window (prepared once, stepped with keys and a clicker,
+big type), slides exported as PNGs and a PDF, and a deck built from the main window."""
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QImage
+
+from explorer.scenes import SceneError
+from explorer.talk.deck import check_deck, load_deck, save_deck
+from explorer.talk.window import BODY_PX, EXPORT_SIZE
+
+
+def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
+    deck = load_deck()
+    panels = [(s["panel"], s.get("view")) for s in deck["steps"]]
+    assert panels[0] == ("predictions", "probability")  # a language model scores a sentence and its shuffles
+    assert ("polysemy", "static") in panels and ("attention", "head") in panels and panels[-1] == ("predictions", "masked")
+    assert all(s["title"] and len(s["title"]) < 80 for s in deck["steps"])  # one line a speaker reads out
+    contextual = [s["contextual_model"] for s in deck["steps"] if s["panel"] == "polysemy" and s["view"] != "static"]
+    assert contextual == ["elmo-tiny", "all-minilm-l6-v2"]
+
+
+def test_bad_decks_are_refused_with_a_reason(tmp_path):
+    with pytest.raises(SceneError, match="list of 'steps'"):
+        check_deck({"title": "x"})
+    with pytest.raises(SceneError, match="no steps"):
+        check_deck({"steps": []})
+    with pytest.raises(SceneError, match="unknown panel"):
+        check_deck({"steps": [{"panel": "slides", "sentences": []}]})
+    with pytest.raises(SceneError, match="step 2.*sentence must be text"):
+        check_deck({"steps": [{"scene": "bank"}, {"panel": "polysemy", "sentences": [3]}]})
+    with pytest.raises(SceneError, match="no scene"):
+        check_deck({"steps": [{"scene": "nowhere"}]})
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(SceneError, match="not a deck file"):
+        load_deck(bad)
+    deck = check_deck({"steps": [{"panel": "predictions", "view": "masked", "sentences": ["a \ud800 [MASK]"]}]})
+    assert deck["steps"][0]["sentences"] == ["a \ufffd [MASK]"]  # a lone surrogate (valid JSON) is replaced
+    assert deck["steps"][0]["title"].startswith("Predictions")  # a step without a title gets one
+
+
+def test_a_deck_round_trips_and_a_built_in_scene_can_be_a_step(tmp_path):
+    deck = {"title": "mine", "steps": [{"scene": "bank", "title": "Banks", "layer": 2},
+                                       {"panel": "neighbours", "sentences": [], "selection": "play",
+                                        "models": ["glove-6b-50d"], "title": "Static"}]}
+    save_deck(tmp_path / "deck.json", check_deck(deck))
+    back = load_deck(tmp_path / "deck.json")
+    assert [s["title"] for s in back["steps"]] == ["Banks", "Static"]
+    assert back["steps"][0]["selection"] == "bank" and back["steps"][0]["layer"] == 2  # the override kept
+    assert json.loads((tmp_path / "deck.json").read_text(encoding="utf-8"))["title"] == "mine"
+
+
+@pytest.fixture
+def bert_deck(contextual_runs):
+    bert = str(contextual_runs["bert"][0])
+    return {"title": "test talk", "steps": [
+        {"panel": "predictions", "view": "masked", "sentences": ["the cat sat on the [MASK] ."], "models": [bert],
+         "contextual_model": "bert", "title": "Fill the blank"},
+        {"panel": "attention", "view": "head", "sentences": ["the cat sat on the mat ."], "models": [bert],
+         "contextual_model": "bert", "layer": 0, "title": "Heads"},
+        {"panel": "neighbours", "sentences": [], "selection": "cat", "models": [bert], "contextual_model": "bert",
+         "title": "No static model here"},
+    ]}
+
+
+@pytest.fixture
+def talk(qtbot, bert_deck):
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+
+    window = TalkWindow(Session(), check_deck(bert_deck))
+    qtbot.addWidget(window)
+    window.resize(EXPORT_SIZE)
+    window.show()
+    yield window
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
+
+
+def key(qtbot, widget, k, text=""):
+    qtbot.keyClick(widget, k, Qt.KeyboardModifier.NoModifier)
+
+
+def test_a_talk_prepares_every_step_once_then_steps_with_keys_and_a_clicker(qtbot, talk):
+    assert talk.counter.text() == "1 / 3" and talk.title.text() == "Fill the blank"
+    assert talk.font().pixelSize() >= BODY_PX >= 28  # big type, inherited by every panel
+    assert talk.panels[0].masked.results[0].font().pixelSize() >= 28
+    # every step computes at once; step 3 has no static model: once loaded, it is as ready as it gets
+    qtbot.waitUntil(lambda: talk.all_ready, timeout=60_000)
+    assert "Load GloVe, word2vec or a vectors file" in talk.panels[2].message.text()  # it says why
+    assert "bert" in talk.panels[0].masked.results[0].toPlainText()
+    assert talk.panels[1].result is not None  # the attention step computed before it was shown
+    talk.stack.setFocus()
+    key(qtbot, talk.stack, Qt.Key.Key_Right)
+    assert talk.current == 1 and talk.counter.text() == "2 / 3"
+    key(qtbot, talk.stack, Qt.Key.Key_Space)
+    assert talk.current == 2
+    key(qtbot, talk.stack, Qt.Key.Key_Right)  # past the end: stays on the last step
+    assert talk.current == 2
+    key(qtbot, talk.stack, Qt.Key.Key_PageUp)  # a clicker's back
+    assert talk.current == 1
+    key(qtbot, talk.stack, Qt.Key.Key_Home)
+    assert talk.current == 0
+    key(qtbot, talk.stack, Qt.Key.Key_End)
+    assert talk.current == 2
+    qtbot.keyClicks(talk.stack, "2")
+    qtbot.waitUntil(lambda: talk.current == 1, timeout=3_000)  # a number jumps to that step
+    talk.go(0)
+    field = talk.panels[0].masked.text
+    field.setFocus()
+    key(qtbot, field, Qt.Key.Key_Right)  # typing: the arrow moves the cursor, not the talk
+    assert talk.current == 0
+    key(qtbot, field, Qt.Key.Key_PageDown)  # the clicker still steps
+    assert talk.current == 1
+    with qtbot.waitSignal(talk.left, timeout=2_000):
+        key(qtbot, talk.stack, Qt.Key.Key_Escape)
+    assert not talk.isVisible()
+
+
+def test_a_talk_exports_every_step_as_a_slide(qtbot, talk, tmp_path):
+    qtbot.waitUntil(lambda: talk.all_ready, timeout=60_000)
+    paths = talk.export(tmp_path / "slides")
+    assert [p.name for p in paths] == ["step-01.png", "step-02.png", "step-03.png"]
+    image = QImage(str(paths[0]))
+    assert (image.width(), image.height()) == (1920, 1080)
+    assert (tmp_path / "slides" / "talk.pdf").stat().st_size > 10_000
+    assert talk.current == 2  # the export walked through the steps
+
+
+def test_the_main_window_builds_a_deck_from_its_views(qtbot, contextual_runs, tmp_path):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+    from explorer.talk.editor import DeckEditor
+
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    bert = str(contextual_runs["bert"][0])
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(bert)
+    window.tabs.setCurrentWidget(window.predictions)
+    window.predictions.masked.text.setText("a [MASK] b")
+    window.add_to_deck()
+    window.tabs.setCurrentWidget(window.attention)
+    window.attention.sentence.setText("the cat sat")
+    window.add_to_deck()
+    steps = window.deck["steps"]
+    assert [s["panel"] for s in steps] == ["predictions", "attention"]
+    assert steps[0]["sentences"] == ["a [MASK] b"] and steps[0]["models"] == [bert]  # the user's run, by path
+    editor = DeckEditor(window.deck)
+    qtbot.addWidget(editor)
+    editor.list.setCurrentRow(1)
+    editor.move(-1)
+    assert [s["panel"] for s in window.deck["steps"]] == ["attention", "predictions"]
+    editor.list.item(0).setText("Where words look")
+    assert window.deck["steps"][0]["title"] == "Where words look"
+    editor.save_file(str(tmp_path / "mine.json"))
+    assert [s["title"] for s in load_deck(tmp_path / "mine.json")["steps"]][0] == "Where words look"
+    editor.list.setCurrentRow(0)
+    editor.delete()
+    assert [s["panel"] for s in window.deck["steps"]] == ["predictions"]
+    window.close()
+
+
+def test_word2bert_talk_with_a_bad_deck_says_why_and_exits(tmp_path, capsys):
+    from explorer.app import run
+
+    bad = tmp_path / "deck.json"
+    bad.write_text('{"steps": []}', encoding="utf-8")
+    assert run(["word2bert", "--talk", str(bad)]) == 2
+    assert "no steps" in capsys.readouterr().err
