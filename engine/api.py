@@ -31,6 +31,7 @@ from engine.errors import (
     CheckpointError,
     CorpusError,
     InputError,
+    SaveError,
     UnknownWord,
     Unsupported,
     Word2BertError,
@@ -331,7 +332,7 @@ def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
 
 
 __all__ = [
-    "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "CheckpointSaved", "ContextVectors", "CorpusError",
+    "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "default_checkpoints", "describe_run", "load", "read_metrics", "train",

@@ -1,6 +1,7 @@
 """Run folders: ``config.json`` + ``model.safetensors`` (+ vocab/tokenizer files, ``metrics.jsonl``,
-``training_state.pt`` for resume). Every file is written to a temporary name and renamed, and
-config.json and the weights carry the same ``save_id``, so a half-finished save is detected.
+``training_state.pt`` for resume). A save is all or nothing (see ``save_run``: staged in ``.saving/``,
+committed by a marker, finished after a kill), and config.json and the weights carry the same
+``save_id``, so files from two saves are never taken for one.
 
 Loaders (engine/handles) read ``kind`` from config.json and rebuild with strict key and shape checks
 (``read_tensors``). Pickle files are refused, never executed; ``training_state.pt`` is read with
@@ -22,42 +23,93 @@ import torch
 
 from engine import __version__
 from engine.config import FORMAT_VERSION
-from engine.errors import CheckpointError
+from engine.errors import CheckpointError, SaveError
 
 PICKLE_SUFFIXES = {".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib", ".npz"}
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
 STATE = "training_state.pt"
 
+STAGING = ".saving"  # a save in progress: every file of it, written here first
+COMMIT = "COMMIT"  # in STAGING once the save is complete: from then on it is finished, even after a kill
+LOW_SPACE = 64 * 2**20
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # some file systems cannot sync a folder
+    finally:
+        os.close(fd)
+
+
+def _temporary(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}{path.suffix}")
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    def write(tmp: Path) -> None:
+        tmp.write_bytes(data)
+
+    atomic_write_with(path, write)
 
 
 def atomic_write_with(path: Path, write: Callable[[Path], None]) -> None:
-    """Call ``write(tmp_path)``, then rename to ``path``; the target never holds a partial file."""
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}{path.suffix}")
+    """Call ``write(tmp_path)``, sync it, then rename to ``path``; the target never holds a partial file
+    and no temporary file is left behind, whatever ``write`` raised."""
+    tmp = _temporary(path)
     try:
         write(tmp)
+        _fsync(tmp)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
 
 
+def _why(run_dir: Path, error: BaseException) -> str:
+    """What went wrong with a save, in words: a full disk says so (torch and safetensors do not)."""
+    import errno
+    import shutil
+
+    text = str(error) or type(error).__name__
+    try:
+        free = shutil.disk_usage(run_dir).free
+    except OSError:
+        free = None
+    full = (isinstance(error, OSError) and error.errno == errno.ENOSPC) or "os error 28" in text \
+        or (free is not None and free < LOW_SPACE)
+    if full:
+        left = f" ({free / 2**20:.0f} MB left)" if free is not None else ""
+        return f"the disk is full{left}: free some space and resume ({text})"
+    return text
+
+
 def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
              tensors: Mapping[str, torch.Tensor | np.ndarray],
              files: Mapping[str, Callable[[Path], None]] | None = None,
              training_state: Mapping[str, Any] | None = None, dtype: torch.dtype | None = None) -> Path:
-    """Write a checkpoint into ``run_dir`` (created if needed). ``files`` maps names to writers."""
+    """Write a checkpoint into ``run_dir`` (created if needed), all or nothing. ``files`` maps names to
+    writers.
+
+    Every file is written and synced in ``RUN/.saving/`` first; a ``COMMIT`` marker then makes the save
+    complete, and its files are moved into place (config.json last). A kill before the marker leaves
+    the previous save untouched (the staging folder is removed at the next save or load); a kill after
+    it is finished by the next save or load (``finish_interrupted_save``). A failure (a full disk)
+    raises ``SaveError`` with the previous save intact and nothing left behind."""
     from safetensors.torch import save_file
 
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        finish_interrupted_save(run_dir)
+    except OSError as e:
+        raise SaveError(f"could not save to {run_dir}: {_why(run_dir, e)}") from None
     save_id = uuid.uuid4().hex
     flat = {}
     for name, t in tensors.items():
@@ -65,14 +117,87 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
         if dtype is not None and t.is_floating_point():
             t = t.to(dtype)
         flat[name] = t.contiguous().clone()  # safetensors refuses tensors that share memory
-    for name, writer in (files or {}).items():
-        atomic_write_with(run_dir / name, writer)
-    atomic_write_with(run_dir / WEIGHTS, lambda p: save_file(flat, str(p), metadata={"save_id": save_id, "kind": kind}))
-    if training_state is not None:
-        atomic_write_with(run_dir / STATE, lambda p: torch.save(dict(training_state), p))
     doc = {"format_version": FORMAT_VERSION, "kind": kind, "engine_version": __version__, "save_id": save_id, **config}
-    atomic_write_bytes(run_dir / CONFIG, json.dumps(doc, indent=2, default=_json_default).encode())
+    config_bytes = json.dumps(doc, indent=2, default=_json_default).encode()
+    stage = run_dir / STAGING
+    order: list[str] = []
+    try:
+        stage.mkdir()
+        for name, writer in (files or {}).items():
+            writer(stage / name)
+            order.append(name)
+        save_file(flat, str(stage / WEIGHTS), metadata={"save_id": save_id, "kind": kind})
+        order.append(WEIGHTS)
+        if training_state is not None:
+            torch.save(dict(training_state), stage / STATE)
+            order.append(STATE)
+        (stage / CONFIG).write_bytes(config_bytes)
+        order.append(CONFIG)  # last: a folder whose config.json is new has every other new file
+        for name in order:
+            _fsync(stage / name)
+        (stage / COMMIT).write_text(json.dumps(order))
+        _fsync(stage / COMMIT)
+        _fsync(stage)
+    except Exception as e:  # OSError, or torch's and safetensors' own errors for a failed write
+        _drop(stage)
+        raise SaveError(f"could not save the checkpoint in {run_dir}: {_why(run_dir, e)}; the previous "
+                        "checkpoint is intact") from None
+    except BaseException:  # Ctrl-C in the middle of a save: the previous checkpoint stays
+        _drop(stage)
+        raise
+    _commit(run_dir)
     return run_dir
+
+
+def _drop(stage: Path) -> None:
+    import shutil
+
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def _commit(run_dir: Path) -> None:
+    """Move a complete staged save into place (again after a kill: a move already done is skipped)."""
+    import shutil
+
+    stage = run_dir / STAGING
+    order = json.loads((stage / COMMIT).read_text())
+    for name in order:
+        if (stage / name).exists():
+            os.replace(stage / name, run_dir / name)
+    _fsync(run_dir)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def finish_interrupted_save(run_dir: str | Path) -> bool:
+    """A save cut short (a kill, a crash): finish it if it was complete, else drop it, and remove stray
+    temporary files. True if there was anything to do. Needs write access; a read-only folder is left
+    as it is (and reads its last complete save)."""
+    import shutil
+
+    run_dir = Path(run_dir)
+    stage = run_dir / STAGING
+    did = False
+    if stage.is_dir():
+        try:
+            committed = (stage / COMMIT).is_file() and isinstance(json.loads((stage / COMMIT).read_text()), list)
+        except (OSError, ValueError):
+            committed = False
+        if committed:
+            _commit(run_dir)
+        else:
+            shutil.rmtree(stage, ignore_errors=True)
+        did = True
+    try:
+        strays = [p for p in run_dir.glob(".*.tmp*") if p.is_file()]  # from older versions' saves
+    except OSError:
+        strays = []
+    for p in strays:
+        try:
+            p.unlink()
+            did = True
+        except OSError:
+            pass
+    return did
 
 
 def _json_default(obj: Any) -> Any:
@@ -128,6 +253,11 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
     if run_dir.is_file():
         refuse_pickle(run_dir)
         raise CheckpointError(f"{run_dir} is a file, not a run folder")
+    if (run_dir / STAGING).is_dir() and os.access(run_dir, os.W_OK):
+        try:
+            finish_interrupted_save(run_dir)  # a kill during a save: finish it (or drop a partial one)
+        except OSError as e:
+            raise CheckpointError(f"{run_dir}: an interrupted save could not be finished ({e})") from None
     cfg_path = run_dir / CONFIG
     if not cfg_path.exists():
         pickles = sorted(p.name for p in run_dir.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES and p.name != STATE)

@@ -23,6 +23,10 @@ class CheckpointError(Word2BertError):
     """A run folder or vectors file is missing, truncated, foreign, unsafe or from a newer version."""
 
 
+class SaveError(CheckpointError):
+    """A checkpoint could not be written (a full disk, no permission); the previous one is intact."""
+
+
 class CorpusError(Word2BertError):
     """A corpus is missing, empty, unreadable, or has no word above min_count."""
 

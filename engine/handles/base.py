@@ -24,12 +24,28 @@ MAX_WORDS = 2_000
 Scorer = Callable[[list[list[str]]], list[np.ndarray]]  # tokenized sentences -> log-probs per token
 
 
+MAX_K = 1000
+
+
 def check_text(text: object, what: str = "sentence") -> str:
+    """The text a query may take: a non-empty string of at most MAX_CHARS characters. Lone surrogates
+    (which JSON and Python strings allow, but no tokenizer or encoder takes) become U+FFFD."""
     if not isinstance(text, str) or not text.strip():
         raise InputError(f"the {what} is empty: type some words")
     if len(text) > MAX_CHARS:
         raise InputError(f"the {what} is too long ({len(text):,} characters; at most {MAX_CHARS:,})")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
     return text
+
+
+def check_k(k: object, most: int = MAX_K) -> int:
+    """How many candidates a query returns: a whole number from 1 to ``most``."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= int(k) <= most:
+        raise InputError(f"k (how many to show) must be a whole number from 1 to {most}, not {k!r}")
+    return int(k)
 
 
 class BaseHandle:
@@ -106,12 +122,12 @@ class BaseHandle:
         return self.static_vectors().vector(self._word(word))
 
     def static_neighbours(self, word: str, k: int = 10) -> list[Neighbour]:
-        return [Neighbour(w, s) for w, s in self.static_vectors().neighbours(self._word(word), k)]
+        return [Neighbour(w, s) for w, s in self.static_vectors().neighbours(self._word(word), check_k(k))]
 
     def analogy(self, a: str, b: str, c: str, k: int = 5) -> list[Neighbour]:
         """a : b :: c : ?"""
         vec = self.static_vectors()
-        return [Neighbour(w, s) for w, s in vec.analogy(self._word(a), self._word(b), self._word(c), k)]
+        return [Neighbour(w, s) for w, s in vec.analogy(self._word(a), self._word(b), self._word(c), check_k(k))]
 
     def contextual_vectors(self, sentence: str) -> ContextVectors:
         """For a static model: its one vector per word as a single layer (zeros for unknown words)."""

@@ -16,7 +16,7 @@ from engine.data.text import word_spans
 from engine.data.vocab import Vocab
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
-from engine.handles.base import MAX_WORDS, BaseHandle, check_text, run_info
+from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, run_info
 from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
 
 
@@ -74,6 +74,7 @@ class ElmoHandle(BaseHandle):
 
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
+        k = check_k(k)
         _, words, _ = self._words(text)
         with torch.inference_mode():
             fwd, _ = self.model.log_probs(self._chars(words))

@@ -21,7 +21,7 @@ from engine.data.inputs import Specials, bert_specials, encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device
 from engine.errors import CheckpointError, InputError, Unsupported
-from engine.handles.base import BaseHandle, check_text, run_info
+from engine.handles.base import BaseHandle, check_k, check_text, run_info
 from engine.results import (
     AttentionMaps,
     Capability,
@@ -33,6 +33,9 @@ from engine.results import (
 )
 
 MASK_TEXT = "[MASK]"
+
+
+PLL_BUDGET_BYTES = 256 * 2**20  # vocabulary logits held at once while a masked LM scores a sentence
 
 
 @dataclass
@@ -188,6 +191,7 @@ class TransformerHandle(BaseHandle):
         return AttentionMaps(tuple(self._token_text(i) for i in ids), weights, tuple(segments), notice)
 
     def fill_mask(self, text: str, k: int = 10) -> list[MaskCandidates]:
+        k = check_k(k)
         if self.adapter.objective != "masked":
             raise Unsupported(self.adapter.missing_head_reason or
                               f"{self.name} ({self.kind}) is not a masked language model: it cannot fill [MASK]")
@@ -210,6 +214,7 @@ class TransformerHandle(BaseHandle):
     def logit_lens(self, text: str, k: int = 10) -> LogitLens:
         """Each layer's hidden state at the first [MASK] (masked LMs) or at the last token (left-to-right
         LMs), read through the model's own output head (final layer norm first where the model has one)."""
+        k = check_k(k)
         if self.adapter.objective not in ("masked", "causal"):
             raise Unsupported(self.adapter.missing_head_reason or f"{self.name} has no output head to read layers with")
         text = check_text(text)
@@ -235,6 +240,7 @@ class TransformerHandle(BaseHandle):
         return LogitLens(text, position, layers)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
+        k = check_k(k)
         if self.adapter.objective != "causal":
             raise Unsupported(f"{self.name} ({self.kind}) is not a left-to-right language model: "
                               "next-token prediction needs GPT-style models")
@@ -288,15 +294,7 @@ class TransformerHandle(BaseHandle):
             positions = [i for i, s in enumerate(special) if not s]
             if not positions:
                 raise InputError("the sentence has no tokens to score")
-            batch = [list(ids) for _ in positions]  # pseudo-log-likelihood: mask each token in turn
-            mask_id = int(self.adapter.mask_id or 0)
-            for row, p in zip(batch, positions, strict=True):
-                row[p] = mask_id
-            out = self._forward(batch, [segments] * len(batch), logits=True)
-            assert out.logits is not None
-            rows = torch.arange(len(positions))
-            logits = out.logits[rows, torch.tensor(positions)].float().log_softmax(-1)  # (n, V)
-            lp = logits[rows, torch.tensor([ids[p] for p in positions])].cpu().numpy()
+            lp = self._pseudo_log_likelihood(ids, segments, positions)
             tokens = [ids[p] for p in positions]
         else:
             raise Unsupported(self.adapter.missing_head_reason or f"{self.name} has no language-model head")
@@ -304,6 +302,26 @@ class TransformerHandle(BaseHandle):
         return SentenceScore(tuple(self._token_text(t) for t in tokens), tuple(float(x) for x in lp), total,
                              math.exp(-total / len(lp)))
 
+
+    def _pseudo_log_likelihood(self, ids: list[int], segments: list[int], positions: list[int]) -> np.ndarray:
+        """log p(token | the rest) with each token masked in turn, in chunks of copies whose vocabulary
+        logits are computed only at their own masked positions: memory stays near PLL_BUDGET_BYTES
+        whatever the length (all T copies with (T, V) logits each grew as T²)."""
+        mask_id = int(self.adapter.mask_id or 0)
+        vocab = int(self.adapter.tokenizer.get_vocab_size())
+        chunk = max(1, min(64, PLL_BUDGET_BYTES // max(1, 4 * vocab * len(ids))))
+        out = np.empty(len(positions), np.float32)
+        for start in range(0, len(positions), chunk):
+            part = positions[start : start + chunk]
+            batch = [list(ids) for _ in part]
+            for row, p in zip(batch, part, strict=True):
+                row[p] = mask_id
+            result = self._forward(batch, [segments] * len(batch), logits=True, positions=part)
+            assert result.logits is not None
+            rows = torch.arange(len(part))
+            logp = result.logits[rows, rows].float().log_softmax(-1)  # row i at its own masked position
+            out[start : start + len(part)] = logp[rows, torch.tensor([ids[p] for p in part])].cpu().numpy()
+        return out
 
     def next_sentence(self, a: str, b: str) -> float:
         if not self.adapter.has_nsp:

@@ -106,8 +106,10 @@ class GloveModel(torch.nn.Module):
 
 
 def train_steps(model: GloveModel, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray, device: torch.device,
-                *, seed: int, start_epoch: int = 0, optimizer: torch.optim.Optimizer | None = None) -> Iterator[dict]:
-    """AdaGrad over shuffled non-zeros; yields after each step (loss stays on the device)."""
+                *, seed: int, start_epoch: int = 0, optimizer: torch.optim.Optimizer | None = None,
+                start_batch: int = 0) -> Iterator[dict]:
+    """AdaGrad over shuffled non-zeros; yields after each step (loss stays on the device). Each epoch's
+    order depends only on (seed, epoch), so a run stopped mid-epoch resumes at ``start_batch``."""
     cfg = model.cfg
     opt = optimizer or torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate, initial_accumulator_value=1.0)
     i_all, j_all, x_all = (torch.from_numpy(a).to(device) for a in (rows, cols, vals))
@@ -117,11 +119,12 @@ def train_steps(model: GloveModel, rows: np.ndarray, cols: np.ndarray, vals: np.
         gen.manual_seed(seed * 1000 + epoch)
         order = torch.randperm(nnz, device=device, generator=gen)
         n_batches = max(1, -(-nnz // cfg.batch_size))
-        for b in range(n_batches):
+        for b in range(start_batch if epoch == start_epoch else 0, n_batches):
             sel = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
             loss = model.loss(i_all[sel], j_all[sel], x_all[sel])
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            yield {"epoch": epoch, "step_loss": loss.detach(), "count": len(sel), "epoch_done": b == n_batches - 1,
+            yield {"epoch": epoch, "batch": b + 1, "step_loss": loss.detach(), "count": len(sel),
+                   "epoch_done": b == n_batches - 1,
                    "done": epoch * nnz + min(nnz, (b + 1) * cfg.batch_size), "total": cfg.epochs * nnz, "optimizer": opt}

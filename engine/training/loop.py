@@ -14,12 +14,13 @@ import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import torch
 
 from engine.checkpoint import CONFIG, read_config
 from engine.config import RunSpec, config_from_dict
-from engine.errors import CheckpointError, Word2BertError
+from engine.errors import CheckpointError, SaveError, Word2BertError
 from engine.training.context import TrainContext
 from engine.training.events import RunFinished, TrainEvent, event_from_dict, event_to_dict
 
@@ -48,7 +49,8 @@ def run_events(ctx: TrainContext, events: Iterator[TrainEvent], *, write: bool =
     a ``Word2BertError`` (bad corpus, bad folder) propagates to the caller."""
     ctx.run_dir.mkdir(parents=True, exist_ok=True)
     path = ctx.run_dir / METRICS if write else Path(os.devnull)
-    with open(path, "a" if ctx.resume else "w", encoding="utf-8") as sink:
+    with open(path, "a" if ctx.resume else "w", encoding="utf-8") as metrics_file:
+        sink: Any = metrics_file
         while True:
             try:
                 event = next(events)
@@ -57,10 +59,16 @@ def run_events(ctx: TrainContext, events: Iterator[TrainEvent], *, write: bool =
             except torch.OutOfMemoryError:
                 event = ctx.finished("failed", "out of memory on the device: try a smaller --batch-size "
                                      "(the last checkpoint is kept)")
+            except SaveError as e:  # a full disk: the run ends with the reason, its last checkpoint intact
+                event = ctx.finished("failed", str(e))
             except Word2BertError:
                 raise
-            sink.write(json.dumps(event_to_dict(event)) + "\n")
-            sink.flush()
+            if sink is not None:
+                try:
+                    sink.write(json.dumps(event_to_dict(event)) + "\n")
+                    sink.flush()
+                except OSError:  # a full disk: the events still reach the caller
+                    sink = None
             yield event
             if isinstance(event, RunFinished):
                 return

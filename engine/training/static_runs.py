@@ -174,24 +174,27 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
         raise CorpusError("no two known words occur together in the corpus: nothing to fit")
     model = GloveModel(len(vocab), cfg, ctx.spec.seed).to(ctx.device)
     opt = torch.optim.Adagrad(model.parameters(), lr=cfg.learning_rate, initial_accumulator_value=1.0)
-    start_epoch = 0
+    start_epoch = start_batch = 0
     if ctx.spec.resume:
         state = read_training_state(ctx.run_dir)
         model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
         opt.load_state_dict(state["optimizer"])
         start_epoch, ctx.step = int(state["epoch"]), int(state["step"])
+        start_batch = int(state.get("batch", 0))  # stopped mid-epoch: the rest of that epoch first
     yield ctx.started(cfg.epochs * len(vals), "pairs", {"vocabulary_size": len(vocab), "nonzeros": len(vals)})
     metrics: dict[str, float] = {}
 
-    def save(epoch: int) -> Any:
-        state = {"epoch": epoch, "step": ctx.step, "model": {k: v.cpu() for k, v in model.state_dict().items()},
-                 "optimizer": opt.state_dict()}
+    def save(epoch: int, batch: int = 0) -> Any:
+        state = {"epoch": epoch, "batch": batch, "step": ctx.step,
+                 "model": {k: v.cpu() for k, v in model.state_dict().items()}, "optimizer": opt.state_dict()}
         save_run(ctx.run_dir, "glove", _base_config(ctx, vocab, n_words, metrics), {"vectors": model.vectors()},
                  files={"vocab.txt": vocab.save}, training_state=state)
         return ctx.saved()
 
     loss_sum, count = torch.zeros((), device=ctx.device), 0
-    for info in train_steps(model, rows, cols, vals, ctx.device, seed=ctx.spec.seed, start_epoch=start_epoch, optimizer=opt):
+    steps = train_steps(model, rows, cols, vals, ctx.device, seed=ctx.spec.seed, start_epoch=start_epoch,
+                        optimizer=opt, start_batch=start_batch)
+    for info in steps:
         ctx.step += 1
         loss_sum += info["step_loss"]
         count += info["count"]
@@ -203,6 +206,14 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
                 yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept")
                 return
             yield ctx.step_metrics(info["epoch"], info["done"], loss, cfg.learning_rate)
+        if ctx.stop.is_set() and not info["epoch_done"]:  # Ctrl-C mid-epoch: save where it is, at once
+            if not np.isfinite(model.vectors()).all():  # never overwrite the last good checkpoint
+                yield ctx.finished("diverged", "the vectors are no longer finite; the last good checkpoint is kept")
+                return
+            yield save(info["epoch"], info["batch"])
+            yield ctx.finished("stopped", f"stopped at step {ctx.step} (epoch {info['epoch'] + 1}); resume with "
+                               f"--resume {ctx.run_dir}")
+            return
         if info["epoch_done"]:
             metrics = _quick_similarity(vocab.words, model.vectors())
             yield ctx.eval_metrics(metrics)

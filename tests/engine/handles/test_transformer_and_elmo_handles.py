@@ -111,11 +111,18 @@ def test_bad_input_gets_clear_messages(handles):
     assert "truncated" in cv.notice and cv.vectors.shape[1] == 62  # 64 positions minus [CLS] and [SEP]
     att = bert.attention(long)
     assert "truncated" in att.notice and att.weights.shape[-1] == 64 and att.tokens[-1] == "[SEP]"
+    for k in (None, float("nan"), float("inf"), 0, -3, True, "5", 10**9):  # k from a script or a scene
+        with pytest.raises(InputError, match="whole number from 1"):
+            bert.fill_mask("the [MASK] sat", k=k)
+        with pytest.raises(InputError, match="whole number from 1"):
+            handles["gpt"].next_token("the cat", k=k)
+    assert bert.fill_mask("the \udee6 [MASK] sat", k=np.int64(3))[0].tokens  # a lone surrogate is read as U+FFFD
+    assert handles["elmo"].contextual_vectors("a \ud800 b").vectors.shape[1] == 3
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=st.text(max_size=80))
-def test_arbitrary_text_gives_a_result_or_a_clear_error(handles, text):
+@given(text=st.text(st.one_of(st.characters(), st.sampled_from(["\ud800", "\udee6", "\udfff"])), max_size=80))
+def test_arbitrary_text_gives_a_result_or_a_clear_error(handles, text):  # lone surrogates included
     for h in handles.values():
         for method, args in (("contextual_vectors", ()), ("score", ()), ("fill_mask", (3,)), ("attention", ()),
                              ("next_token", (3,))):
@@ -240,3 +247,14 @@ def test_batched_vectors_equal_one_sentence_at_a_time(handles, kind):
         single = h.contextual_vectors(s)
         assert cv.words == single.words
         assert np.allclose(cv.vectors, single.vectors, atol=1e-4)
+
+
+def test_pseudo_log_likelihood_is_the_same_in_chunks_of_any_size(handles, monkeypatch):
+    import engine.handles.transformer as transformer
+
+    sentence = "the piano sat on the stage and the cat played it loudly ."
+    whole = handles["bert"].score(sentence)
+    monkeypatch.setattr(transformer, "PLL_BUDGET_BYTES", 1)  # one masked copy at a time
+    one_by_one = handles["bert"].score(sentence)
+    assert whole.tokens == one_by_one.tokens and len(whole.token_logprobs) > 5
+    assert np.allclose(whole.token_logprobs, one_by_one.token_logprobs, atol=1e-4)

@@ -114,3 +114,27 @@ def test_word2vec_and_glove_stream_the_corpus_through_an_id_file(topic_corpus, t
         events = list(api.train(RunSpec(kind, out=str(out), corpus=str(topic_corpus), model=model)))
         assert events[-1].status == "completed" and not (out / ".corpus-ids.int32").exists()
         assert api.load(str(out)).static_neighbours("piano", 3)
+
+
+def test_glove_stops_mid_epoch_at_once_and_resumes_to_the_same_vectors(topic_corpus, tmp_path):
+    def spec(out, **kw):
+        return RunSpec("glove", out=str(out), corpus=str(topic_corpus), log_every=1, seed=0,
+                       model=GloveConfig(vector_size=16, epochs=2, min_count=2, batch_size=256), **kw)
+
+    whole = run(spec(tmp_path / "whole"))
+    steps_per_epoch = sum(1 for e in whole if isinstance(e, StepMetrics)) // 2
+    assert steps_per_epoch >= 4
+    stop, seen = threading.Event(), []
+    for event in api.train(spec(tmp_path / "cut"), stop=stop):  # Ctrl-C in the middle of the first epoch
+        seen.append(event)
+        if isinstance(event, StepMetrics) and event.step == steps_per_epoch // 2:
+            stop.set()
+    assert seen[-1].status == "stopped" and "epoch 1" in seen[-1].message
+    stopped_at = max(e.step for e in seen if isinstance(e, StepMetrics))
+    assert stopped_at == steps_per_epoch // 2  # not at the end of the epoch
+    resumed = run(RunSpec("glove", out=str(tmp_path / "cut"), resume=True, log_every=1))
+    assert resumed[-1].status == "completed"
+    a = api.load(tmp_path / "whole").static_neighbours("car", 5)
+    b = api.load(tmp_path / "cut").static_neighbours("car", 5)
+    assert [n.word for n in a] == [n.word for n in b]
+    assert np.allclose([n.similarity for n in a], [n.similarity for n in b], atol=1e-5)
