@@ -32,6 +32,7 @@ STATE = "training_state.pt"
 
 STAGING = ".saving"  # a save in progress: every file of it, written here first
 COMMIT = "COMMIT"  # in STAGING once the save is complete: from then on it is finished, even after a kill
+OWNER = "OWNER"  # in STAGING: the process saving (a save of a live process is never finished or dropped)
 LOW_SPACE = 64 * 2**20
 
 
@@ -123,6 +124,7 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
     order: list[str] = []
     try:
         stage.mkdir()
+        (stage / OWNER).write_text(str(os.getpid()))  # a reader leaves a live save alone
         for name, writer in (files or {}).items():
             writer(stage / name)
             order.append(name)
@@ -168,6 +170,27 @@ def _commit(run_dir: Path) -> None:
     shutil.rmtree(stage, ignore_errors=True)
 
 
+def _pid_in(text: str) -> int:
+    import re
+
+    match = re.search(r"(?:^|\.tmp)(\d+)", text.strip())
+    return int(match.group(1)) if match else 0
+
+
+def _alive(pid: int) -> bool:
+    """Whether another process with this id runs (this process's own saves are never in flight when it
+    reads: a save that raised here is finished or dropped)."""
+    if pid <= 0 or pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to someone else
+        return True
+    return True
+
+
 def finish_interrupted_save(run_dir: str | Path) -> bool:
     """A save cut short (a kill, a crash): finish it if it was complete, else drop it, and remove stray
     temporary files. True if there was anything to do. Needs write access; a read-only folder is left
@@ -177,6 +200,8 @@ def finish_interrupted_save(run_dir: str | Path) -> bool:
     run_dir = Path(run_dir)
     stage = run_dir / STAGING
     did = False
+    if stage.is_dir() and _alive(_pid_in((stage / OWNER).read_text() if (stage / OWNER).is_file() else "")):
+        return False  # another process is saving right now (a run training while the app reads it)
     if stage.is_dir():
         try:
             committed = (stage / COMMIT).is_file() and isinstance(json.loads((stage / COMMIT).read_text()), list)
@@ -192,6 +217,8 @@ def finish_interrupted_save(run_dir: str | Path) -> bool:
     except OSError:
         strays = []
     for p in strays:
+        if _alive(_pid_in(p.name)):
+            continue  # a live process's file being written
         try:
             p.unlink()
             did = True

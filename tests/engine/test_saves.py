@@ -130,3 +130,22 @@ def test_a_training_run_on_a_full_disk_ends_failed_with_the_reason(topic_corpus,
     assert isinstance(last, api.RunFinished) and last.status == "failed"
     assert "disk is full" in last.message
     assert "failed" in (tmp_path / "w2v" / "metrics.jsonl").read_text()  # the event is in the run's log too
+
+
+def test_a_save_in_flight_in_another_process_is_left_alone(tmp_path):
+    from engine.checkpoint import OWNER
+
+    run_dir = tmp_path / "run"
+    save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 1}, {"w": torch.zeros(3)})
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        stage = run_dir / STAGING
+        stage.mkdir()
+        (stage / OWNER).write_text(str(other.pid))  # a training process saving while the app reads the run
+        (stage / WEIGHTS).write_bytes(b"being written")
+        config = read_config(run_dir)
+        assert config["trained_steps"] == 1 and (stage / WEIGHTS).exists()  # read the last save, kept theirs
+    finally:
+        other.kill()
+        other.wait()
+    assert read_config(run_dir)["trained_steps"] == 1 and not (run_dir / STAGING).exists()  # now it is dropped
