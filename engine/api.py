@@ -37,6 +37,7 @@ from engine.errors import (
     Word2BertError,
 )
 from engine.finetune.spec import STRATEGIES, FinetuneSpec
+from engine.handles.history import KeptCheckpoint, run_history, tokens_seen
 from engine.handles.load import BUILTIN_MODELS, catalog, default_checkpoints, load, preferred_models
 from engine.handles.protocol import ModelHandle
 from engine.inspect.attention_stats import (
@@ -48,6 +49,7 @@ from engine.inspect.attention_stats import (
     head_table,
     rollout,
 )
+from engine.inspect.history_scores import checkpoint_scores
 from engine.results import (
     Answer,
     AttentionMaps,
@@ -340,4 +342,5 @@ __all__ = [
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models",
+    "KeptCheckpoint", "run_history", "tokens_seen", "checkpoint_scores",
 ]

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 
 from explorer.panels.attention import AttentionPanel
 from explorer.panels.finetune import FinetunePanel
+from explorer.panels.history import HistoryPanel
 from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy import PolysemyPanel
@@ -61,12 +62,14 @@ class MainWindow(QMainWindow):
         self.predictions = PredictionsPanel(session)
         self.train = TrainPanel(session)
         self.finetune = FinetunePanel(session)
+        self.history = HistoryPanel(session)
         self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
         self.tabs.addTab(self.attention, "Attention")
         self.tabs.addTab(self.predictions, "Predictions")
         self.tabs.addTab(self.train, "Pretrain")
         self.tabs.addTab(self.finetune, "Fine-tune")
+        self.tabs.addTab(self.history, "Run history")
         self.predictions.focus_token.connect(self._show_attention_of)
         self.setCentralWidget(self.tabs)
         self.library = LibraryPanel(session)
@@ -122,6 +125,7 @@ class MainWindow(QMainWindow):
         declared = {
             "&File": [("Open run or Hugging Face folder…", QKeySequence.StandardKey.Open, self.open_folder),
                       ("Open vectors file…", None, self.open_file),
+                      ("Open a run's history (checkpoints)…", None, self.open_history),
                       ("Quit", QKeySequence.StandardKey.Quit, self.close)],
             "&View": [("Zoom in", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(+1)),
                       ("Zoom out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1)),
@@ -265,6 +269,10 @@ class MainWindow(QMainWindow):
         if path:
             self.session.load(path)
 
+    def open_history(self) -> None:
+        self.tabs.setCurrentWidget(self.history)
+        self.history.choose_run()
+
     def open_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Open word vectors (word2vec/GloVe text or binary)")
         if path:
@@ -298,7 +306,7 @@ class MainWindow(QMainWindow):
 
     def running_jobs(self) -> list[object]:
         """Every long job of every panel that is still running (index builds, atlas, training, fine-tuning)."""
-        jobs = (self.polysemy.job, self.attention.atlas_job, self.train.job, self.finetune.job)
+        jobs = (self.polysemy.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.job)
         return [job for job in jobs if job is not None and job.running]
 
     def stop_jobs(self, wait_ms: int = 60_000) -> None:

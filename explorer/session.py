@@ -69,6 +69,17 @@ class Session(QObject):
         self.recent = [run_dir, *[r for r in self.recent if r != run_dir]][:10]
         self.runsChanged.emit()
 
+    def set_model(self, name: str, handle: Any) -> None:
+        """Put ``handle`` under ``name`` (the run scrubber swaps checkpoints under one name): every panel
+        showing ``name`` answers with it, and says ``name`` (a shallow copy is renamed; the model is shared)."""
+        import copy
+
+        if handle.name != name:
+            handle = copy.copy(handle)
+            handle.name = name
+        self.models[name] = handle
+        self.modelsChanged.emit()
+
     @property
     def loading(self) -> int:
         return len(self._loaders)

@@ -8,29 +8,8 @@ import json
 import sys
 from typing import Any
 
-from engine.errors import Unsupported, Word2BertError
-
-QUALITY_TASKS = ("cloze", "senses", "perplexity-per-word")
-
-
-def quality(handle: Any, task: str, corpus: str | None = None) -> dict[str, Any]:
-    """A bundled-set score (engine/inspect/quality.py), or why the model cannot take it."""
-    from engine.inspect.quality import cloze_scores, perplexity_per_word, sense_separation
-
-    try:
-        if task == "cloze":
-            return cloze_scores(handle)
-        if task == "perplexity-per-word":
-            from engine.data.corpora import get_corpus
-
-            name = corpus or str(handle.info.get("corpus", "default"))
-            return {**perplexity_per_word(handle, list(get_corpus(name).sentences("heldout"))), "corpus": name}
-        by_layer = sense_separation(handle)
-    except Unsupported as e:
-        return {"skipped": str(e)}
-    best = int(by_layer.argmax())
-    rounded = [round(float(x), 4) for x in by_layer]
-    return {"by_layer": rounded, "best_layer": best, "best": rounded[best], "last": rounded[-1]}
+from engine.errors import Word2BertError
+from engine.inspect.history_scores import QUALITY_TASKS, quality
 
 
 def eval_main(argv: list[str] | None = None) -> int:

@@ -56,6 +56,7 @@ class PolysemyPanel(QWidget):
         self.wanted_models: list[str] = []  # a scene's models: every contextual one is indexed in turn
         self.index_queue: list[str] = []  # models waiting for their corpus index (one build at a time)
         self.hits = 4  # nearest corpus occurrences shown per typed occurrence
+        self._handles: dict[str, Any] = {}  # the handle each model name had at the last refresh
         self.scene_models_only = False  # a talk step: "All models" compares the scene's models only
 
         self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
@@ -240,6 +241,11 @@ class PolysemyPanel(QWidget):
     # ------------------------------------------------------------ models
 
     def _refresh_models(self) -> None:
+        for name, handle in self.session.models.items():  # a name now answered by another handle (the
+            if self._handles.get(name, handle) is not handle:  # scrubber's checkpoint): its vectors are stale
+                self.fetcher.forget(name)
+                self.indexes.pop(name, None)
+        self._handles = dict(self.session.models)
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self._model_changed()
         self.static.query(self.word)  # (a scene's contextual models fetch the word's occurrences on demand)

@@ -27,6 +27,10 @@ class OccurrenceFetcher(QObject):
     def get(self, name: str, word: str) -> Any:
         return self.found.get((name, word))
 
+    def forget(self, name: str) -> None:
+        """A model's occurrences, dropped (another checkpoint now answers under its name)."""
+        self.found = {key: value for key, value in self.found.items() if key[0] != name}
+
     def missing(self, names: list[str], word: str) -> list[str]:
         return [n for n in names if (n, word) not in self.found]
 

@@ -32,3 +32,28 @@ def test_a_trainer_style_folder_of_checkpoints_is_a_run(contextual_runs, tmp_pat
     (root / "checkpoint-1500").mkdir()  # a checkpoint cut off before its config: not listed
     shutil.copy(root / "checkpoint-500" / "config.json", root / "notes.json")
     assert [(k.step, k.path.endswith(f"checkpoint-{k.step}")) for k in run_history(root)] == [(500, True), (1000, True)]
+
+
+def test_scores_along_a_run_are_computed_once_and_kept_in_the_run(contextual_runs, tmp_path):
+    import threading
+
+    from engine import api
+    from tests.conftest import tiny_spec
+
+    run_dir = tmp_path / "run"
+    corpus = json.loads((contextual_runs["bert"][0] / "config.json").read_text())["corpus"]
+    assert list(api.train(tiny_spec("bert", corpus, run_dir, max_steps=4, keep_every=2, eval_every=0)))[-1].status == "completed"
+    seen = []
+    rows = list(api.checkpoint_scores(run_dir, ("senses", "cloze"), progress=lambda f, m: seen.append(f)))
+    assert [r["step"] for r in rows] == [2, 4] and seen[-1] == 1.0
+    assert all(0 <= r["senses"]["best"] <= 1 and r["senses"]["best"] >= r["senses"]["last"] for r in rows)
+    assert rows[0]["tokens_seen"] < rows[1]["tokens_seen"]
+
+    def no_loading(path):
+        raise AssertionError(f"{path} was loaded again")
+
+    again = list(api.checkpoint_scores(run_dir, ("senses", "cloze"), load=no_loading))  # from the run's cache
+    assert [r["senses"] for r in again] == [r["senses"] for r in rows]
+    stop = threading.Event()
+    stop.set()
+    assert list(api.checkpoint_scores(run_dir, ("senses",), stop=stop)) == []

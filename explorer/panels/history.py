@@ -1,0 +1,308 @@
+"""The run scrubber: a run's kept checkpoints (ours ``checkpoints/step-N``, or a Hugging Face Trainer's
+``checkpoint-N``) on a slider drawn over its loss curve. The checkpoint the slider selects becomes the
+session's model "RUN (scrubber)", so every panel showing it answers with that step; "Compare with this
+step" pins a copy beside it. "Senses emerging" scores every checkpoint in the background (sense
+separation best and last layer, cloze top-10; cached in the run folder) and plots them as they come."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSlider,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.widgets.loss_plot import LossPlot
+
+TASKS = ("senses", "cloze")
+CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory (the memory cap)
+SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd"}
+
+
+class HistoryPanel(QWidget):
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.run_dir = ""
+        self.history: list[Any] = []  # KeptCheckpoint, oldest first
+        self.loaded: OrderedDict[str, Any] = OrderedDict()  # checkpoint path -> handle (LRU)
+        self.scores: dict[int, dict[str, Any]] = {}  # step -> scores row
+        self.job: BackgroundJob | None = None
+        self.open_button = QPushButton("Open run…")
+        self.open_button.clicked.connect(self.choose_run)
+        self.title = QLabel("Open a run folder (ours, trained with --keep-every, or a Hugging Face Trainer "
+                            "output with checkpoint-N folders) to walk through its checkpoints.")
+        self.title.setWordWrap(True)
+        self.slider = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=0, enabled=False)
+        self.slider.setTickPosition(QSlider.TickPosition.TicksBelow)
+        self.step_label = QLabel("")
+        self.compare = QPushButton("Compare with this step", enabled=False)
+        self.compare.setToolTip("keep this checkpoint loaded as its own model, to compare the next steps with it")
+        self.compare.clicked.connect(self.pin_current)
+        self.score = QPushButton("Senses emerging: score every checkpoint", enabled=False)
+        self.score.clicked.connect(self.score_checkpoints)
+        self.cancel = QPushButton("Cancel", enabled=False)
+        self.cancel.clicked.connect(self.cancel_scores)
+        self.progress = QProgressBar(maximum=1000, textVisible=True)
+        self.message = QLabel("")
+        self.message.setWordWrap(True)
+        self.loss = LossPlot(y_label="training loss")
+        self.loss.setMinimumHeight(160)
+        self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ff7f0e", width=2))
+        self.loss.addItem(self.marker)
+        self.checkpoint_ticks = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#ff7f0e"), pen=None)
+        self.loss.addItem(self.checkpoint_ticks)
+        self.loss.scene().sigMouseClicked.connect(self._plot_clicked)
+        self.quality = LossPlot(y_label="score (0-1)")
+        self.quality.setMinimumHeight(140)
+        self.quality.setXLink(self.loss)
+        self.quality_marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ff7f0e", width=2))
+        self.quality.addItem(self.quality_marker)
+        self.quality.scene().sigMouseClicked.connect(lambda e: self._plot_clicked(e, self.quality))
+
+        top = QHBoxLayout()
+        top.addWidget(self.open_button)
+        top.addWidget(self.title, 1)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Checkpoint:"))
+        row.addWidget(self.slider, 1)
+        row.addWidget(self.step_label)
+        row.addWidget(self.compare)
+        score_row = QHBoxLayout()
+        score_row.addWidget(self.score)
+        score_row.addWidget(self.cancel)
+        score_row.addWidget(self.progress, 1)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addLayout(row)
+        layout.addWidget(self.message)
+        layout.addWidget(self.loss, 3)
+        layout.addLayout(score_row)
+        layout.addWidget(self.quality, 2)
+        self.loader = TaskRunner(self)  # the latest slider position wins; earlier loads are dropped
+        self.loader.finished.connect(self._loaded)
+        self.loader.failed.connect(self._load_failed)
+        self.history_runner = TaskRunner(self)
+        self.history_runner.finished.connect(self._history_read)
+        self.history_runner.failed.connect(self._history_failed)
+        self.slider.valueChanged.connect(self._slid)
+
+    # ------------------------------------------------------------ the run
+
+    @property
+    def alias(self) -> str:
+        return f"{Path(self.run_dir).name} (scrubber)" if self.run_dir else ""
+
+    def choose_run(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Open a run folder with kept checkpoints")
+        if path:
+            self.open_run(path)
+
+    def open_run(self, run_dir: str) -> None:
+        """Read the run's checkpoints and loss curve (in the background), then select its last checkpoint."""
+        self.cancel_scores()
+        self.run_dir = str(run_dir)
+        self.title.setText(f"{run_dir}: reading its checkpoints…")
+
+        def work() -> tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]]]:
+            from engine import api
+
+            history = api.run_history(run_dir)
+            try:
+                losses = [(e.step, e.loss) for e in api.read_metrics(run_dir) if isinstance(e, api.StepMetrics)]
+            except (api.Word2BertError, OSError):
+                losses = []  # a Trainer's folder: no metrics.jsonl of ours
+            cached = list(api.checkpoint_scores(run_dir, TASKS, cached_only=True))  # scored before
+            return str(run_dir), history, losses, cached
+
+        self.history_runner.submit(work)
+
+    def _history_read(self, result: tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]]]) -> None:
+        run_dir, history, losses, cached = result
+        if run_dir != self.run_dir:
+            return
+        self.history = history
+        self.loss.clear_curves()
+        self.quality.clear_curves()
+        self.scores = {}
+        for step, loss in losses:
+            self.loss.append_loss("loss", step, loss)
+        self.loss.redraw_now()
+        self.checkpoint_ticks.setData([k.step for k in history], [self._loss_at(k.step, losses) for k in history])
+        for row in cached:
+            self._add_scores(row)
+        self.title.setText(f"{run_dir}: {len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}"
+                           + ("" if losses else " (no loss curve: not a word2bert run)"))
+        self.slider.blockSignals(True)
+        self.slider.setMaximum(len(history) - 1)
+        self.slider.setValue(len(history) - 1)
+        self.slider.blockSignals(False)
+        for control in (self.slider, self.score, self.compare):
+            control.setEnabled(True)
+        self._slid(self.slider.value())
+
+    def _history_failed(self, message: str) -> None:
+        self.title.setText(message)
+        self.history = []
+        for control in (self.slider, self.score, self.compare):
+            control.setEnabled(False)
+
+    @staticmethod
+    def _loss_at(step: int, losses: list[tuple[int, float]]) -> float:
+        if not losses:
+            return 0.0
+        return min(losses, key=lambda sl: abs(sl[0] - step))[1]
+
+    # ------------------------------------------------------------ the slider
+
+    def current(self) -> Any:
+        return self.history[self.slider.value()] if self.history else None
+
+    def _slid(self, index: int) -> None:
+        kept = self.current()
+        if kept is None:
+            return
+        for marker in (self.marker, self.quality_marker):
+            marker.setValue(kept.step)
+        self.step_label.setText(f"step {kept.step:,}")
+        if kept.path in self.loaded:
+            self.loaded.move_to_end(kept.path)
+            self._use(kept, self.loaded[kept.path])
+            return
+        self.message.setText(f"loading step {kept.step:,}…")
+        path = kept.path
+
+        def work() -> tuple[Any, Any]:
+            from engine import api
+
+            return kept, api.load(path)
+
+        self.loader.submit(work)
+
+    def _loaded(self, result: tuple[Any, Any]) -> None:
+        kept, handle = result
+        self.loaded[kept.path] = handle
+        while len(self.loaded) > CACHED_CHECKPOINTS:
+            self.loaded.popitem(last=False)
+        if kept is self.current():
+            self._use(kept, handle)
+
+    def _load_failed(self, message: str) -> None:
+        self.message.setText(f"this checkpoint cannot be loaded: {message}")
+
+    def _use(self, kept: Any, handle: Any) -> None:
+        """The selected checkpoint answers in every panel showing the scrubber's model."""
+        from engine import api
+
+        tokens = api.tokens_seen(kept.path)
+        self.message.setText(f"“{self.alias}” is step {kept.step:,}" + (f" ({tokens:,} tokens seen)" if tokens else "")
+                             + ": choose it in any panel; moving the slider re-runs what is on screen.")
+        self.session.set_model(self.alias, handle)
+
+    def select_step(self, step: int) -> None:
+        """Jump to the kept checkpoint nearest ``step``."""
+        if self.history:
+            nearest = min(range(len(self.history)), key=lambda i: abs(self.history[i].step - step))
+            self.slider.setValue(nearest)
+
+    def _plot_clicked(self, event: Any, plot: Any = None) -> None:
+        plot = plot or self.loss
+        point = plot.getPlotItem().vb.mapSceneToView(event.scenePos())
+        self.select_step(int(round(point.x())))
+
+    def pin_current(self) -> None:
+        kept = self.current()
+        handle = self.loaded.get(kept.path) if kept is not None else None
+        if handle is None:
+            self.message.setText("the checkpoint is still loading")
+            return
+        name = f"{Path(self.run_dir).name} @ step {kept.step:,}"
+        self.session.set_model(name, handle)
+        self.message.setText(f"“{name}” stays loaded: pick it as the model to compare with (masked LM: "
+                             "“compare with”; sentence probability lists every model)")
+
+    # ------------------------------------------------------------ senses emerging
+
+    def score_checkpoints(self) -> None:
+        if not self.run_dir or (self.job is not None and self.job.running):
+            return
+        run_dir = self.run_dir
+
+        def work(progress: Any, stop: Any) -> list[dict[str, Any]]:
+            from engine import api
+
+            rows = []
+            for row in api.checkpoint_scores(run_dir, TASKS, stop=stop, progress=progress):
+                rows.append(row)
+                relay.append(row)
+            return rows
+
+        relay: list[dict[str, Any]] = []  # rows as they come (read on each progress event)
+        job = BackgroundJob(work, self)
+        job.progress.connect(lambda f, m: self._score_progress(job, relay, f, m))
+        job.finished.connect(lambda rows: self._scored(job, rows))
+        job.failed.connect(lambda m: self._score_failed(job, m))
+        self.job = job
+        self.score.setEnabled(False)
+        self.cancel.setEnabled(True)
+
+    def _score_progress(self, job: BackgroundJob, relay: list[dict[str, Any]], fraction: float, message: str) -> None:
+        if job is not self.job:
+            return
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setFormat(message)
+        for row in list(relay):
+            self._add_scores(row)
+
+    def _scored(self, job: BackgroundJob, rows: list[dict[str, Any]]) -> None:
+        if job is not self.job:
+            return
+        for row in rows:
+            self._add_scores(row)
+        self.score.setEnabled(True)
+        self.cancel.setEnabled(False)
+        errors = [r["error"] for r in rows if "error" in r]
+        self.progress.setFormat(f"scored {len(rows)} checkpoints" + (f"; {errors[0]}" if errors else ""))
+
+    def _score_failed(self, job: BackgroundJob, message: str) -> None:
+        if job is self.job:
+            self.score.setEnabled(True)
+            self.cancel.setEnabled(False)
+            self.progress.setFormat(message)
+
+    def cancel_scores(self) -> None:
+        if self.job is not None and self.job.running:
+            self.job.cancel()
+        self.cancel.setEnabled(False)
+        self.score.setEnabled(bool(self.history))
+
+    def _add_scores(self, row: dict[str, Any]) -> None:
+        step = int(row["step"])
+        if step in self.scores:
+            return
+        self.scores[step] = row
+        senses, cloze = row.get("senses") or {}, row.get("cloze") or {}
+        values = {"senses (best layer)": senses.get("best"), "senses (last layer)": senses.get("last"),
+                  "cloze top-10": cloze.get("cloze_top10")}
+        for name, value in values.items():
+            if value is not None:
+                self.quality.curve(name, colour=SCORE_CURVES[name], symbol="o")
+                self.quality.append(name, step, value)
+        self.quality.redraw_now()
+
+    def shutdown(self) -> None:
+        self.cancel_scores()
+

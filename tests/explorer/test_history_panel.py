@@ -1,0 +1,94 @@
+"""The run scrubber: a tiny BERT run's kept checkpoints on a slider over its loss curve; moving it changes
+the model every panel uses; senses emerging scored per checkpoint; a Trainer-style folder opens too."""
+
+import numpy as np
+import pytest
+
+from tests.conftest import settle_layout, tiny_spec
+
+
+@pytest.fixture(scope="module")
+def bert_run(topic_corpus, tmp_path_factory):
+    from engine import api
+
+    run_dir = tmp_path_factory.mktemp("history") / "bert-run"
+    spec = tiny_spec("bert", topic_corpus, run_dir, max_steps=6, keep_every=2, eval_every=0)
+    assert list(api.train(spec))[-1].status == "completed"
+    return run_dir
+
+
+@pytest.fixture
+def window(qtbot):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.resize(1200, 800)
+    win.show()
+    yield win
+    win.history.cancel_scores()
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
+
+
+def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_run):
+    panel = window.history
+    window.tabs.setCurrentWidget(panel)
+    panel.open_run(str(bert_run))
+    alias = "bert-run (scrubber)"
+    qtbot.waitUntil(lambda: alias in window.session.models, timeout=60_000)
+    assert [k.step for k in panel.history] == [2, 4, 6] and panel.slider.maximum() == 2
+    assert panel.marker.value() == 6 and len(panel.loss.points("loss")[0]) > 0  # the loss curve, marked
+    last = window.session.models[alias]
+    masked = window.predictions.masked
+    masked.text.setText("the [MASK] sat on the mat .")
+    masked.model.setCurrentText(alias)
+    qtbot.waitUntil(lambda: masked.last is not None and masked.last[1][0][0] == alias, timeout=30_000)
+    before = masked.last[1][0][1][0].probs
+    with qtbot.waitSignal(window.predictions.shown, timeout=30_000):  # the view re-runs with the new step
+        panel.slider.setValue(0)
+    first = window.session.models[alias]
+    assert first is not last and first.path.endswith("step-0000002") and panel.marker.value() == 2
+    assert first.name == alias and masked.last[1][0][0] == alias  # the panels say the scrubber's name
+    assert masked.model.currentText() == alias  # the user's choice kept
+    assert not np.allclose(masked.last[1][0][1][0].probs, before)  # step 2 predicts otherwise than step 6
+    panel.select_step(5)  # a click on the curve: the nearest kept checkpoint
+    assert panel.current().step in (4, 6)
+    panel.slider.setValue(0)
+    qtbot.waitUntil(lambda: window.session.models[alias].path == first.path, timeout=30_000)  # from memory
+    panel.pin_current()
+    pinned = window.session.models["bert-run @ step 2"]  # compare with step 2, one click
+    assert pinned.path == first.path and pinned.name == "bert-run @ step 2"
+    panel.score_checkpoints()
+    qtbot.waitUntil(lambda: not panel.job.running, timeout=120_000)
+    xs, ys = panel.quality.points("senses (best layer)")
+    assert list(xs) == [2, 4, 6] and all(0 <= y <= 1 for y in ys)
+    assert (bert_run / "checkpoint_scores.json").is_file()  # cached in the run
+    settle_layout()
+    from tests.explorer.test_attention_predictions import shot
+
+    shot(qtbot, window, "run-history-scrubber")
+
+
+def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, tmp_path):
+    from engine.cli.export import export_hf
+
+    root = tmp_path / "trainer-run"
+    root.mkdir()
+    for step in (500, 1000):
+        export_hf(contextual_runs["bert"][0], root / f"checkpoint-{step}")
+    panel = window.history
+    panel.open_run(str(root))
+    qtbot.waitUntil(lambda: "trainer-run (scrubber)" in window.session.models, timeout=60_000)
+    assert [k.step for k in panel.history] == [500, 1000]
+    assert "no loss curve" in panel.title.text()
+    assert "checkpoint-1000" in window.session.models["trainer-run (scrubber)"].path
+
+
+def test_a_folder_without_checkpoints_says_why(qtbot, window, tmp_path):
+    panel = window.history
+    panel.open_run(str(tmp_path))
+    qtbot.waitUntil(lambda: "holds no checkpoints" in panel.title.text(), timeout=10_000)
+    assert not panel.slider.isEnabled() and not panel.score.isEnabled()
