@@ -7,6 +7,7 @@ to tell *bank* (river) from *bank* (money). Each checkpoint's row is cached in t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -99,10 +100,8 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
                 row["error"] = str(e)
             else:
                 cache[key] = row
-                try:
+                with contextlib.suppress(OSError):  # a read-only run (a shipped one): the scores are not kept
                     atomic_write_bytes(cache_path, json.dumps(cache, indent=1).encode())
-                except OSError:
-                    pass  # a read-only run (a shipped checkpoint): the scores are not kept
         yield {**row, "step": kept.step, "path": kept.path}
     if progress is not None:
         progress(1.0, f"scored {len(history)} checkpoints")
