@@ -169,6 +169,13 @@ def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, t
     header = panel.probability.table.horizontalHeaderItem(1).text()
     assert header.startswith("ngram") and panel.probability.best[header] == 0
     assert panel.probability.table.item(0, 1).text().startswith("★")
+    # the same model twice (as a run and itself at another step would be): a difference column
+    window.session.set_model("ngram copy", window.session.models["ngram"])
+    qtbot.waitUntil(lambda: panel.probability.difference.count() == 3, timeout=30_000)  # none, B − A, A − B
+    panel.probability.difference.setCurrentIndex(1)
+    table = panel.probability.table
+    assert table.columnCount() == 4 and table.horizontalHeaderItem(3).text().startswith("Δ ngram")
+    assert all(table.item(r, 3).text() == "+0.0" for r in range(3))  # a model against itself differs by 0
     shot(qtbot, window, "predictions-sentence-probability")
 
 

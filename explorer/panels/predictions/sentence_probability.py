@@ -8,6 +8,8 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QPlainTextEdit,
@@ -35,6 +37,12 @@ class SentenceProbabilityView(QWidget):
                                         "Washington the of president lives States United in the.")
         self.shuffle = QPushButton("Add a shuffle of the first sentence")
         self.shuffle.clicked.connect(self.add_shuffle)
+        self.difference = QComboBox()  # "B − A": a column of the log-probability differences of two models
+        self.difference.setToolTip("add a column: one model's log-probability minus another's, per sentence "
+                                   "(e.g. a checkpoint against an earlier step of the same run)")
+        self.difference.currentIndexChanged.connect(lambda _: self._redraw())
+        self._last: tuple[list[str], list[tuple[str, list[Any]]]] | None = None
+        self._pairs: list[tuple[int, int]] = []
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -45,7 +53,11 @@ class SentenceProbabilityView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(QLabel("Sentences, one per line — which is the more reasonable one?"))
         layout.addWidget(self.text, 1)
-        layout.addWidget(self.shuffle)
+        row = QHBoxLayout()
+        row.addWidget(self.shuffle, 1)
+        row.addWidget(QLabel("Difference:"))
+        row.addWidget(self.difference, 1)
+        layout.addLayout(row)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 2)
         self.runner = TaskRunner(self)
@@ -94,11 +106,42 @@ class SentenceProbabilityView(QWidget):
         self.runner.submit(work)
 
     def _show(self, result: tuple[list[str], list[tuple[str, list[Any]]]]) -> None:
-        sentences, columns = result
+        self._last = result
+        names = [name.rsplit(" (", 1)[0] for name, _ in result[1]]
+        pairs = [(j, i) for i in range(len(names)) for j in range(len(names)) if i != j]
+        labels = ["none"] + [f"{names[b]} − {names[a]}" for b, a in pairs]
+        if labels != [self.difference.itemText(i) for i in range(self.difference.count())]:
+            chosen = self.difference.currentText()
+            self.difference.blockSignals(True)
+            self.difference.clear()
+            self.difference.addItems(labels)
+            self.difference.setCurrentIndex(max(0, labels.index(chosen) if chosen in labels else 0))
+            self.difference.blockSignals(False)
+        self._pairs = pairs
+        self._redraw()
+        self.shown.emit()
+
+    def difference_column(self) -> tuple[str, list[float | None]] | None:
+        """The chosen "B − A" column: (header, B's log p minus A's per sentence; None where one failed)."""
+        index = self.difference.currentIndex()
+        if self._last is None or index <= 0 or index - 1 >= len(self._pairs):
+            return None
+        b, a = self._pairs[index - 1]
+        columns = self._last[1]
+        values = [None if isinstance(x, str) or isinstance(y, str) else x.logprob - y.logprob
+                  for x, y in zip(columns[b][1], columns[a][1], strict=True)]
+        return f"Δ {self.difference.currentText()}", values
+
+    def _redraw(self) -> None:
+        if self._last is None:
+            return
+        sentences, columns = self._last
+        extra = self.difference_column()
         self.table.clear()
         self.table.setRowCount(len(sentences))
-        self.table.setColumnCount(1 + len(columns))
-        self.table.setHorizontalHeaderLabels(["sentence", *[name for name, _ in columns]])
+        self.table.setColumnCount(1 + len(columns) + (extra is not None))
+        self.table.setHorizontalHeaderLabels(["sentence", *[name for name, _ in columns],
+                                              *([extra[0]] if extra else [])])
         for r, s in enumerate(sentences):
             self.table.setItem(r, 0, QTableWidgetItem(s))
         self.best: dict[str, int] = {}
@@ -118,11 +161,13 @@ class SentenceProbabilityView(QWidget):
                         font.setBold(True)
                         item.setFont(font)
                 self.table.setItem(r, c, item)
+        if extra is not None:
+            for r, value in enumerate(extra[1]):
+                self.table.setItem(r, 1 + len(columns), QTableWidgetItem("—" if value is None else f"{value:+.1f}"))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.resizeRowsToContents()
         self.message.setText("Log-probability (natural log; higher is more likely) and perplexity per model; "
-                                  "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob.")
-        self.shown.emit()
+                             "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob.")
 
     def refresh_models(self, prefer: str) -> None:
         self._debounce.start()
