@@ -215,4 +215,5 @@ def test_attention_and_prediction_scenes_open_with_the_default_models(qtbot, win
         assert "minilm-mlm" in window.predictions.masked.results[0].toPlainText()
     else:
         assert window.attention.result["name"] == "bert-tiny"
+    assert window.minimumSizeHint().width() <= 1366  # fits a laptop screen: no long message widens it
     shot(qtbot, window, f"scene-{scene}")

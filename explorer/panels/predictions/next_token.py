@@ -38,6 +38,7 @@ class NextTokenView(QWidget):
         self.model = ModelPicker(Capability.NEXT_TOKEN, role="next_token")
         self.results = ProbabilityBars()
         self.message = QLabel()
+        self.message.setWordWrap(True)  # a long reason wraps instead of widening the window
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)
         self.greedy = QPushButton("Continue (greedy)")
         self.sample = QPushButton("Continue (sampled)")
