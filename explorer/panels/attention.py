@@ -11,6 +11,7 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -53,6 +54,10 @@ class _Number(QTableWidgetItem):
         return self.value < getattr(other, "value", 0)
 
 
+MIXES = ("average over heads", "attention rollout", "compared: difference of the averages (A − B)",
+         "compared: the other model's average (B)")
+
+
 class AttentionPanel(QWidget):
     shown = Signal()  # results are on screen (scenes' screenshots wait for it)
     VIEWS = ("head", "model", "atlas", "rollout")
@@ -70,6 +75,11 @@ class AttentionPanel(QWidget):
         self.sentence = QLineEdit("The cat sat on the mat because it was tired.")
         self.pair = QLineEdit(placeholderText="second sentence (optional: a pair, as BERT reads it)")
         self.model = ModelPicker(Capability.ATTENTION, role="contextual")
+        self.compare = QCheckBox("compare with")  # a second model (or the same run at another step)
+        self.model2 = ModelPicker(Capability.ATTENTION)
+        self.model2.setEnabled(False)
+        self.compare.toggled.connect(lambda on: (self.model2.setEnabled(on), self.query()))
+        self.model2.currentIndexChanged.connect(lambda _: self.query() if self.compare.isChecked() else None)
         self.message = QLabel()
         self.message.setWordWrap(True)
         top = QHBoxLayout()
@@ -78,6 +88,8 @@ class AttentionPanel(QWidget):
         top.addWidget(self.pair, 2)
         top.addWidget(QLabel("Model:"))
         top.addWidget(self.model, 1)
+        top.addWidget(self.compare)
+        top.addWidget(self.model2, 1)
 
         # head view
         self.layer = QSpinBox(minimum=0, maximum=0)
@@ -139,7 +151,7 @@ class AttentionPanel(QWidget):
 
         # average and rollout
         self.mix = QComboBox()
-        self.mix.addItems(["average over heads", "attention rollout"])
+        self.mix.addItems(list(MIXES))
         self.mix_layer = QSpinBox(minimum=0, maximum=0)
         self.mix_map = Heatmap()
         mix_page = QWidget()
@@ -183,6 +195,8 @@ class AttentionPanel(QWidget):
 
     def _refresh_models(self) -> None:
         self.model.set_models(self.session.models, prefer=self.wanted_model)
+        self.model2.set_models(self.session.models,
+                               prefer=next((n for n in self.model.usable() if n != self.model.currentText()), ""))
         self.query()
 
     def apply_scene(self, scene: dict[str, Any]) -> None:
@@ -216,6 +230,7 @@ class AttentionPanel(QWidget):
             self._clear_views()
             return
         name = handle.name
+        second = self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
 
         def work() -> dict[str, Any]:
             from engine.api import average_heads, downsample, head_table, rollout
@@ -224,8 +239,24 @@ class AttentionPanel(QWidget):
             w = maps.weights
             thumbs = np.stack([np.stack([downsample(w[layer, head], THUMBNAIL) for head in range(w.shape[1])])
                                for layer in range(w.shape[0])])
-            return {"name": name, "maps": maps, "stats": head_table(w, maps.tokens), "thumbnails": thumbs,
-                    "average": average_heads(w), "rollout": rollout(w)}
+            out = {"name": name, "maps": maps, "stats": head_table(w, maps.tokens), "thumbnails": thumbs,
+                   "average": average_heads(w), "rollout": rollout(w)}
+            if second is not None:
+                out["other"] = compared(second, (a, b) if b else a, maps)
+            return out
+
+        def compared(other: Any, text: Any, maps: Any) -> dict[str, Any] | str:
+            """The second model's layer averages, when its tokens and layers line up with the first's."""
+            from engine.api import Word2BertError, average_heads
+
+            try:
+                theirs = other.attention(text)
+            except Word2BertError as e:
+                return f"{other.name}: {e}"
+            if theirs.tokens != maps.tokens or theirs.weights.shape[0] != maps.weights.shape[0]:
+                return (f"{other.name} reads the text as other tokens or has other layers: no difference "
+                        "(compare two steps of one run, or two models with one tokenizer)")
+            return {"name": other.name, "tokens": theirs.tokens, "average": average_heads(theirs.weights)}
 
         self.runner.submit(work)
 
@@ -394,8 +425,25 @@ class AttentionPanel(QWidget):
         if self.result is None:
             return
         maps = self.result["maps"]
-        rolled = self.mix.currentIndex() == 1
+        mode = self.mix.currentIndex()
         layer = self.mix_layer.value()
+        other = self.result.get("other")
+        if mode >= 2:
+            if other is None or isinstance(other, str):
+                self.mix_map.clear_matrix()
+                self.mix_map.plot.setTitle(other if isinstance(other, str) else
+                                           "tick “compare with” and choose a second model")
+                return
+            b = other["average"][min(layer, len(other["average"]) - 1)]
+            if mode == 3:
+                self.mix_map.show_matrix(b, other["tokens"], other["tokens"], f"{other['name']}, layer {layer}: the "
+                                         "average of its heads")
+                return
+            self.mix_map.show_matrix(self.result["average"][layer] - b, maps.tokens, maps.tokens,
+                                     f"layer {layer}: {self.result['name']} − {other['name']} (red: A attends more)",
+                                     signed=True)
+            return
+        rolled = mode == 1
         matrix = self.result["rollout" if rolled else "average"][layer]
         title = (f"rollout up to layer {layer}: how much each input token flows into each position" if rolled
                  else f"layer {layer}: the average of its heads")

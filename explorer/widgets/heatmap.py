@@ -12,6 +12,7 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 COLOURMAP = pg.colormap.get("viridis")
+DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], ["#2166ac", "#f7f7f7", "#b2182b"])  # A − B: blue below 0, red above
 MAX_LABELS = {"left": 60, "bottom": 24}  # beyond this many tokens only every n-th is labelled
 
 
@@ -37,9 +38,18 @@ class Heatmap(QWidget):
         layout.addWidget(self.readout)
         self.plot.scene().sigMouseMoved.connect(self._hover)
 
-    def show_matrix(self, matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...], title: str = "") -> None:
+    def show_matrix(self, matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...], title: str = "",
+                    signed: bool = False) -> None:
+        """A map of probabilities (0 to its maximum), or with ``signed`` a difference (symmetric around 0,
+        blue below, red above)."""
         self.matrix, self.rows, self.cols = np.asarray(matrix, np.float32), rows, cols
-        self.image.setImage(self.matrix, levels=(0.0, max(1e-6, float(self.matrix.max()) if self.matrix.size else 1.0)))
+        if signed:
+            bound = max(1e-6, float(np.abs(self.matrix).max()) if self.matrix.size else 1.0)
+            self.image.setColorMap(DIVERGING)
+            self.image.setImage(self.matrix, levels=(-bound, bound))
+        else:
+            self.image.setColorMap(COLOURMAP)
+            self.image.setImage(self.matrix, levels=(0.0, max(1e-6, float(self.matrix.max()) if self.matrix.size else 1.0)))
         self.image.setRect(0, 0, self.matrix.shape[1], self.matrix.shape[0])
         for axis, labels in (("left", rows), ("bottom", cols)):
             step = max(1, -(-len(labels) // MAX_LABELS[axis]))

@@ -217,3 +217,22 @@ def test_attention_and_prediction_scenes_open_with_the_default_models(qtbot, win
         assert window.attention.result["name"] == "bert-tiny"
     assert window.minimumSizeHint().width() <= 1366  # fits a laptop screen: no long message widens it
     shot(qtbot, window, f"scene-{scene}")
+
+
+def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window, contextual_runs):
+    panel = window.attention
+    window.tabs.setCurrentWidget(panel)
+    load(qtbot, window, contextual_runs["bert"][0], contextual_runs["gpt"][0])
+    window.session.set_model("bert again", window.session.models["bert"])  # e.g. the run at another step
+    panel.model.setCurrentText("bert")
+    panel.model2.setCurrentText("bert again")
+    panel.views.setCurrentIndex(3)
+    panel.mix.setCurrentIndex(2)  # the difference of the layer averages
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.compare.setChecked(True)
+    assert panel.result["other"]["name"] == "bert again"
+    assert panel.mix_map.matrix.shape == (len(panel.result["maps"].tokens),) * 2
+    assert np.allclose(panel.mix_map.matrix, 0, atol=1e-6)  # a model against itself: no difference
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.model2.setCurrentText("gpt")  # other tokens: said, not drawn
+    assert "other tokens" in panel.result["other"] and panel.mix_map.matrix.size == 0
