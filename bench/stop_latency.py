@@ -8,7 +8,6 @@ training step; the clock stops when the process has exited (its checkpoint writt
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import subprocess
 import sys
