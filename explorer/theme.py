@@ -30,8 +30,16 @@ def apply_theme(app: Any, name: str) -> None:
     app.setPalette(palette)
     pg.setConfigOptions(background=background, foreground=foreground)
     for widget in app.allWidgets():
-        if isinstance(widget, pg.PlotWidget):
+        if isinstance(widget, pg.GraphicsView):  # plots, heat maps and grids: background, axes, legends
             widget.setBackground(background)
+            for item in widget.items():
+                if isinstance(item, pg.AxisItem):
+                    item.setTextPen(foreground)
+                    item.setPen(foreground)
+                elif isinstance(item, pg.LegendItem):
+                    item.setLabelTextColor(foreground)
+                    for _, label in item.items:
+                        label.setText(label.text, color=foreground)
 
 
 def apply_zoom(app: Any, level: int) -> None:

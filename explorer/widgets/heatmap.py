@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 COLOURMAP = pg.colormap.get("viridis")
@@ -51,11 +52,27 @@ class Heatmap(QWidget):
             self.image.setColorMap(COLOURMAP)
             self.image.setImage(self.matrix, levels=(0.0, max(1e-6, float(self.matrix.max()) if self.matrix.size else 1.0)))
         self.image.setRect(0, 0, self.matrix.shape[1], self.matrix.shape[0])
-        for axis, labels in (("left", rows), ("bottom", cols)):
-            step = max(1, -(-len(labels) // MAX_LABELS[axis]))
-            self.plot.getAxis(axis).setTicks([[(i + 0.5, t) for i, t in enumerate(labels) if i % step == 0]])
+        self._label_axes()
         self.plot.setTitle(title)
         self.plot.autoRange(padding=0)
+
+    def _label_axes(self) -> None:
+        """Token labels on both axes; where they would overlap (the keys, side by side along the bottom),
+        only every n-th, so that each stays readable whatever the width and zoom."""
+        metrics = QFontMetrics(self.plot.getAxis("bottom").style.get("tickFont") or self.font())
+        for axis, labels in (("left", self.rows), ("bottom", self.cols)):
+            if axis == "bottom" and labels:
+                room = max(1.0, self.plot.getPlotItem().vb.width() or self.width() * 0.8)
+                need = sum(metrics.horizontalAdvance(t) + 8 for t in labels)
+                step = max(1, -(-int(need) // int(room)))
+            else:
+                step = max(1, -(-len(labels) // MAX_LABELS[axis]))
+            self.plot.getAxis(axis).setTicks([[(i + 0.5, t) for i, t in enumerate(labels) if i % step == 0]])
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        if self.matrix.size:
+            self._label_axes()
 
     def clear_matrix(self) -> None:
         """Show nothing (the sentence was cleared): no stale map of an earlier text."""
@@ -82,7 +99,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setBackground("w")
+        self.setBackground(pg.getConfigOption("background"))  # the theme's (apply_theme updates it)
         self.shape = (0, 0)
         self.images: list[list[pg.ImageItem]] = []
         self.boxes: list[list[pg.ViewBox]] = []
@@ -90,10 +107,11 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
     def _build(self, layers: int, heads: int) -> None:
         self.clear()
         self.images, self.boxes = [], []
+        size = f"{max(8, self.font().pointSize())}pt"  # follows the presentation zoom
         for head in range(heads):
-            self.addLabel(f"head {head}", row=0, col=head + 1, size="8pt")
+            self.addLabel(f"head {head}", row=0, col=head + 1, size=size)
         for layer in range(layers):
-            self.addLabel(f"layer {layer}", row=layer + 1, col=0, angle=-90, size="8pt")
+            self.addLabel(f"layer {layer}", row=layer + 1, col=0, angle=-90, size=size)
             row_images, row_boxes = [], []
             for head in range(heads):
                 box = self.addViewBox(row=layer + 1, col=head + 1, lockAspect=True, enableMouse=False, invertY=True)
