@@ -19,17 +19,32 @@ def nearest(source: Any, word: str, query: Any, layer: int, k: int) -> list[Any]
 def compare_html(name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                  others: list[tuple[str, int, list[tuple[str, list[Any]]]]], colours: list[str]) -> str:
     """Every contextual model at once: the COMPARE_K nearest corpus occurrences of each typed occurrence."""
+    models = [(name, layer, groups), *others]
+    shared = shared_hits(models)
     parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, per "
-             "model (colours as in the sentences list). Static models give every occurrence the same vector.</p>"]
-    for model_name, model_layer, model_groups in [(name, layer, groups), *others]:
+             "model (colours as in the sentences list). Static models give every occurrence the same vector."
+             + (" ◆ marks a corpus sentence that more than one model puts near the same typed occurrence."
+                if shared else "") + "</p>"]
+    for model_name, model_layer, model_groups in models:
         parts.append(f"<h4>{html.escape(model_name)} <small>(layer {model_layer})</small></h4><table>")
         for g, (sentence, hits) in enumerate(model_groups):
             colour = colours[g % len(colours)]
-            cells = "<br>".join(f"{h.similarity:.2f} {snippet(h.sentence, word)}" for h in hits[:COMPARE_K]
+            cells = "<br>".join(f"{'◆ ' if (g, h.sentence) in shared else ''}{h.similarity:.2f} "
+                                f"{snippet(h.sentence, word)}" for h in hits[:COMPARE_K]
                                 ) or html.escape(sentence)  # the main model's list is longer: as many as said
             parts.append(f"<tr><td style='color:{colour}; padding-right:8px'><b>{g + 1}.</b></td><td>{cells}</td></tr>")
         parts.append("</table>")
     return "".join(parts)
+
+
+def shared_hits(models: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> set[tuple[int, str]]:
+    """(typed occurrence, corpus sentence) pairs that two or more models list among their COMPARE_K nearest."""
+    seen: dict[tuple[int, str], int] = {}
+    for _, _, groups in models:
+        for g, (_, hits) in enumerate(groups):
+            for sentence in {h.sentence for h in hits[:COMPARE_K]}:
+                seen[(g, sentence)] = seen.get((g, sentence), 0) + 1
+    return {key for key, count in seen.items() if count > 1}
 
 
 def snippet(sentence: str, word: str, width: int = 70) -> str:
