@@ -93,9 +93,17 @@ def show_event(ev: Any, bar: _Progress, status: int) -> int:
     return status
 
 
-def stop_on_sigint(stop: threading.Event) -> Any:
-    """First Ctrl-C: save and stop; second: abort. Returns the previous handler (None off the main thread)."""
+class NotStarted(KeyboardInterrupt):
+    """Ctrl-C before training began (reading the corpus, building the vocabulary): nothing to save."""
+
+
+def stop_on_sigint(stop: threading.Event, started: threading.Event | None = None) -> Any:
+    """First Ctrl-C: save and stop (at once, with nothing to save, before ``started`` is set); second:
+    abort. Returns the previous handler (None off the main thread)."""
     def on_sigint(signum: int, frame: Any) -> None:
+        if started is not None and not started.is_set():
+            stop.set()
+            raise NotStarted
         if stop.is_set():
             raise KeyboardInterrupt
         stop.set()
@@ -111,11 +119,16 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
     stream with a failed RunFinished when the run cannot start. Returns the exit status."""
     from engine.training.events import event_to_dict
 
-    previous = stop_on_sigint(stop)
+    from engine.training.events import RunStarted
+
+    started = threading.Event()
+    previous = stop_on_sigint(stop, started)
     bar = _Progress()
     status = 1
     try:
         for ev in events():
+            if isinstance(ev, RunStarted):
+                started.set()
             if json_events:
                 print(json.dumps(event_to_dict(ev)), flush=True)
             status = show_event(ev, bar, status)
@@ -125,6 +138,13 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
             print(json.dumps({"event": "finished", "status": "failed", "step": 0, "run_dir": failed_event_for,
                               "message": str(e), "metrics": {}}), flush=True)
         return 2
+    except NotStarted:
+        message = "stopped before training began: nothing was trained, nothing to save"
+        print(f"\n{message}", file=sys.stderr)
+        if json_events and failed_event_for is not None:
+            print(json.dumps({"event": "finished", "status": "stopped", "step": 0, "run_dir": failed_event_for,
+                              "message": message, "metrics": {}}), flush=True)
+        return 0
     except KeyboardInterrupt:
         print(f"\naborted; {aborted}", file=sys.stderr)
         return 130

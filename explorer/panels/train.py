@@ -214,12 +214,15 @@ class TrainPanel(QWidget):
             self.status.setText(f"{ev.status} at step {ev.step}. {ev.message} {metrics}".strip())
 
     def _on_finished(self, status: str) -> None:
+        from pathlib import Path
+
+        saved = bool(self.run_dir) and (Path(self.run_dir) / "config.json").is_file()  # stopped before a save: none
         self.start.setEnabled(not self.settings.problems)
-        if status in ("completed", "stopped"):
+        if status in ("completed", "stopped") and saved:
             self.session.add_run(self.run_dir)  # the library lists it: one double-click explores it
         self.stop.setEnabled(False)
-        self.resume.setEnabled(status in ("stopped", "killed"))
-        self.open_run.setEnabled(status in ("completed", "stopped"))
+        self.resume.setEnabled(status in ("stopped", "killed") and saved)
+        self.open_run.setEnabled(status in ("completed", "stopped") and saved)
         if status == "completed":
             self.progress.setValue(1000)
 

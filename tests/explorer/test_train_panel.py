@@ -155,3 +155,22 @@ def test_closing_the_window_stops_a_run_with_a_save(qtbot, window):
     events = api.read_metrics(panel.run_dir)
     assert isinstance(events[-1], api.RunFinished) and events[-1].status == "stopped"
     assert api.load(panel.run_dir).kind == "bert"  # the saved checkpoint loads
+
+
+def test_stop_while_the_corpus_is_read_ends_the_run_at_once_with_nothing_to_resume(qtbot, window):
+    import time
+
+    panel = window.train
+    choose(panel, "bert")
+    panel.corpus.setCurrentText("default")  # 2.2M words: seconds of reading and tokenizing before step 1
+    panel.start.click()
+    qtbot.wait(2500)  # (no event marks "reading the corpus": the CLI is busy before its first event)
+    assert panel.job.running
+    stopped_at = time.perf_counter()
+    panel.stop.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=30_000) as done:
+        pass
+    assert time.perf_counter() - stopped_at < 10
+    assert done.args[0] in ("stopped", "killed")  # "stopped" once the CLI listens for Ctrl-C; before, killed
+    assert not panel.resume.isEnabled() and not panel.open_run.isEnabled()  # nothing was saved to resume
+    assert panel.start.isEnabled() and not panel.stop.isEnabled()

@@ -43,3 +43,27 @@ def test_eval_scores_the_bundled_cloze_and_sense_sets(contextual_runs, capsys):
     assert eval_main([str(contextual_runs["gpt"][0]), "--tasks", "cloze", "--json"]) == 0
     assert "fill [MASK]" in json.loads(capsys.readouterr().out)["cloze"]["skipped"]
     assert eval_main([str(contextual_runs["gpt"][0]), "--tasks", "nonsense"]) == 2
+
+
+def test_ctrl_c_before_training_began_stops_at_once_with_nothing_to_save(tmp_path, capsys):
+    import os
+    import signal
+    import threading
+
+    from engine.cli.runner import run_events
+    from engine.training.events import RunStarted
+
+    stop = threading.Event()
+    reached: list[str] = []
+
+    def events():
+        reached.append("reading the corpus")
+        os.kill(os.getpid(), signal.SIGINT)  # the user's Ctrl-C (or the app's Stop) while the corpus is read
+        reached.append("tokenizing")  # never reached: the stop is at once
+        yield RunStarted(str(tmp_path), "bert", "cpu", 1.0, "tokens", 0, {})
+
+    code = run_events(events, stop, prog="word2bert-train", json_events=True, aborted="", failed_event_for=str(tmp_path))
+    out = capsys.readouterr()
+    assert code == 0 and reached == ["reading the corpus"] and stop.is_set()
+    assert '"status": "stopped"' in out.out and "nothing to save" in out.err
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is given back
