@@ -117,9 +117,7 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
     """Run a training generator for the command line: progress on stderr, JSON lines on stdout when asked,
     Ctrl-C stops it (saving), a second Ctrl-C aborts. ``failed_event_for``: a run folder, to end the JSON
     stream with a failed RunFinished when the run cannot start. Returns the exit status."""
-    from engine.training.events import event_to_dict
-
-    from engine.training.events import RunStarted
+    from engine.training.events import RunStarted, event_to_dict
 
     started = threading.Event()
     previous = stop_on_sigint(stop, started)
