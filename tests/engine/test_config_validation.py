@@ -75,3 +75,41 @@ def test_the_cli_and_the_form_use_the_same_checks(tmp_path):
     assert api.check_settings("bert", {"heads": 3}) == ["hidden (256) must be a multiple of heads (3)"]
     with pytest.raises(ValueError, match="whole number"):
         api.RunSpec("bert", out=str(tmp_path / "x"), model={"hidden": "256"})
+
+
+def _json_values():
+    from hypothesis import strategies as st
+
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(10**15), max_value=10**15),
+                        st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20))
+    return st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                         st.dictionaries(st.text(max_size=5), inner, max_size=3)),
+                        max_leaves=6)
+
+
+def test_any_json_value_in_any_field_loads_or_is_refused_clearly(bert_copy):
+    """Property: a config.json whose one field holds an arbitrary JSON value either loads or raises
+    CheckpointError (never another exception, never a huge allocation)."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    path = bert_copy / "config.json"
+    original = path.read_text()
+    config = json.loads(original)
+    fields = [("model", k) for k in config["model"]] + [(k,) for k in config if k != "model"]
+
+    @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(field=st.sampled_from(fields), value=_json_values())
+    def check(field, value):
+        changed = json.loads(original)
+        target = changed["model"] if len(field) == 2 else changed
+        target[field[-1]] = value
+        path.write_text(json.dumps(changed))
+        try:
+            api.load(bert_copy)
+        except api.CheckpointError:
+            pass
+        finally:
+            path.write_text(original)
+
+    check()
