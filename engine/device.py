@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -61,3 +62,26 @@ def precision_for(device: torch.device, mixed: bool = True) -> Precision:
         bf16 = torch.cuda.is_bf16_supported()
         return Precision("cuda", torch.bfloat16 if bf16 else torch.float16)
     return Precision(device.type, torch.float16)
+
+
+def release_memory() -> bool:
+    """Give the allocator's freed memory back to the system (glibc's ``malloc_trim``): queries on texts of
+    varied length leave freed blocks of many sizes that glibc keeps, so the process grows with use
+    although nothing leaks (bench/memory.py). True where it could (Linux with glibc); a no-op elsewhere."""
+    global _TRIM
+    if _TRIM is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+            _TRIM = libc.malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if not _TRIM:
+        return False
+    _TRIM(0)
+    return True
+
+
+_TRIM: Any = None

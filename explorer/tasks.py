@@ -49,6 +49,10 @@ class _Job(QRunnable):
             self._send(self.relay.failed, str(e) or type(e).__name__)
             return
         self._send(self.relay.done, result)
+        if self.one_thread:  # after the answer is on its way: varied text lengths must not grow the app
+            from engine.api import release_memory
+
+            release_memory()
 
     def _send(self, signal: Any, value: Any) -> None:
         try:

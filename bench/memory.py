@@ -1,0 +1,90 @@
+"""Memory under many queries (issue 17: 1,000 mixed queries, RSS growth < 5%): bert-tiny, gpt-tiny and
+elmo-tiny answer fill-mask, next-token, attention, contextual vectors and sentence scores for texts of
+varied length (up to ~400 words), as the app's query thread does; RSS after a 100-query warm-up vs after
+1,000 more. Run twice: as the engine does by itself, and with ``api.release_memory()`` after each query
+(what the app's query thread does: glibc's malloc_trim gives the allocator's freed pages back).
+
+    python bench/memory.py [--queries 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._report import machine, write_section  # noqa: E402
+
+WORDS = ["the", "river", "bank", "was", "muddy", "after", "the", "rain", "and", "the", "children", "played", "by", "the", "water", "while", "their", "parents", "deposited", "money", "at", "the", "bank", "in", "town", "before", "the", "match", "began", "on", "the", "green", "field"]
+
+
+def rss_mb() -> float:
+    with open(f"/proc/{os.getpid()}/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def queries(handles: dict, n: int, rng: random.Random, release: bool) -> None:
+    from engine import api
+
+    for _ in range(n):
+        length = rng.choice((5, 12, 30, 80, 200, 400))
+        words = [rng.choice(WORDS) for _ in range(length)]
+        text = " ".join(words)
+        kind = rng.choice(("fill", "next", "attention", "vectors", "score"))
+        try:
+            if kind == "fill":
+                words[rng.randrange(length)] = "[MASK]"
+                handles["bert"].fill_mask(" ".join(words), k=8)
+            elif kind == "next":
+                handles[rng.choice(("gpt", "elmo"))].next_token(text, k=10)
+            elif kind == "attention":
+                handles[rng.choice(("bert", "gpt"))].attention(text)
+            elif kind == "vectors":
+                handles[rng.choice(("bert", "gpt", "elmo"))].contextual_vectors(text)
+            else:
+                handles[rng.choice(("gpt", "elmo"))].score(" ".join(words[:60]))
+        except api.Word2BertError:
+            pass
+        if release:
+            api.release_memory()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--queries", type=int, default=1000)
+    args = p.parse_args()
+    import torch
+
+    from engine import api
+
+    torch.set_num_threads(1)  # as the app's query thread
+    handles = {"bert": api.load("bert-tiny"), "gpt": api.load("gpt-tiny"), "elmo": api.load("elmo-tiny")}
+    rows = []
+    for release in (False, True):
+        rng = random.Random(0)
+        queries(handles, 100, rng, release)  # warm-up: every shape class seen once
+        before = rss_mb()
+        queries(handles, args.queries, rng, release)
+        after = rss_mb()
+        growth = (after - before) / before
+        rows.append(f"| {'with' if release else 'without'} `api.release_memory()` after each query | {before:,.0f} MB | "
+                    f"{after:,.0f} MB | {growth:+.1%} | {'meets' if growth < 0.05 else 'misses'} |")
+        print(rows[-1], flush=True)
+    body = "\n".join(["## Memory under 1,000 mixed queries", "", f"Machine: {machine()}", "",
+                      f"`python bench/memory.py`: bert-tiny, gpt-tiny and elmo-tiny; fill-mask, next token, attention, "
+                      f"contextual vectors and sentence scores on texts of 5–400 words, one thread; RSS after a "
+                      f"100-query warm-up and after {args.queries:,} more. Target: growth < 5%.", "",
+                      "| run | RSS after warm-up | after the queries | growth | target |", "|---|---:|---:|---:|---|", *rows])
+    write_section("memory", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
