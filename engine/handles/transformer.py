@@ -8,6 +8,7 @@ sentence scores and next-sentence prediction are written once for every Transfor
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -35,6 +36,7 @@ from engine.results import (
 MASK_TEXT = "[MASK]"
 
 
+SHARED_MAX_TOKENS = 128  # texts up to this long share one forward pass between fill_mask and attention
 PLL_BUDGET_BYTES = 256 * 2**20  # vocabulary logits held at once while a masked LM scores a sentence
 
 
@@ -83,6 +85,24 @@ class TransformerHandle(BaseHandle):
         if "layers" in self.info:  # contextual_vectors gives the embedding layer and every layer's output
             self.info["vector_layers"] = int(self.info["layers"]) + 1
         self.info.setdefault("max_tokens", adapter.max_len)
+        self._shared: tuple[Any, ForwardOutput] | None = None  # the last short text's full forward pass
+        self._shared_lock = threading.Lock()
+
+    def _shared_forward(self, ids: list[int], segments: list[int]) -> ForwardOutput | None:
+        """One forward pass of a short masked-LM text with attention and every position's logits, kept
+        for the next query on the same text: as the speaker types, the masked view's fill_mask and the
+        attention view's maps of one edit cost one pass, not two (bench/attention_predictions_speed.py).
+        None for long texts (their (T, V) logits are not worth keeping) and other objectives."""
+        if self.adapter.objective != "masked" or len(ids) > SHARED_MAX_TOKENS:
+            return None
+        key = (tuple(ids), tuple(segments))
+        with self._shared_lock:
+            if self._shared is not None and self._shared[0] == key:
+                return self._shared[1]
+        out = self._forward(ids, segments, attention=True, logits=True)
+        with self._shared_lock:
+            self._shared = (key, out)
+        return out
 
     def missing(self, capability: Capability) -> str:
         reason = super().missing(capability)
@@ -186,7 +206,7 @@ class TransformerHandle(BaseHandle):
                 ids, segments, _, _, notice = self._encode(a, b)
         else:
             ids, segments, _, _, notice = self._encode(check_text(sentence_or_pair))
-        out = self._forward(ids, segments, attention=True)
+        out = self._shared_forward(ids, segments) or self._forward(ids, segments, attention=True)
         weights = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()  # (L, H, T, T)
         return AttentionMaps(tuple(self._token_text(i) for i in ids), weights, tuple(segments), notice)
 
@@ -203,9 +223,11 @@ class TransformerHandle(BaseHandle):
         positions = [i for i, t in enumerate(ids) if t == self.adapter.mask_id]
         if not positions:
             raise InputError("every [MASK] lies beyond the part of the text this model reads")
-        out = self._forward(ids, segments, logits=True, positions=positions)
+        shared = self._shared_forward(ids, segments)
+        out = shared or self._forward(ids, segments, logits=True, positions=positions)
         assert out.logits is not None
-        probs = out.logits[0].float().softmax(-1)  # (masks, V)
+        logits = out.logits[0, positions] if shared is not None else out.logits[0]
+        probs = logits.float().softmax(-1)  # (masks, V)
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]), dim=-1)
         values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()
         return [MaskCandidates(p, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))

@@ -258,3 +258,17 @@ def test_pseudo_log_likelihood_is_the_same_in_chunks_of_any_size(handles, monkey
     one_by_one = handles["bert"].score(sentence)
     assert whole.tokens == one_by_one.tokens and len(whole.token_logprobs) > 5
     assert np.allclose(whole.token_logprobs, one_by_one.token_logprobs, atol=1e-4)
+
+
+def test_fill_mask_and_attention_on_one_text_share_one_forward_pass(handles, monkeypatch):
+    bert = handles["bert"]
+    calls = []
+    forward = bert.adapter.forward
+    monkeypatch.setattr(bert.adapter, "forward", lambda *a, **kw: calls.append(kw) or forward(*a, **kw))
+    text = "the pianist played the [MASK] on stage ."
+    filled = bert.fill_mask(text, k=5)
+    maps = bert.attention(text)  # the attention view, one keystroke later: no second pass
+    assert len(calls) == 1 and calls[0]["attention"] and calls[0]["logits"]
+    assert np.allclose(maps.weights.sum(-1), 1, atol=1e-4) and filled[0].tokens
+    bert.fill_mask(text.replace("stage", "tour"), k=5)  # another text: a new pass
+    assert len(calls) == 2
