@@ -1,0 +1,94 @@
+"""What a run's CPU time bought: for each run folder given, its training levers (from its config: family,
+size, NSP, whole-word masking, GloVe-initialised embeddings, a distillation teacher, an adapted foreign
+encoder), the CPU time and tokens it took (from its metrics.jsonl, summed over resumes), its held-out
+metrics, and its scores now on the bundled sets: sense separation (best layer) beside the GloVe
+bag-of-context baseline, and cloze top-10.
+
+    python bench/levers.py RUN [RUN ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._report import machine, write_section  # noqa: E402
+
+
+def training_seconds(run: Path) -> float:
+    """CPU-clock seconds of training: each segment's (start to last step) elapsed time, summed over resumes."""
+    total, segment = 0.0, 0.0
+    for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "started":
+            total += segment
+            segment = 0.0
+        elif event.get("event") == "step":
+            segment = max(segment, float(event.get("elapsed_s", 0.0)))
+    return total + segment
+
+
+def levers(config: dict) -> str:
+    model = config.get("model", {})
+    if config["kind"] == "mlm-head":
+        return f"adapt {model.get('base')}: masked-LM head + top {model.get('train_layers')} layers"
+    parts = [f"{config['kind']} {model.get('preset', '')}".strip(), f"seq {model.get('seq_len')}",
+             f"lr {model.get('lr')}"]
+    if config["kind"] == "bert":
+        parts.append("NSP" if model.get("nsp") else "no NSP")
+        if model.get("whole_word"):
+            parts.append("whole-word")
+    if model.get("dropout") == 0:
+        parts.append("dropout 0")
+    if model.get("init_embeddings"):
+        parts.append(f"embeddings from {model['init_embeddings']}")
+    if model.get("teacher"):
+        parts.append(f"distilled from {model['teacher']} (weight {model.get('distill_weight')})")
+    return ", ".join(parts)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("runs", nargs="+")
+    args = p.parse_args()
+    from engine import api
+    from engine.handles.history import tokens_seen
+    from engine.inspect.history_scores import quality
+    from engine.inspect.quality import glove_context_baseline
+
+    baseline = glove_context_baseline(api.load("glove-6b-50d"))
+    rows = []
+    for run_name in args.runs:
+        run = Path(run_name)
+        config = json.loads((run / "config.json").read_text(encoding="utf-8"))
+        handle = api.load(run)
+        senses, cloze = quality(handle, "senses"), quality(handle, "cloze")
+        held = config.get("metrics", {})
+        held_text = ", ".join(f"{k} {v:.3f}" for k, v in held.items() if k in ("mlm_accuracy", "mlm_top10", "perplexity"))
+        tokens = tokens_seen(run)
+        rows.append(f"| {run.name} | {levers(config)} | {config.get('trained_steps', 0):,} | "
+                    f"{(tokens or 0) / 1e6:.1f}M | {training_seconds(run) / 60:.0f} | {held_text or '—'} | "
+                    f"{senses.get('best', float('nan')):.3f} (layer {senses.get('best_layer', '?')}) | "
+                    f"{cloze.get('cloze_top10', float('nan')):.3f} |")
+        print(rows[-1], flush=True)
+    body = "\n".join([
+        "## Training levers: what each run's CPU time bought", "", f"Machine: {machine()}", "",
+        f"`python bench/levers.py RUN …`: each run's levers (from its config), steps, tokens seen, training minutes "
+        f"(wall clock of its steps, summed over resumes; the machine's 2 cores were shared with other work, so "
+        f"minutes are upper bounds), held-out metrics, and its scores now: sense separation (best layer; the GloVe "
+        f"bag-of-context baseline is **{baseline:.3f}**) and cloze top-10 (72 items).", "",
+        "| run | levers | steps | tokens | minutes | held-out | senses (best layer) | cloze top-10 |",
+        "|---|---|---:|---:|---:|---|---:|---:|", *rows])
+    write_section("levers", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()
