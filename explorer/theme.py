@@ -49,3 +49,11 @@ def apply_zoom(app: Any, level: int) -> None:
     font = QFont(font)
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     app.setFont(font)
+    import pyqtgraph as pg
+
+    for widget in app.allWidgets():  # plot axes keep their own fonts: give them the zoomed one
+        if isinstance(widget, pg.GraphicsView):
+            for item in widget.items():
+                if isinstance(item, pg.AxisItem):
+                    item.setStyle(tickFont=font)
+                    item.label.setFont(font)
