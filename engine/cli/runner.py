@@ -113,10 +113,11 @@ def stop_on_sigint(stop: threading.Event, started: threading.Event | None = None
 
 
 def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, prog: str, json_events: bool,
-               aborted: str, failed_event_for: str | None = None) -> int:
+               aborted: str, failed_event_for: str | None = None, run_dir: str | None = None) -> int:
     """Run a training generator for the command line: progress on stderr, JSON lines on stdout when asked,
     Ctrl-C stops it (saving), a second Ctrl-C aborts. ``failed_event_for``: a run folder, to end the JSON
-    stream with a failed RunFinished when the run cannot start. Returns the exit status."""
+    stream with a failed RunFinished when the run cannot start; ``run_dir``: the run a "stopped before
+    training began" event names. Returns the exit status."""
     from engine.training.events import RunStarted, event_to_dict
 
     started = threading.Event()
@@ -139,8 +140,9 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
     except NotStarted:
         message = "stopped before training began: nothing was trained, nothing to save"
         print(f"\n{message}", file=sys.stderr)
-        if json_events and failed_event_for is not None:
-            print(json.dumps({"event": "finished", "status": "stopped", "step": 0, "run_dir": failed_event_for,
+        if json_events:
+            print(json.dumps({"event": "finished", "status": "stopped", "step": 0,
+                              "run_dir": run_dir or failed_event_for or "",
                               "message": message, "metrics": {}}), flush=True)
         return 0
     except KeyboardInterrupt:

@@ -108,7 +108,7 @@ def train_main(argv: list[str] | None = None) -> int:
         lower_priority()
     stop = threading.Event()
     return run_events(lambda: train(spec, stop), stop, prog="word2bert-train", json_events=args.json_events,
-                      aborted="the last saved checkpoint is kept", failed_event_for=spec.out)
+                      aborted="the last saved checkpoint is kept", run_dir=spec.out)
 
 
 if __name__ == "__main__":
