@@ -38,6 +38,24 @@ def import_torch_once() -> None:
         import torch  # noqa: F401
 
 
+TRIM_EVERY_S = 2.0
+_last_trim = [0.0]
+
+
+def release_memory_now_and_then() -> None:
+    """After a query, at most every TRIM_EVERY_S: give freed memory back (varied text lengths must not
+    grow the app; bench/memory.py). Not after every query: a keystroke's second query (the attention
+    after the masked top-k, on this same thread) would wait for it."""
+    import time
+
+    now = time.monotonic()
+    if now - _last_trim[0] >= TRIM_EVERY_S:
+        from engine.api import release_memory
+
+        release_memory()
+        _last_trim[0] = time.monotonic()
+
+
 class _Relay(QObject):
     done = Signal(int, object)
     failed = Signal(int, str)
@@ -64,10 +82,8 @@ class _Job(QRunnable):
             self._send(self.relay.failed, str(e) or type(e).__name__)
             return
         self._send(self.relay.done, result)
-        if self.one_thread:  # after the answer is on its way: varied text lengths must not grow the app
-            from engine.api import release_memory
-
-            release_memory()
+        if self.one_thread:
+            release_memory_now_and_then()
 
     def _send(self, signal: Any, value: Any) -> None:
         try:

@@ -14,6 +14,7 @@ HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"
                 "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
 SEGMENT_BACKGROUNDS = ["#e8f0fe", "#fdecea"]  # sentence A, sentence B
 BUCKETS = 16  # line weights are drawn in this many steps of width and opacity
+SMOOTH_FROM = 4  # buckets below this (weights under 1/4: the many faint lines) are drawn without antialiasing
 MAX_LINES = 3000  # long inputs: only the strongest lines (Qt draws ~20k lines a second here)
 
 
@@ -146,6 +147,7 @@ class HeadView(QWidget):
             weight = (bucket + 0.5) / BUCKETS
             colour = mix(QColor(HEAD_COLOURS[head % len(HEAD_COLOURS)]), base, min(1.0, 0.15 + 0.85 * weight))
             painter.setPen(QPen(colour, max(0.5, 4 * weight) * thick))
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, bucket >= SMOOTH_FROM)  # faint ones: plain
             painter.drawLines(lines)
 
     def mouseMoveEvent(self, event: object) -> None:  # noqa: N802
