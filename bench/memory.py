@@ -2,7 +2,8 @@
 elmo-tiny answer fill-mask, next-token, attention, contextual vectors and sentence scores for texts of
 varied length (up to ~400 words), as the app's query thread does; RSS after a 100-query warm-up vs after
 1,000 more. Run twice: as the engine does by itself, and with ``api.release_memory()`` after each query
-(what the app's query thread does: glibc's malloc_trim gives the allocator's freed pages back).
+(glibc's malloc_trim gives the allocator's freed pages back; the app's query thread calls it after a
+query at most every 2 s, so that a keystroke's second query does not wait for it).
 
     python bench/memory.py [--queries 1000]
 """
