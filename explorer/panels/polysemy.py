@@ -145,7 +145,12 @@ class PolysemyPanel(QWidget):
         split.addWidget(right)
         split.setSizes([300, 700])
         split.setStretchFactor(1, 2)
-        QVBoxLayout(self).addWidget(split)
+        self.typed = QLabel()  # a talk's static step: the sentences it is about, the word in bold
+        self.typed.setWordWrap(True)
+        self.typed.setVisible(False)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.typed)
+        outer.addWidget(split, 1)
 
         self.fetcher = OccurrenceFetcher(self)  # a clicked word's occurrences, encoded on demand
         self.fetcher.ready.connect(self._fetched)
@@ -217,6 +222,14 @@ class PolysemyPanel(QWidget):
         self.hits = 3 if on else 4
         self.scene_models_only = on
         self.right.setSizes([1, 4] if on else [180, 420])
+        self._show_typed()
+
+    def _show_typed(self) -> None:
+        """In a talk's static view (no contextual column to head the groups), the typed sentences."""
+        show = self.left_widget.isHidden() and self.contextual_box.isHidden()
+        self.typed.setVisible(show)
+        if show:
+            self.typed.setText("<br>".join(f"{i + 1}. {highlight(s, self.word)}" for i, s in enumerate(self.sentence_list())))
 
     def apply_scene(self, scene: dict[str, Any]) -> None:
         self.wanted_model = scene.get("contextual_model") or ""
@@ -226,6 +239,7 @@ class PolysemyPanel(QWidget):
         self.sentences.setPlainText("\n".join(scene["sentences"]))
         self.views.setCurrentIndex(1 if scene.get("view") == "map" else 0)
         self.contextual_box.setVisible(scene.get("view") != "static")  # static: one list whatever the sense
+        self._show_typed()
         self._refresh_models()
 
     def current_scene(self) -> dict[str, Any]:
