@@ -243,14 +243,25 @@ def finetune_cli(argv: list[str]) -> int:
     return finetune_main(argv)
 
 
+def _loaded_torch() -> Any:
+    """torch if something has imported it (None otherwise: it is never imported just for this). When
+    another thread is still importing it, sys.modules holds a half-initialised module: ``import``
+    waits for that thread to finish instead of touching it."""
+    import sys
+
+    if "torch" not in sys.modules:
+        return None
+    import torch
+
+    return torch
+
+
 def one_thread_here() -> None:
     """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
     are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
     (bench/attention_predictions_speed.py). Threads that start using torch later would inherit the
     setting: long jobs call ``all_threads_here`` first."""
-    import sys
-
-    torch = sys.modules.get("torch")
+    torch = _loaded_torch()
     if torch is not None:
         if not _DEFAULT_THREADS:
             _DEFAULT_THREADS.append(torch.get_num_threads())
@@ -259,9 +270,7 @@ def one_thread_here() -> None:
 
 def all_threads_here() -> None:
     """Give the calling thread torch's default number of threads back (index builds, long jobs)."""
-    import sys
-
-    torch = sys.modules.get("torch")
+    torch = _loaded_torch()
     if torch is not None and _DEFAULT_THREADS:
         torch.set_num_threads(_DEFAULT_THREADS[0])
 

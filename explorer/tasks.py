@@ -6,8 +6,6 @@ Work runs on a QThreadPool thread; results come back through a Qt signal (queued
 from __future__ import annotations
 
 import logging
-import sys
-import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -24,18 +22,6 @@ def freeze_long_lived_objects() -> None:
     import gc
 
     gc.freeze()
-
-
-_TORCH_IMPORT = threading.Lock()
-
-
-def import_torch_once() -> None:
-    """Import torch in one worker at a time: two threads importing it at once can get a partially
-    initialised module ("torch has no attribute get_num_threads"), failing whichever job came second."""
-    if "torch" in sys.modules and getattr(sys.modules["torch"], "get_num_threads", None) is not None:
-        return
-    with _TORCH_IMPORT:
-        import torch  # noqa: F401
 
 
 TRIM_EVERY_S = 2.0
@@ -67,7 +53,6 @@ class _Job(QRunnable):
         self.request, self.fn, self.relay, self.one_thread = request, fn, relay, one_thread
 
     def run(self) -> None:
-        import_torch_once()
         if self.one_thread:  # a model query: one core is fastest for it (see engine.api.one_thread_here)
             from engine.api import one_thread_here
 

@@ -9,20 +9,30 @@ from PySide6.QtGui import QColor, QFont, QPalette
 BASE_POINT_SIZE: dict[str, float] = {}
 
 
+Role = QPalette.ColorRole
+DARK = {Role.Window: "#2b2b2b", Role.WindowText: "#e6e6e6", Role.Base: "#1e1e1e", Role.AlternateBase: "#2b2b2b",
+        Role.Text: "#e6e6e6", Role.Button: "#3a3a3a", Role.ButtonText: "#e6e6e6", Role.Highlight: "#2f65ca",
+        Role.HighlightedText: "#ffffff", Role.ToolTipBase: "#3a3a3a", Role.ToolTipText: "#e6e6e6"}
+HIGH_CONTRAST = {Role.Window: "#000000", Role.WindowText: "#ffffff", Role.Base: "#0b0b0b",  # a talk, on a projector
+                 Role.AlternateBase: "#1a1a1a", Role.Text: "#ffffff", Role.Button: "#262626",
+                 Role.ButtonText: "#ffffff", Role.Highlight: "#ffd400", Role.HighlightedText: "#000000",
+                 Role.PlaceholderText: "#bbbbbb", Role.Link: "#7ab8ff"}
+
+
+def palette_with(base: QPalette, colours: dict[QPalette.ColorRole, str]) -> QPalette:
+    """``base`` with the given roles' colours replaced."""
+    palette = QPalette(base)
+    for role, colour in colours.items():
+        palette.setColor(role, QColor(colour))
+    return palette
+
+
 def apply_theme(app: Any, name: str) -> None:
     import pyqtgraph as pg
 
     app.setStyle("Fusion")
-    palette = QPalette()
     if name == "dark":
-        colours = {QPalette.ColorRole.Window: "#2b2b2b", QPalette.ColorRole.WindowText: "#e6e6e6",
-                   QPalette.ColorRole.Base: "#1e1e1e", QPalette.ColorRole.AlternateBase: "#2b2b2b",
-                   QPalette.ColorRole.Text: "#e6e6e6", QPalette.ColorRole.Button: "#3a3a3a",
-                   QPalette.ColorRole.ButtonText: "#e6e6e6", QPalette.ColorRole.Highlight: "#2f65ca",
-                   QPalette.ColorRole.HighlightedText: "#ffffff", QPalette.ColorRole.ToolTipBase: "#3a3a3a",
-                   QPalette.ColorRole.ToolTipText: "#e6e6e6"}
-        for role, colour in colours.items():
-            palette.setColor(role, QColor(colour))
+        palette = palette_with(QPalette(), DARK)
         background, foreground = "#1e1e1e", "#d0d0d0"
     else:
         palette = app.style().standardPalette()

@@ -6,6 +6,7 @@ separation best and last layer, cloze top-10; cached in the run folder) and plot
 
 from __future__ import annotations
 
+import bisect
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -162,9 +163,11 @@ class HistoryPanel(QWidget):
 
     @staticmethod
     def _loss_at(step: int, losses: list[tuple[int, float]]) -> float:
+        """The logged loss nearest ``step`` (losses in step order; a long run logs thousands)."""
         if not losses:
             return 0.0
-        return min(losses, key=lambda sl: abs(sl[0] - step))[1]
+        i = bisect.bisect_left(losses, (step,))
+        return min(losses[max(0, i - 1) : i + 1], key=lambda sl: abs(sl[0] - step))[1]
 
     # ------------------------------------------------------------ the slider
 

@@ -12,13 +12,11 @@ from typing import Any
 
 from PySide6.QtCore import QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
-    QColor,
     QFont,
     QImage,
     QKeyEvent,
     QPageSize,
     QPainter,
-    QPalette,
     QPdfWriter,
 )
 from PySide6.QtWidgets import (
@@ -38,6 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.session import Session
+from explorer.theme import HIGH_CONTRAST, palette_with
 
 BODY_PX = 28
 TITLE_PX = 46
@@ -46,12 +45,6 @@ DIGIT_WAIT_MS = 700
 NEXT = {Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down}
 BACK = {Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace}
 CLICKER = {Qt.Key.Key_PageDown, Qt.Key.Key_PageUp, Qt.Key.Key_Escape}
-HIGH_CONTRAST = {QPalette.ColorRole.Window: "#000000", QPalette.ColorRole.WindowText: "#ffffff",
-                 QPalette.ColorRole.Base: "#0b0b0b", QPalette.ColorRole.AlternateBase: "#1a1a1a",
-                 QPalette.ColorRole.Text: "#ffffff", QPalette.ColorRole.Button: "#262626",
-                 QPalette.ColorRole.ButtonText: "#ffffff", QPalette.ColorRole.Highlight: "#ffd400",
-                 QPalette.ColorRole.HighlightedText: "#000000", QPalette.ColorRole.PlaceholderText: "#bbbbbb",
-                 QPalette.ColorRole.Link: "#7ab8ff"}
 
 
 def make_panel(name: str, session: Session) -> Any:
@@ -90,10 +83,7 @@ class TalkWindow(QWidget):
         self.steps: list[dict[str, Any]] = deck["steps"]
         self.setWindowTitle(deck.get("title") or "word2bert talk")
         self.setAutoFillBackground(True)
-        palette = QPalette(self.palette())
-        for role, colour in HIGH_CONTRAST.items():
-            palette.setColor(role, QColor(colour))
-        self.setPalette(palette)
+        self.setPalette(palette_with(self.palette(), HIGH_CONTRAST))
         font = QFont(self.font())
         font.setPixelSize(BODY_PX)
         self.setFont(font)
@@ -250,8 +240,7 @@ class TalkWindow(QWidget):
         paths: list[Path] = []
         for i in range(len(self.steps)):
             self.go(i)
-            QApplication.sendPostedEvents()  # the page laid out at its size before it is grabbed
-            QApplication.processEvents()
+            QApplication.sendPostedEvents()  # the page's layout requests: laid out at its size, then grabbed
             image = self.grab().toImage()
             path = out / f"step-{i + 1:02d}.png"
             if not image.save(str(path)):
