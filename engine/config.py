@@ -158,6 +158,7 @@ class MlmHeadConfig(PretrainSettings):
 
     base: str = "all-minilm-l6-v2"  # the encoder: a built-in name or a Hugging Face BERT-style folder
     train_layers: int = 2  # the top N encoder layers learn with the head (0: the head only)
+    init_from: str = ""  # an mlm-head run (folder or shipped name) whose trained weights this run starts from
     seq_len: int = 128  # tokens per training window ([CLS] text [SEP])
     mask_prob: float = 0.15
     whole_word: bool = True  # mask every piece of a chosen word together (whole-word masking)

@@ -160,22 +160,14 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     its own folder, what was trained from the run folder (checked by name and shape)."""
     from engine.checkpoint import read_tensors
     from engine.config import config_from_dict
-    from engine.models.masked_lm_head import base_folder, build
+    from engine.models.masked_lm_head import base_folder, build, load_trained
 
     try:
         cfg = config_from_dict("mlm-head", config["model"])
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{run_dir}: config.json's model settings are not an mlm-head's ({e})") from None
     model, tokenizer = build(cfg.base)
-    tensors = read_tensors(run_dir, config)
-    state = model.state_dict()
-    unexpected = sorted(k for k in tensors if k not in state)
-    wrong = sorted(k for k in tensors if k in state and tuple(tensors[k].shape) != tuple(state[k].shape))
-    if unexpected or wrong:
-        raise CheckpointError(f"{run_dir}: the trained weights do not fit {cfg.base} "
-                              f"(unexpected: {', '.join(unexpected[:3]) or '-'}; wrong shape: {', '.join(wrong[:3]) or '-'})")
-    model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=False)
-    model.tie_weights()
+    load_trained(model, read_tensors(run_dir, config), f"{run_dir} ({cfg.base})")
     model.eval()
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     max_len = min(positions, int(tokenizer.model_max_length)) if tokenizer.model_max_length < 1e6 else positions

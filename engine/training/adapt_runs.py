@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.errors import CorpusError
+from engine.errors import CheckpointError, CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
@@ -40,6 +40,23 @@ def mlm_windows(docs: list[Document], seq_len: int, cls: int, sep: int) -> np.nd
     return out
 
 
+def warm_start(model: Any, init_from: str, base: str) -> dict[str, Any]:
+    """Start from what an earlier mlm-head run of the same base trained (its head and top layers): a longer
+    adaptation with more layers learning need not learn the head again. The run's config records it."""
+    from engine.checkpoint import read_config, read_tensors
+    from engine.models.masked_lm_head import load_trained
+    from engine.shipped import run_folder
+
+    folder = run_folder(init_from)
+    config = read_config(folder)
+    if config.get("kind") != "mlm-head":
+        raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not an mlm-head run")
+    if config.get("model", {}).get("base") != base:
+        raise CheckpointError(f"init_from: {folder} adapted {config.get('model', {}).get('base')!r}, not {base!r}")
+    load_trained(model, read_tensors(folder, config), str(folder))
+    return {"init_from": str(init_from), "init_from_steps": int(config.get("trained_steps", 0))}
+
+
 def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.masked_lm_head import build, masked_lm_loss, set_trainable, trained_state
     from engine.models.masking import mask_words, vocabulary_roles
@@ -50,6 +67,7 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     if cfg.seq_len > positions:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
+    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base)
     set_trainable(model, cfg.train_layers)
     tok = hf_tokenizer.backend_tokenizer
     tok.no_truncation()
@@ -96,7 +114,7 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
                 "mlm_perplexity": math.exp(min(mean, 50))}
 
     recipe = Recipe("mlm-head", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
-                    {}, {"corpus_tokens": n_tokens, "base": cfg.base,
+                    {}, {"corpus_tokens": n_tokens, "base": cfg.base, **started,
                          "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
                     weights=lambda: trained_state(model))
     yield from pretrain(ctx, recipe)

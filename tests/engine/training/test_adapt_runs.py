@@ -1,6 +1,8 @@
 """A masked-LM head for a foreign encoder (all-MiniLM-L6-v2 ships without one): trained here, saved as
 only what learned, loaded by name, and it fills [MASK]."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -78,4 +80,32 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
 def test_a_bad_base_is_refused_before_training(topic_corpus, tmp_path):
     cfg = model_config("mlm-head", base=str(tmp_path / "nowhere"))
     with pytest.raises(api.CheckpointError, match="neither a built-in name"):
+        list(api.train(RunSpec("mlm-head", out=str(tmp_path / "x"), corpus=str(topic_corpus), model=cfg, max_steps=1)))
+
+
+def test_a_longer_adaptation_starts_from_an_earlier_runs_head(adapted, topic_corpus, tmp_path):
+    from safetensors.torch import load_file
+
+    from engine.models.masked_lm_head import build, load_trained
+
+    earlier, _ = adapted
+    out = tmp_path / "more-layers"
+    cfg = model_config("mlm-head", train_layers=2, seq_len=24, batch_size=4, eval_every=0, warmup=1, lr=1e-12,
+                       init_from=str(earlier))
+    events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=1)))
+    assert events[-1].status == "completed"
+    config = json.loads((out / "config.json").read_text())
+    assert config["init_from"] == str(earlier) and config["init_from_steps"] == 3
+    saved, before = load_file(str(out / "model.safetensors")), load_file(str(earlier / "model.safetensors"))
+    assert any(".layer.4." in k for k in saved)  # now two layers learn
+    head = "cls.predictions.transform.dense.weight"
+    assert torch.allclose(saved[head].float(), before[head].float())  # lr ~0: still the earlier run's head
+    model, _ = build("all-minilm-l6-v2")
+    with pytest.raises(api.CheckpointError, match="do not fit"):
+        load_trained(model, {"cls.predictions.transform.dense.weight": torch.zeros(3, 3)}, "x")
+
+
+def test_init_from_must_be_an_mlm_head_run_of_the_same_base(topic_corpus, tmp_path):
+    cfg = model_config("mlm-head", init_from=str(tmp_path / "nowhere"), seq_len=24, batch_size=4)
+    with pytest.raises(api.CheckpointError, match="no run folder"):
         list(api.train(RunSpec("mlm-head", out=str(tmp_path / "x"), corpus=str(topic_corpus), model=cfg, max_steps=1)))
