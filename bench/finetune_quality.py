@@ -6,6 +6,8 @@ and the fine-tuning speed (median of the logged examples/s). Writes its section 
 
     python bench/finetune_quality.py                 # BERT-tiny and ELMo-tiny on BBC, BERT-tiny on NER
     python bench/finetune_quality.py --device cuda   # on a GPU
+    python bench/finetune_quality.py --tasks bbc-topics --models bert-tiny --eval-every 15 --curves assets/curves
+        # also keep each task's validation curves (the talk's last step shows the shipped ones)
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def run(model: str, task: str, strategy: str, args: argparse.Namespace, root: Pa
     settings = {"epochs": args.epochs, "lr": None, **TASK_SETTINGS.get(task, {})}
     spec = api.FinetuneSpec(model=model, task=task, out=str(root / f"{model}-{task}-{strategy}"), strategy=strategy,
                             batch_size=args.batch_size, max_len=args.max_len, device=args.device, log_every=10,
-                            **settings)
+                            eval_every=args.eval_every, **settings)
     t0 = time.perf_counter()
     speeds, metric, finished, started = [], "", None, None
     for ev in api.finetune(spec):
@@ -51,9 +53,19 @@ def run(model: str, task: str, strategy: str, args: argparse.Namespace, root: Pa
               "best": finished.metrics.get(f"best_{metric}", float("nan")), "steps": finished.step,
               "seconds": time.perf_counter() - t0, "examples_per_s": statistics.median(speeds) if speeds else 0.0,
               "device": started.device, "trainable": started.info["trainable_parameters"],
-              "epochs": spec.epochs, "lr": spec.learning_rate()}
+              "epochs": spec.epochs, "lr": spec.learning_rate(), "out": spec.out}
     print(result, flush=True)
     return result
+
+
+def write_curves(folder: Path, task: str, model: str, run_dirs: list[str]) -> None:
+    from engine import api
+
+    command = "python bench/finetune_quality.py " + " ".join(sys.argv[1:])
+    curves = api.curves_from_runs(run_dirs, made_by=f"{command} ({machine()}, {time.strftime('%Y-%m-%d')})")
+    curves.task, curves.model = task, model
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{task}-{model}.json").write_text(curves.to_json(), encoding="utf-8")
 
 
 def main() -> None:
@@ -64,18 +76,22 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--max-len", type=int, default=128)
     p.add_argument("--device", default=None)
-    p.add_argument("--tasks", default="bbc-topics,twitter-ner", help="tasks to (re)run; the others' rows are kept")
+    p.add_argument("--tasks", default="bbc-topics,twitter-ner", help="tasks to (re)run (with --models / --ner-models); the other rows are kept")
+    p.add_argument("--eval-every", type=int, default=0, help="steps between validations (0: about 8 per run)")
+    p.add_argument("--curves", default="", help="a folder to write each task's validation curves to (TASK-MODEL.json)")
     args = p.parse_args()
     tasks = args.tasks.split(",")
-    kept = [r for r in (json.loads(ROWS.read_text()) if ROWS.exists() else []) if r["task"] not in tasks]
+    plan = [(task, model) for task, models in (("bbc-topics", args.models), ("twitter-ner", args.ner_models))
+            if task in tasks for model in filter(None, models.split(","))]
+    kept = [r for r in (json.loads(ROWS.read_text()) if ROWS.exists() else []) if (r["task"], r["model"]) not in plan]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for task, models in (("bbc-topics", args.models), ("twitter-ner", args.ner_models)):
-            if task not in tasks:
-                continue
-            for model in filter(None, models.split(",")):
-                for strategy in STRATEGIES:
-                    rows.append(run(model, task, strategy, args, Path(tmp)))
+        for task, model in plan:
+            done = [run(model, task, strategy, args, Path(tmp)) for strategy in STRATEGIES]
+            rows += done
+            outs = [r.pop("out") for r in done]
+            if args.curves:
+                write_curves(Path(args.curves), task, model, outs)
     rows = sorted(kept + rows, key=lambda r: (r["task"], r["model"], STRATEGIES.index(r["strategy"])))
     ROWS.write_text(json.dumps(rows, indent=1))
     lines = ["## Fine-tuning: what pre-training buys (BBC News topics, Twitter NER)", "",

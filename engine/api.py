@@ -36,6 +36,13 @@ from engine.errors import (
     Unsupported,
     Word2BertError,
 )
+from engine.finetune.curves import (
+    Curve,
+    FinetuneCurves,
+    curves_from_runs,
+    read_curves,
+    shipped_curves,
+)
 from engine.finetune.spec import STRATEGIES, FinetuneSpec
 from engine.handles.history import KeptCheckpoint, run_history, tokens_seen
 from engine.handles.load import BUILTIN_MODELS, catalog, default_checkpoints, load, preferred_models
@@ -344,7 +351,7 @@ def task_preview(name_or_path: str, validation: str | None = None) -> Any:
 
 
 def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
-    from engine.training.loop import read_metrics as _read
+    from engine.training.events import read_metrics as _read
 
     return _read(run_dir)
 
@@ -359,4 +366,5 @@ __all__ = [
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "checkpoint_scores",
+    "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
 ]

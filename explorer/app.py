@@ -69,6 +69,9 @@ def run(argv: list[str]) -> int:
         if args.scene and panel is window.polysemy:  # wait for the contextual neighbours (the index may need building)
             window.polysemy.context_runner.finished.connect(lambda _: QTimer.singleShot(300, grab))
             window.polysemy.context_runner.failed.connect(failed)
+        elif args.scene and panel is window.finetune:  # a curves scene: once the curves are drawn
+            window.finetune.curves.shown.connect(lambda: QTimer.singleShot(500, grab))
+            window.finetune.curves.runner.failed.connect(failed)
         elif args.scene:  # the attention or predictions panel: once its results are drawn
             panel.shown.connect(lambda: QTimer.singleShot(500, grab))
         elif args.word:

@@ -4,6 +4,7 @@ settings kept between runs (window layout, theme, zoom, recent models, last sent
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -172,10 +173,13 @@ class MainWindow(QMainWindow):
                 self.session.load(model)
         panel = self.scene_panel(scene)
         self.tabs.setCurrentWidget(panel)
-        panel.apply_scene(scene)
+        (self.finetune.curves if panel is self.finetune else panel).apply_scene(scene)
         self.statusBar().showMessage(f"scene: {scene.get('title', name_or_path)}")
 
-    def scene_panel(self, scene: dict) -> PolysemyPanel | NeighboursPanel | AttentionPanel | PredictionsPanel:
+    def scene_panel(self, scene: dict) -> Any:
+        if scene.get("panel") == "curves":  # the Fine-tune tab's recorded curves
+            self.finetune.results.setCurrentWidget(self.finetune.curves)
+            return self.finetune
         panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours}
         return panels.get(scene.get("panel"), self.polysemy)
 
@@ -186,8 +190,10 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ talk mode
 
-    def current_panel(self) -> PolysemyPanel | NeighboursPanel | AttentionPanel | PredictionsPanel:
+    def current_panel(self) -> Any:
         current = self.tabs.currentWidget()
+        if current is self.finetune:  # its recorded curves (or the runs it overlays) as a step
+            return self.finetune.curves
         return current if current in (self.attention, self.predictions, self.neighbours) else self.polysemy
 
     def add_to_deck(self) -> None:

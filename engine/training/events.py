@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -88,3 +90,20 @@ def event_from_dict(data: dict[str, Any]) -> TrainEvent:
     names = {f.name for f in dataclasses.fields(cls)}
     kwargs = {k: (float("nan") if v is None and k in ("loss",) else v) for k, v in data.items() if k in names}
     return cls(**kwargs)
+
+
+METRICS = "metrics.jsonl"  # a run folder's events, one JSON object per line
+
+
+def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
+    """Re-read a run's metrics.jsonl (a finished run can be re-plotted from disk)."""
+    path = Path(run_dir) / METRICS
+    events = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                try:
+                    events.append(event_from_dict(json.loads(line)))
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    continue  # a line cut short by a crash
+    return events

@@ -22,9 +22,7 @@ from engine.checkpoint import CONFIG, read_config
 from engine.config import RunSpec, config_from_dict
 from engine.errors import CheckpointError, SaveError, Word2BertError
 from engine.training.context import TrainContext
-from engine.training.events import RunFinished, TrainEvent, event_from_dict, event_to_dict
-
-METRICS = "metrics.jsonl"
+from engine.training.events import METRICS, RunFinished, TrainEvent, event_to_dict, read_metrics  # noqa: F401 - read_metrics re-exported
 
 Family = Callable[[TrainContext], Iterator[TrainEvent]]
 
@@ -105,15 +103,3 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
         distributed.cleanup()
 
 
-def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
-    """Re-read a run's metrics.jsonl (a finished run can be re-plotted from disk)."""
-    path = Path(run_dir) / METRICS
-    events = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                try:
-                    events.append(event_from_dict(json.loads(line)))
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    continue  # a line cut short by a crash
-    return events

@@ -54,6 +54,7 @@ class _Number(QTableWidgetItem):
         return self.value < getattr(other, "value", 0)
 
 
+GRID_MODES = ("A: this model's heads", "B: the compared model's heads", "A − B: the difference, head by head")
 MIXES = ("average over heads", "attention rollout", "compared: difference of the averages (A − B)",
          "compared: the other model's average (B)")
 
@@ -123,11 +124,25 @@ class AttentionPanel(QWidget):
         # model view
         self.grid = HeatmapGrid()
         self.large = Heatmap()
-        model_page = QSplitter(Qt.Orientation.Horizontal)
-        model_page.addWidget(self.grid)
-        model_page.addWidget(self.large)
-        model_page.setSizes([500, 400])
+        self.grid_mode = QComboBox()
+        self.grid_mode.addItems(list(GRID_MODES))
+        self.grid_mode.setToolTip("with “compare with” ticked: the second model's heads, or the difference head by head")
+        self.grid_note = QLabel("")
+        self.grid_note.setWordWrap(True)
+        maps_split = QSplitter(Qt.Orientation.Horizontal)
+        maps_split.addWidget(self.grid)
+        maps_split.addWidget(self.large)
+        maps_split.setSizes([500, 400])
+        model_page = QWidget()
+        mvl = QVBoxLayout(model_page)
+        mode_row = QHBoxLayout()
+        mode_row.addWidget(QLabel("Show"))
+        mode_row.addWidget(self.grid_mode)
+        mode_row.addWidget(self.grid_note, 1)
+        mvl.addLayout(mode_row)
+        mvl.addWidget(maps_split, 1)
         self.grid.clicked.connect(self.open_head)
+        self.grid_mode.currentIndexChanged.connect(lambda _: self._draw_model_view())
 
         # atlas
         self.atlas = QTableWidget(0, len(ATLAS_COLUMNS))
@@ -233,13 +248,11 @@ class AttentionPanel(QWidget):
         second = self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
 
         def work() -> dict[str, Any]:
-            from engine.api import average_heads, downsample, head_table, rollout
+            from engine.api import average_heads, head_table, rollout
 
             maps = handle.attention((a, b) if b else a)
             w = maps.weights
-            thumbs = np.stack([np.stack([downsample(w[layer, head], THUMBNAIL) for head in range(w.shape[1])])
-                               for layer in range(w.shape[0])])
-            out = {"name": name, "maps": maps, "stats": head_table(w, maps.tokens), "thumbnails": thumbs,
+            out = {"name": name, "maps": maps, "stats": head_table(w, maps.tokens), "thumbnails": thumbnails(w),
                    "average": average_heads(w), "rollout": rollout(w)}
             if second is not None:
                 out["other"] = compared(second, (a, b) if b else a, maps)
@@ -256,7 +269,21 @@ class AttentionPanel(QWidget):
             if theirs.tokens != maps.tokens or theirs.weights.shape[0] != maps.weights.shape[0]:
                 return (f"{other.name} reads the text as other tokens or has other layers: no difference "
                         "(compare two steps of one run, or two models with one tokenizer)")
-            return {"name": other.name, "tokens": theirs.tokens, "average": average_heads(theirs.weights)}
+            out = {"name": other.name, "tokens": theirs.tokens, "average": average_heads(theirs.weights)}
+            if theirs.weights.shape == maps.weights.shape:  # the same heads: compared head by head too
+                out["weights"] = theirs.weights
+                out["thumbnails"] = thumbnails(theirs.weights)
+                out["difference"] = thumbnails(maps.weights - theirs.weights)
+            else:
+                out["why_not_per_head"] = (f"{other.name} has {theirs.weights.shape[1]} heads per layer, "
+                                           f"{name} {maps.weights.shape[1]}: compared by layer averages only")
+            return out
+
+        def thumbnails(w: np.ndarray) -> np.ndarray:
+            from engine.api import downsample
+
+            return np.stack([np.stack([downsample(w[layer, head], THUMBNAIL) for head in range(w.shape[1])])
+                             for layer in range(w.shape[0])])
 
         self.runner.submit(work)
 
@@ -299,9 +326,7 @@ class AttentionPanel(QWidget):
         if view == "head":
             self._draw_head_view()
         elif view == "model":
-            layers = self.result["maps"].weights.shape[0]
-            self.grid.show_all(self.result["thumbnails"])
-            self.open_head(min(self.layer.value(), layers - 1), self._first_head())
+            self._draw_model_view()
         elif view == "atlas":
             self._fill_atlas(self.result["stats"], "over the sentence above")
         else:
@@ -351,12 +376,53 @@ class AttentionPanel(QWidget):
         self.threshold_label.setText(f"hide < {value / 100:.2f}" if value else "hide < 1/n (auto)")
         self.head_view.set_threshold(value / 100)
 
+    def _per_head_other(self) -> tuple[dict[str, Any] | None, str]:
+        """The compared model's per-head result, or why there is none."""
+        other = (self.result or {}).get("other")
+        if other is None:
+            return None, "tick “compare with” and choose a second model"
+        if isinstance(other, str):
+            return None, other
+        if "weights" not in other:
+            return None, str(other.get("why_not_per_head", ""))
+        return other, ""
+
+    def _draw_model_view(self) -> None:
+        """Every head as a thumbnail (this model's, the compared one's, or A − B), and one large."""
+        if self.result is None:
+            return
+        mode = self.grid_mode.currentIndex()
+        other, why = self._per_head_other()
+        thumbs, note = self.result["thumbnails"], ""
+        if mode and other is None:
+            mode, note = 0, why + " — showing this model's heads"
+        elif mode == 1 and other is not None:
+            thumbs, note = other["thumbnails"], f"{other['name']}'s heads"
+        elif mode == 2 and other is not None:
+            thumbs = other["difference"]
+            note = (f"{self.result['name']} − {other['name']}: red where A attends more, blue where B does; "
+                    "one scale for every head")
+        self.grid_note.setText(note)
+        self.grid.show_all(thumbs, signed=mode == 2)
+        layers = self.result["maps"].weights.shape[0]
+        self.open_head(min(self.layer.value(), layers - 1), self._first_head())
+
     def open_head(self, layer: int, head: int) -> None:
-        """The model view's large map of one head (with token labels and values on hover)."""
+        """The model view's large map of one head (with token labels and values on hover): this model's,
+        the compared model's, or their difference, as the model view's "Show" says."""
         if self.result is None:
             return
         maps = self.result["maps"]
-        self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
+        other, _ = self._per_head_other()
+        mode = self.grid_mode.currentIndex() if other is not None else 0
+        if mode == 1:
+            self.large.show_matrix(other["weights"][layer, head], maps.tokens, maps.tokens,
+                                   f"{other['name']}: layer {layer}, head {head}")
+        elif mode == 2:
+            self.large.show_matrix(maps.weights[layer, head] - other["weights"][layer, head], maps.tokens, maps.tokens,
+                                   f"layer {layer}, head {head}: {self.result['name']} − {other['name']}", signed=True)
+        else:
+            self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
 
     def show_token(self, sentence: str, position: int) -> None:
         """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK])."""

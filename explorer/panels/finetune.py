@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.curves import CurvesPanel
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
 from explorer.widgets.finetune_form import FinetuneForm
@@ -99,6 +100,8 @@ class FinetunePanel(QWidget):
         self.results.addTab(self.evaluation, "Evaluation")
         self.results.addTab(self.ablation_table, "Ablation")
         self.results.addTab(self.try_it, "Try it")
+        self.curves = CurvesPanel(session)
+        self.results.addTab(self.curves, "Recorded curves")
         plots = self.monitor
         plots.addWidget(self.results)
         plots.setSizes([260, 220, 110, 280])

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
-FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view"}
-PANELS = ("polysemy", "neighbours", "attention", "predictions")
+FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves"}
+PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves")
 
 
 class SceneError(ValueError):
@@ -34,6 +34,8 @@ def load_scene(name_or_path: str) -> dict[str, Any]:
 def check_scene(scene: Any, origin: str) -> dict[str, Any]:
     """A scene read from JSON (a file, or a step of a talk deck), checked: its fields, sentences as text
     (lone surrogates, which JSON allows, replaced), and its models as a list of names."""
+    if isinstance(scene, dict) and scene.get("panel") == "curves":
+        scene.setdefault("sentences", [])  # curves need no sentences
     if not isinstance(scene, dict) or not isinstance(scene.get("sentences"), list) or "panel" not in scene:
         raise SceneError(f"{origin} is not a scene (it needs 'panel' and a list of 'sentences')")
     unknown = sorted(set(scene) - FIELDS)
@@ -50,6 +52,10 @@ def check_scene(scene: Any, origin: str) -> dict[str, Any]:
     for key in ("title", "selection", "contextual_model", "view"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
+    curves = scene.get("curves")
+    if curves is not None and not isinstance(curves, str) and not (
+            isinstance(curves, list) and all(isinstance(c, str) for c in curves)):
+        raise SceneError(f"{origin}: 'curves' must name a curves file or list fine-tuning run folders")
     if scene.get("layer") is not None and (isinstance(scene["layer"], bool) or not isinstance(scene["layer"], int)):
         raise SceneError(f"{origin}: 'layer' must be a whole number or null")
     return scene

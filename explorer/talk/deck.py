@@ -14,7 +14,7 @@ BUILTIN_DECK = Path(__file__).resolve().parent / "seeds.json"
 MAX_DECK_BYTES = 1_000_000
 MAX_STEPS = 200
 PANEL_NAMES = {"polysemy": "Polysemy lens", "neighbours": "Neighbours", "attention": "Attention",
-               "predictions": "Predictions"}
+               "predictions": "Predictions", "curves": "Fine-tuning curves"}
 
 
 def load_deck(path: str | Path | None = None) -> dict[str, Any]:

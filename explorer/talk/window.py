@@ -61,6 +61,10 @@ def make_panel(name: str, session: Session) -> Any:
         from explorer.panels.neighbours import NeighboursPanel
 
         return NeighboursPanel(session)
+    if name == "curves":
+        from explorer.panels.curves import CurvesPanel
+
+        return CurvesPanel(session)
     from explorer.panels.polysemy import PolysemyPanel
 
     return PolysemyPanel(session)

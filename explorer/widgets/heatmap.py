@@ -131,13 +131,18 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.clear()
         self.images, self.boxes, self.shape = [], [], (0, 0)
 
-    def show_all(self, thumbnails: np.ndarray) -> None:
-        """``thumbnails``: (layers, heads, q, k), already downsampled for small images."""
+    def show_all(self, thumbnails: np.ndarray, signed: bool = False) -> None:
+        """``thumbnails``: (layers, heads, q, k), already downsampled for small images. Probabilities are
+        scaled per head (0 to its maximum); with ``signed`` (a difference of two models' heads) every head
+        shares one scale symmetric around 0, so the heads that changed most stand out."""
         layers, heads = thumbnails.shape[:2]
         if self.shape != (layers, heads):
             self._build(layers, heads)  # only when the model changes
+        bound = max(1e-6, float(np.abs(thumbnails).max())) if signed and thumbnails.size else 1.0
         for layer in range(layers):
             for head in range(heads):
                 m = thumbnails[layer, head]
-                self.images[layer][head].setImage(m, levels=(0.0, max(1e-6, float(m.max()))))
+                image = self.images[layer][head]
+                image.setColorMap(DIVERGING if signed else COLOURMAP)
+                image.setImage(m, levels=(-bound, bound) if signed else (0.0, max(1e-6, float(m.max()))))
                 self.boxes[layer][head].autoRange(padding=0)

@@ -233,6 +233,20 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
     assert panel.result["other"]["name"] == "bert again"
     assert panel.mix_map.matrix.shape == (len(panel.result["maps"].tokens),) * 2
     assert np.allclose(panel.mix_map.matrix, 0, atol=1e-6)  # a model against itself: no difference
+    panel.views.setCurrentIndex(1)  # the model view, head by head
+    weights = panel.result["maps"].weights
+    panel.grid_mode.setCurrentIndex(1)  # B's heads
+    panel.open_head(1, 1)
+    assert np.allclose(panel.large.matrix, panel.result["other"]["weights"][1, 1]) and "bert again" in panel.grid_note.text()
+    panel.grid_mode.setCurrentIndex(2)  # A − B, head by head, on one diverging scale
+    panel.open_head(1, 1)
+    assert panel.large.matrix.shape == weights[1, 1].shape and np.allclose(panel.large.matrix, 0, atol=1e-6)
+    assert panel.grid.images[0][0].lut is not None and "red where A attends more" in panel.grid_note.text()
+    panel.views.setCurrentIndex(3)
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         panel.model2.setCurrentText("gpt")  # other tokens: said, not drawn
     assert "other tokens" in panel.result["other"] and panel.mix_map.matrix.size == 0
+    panel.views.setCurrentIndex(1)
+    assert "other tokens" in panel.grid_note.text()  # no per-head difference either: it says why, shows A
+    panel.open_head(0, 0)
+    assert np.allclose(panel.large.matrix, panel.result["maps"].weights[0, 0])

@@ -7,6 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
+from engine import api
 from explorer.scenes import SceneError
 from explorer.talk.deck import check_deck, load_deck, save_deck
 from explorer.talk.window import BODY_PX, EXPORT_SIZE
@@ -16,7 +17,10 @@ def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
     deck = load_deck()
     panels = [(s["panel"], s.get("view")) for s in deck["steps"]]
     assert panels[0] == ("predictions", "probability")  # a language model scores a sentence and its shuffles
-    assert ("polysemy", "static") in panels and ("attention", "head") in panels and panels[-1] == ("predictions", "masked")
+    assert ("polysemy", "static") in panels and ("attention", "head") in panels and panels[-2] == ("predictions", "masked")
+    assert deck["steps"][-1]["panel"] == "curves"  # pretrained vs from-scratch fine-tuning curves, shipped
+    curves = api.read_curves(deck["steps"][-1]["curves"])
+    assert {c.strategy for c in curves.runs} >= {"full", "scratch"} and all(len(c.values) >= 3 for c in curves.runs)
     assert all(s["title"] and len(s["title"]) < 80 for s in deck["steps"])  # one line a speaker reads out
     contextual = [s["contextual_model"] for s in deck["steps"] if s["panel"] == "polysemy" and s["view"] != "static"]
     assert contextual == ["elmo-tiny", "all-minilm-l6-v2"]
@@ -172,3 +176,28 @@ def test_word2bert_talk_with_a_bad_deck_says_why_and_exits(tmp_path, capsys):
     bad.write_text('{"steps": []}', encoding="utf-8")
     assert run(["word2bert", "--talk", str(bad)]) == 2
     assert "no steps" in capsys.readouterr().err
+
+
+def test_the_curves_step_draws_pretrained_against_scratch_big_on_black(qtbot, tmp_path):
+    from explorer.panels.curves import TALK_WIDTH, CurvesPanel
+    from explorer.session import Session
+
+    curves = api.FinetuneCurves("topics", "bert", "accuracy", [
+        api.Curve("pretrained", "full", [32.0, 64.0, 96.0], [0.5, 0.8, 0.9]),
+        api.Curve("scratch", "scratch", [32.0, 64.0, 96.0], [0.3, 0.4, 0.6])], made_by="a test")
+    path = tmp_path / "c.json"
+    path.write_text(curves.to_json(), encoding="utf-8")
+    panel = CurvesPanel(Session())
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.apply_scene(check_deck({"steps": [{"panel": "curves", "curves": str(path)}]})["steps"][0])
+    lines = panel.plot.getPlotItem().listDataItems()
+    assert [list(item.getData()[1]) for item in lines] == [[0.5, 0.8, 0.9], [0.3, 0.4, 0.6]]
+    assert "pre-training buys +30.0 points" in panel.summary.text() and "accuracy" in panel.heading.text()
+    assert panel.current_scene()["curves"] == str(path)
+    panel.set_presenting(True)
+    assert panel.controls.isHidden()
+    assert all(item.opts["pen"].width() == TALK_WIDTH for item in panel.plot.getPlotItem().listDataItems())
+    with qtbot.waitSignal(panel.runner.failed, timeout=10_000):
+        panel.show_curves(str(tmp_path / "nowhere.json"))
+    assert "no curves file" in panel.heading.text() and not panel.plot.getPlotItem().listDataItems()

@@ -304,3 +304,40 @@ def test_hugging_face_checkpoint_fine_tunes_top_layers(topic_tsv, tmp_path):
                                         strategy="top-2", max_steps=2, batch_size=8, max_len=32)))
     assert events[0].info["frozen_parameters"] > 0 and events[-1].status == "completed"
     assert api.load(tmp_path / "hf").classify("a juicy peach from the market").labels
+
+
+def test_curves_of_pretrained_and_scratch_runs_overlay_and_round_trip(contextual_runs, topic_tsv, tmp_path):
+    outs = []
+    for strategy in ("full", "scratch"):
+        out = tmp_path / strategy
+        events = list(finetune(tiny(contextual_runs["bert"][0], topic_tsv, out, strategy=strategy, eval_every=3)))
+        outs.append((out, [e for e in events if isinstance(e, api.EvalMetrics)]))
+    curves = api.curves_from_runs([o for o, _ in outs], made_by="the test")
+    assert curves.metric == "accuracy" and curves.task == "topics.tsv"
+    assert [c.strategy for c in curves.runs] == ["full", "scratch"]
+    assert "from scratch" in curves.runs[1].label and "pretrained" in curves.runs[0].label
+    for curve, (_, evals) in zip(curves.runs, outs, strict=True):
+        assert curve.values == [e.metrics["accuracy"] for e in evals]  # every validation, in order
+        assert curve.examples == [e.step * 16 for e in evals]  # examples seen = step × batch size
+    saved = tmp_path / "curves.json"
+    saved.write_text(curves.to_json(), encoding="utf-8")
+    again = api.read_curves(saved)
+    assert again.runs == curves.runs and again.made_by == "the test"
+    assert api.read_curves(outs[0][0]).runs == curves.runs[:1]  # a run folder reads as its own curve
+
+
+@pytest.mark.parametrize("content, message", [
+    ("[1, 2]", "needs a non-empty list"),
+    ('{"runs": []}', "needs a non-empty list"),
+    ('{"runs": [{"examples": [1, 2], "values": [0.5]}]}', "differ in length"),
+    ('{"runs": [{"examples": [1, "x"], "values": [0.5, 0.6]}]}', "list of at most"),
+    ('{"runs": [{"examples": [1], "values": [NaN]}]}', "list of at most"),
+    ("{not json", "not a curves file"),
+])
+def test_malformed_curves_files_get_a_clear_message(tmp_path, content, message):
+    path = tmp_path / "bad.json"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(api.CheckpointError, match=message):
+        api.read_curves(path)
+    with pytest.raises(api.CheckpointError, match="shipped"):
+        api.read_curves(tmp_path / "missing.json")

@@ -1,0 +1,185 @@
+"""Fine-tuning curves: what pre-training buys, drawn — the validation metric against examples seen for a
+pretrained model fine-tuned whole, the same model frozen, and the same network from scratch. It shows a
+curves file shipped with the app (recorded by bench/finetune_quality.py), any other curves file, or
+fine-tuning run folders (made in the Fine-tune tab). A talk's last step uses it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyqtgraph as pg
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+
+# one colour per strategy, readable on white and on a projector's black
+COLOURS = {"full": "#1f77b4", "frozen": "#2ca02c", "scratch": "#d62728"}
+TALK_COLOURS = {"full": "#4fb3ff", "frozen": "#7be07b", "scratch": "#ff6b6b"}
+OTHER = ["#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
+WIDTH, TALK_WIDTH = 3, 7
+TALK_AXIS_PX = 26
+
+
+def source_text(source: str | list[str]) -> str:
+    if isinstance(source, list):
+        return ", ".join(Path(s).name for s in source)
+    return source
+
+
+class CurvesPanel(QWidget):
+    shown = Signal()  # curves are on screen (talk decks and screenshots wait for it)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from engine.api import shipped_curves
+
+        self.session = session
+        self.presenting = False
+        self.source: str | list[str] = ""
+        self.curves: Any = None
+        self.choice = QComboBox()
+        self.choice.addItems(shipped_curves())
+        self.open_button = QPushButton("Open curves file…")
+        self.open_runs = QPushButton("Open fine-tuning runs…")
+        self.heading = QLabel("Choose recorded curves, or open fine-tuning run folders.")
+        self.heading.setWordWrap(True)
+        self.summary = QLabel("")
+        self.summary.setWordWrap(True)
+        self.plot = pg.PlotWidget()
+        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        for axis in ("left", "bottom"):
+            self.plot.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
+        self.plot.setLabel("bottom", "examples seen")
+        self.legend = self.plot.addLegend(offset=(-10, -10))
+        self.controls = QWidget()
+        row = QHBoxLayout(self.controls)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(QLabel("Recorded:"))
+        row.addWidget(self.choice, 1)
+        row.addWidget(self.open_button)
+        row.addWidget(self.open_runs)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.controls)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.summary)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self._fail)
+        self.choice.activated.connect(lambda _: self.show_curves(self.choice.currentText()))
+        self.open_button.clicked.connect(self._open_file)
+        self.open_runs.clicked.connect(self._open_runs)
+        if self.choice.count():
+            self.show_curves(self.choice.currentText())
+
+    # ------------------------------------------------------------ sources
+
+    def show_curves(self, source: str | list[str]) -> None:
+        """Read (in a worker) and draw a shipped curves name, a curves file, or a list of run folders."""
+        from engine import api
+
+        if not source:
+            return
+        self.source = source
+        self.heading.setText(f"reading {source_text(source)}…")
+        if isinstance(source, list):
+            self.runner.submit(lambda: api.curves_from_runs(list(source)))
+        else:
+            self.runner.submit(lambda: api.read_curves(source))
+
+    def _open_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open a curves file", "", "Curves (*.json)")
+        if path:
+            self.show_curves(path)
+
+    def _open_runs(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "A folder of fine-tuning runs (or one run)")
+        if not folder:
+            return
+        runs = [str(p) for p in sorted(Path(folder).iterdir()) if (p / "metrics.jsonl").is_file()]
+        self.show_curves(runs or [folder])
+
+    def apply_scene(self, scene: dict[str, Any]) -> None:
+        source = scene.get("curves") or ""
+        if isinstance(source, str) and self.choice.findText(source) >= 0:
+            self.choice.setCurrentText(source)
+        self.show_curves(source)
+
+    def current_scene(self) -> dict[str, Any]:
+        return {"panel": "curves", "sentences": [], "models": [], "curves": self.source, "view": "curves"}
+
+    # ------------------------------------------------------------ drawing
+
+    def _fail(self, message: str) -> None:
+        self.curves = None
+        self.plot.clear()
+        self.heading.setText(message)
+        self.summary.setText("")
+
+    def _show(self, curves: Any) -> None:
+        self.curves = curves
+        self.draw()
+        self.shown.emit()
+
+    def draw(self) -> None:
+        curves = self.curves
+        if curves is None:
+            return
+        self.plot.clear()
+        self.legend.clear()
+        colours = TALK_COLOURS if self.presenting else COLOURS
+        width = TALK_WIDTH if self.presenting else WIDTH
+        others = iter(OTHER * 4)
+        for curve in curves.runs:
+            colour = colours.get(curve.strategy) or next(others)
+            self.plot.plot(curve.examples, curve.values, pen=pg.mkPen(colour, width=width), name=curve.label,
+                           symbol="o", symbolBrush=colour, symbolPen=colour, symbolSize=width * 3)
+        metric = curves.metric or "validation metric"
+        self.plot.setLabel("left", f"validation {metric}")
+        task = curves.task.replace("-", " ")
+        self.heading.setText(f"Fine-tuning {curves.model} on {task}: validation {metric} as it learns")
+        best = {c.strategy: c.best for c in curves.runs}
+        parts = [f"{c.label}: best {c.best:.3f}" for c in curves.runs]
+        if "full" in best and "scratch" in best:
+            parts.append(f"pre-training buys {100 * (best['full'] - best['scratch']):+.1f} points")
+        self.summary.setText(" · ".join(parts) + (f"\n(recorded by {curves.made_by})" if curves.made_by and not
+                                                  self.presenting else ""))
+        self._style_axes()
+
+    def _style_axes(self) -> None:
+        item = self.plot.getPlotItem()
+        font = QFont(self.font())
+        if self.presenting:
+            font.setPixelSize(TALK_AXIS_PX)
+        for name in ("left", "bottom"):
+            axis = item.getAxis(name)
+            axis.setStyle(tickFont=font)
+            axis.label.setFont(font)
+        if self.presenting:
+            for _, label in self.legend.items:
+                label.setText(label.text, size=f"{TALK_AXIS_PX}px", color="#ffffff")
+
+    def set_presenting(self, on: bool) -> None:
+        """A talk's layout: no controls, thick lines, big axis labels on black."""
+        self.presenting = on
+        self.controls.setVisible(not on)
+        if on:
+            self.plot.setBackground("#000000")
+            for name in ("left", "bottom"):
+                axis = self.plot.getPlotItem().getAxis(name)
+                axis.setPen("#ffffff")
+                axis.setTextPen("#ffffff")
+            self.legend.setLabelTextColor("#ffffff")
+        self.draw()
