@@ -18,22 +18,32 @@ def nearest(source: Any, word: str, query: Any, layer: int, k: int) -> list[Any]
 
 def compare_html(name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                  others: list[tuple[str, int, list[tuple[str, list[Any]]]]], colours: list[str]) -> str:
-    """Every contextual model at once: the COMPARE_K nearest corpus occurrences of each typed occurrence."""
+    """Every contextual model at once, side by side: one column per model, one row per typed occurrence
+    (its sentence across the columns, then the COMPARE_K nearest corpus occurrences each model finds)."""
     models = [(name, layer, groups), *others]
     shared = shared_hits(models)
-    parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, per "
-             "model (colours as in the sentences list). Static models give every occurrence the same vector."
+    parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, one "
+             "column per model (colours as in the sentences list)."
              + (" ◆ marks a corpus sentence that more than one model puts near the same typed occurrence."
-                if shared else "") + "</p>"]
-    for model_name, model_layer, model_groups in models:
-        parts.append(f"<h4>{html.escape(model_name)} <small>(layer {model_layer})</small></h4><table>")
-        for g, (sentence, hits) in enumerate(model_groups):
-            colour = colours[g % len(colours)]
+                if shared else "") + "</p>",
+             "<table width='100%' cellspacing='0' cellpadding='4'><tr>"]
+    width = 100 // len(models)
+    parts += [f"<th width='{width}%' align='left'>{html.escape(model_name)} <small>(layer {model_layer})</small></th>"
+              for model_name, model_layer, _ in models]
+    parts.append("</tr>")
+    for g, (sentence, _) in enumerate(groups):
+        colour = colours[g % len(colours)]
+        parts.append(f"<tr><td colspan='{len(models)}' style='color:{colour}; border-top: 1px solid #999'>"
+                     f"<b>{g + 1}. {highlight(sentence, word)}</b></td></tr><tr>")
+        for _, _, model_groups in models:
+            hits = model_groups[g][1] if g < len(model_groups) else []
+            message = model_groups[0][0] if model_groups and not model_groups[0][1] and len(model_groups) == 1 else ""
             cells = "<br>".join(f"{'◆ ' if (g, h.sentence) in shared else ''}{h.similarity:.2f} "
                                 f"{snippet(h.sentence, word)}" for h in hits[:COMPARE_K]
-                                ) or html.escape(sentence)  # the main model's list is longer: as many as said
-            parts.append(f"<tr><td style='color:{colour}; padding-right:8px'><b>{g + 1}.</b></td><td>{cells}</td></tr>")
-        parts.append("</table>")
+                                ) or html.escape(message or "—")  # a model that could not answer says why
+            parts.append(f"<td valign='top'>{cells}</td>")
+        parts.append("</tr>")
+    parts.append("</table>")
     return "".join(parts)
 
 
