@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from engine.cancel import cancellable
 from engine.config import (
     BertConfig,
     ElmoConfig,
@@ -28,6 +29,7 @@ from engine.config import (
 )
 from engine.data.text import word_spans, word_tokenize
 from engine.errors import (
+    Cancelled,
     CheckpointError,
     CorpusError,
     InputError,
@@ -82,7 +84,7 @@ from engine.training.events import (
 
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
     from engine.inspect.bert_example import TrainingExample, bert_training_example
-    from engine.inspect.corpus_index import Cancelled, CorpusIndex, Occurrence, build_corpus_index
+    from engine.inspect.corpus_index import CorpusIndex, Occurrence, build_corpus_index
     from engine.inspect.occurrences import WordIndex, WordOccurrences, word_index, word_occurrences
     from engine.inspect.projection import OccurrenceMap, occurrence_map
 
@@ -91,7 +93,7 @@ VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 
 def __getattr__(name: str) -> object:
     """Heavy names (they import torch) resolve on first use, so ``import engine.api`` stays light."""
-    if name in ("CorpusIndex", "Occurrence", "Cancelled", "build_corpus_index"):
+    if name in ("CorpusIndex", "Occurrence", "build_corpus_index"):
         from engine.inspect import corpus_index
 
         return getattr(corpus_index, name)
@@ -366,5 +368,5 @@ __all__ = [
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "checkpoint_scores",
-    "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
+    "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
 ]

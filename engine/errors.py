@@ -33,3 +33,8 @@ class CorpusError(Word2BertError):
 
 class InputError(Word2BertError):
     """Text given to a query is empty, too long or otherwise unusable."""
+
+
+class Cancelled(Word2BertError):
+    """A long job or query was cancelled (a newer request superseded it, or the user pressed Stop);
+    nothing was saved."""

@@ -6,6 +6,7 @@ Work runs on a QThreadPool thread; results come back through a Qt signal (queued
 from __future__ import annotations
 
 import logging
+import threading
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -48,17 +49,26 @@ class _Relay(QObject):
 
 
 class _Job(QRunnable):
-    def __init__(self, request: int, fn: Callable[[], Any], relay: _Relay, one_thread: bool = False) -> None:
+    def __init__(self, request: int, fn: Callable[[], Any], relay: _Relay, one_thread: bool = False,
+                 stop: threading.Event | None = None) -> None:
         super().__init__()
-        self.request, self.fn, self.relay, self.one_thread = request, fn, relay, one_thread
+        self.request, self.fn, self.relay, self.one_thread, self.stop = request, fn, relay, one_thread, stop
 
     def run(self) -> None:
+        if self.stop is not None and self.stop.is_set():
+            return  # superseded while it waited its turn: its result would be dropped, so never run it
         if self.one_thread:  # a model query: one core is fastest for it (see engine.api.one_thread_here)
             from engine.api import one_thread_here
 
             one_thread_here()
         try:
-            result = self.fn()
+            if self.stop is None:
+                result = self.fn()
+            else:
+                from engine.api import cancellable
+
+                with cancellable(self.stop):  # long queries stop between their steps once superseded
+                    result = self.fn()
         except Exception as e:  # every failure becomes a readable message; the log keeps the traceback
             from engine.api import Word2BertError
 
@@ -173,14 +183,32 @@ class TaskRunner(QObject):
         super().__init__(parent)
         self._pool = pool or query_pool()
         self._latest = 0
+        self._stop: threading.Event | None = None  # the latest request's: set when it is superseded
         self._relay = _Relay()
         self._relay.done.connect(self._on_done)
         self._relay.failed.connect(self._on_failed)
 
     def submit(self, fn: Callable[[], Any]) -> int:
+        """Run ``fn`` for a new request; an older one still waiting is skipped, one running is asked to
+        stop (long queries check between steps, see engine.cancel)."""
         self._latest += 1
-        self._pool.start(_Job(self._latest, fn, self._relay, one_thread=self._pool is query_pool()))
+        if self._stop is not None:
+            self._stop.set()
+        self._stop = threading.Event()
+        self._pool.start(_Job(self._latest, fn, self._relay, one_thread=self._pool is query_pool(), stop=self._stop))
         return self._latest
+
+    def cancel(self) -> None:
+        """Stop the latest request (the user pressed Stop): nothing it returns is delivered."""
+        self._latest += 1
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+
+    @property
+    def busy(self) -> bool:
+        """The latest request has not answered yet."""
+        return self._stop is not None
 
     @property
     def latest(self) -> int:
@@ -188,10 +216,12 @@ class TaskRunner(QObject):
 
     def _on_done(self, request: int, result: object) -> None:
         if request == self._latest:
+            self._stop = None
             self.finished.emit(result)
 
     def _on_failed(self, request: int, message: str) -> None:
         if request == self._latest:
+            self._stop = None
             self.failed.emit(message)
 
 

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import torch
 
+from engine.cancel import check_cancelled
 from engine.checkpoint import read_tensors
 from engine.config import config_from_dict
 from engine.data.inputs import Specials, bert_specials, encode_text
@@ -328,12 +329,14 @@ class TransformerHandle(BaseHandle):
     def _pseudo_log_likelihood(self, ids: list[int], segments: list[int], positions: list[int]) -> np.ndarray:
         """log p(token | the rest) with each token masked in turn, in chunks of copies whose vocabulary
         logits are computed only at their own masked positions: memory stays near PLL_BUDGET_BYTES
-        whatever the length (all T copies with (T, V) logits each grew as T²)."""
+        whatever the length (all T copies with (T, V) logits each grew as T²). Cancellable between chunks
+        (engine.cancel)."""
         mask_id = int(self.adapter.mask_id or 0)
         vocab = int(self.adapter.tokenizer.get_vocab_size())
         chunk = max(1, min(64, PLL_BUDGET_BYTES // max(1, 4 * vocab * len(ids))))
         out = np.empty(len(positions), np.float32)
         for start in range(0, len(positions), chunk):
+            check_cancelled("scoring the sentence")  # a newer request, or Stop: between chunks
             part = positions[start : start + chunk]
             batch = [list(ids) for _ in part]
             for row, p in zip(batch, part, strict=True):

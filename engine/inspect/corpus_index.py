@@ -21,14 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import InputError, UnknownWord, Word2BertError
+from engine.errors import Cancelled, InputError, UnknownWord, Word2BertError  # noqa: F401 - Cancelled re-exported
 
 INDEX_VERSION = 2  # 2: sentences sampled evenly from the whole corpus
 SAMPLE_FROM = 20  # read up to this many times max_sentences candidate sentences, then sample
-
-
-class Cancelled(Word2BertError):
-    """The build was cancelled; nothing was saved."""
 
 
 @dataclass(frozen=True)

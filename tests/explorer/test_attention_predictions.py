@@ -179,6 +179,26 @@ def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, t
     shot(qtbot, window, "predictions-sentence-probability")
 
 
+def test_a_long_scoring_can_be_stopped(qtbot, window, contextual_runs):
+    load(qtbot, window, contextual_runs["bert"][0])
+    view = window.predictions.probability
+    window.tabs.setCurrentWidget(window.predictions)
+    window.predictions.views.setCurrentIndex(2)
+    view._debounce.stop()
+    view.text.blockSignals(True)
+    view.text.setPlainText(" ".join(["the cat sat on the mat ."] * 60))  # BERT: one masked copy per token
+    view.text.blockSignals(False)
+    view.query()
+    assert view.stop.isEnabled() and view.runner.busy
+    view.stop.click()
+    assert not view.stop.isEnabled() and "stopped" in view.message.text()
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
+    qtbot.wait(100)
+    assert "stopped" in view.message.text() and view._last is None  # nothing arrived after Stop
+
+
 def test_bad_input_gives_hints_and_notices_not_crashes(qtbot, window, contextual_runs):
     load(qtbot, window, contextual_runs["bert"][0])
     predictions, attention = window.predictions, window.attention

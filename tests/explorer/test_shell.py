@@ -94,3 +94,46 @@ def test_a_result_for_a_deleted_panel_is_dropped_quietly(qtbot):
     shiboken6.delete(relay)
     _Job(1, lambda: 42, relay).run()  # the worker's body, here: it finished after its receiver went
     _Job(2, lambda: 1 / 0, relay).run()  # and a failure too
+
+
+def test_a_superseded_query_is_skipped_or_stopped_and_cancel_delivers_nothing(qtbot):
+    import threading
+
+    from engine.api import Cancelled
+    from engine.cancel import check_cancelled
+    from explorer.tasks import TaskRunner, wait_for_workers
+
+    runner = TaskRunner()
+    started, ran, release = threading.Event(), [], threading.Event()
+
+    def long_query():  # a masked LM scoring a long sentence: it checks between its chunks
+        started.set()
+        for _ in range(500):
+            release.wait(0.01)
+            check_cancelled("scoring the sentence")
+        ran.append("long")
+        return "long"
+
+    results, failures = [], []
+    runner.finished.connect(results.append)
+    runner.failed.connect(failures.append)
+    runner.submit(long_query)
+    assert started.wait(10)
+    runner.submit(lambda: ran.append("stale") or "stale")  # superseded while it waits its turn: never runs
+    with qtbot.waitSignal(runner.finished, timeout=10_000):
+        runner.submit(lambda: ran.append("latest") or "latest")
+    assert ran == ["latest"] and results == ["latest"] and not failures  # the long one stopped early
+    runner.submit(long_query)
+    started.clear()
+    assert started.wait(10) and runner.busy
+    runner.cancel()  # Stop: the query ends and nothing reaches the panel
+    assert wait_for_workers(10_000)
+    qtbot.wait(50)
+    assert results == ["latest"] and not failures and not runner.busy
+    with pytest.raises(Cancelled):
+        from engine.api import cancellable
+
+        stop = threading.Event()
+        stop.set()
+        with cancellable(stop):
+            check_cancelled("x")

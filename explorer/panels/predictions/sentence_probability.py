@@ -57,12 +57,18 @@ class SentenceProbabilityView(QWidget):
         row.addWidget(self.shuffle, 1)
         row.addWidget(QLabel("Difference:"))
         row.addWidget(self.difference, 1)
+        self.stop = QPushButton("Stop", enabled=False)
+        self.stop.setToolTip("stop scoring (BERT scores a sentence once per token: long ones take a while)")
+        self.stop.clicked.connect(self.stop_scoring)
+        row.addWidget(self.stop)
         layout.addLayout(row)
         layout.addWidget(self.message)
         layout.addWidget(self.table, 2)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self.message.setText)
+        for signal in (self.runner.finished, self.runner.failed):
+            signal.connect(lambda _: self.stop.setEnabled(False))
         self._debounce = QTimer(self, singleShot=True, interval=400)
         self._debounce.timeout.connect(self.query)
         self.text.textChanged.connect(self._debounce.start)
@@ -89,7 +95,7 @@ class SentenceProbabilityView(QWidget):
             return
 
         def work() -> tuple[list[str], list[tuple[str, list[Any]]]]:
-            from engine.api import Word2BertError
+            from engine.api import Cancelled, Word2BertError
 
             columns = []
             for h in handles:
@@ -97,6 +103,8 @@ class SentenceProbabilityView(QWidget):
                 for s in sentences:
                     try:
                         scores.append(h.score(s))
+                    except Cancelled:
+                        raise
                     except Word2BertError as e:
                         scores.append(str(e))
                 columns.append((f"{h.name} ({'pseudo-' if Capability.MASKED_LM in h.capabilities else ''}log p)", scores))
@@ -104,6 +112,13 @@ class SentenceProbabilityView(QWidget):
 
         self.message.setText(f"scoring {len(sentences)} sentences with {len(handles)} models…")
         self.runner.submit(work)
+        self.stop.setEnabled(True)
+
+    def stop_scoring(self) -> None:
+        """Stop a long scoring (a masked LM scores a long sentence once per token): nothing is lost."""
+        self.runner.cancel()
+        self.stop.setEnabled(False)
+        self.message.setText("stopped: the scoring was cancelled (edit the sentences to score them again)")
 
     def _show(self, result: tuple[list[str], list[tuple[str, list[Any]]]]) -> None:
         self._last = result

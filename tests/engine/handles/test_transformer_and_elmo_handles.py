@@ -272,3 +272,26 @@ def test_fill_mask_and_attention_on_one_text_share_one_forward_pass(handles, mon
     assert np.allclose(maps.weights.sum(-1), 1, atol=1e-4) and filled[0].tokens
     bert.fill_mask(text.replace("stage", "tour"), k=5)  # another text: a new pass
     assert len(calls) == 2
+
+
+def test_pseudo_log_likelihood_stops_between_chunks_when_cancelled(handles, monkeypatch):
+    import threading
+
+    import engine.handles.transformer as transformer
+
+    monkeypatch.setattr(transformer, "PLL_BUDGET_BYTES", 1)  # one masked copy per chunk
+    stop = threading.Event()
+    calls = []
+    forward = handles["bert"].adapter.forward
+
+    def counted(*a, **kw):
+        calls.append(1)
+        if len(calls) == 3:
+            stop.set()  # Stop pressed while the third chunk runs
+        return forward(*a, **kw)
+
+    monkeypatch.setattr(handles["bert"].adapter, "forward", counted)
+    with api.cancellable(stop), pytest.raises(api.Cancelled, match="scoring the sentence was cancelled"):
+        handles["bert"].score("the piano sat on the stage and the cat played it loudly .")
+    assert len(calls) == 3  # it stopped at the next chunk, not after all of them
+    assert handles["bert"].score("the cat sat .").tokens  # outside the block nothing is cancelled
