@@ -99,7 +99,10 @@ def main() -> None:
              "`python bench/finetune_quality.py`: each row fine-tunes with the engine's loop on the task's fixed "
              f"split (batch {args.batch_size}, max {args.max_len} tokens, seed 0; BBC: the default learning rates, 1e-3 "
              "frozen and 2e-4 otherwise; NER: 1e-3 for all three, as tagging learns slowly from mostly-O labels). Best "
-             "validation metric over the run's validations; speed = median examples/s of the logged steps.", "",
+             "validation metric over the run's validations; speed = median examples/s of the logged steps."
+             + (f" The rows of this run ({', '.join(f'{t} {m}' for t, m in plan)}) validated every {args.eval_every} "
+                "steps" + (f"; their curves are in {args.curves}/ (the talk's last step)" if args.curves else "") + "."
+                if args.eval_every else ""), "",
              "| task | model | strategy | epochs | lr | best validation | steps | weights that learn | examples/s | "
              "wall s | device |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:

@@ -35,6 +35,7 @@ class SentenceScore:
     token_logprobs: tuple[float, ...]  # natural log
     logprob: float
     perplexity: float
+    notice: str = ""  # e.g. only the first tokens of a long text were scored
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,16 @@ def run(argv: list[str]) -> int:
         session.error.connect(failed)
         QTimer.singleShot(900_000 if args.scene else 120_000, lambda: failed("timed out waiting for results"))
     app.exec()
+    finish_workers()
     return status["code"]
+
+
+def finish_workers() -> None:
+    """Let queries and loads still running end before the interpreter does: a worker caught half-way
+    through importing torch at exit printed a traceback."""
+    from explorer.tasks import wait_for_workers
+
+    wait_for_workers(30_000)
 
 
 def run_talk(app: Any, window: Any, deck_path: str | None, export: str | None) -> int:
@@ -121,4 +130,5 @@ def run_talk(app: Any, window: Any, deck_path: str | None, export: str | None) -
         talk.ready.connect(lambda: QTimer.singleShot(500, write))
         QTimer.singleShot(EXPORT_WAIT_S * 1000, timed_out)
     app.exec()
+    finish_workers()
     return status["code"]

@@ -39,6 +39,7 @@ MASK_TEXT = "[MASK]"
 
 SHARED_MAX_TOKENS = 128  # texts up to this long share one forward pass between fill_mask and attention
 PLL_BUDGET_BYTES = 256 * 2**20  # vocabulary logits held at once while a masked LM scores a sentence
+PLL_MAX_TOKENS = 128  # a masked LM scores a sentence with one pass per token: at most this many
 
 
 @dataclass
@@ -303,7 +304,7 @@ class TransformerHandle(BaseHandle):
     def score(self, sentence: str) -> SentenceScore:
         text = check_text(sentence)
         if self.adapter.objective == "causal":
-            ids, _, _, _, _ = self._encode(text)
+            ids, _, _, _, notice = self._encode(text)
             if len(ids) < 2:
                 raise InputError("the sentence has no tokens to score")
             out = self._forward(ids, logits=True)
@@ -313,17 +314,21 @@ class TransformerHandle(BaseHandle):
             lp = logp.gather(1, target[:, None])[:, 0].cpu().numpy()
             tokens = ids[1:]
         elif self.adapter.objective == "masked":
-            ids, segments, _, special, _ = self._encode(text)
+            ids, segments, _, special, notice = self._encode(text)
             positions = [i for i, s in enumerate(special) if not s]
             if not positions:
                 raise InputError("the sentence has no tokens to score")
+            if len(positions) > PLL_MAX_TOKENS:  # one pass per token: a page would take minutes
+                notice = (f"a masked LM scores a text one token at a time: the first {PLL_MAX_TOKENS} of its "
+                          f"{len(positions)} tokens are scored (each seeing the whole text)")
+                positions = positions[:PLL_MAX_TOKENS]
             lp = self._pseudo_log_likelihood(ids, segments, positions)
             tokens = [ids[p] for p in positions]
         else:
             raise Unsupported(self.adapter.missing_head_reason or f"{self.name} has no language-model head")
         total = float(lp.sum())
         return SentenceScore(tuple(self._token_text(t) for t in tokens), tuple(float(x) for x in lp), total,
-                             math.exp(-total / len(lp)))
+                             math.exp(-total / len(lp)), notice)
 
 
     def _pseudo_log_likelihood(self, ids: list[int], segments: list[int], positions: list[int]) -> np.ndarray:

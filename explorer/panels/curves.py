@@ -127,6 +127,7 @@ class CurvesPanel(QWidget):
         self.plot.clear()
         self.heading.setText(message)
         self.summary.setText("")
+        self.shown.emit()  # the message is what this view shows (a talk waits for its steps to show)
 
     def _show(self, curves: Any) -> None:
         self.curves = curves
@@ -182,4 +183,5 @@ class CurvesPanel(QWidget):
                 axis.setPen("#ffffff")
                 axis.setTextPen("#ffffff")
             self.legend.setLabelTextColor("#ffffff")
+        self._style_axes()
         self.draw()

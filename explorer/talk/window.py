@@ -165,6 +165,8 @@ class TalkWindow(QWidget):
         if self.session.loading:
             return
         for i, panel in enumerate(self.panels):
+            if not panel.findChildren(ModelPicker):
+                continue  # a view of no model (fine-tuning curves): ready when it shows what it read
             pickers = [p for p in panel.findChildren(ModelPicker) if p.isVisibleTo(panel) and p.isEnabled()]
             if i not in self.done and not any(p.usable() for p in pickers):
                 self._step_shown(i)

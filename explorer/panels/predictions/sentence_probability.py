@@ -181,8 +181,11 @@ class SentenceProbabilityView(QWidget):
                 self.table.setItem(r, 1 + len(columns), QTableWidgetItem("—" if value is None else f"{value:+.1f}"))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.resizeRowsToContents()
+        notices = list(dict.fromkeys(x.notice for _, scores in columns for x in scores
+                                     if not isinstance(x, str) and x.notice))
         self.message.setText("Log-probability (natural log; higher is more likely) and perplexity per model; "
-                             "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob.")
+                             "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob."
+                             + "".join(f"\nNote: {n}." for n in notices[:2]))
 
     def refresh_models(self, prefer: str) -> None:
         self._debounce.start()

@@ -295,3 +295,16 @@ def test_pseudo_log_likelihood_stops_between_chunks_when_cancelled(handles, monk
         handles["bert"].score("the piano sat on the stage and the cat played it loudly .")
     assert len(calls) == 3  # it stopped at the next chunk, not after all of them
     assert handles["bert"].score("the cat sat .").tokens  # outside the block nothing is cancelled
+
+
+def test_a_masked_lm_scores_at_most_pll_max_tokens_and_says_so(handles, monkeypatch):
+    import engine.handles.transformer as transformer
+
+    text = "the cat sat on the mat and the dog sat on the rug ."
+    whole = handles["bert"].score(text)
+    assert not whole.notice
+    n = len(whole.tokens)
+    monkeypatch.setattr(transformer, "PLL_MAX_TOKENS", n - 3)
+    capped = handles["bert"].score(text)
+    assert capped.tokens == whole.tokens[: n - 3] and f"the first {n - 3} of its {n} tokens" in capped.notice
+    assert np.allclose(capped.token_logprobs, whole.token_logprobs[: n - 3], atol=1e-4)  # each sees the whole text

@@ -1,0 +1,179 @@
+"""Hostile text at scale (issue 17): every query of every model family, fed hypothesis-generated text
+(any Unicode, lone surrogates, NUL and control characters, [MASK]s, long runs) and any ``k`` a script
+or scene could pass, N examples per query and model. Every call must answer or raise one of the
+documented errors (``engine.api.Word2BertError``: InputError, UnknownWord, Unsupported, …); anything
+else is a failure, listed with its first example. Slow calls (over 5 s) are counted too.
+
+Models: the shipped defaults and built-ins (GloVe, word2vec, ELMo, GPT, BERT, all-MiniLM, the adapted
+MiniLM) and, trained here in seconds on 200k words of the default corpus, a Kneser-Ney 3-gram and an
+NNLM (so every family is covered).
+
+    python bench/fuzz.py [--examples 10000] [--models bert-tiny,gpt-tiny]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench._report import machine, write_section  # noqa: E402
+
+DEFAULT_MODELS = "glove-6b-50d,word2vec-sgns,ngram,nnlm,elmo-tiny,gpt-tiny,bert-tiny,all-minilm-l6-v2,minilm-mlm"
+SLOW_S = 5.0
+
+
+def strategies():
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from(["[MASK]", "\ud800", "\udee6", "\udfff", "\x00", "\u200b", "\u202e", "bank", "the",
+                              "Ÿ", "ﬁ", "e\u0301", "🙂", "\t", "\n", " ", "##", "[CLS]", "[SEP]", "<unk>", "</s>"])
+    short = st.lists(st.one_of(st.characters(), pieces, st.text(max_size=12)), max_size=30).map("".join)
+    long = st.builds(lambda word, n: (word + " ") * n, st.sampled_from(["bank", "the", "🙂", "a" * 40, "[MASK]"]),
+                     st.integers(100, 1500))
+    text = st.one_of(short, short, short, short, short, short, short, short, short, long)
+    k = st.one_of(st.integers(-5, 3000), st.none(), st.floats(allow_nan=True), st.sampled_from(["5", True]))
+    return text, k
+
+
+def queries(handle):
+    """(name, call(text, other, k)) for every query the protocol has."""
+    return [
+        ("vector", lambda t, o, k: handle.vector(t)),
+        ("static_neighbours", lambda t, o, k: handle.static_neighbours(t, k)),
+        ("analogy", lambda t, o, k: handle.analogy(t, o, "king", k)),
+        ("contextual_vectors", lambda t, o, k: handle.contextual_vectors(t)),
+        ("attention", lambda t, o, k: handle.attention((t, o) if o else t)),
+        ("fill_mask", lambda t, o, k: handle.fill_mask(t, k)),
+        ("next_token", lambda t, o, k: handle.next_token(t, k)),
+        ("logit_lens", lambda t, o, k: handle.logit_lens(t, k)),
+        ("score", lambda t, o, k: handle.score(t)),
+        ("next_sentence", lambda t, o, k: handle.next_sentence(t, o)),
+        ("generate", lambda t, o, k: handle.generate(t, 3)),
+    ]
+
+
+def trained_baselines(tmp: Path) -> dict[str, str]:
+    from engine import api
+
+    out = {}
+    for kind, settings in (("ngram", {"order": 3, "smoothing": "kneser-ney"}), ("nnlm", {"epochs": 1})):
+        folder = tmp / kind
+        spec = api.RunSpec(kind, out=str(folder), corpus="default", max_words=200_000,
+                           model=api.model_config(kind, **settings))
+        for _ in api.train(spec):
+            pass
+        out[kind] = str(folder)
+    return out
+
+
+def make_run(stats: dict, call, text_st, k_st, examples: int, seed: int):
+    """One query's property: every call answers or raises a documented error (counted, never raised)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hseed
+
+    from engine import api
+
+    @hseed(seed)
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @given(text=text_st, other=text_st, k=k_st)
+    def run(text, other, k):
+        stats["calls"] += 1
+        t0 = time.perf_counter()
+        try:
+            call(text, other, k)
+            stats["answered"] += 1
+        except api.Word2BertError as e:
+            if not str(e):
+                stats["failures"]["empty message"] += 1
+            stats["documented"][type(e).__name__] += 1
+        except Exception as e:  # noqa: BLE001 - what this bench looks for
+            key = f"{type(e).__name__}: {str(e)[:80]}"
+            stats["failures"][key] += 1
+            if not stats["first_failure"]:
+                stats["first_failure"] = f"{key} on {text[:60]!r} (k={k!r})\n{traceback.format_exc(limit=3)}"
+        spent = time.perf_counter() - t0
+        stats["max_s"] = max(stats["max_s"], spent)
+        stats["slow"] += spent > SLOW_S
+
+    return run
+
+
+def fuzz(name: str, handle, examples: int, seed: int) -> list[dict]:
+    text_st, k_st = strategies()
+    rows = []
+    for query, call in queries(handle):
+        stats = {"model": name, "query": query, "calls": 0, "answered": 0, "documented": Counter(), "failures": Counter(),
+                 "first_failure": "", "slow": 0, "max_s": 0.0}
+
+        run = make_run(stats, call, text_st, k_st, examples, seed)
+        t0 = time.perf_counter()
+        run()
+        stats["seconds"] = time.perf_counter() - t0
+        rows.append(stats)
+        failures = sum(stats["failures"].values())
+        print(f"{name:18s} {query:18s} {stats['calls']:6d} calls, {stats['answered']:6d} answered, "
+              f"{failures} failures, {stats['slow']} slow, max {stats['max_s']:.2f} s, {stats['seconds']:.0f} s",
+              flush=True)
+        if stats["first_failure"]:
+            print(stats["first_failure"], flush=True)
+    return rows
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--examples", type=int, default=10_000, help="examples per query and model")
+    p.add_argument("--models", default=DEFAULT_MODELS)
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    from engine import api
+
+    api.one_thread_here()  # as the app's query thread
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        names = args.models.split(",")
+        trained = trained_baselines(Path(tmp)) if {"ngram", "nnlm"} & set(names) else {}
+        for name in names:
+            handle = api.load(trained.get(name, name))
+            rows += fuzz(name, handle, args.examples, args.seed)
+    total = sum(r["calls"] for r in rows)
+    failures = sum(sum(r["failures"].values()) for r in rows)
+    slow = sum(r["slow"] for r in rows)
+    lines = ["## Hostile text: every query of every model family, fuzzed", "", f"Machine: {machine()}", "",
+             f"`python bench/fuzz.py --examples {args.examples}`: hypothesis-generated text (any Unicode, lone "
+             "surrogates, NUL and control characters, [MASK]/[CLS]/[SEP], zero-width and right-to-left marks, "
+             "combining characters, emoji; one example in ten a run of 100–1,500 repeated words) for the text and "
+             "a second text (pairs, analogies), and any k (negative, huge, None, NaN, a string, True), "
+             f"{args.examples:,} examples per query and model, one thread. A call passes when it answers or raises "
+             "a documented error (Word2BertError: InputError, UnknownWord, Unsupported…) with a message; any other "
+             f"exception is a failure. Slow: over {SLOW_S:.0f} s.", "",
+             f"**{total:,} calls, {failures} failures, {slow} slow.**", "",
+             "| model | queries answered (of each query's calls) | documented refusals | failures | slowest call (s) |",
+             "|---|---|---|---:|---:|"]
+    for name in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == name]
+        answered = ", ".join(f"{r['query']} {r['answered']:,}" for r in mine if r["answered"])
+        refusals = Counter()
+        for r in mine:
+            refusals.update(r["documented"])
+        refused = ", ".join(f"{k} {v:,}" for k, v in refusals.most_common())
+        fails = sum(sum(r["failures"].values()) for r in mine)
+        lines.append(f"| {name} | {answered or '—'} | {refused} | {fails} | {max(r['max_s'] for r in mine):.2f} |")
+    failed = [r for r in rows if r["failures"]]
+    if failed:
+        lines += ["", "Failures:", ""] + [f"- {r['model']} {r['query']}: " + "; ".join(
+            f"{k} ×{v}" for k, v in r["failures"].items()) for r in failed]
+    body = "\n".join(lines)
+    print(body)
+    write_section("fuzz", body)
+
+
+if __name__ == "__main__":
+    main()
