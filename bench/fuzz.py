@@ -37,7 +37,9 @@ def strategies():
     short = st.lists(st.one_of(st.characters(), pieces, st.text(max_size=12)), max_size=30).map("".join)
     long = st.builds(lambda word, n: (word + " ") * n, st.sampled_from(["bank", "the", "🙂", "a" * 40, "[MASK]"]),
                      st.integers(100, 1500))
-    text = st.one_of(short, short, short, short, short, short, short, short, short, long)
+    words = st.lists(st.sampled_from(["bank", "play", "king", "river", "money", "The", "paris", "[MASK]", "stage",
+                                      "deposited", ".", ","]), min_size=1, max_size=12).map(" ".join)
+    text = st.one_of(short, short, short, short, short, short, words, words, words, long)
     k = st.one_of(st.integers(-5, 3000), st.none(), st.floats(allow_nan=True), st.sampled_from(["5", True]))
     return text, k
 
@@ -149,7 +151,7 @@ def main() -> None:
     lines = ["## Hostile text: every query of every model family, fuzzed", "", f"Machine: {machine()}", "",
              f"`python bench/fuzz.py --examples {args.examples}`: hypothesis-generated text (any Unicode, lone "
              "surrogates, NUL and control characters, [MASK]/[CLS]/[SEP], zero-width and right-to-left marks, "
-             "combining characters, emoji; one example in ten a run of 100–1,500 repeated words) for the text and "
+             "combining characters, emoji; three in ten real words with [MASK]s; one in ten a run of 100–1,500 repeated words) for the text and "
              "a second text (pairs, analogies), and any k (negative, huge, None, NaN, a string, True), "
              f"{args.examples:,} examples per query and model, one thread. A call passes when it answers or raises "
              "a documented error (Word2BertError: InputError, UnknownWord, Unsupported…) with a message; any other "

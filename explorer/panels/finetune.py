@@ -269,7 +269,8 @@ class FinetunePanel(QWidget):
             return
         paused = run.state == "pausing" and status in ("stopped", "killed")
         run.state = "paused" if paused else status
-        if status in ("completed", "stopped"):
+        saved = (Path(run.out) / "config.json").is_file()  # stopped before its first step: nothing to try
+        if status in ("completed", "stopped") and saved:
             self.session.add_run(run.out)
             self._finished_run(run)
         name = run.name

@@ -120,3 +120,40 @@ def test_bad_data_is_reported_before_training(qtbot, panel, tmp_path):
     with qtbot.waitSignal(panel.job.finished, timeout=60_000):
         pass
     assert "no label column" in panel.status.text()
+
+
+def test_stop_works_while_loading_while_training_and_when_the_window_closes(qtbot, panel):
+    import time
+
+    from engine import api
+
+    # 1. while the process loads the model and reads the data (before its first event)
+    panel.start.click()
+    run = panel.current
+    stopped_at = time.perf_counter()
+    panel.stop.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=60_000) as done:
+        pass
+    assert time.perf_counter() - stopped_at < 15 and done.args[0] in ("stopped", "killed")
+    assert panel.start.isEnabled() and not panel.stop.isEnabled() and not panel.pause.isEnabled()
+    assert run.name not in [panel.try_it.run.itemText(i) for i in range(panel.try_it.run.count())]  # nothing to try
+    # 2. while it trains: it keeps its best checkpoint, which answers
+    panel.form.epochs.setValue(50)
+    panel.start.click()
+    with qtbot.waitSignal(panel.job.event, timeout=120_000,
+                          check_params_cb=lambda ev: isinstance(ev, api.StepMetrics) and ev.step >= 4):
+        pass
+    panel.stop.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=60_000) as done:
+        pass
+    assert done.args == ["stopped"] and panel.start.isEnabled() and not panel.stop.isEnabled()
+    assert api.load(panel.current.out).classify("a ripe mango").labels
+    # 3. closing the window while one trains: stopped with a save, as Stop does
+    panel.start.click()
+    with qtbot.waitSignal(panel.job.event, timeout=120_000,
+                          check_params_cb=lambda ev: isinstance(ev, api.StepMetrics) and ev.step >= 2):
+        pass
+    job, out = panel.job, panel.current.out
+    panel.window_for_test.close()
+    assert not job.running and job.status == "stopped"
+    assert isinstance(api.read_metrics(out)[-1], api.RunFinished) and api.load(out).classify("a bus").labels
