@@ -118,21 +118,25 @@ class HistoryPanel(QWidget):
         self.run_dir = str(run_dir)
         self.title.setText(f"{run_dir}: reading its checkpoints…")
 
-        def work() -> tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]]]:
+        def work() -> tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]], list[tuple[int, str, float]]]:
             from engine import api
 
             history = api.run_history(run_dir)
             try:
-                losses = [(e.step, e.loss) for e in api.read_metrics(run_dir) if isinstance(e, api.StepMetrics)]
+                events = api.read_metrics(run_dir)
             except (api.Word2BertError, OSError):
-                losses = []  # a Trainer's folder: no metrics.jsonl of ours
+                events = []  # a Trainer's folder: no metrics.jsonl of ours
+            losses = [(e.step, e.loss) for e in events if isinstance(e, api.StepMetrics)]
+            held_out = [(e.step, key, value) for e in events if isinstance(e, api.EvalMetrics)
+                        for key, value in e.metrics.items() if key.endswith("loss")]  # mlm_loss, loss, …
             cached = list(api.checkpoint_scores(run_dir, TASKS, cached_only=True))  # scored before
-            return str(run_dir), history, losses, cached
+            return str(run_dir), history, losses, cached, held_out
 
         self.history_runner.submit(work)
 
-    def _history_read(self, result: tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]]]) -> None:
-        run_dir, history, losses, cached = result
+    def _history_read(self, result: tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]],
+                                          list[tuple[int, str, float]]]) -> None:
+        run_dir, history, losses, cached, held_out = result
         if run_dir != self.run_dir:
             return
         self.history = history
@@ -141,6 +145,10 @@ class HistoryPanel(QWidget):
         self.scores = {}
         for step, loss in losses:
             self.loss.append_loss("loss", step, loss)
+        for step, key, value in held_out:  # the run's own evaluations: held-out loss beside the training loss
+            name = f"held-out {key.replace('_', ' ')}"
+            self.loss.curve(name, dashed=True, symbol="o", colour="#9467bd", width=2)
+            self.loss.append(name, step, value)
         self.loss.redraw_now()
         self.checkpoint_ticks.setData([k.step for k in history], [self._loss_at(k.step, losses) for k in history])
         for row in cached:

@@ -12,7 +12,7 @@ def bert_run(topic_corpus, tmp_path_factory):
     from engine import api
 
     run_dir = tmp_path_factory.mktemp("history") / "bert-run"
-    spec = tiny_spec("bert", topic_corpus, run_dir, max_steps=6, keep_every=2, eval_every=0)
+    spec = tiny_spec("bert", topic_corpus, run_dir, max_steps=6, keep_every=2, eval_every=3)
     assert list(api.train(spec))[-1].status == "completed"
     return run_dir
 
@@ -41,6 +41,8 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     qtbot.waitUntil(lambda: alias in window.session.models, timeout=60_000)
     assert [k.step for k in panel.history] == [2, 4, 6] and panel.slider.maximum() == 2
     assert panel.marker.value() == 6 and len(panel.loss.points("loss")[0]) > 0  # the loss curve, marked
+    held_out = panel.loss.points("held-out mlm loss")
+    assert list(held_out[0]) == [3, 6] and all(v > 0 for v in held_out[1])  # the run's evaluations beside it
     last = window.session.models[alias]
     masked = window.predictions.masked
     masked.text.setText("the [MASK] sat on the mat .")
