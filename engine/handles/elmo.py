@@ -19,6 +19,8 @@ from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, run_info
 from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
 
+NEXT_TOKEN_WORDS = 200  # the words before the next one that ELMo's forward LM reads
+
 
 class ElmoHandle(BaseHandle):
     def __init__(self, name: str, path: str, info: dict[str, Any], model: Any, vocab: Vocab, device: torch.device) -> None:
@@ -74,11 +76,16 @@ class ElmoHandle(BaseHandle):
 
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
+        """The forward LM's next word after the text's last NEXT_TOKEN_WORDS words (it was trained on windows
+        of tens of words; a page of text before them changes nothing but the time)."""
         k = check_k(k)
-        _, words, _ = self._words(text)
+        text = check_text(text)
+        shown = [text[a:b] for a, b in word_spans(text)][-NEXT_TOKEN_WORDS:]
+        if not shown:
+            raise InputError("the sentence has no words")
+        words = [w.lower() for w in shown] if self.lowercase else shown
         with torch.inference_mode():
-            fwd, _ = self.model.log_probs(self._chars(words))
-        probs = fwd[-2].exp()  # the forward state after the last word (before </s>)
+            probs = self.model.next_word_log_probs(self._chars(words)).exp()
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
         return TokenCandidates(text, tuple(self.vocab.words[int(i)] for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))

@@ -318,9 +318,11 @@ class TransformerHandle(BaseHandle):
             positions = [i for i, s in enumerate(special) if not s]
             if not positions:
                 raise InputError("the sentence has no tokens to score")
-            if len(positions) > PLL_MAX_TOKENS:  # one pass per token: a page would take minutes
-                notice = (f"a masked LM scores a text one token at a time: the first {PLL_MAX_TOKENS} of its "
-                          f"{len(positions)} tokens are scored (each seeing the whole text)")
+            if len(positions) > PLL_MAX_TOKENS:  # one pass per token over the whole text: T² work
+                notice = (f"a masked LM scores a text one token at a time: its first {PLL_MAX_TOKENS} of "
+                          f"{len(positions)} tokens are scored, as a text of their own")
+                end = positions[PLL_MAX_TOKENS - 1] + 1
+                ids, segments = ids[:end] + ids[-1:], segments[:end] + segments[-1:]  # … [SEP]
                 positions = positions[:PLL_MAX_TOKENS]
             lp = self._pseudo_log_likelihood(ids, segments, positions)
             tokens = [ids[p] for p in positions]

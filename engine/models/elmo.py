@@ -167,6 +167,12 @@ class BiLM(nn.Module):
         return {"loss": (forward_loss + backward_loss) / 2, "forward_loss": forward_loss,
                 "backward_loss": backward_loss}
 
+    def next_word_log_probs(self, chars: torch.Tensor) -> torch.Tensor:
+        """(1, T, C) with <s> … </s> -> (V,): the forward LM's distribution after the last word (the
+        adaptive softmax at that one position, not at every position)."""
+        _, fwd, _ = self.layers(chars)
+        return self.softmax.log_prob(fwd[-1][0, -2:-1].float())[0]
+
     def log_probs(self, chars: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(1, T, C) -> forward and backward log-distributions (T, V): the forward one at position k
         predicts word k+1, the backward one predicts word k-1."""

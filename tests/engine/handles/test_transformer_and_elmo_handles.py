@@ -302,9 +302,24 @@ def test_a_masked_lm_scores_at_most_pll_max_tokens_and_says_so(handles, monkeypa
 
     text = "the cat sat on the mat and the dog sat on the rug ."
     whole = handles["bert"].score(text)
-    assert not whole.notice
-    n = len(whole.tokens)
-    monkeypatch.setattr(transformer, "PLL_MAX_TOKENS", n - 3)
+    head = handles["bert"].score(text.rsplit(" ", 3)[0])  # the text without its last three words
+    assert not whole.notice and len(head.tokens) < len(whole.tokens)
+    monkeypatch.setattr(transformer, "PLL_MAX_TOKENS", len(head.tokens))
     capped = handles["bert"].score(text)
-    assert capped.tokens == whole.tokens[: n - 3] and f"the first {n - 3} of its {n} tokens" in capped.notice
-    assert np.allclose(capped.token_logprobs, whole.token_logprobs[: n - 3], atol=1e-4)  # each sees the whole text
+    assert f"its first {len(head.tokens)} of {len(whole.tokens)} tokens" in capped.notice
+    assert capped.tokens == head.tokens  # scored as a text of its own: the same as the shorter text
+    assert np.allclose(capped.token_logprobs, head.token_logprobs, atol=1e-4)
+
+
+def test_elmo_next_token_reads_the_last_words_of_a_long_text(handles):
+    elmo = handles["elmo"]
+    short = elmo.next_token("she played the", k=5)
+    with torch.inference_mode():
+        fwd, _ = elmo.model.log_probs(elmo._chars(["she", "played", "the"]))
+    assert np.allclose(short.probs, fwd[-2].exp().topk(5).values.numpy(), atol=1e-5)  # the same as every position
+    long = elmo.next_token(" ".join(["the cat sat on the mat ."] * 600) + " she played the", k=5)
+    assert long.tokens and long.context.endswith("she played the")  # the end of the text, not its first words
+    from engine.handles.elmo import NEXT_TOKEN_WORDS
+
+    tail = " ".join((" ".join(["the cat sat on the mat ."] * 600) + " she played the").split()[-NEXT_TOKEN_WORDS:])
+    assert elmo.next_token(tail, k=5).tokens == long.tokens
