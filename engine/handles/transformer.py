@@ -21,7 +21,7 @@ from engine.checkpoint import read_tensors
 from engine.config import config_from_dict
 from engine.data.inputs import Specials, bert_specials, encode_text
 from engine.data.text import word_spans
-from engine.device import pick_device
+from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
 from engine.handles.base import BaseHandle, check_k, check_text, run_info
 from engine.results import (
@@ -89,6 +89,7 @@ class TransformerHandle(BaseHandle):
         self.info.setdefault("max_tokens", adapter.max_len)
         self._shared: tuple[Any, ForwardOutput] | None = None  # the last short text's full forward pass
         self._shared_lock = threading.Lock()
+        self._n_parameters: int | None = None  # (counted once: it decides how many threads a pass gets)
 
     def _shared_forward(self, ids: list[int], segments: list[int]) -> ForwardOutput | None:
         """One forward pass of a short masked-LM text with attention and every position's logits, kept
@@ -139,8 +140,14 @@ class TransformerHandle(BaseHandle):
             s = s[None] if s.dim() == 1 else s
         if kwargs.get("pad_mask") is not None:
             kwargs["pad_mask"] = torch.tensor(kwargs["pad_mask"], device=device).bool()
-        with torch.inference_mode():
+        with torch.inference_mode(), threads_for(self._parameters() * t.numel()):
             return self.adapter.forward(t, s, **kwargs)
+
+    def _parameters(self) -> int:
+        if self._n_parameters is None:
+            model = getattr(self.adapter, "model", None)
+            self._n_parameters = sum(p.numel() for p in model.parameters()) if model is not None else 0
+        return self._n_parameters
 
     def _token_text(self, token_id: int) -> str:
         tok = self.adapter.tokenizer
