@@ -93,6 +93,7 @@ def test_a_talk_prepares_every_step_once_then_steps_with_keys_and_a_clicker(qtbo
     assert talk.counter.text() == "1 / 3" and talk.title.text() == "Fill the blank"
     assert talk.font().pixelSize() >= BODY_PX >= 28  # big type, inherited by every panel
     assert talk.panels[0].masked.results[0].font().pixelSize() >= 28
+    assert talk.panels[0].masked.chip_scroll.height() > 28 + 10  # the word chips' row fits their big type
     # every step computes at once; step 3 has no static model: once loaded, it is as ready as it gets
     qtbot.waitUntil(lambda: talk.all_ready, timeout=60_000)
     assert "Load GloVe, word2vec or a vectors file" in talk.panels[2].message.text()  # it says why

@@ -77,7 +77,8 @@ class MaskedView(QWidget):
         chip_scroll.setWidgetResizable(True)
         chip_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         chip_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        chip_scroll.setFixedHeight(QToolButton(text="Wg").sizeHint().height() + 22)
+        self.chip_scroll = chip_scroll
+        self._fit_chip_row()
         chip_row = QHBoxLayout()
         chip_row.addWidget(QLabel("Click a word to mask it:"))
         chip_row.addWidget(chip_scroll, 1)
@@ -111,6 +112,20 @@ class MaskedView(QWidget):
         self.model2.setEnabled(on)
         self.result_areas[1].setVisible(on)
         self.query()
+
+    def _fit_chip_row(self) -> None:
+        """The word chips' row is one button high (plus its scroll bar) in the view's font: a talk's 28 px
+        type or the presentation zoom must not cut the buttons off."""
+        button = QToolButton(text="Wg")
+        button.setFont(self.font())
+        self.chip_scroll.setFixedHeight(button.sizeHint().height() + 22)
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        from PySide6.QtCore import QEvent
+
+        if event.type() == QEvent.Type.FontChange and hasattr(self, "chip_scroll"):
+            self._fit_chip_row()
+        super().changeEvent(event)
 
     def set_presenting(self, on: bool) -> None:
         for widget in (self.learn, self.example, self.lens_switch):
