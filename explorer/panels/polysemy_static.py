@@ -3,6 +3,7 @@ whatever the sentence (GloVe, word2vec), the contrast the contextual column make
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QGroupBox,
     QHeaderView,
@@ -29,6 +30,11 @@ class StaticNeighbours(QGroupBox):
         self.table.setWordWrap(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         add_csv_export(self.table, lambda: table_rows(self.table), "static-neighbours")
+        # rows as high as their text at the table's width now (a list wrapped while the window was still
+        # narrow kept two lines and pushed GloVe's row out of a talk's view)
+        self._fit_rows = QTimer(self, singleShot=True, interval=0)  # after the resize has taken effect
+        self._fit_rows.timeout.connect(self.table.resizeRowsToContents)
+        self.table.horizontalHeader().sectionResized.connect(lambda *_: self._fit_rows.start())
         QVBoxLayout(self).addWidget(self.table)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)

@@ -17,3 +17,18 @@ def test_occurrences_two_models_share_are_marked():
     page = compare_html(a[0], "bank", a[1], a[2], [b], ["#000", "#111"])
     assert page.count("◆ 0.90") == 2 and "◆ marks" in page  # once in each model's column
     assert "◆" not in compare_html(a[0], "bank", a[1], a[2], [], ["#000"])  # one model: nothing to share
+
+
+def test_static_rows_shrink_to_one_line_when_the_table_widens(qtbot):
+    from explorer.panels.polysemy_static import StaticNeighbours
+    from explorer.session import Session
+
+    box = StaticNeighbours(Session())
+    qtbot.addWidget(box)
+    box.resize(300, 300)
+    box.show()
+    long = ", ".join(f"word{i} 0.{90 - i}" for i in range(8))
+    box._show([("glove-6b-50d", long), ("word2vec-sgns", long)])
+    narrow = box.table.rowHeight(0)
+    box.resize(1800, 300)  # the window laid out at its full width (a talk at 1920 px)
+    qtbot.waitUntil(lambda: box.table.rowHeight(0) < narrow, timeout=3_000)
