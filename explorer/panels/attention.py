@@ -214,11 +214,18 @@ class AttentionPanel(QWidget):
                                prefer=next((n for n in self.model.usable() if n != self.model.currentText()), ""))
         self.query()
 
+    def set_presenting(self, on: bool) -> None:
+        """A talk's layout: the sentence fields get the compare controls' room (a step shows one model)."""
+        for widget in (self.compare, self.model2):
+            widget.setVisible(not on)
+
     def apply_scene(self, scene: dict[str, Any]) -> None:
         sentences = list(scene.get("sentences") or [""])
         self.wanted_model = str(scene.get("contextual_model") or "")
         self.sentence.setText(sentences[0])
         self.pair.setText(sentences[1] if len(sentences) > 1 else "")
+        for field in (self.sentence, self.pair):
+            field.setCursorPosition(0)  # a long sentence shows its beginning, not its end
         view = str(scene.get("view") or "head")
         self.views.setCurrentIndex(self.VIEWS.index(view) if view in self.VIEWS else 0)
         if scene.get("layer") is not None:

@@ -202,3 +202,21 @@ def test_the_curves_step_draws_pretrained_against_scratch_big_on_black(qtbot, tm
     with qtbot.waitSignal(panel.runner.failed, timeout=10_000):
         panel.show_curves(str(tmp_path / "nowhere.json"))
     assert "no curves file" in panel.heading.text() and not panel.plot.getPlotItem().listDataItems()
+
+
+def test_a_talk_step_scores_with_its_own_models_only(qtbot, contextual_runs):
+    from explorer.panels.predictions.panel import PredictionsPanel
+    from explorer.session import Session
+
+    session = Session()
+    for kind in ("bert", "gpt"):
+        with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
+            session.load(str(contextual_runs[kind][0]))
+    panel = PredictionsPanel(session)
+    qtbot.addWidget(panel)
+    panel.set_presenting(True)
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.apply_scene({"panel": "predictions", "view": "probability", "sentences": ["the cat sat ."],
+                           "models": ["gpt"]})
+    table = panel.probability.table
+    assert [table.horizontalHeaderItem(c).text() for c in range(1, table.columnCount())] == ["gpt (log p)"]

@@ -24,6 +24,7 @@ class PredictionsPanel(QWidget):
         super().__init__(parent)
         self.session = session
         self.wanted_model = ""
+        self.presenting = False  # a talk's step
         self.masked = MaskedView(session)
         self.next = NextTokenView(session)
         self.probability = SentenceProbabilityView(session)
@@ -42,6 +43,7 @@ class PredictionsPanel(QWidget):
         """A talk's layout: the step's view alone (no tabs), without the training-example corner."""
         self.views.tabBar().setVisible(not on)
         self.masked.set_presenting(on)
+        self.presenting = on
 
     def _views(self) -> tuple[Any, ...]:
         return self.masked, self.next, self.probability, self.nsp
@@ -60,6 +62,9 @@ class PredictionsPanel(QWidget):
         index = self.VIEWS.index(view) if view in self.VIEWS else 0
         self.views.setCurrentIndex(index)
         self._views()[index].set_sentences([str(s) for s in scene.get("sentences", [])])
+        # a talk's step scores with its own models only: one loaded for a later step must not add a column
+        # (and a rescoring) to this one
+        self.probability.only = [str(m) for m in scene.get("models", [])] if self.presenting else None
         self._refresh_models()
 
     def current_scene(self) -> dict[str, Any]:

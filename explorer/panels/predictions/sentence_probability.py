@@ -32,6 +32,8 @@ class SentenceProbabilityView(QWidget):
         super().__init__(parent)
         self.session = session
         self.best: dict[str, int] = {}  # the best-rated sentence of each model
+        self.only: list[str] | None = None  # a talk step's models (None: every loaded model that can score)
+        self._asked: tuple[Any, ...] | None = None  # the sentences and models of the latest scoring
         self.text = QPlainTextEdit("The president of the United States lives in Washington.\n"
                                         "The States president of the United lives in Washington.\n"
                                         "Washington the of president lives States United in the.")
@@ -67,6 +69,7 @@ class SentenceProbabilityView(QWidget):
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self.message.setText)
+        self.runner.failed.connect(lambda _: setattr(self, "_asked", None))  # asking again tries again
         for signal in (self.runner.finished, self.runner.failed):
             signal.connect(lambda _: self.stop.setEnabled(False))
         self._debounce = QTimer(self, singleShot=True, interval=400)
@@ -85,13 +88,16 @@ class SentenceProbabilityView(QWidget):
         from engine.api import Capability
 
         sentences = [s.strip() for s in self.text.toPlainText().splitlines() if s.strip()][:12]
-        handles = [h for h in self.session.models.values() if Capability.SENTENCE_SCORE in h.capabilities]
+        handles = [h for name, h in self.session.models.items() if Capability.SENTENCE_SCORE in h.capabilities
+                   and (self.only is None or name in self.only)]
         if not handles:
             self.message.setText("No loaded model can score sentences: load an n-gram, NNLM, ELMo, GPT or BERT model.")
             self.table.setRowCount(0)
+            self._asked = None
             return
         if not sentences:
             self.message.setText("Type a sentence and a few shuffles of it.")
+            self._asked = None
             return
 
         def work() -> tuple[list[str], list[tuple[str, list[Any]]]]:
@@ -110,6 +116,10 @@ class SentenceProbabilityView(QWidget):
                 columns.append((f"{h.name} ({'pseudo-' if Capability.MASKED_LM in h.capabilities else ''}log p)", scores))
             return sentences, columns
 
+        key = (tuple(sentences), tuple((h.name, id(h)) for h in handles))
+        if key == self._asked:  # the same sentences and models (another model loaded elsewhere): nothing new
+            return
+        self._asked = key
         self.message.setText(f"scoring {len(sentences)} sentences with {len(handles)} models…")
         self.runner.submit(work)
         self.stop.setEnabled(True)
@@ -117,6 +127,7 @@ class SentenceProbabilityView(QWidget):
     def stop_scoring(self) -> None:
         """Stop a long scoring (a masked LM scores a long sentence once per token): nothing is lost."""
         self.runner.cancel()
+        self._asked = None  # asking again scores again
         self.stop.setEnabled(False)
         self.message.setText("stopped: the scoring was cancelled (edit the sentences to score them again)")
 
