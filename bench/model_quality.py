@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
+from engine.data.vocab import Vocab  # noqa: E402
 from engine.inspect.quality import (  # noqa: E402
     cloze_scores,
     glove_context_baseline,
@@ -62,6 +63,11 @@ def main() -> None:
             pass
         names.append(out)
     heldout = list(api.corpus_sample("default", n=100_000, part="heldout"))
+    # the fair per-word comparison with the n-gram: only sentences whose every word is in its vocabulary,
+    # so no model is scored on "<unk>" (a closed-vocabulary model's <unk> stands for every rare word at
+    # once, at one cheap probability; GPT must spell each rare word out, piece by piece)
+    known = set(Vocab.load(Path(out) / "vocab.txt").words) if args.kn3 else None
+    in_vocab = [s for s in heldout if known is not None and all(w in known for w in api.word_tokenize(s))]
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
     rows = []
     for name in names:
@@ -74,6 +80,8 @@ def main() -> None:
         senses = wic = cloze = ppl = "—"
         if api.Capability.SENTENCE_SCORE in caps and api.Capability.MASKED_LM not in caps:
             ppl = f"{perplexity_per_word(handle, heldout)['perplexity_per_word']:.1f}"
+            if in_vocab:
+                ppl += f" / {perplexity_per_word(handle, in_vocab)['perplexity_per_word']:.1f}"
         if api.Capability.CONTEXTUAL in caps:
             by_layer = sense_separation(handle)
             best = int(np.argmax(by_layer))
@@ -98,7 +106,11 @@ def main() -> None:
         f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences). WiC dev: cosine "
         "threshold per layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "
         f"held-out sentences ({sum(len(s.split()) for s in heldout):,} words; every model scores the same words, "
-        "sub-word pieces summed, no end-of-sentence event).", "",
+        "sub-word pieces summed, no end-of-sentence event)"
+        + (f"; after the slash, on the {len(in_vocab):,} held-out sentences ({sum(len(api.word_tokenize(x)) for x in in_vocab):,} "
+           "words) whose every word is in the Kneser-Ney model's vocabulary, so that no model is scored on <unk> "
+           "(the n-gram's <unk> stands for every rare word at one cheap probability, while GPT must spell each "
+           "rare word out piece by piece)" if in_vocab else "") + ".", "",
         "| model | sense separation by layer | WiC dev by layer | cloze top-1 / top-10 | perplexity per word |",
         "|---|---|---|---:|---:|", *rows])
     print(body)
