@@ -109,6 +109,16 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
         model.train()
         return iter(events)
 
+    def stopping() -> Iterator[TrainEvent]:
+        """Stop: (validate,) save the last finished step, say so."""
+        if main:
+            if job.validate_when_stopped:
+                yield from validate()
+            yield from job.save(loop_state(), False)
+            yield from job.at_end()
+        message, metrics = job.summary("stopped")
+        yield ctx.finished("stopped", message, metrics)
+
     params = [p for p in model.parameters() if p.requires_grad]
     loss_sum = torch.zeros((), device=ctx.device)
     since = 0
@@ -118,13 +128,20 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
         micro_batches = job.batches(epoch, ctx.step % job.steps_per_epoch)
         while True:
             opt.zero_grad(set_to_none=True)
-            step_loss, taken = None, 0
+            step_loss, taken, abandoned = None, 0, False
             for batch in itertools.islice(micro_batches, job.accumulate):
                 with ctx.precision.autocast():
                     loss = job.loss(wrapped, batch) / job.accumulate
+                if ctx.stop.is_set() and world == 1:  # Ctrl-C during the forward pass: skip the backward
+                    abandoned = True  # (most of a step's time) and save the last finished step at once
+                    break
                 backward(loss, scaler)
                 step_loss = loss.detach().float() if step_loss is None else step_loss + loss.detach().float()
                 taken += 1
+            if abandoned:
+                opt.zero_grad(set_to_none=True)
+                yield from stopping()
+                return
             if step_loss is None or taken < job.accumulate:
                 break  # the epoch's batches are used up
             lr = job.lr * lr_factor(ctx.step)
@@ -155,13 +172,7 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
             if main:
                 yield from job.after_step(ctx.step)
             if ctx.stop.is_set():
-                if main:
-                    if job.validate_when_stopped:
-                        yield from validate()
-                    yield from job.save(loop_state(), False)
-                    yield from job.at_end()
-                message, metrics = job.summary("stopped")
-                yield ctx.finished("stopped", message, metrics)
+                yield from stopping()
                 return
         epoch += 1
     if main:

@@ -15,7 +15,7 @@ X = torch.arange(32, dtype=torch.float32).reshape(16, 2) / 10
 Y = X @ torch.tensor([[2.0], [-1.0]]) + 0.5
 
 
-def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None):
+def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None, on_forward=None):
     torch.manual_seed(0)
     model = torch.nn.Linear(2, 1)
     spec = SimpleNamespace(out=str(tmp_path), device="cpu", seed=0, resume=False, log_every=1, mixed_precision=False,
@@ -34,7 +34,8 @@ def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None):
 
     job = GradientJob(model=model, lr=0.1, weight_decay=0.0, warmup=0, clip=1e9, total_steps=steps,
                       steps_per_epoch=16 // per_step, unit="examples", units_per_step=per_step, batches=batches,
-                      loss=lambda m, b: torch.nn.functional.mse_loss(m(b["x"]), b["y"]), validate=lambda: iter(()),
+                      loss=lambda m, b: (on_forward or (lambda: None))() or torch.nn.functional.mse_loss(m(b["x"]), b["y"]),
+                      validate=lambda: iter(()),
                       save=save, summary=lambda status: (status, {}), accumulate=accumulate,
                       after_step=on_step or (lambda step: iter(())))
     events = list(optimise(ctx, job))
@@ -67,3 +68,34 @@ def test_a_stop_saves_and_ends_the_run_as_stopped(tmp_path):
     _, events, saves = run(tmp_path, batch=4, accumulate=1, steps=8, stop=stop, on_step=stop_after_two)
     assert isinstance(events[-1], RunFinished) and events[-1].status == "stopped" and events[-1].step == 2
     assert saves == [2]
+
+
+def test_a_stop_during_the_forward_pass_skips_that_step_and_saves_the_last_finished_one(tmp_path):
+    import engine.training.gradient_loop as gl
+
+    after_two = threading.Event()
+
+    def stop_after_two(step):
+        if step == 2:
+            after_two.set()
+        return iter(())
+
+    reference, _, _ = run(tmp_path / "ref", batch=4, accumulate=1, steps=8, stop=after_two, on_step=stop_after_two)
+    stop = threading.Event()
+    forwards, backwards = [], []
+    original = gl.backward
+    gl.backward = lambda loss, scaler: backwards.append(1) or original(loss, scaler)
+
+    def ctrl_c_in_the_third_forward():
+        forwards.append(1)
+        if len(forwards) == 3:
+            stop.set()
+
+    try:
+        model, events, saves = run(tmp_path / "run", batch=4, accumulate=1, steps=8, stop=stop,
+                                   on_forward=ctrl_c_in_the_third_forward)
+    finally:
+        gl.backward = original
+    assert events[-1].status == "stopped" and events[-1].step == 2 and saves == [2]
+    assert len(forwards) == 3 and len(backwards) == 2  # step 3 never ran its backward pass
+    assert torch.allclose(model.weight, reference.weight) and torch.allclose(model.bias, reference.bias)
