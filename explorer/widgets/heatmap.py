@@ -17,6 +17,19 @@ DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], ["#2166ac", "#f7f7f7", "#b2182b"])  # A
 MAX_LABELS = {"left": 60, "bottom": 24}  # beyond this many tokens only every n-th is labelled
 
 
+def fitting_labels(labels: tuple[str, ...], cell: float, widths: list[int], gap: float = 6.0) -> list[tuple[float, str]]:
+    """Key labels side by side under cells ``cell`` pixels wide, each centred on its cell: a label is kept
+    when it starts after the last kept one ends (a long word takes its neighbours' room, not their place)."""
+    ticks: list[tuple[float, str]] = []
+    right = float("-inf")
+    for i, (label, width) in enumerate(zip(labels, widths, strict=True)):
+        centre = (i + 0.5) * cell
+        if centre - width / 2 >= right + gap:
+            ticks.append((i + 0.5, label))
+            right = centre + width / 2
+    return ticks
+
+
 class Heatmap(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,11 +76,11 @@ class Heatmap(QWidget):
         for axis, labels in (("left", self.rows), ("bottom", self.cols)):
             if axis == "bottom" and labels:
                 room = max(1.0, self.plot.getPlotItem().vb.width() or self.width() * 0.8)
-                need = sum(metrics.horizontalAdvance(t) + 8 for t in labels)
-                step = max(1, -(-int(need) // int(room)))
+                ticks = fitting_labels(labels, room / len(labels), [metrics.horizontalAdvance(t) for t in labels])
             else:
                 step = max(1, -(-len(labels) // MAX_LABELS[axis]))
-            self.plot.getAxis(axis).setTicks([[(i + 0.5, t) for i, t in enumerate(labels) if i % step == 0]])
+                ticks = [(i + 0.5, t) for i, t in enumerate(labels) if i % step == 0]
+            self.plot.getAxis(axis).setTicks([ticks])
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)

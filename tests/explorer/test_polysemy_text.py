@@ -32,3 +32,4 @@ def test_static_rows_shrink_to_one_line_when_the_table_widens(qtbot):
     narrow = box.table.rowHeight(0)
     box.resize(1800, 300)  # the window laid out at its full width (a talk at 1920 px)
     qtbot.waitUntil(lambda: box.table.rowHeight(0) < narrow, timeout=3_000)
+
