@@ -5,11 +5,12 @@ fine-tuning run folders (made in the Fine-tune tab). A talk's last step uses it.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
@@ -30,6 +31,7 @@ TALK_COLOURS = {"full": "#4fb3ff", "frozen": "#7be07b", "scratch": "#ff6b6b"}
 OTHER = ["#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 WIDTH, TALK_WIDTH = 3, 7
 TALK_AXIS_PX = 26
+LEGEND_MIN_HEIGHT = 360  # px of plot: below it the legend would lie over the curves
 
 
 def source_text(source: str | list[str]) -> str:
@@ -57,6 +59,7 @@ class CurvesPanel(QWidget):
         self.heading.setWordWrap(True)
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
+        self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.plot = pg.PlotWidget()
         self.plot.showGrid(x=True, y=True, alpha=0.3)
         for axis in ("left", "bottom"):
@@ -152,12 +155,15 @@ class CurvesPanel(QWidget):
         task = curves.task.replace("-", " ")
         self.heading.setText(f"Fine-tuning {curves.model} on {task}: validation {metric} as it learns")
         best = {c.strategy: c.best for c in curves.runs}
-        parts = [f"{c.label}: best {c.best:.3f}" for c in curves.runs]
+        others = iter(OTHER * 4)
+        parts = [f"<span style='color:{colours.get(c.strategy) or next(others)}'>■ {html.escape(c.label)}</span>: "
+                 f"best {c.best:.3f}" for c in curves.runs]  # the key when the plot is too small for its legend
         if "full" in best and "scratch" in best:
-            parts.append(f"pre-training buys {100 * (best['full'] - best['scratch']):+.1f} points")
-        self.summary.setText(" · ".join(parts) + (f"\n(recorded by {curves.made_by})" if curves.made_by and not
-                                                  self.presenting else ""))
+            parts.append(f"<b>pre-training buys {100 * (best['full'] - best['scratch']):+.1f} points</b>")
+        made_by = f"<br><small>(recorded by {html.escape(curves.made_by)})</small>" if curves.made_by and not self.presenting else ""
+        self.summary.setText(" · ".join(parts) + made_by)
         self._style_axes()
+        self._fit_legend()
 
     def _style_axes(self) -> None:
         item = self.plot.getPlotItem()
@@ -171,6 +177,14 @@ class CurvesPanel(QWidget):
         if self.presenting:
             for _, label in self.legend.items:
                 label.setText(label.text, size=f"{TALK_AXIS_PX}px", color="#ffffff")
+
+    def _fit_legend(self) -> None:
+        """The legend only where there is room for it beside the curves (the summary names them too)."""
+        self.legend.setVisible(self.plot.height() >= LEGEND_MIN_HEIGHT)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._fit_legend()
 
     def set_presenting(self, on: bool) -> None:
         """A talk's layout: no controls, thick lines, big axis labels on black."""
