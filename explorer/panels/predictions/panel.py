@@ -43,6 +43,7 @@ class PredictionsPanel(QWidget):
         """A talk's layout: the step's view alone (no tabs), without the training-example corner."""
         self.views.tabBar().setVisible(not on)
         self.masked.set_presenting(on)
+        self.probability.stop.setVisible(not on)  # a talk's sentences are short: nothing to stop
         self.presenting = on
 
     def _views(self) -> tuple[Any, ...]:
