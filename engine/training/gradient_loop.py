@@ -22,6 +22,7 @@ import torch
 from torch import nn
 
 from engine.checkpoint import read_training_state
+from engine.device import release_memory
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
@@ -61,6 +62,9 @@ class GradientJob:
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     accumulate: int = 1  # micro-batches whose gradients add up before each optimiser step
+
+
+TRIM_EVERY = 10  # CPU steps between giving freed memory back (malloc_trim: ~40 ms, a step takes seconds)
 
 
 def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
@@ -147,6 +151,8 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
             lr = job.lr * lr_factor(ctx.step)
             apply_step(opt, lr, params, job.clip, scaler)
             ctx.step += 1
+            if ctx.device.type == "cpu" and ctx.step % TRIM_EVERY == 0:
+                release_memory()  # glibc keeps the freed blocks of varied-size steps: 1.5 GB instead of 0.57
             loss_sum += step_loss
             since += 1
             if ctx.should_log() or ctx.step == total:

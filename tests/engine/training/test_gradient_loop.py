@@ -99,3 +99,13 @@ def test_a_stop_during_the_forward_pass_skips_that_step_and_saves_the_last_finis
     assert events[-1].status == "stopped" and events[-1].step == 2 and saves == [2]
     assert len(forwards) == 3 and len(backwards) == 2  # step 3 never ran its backward pass
     assert torch.allclose(model.weight, reference.weight) and torch.allclose(model.bias, reference.bias)
+
+
+def test_cpu_training_gives_freed_memory_back_every_few_steps(tmp_path, monkeypatch):
+    import engine.training.gradient_loop as gl
+
+    trims = []
+    monkeypatch.setattr(gl, "release_memory", lambda: trims.append(1) or True)
+    monkeypatch.setattr(gl, "TRIM_EVERY", 2)
+    run(tmp_path, batch=4, accumulate=1, steps=8)
+    assert len(trims) == 4  # (an RSS probe of a MiniLM adaptation: 1.5 GB without, 0.57 GB with)
