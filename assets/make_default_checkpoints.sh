@@ -10,8 +10,10 @@ word2bert-train bert --corpus default --preset tiny --out "$work/bert-tiny" --ma
 word2bert-train gpt --corpus default --preset tiny --out "$work/gpt-tiny" --max-steps 1000 --eval-every 250 --keep-every 500
 word2bert-train elmo --corpus default --preset tiny --out "$work/elmo-tiny" --batch-size 64 --lr 2e-3 --max-steps 1500 --eval-every 500 --keep-every 500
 word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --out "$work/word2vec-sgns"
-# all-MiniLM-L6-v2 given a masked-LM head (the head and its top 2 layers learn; the rest loads from its pip package)
-word2bert-train mlm-head --base all-minilm-l6-v2 --train-layers 2 --corpus default --batch-size 32 --max-steps 4000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm"
+# all-MiniLM-L6-v2 given a masked-LM head (the rest loads from its pip package): first the head and its top 2
+# layers, then, starting from that, the head and its top 4 layers (the shipped one stopped at step 753 of 3,000)
+word2bert-train mlm-head --base all-minilm-l6-v2 --train-layers 2 --corpus default --batch-size 32 --max-steps 4000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-head"
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-head" --train-layers 4 --lr 1e-4 --warmup 100 --corpus default --batch-size 32 --max-steps 3000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm"
 for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns minilm-mlm; do
   rm -rf "$here/checkpoints/$run"
   word2bert-export "$work/$run" --to slim "$here/checkpoints/$run"

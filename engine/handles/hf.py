@@ -155,6 +155,13 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)
 
 
+def steps_text(config: dict) -> str:
+    """"4,000 + 753 steps" for a run that started from an earlier one's weights (init_from), else "753 steps"."""
+    steps = int(config.get("trained_steps", 0) or 0)
+    earlier = int(config.get("init_from_steps", 0) or 0)
+    return f"{earlier:,} + {steps:,} steps" if earlier else f"{steps:,} steps"
+
+
 def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     """A foreign encoder given a masked-LM head here (kind ``mlm-head``): the base encoder's weights from
     its own folder, what was trained from the run folder (checked by name and shape)."""
@@ -177,7 +184,7 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
             "heads": model.config.num_attention_heads, "dim": model.config.hidden_size,
             "parameters": sum(p.numel() for p in model.parameters()),
             "description": f"{cfg.base} with a masked-LM head trained by word2bert ({trained}, "
-                           f"{config.get('trained_steps', 0):,} steps on {config.get('corpus', '?')})",
+                           f"{steps_text(config)} on {config.get('corpus', '?')})",
             **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device") if k in config}}
     adapter = HFAdapter(model, tokenizer, "masked", pick_device(), max_len)
     return TransformerHandle(f"hf-{model.config.model_type}", run_dir.name, str(run_dir), info, adapter)
