@@ -38,7 +38,9 @@ def training_seconds(run: Path) -> float:
 def levers(config: dict) -> str:
     model = config.get("model", {})
     if config["kind"] == "mlm-head":
-        return f"adapt {model.get('base')}: masked-LM head + top {model.get('train_layers')} layers"
+        start = (f", starting from {Path(str(model['init_from'])).name} ({config.get('init_from_steps', 0):,} steps)"
+                 if model.get("init_from") else "")
+        return f"adapt {model.get('base')}: masked-LM head + top {model.get('train_layers')} layers{start}"
     parts = [f"{config['kind']} {model.get('preset', '')}".strip(), f"seq {model.get('seq_len')}",
              f"lr {model.get('lr')}"]
     if config["kind"] == "bert":
