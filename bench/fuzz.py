@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -144,6 +145,24 @@ def fuzz(name: str, handle, examples: int, seed: int) -> list[dict]:
     return rows
 
 
+LOG_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\d+) calls,\s+(\d+) answered, (\d+) failures, (\d+) slow, max ([\d.]+) s")
+
+
+def rows_from_log(path: Path) -> list[dict]:
+    """The finished queries of a run that was stopped (its printed lines; refusals not broken down by kind)."""
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        m = LOG_LINE.match(line)
+        if m:
+            model, query, calls, answered, failures, slow, max_s = m.groups()
+            refused = int(calls) - int(answered) - int(failures)
+            rows.append({"model": model, "query": query, "calls": int(calls), "answered": int(answered),
+                         "documented": Counter({"refused": refused} if refused else {}),
+                         "failures": Counter({"(see the log)": int(failures)} if int(failures) else {}),
+                         "first_failure": "", "slow": int(slow), "max_s": float(max_s)})
+    return rows
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--examples", type=int, default=10_000, help="examples per query and model")
@@ -154,6 +173,7 @@ def main() -> None:
     p.add_argument("--save-rows", default="", help="also write this run's rows as JSON (to merge runs made side by side)")
     p.add_argument("--merge", default="", help="rows saved by earlier runs (comma-separated JSON files) to add to the table")
     p.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md (one half of a split run)")
+    p.add_argument("--planned", default="", help="with --merge of logs: the models the stopped runs were to reach")
     args = p.parse_args()
     from engine import api
 
@@ -169,6 +189,9 @@ def main() -> None:
     if args.save_rows:
         Path(args.save_rows).write_text(json.dumps(rows, default=dict), encoding="utf-8")
     for path in filter(None, args.merge.split(",")):
+        if path.endswith(".log"):  # the printed lines of a run cut short: its finished queries
+            rows += rows_from_log(Path(path))
+            continue
         for row in json.loads(Path(path).read_text(encoding="utf-8")):
             row["documented"], row["failures"] = Counter(row["documented"]), Counter(row["failures"])
             rows.append(row)
@@ -201,6 +224,13 @@ def main() -> None:
         refused = ", ".join(f"{k} {v:,}" for k, v in refusals.most_common())
         fails = sum(sum(r["failures"].values()) for r in mine)
         lines.append(f"| {name} | {answered or '—'} | {refused} | {fails} | {max(r['max_s'] for r in mine):.2f} |")
+    names = [q for q, _ in queries(None)]
+    planned = list(dict.fromkeys([*(r["model"] for r in rows), *filter(None, args.planned.split(","))]))
+    done = {(r["model"], r["query"]) for r in rows}
+    missing = [f"{m}: {', '.join(q for q in names if (m, q) not in done)}" for m in planned
+               if any((m, q) not in done for q in names)]
+    if missing:
+        lines += ["", "Not reached (the run was stopped first): " + "; ".join(missing) + "."]
     failed = [r for r in rows if r["failures"]]
     if failed:
         lines += ["", "Failures:", ""] + [f"- {r['model']} {r['query']}: " + "; ".join(
