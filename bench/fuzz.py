@@ -197,11 +197,12 @@ def main() -> None:
             rows.append(row)
     if args.no_write:
         return
+    rows = list({(r["model"], r["query"]): r for r in reversed(rows)}.values())[::-1]  # a query twice: its first run
     total = sum(r["calls"] for r in rows)
     failures = sum(sum(r["failures"].values()) for r in rows)
     slow = sum(r["slow"] for r in rows)
     command = f"python bench/fuzz.py --examples {args.examples} --big-examples {args.big_examples}" + (
-        " (two halves side by side, merged)" if args.merge else "")
+        " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
     lines = ["## Hostile text: every query of every model family, fuzzed", "", f"Machine: {machine()}", "",
              f"`{command}`: hypothesis-generated text (any Unicode, lone "
              "surrogates, NUL and control characters, [MASK]/[CLS]/[SEP], zero-width and right-to-left marks, "
