@@ -57,45 +57,41 @@ def test_the_learning_rate_decays_linearly_to_zero(tmp_path):
     assert rates == pytest.approx([0.1, 0.075, 0.05, 0.025])
 
 
-def test_a_stop_saves_and_ends_the_run_as_stopped(tmp_path):
-    stop = threading.Event()
-
-    def stop_after_two(step):
-        if step == 2:
+def stop_after(stop, at):
+    """An after-step hook that sets ``stop`` once step ``at`` has finished."""
+    def hook(step):
+        if step == at:
             stop.set()
         return iter(())
 
-    _, events, saves = run(tmp_path, batch=4, accumulate=1, steps=8, stop=stop, on_step=stop_after_two)
+    return hook
+
+
+def test_a_stop_saves_and_ends_the_run_as_stopped(tmp_path):
+    stop = threading.Event()
+    _, events, saves = run(tmp_path, batch=4, accumulate=1, steps=8, stop=stop, on_step=stop_after(stop, 2))
     assert isinstance(events[-1], RunFinished) and events[-1].status == "stopped" and events[-1].step == 2
     assert saves == [2]
 
 
-def test_a_stop_during_the_forward_pass_skips_that_step_and_saves_the_last_finished_one(tmp_path):
+def test_a_stop_during_the_forward_pass_skips_that_step_and_saves_the_last_finished_one(tmp_path, monkeypatch):
     import engine.training.gradient_loop as gl
 
     after_two = threading.Event()
-
-    def stop_after_two(step):
-        if step == 2:
-            after_two.set()
-        return iter(())
-
-    reference, _, _ = run(tmp_path / "ref", batch=4, accumulate=1, steps=8, stop=after_two, on_step=stop_after_two)
+    reference, _, _ = run(tmp_path / "ref", batch=4, accumulate=1, steps=8, stop=after_two,
+                          on_step=stop_after(after_two, 2))
     stop = threading.Event()
     forwards, backwards = [], []
     original = gl.backward
-    gl.backward = lambda loss, scaler: backwards.append(1) or original(loss, scaler)
+    monkeypatch.setattr(gl, "backward", lambda loss, scaler: backwards.append(1) or original(loss, scaler))
 
     def ctrl_c_in_the_third_forward():
         forwards.append(1)
         if len(forwards) == 3:
             stop.set()
 
-    try:
-        model, events, saves = run(tmp_path / "run", batch=4, accumulate=1, steps=8, stop=stop,
-                                   on_forward=ctrl_c_in_the_third_forward)
-    finally:
-        gl.backward = original
+    model, events, saves = run(tmp_path / "run", batch=4, accumulate=1, steps=8, stop=stop,
+                               on_forward=ctrl_c_in_the_third_forward)
     assert events[-1].status == "stopped" and events[-1].step == 2 and saves == [2]
     assert len(forwards) == 3 and len(backwards) == 2  # step 3 never ran its backward pass
     assert torch.allclose(model.weight, reference.weight) and torch.allclose(model.bias, reference.bias)
