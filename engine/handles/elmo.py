@@ -17,6 +17,7 @@ from engine.data.vocab import Vocab
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, run_info
+from engine.models.packed_linear import pack_linears
 from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
 
 NEXT_TOKEN_WORDS = 200  # the words before the next one that ELMo's forward LM reads
@@ -26,6 +27,7 @@ class ElmoHandle(BaseHandle):
     def __init__(self, name: str, path: str, info: dict[str, Any], model: Any, vocab: Vocab, device: torch.device) -> None:
         super().__init__("elmo", name, path, info, lowercase=model.cfg.lowercase)
         self.model, self.vocab, self.device = model.to(device).eval(), vocab, device
+        pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
         self.capabilities = Capability.CONTEXTUAL | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN
 
     def _words(self, text: str) -> tuple[list[str], list[str], str]:

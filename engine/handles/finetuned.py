@@ -14,6 +14,7 @@ from engine.data.text import word_spans
 from engine.device import pick_device, precision_for
 from engine.errors import InputError, Unsupported
 from engine.handles.base import BaseHandle, check_text, run_info
+from engine.models.packed_linear import pack_linears
 from engine.results import Answer, Capability, Classification, Tagging
 
 _CAPABILITY = {"classify": Capability.CLASSIFY, "pair": Capability.CLASSIFY, "tag": Capability.TAG,
@@ -26,6 +27,7 @@ class FinetunedHandle(BaseHandle):
         super().__init__("finetune", name, path, info)
         self.model, self.labels, self.family, self.max_len, self.device = model.to(device).eval(), labels, family, \
             max_len, device
+        pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
         self.capabilities = _CAPABILITY[family]
         self.precision = precision_for(device, False)
 

@@ -20,6 +20,7 @@ from engine.data.inputs import Specials, hf_specials
 from engine.device import pick_device
 from engine.errors import CheckpointError, Unsupported
 from engine.handles.transformer import ForwardOutput, TransformerHandle
+from engine.models.packed_linear import pack_linears
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
@@ -43,6 +44,7 @@ class HFAdapter:
     def __init__(self, model: Any, tokenizer: Any, objective: str, device: torch.device, max_len: int,
                  missing_head_reason: str = "") -> None:
         self.model, self.device, self.objective = model.to(device).eval(), device, objective
+        pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
         self.hf_tokenizer = tokenizer
         backend = tokenizer.backend_tokenizer
         backend.no_truncation()

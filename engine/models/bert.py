@@ -20,6 +20,7 @@ from torch import nn
 
 from engine.config import BertConfig
 from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
+from engine.models.packed_linear import linear
 
 LN_EPS = 1e-12
 IGNORE = -100
@@ -41,14 +42,29 @@ class BertLayer(nn.Module):
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
         # x: (B, T, h); pad_mask: (B, T) True on real tokens
         # one matrix product for Q, K and V (the weights stay three tensors, named as in BERT)
-        w = torch.cat([self.query.weight, self.key.weight, self.value.weight])  # (3h, h)
-        b = torch.cat([self.query.bias, self.key.bias, self.value.bias])
-        q, k, v = (split_heads(t, self.heads) for t in F.linear(x, w, b).chunk(3, dim=-1))  # (B, H, T, d)
+        w, b = self._fused_qkv()
+        q, k, v = (split_heads(t, self.heads) for t in linear(x, w, b, self, "_qkv_packed").chunk(3, dim=-1))  # (B, H, T, d)
         drop = self.dropout if self.training else 0.0
         ctx, probs = attend(q, k, v, key_padding_mask=pad_mask, dropout=drop, need_weights=need_weights)
         a = self.attn_norm(x + fast_dropout(self.attn_out(merge_heads(ctx)), drop, self.training))
         f = self.ffn_out(F.gelu(self.ffn_in(a)))
         return self.ffn_norm(a + fast_dropout(f, drop, self.training)), probs
+
+
+    def _fused_qkv(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Q, K and V's weights side by side, (3h, h) and (3h,). Training concatenates them at each step
+        (the gradient flows back to the three); without gradients the result is kept until a weight
+        changes: copying 7 MB per layer per query was a tenth of a BERT-base keystroke's pass."""
+        params = (self.query.weight, self.key.weight, self.value.weight,
+                  self.query.bias, self.key.bias, self.value.bias)
+        if torch.is_grad_enabled():
+            return torch.cat(params[:3]), torch.cat(params[3:])
+        key = tuple((p.data_ptr(), p._version, p.device) for p in params)
+        cached = self.__dict__.get("_qkv_cache")
+        if cached is None or cached[0] != key:
+            cached = (key, torch.cat(params[:3]), torch.cat(params[3:]))
+            self.__dict__["_qkv_cache"] = cached  # not a buffer: never saved, never moved
+        return cached[1], cached[2]
 
 
 class Bert(nn.Module):
@@ -100,7 +116,7 @@ class Bert(nn.Module):
     def mlm_logits(self, h: torch.Tensor) -> torch.Tensor:
         """h: (..., hidden) -> (..., vocab); the decoder is the (tied) token embedding matrix."""
         z = self.mlm_norm(F.gelu(self.mlm_dense(h)))
-        return z @ self.token_emb.weight.T + self.mlm_bias
+        return linear(z, self.token_emb.weight, self.mlm_bias, self, "_decoder_packed")
 
     def pooled(self, h: torch.Tensor) -> torch.Tensor:
         """h: (B, T, hidden) -> (B, hidden): tanh(W_pool h_[CLS]), the sentence vector that NSP trained and

@@ -17,6 +17,7 @@ from torch import nn
 
 from engine.config import GPTConfig
 from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
+from engine.models.packed_linear import linear
 
 LN_EPS = 1e-5
 
@@ -90,7 +91,7 @@ class GPT(nn.Module):
 
     def logits(self, h: torch.Tensor) -> torch.Tensor:
         """h: (..., hidden) final hidden states -> (..., vocab)."""
-        return h @ self.token_emb.weight.T
+        return linear(h, self.token_emb.weight, None, self, "_decoder_packed")
 
     def forward(self, ids: torch.Tensor, targets: torch.Tensor) -> dict[str, torch.Tensor]:
         """ids, targets: (B, T), targets = ids shifted left by one. Mean cross-entropy per token."""

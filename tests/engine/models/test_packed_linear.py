@@ -1,0 +1,78 @@
+"""Queries' packed products give what the plain model gives, follow weights loaded in place (a scrubbed
+step), and leave training untouched."""
+
+import copy
+
+import pytest
+import torch
+
+from engine.config import BertConfig, GPTConfig
+from engine.models.bert import Bert
+from engine.models.gpt import GPT
+from engine.models.packed_linear import PackedLinear, pack_linears, usable
+
+pytestmark = pytest.mark.skipif(not usable(), reason="oneDNN's packed linear is not available in this torch build")
+
+
+def small(kind: str) -> torch.nn.Module:
+    torch.manual_seed(0)
+    if kind == "bert":
+        return Bert(BertConfig(hidden=64, layers=2, heads=2, intermediate=128, max_len=32, vocab_size=300)).eval()
+    return GPT(GPTConfig(hidden=64, layers=2, heads=2, intermediate=128, max_len=32, vocab_size=300)).eval()
+
+
+def outputs(model: torch.nn.Module, ids: torch.Tensor) -> torch.Tensor:
+    with torch.inference_mode():
+        if isinstance(model, Bert):
+            hidden, _ = model.encode(ids, None, None, need_weights=True)
+            return model.mlm_logits(hidden[-1])
+        hidden, _ = model.encode(ids, need_weights=True)
+        return model.logits(hidden[-1])
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt"])
+def test_packed_model_predicts_what_the_plain_one_does(kind):
+    plain = small(kind)
+    packed = copy.deepcopy(plain)
+    count = pack_linears(packed)
+    assert count > 0 and any(isinstance(m, PackedLinear) for m in packed.modules())
+    assert list(packed.state_dict()) == list(plain.state_dict())  # checkpoints are unchanged
+    ids = torch.randint(0, 300, (2, 17))
+    expected, got = outputs(plain, ids), outputs(packed, ids)
+    assert torch.allclose(got, expected, atol=1e-4)
+    assert torch.equal(got.argmax(-1), expected.argmax(-1))
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt"])
+def test_weights_loaded_in_place_are_used_at_once(kind):
+    """The history scrubber loads another step's weights into the same model: a stale packed copy would
+    show the previous step's predictions."""
+    packed = small(kind)
+    pack_linears(packed)
+    ids = torch.randint(0, 300, (1, 9))
+    before = outputs(packed, ids)
+    other = small(kind)
+    with torch.no_grad():
+        for p in other.parameters():
+            p.mul_(1.5).add_(0.01)
+    packed.load_state_dict(other.state_dict())
+    after = outputs(packed, ids)
+    assert not torch.allclose(after, before, atol=1e-3)
+    assert torch.allclose(after, outputs(other, ids), atol=1e-4)
+
+
+def test_training_through_a_packed_model_gets_the_plain_gradients():
+    plain = small("bert").train()
+    packed = copy.deepcopy(plain)
+    pack_linears(packed)
+    for model in (plain, packed):
+        torch.manual_seed(1)
+        ids = torch.randint(0, 300, (2, 11))
+        hidden, _ = model.encode(ids, None, None, need_weights=False)
+        model.mlm_logits(hidden[-1]).logsumexp(-1).mean().backward()
+    for (name, a), (_, b) in zip(plain.named_parameters(), packed.named_parameters(), strict=True):
+        if a.grad is None:  # (the pooler and NSP head take no part in the masked LM)
+            assert b.grad is None, name
+            continue
+        assert torch.allclose(a.grad, b.grad, atol=1e-5), name
+    assert plain.layers[0].ffn_in.weight.grad.abs().sum() > 0
