@@ -3,7 +3,7 @@
 A query's matrices are short (a sentence is 10-30 rows), and for those the default path (MKL's sgemm)
 leaves most of the CPU unused: a BERT-base layer's 768 -> 3072 product on 36 rows took 1.25 ms that way
 and 0.78 ms from weights pre-packed for oneDNN, 4x less on 2 rows (the one position of a next-token
-query); a BERT-base keystroke's pass went from ~70 to ~45 ms (bench/attention_predictions_speed.py).
+query); a BERT-base keystroke's pass went from 67 to 40 ms (bench/attention_predictions_speed.py).
 
 ``pack_linears(model)`` re-classes a loaded model's ``nn.Linear`` modules as ``PackedLinear`` (same
 parameters, same state dict); products written out in a model (BERT's fused Q/K/V, the tied decoder)
@@ -53,7 +53,24 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, holder: nn.
     if cached is None or cached[0] != key:
         cached = (key, torch.ops.mkldnn._reorder_linear_weight(w.detach()))
         holder.__dict__[slot] = cached  # not a buffer: never saved, never moved
-    return torch.ops.mkldnn._linear_pointwise(x, cached[1], b, "none", [], "")
+    rows, width = x.numel() // x.shape[-1], x.shape[-1]
+    flat = x.reshape(rows, width)
+    padded = row_bucket(rows)
+    if padded != rows:  # a few shapes only: oneDNN keeps a prepared kernel (and its memory) per shape
+        flat = torch.cat([flat, flat.new_zeros(padded - rows, width)])
+    out = torch.ops.mkldnn._linear_pointwise(flat, cached[1], b, "none", [], "")
+    return out[:rows].reshape(*x.shape[:-1], out.shape[-1])
+
+
+def row_bucket(rows: int) -> int:
+    """The number of rows a product is computed for: ``rows`` rounded up to 1, 2, 3, 4, 6, 8, 12, 16, 24, ...
+    (powers of two and their halfway steps; at most a third more work). oneDNN prepares and keeps a kernel
+    for every input shape it sees: 200 sentence lengths grew bert-tiny's process by 370 MB; rounded, the
+    shapes (and that memory) stay few."""
+    if rows <= 4:
+        return max(rows, 1)
+    power = 1 << (rows - 1).bit_length()  # the next power of two
+    return power * 3 // 4 if rows <= power * 3 // 4 else power
 
 
 class PackedLinear(nn.Linear):
