@@ -76,7 +76,9 @@ def main() -> None:
             cache = Path(tmp) / "cache"
             cold = export_seconds(cache, Path(tmp) / "cold")
             warm = export_seconds(cache, Path(tmp) / "warm")
-        lines += [f"`word2bert --talk --export DIR` (6 steps prepared, 6 slides and a PDF written, process start "
+            slides = len(list((Path(tmp) / "warm").glob("*.png")))
+            pdf = "and a PDF " if list((Path(tmp) / "warm").glob("*.pdf")) else ""
+        lines += [f"`word2bert --talk --export DIR` ({slides} steps prepared, {slides} slides {pdf}written, process start "
                   f"included): **{cold:.1f} s** with a fresh cache folder (first-run corpus conversion included), "
                   f"**{warm:.1f} s** warm.", ""]
         print(lines[-2], flush=True)

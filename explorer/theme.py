@@ -30,6 +30,8 @@ def palette_with(base: QPalette, colours: dict[QPalette.ColorRole, str]) -> QPal
 def apply_theme(app: Any, name: str) -> None:
     import pyqtgraph as pg
 
+    from explorer.widgets.plot_grid import set_grid_colours
+
     app.setStyle("Fusion")
     if name == "dark":
         palette = palette_with(QPalette(), DARK)
@@ -46,6 +48,8 @@ def apply_theme(app: Any, name: str) -> None:
                 if isinstance(item, pg.AxisItem):
                     item.setTextPen(foreground)
                     item.setPen(foreground)
+                    if item.grid is not False:
+                        set_grid_colours(item, foreground, background)
                 elif isinstance(item, pg.LegendItem):
                     item.setLabelTextColor(foreground)
                     for _, label in item.items:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.plot_grid import opaque_grid
 
 # one colour per strategy, readable on white and on a projector's black
 COLOURS = {"full": "#1f77b4", "frozen": "#2ca02c", "scratch": "#d62728"}
@@ -61,7 +62,7 @@ class CurvesPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.plot = pg.PlotWidget()
-        self.plot.showGrid(x=True, y=True, alpha=0.3)
+        opaque_grid(self.plot.getPlotItem())
         for axis in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
         self.plot.setLabel("bottom", "examples seen")
@@ -196,6 +197,7 @@ class CurvesPanel(QWidget):
                 axis = self.plot.getPlotItem().getAxis(name)
                 axis.setPen("#ffffff")
                 axis.setTextPen("#ffffff")
+            opaque_grid(self.plot.getPlotItem(), "#ffffff", "#000000")
             self.legend.setLabelTextColor("#ffffff")
         self._style_axes()
         self.draw()

@@ -10,18 +10,14 @@ from PySide6.QtCore import QLineF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QImage, QPainter, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from explorer.widgets.plot_grid import mix
+
 HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
                 "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
 SEGMENT_BACKGROUNDS = ["#e8f0fe", "#fdecea"]  # sentence A, sentence B
 BUCKETS = 16  # line weights are drawn in this many steps of width and opacity
 SMOOTH_FROM = 4  # buckets below this (weights under 1/4: the many faint lines) are drawn without antialiasing
 MAX_LINES = 3000  # long inputs: only the strongest lines (Qt draws ~20k lines a second here)
-
-
-def mix(colour: QColor, background: QColor, amount: float) -> QColor:
-    """``colour`` over ``background`` at opacity ``amount``, as one opaque colour."""
-    a = max(0.0, min(1.0, amount))
-    return QColor.fromRgbF(*(a * getattr(colour, c)() + (1 - a) * getattr(background, c)() for c in ("redF", "greenF", "blueF")))
 
 
 class HeadView(QWidget):

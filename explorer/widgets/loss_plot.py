@@ -10,6 +10,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QTimer
 
+from explorer.widgets.plot_grid import opaque_grid
+
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -56,7 +58,7 @@ class LossPlot(pg.PlotWidget):
         super().__init__(parent, background="w")
         self.setLabel("bottom", "step")
         self.setLabel("left", y_label)
-        self.showGrid(x=True, y=True, alpha=0.3)
+        opaque_grid(self.getPlotItem(), background="w")
         for axis in ("left", "bottom"):  # 0.35 stays 0.35, not "350 (x0.001)"
             self.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
         self.legend = self.addLegend(offset=(-10, 10))
