@@ -12,6 +12,7 @@ NNLM (so every family is covered).
     # split over two cores, then one table:
     python bench/fuzz.py --models A,B --save-rows a.json --no-write & python bench/fuzz.py --models C --save-rows c.json --no-write
     python bench/fuzz.py --models "" --merge a.json,c.json
+    # finish what a stopped run did not reach: --models X --queries score,generate --save-rows x.json --no-write
 """
 
 from __future__ import annotations
@@ -115,12 +116,14 @@ def make_run(stats: dict, call, text_st, k_st, examples: int, seed: int):
     return run
 
 
-def fuzz(name: str, handle, examples: int, seed: int) -> list[dict]:
+def fuzz(name: str, handle, examples: int, seed: int, only: set[str] | None = None) -> list[dict]:
     text_st, k_st = strategies()
     from engine import api
 
     rows = []
     for query, call in queries(handle):
+        if only and query not in only:
+            continue
         try:  # a query the model does not have at all: a few hundred calls show it refuses cleanly
             call("The bank [MASK] by the river .", "The bank raised its rates .", 5)
             n = examples
@@ -169,6 +172,7 @@ def main() -> None:
     p.add_argument("--big-models", default="all-minilm-l6-v2,minilm-mlm", help="models given --big-examples")
     p.add_argument("--big-examples", type=int, default=2_000, help="examples per query for the 22M-weight models")
     p.add_argument("--models", default=DEFAULT_MODELS)
+    p.add_argument("--queries", default="", help="only these queries (comma-separated names; default: every one)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--save-rows", default="", help="also write this run's rows as JSON (to merge runs made side by side)")
     p.add_argument("--merge", default="", help="rows saved by earlier runs (comma-separated JSON files) to add to the table")
@@ -185,7 +189,8 @@ def main() -> None:
         for name in names:
             handle = api.load(trained.get(name, name))
             big = name in args.big_models.split(",")
-            rows += fuzz(name, handle, args.big_examples if big else args.examples, args.seed)
+            only = set(filter(None, args.queries.split(","))) or None
+            rows += fuzz(name, handle, args.big_examples if big else args.examples, args.seed, only)
     if args.save_rows:
         Path(args.save_rows).write_text(json.dumps(rows, default=dict), encoding="utf-8")
     for path in filter(None, args.merge.split(",")):

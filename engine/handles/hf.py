@@ -67,7 +67,7 @@ class HFAdapter:
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
                 logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
-                pad_mask: torch.Tensor | None = None) -> ForwardOutput:
+                pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
         mask = torch.ones_like(ids) if pad_mask is None else pad_mask.long()
         kwargs: dict[str, Any] = {"input_ids": ids, "output_hidden_states": True, "output_attentions": attention,
                                   "attention_mask": mask}
@@ -79,6 +79,8 @@ class HFAdapter:
             lg = getattr(out, "prediction_logits", None)
         if lg is not None and positions is not None:
             lg = lg[:, positions]
+        if lg is not None and row_positions is not None:
+            lg = lg[torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, V)
         return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 

@@ -63,9 +63,9 @@ class Adapter(Protocol):
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
                 logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
-                pad_mask: torch.Tensor | None = None) -> ForwardOutput:
+                pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
         """pad_mask (B, T): 1 on real tokens (right padding). logits (B, T, V), or (B, len(positions), V)
-        when only those positions are asked for."""
+        when only those positions are asked for, or (B, V) at one position per row (row_positions)."""
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
         """(layers + 1) x (d,) hidden states at one position -> (layers + 1, V) logits through the output
@@ -345,8 +345,9 @@ class TransformerHandle(BaseHandle):
 
     def _pseudo_log_likelihood(self, ids: list[int], segments: list[int], positions: list[int]) -> np.ndarray:
         """log p(token | the rest) with each token masked in turn, in chunks of copies whose vocabulary
-        logits are computed only at their own masked positions: memory stays near PLL_BUDGET_BYTES
-        whatever the length (all T copies with (T, V) logits each grew as T²). Cancellable between chunks
+        logits are computed only at their own masked position (one row of V each; all T copies with (T, V)
+        logits grew as T², and a chunk's copies at each other's positions as chunk² — 64x the output
+        head's work). Memory stays near PLL_BUDGET_BYTES whatever the length. Cancellable between chunks
         (engine.cancel)."""
         mask_id = int(self.adapter.mask_id or 0)
         vocab = int(self.adapter.tokenizer.get_vocab_size())
@@ -358,11 +359,10 @@ class TransformerHandle(BaseHandle):
             batch = [list(ids) for _ in part]
             for row, p in zip(batch, part, strict=True):
                 row[p] = mask_id
-            result = self._forward(batch, [segments] * len(batch), logits=True, positions=part)
+            result = self._forward(batch, [segments] * len(batch), logits=True, row_positions=part)
             assert result.logits is not None
-            rows = torch.arange(len(part))
-            logp = result.logits[rows, rows].float().log_softmax(-1)  # row i at its own masked position
-            out[start : start + len(part)] = logp[rows, torch.tensor([ids[p] for p in part])].cpu().numpy()
+            logp = result.logits.float().log_softmax(-1)  # (copies, V): each copy at its own masked position
+            out[start : start + len(part)] = logp[torch.arange(len(part)), torch.tensor([ids[p] for p in part])].cpu().numpy()
         return out
 
     def next_sentence(self, a: str, b: str) -> float:
@@ -395,12 +395,14 @@ class OurAdapter:
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
                 logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
-                pad_mask: torch.Tensor | None = None) -> ForwardOutput:
+                pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
         if self.kind == "bert":
             hidden, atts = self.model.encode(ids, segments, pad_mask, need_weights=attention)
         else:
             hidden, atts = self.model.encode(ids, need_weights=attention)
         last = hidden[-1] if positions is None else hidden[-1][:, positions]  # the LM head only where asked
+        if row_positions is not None:
+            last = hidden[-1][torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, d)
         lg = None
         if logits:
             lg = self.model.mlm_logits(last) if self.kind == "bert" else self.model.logits(last)
