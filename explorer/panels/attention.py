@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -20,40 +19,22 @@ from PySide6.QtWidgets import (
     QSlider,
     QSpinBox,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.panels.attention_results import attention_result, per_head_other
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
-from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
 from explorer.widgets.model_picker import ModelPicker
 
 DEBOUNCE_MS = 150
 DEFAULT_HEADS = 4  # heads shown in the head view at first ("all" shows every one)
-THUMBNAIL = 48  # model-view thumbnails are at most this many pixels a side (long inputs are averaged)
-ATLAS_COLUMNS = ["layer", "head", "entropy (bits)", "→ [CLS]", "→ [SEP]", "→ punctuation", "→ previous",
-                 "→ next", "→ itself"]
-
-
-class _Number(QTableWidgetItem):
-    """A table cell that sorts by its number."""
-
-    def __init__(self, value: float, digits: int = 3) -> None:
-        super().__init__(f"{value:.{digits}f}" if isinstance(value, float) else str(value))
-        self.value = value
-        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-
-    def __lt__(self, other: QTableWidgetItem) -> bool:
-        return self.value < getattr(other, "value", 0)
-
-
 GRID_MODES = ("A: this model's heads", "B: the compared model's heads", "A − B: the difference, head by head")
 MIXES = ("average over heads", "attention rollout", "compared: difference of the averages (A − B)",
          "compared: the other model's average (B)")
@@ -145,13 +126,8 @@ class AttentionPanel(QWidget):
         self.grid_mode.currentIndexChanged.connect(lambda _: self._draw_model_view())
 
         # atlas
-        self.atlas = QTableWidget(0, len(ATLAS_COLUMNS))
-        self.atlas.setHorizontalHeaderLabels(ATLAS_COLUMNS)
-        self.atlas.verticalHeader().setVisible(False)
-        self.atlas.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.atlas.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-        self.atlas.cellDoubleClicked.connect(self._atlas_clicked)
-        add_csv_export(self.atlas, lambda: table_rows(self.atlas), "head-atlas")
+        self.atlas = HeadAtlas()
+        self.atlas.head_chosen.connect(self._atlas_clicked)
         self.atlas_scope = QLabel("over the sentence above")
         self.atlas_corpus = QPushButton("Over a corpus sample (200 sentences)")
         self.atlas_corpus.clicked.connect(self.atlas_over_corpus)
@@ -251,48 +227,9 @@ class AttentionPanel(QWidget):
             self.message.setText("Type a sentence to see its attention.")
             self._clear_views()
             return
-        name = handle.name
         second = self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
 
-        def work() -> dict[str, Any]:
-            from engine.api import average_heads, head_table, rollout
-
-            maps = handle.attention((a, b) if b else a)
-            w = maps.weights
-            out = {"name": name, "maps": maps, "stats": head_table(w, maps.tokens), "thumbnails": thumbnails(w),
-                   "average": average_heads(w), "rollout": rollout(w)}
-            if second is not None:
-                out["other"] = compared(second, (a, b) if b else a, maps)
-            return out
-
-        def compared(other: Any, text: Any, maps: Any) -> dict[str, Any] | str:
-            """The second model's layer averages, when its tokens and layers line up with the first's."""
-            from engine.api import Word2BertError, average_heads
-
-            try:
-                theirs = other.attention(text)
-            except Word2BertError as e:
-                return f"{other.name}: {e}"
-            if theirs.tokens != maps.tokens or theirs.weights.shape[0] != maps.weights.shape[0]:
-                return (f"{other.name} reads the text as other tokens or has other layers: no difference "
-                        "(compare two steps of one run, or two models with one tokenizer)")
-            out = {"name": other.name, "tokens": theirs.tokens, "average": average_heads(theirs.weights)}
-            if theirs.weights.shape == maps.weights.shape:  # the same heads: compared head by head too
-                out["weights"] = theirs.weights
-                out["thumbnails"] = thumbnails(theirs.weights)
-                out["difference"] = thumbnails(maps.weights - theirs.weights)
-            else:
-                out["why_not_per_head"] = (f"{other.name} has {theirs.weights.shape[1]} heads per layer, "
-                                           f"{name} {maps.weights.shape[1]}: compared by layer averages only")
-            return out
-
-        def thumbnails(w: np.ndarray) -> np.ndarray:
-            from engine.api import downsample
-
-            return np.stack([np.stack([downsample(w[layer, head], THUMBNAIL) for head in range(w.shape[1])])
-                             for layer in range(w.shape[0])])
-
-        self.runner.submit(work)
+        self.runner.submit(lambda: attention_result(handle, (a, b) if b else a, second))
 
     # ------------------------------------------------------------ results
 
@@ -383,23 +320,12 @@ class AttentionPanel(QWidget):
         self.threshold_label.setText(f"hide < {value / 100:.2f}" if value else "hide < 1/n (auto)")
         self.head_view.set_threshold(value / 100)
 
-    def _per_head_other(self) -> tuple[dict[str, Any] | None, str]:
-        """The compared model's per-head result, or why there is none."""
-        other = (self.result or {}).get("other")
-        if other is None:
-            return None, "tick “compare with” and choose a second model"
-        if isinstance(other, str):
-            return None, other
-        if "weights" not in other:
-            return None, str(other.get("why_not_per_head", ""))
-        return other, ""
-
     def _draw_model_view(self) -> None:
         """Every head as a thumbnail (this model's, the compared one's, or A − B), and one large."""
         if self.result is None:
             return
         mode = self.grid_mode.currentIndex()
-        other, why = self._per_head_other()
+        other, why = per_head_other(self.result)
         thumbs, note = self.result["thumbnails"], ""
         if mode and other is None:
             mode, note = 0, why + " — showing this model's heads"
@@ -420,7 +346,7 @@ class AttentionPanel(QWidget):
         if self.result is None:
             return
         maps = self.result["maps"]
-        other, _ = self._per_head_other()
+        other, _ = per_head_other(self.result)
         mode = self.grid_mode.currentIndex() if other is not None else 0
         if mode == 1:
             self.large.show_matrix(other["weights"][layer, head], maps.tokens, maps.tokens,
@@ -443,33 +369,9 @@ class AttentionPanel(QWidget):
 
     def _fill_atlas(self, stats: list[Any], scope: str) -> None:
         self.atlas_scope.setText(f"Head statistics {scope} (share of each token's attention; entropy in bits)")
-        self.atlas.setSortingEnabled(False)
-        self.atlas.setRowCount(len(stats))
-        best = {}
-        for column in range(2, len(ATLAS_COLUMNS)):
-            values = [self._stat(h, column) for h in stats]
-            best[column] = max(values) if column > 2 else min(values)
-        for r, h in enumerate(stats):
-            self.atlas.setItem(r, 0, _Number(h.layer))
-            self.atlas.setItem(r, 1, _Number(h.head))
-            for column in range(2, len(ATLAS_COLUMNS)):
-                value = self._stat(h, column)
-                item = _Number(value)
-                if value == best[column]:
-                    item.setBackground(QColor("#fff3b0"))  # the most extreme head of each column
-                self.atlas.setItem(r, column, item)
-        self.atlas.setSortingEnabled(True)
-        self.atlas.resizeColumnsToContents()
+        self.atlas.fill(stats)
 
-    @staticmethod
-    def _stat(h: Any, column: int) -> float:
-        from engine.api import STATISTICS
-
-        return float(getattr(h, STATISTICS[column - 2]))
-
-    def _atlas_clicked(self, row: int, _column: int) -> None:
-        layer = int(self.atlas.item(row, 0).value)  # type: ignore[attr-defined]
-        head = int(self.atlas.item(row, 1).value)  # type: ignore[attr-defined]
+    def _atlas_clicked(self, layer: int, head: int) -> None:
         self.layer.setValue(layer)
         self.set_heads([head])
         self.views.setCurrentIndex(0)

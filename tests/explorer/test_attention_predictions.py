@@ -70,7 +70,7 @@ def test_attention_views_show_every_layer_and_head(qtbot, window, contextual_run
     shot(qtbot, window, "attention-head-atlas")
     panel.atlas.sortItems(2)  # by entropy
     row_layer, row_head = int(panel.atlas.item(0, 0).value), int(panel.atlas.item(0, 1).value)
-    panel._atlas_clicked(0, 0)
+    panel.atlas.cellDoubleClicked.emit(0, 2)  # a double click on the top row
     assert panel.layer.value() == row_layer and panel.selected_heads() == [row_head]
     assert panel.views.currentIndex() == 0
     panel.views.setCurrentIndex(3)

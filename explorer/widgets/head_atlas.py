@@ -1,0 +1,70 @@
+"""The head atlas: one row per attention head (layer, head) with what it attends to — entropy and the
+share of attention to [CLS], [SEP], punctuation, the previous / next token, itself — sortable, the most
+extreme head of each column highlighted; a double click chooses that head."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
+
+from explorer.widgets.export import add_csv_export, table_rows
+
+ATLAS_COLUMNS = ["layer", "head", "entropy (bits)", "→ [CLS]", "→ [SEP]", "→ punctuation", "→ previous",
+                 "→ next", "→ itself"]
+
+
+class _Number(QTableWidgetItem):
+    """A table cell that sorts by its number."""
+
+    def __init__(self, value: float, digits: int = 3) -> None:
+        super().__init__(f"{value:.{digits}f}" if isinstance(value, float) else str(value))
+        self.value = value
+        self.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        return self.value < getattr(other, "value", 0)
+
+
+class HeadAtlas(QTableWidget):
+    head_chosen = Signal(int, int)  # layer, head (a double click on its row)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(0, len(ATLAS_COLUMNS), parent)
+        self.setHorizontalHeaderLabels(ATLAS_COLUMNS)
+        self.verticalHeader().setVisible(False)
+        self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.cellDoubleClicked.connect(self._clicked)
+        add_csv_export(self, lambda: table_rows(self), "head-atlas")
+
+    def fill(self, stats: list[Any]) -> None:
+        """One row per head of ``stats`` (engine.api.head_table / corpus_head_table)."""
+        self.setSortingEnabled(False)
+        self.setRowCount(len(stats))
+        best = {}
+        for column in range(2, len(ATLAS_COLUMNS)):
+            values = [stat(h, column) for h in stats]
+            best[column] = max(values) if column > 2 else min(values)
+        for r, h in enumerate(stats):
+            self.setItem(r, 0, _Number(h.layer))
+            self.setItem(r, 1, _Number(h.head))
+            for column in range(2, len(ATLAS_COLUMNS)):
+                value = stat(h, column)
+                item = _Number(value)
+                if value == best[column]:
+                    item.setBackground(QColor("#fff3b0"))  # the most extreme head of each column
+                self.setItem(r, column, item)
+        self.setSortingEnabled(True)
+        self.resizeColumnsToContents()
+
+    def _clicked(self, row: int, _column: int) -> None:
+        self.head_chosen.emit(int(self.item(row, 0).value), int(self.item(row, 1).value))  # type: ignore[attr-defined]
+
+
+def stat(h: Any, column: int) -> float:
+    from engine.api import STATISTICS
+
+    return float(getattr(h, STATISTICS[column - 2]))
