@@ -223,7 +223,10 @@ def main() -> None:
              "|---|---|---|---:|---:|"]
     for name in dict.fromkeys(r["model"] for r in rows):
         mine = [r for r in rows if r["model"] == name]
-        answered = ", ".join(f"{r['query']} {r['answered']:,}" for r in mine if r["answered"])
+        planned = args.big_examples if name in args.big_models.split(",") else args.examples
+        answered = ", ".join(f"{r['query']} {r['answered']:,}" + (f" (of {r['calls']:,} calls: fewer run)"
+                                                                  if r["calls"] < planned else "")
+                             for r in mine if r["answered"])
         refusals = Counter()
         for r in mine:
             refusals.update(r["documented"])
@@ -231,9 +234,9 @@ def main() -> None:
         fails = sum(sum(r["failures"].values()) for r in mine)
         lines.append(f"| {name} | {answered or '—'} | {refused} | {fails} | {max(r['max_s'] for r in mine):.2f} |")
     names = [q for q, _ in queries(None)]
-    planned = list(dict.fromkeys([*(r["model"] for r in rows), *filter(None, args.planned.split(","))]))
+    planned_models = list(dict.fromkeys([*(r["model"] for r in rows), *filter(None, args.planned.split(","))]))
     done = {(r["model"], r["query"]) for r in rows}
-    missing = [f"{m}: {', '.join(q for q in names if (m, q) not in done)}" for m in planned
+    missing = [f"{m}: {', '.join(q for q in names if (m, q) not in done)}" for m in planned_models
                if any((m, q) not in done for q in names)]
     if missing:
         lines += ["", "Not reached (the run was stopped first): " + "; ".join(missing) + "."]
