@@ -239,6 +239,7 @@ class RunSpec:
     checkpoint_every: int = 0  # steps; 0 = end of each epoch only
     max_steps: int | None = None
     max_words: int | None = None  # cap on corpus words read (quick runs, tests)
+    max_minutes: float | None = None  # stop resumably (as Stop does) after this much wall time
     resume: bool = False
     mixed_precision: bool = True
 
@@ -251,6 +252,8 @@ class RunSpec:
         elif isinstance(self.model, dict):
             self.model = config_from_dict(self.kind, self.model)
         problems = check_config(self.kind, self.model)
+        if self.max_minutes is not None and not (isinstance(self.max_minutes, (int, float)) and 0 < self.max_minutes < 1e6):
+            problems.append(f"max minutes must be a positive number of minutes, not {self.max_minutes!r}")
         if problems:
             raise ValueError(f"{self.kind} settings: " + "; ".join(problems))
 

@@ -47,6 +47,9 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--max-words", type=int, default=None, help="read at most this many corpus words (quick runs)")
     p.add_argument("--max-steps", type=int, default=None,
                    help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
+    p.add_argument("--max-minutes", type=float, default=None,
+                   help="stop after this many minutes of wall time, saved and resumable as on Ctrl-C "
+                        "(compare recipes on one time budget)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     p.add_argument("--background", action="store_true",
@@ -100,7 +103,7 @@ def train_main(argv: list[str] | None = None) -> int:
         spec = RunSpec(kind=kind, out=out, corpus=args.corpus, device=args.device, seed=args.seed,
                        model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
                        checkpoint_every=args.checkpoint_every,
-                       max_words=args.max_words, resume=bool(args.resume))
+                       max_words=args.max_words, max_minutes=args.max_minutes, resume=bool(args.resume))
     except ValueError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
         return 2

@@ -9,6 +9,7 @@ Each family provides ``run(ctx)``, a generator of events: the static families' o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -97,9 +98,19 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
     family = families()[spec.kind]
     torch.manual_seed(spec.seed)
     ctx = TrainContext(spec, stop)
+    budget = None
+    if spec.max_minutes:  # a time budget: when it is spent the run stops as on Stop (saved, resumable)
+        budget = threading.Timer(spec.max_minutes * 60, ctx.stop.set)
+        budget.daemon = True
+        budget.start()
     try:
-        yield from run_events(ctx, family(ctx), write=main)
+        for event in run_events(ctx, family(ctx), write=main):
+            if isinstance(event, RunFinished) and event.status == "stopped" and budget is not None and budget.finished.is_set():
+                event = dataclasses.replace(event, message=f"the {spec.max_minutes:g}-minute budget is spent: {event.message}")
+            yield event
     finally:
+        if budget is not None:
+            budget.cancel()
         distributed.cleanup()
 
 

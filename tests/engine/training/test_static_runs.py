@@ -138,3 +138,43 @@ def test_glove_stops_mid_epoch_at_once_and_resumes_to_the_same_vectors(topic_cor
     b = api.load(tmp_path / "cut").static_neighbours("car", 5)
     assert [n.word for n in a] == [n.word for n in b]
     assert np.allclose([n.similarity for n in a], [n.similarity for n in b], atol=1e-5)
+
+
+def test_a_spent_time_budget_stops_the_run_resumably(topic_corpus, tmp_path, monkeypatch):
+    """--max-minutes: when the budget is spent the run saves and stops as on Stop, and says why."""
+    from engine.training import loop
+
+    timers = []
+
+    class Budget:  # the timer, fired by the test after the first logged step instead of by the clock
+        def __init__(self, seconds, fn):
+            self.seconds, self.fn, self.finished, self.daemon = seconds, fn, threading.Event(), False
+            timers.append(self)
+
+        def start(self):
+            pass
+
+        def cancel(self):
+            self.finished.set()
+
+        def fire(self):
+            self.finished.set()
+            self.fn()
+
+    monkeypatch.setattr(loop.threading, "Timer", Budget)
+    spec = w2v_spec(topic_corpus, tmp_path / "b", log_every=2)
+    spec.max_minutes = 2
+    events = []
+    for event in api.train(spec):
+        events.append(event)
+        if isinstance(event, StepMetrics) and len(events) < 4:
+            timers[0].fire()
+    assert timers[0].seconds == 120
+    assert events[-1].status == "stopped" and "2-minute budget is spent" in events[-1].message
+    resumed = run(RunSpec("word2vec", out=str(tmp_path / "b"), resume=True))
+    assert resumed[-1].status == "completed" and resumed[0].resumed_step > 0
+
+
+def test_a_time_budget_must_be_positive(topic_corpus, tmp_path):
+    with pytest.raises(ValueError, match="max minutes"):
+        RunSpec("word2vec", out=str(tmp_path / "x"), corpus=str(topic_corpus), max_minutes=-1)
