@@ -56,9 +56,21 @@ def levers(config: dict) -> str:
     return ", ".join(parts)
 
 
+def wic_dev(handle) -> str:
+    """WiC dev accuracy at the layer (and threshold) that does best on WiC train."""
+    from bench.wic_sense_separation import dev_accuracy_by_layer, read_split
+
+    dev_accs, train_accs, _ = dev_accuracy_by_layer(handle, read_split("train", 1500), read_split("dev"))
+    layer = max(range(len(train_accs)), key=train_accs.__getitem__)
+    return f"{dev_accs[layer]:.3f} (layer {layer})"
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("runs", nargs="+")
+    p.add_argument("--budget", type=float, default=None,
+                   help="the runs were each stopped by --max-minutes BUDGET: write the equal-budget table")
+    p.add_argument("--wic", action="store_true", help="also WiC dev (the layer chosen on WiC train)")
     args = p.parse_args()
     from engine import api
     from engine.handles.history import tokens_seen
@@ -72,23 +84,33 @@ def main() -> None:
         config = json.loads((run / "config.json").read_text(encoding="utf-8"))
         handle = api.load(run)
         senses, cloze = quality(handle, "senses"), quality(handle, "cloze")
+        wic = wic_dev(handle) if args.wic else ""
         held = config.get("metrics", {})
         held_text = ", ".join(f"{k} {v:.3f}" for k, v in held.items() if k in ("mlm_accuracy", "mlm_top10", "perplexity"))
         tokens = tokens_seen(run)
         rows.append(f"| {run.name} | {levers(config)} | {config.get('trained_steps', 0):,} | "
                     f"{(tokens or 0) / 1e6:.1f}M | {training_seconds(run) / 60:.0f} | {held_text or '—'} | "
                     f"{senses.get('best', float('nan')):.3f} (layer {senses.get('best_layer', '?')}) | "
-                    f"{cloze.get('cloze_top10', float('nan')):.3f} |")
+                    f"{cloze.get('cloze_top10', float('nan')):.3f} |" + (f" {wic} |" if args.wic else ""))
         print(rows[-1], flush=True)
+    heading = ("## Training levers: what each run's CPU time bought" if args.budget is None else
+               f"## Training levers: what {args.budget:g} CPU minutes buy")
+    budget = ("" if args.budget is None else
+              f"Every run was started with `--max-minutes {args.budget:g}` on one thread (wall time from the command's "
+              "start, corpus reading and tokenizer training included; a teacher's forward passes count against its "
+              "run) and is scored as it stood when the budget was spent. ")
+    wic_note = " WiC dev: the cosine threshold and the layer chosen on 1,500 WiC train pairs." if args.wic else ""
     body = "\n".join([
-        "## Training levers: what each run's CPU time bought", "", f"Machine: {machine()}", "",
-        f"`python bench/levers.py RUN …`: each run's levers (from its config), steps, tokens seen, training minutes "
-        f"(wall clock of its steps, summed over resumes; the machine's 2 cores were shared with other work, so "
-        f"minutes are upper bounds), held-out metrics, and its scores now: sense separation (best layer; the GloVe "
-        f"bag-of-context baseline is **{baseline:.3f}**) and cloze top-10 (72 items).", "",
-        "| run | levers | steps | tokens | minutes | held-out | senses (best layer) | cloze top-10 |",
-        "|---|---|---:|---:|---:|---|---:|---:|", *rows])
-    write_section("levers", body)
+        heading, "", f"Machine: {machine()}", "",
+        f"`python bench/levers.py RUN …{' --budget ' + format(args.budget, 'g') if args.budget else ''}"
+        f"{' --wic' if args.wic else ''}`: {budget}Each run's levers (from its config), steps, tokens seen, training "
+        f"minutes (wall clock of its steps, summed over resumes), held-out metrics at its last evaluation, and its "
+        f"scores now: sense separation (best layer; the GloVe bag-of-context baseline is **{baseline:.3f}**) and "
+        f"cloze top-10 (72 items).{wic_note}", "",
+        "| run | levers | steps | tokens | minutes | held-out | senses (best layer) | cloze top-10 |"
+        + (" WiC dev |" if args.wic else ""),
+        "|---|---|---:|---:|---:|---|---:|---:|" + ("---:|" if args.wic else ""), *rows])
+    write_section("levers" if args.budget is None else f"levers-{args.budget:g}min", body)
     print(body)
 
 

@@ -74,6 +74,18 @@ def best_threshold(sims: np.ndarray, labels: np.ndarray) -> float:
     return float(candidates[int(np.argmax(accuracy))])
 
 
+def dev_accuracy_by_layer(handle, train, dev) -> tuple[list[float], list[float], int]:
+    """Per layer: dev accuracy at the threshold chosen on train, and train accuracy there; dev pairs used."""
+    tr_s, tr_l = cosines(handle, train)
+    dv_s, dv_l = cosines(handle, dev)
+    dev_accs, train_accs = [], []
+    for layer in range(tr_s.shape[1]):
+        t = best_threshold(tr_s[:, layer], tr_l)
+        dev_accs.append(float(((dv_s[:, layer] >= t) == dv_l).mean()))
+        train_accs.append(float(((tr_s[:, layer] >= t) == tr_l).mean()))
+    return dev_accs, train_accs, len(dv_l)
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", default=",".join(DEFAULT_MODELS))
@@ -91,15 +103,10 @@ def main() -> None:
         except api.Word2BertError as e:
             print(f"skipping {name}: {e}", file=sys.stderr)
             continue
-        tr_s, tr_l = cosines(handle, train)
-        dv_s, dv_l = cosines(handle, dev)
-        accs = []
-        for layer in range(tr_s.shape[1]):
-            t = best_threshold(tr_s[:, layer], tr_l)
-            accs.append(float(((dv_s[:, layer] >= t) == dv_l).mean()))
+        accs, _, pairs = dev_accuracy_by_layer(handle, train, dev)
         best = int(np.argmax(accs))
         cells = ", ".join(f"{a:.3f}" for a in accs)
-        lines.append(f"| {handle.name} ({handle.kind}) | {cells} | {best} | {accs[best]:.3f} | {len(dv_l)} |")
+        lines.append(f"| {handle.name} ({handle.kind}) | {cells} | {best} | {accs[best]:.3f} | {pairs} |")
         print(lines[-1], flush=True)
     body = "\n".join(lines)
     print(body)
