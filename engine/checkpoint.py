@@ -49,8 +49,19 @@ def _fsync(path: Path) -> None:
         os.close(fd)
 
 
+def _file_mode() -> int:
+    """The permissions a new file gets here (0o666 less the umask): a library that writes its files
+    private (safetensors: 0600) would otherwise leave weights that no one else can read or share."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _temporary(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp{os.getpid()}-{threading.get_ident()}{path.suffix}")
+
+
+_FILE_MODE = _file_mode()  # read once, at import (os.umask is process-wide: not from a worker thread)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
@@ -67,6 +78,7 @@ def atomic_write_with(path: Path, write: Callable[[Path], None]) -> None:
     try:
         write(tmp)
         _fsync(tmp)
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
@@ -137,6 +149,8 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
         order.append(CONFIG)  # last: a folder whose config.json is new has every other new file
         for name in order:
             _fsync(stage / name)
+            if (stage / name).is_file():
+                os.chmod(stage / name, _FILE_MODE)
         (stage / COMMIT).write_text(json.dumps(order))
         _fsync(stage / COMMIT)
         _fsync(stage)

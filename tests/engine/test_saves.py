@@ -149,3 +149,14 @@ def test_a_save_in_flight_in_another_process_is_left_alone(tmp_path):
         other.kill()
         other.wait()
     assert read_config(run_dir)["trained_steps"] == 1 and not (run_dir / STAGING).exists()  # now it is dropped
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_saved_files_get_the_usual_permissions_not_private_ones(tmp_path):
+    """safetensors writes its files 0600: a checkpoint folder copied or shared would not be readable."""
+    from engine.checkpoint import _FILE_MODE
+
+    save_run(tmp_path / "run", "word2vec", {"model": {}, "trained_steps": 1}, {"w": torch.zeros(3)},
+             training_state={"step": 1})
+    for name in (WEIGHTS, "config.json", "training_state.pt"):
+        assert (tmp_path / "run" / name).stat().st_mode & 0o777 == _FILE_MODE, name  # 0o644 under umask 022
