@@ -41,6 +41,11 @@ MASK_TEXT = "[MASK]"
 SHARED_MAX_TOKENS = 128  # texts up to this long share one forward pass between fill_mask and attention
 PLL_BUDGET_BYTES = 256 * 2**20  # vocabulary logits held at once while a masked LM scores a sentence
 PLL_MAX_TOKENS = 128  # a masked LM scores a sentence with one pass per token: at most this many
+# on a CPU, fewer for bigger models: a score's work grows as tokens² × weights, and this bounds it (a bert-tiny
+# reads 109 tokens, a MiniLM 54: a few seconds of one core each; the 22M-weight MiniLM took up to 21 s at 128,
+# bench/fuzz.py); never fewer than PLL_MIN_TOKENS
+PLL_CPU_WORK = 128 * 128 * 4e6
+PLL_MIN_TOKENS = 32
 
 
 @dataclass
@@ -328,12 +333,13 @@ class TransformerHandle(BaseHandle):
             positions = [i for i, s in enumerate(special) if not s]
             if not positions:
                 raise InputError("the sentence has no tokens to score")
-            if len(positions) > PLL_MAX_TOKENS:  # one pass per token over the whole text: T² work
-                notice = (f"a masked LM scores a text one token at a time: its first {PLL_MAX_TOKENS} of "
+            cap = self._pll_cap()
+            if len(positions) > cap:  # one pass per token over the whole text: T² work
+                notice = (f"a masked LM scores a text one token at a time: its first {cap} of "
                           f"{len(positions)} tokens are scored, as a text of their own")
-                end = positions[PLL_MAX_TOKENS - 1] + 1
+                end = positions[cap - 1] + 1
                 ids, segments = ids[:end] + ids[-1:], segments[:end] + segments[-1:]  # … [SEP]
-                positions = positions[:PLL_MAX_TOKENS]
+                positions = positions[:cap]
             lp = self._pseudo_log_likelihood(ids, segments, positions)
             tokens = [ids[p] for p in positions]
         else:
@@ -342,6 +348,13 @@ class TransformerHandle(BaseHandle):
         return SentenceScore(tuple(self._token_text(t) for t in tokens), tuple(float(x) for x in lp), total,
                              math.exp(-total / len(lp)), notice)
 
+
+    def _pll_cap(self) -> int:
+        """How many tokens a sentence score of this masked LM reads here (see PLL_CPU_WORK)."""
+        if getattr(self.adapter, "device", torch.device("cpu")).type != "cpu":
+            return PLL_MAX_TOKENS
+        fits = int(math.sqrt(PLL_CPU_WORK / max(1, self._parameters())))
+        return min(PLL_MAX_TOKENS, max(PLL_MIN_TOKENS, fits))
 
     def _pseudo_log_likelihood(self, ids: list[int], segments: list[int], positions: list[int]) -> np.ndarray:
         """log p(token | the rest) with each token masked in turn, in chunks of copies whose vocabulary

@@ -311,6 +311,21 @@ def test_a_masked_lm_scores_at_most_pll_max_tokens_and_says_so(handles, monkeypa
     assert np.allclose(capped.token_logprobs, head.token_logprobs, atol=1e-4)
 
 
+def test_a_bigger_masked_lm_scores_fewer_tokens_on_a_cpu(handles, monkeypatch):
+    """A sentence score's work grows as tokens² × weights: on a CPU a big model reads fewer tokens (never
+    fewer than PLL_MIN_TOKENS), so that a long text is scored in seconds, not minutes."""
+    import engine.handles.transformer as transformer
+
+    bert = handles["bert"]
+    text = " ".join(["the cat sat on the mat ."] * 8)  # ~56 word tokens
+    assert bert._pll_cap() == transformer.PLL_MAX_TOKENS  # a tiny model reads the most
+    monkeypatch.setattr(bert, "_n_parameters", 10**9)  # a model too big for even PLL_MIN_TOKENS' budget
+    assert bert._pll_cap() == transformer.PLL_MIN_TOKENS
+    capped = bert.score(text)
+    assert len(capped.tokens) == transformer.PLL_MIN_TOKENS
+    assert f"its first {transformer.PLL_MIN_TOKENS} of" in capped.notice
+
+
 def test_elmo_next_token_reads_the_last_words_of_a_long_text(handles):
     elmo = handles["elmo"]
     short = elmo.next_token("she played the", k=5)
