@@ -123,8 +123,8 @@ def test_a_superseded_query_is_skipped_or_stopped_and_cancel_delivers_nothing(qt
     with qtbot.waitSignal(runner.finished, timeout=10_000):
         runner.submit(lambda: ran.append("latest") or "latest")
     assert ran == ["latest"] and results == ["latest"] and not failures  # the long one stopped early
+    started.clear()  # before the submit: the query thread may start it at once
     runner.submit(long_query)
-    started.clear()
     assert started.wait(10) and runner.busy
     runner.cancel()  # Stop: the query ends and nothing reaches the panel
     assert wait_for_workers(10_000)
