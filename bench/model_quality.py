@@ -31,14 +31,12 @@ def default_models() -> list[str]:
     return ["all-minilm-l6-v2", *api.default_checkpoints()]
 
 
-def wic_by_layer(handle: object, train_pairs: int) -> list[float]:
-    from bench.wic_sense_separation import best_threshold, cosines, read_split
+def wic_by_layer(handle: object, train_pairs: int) -> tuple[list[float], int]:
+    """WiC dev accuracy per layer (threshold chosen on train) and the layer that does best on train."""
+    from bench.wic_sense_separation import dev_accuracy_by_layer, read_split
 
-    train, dev = read_split("train", train_pairs), read_split("dev")
-    tr_s, tr_l = cosines(handle, train)
-    dv_s, dv_l = cosines(handle, dev)
-    return [float(((dv_s[:, layer] >= best_threshold(tr_s[:, layer], tr_l)) == dv_l).mean())
-            for layer in range(tr_s.shape[1])]
+    dev, train, _ = dev_accuracy_by_layer(handle, read_split("train", train_pairs), read_split("dev"))
+    return dev, int(np.argmax(train))
 
 
 def main() -> None:
@@ -88,9 +86,8 @@ def main() -> None:
             mark = " **beats**" if by_layer[best] > baseline else ""
             senses = f"{', '.join(f'{x:.3f}' for x in by_layer)} (best {by_layer[best]:.3f} at {best}{mark})"
             if args.wic:
-                accs = wic_by_layer(handle, args.train_pairs)
-                w = int(np.argmax(accs))
-                wic = f"{', '.join(f'{x:.3f}' for x in accs)} (best {accs[w]:.3f} at {w})"
+                accs, w = wic_by_layer(handle, args.train_pairs)
+                wic = f"{', '.join(f'{x:.3f}' for x in accs)} ({accs[w]:.3f} at {w}, the layer chosen on train)"
         if api.Capability.MASKED_LM in caps:
             scores = cloze_scores(handle)
             cloze = f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f}"
@@ -104,7 +101,7 @@ def main() -> None:
         "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
         f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences). WiC dev: cosine "
-        "threshold per layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "
+        "threshold per layer and the layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "
         f"held-out sentences ({sum(len(s.split()) for s in heldout):,} words; every model scores the same words, "
         "sub-word pieces summed, no end-of-sentence event)"
         + (f"; after the slash, on the {len(in_vocab):,} held-out sentences ({sum(len(api.word_tokenize(x)) for x in in_vocab):,} "

@@ -50,7 +50,6 @@ class BertLayer(nn.Module):
         f = self.ffn_out(F.gelu(self.ffn_in(a)))
         return self.ffn_norm(a + fast_dropout(f, drop, self.training)), probs
 
-
     def _fused_qkv(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Q, K and V's weights side by side, (3h, h) and (3h,). Training concatenates them at each step
         (the gradient flows back to the three); without gradients the result is kept until a weight

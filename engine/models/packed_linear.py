@@ -7,11 +7,11 @@ query); a BERT-base keystroke's pass went from 67 to 40 ms (bench/attention_pred
 
 ``pack_linears(model)`` re-classes a loaded model's ``nn.Linear`` modules as ``PackedLinear`` (same
 parameters, same state dict); products written out in a model (BERT's fused Q/K/V, the tied decoder)
-call ``linear`` with the module that holds the packed copy. It only changes how a product is computed without gradients, on the CPU,
-in float32: training, autograd and other devices take ``F.linear`` as before. The packed copy is kept
-until the weight changes (a new step's weights loaded in place) and costs the linear weights' size once
-more in memory. Where the op is missing or disagrees with ``F.linear`` (checked once per process), every
-product takes ``F.linear``.
+call ``linear`` with the module that holds the packed copy. It only changes how a product is computed
+without gradients, on the CPU, in float32: training, autograd and other devices take ``F.linear`` as
+before. The packed copy is kept until the weight changes (a new step's weights loaded in place) and costs
+the linear weights' size once more in memory. Where the op is missing or disagrees with ``F.linear``
+(checked once per process), every product takes ``F.linear``.
 """
 
 from __future__ import annotations
