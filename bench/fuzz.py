@@ -13,6 +13,7 @@ NNLM (so every family is covered).
     python bench/fuzz.py --models A,B --save-rows a.json --no-write & python bench/fuzz.py --models C --save-rows c.json --no-write
     python bench/fuzz.py --models "" --merge a.json,c.json
     # finish what a stopped run did not reach: --models X --queries score,generate --save-rows x.json --no-write
+    # more examples of a query: another --seed (rows of one query with different seeds add up when merged)
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ def fuzz(name: str, handle, examples: int, seed: int, only: set[str] | None = No
             n = min(examples, UNSUPPORTED_EXAMPLES)
         except api.Word2BertError:
             n = examples
-        stats = {"model": name, "query": query, "calls": 0, "answered": 0, "documented": Counter(), "failures": Counter(),
+        stats = {"model": name, "query": query, "seed": seed, "calls": 0, "answered": 0, "documented": Counter(), "failures": Counter(),
                  "first_failure": "", "slow": 0, "max_s": 0.0}
 
         run = make_run(stats, call, text_st, k_st, n, seed)
@@ -146,6 +147,26 @@ def fuzz(name: str, handle, examples: int, seed: int, only: set[str] | None = No
         if stats["first_failure"]:
             print(stats["first_failure"], flush=True)
     return rows
+
+
+def combined(rows: list[dict]) -> list[dict]:
+    """One row per (model, query): runs with different seeds (different examples) add up; a query run twice
+    with the same seed (the same examples, e.g. a stopped run finished later) counts once, its first run."""
+    first = list({(r["model"], r["query"], r.get("seed", 0)): r for r in reversed(rows)}.values())[::-1]
+    out: dict[tuple[str, str], dict] = {}
+    for r in first:
+        key = (r["model"], r["query"])
+        if key not in out:
+            out[key] = {**r, "documented": Counter(r["documented"]), "failures": Counter(r["failures"])}
+            continue
+        row = out[key]
+        for field in ("calls", "answered", "slow", "seconds"):
+            row[field] = row.get(field, 0) + r.get(field, 0)
+        row["documented"].update(r["documented"])
+        row["failures"].update(r["failures"])
+        row["max_s"] = max(row["max_s"], r["max_s"])
+        row["first_failure"] = row["first_failure"] or r["first_failure"]
+    return list(out.values())
 
 
 LOG_LINE = re.compile(r"^(\S+)\s+(\S+)\s+(\d+) calls,\s+(\d+) answered, (\d+) failures, (\d+) slow, max ([\d.]+) s")
@@ -202,7 +223,7 @@ def main() -> None:
             rows.append(row)
     if args.no_write:
         return
-    rows = list({(r["model"], r["query"]): r for r in reversed(rows)}.values())[::-1]  # a query twice: its first run
+    rows = combined(rows)
     total = sum(r["calls"] for r in rows)
     failures = sum(sum(r["failures"].values()) for r in rows)
     slow = sum(r["slow"] for r in rows)
@@ -215,7 +236,7 @@ def main() -> None:
              "a second text (pairs, analogies), and any k (mostly 1–50; else negative, huge, None, NaN, a string, True), "
              f"{args.examples:,} examples per query and model ({args.big_examples:,} for {args.big_models}: "
              f"22M weights, a second or more per long text; {UNSUPPORTED_EXAMPLES} for a query the model does not have "
-             "at all), one thread. A call passes when it answers or raises "
+             "at all; a query's calls may come from runs with different seeds, added up), one thread. A call passes when it answers or raises "
              "a documented error (Word2BertError: InputError, UnknownWord, Unsupported…) with a message; any other "
              f"exception is a failure. Times are the query thread's CPU time; slow: over {SLOW_S:.0f} s.", "",
              f"**{total:,} calls, {failures} failures, {slow} slow.**", "",
