@@ -33,20 +33,55 @@ Word2Vec(LineSentence(sys.argv[1]), sg=1, hs=0, negative=5, vector_size=100, win
 """
 
 
+PHASES = """
+import json, sys, tempfile, time
+from pathlib import Path
+t0 = time.perf_counter()
+import torch  # noqa: F401
+import engine.cli.train, engine.training.loop, engine.training.static_runs  # the command's imports
+t1 = time.perf_counter()
+from engine.models import word2vec_cpu
+word2vec_cpu.compile_now()
+t2 = time.perf_counter()
+from engine.config import RunSpec
+from engine.training.context import TrainContext
+from engine.training.static_runs import _vocab_and_ids
+with tempfile.TemporaryDirectory() as out:
+    ctx = TrainContext(RunSpec("word2vec", out, corpus=sys.argv[1]), None)
+    cfg = ctx.spec.model
+    vocab, ids, starts = _vocab_and_ids(ctx, cfg.lowercase, cfg.min_count, cfg.max_vocab)
+    t3 = time.perf_counter()
+    del ids
+print(json.dumps({"imports": t1 - t0, "kernel": t2 - t1, "corpus": t3 - t2}))
+"""
+
+
+def phases(corpus: Path) -> dict[str, float]:
+    """Start-up to imports done, kernel compiled/loaded, corpus read → vocabulary and ids: each timed in one
+    fresh process (``python -c`` with nothing before the imports but the interpreter's start)."""
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", PHASES, str(corpus)], check=True, capture_output=True, text=True,
+                         cwd=HERE)
+    parts = json.loads(out.stdout.strip().splitlines()[-1])
+    parts["interpreter"] = max(  # process start, interpreter exit (modules torn down)
+        time.perf_counter() - start - sum(parts.values()), 0.0)
+    return parts
+
+
 def timed(cmd: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True, cwd=HERE)
     return time.perf_counter() - start
 
 
-def ours(corpus: Path, epochs: int, out: Path) -> tuple[float, float]:
+def ours(corpus: Path, epochs: int, out: Path) -> tuple[float, float, float]:
     seconds = timed([sys.executable, "-m", "engine.cli", "word2vec", "--arch", "skipgram", "--loss", "ns",
                      "--epochs", str(epochs), "--corpus", str(corpus), "--out", str(out)])
     events = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
     steps = [e for e in events if e["event"] == "step"]
     started = next(e for e in events if e["event"] == "started")
-    loop_words_per_s = started["total"] / max(steps[-1]["elapsed_s"], 1e-9) if steps else float("nan")
-    return seconds, loop_words_per_s
+    loop_s = steps[-1]["elapsed_s"] / max(steps[-1]["progress"], 1e-9) if steps else float("nan")
+    return seconds, started["total"] / max(loop_s, 1e-9), loop_s
 
 
 def default_corpus_file(folder: Path) -> Path:
@@ -65,19 +100,24 @@ def main() -> None:
     p.add_argument("--epochs", default="1,5")
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
-    rows = []
+    rows: list[str] = []
+    loops: dict[int, tuple[float, float]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         corpus = Path(args.corpus) if args.corpus else default_corpus_file(Path(tmp))
         for epochs in (int(e) for e in args.epochs.split(",")):
-            mine, theirs, loop = [], [], []
+            mine, theirs, loop, loop_s = [], [], [], []
             for r in range(args.rounds):
-                seconds, words_per_s = ours(corpus, epochs, Path(tmp) / f"w2v-{epochs}-{r}")
+                seconds, words_per_s, in_loop = ours(corpus, epochs, Path(tmp) / f"w2v-{epochs}-{r}")
                 mine.append(seconds)
                 loop.append(words_per_s)
+                loop_s.append(in_loop)
                 theirs.append(timed([sys.executable, "-c", GENSIM, str(corpus), str(epochs)]))
                 print(f"epochs {epochs} round {r + 1}: ours {mine[-1]:.1f} s, gensim {theirs[-1]:.1f} s", flush=True)
             a, b = statistics.median(mine), statistics.median(theirs)
             rows.append(f"| {epochs} | {a:.1f} s | {b:.1f} s | {b / a:.2f}× | {statistics.median(loop):,.0f} |")
+            loops[epochs] = (statistics.median(loop_s), a)
+        split = [phases(corpus) for _ in range(args.rounds)]
+        parts = {k: statistics.median(p[k] for p in split) for k in split[0]}
     body = "\n".join([
         "## word2vec end to end: the whole command vs gensim's whole call", "", f"Machine: {machine()}", "",
         f"`python bench/word2vec_end_to_end.py --rounds {args.rounds}`: `word2bert-train word2vec --arch skipgram "
@@ -85,7 +125,14 @@ def main() -> None:
         "negative=5, vector_size=100, window=5, min_count=5, sample=1e-3, workers=2, epochs=N)\"` (imports "
         "included), alternating; median seconds. Speed ratio = gensim's time / ours (above 1: ours is faster).",
         "", "| epochs | ours (whole command) | gensim (whole call) | speed ratio | ours, words/s over the run |",
-        "|---:|---:|---:|---:|---:|", *rows])
+        "|---:|---:|---:|---:|---:|", *rows, "",
+        "Where the whole command's time goes (each part timed in a fresh process; the loop from the run's own "
+        "events; the rest — evaluation, saving, the run's bookkeeping — is what is left of the median total):", "",
+        "| epochs | interpreter start and exit | imports (torch, engine) | kernel load | corpus → vocabulary and ids | "
+        "training loop | the rest |", "|---:|---:|---:|---:|---:|---:|---:|",
+        *(f"| {e} | {parts['interpreter']:.2f} s | {parts['imports']:.2f} s | {parts['kernel']:.2f} s | "
+          f"{parts['corpus']:.2f} s | {loop:.2f} s | "
+          f"{max(total - loop - sum(parts.values()), 0.0):.2f} s |" for e, (loop, total) in loops.items())])
     print(body)
     write_section("word2vec-end-to-end", body)
 

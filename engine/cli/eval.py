@@ -73,5 +73,12 @@ def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: b
     return 0
 
 
+def main() -> None:
+    """The console script ``word2bert-eval``: eval_main, then a quick exit (runner.exit_now)."""
+    from engine.cli.runner import exit_now
+
+    exit_now(eval_main())
+
+
 if __name__ == "__main__":
-    sys.exit(eval_main())
+    main()

@@ -150,5 +150,12 @@ def export_main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def main() -> None:
+    """The console script ``word2bert-export``: export_main, then a quick exit (runner.exit_now)."""
+    from engine.cli.runner import exit_now
+
+    exit_now(export_main())
+
+
 if __name__ == "__main__":
-    sys.exit(export_main())
+    main()

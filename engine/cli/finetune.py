@@ -74,5 +74,12 @@ def finetune_main(argv: list[str] | None = None) -> int:
                       aborted="the best checkpoint so far is kept", failed_event_for=spec.out)
 
 
+def main() -> None:
+    """The console script ``word2bert-finetune``: finetune_main, then a quick exit (runner.exit_now)."""
+    from engine.cli.runner import exit_now
+
+    exit_now(finetune_main())
+
+
 if __name__ == "__main__":
-    sys.exit(finetune_main())
+    main()

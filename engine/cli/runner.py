@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NoReturn
 
 from engine.errors import Word2BertError
 
@@ -26,6 +26,20 @@ def _fmt_count(x: float) -> str:
         if abs(x) >= div:
             return f"{x / div:.1f}{suffix}"
     return f"{x:.0f}"
+
+
+def exit_now(code: int) -> NoReturn:
+    """End a command's process without tearing its modules down: everything is saved and closed by then,
+    and torch's and numba's teardown took 0.7 s of a 6 s word2vec command. Output is flushed first
+    (the app reads the JSON events from a pipe). For the console scripts only — never in-process callers."""
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a reader that went away, or a closed stream: nothing left to say
+            pass
+    os._exit(code)
 
 
 def lower_priority() -> None:

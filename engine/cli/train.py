@@ -114,5 +114,12 @@ def train_main(argv: list[str] | None = None) -> int:
                       aborted="the last saved checkpoint is kept", run_dir=spec.out)
 
 
+def main() -> None:
+    """The console script ``word2bert-train``: train_main, then a quick exit (runner.exit_now)."""
+    from engine.cli.runner import exit_now
+
+    exit_now(train_main())
+
+
 if __name__ == "__main__":
-    sys.exit(train_main())
+    main()

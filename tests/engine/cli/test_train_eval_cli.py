@@ -68,3 +68,24 @@ def test_ctrl_c_before_training_began_stops_at_once_with_nothing_to_save(tmp_pat
     assert code == 0 and reached == ["reading the corpus"] and stop.is_set()
     assert '"status": "stopped"' in out.out and "nothing to save" in out.err
     assert signal.getsignal(signal.SIGINT) == before  # the handler is given back
+
+
+def test_the_command_as_a_process_exits_with_its_code_and_every_event_printed(topic_corpus, tmp_path):
+    """``python -m engine.cli`` (the console scripts' path) leaves without module teardown: its JSON
+    events must still all reach a pipe, and a failure must still exit 2."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    out = tmp_path / "proc"
+    done = subprocess.run([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", str(topic_corpus), "--out",
+                           str(out), "--dim", "10", "--epochs", "1", "--min-count", "2", "--workers", "1",
+                           "--json-events"], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert events[0]["event"] == "started" and events[-1]["event"] == "finished"
+    assert events[-1]["status"] == "completed"
+    failed = subprocess.run([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", "/no/such", "--out",
+                             str(tmp_path / "x")], env=env, capture_output=True, text=True, timeout=300)
+    assert failed.returncode == 2 and "/no/such" in failed.stderr
