@@ -32,13 +32,12 @@ def exit_now(code: int) -> NoReturn:
     """End a command's process without tearing its modules down: everything is saved and closed by then,
     and torch's and numba's teardown took 0.7 s of a 6 s word2vec command. Output is flushed first
     (the app reads the JSON events from a pipe). For the console scripts only — never in-process callers."""
+    import contextlib
     import os
 
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a reader that went away, or a closed stream
             stream.flush()
-        except (OSError, ValueError):  # a reader that went away, or a closed stream: nothing left to say
-            pass
     os._exit(code)
 
 
