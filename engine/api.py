@@ -166,7 +166,7 @@ def model_presets(kind: str) -> list[str]:
 
 def model_kinds() -> list[str]:
     """The trainable families, in the order of the lineage."""
-    return ["ngram", "nnlm", "word2vec", "glove", "elmo", "gpt", "bert", "mlm-head"]
+    return ["ngram", "nnlm", "word2vec", "glove", "elmo", "gpt", "bert", "mlm-head", "clm-head"]
 
 
 def corpora() -> list[str]:

@@ -167,6 +167,20 @@ class MlmHeadConfig(PretrainSettings):
     keep_every: int = 0  # steps between checkpoints kept in checkpoints/step-N (0: none)
 
 
+@dataclass
+class ClmHeadConfig(PretrainSettings):
+    """A pre-trained encoder turned into a left-to-right language model (a GPT: causal attention, next-token
+    head), trained here: its layers start from the encoder's weights, not from nothing."""
+
+    base: str = "all-minilm-l6-v2"  # the encoder: a built-in name or a Hugging Face BERT-style folder
+    train_layers: int = 6  # the top N layers learn with the head (causal attention is new to all of them)
+    init_from: str = ""  # a clm-head run (folder or shipped name) whose trained weights this run starts from
+    seq_len: int = 64  # tokens per training window ([CLS] before every sentence, as a GPT's start token)
+    lr: float = 3e-4
+    warmup: int = 100
+    keep_every: int = 0
+
+
 # preset -> settings; a preset fills every field it names, explicit settings then override
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "bert": {
@@ -207,6 +221,7 @@ MODEL_CONFIGS: dict[str, type] = {
     "gpt": GPTConfig,
     "elmo": ElmoConfig,
     "mlm-head": MlmHeadConfig,
+    "clm-head": ClmHeadConfig,
 }
 
 
@@ -418,9 +433,9 @@ def check_config(kind: str, cfg: Any) -> list[str]:
         problems.append("min_alpha cannot exceed alpha")
     if isinstance(get("filters"), str) and not _FILTERS.match(get("filters")):
         problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
-    if kind == "mlm-head" and not str(get("base") or "").strip():
-        problems.append("base must name the encoder to give a masked-LM head (e.g. all-minilm-l6-v2)")
-    if kind == "mlm-head" and get("seq_len") is not None and get("seq_len") < 8:
+    if kind in ("mlm-head", "clm-head") and not str(get("base") or "").strip():
+        problems.append("base must name the encoder to give a language-model head (e.g. all-minilm-l6-v2)")
+    if kind in ("mlm-head", "clm-head") and get("seq_len") is not None and get("seq_len") < 8:
         problems.append("seq_len must be at least 8")
     if kind == "bert" and get("seq_len") is not None and get("seq_len") < 8:
         problems.append("seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])")

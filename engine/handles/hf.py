@@ -93,6 +93,9 @@ class HFAdapter:
             if head is None:
                 raise Unsupported(f"{type(self.model).__name__}: no masked-LM head to read layers with")
             return getattr(head, "predictions", head)(h)  # BertForPreTraining's heads: the MLM one
+        bert_head = getattr(self.model, "cls", None)
+        if bert_head is not None:  # a BERT made causal: its head is a transform, then the decoder
+            return getattr(bert_head, "predictions", bert_head)(h)
         base = self.model.base_model
         norm = next((getattr(base, n) for n in ("ln_f", "norm", "final_layer_norm") if getattr(base, n, None) is not None),
                     None)
@@ -167,28 +170,35 @@ def steps_text(config: dict) -> str:
 
 
 def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
-    """A foreign encoder given a masked-LM head here (kind ``mlm-head``): the base encoder's weights from
-    its own folder, what was trained from the run folder (checked by name and shape)."""
+    """A foreign encoder given a masked-LM head here (kind ``mlm-head``), or made a causal LM here (kind
+    ``clm-head``): the base encoder's weights from its own folder, what was trained from the run folder
+    (checked by name and shape)."""
     from engine.checkpoint import read_tensors
     from engine.config import config_from_dict
     from engine.models.masked_lm_head import base_folder, build, load_trained
 
+    kind = "clm-head" if config.get("kind") == "clm-head" else "mlm-head"
+    causal = kind == "clm-head"
     try:
-        cfg = config_from_dict("mlm-head", config["model"])
+        cfg = config_from_dict(kind, config["model"])
     except (KeyError, TypeError, ValueError) as e:
-        raise CheckpointError(f"{run_dir}: config.json's model settings are not an mlm-head's ({e})") from None
-    model, tokenizer = build(cfg.base)
+        raise CheckpointError(f"{run_dir}: config.json's model settings are not an {kind}'s ({e})") from None
+    model, tokenizer = build(cfg.base, causal=causal)
     load_trained(model, read_tensors(run_dir, config), f"{run_dir} ({cfg.base})")
     model.eval()
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     max_len = min(positions, int(tokenizer.model_max_length)) if tokenizer.model_max_length < 1e6 else positions
     trained = f"the head and the top {cfg.train_layers} layers" if cfg.train_layers else "the head"
+    if causal:
+        what = (f"{cfg.base} made a left-to-right language model (a GPT: causal attention, next-token head) by "
+                f"word2bert ({trained} trained, {steps_text(config)} on {config.get('corpus', '?')})")
+    else:
+        what = (f"{cfg.base} with a masked-LM head trained by word2bert ({trained}, "
+                f"{steps_text(config)} on {config.get('corpus', '?')})")
     info = {"path": str(run_dir), "model_type": model.config.model_type, "base": cfg.base,
             "base_folder": str(base_folder(cfg.base)), "layers": model.config.num_hidden_layers,
             "heads": model.config.num_attention_heads, "dim": model.config.hidden_size,
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "description": f"{cfg.base} with a masked-LM head trained by word2bert ({trained}, "
-                           f"{steps_text(config)} on {config.get('corpus', '?')})",
+            "parameters": sum(p.numel() for p in model.parameters()), "description": what,
             **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device") if k in config}}
-    adapter = HFAdapter(model, tokenizer, "masked", pick_device(), max_len)
+    adapter = HFAdapter(model, tokenizer, "causal" if causal else "masked", pick_device(), max_len)
     return TransformerHandle(f"hf-{model.config.model_type}", run_dir.name, str(run_dir), info, adapter)

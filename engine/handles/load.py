@@ -32,7 +32,8 @@ def loaders() -> dict[str, Loader]:
 
     return {"word2vec": static.load_word2vec, "glove": static.load_glove, "ngram": static.load_ngram,
             "nnlm": static.load_nnlm, "elmo": elmo.load_elmo, "bert": transformer.load_bert,
-            "gpt": transformer.load_gpt, "finetune": finetuned.load_finetuned, "mlm-head": hf.load_mlm_head}
+            "gpt": transformer.load_gpt, "finetune": finetuned.load_finetuned, "mlm-head": hf.load_mlm_head,
+            "clm-head": hf.load_mlm_head}
 
 
 def load_run(run_dir: str | Path) -> ModelHandle:

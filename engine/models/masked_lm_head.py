@@ -1,5 +1,6 @@
 """A masked-LM head for a pre-trained BERT-style encoder that ships without one (all-MiniLM-L6-v2 is a
-sentence encoder: its folder holds the encoder only, so it cannot fill [MASK]).
+sentence encoder: its folder holds the encoder only, so it cannot fill [MASK]) — or a next-token head,
+the encoder made causal (``build(base, causal=True)``: a GPT whose layers start from the encoder's).
 
 The network is ``transformers``' ``BertForMaskedLM`` (any ``AutoModelForMaskedLM`` of a BERT-style
 type) built from the encoder's config; the encoder's own weights are loaded into it, the head starts
@@ -49,15 +50,21 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(path))
 
 
-def build(base: str) -> tuple[Any, Any]:
-    """(the masked LM with the base encoder's weights and a fresh head, the fast tokenizer)."""
+def build(base: str, causal: bool = False) -> tuple[Any, Any]:
+    """(the masked LM with the base encoder's weights and a fresh head, the fast tokenizer); with
+    ``causal``, the same encoder as a left-to-right LM (``is_decoder``: each position attends to itself and
+    the positions before it) with a fresh next-token head, and [CLS] as its start token."""
     import transformers
-    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
     transformers.logging.set_verbosity_error()
     folder = base_folder(base)
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
-    model = AutoModelForMaskedLM.from_config(config, attn_implementation="eager")
+    if causal:
+        config.is_decoder = True
+        model = AutoModelForCausalLM.from_config(config, attn_implementation="eager")
+    else:
+        model = AutoModelForMaskedLM.from_config(config, attn_implementation="eager")
     encoder = model.base_model
     prefix = encoder.base_model_prefix + "."
     state = {k.removeprefix(prefix): v for k, v in _weights(folder).items()}
@@ -70,6 +77,10 @@ def build(base: str) -> tuple[Any, Any]:
                               f"unexpected {unexpected[:3]})")
     model.tie_weights()
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+    if causal:
+        if tokenizer.cls_token is None:
+            raise CheckpointError(f"{folder}: its tokenizer has no [CLS] token to start sentences with")
+        tokenizer.bos_token = tokenizer.cls_token
     return model, tokenizer
 
 
@@ -125,3 +136,12 @@ def masked_lm_loss(model: Any, ids: torch.Tensor, attention: torch.Tensor, label
             "mlm_correct": (logits.argmax(-1) == target).sum(),
             "mlm_top10": (logits.topk(10, -1).indices == target[:, None]).any(-1).sum()}
 
+
+def causal_lm_loss(model: Any, ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Next-token cross-entropy at every position but the last (a causal model: position t sees 0..t)."""
+    hidden = model.base_model(input_ids=ids, attention_mask=torch.ones_like(ids)).last_hidden_state  # (B, T, d)
+    logits = head(model)(hidden[:, :-1]).float()  # (B, T-1, V)
+    target = ids[:, 1:]
+    loss = nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+    return {"loss": loss, "lm_loss": loss.detach(), "lm_count": torch.tensor(target.numel()),
+            "lm_correct": (logits.argmax(-1) == target).sum()}

@@ -1,5 +1,6 @@
 """Adapting a foreign encoder: a masked-LM head (and the top layers) trained on the corpus for a
-pre-trained encoder that has none, so it can fill [MASK] (engine/models/masked_lm_head.py).
+pre-trained encoder that has none, so it can fill [MASK] (engine/models/masked_lm_head.py); or the
+encoder made causal and trained as a left-to-right LM (``run_clm_head``: a GPT from the encoder's weights).
 
 The corpus's train part, tokenized with the encoder's own WordPiece vocabulary, is packed into windows
 ``[CLS] text [SEP]`` of ``seq_len`` tokens; masking (whole words by default, 80/10/10) is drawn afresh
@@ -40,8 +41,22 @@ def mlm_windows(docs: list[Document], seq_len: int, cls: int, sep: int) -> np.nd
     return out
 
 
-def warm_start(model: Any, init_from: str, base: str) -> dict[str, Any]:
-    """Start from what an earlier mlm-head run of the same base trained (its head and top layers): a longer
+def sentence_windows(docs: list[Document], seq_len: int, start: int) -> np.ndarray:
+    """A causal LM's training text: every sentence after a start token (as the model reads a sentence it
+    scores), one stream cut into (N, seq_len) windows."""
+    parts: list[np.ndarray] = []
+    first = np.asarray([start], np.int32)
+    for doc in docs:
+        for sentence in doc:
+            parts.append(first)
+            parts.append(sentence)
+    stream = np.concatenate(parts) if parts else np.zeros(0, np.int32)
+    n = len(stream) // seq_len
+    return stream[: n * seq_len].reshape(n, seq_len).copy()
+
+
+def warm_start(model: Any, init_from: str, base: str, kind: str = "mlm-head") -> dict[str, Any]:
+    """Start from what an earlier run of the same kind and base trained (its head and top layers): a longer
     adaptation with more layers learning need not learn the head again. The run's config records it."""
     from engine.checkpoint import read_config, read_tensors
     from engine.models.masked_lm_head import load_trained
@@ -49,8 +64,8 @@ def warm_start(model: Any, init_from: str, base: str) -> dict[str, Any]:
 
     folder = run_folder(init_from)
     config = read_config(folder)
-    if config.get("kind") != "mlm-head":
-        raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not an mlm-head run")
+    if config.get("kind") != kind:
+        raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not a {kind} run")
     if config.get("model", {}).get("base") != base:
         raise CheckpointError(f"init_from: {folder} adapted {config.get('model', {}).get('base')!r}, not {base!r}")
     load_trained(model, read_tensors(folder, config), str(folder))
@@ -67,7 +82,7 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     if cfg.seq_len > positions:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
-    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base)
+    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base, "mlm-head")
     set_trainable(model, cfg.train_layers)
     tok = hf_tokenizer.backend_tokenizer
     tok.no_truncation()
@@ -114,6 +129,59 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
                 "mlm_perplexity": math.exp(min(mean, 50))}
 
     recipe = Recipe("mlm-head", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
+                    {}, {"corpus_tokens": n_tokens, "base": cfg.base, **started,
+                         "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
+                    weights=lambda: trained_state(model))
+    yield from pretrain(ctx, recipe)
+
+
+def run_clm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
+    """The encoder made causal and trained to predict the next token (all positions), its layers starting
+    from the encoder's. Held-out: loss, perplexity and accuracy per token."""
+    from engine.models.masked_lm_head import build, causal_lm_loss, set_trainable, trained_state
+
+    ctx.device = distributed.setup(ctx.device)
+    cfg = ctx.spec.model
+    model, hf_tokenizer = build(cfg.base, causal=True)
+    positions = int(getattr(model.config, "max_position_embeddings", 512))
+    if cfg.seq_len > positions:
+        raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
+    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base, "clm-head")
+    set_trainable(model, cfg.train_layers)
+    tok = hf_tokenizer.backend_tokenizer
+    tok.no_truncation()
+    tok.no_padding()
+    start = int(hf_tokenizer.bos_token_id)
+    docs = list(ctx.corpus.documents("train"))
+    if not docs:
+        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
+    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
+    windows = sentence_windows(train_docs, cfg.seq_len, start)
+    heldout_docs, _ = encode_documents(ctx.corpus.documents("heldout"), tok, max_words=60_000)
+    heldout = sentence_windows(heldout_docs, cfg.seq_len, start)
+    if len(windows) < cfg.batch_size:
+        raise CorpusError(f"the corpus gives {len(windows)} windows of {cfg.seq_len} tokens, fewer than one batch")
+    if len(heldout) == 0:
+        heldout = windows[:8]
+    train_data = {"ids": torch.from_numpy(windows).to(ctx.device)}
+    eval_ids = torch.from_numpy(heldout[:EVAL_EXAMPLES]).to(ctx.device)
+
+    def step_loss(net: Any, batch: dict[str, torch.Tensor],
+                  generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        return causal_lm_loss(net, batch["ids"].long())
+
+    def evaluate(net: Any) -> dict[str, float]:
+        loss = correct = count = 0.0
+        for first in range(0, len(eval_ids), cfg.batch_size):
+            out = step_loss(net, {"ids": eval_ids[first : first + cfg.batch_size]})
+            n = float(out["lm_count"])
+            loss += float(out["lm_loss"]) * n
+            correct += float(out["lm_correct"])
+            count += n
+        mean = loss / max(count, 1)
+        return {"loss": mean, "perplexity": math.exp(min(mean, 50)), "accuracy": correct / max(count, 1)}
+
+    recipe = Recipe("clm-head", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
                     {}, {"corpus_tokens": n_tokens, "base": cfg.base, **started,
                          "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
                     weights=lambda: trained_state(model))

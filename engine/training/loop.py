@@ -34,7 +34,8 @@ def families() -> dict[str, Family]:
 
     return {"word2vec": static_runs.run_word2vec, "glove": static_runs.run_glove, "ngram": static_runs.run_ngram,
             "nnlm": static_runs.run_nnlm, "bert": contextual_runs.run_bert, "gpt": contextual_runs.run_gpt,
-            "elmo": contextual_runs.run_elmo, "mlm-head": adapt_runs.run_mlm_head}
+            "elmo": contextual_runs.run_elmo, "mlm-head": adapt_runs.run_mlm_head,
+            "clm-head": adapt_runs.run_clm_head}
 
 
 def check_new_run_folder(out: str | Path) -> None:

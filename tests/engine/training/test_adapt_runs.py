@@ -109,3 +109,45 @@ def test_init_from_must_be_an_mlm_head_run_of_the_same_base(topic_corpus, tmp_pa
     cfg = model_config("mlm-head", init_from=str(tmp_path / "nowhere"), seq_len=24, batch_size=4)
     with pytest.raises(api.CheckpointError, match="no run folder"):
         list(api.train(RunSpec("mlm-head", out=str(tmp_path / "x"), corpus=str(topic_corpus), model=cfg, max_steps=1)))
+
+
+@pytest.fixture(scope="module")
+def made_causal(topic_corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("causal") / "minilm-gpt"
+    cfg = model_config("clm-head", train_layers=2, seq_len=24, batch_size=4, eval_every=0, warmup=1, lr=1e-3)
+    events = list(api.train(RunSpec("clm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=3,
+                                    log_every=1)))
+    return out, events
+
+
+def test_an_encoder_made_causal_trains_and_reports_perplexity(made_causal):
+    out, events = made_causal
+    assert events[-1].status == "completed"
+    evals = [e for e in events if isinstance(e, api.EvalMetrics)]
+    assert evals and {"loss", "perplexity", "accuracy"} <= set(evals[-1].metrics)
+    config = json.loads((out / "config.json").read_text())
+    assert config["kind"] == "clm-head" and config["base"] == "all-minilm-l6-v2"
+
+
+def test_the_causal_model_sees_no_later_word_and_continues_text(made_causal):
+    out, _ = made_causal
+    handle = api.load(out)
+    assert api.Capability.NEXT_TOKEN in handle.capabilities and api.Capability.MASKED_LM not in handle.capabilities
+    a = handle.contextual_vectors("the river bank was flooded")
+    b = handle.contextual_vectors("the river bank was dry")
+    assert np.allclose(a.vectors[:, :3], b.vectors[:, :3], atol=1e-5)  # "the river bank" never sees what follows
+    assert not np.allclose(a.vectors[-1, 4], b.vectors[-1, 4], atol=1e-3)
+    nxt = handle.next_token("She deposited the money at the", k=5)
+    assert len(nxt.tokens) == 5 and 0 < sum(nxt.probs) <= 1 + 1e-6
+    score = handle.score("She deposited the money at the bank.")
+    assert len(score.token_logprobs) == len(score.tokens) and all(lp <= 0 for lp in score.token_logprobs)
+    assert "left-to-right" in handle.info["description"]
+
+
+def test_the_causal_logit_lens_top_layer_is_the_models_own_prediction(made_causal):
+    out, _ = made_causal
+    handle = api.load(out)
+    lens = handle.logit_lens("She deposited the money at the", k=3)
+    nxt = handle.next_token("She deposited the money at the", k=3)
+    assert len(lens.layers) == 7  # the embeddings and six layers
+    assert lens.layers[-1].tokens == nxt.tokens
