@@ -40,7 +40,11 @@ def levers(config: dict) -> str:
     if config["kind"] == "mlm-head":
         start = (f", starting from {Path(str(model['init_from'])).name} ({config.get('init_from_steps', 0):,} steps)"
                  if model.get("init_from") else "")
-        return f"adapt {model.get('base')}: masked-LM head + top {model.get('train_layers')} layers{start}"
+        seq = f", seq {model.get('seq_len')}" if model.get("seq_len") != 128 else ""
+        return f"adapt {model.get('base')}: masked-LM head + top {model.get('train_layers')} layers{seq}{start}"
+    if config["kind"] == "clm-head":
+        return (f"{model.get('base')} made causal (a GPT from its weights): next-token head + top "
+                f"{model.get('train_layers')} layers, seq {model.get('seq_len')}, lr {model.get('lr')}")
     parts = [f"{config['kind']} {model.get('preset', '')}".strip(), f"seq {model.get('seq_len')}",
              f"lr {model.get('lr')}"]
     if config["kind"] == "bert":
