@@ -10,7 +10,8 @@ at every step. Held-out: MLM loss, accuracy and top-10 accuracy at the masked po
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -72,38 +73,73 @@ def warm_start(model: Any, init_from: str, base: str, kind: str = "mlm-head") ->
     return {"init_from": str(init_from), "init_from_steps": int(config.get("trained_steps", 0))}
 
 
-def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
-    from engine.models.masked_lm_head import build, masked_lm_loss, set_trainable, trained_state
-    from engine.models.masking import mask_words, vocabulary_roles
+@dataclass
+class Adapted:
+    """A base encoder built for a run (warm-started, its top layers set to learn) and its corpus as windows."""
+
+    model: Any
+    tokenizer: Any  # the transformers tokenizer (special-token ids)
+    windows: np.ndarray  # (N, seq_len) training windows
+    heldout: np.ndarray  # (M, seq_len) held-out windows
+    tokens: int  # sub-word tokens in the training text
+    started: dict[str, Any]  # config fields of a warm start (init_from)
+
+
+def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.ndarray]) -> Adapted:
+    """What both adaptations do before training: the encoder built (causal for ``clm-head``), warm-started
+    from ``init_from``, its top ``train_layers`` layers made to learn; the corpus's train part and 60,000
+    held-out words encoded with its own tokenizer and cut into windows by ``cut(tokenizer, documents)``."""
+    from engine.models.masked_lm_head import build, set_trainable
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
-    model, hf_tokenizer = build(cfg.base)
+    model, hf_tokenizer = build(cfg.base, causal=kind == "clm-head")
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     if cfg.seq_len > positions:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
-    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base, "mlm-head")
+    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base, kind)
     set_trainable(model, cfg.train_layers)
     tok = hf_tokenizer.backend_tokenizer
     tok.no_truncation()
     tok.no_padding()
-    cls, sep, pad, mask = (hf_tokenizer.cls_token_id, hf_tokenizer.sep_token_id, hf_tokenizer.pad_token_id,
-                           hf_tokenizer.mask_token_id)
-    continuation, ordinary = vocabulary_roles(hf_tokenizer)
     docs = list(ctx.corpus.documents("train"))
     if not docs:
         raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
     train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
-    windows = mlm_windows(train_docs, cfg.seq_len, cls, sep)
+    windows = cut(hf_tokenizer, train_docs)
     heldout_docs, _ = encode_documents(ctx.corpus.documents("heldout"), tok, max_words=60_000)
-    heldout = mlm_windows(heldout_docs, cfg.seq_len, cls, sep)
+    heldout = cut(hf_tokenizer, heldout_docs)
     if len(windows) < cfg.batch_size:
         raise CorpusError(f"the corpus gives {len(windows)} windows of {cfg.seq_len} tokens, fewer than one batch")
     if len(heldout) == 0:
         heldout = windows[:8]
-    train_data = {"ids": torch.from_numpy(windows).to(ctx.device)}
-    eval_data = {"ids": torch.from_numpy(heldout[:EVAL_EXAMPLES]).to(ctx.device)}
-    continuation, ordinary = continuation.to(ctx.device), ordinary.to(ctx.device)
+    return Adapted(model, hf_tokenizer, windows, heldout, n_tokens, started)
+
+
+def train_adapted(ctx: TrainContext, kind: str, run: Adapted, step_loss: Callable[..., dict[str, torch.Tensor]],
+                  evaluate: Callable[[Any], dict[str, float]]) -> Iterator[TrainEvent]:
+    from engine.models.masked_lm_head import trained_state
+
+    model, cfg = run.model, ctx.spec.model
+    train_data = {"ids": torch.from_numpy(run.windows).to(ctx.device)}
+    recipe = Recipe(kind, model, len(run.windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
+                    {}, {"corpus_tokens": run.tokens, "base": cfg.base, **run.started,
+                         "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
+                    weights=lambda: trained_state(model))
+    yield from pretrain(ctx, recipe)
+
+
+def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
+    from engine.models.masked_lm_head import masked_lm_loss
+    from engine.models.masking import mask_words, vocabulary_roles
+
+    cfg = ctx.spec.model
+    run = adapt(ctx, "mlm-head", lambda t, docs: mlm_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id))
+    hf_tokenizer = run.tokenizer
+    cls, sep, pad, mask = (hf_tokenizer.cls_token_id, hf_tokenizer.sep_token_id, hf_tokenizer.pad_token_id,
+                           hf_tokenizer.mask_token_id)
+    continuation, ordinary = (t.to(ctx.device) for t in vocabulary_roles(hf_tokenizer))
+    eval_ids = torch.from_numpy(run.heldout[:EVAL_EXAMPLES]).to(ctx.device)
 
     def step_loss(net: Any, batch: dict[str, torch.Tensor],
                   generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
@@ -116,9 +152,8 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     def evaluate(net: Any) -> dict[str, float]:
         gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
         loss = correct = top10 = count = 0.0
-        ids = eval_data["ids"]
-        for start in range(0, len(ids), cfg.batch_size):
-            out = step_loss(net, {"ids": ids[start : start + cfg.batch_size]}, gen)
+        for start in range(0, len(eval_ids), cfg.batch_size):
+            out = step_loss(net, {"ids": eval_ids[start : start + cfg.batch_size]}, gen)
             n = float(out["mlm_count"])
             loss += float(out["mlm_loss"]) * n
             correct += float(out["mlm_correct"])
@@ -128,43 +163,17 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
         return {"mlm_loss": mean, "mlm_accuracy": correct / max(count, 1), "mlm_top10": top10 / max(count, 1),
                 "mlm_perplexity": math.exp(min(mean, 50))}
 
-    recipe = Recipe("mlm-head", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
-                    {}, {"corpus_tokens": n_tokens, "base": cfg.base, **started,
-                         "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
-                    weights=lambda: trained_state(model))
-    yield from pretrain(ctx, recipe)
+    yield from train_adapted(ctx, "mlm-head", run, step_loss, evaluate)
 
 
 def run_clm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     """The encoder made causal and trained to predict the next token (all positions), its layers starting
     from the encoder's. Held-out: loss, perplexity and accuracy per token."""
-    from engine.models.masked_lm_head import build, causal_lm_loss, set_trainable, trained_state
+    from engine.models.masked_lm_head import causal_lm_loss
 
-    ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
-    model, hf_tokenizer = build(cfg.base, causal=True)
-    positions = int(getattr(model.config, "max_position_embeddings", 512))
-    if cfg.seq_len > positions:
-        raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
-    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base, "clm-head")
-    set_trainable(model, cfg.train_layers)
-    tok = hf_tokenizer.backend_tokenizer
-    tok.no_truncation()
-    tok.no_padding()
-    start = int(hf_tokenizer.bos_token_id)
-    docs = list(ctx.corpus.documents("train"))
-    if not docs:
-        raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
-    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
-    windows = sentence_windows(train_docs, cfg.seq_len, start)
-    heldout_docs, _ = encode_documents(ctx.corpus.documents("heldout"), tok, max_words=60_000)
-    heldout = sentence_windows(heldout_docs, cfg.seq_len, start)
-    if len(windows) < cfg.batch_size:
-        raise CorpusError(f"the corpus gives {len(windows)} windows of {cfg.seq_len} tokens, fewer than one batch")
-    if len(heldout) == 0:
-        heldout = windows[:8]
-    train_data = {"ids": torch.from_numpy(windows).to(ctx.device)}
-    eval_ids = torch.from_numpy(heldout[:EVAL_EXAMPLES]).to(ctx.device)
+    run = adapt(ctx, "clm-head", lambda t, docs: sentence_windows(docs, cfg.seq_len, int(t.bos_token_id)))
+    eval_ids = torch.from_numpy(run.heldout[:EVAL_EXAMPLES]).to(ctx.device)
 
     def step_loss(net: Any, batch: dict[str, torch.Tensor],
                   generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
@@ -181,8 +190,4 @@ def run_clm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
         mean = loss / max(count, 1)
         return {"loss": mean, "perplexity": math.exp(min(mean, 50)), "accuracy": correct / max(count, 1)}
 
-    recipe = Recipe("clm-head", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
-                    {}, {"corpus_tokens": n_tokens, "base": cfg.base, **started,
-                         "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
-                    weights=lambda: trained_state(model))
-    yield from pretrain(ctx, recipe)
+    yield from train_adapted(ctx, "clm-head", run, step_loss, evaluate)
