@@ -37,6 +37,13 @@ def capability_names(handle: Any) -> str:
                      and c.name and c.name != "NONE")
 
 
+def _resolved(path: str) -> str:
+    try:
+        return str(Path(path).expanduser().resolve())
+    except (OSError, RuntimeError):
+        return path
+
+
 class LibraryPanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -93,9 +100,10 @@ class LibraryPanel(QWidget):
 
     def _show_available(self, entries: list[tuple[str, str]]) -> None:
         self.available.takeChildren()
+        loaded_paths = {_resolved(h.path) for h in self.session.models.values() if getattr(h, "path", None)}
         for name, desc in entries:
-            if name in self.session.models:
-                continue
+            if name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths):
+                continue  # loaded already (by name, or a recent run's folder loaded under its name)
             label = name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
             item = QTreeWidgetItem([label, desc, ""])
             item.setToolTip(0, name)

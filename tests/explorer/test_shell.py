@@ -35,6 +35,10 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
     assert loaded[0].text(0) == "bert" and "parameters" in loaded[0].text(1)
     assert "masked lm" in loaded[0].text(2) and "attention" in loaded[0].text(2)
     assert str(contextual_runs["bert"][0]) in win.session.recent
+    with qtbot.waitSignal(lib._finder.finished, timeout=30_000):
+        lib.refresh()  # the run just loaded is a recent folder now: listed once, as loaded, not also as available
+    offered = [lib.available.child(i).toolTip(0) for i in range(lib.available.childCount())]
+    assert "glove-6b-50d" in offered and str(contextual_runs["bert"][0]) not in offered
     qtbot.waitUntil(lambda: win.device_label.text().startswith("device: CPU"), timeout=30_000)
     qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
 
