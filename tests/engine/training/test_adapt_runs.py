@@ -1,11 +1,14 @@
 """A masked-LM head for a foreign encoder (all-MiniLM-L6-v2 ships without one): trained here, saved as
 only what learned, loaded by name, and it fills [MASK]."""
 
+import contextlib
 import json
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine import api
 from engine.config import RunSpec, model_config
@@ -151,3 +154,18 @@ def test_the_causal_logit_lens_top_layer_is_the_models_own_prediction(made_causa
     nxt = handle.next_token("She deposited the money at the", k=3)
     assert len(lens.layers) == 7  # the embeddings and six layers
     assert lens.layers[-1].tokens == nxt.tokens
+
+
+@pytest.fixture(scope="module")
+def causal_handle(made_causal):
+    return api.load(made_causal[0])
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.lists(st.one_of(st.characters(), st.sampled_from(["\ud800", "\udee6", " [CLS] ", " [MASK] ", " bank "])),
+                      max_size=60).map("".join))
+def test_the_causal_model_takes_any_text(causal_handle, text):  # lone surrogates and special tokens included
+    for method, args in (("contextual_vectors", ()), ("score", ()), ("next_token", (3,)), ("attention", ()),
+                         ("logit_lens", (3,)), ("fill_mask", (3,))):
+        with contextlib.suppress(api.Word2BertError):
+            getattr(causal_handle, method)(text, *args)
