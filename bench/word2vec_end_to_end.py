@@ -28,9 +28,24 @@ GENSIM = """
 import sys
 from gensim.models import Word2Vec
 from gensim.models.word2vec import LineSentence
-Word2Vec(LineSentence(sys.argv[1]), sg=1, hs=0, negative=5, vector_size=100, window=5, min_count=5, sample=1e-3,
-         workers=2, epochs=int(sys.argv[2]))
+model = Word2Vec(LineSentence(sys.argv[1]), sg=1, hs=0, negative=5, vector_size=100, window=5, min_count=5,
+                 sample=1e-3, workers=2, epochs=int(sys.argv[2]))
+if len(sys.argv) > 3:  # the untimed run whose vectors are scored
+    model.wv.save_word2vec_format(sys.argv[3])
 """
+
+
+def quality(ours_run: Path, gensim_vectors: Path) -> tuple[str, str]:
+    """Analogy accuracy and WordSim-353 Spearman of our run's vectors and of gensim's (the same functions)."""
+    from engine import api
+    from engine.data.evaluation import analogy, word_similarity
+    from engine.data.keyed_vectors import load_word2vec_format
+
+    def text(vectors) -> str:
+        a, w = analogy(vectors), word_similarity(vectors, "wordsim353")
+        return f"analogy {a['accuracy']:.3f}, WS353 {w['spearman'] or 0.0:.3f}"
+
+    return text(api.load(ours_run).static_vectors()), text(load_word2vec_format(gensim_vectors))
 
 
 PHASES = """
@@ -116,7 +131,12 @@ def main() -> None:
                 theirs.append(timed([sys.executable, "-c", GENSIM, str(corpus), str(epochs)]))
                 print(f"epochs {epochs} round {r + 1}: ours {mine[-1]:.1f} s, gensim {theirs[-1]:.1f} s", flush=True)
             a, b = statistics.median(mine), statistics.median(theirs)
-            rows.append(f"| {epochs} | {a:.1f} s | {b:.1f} s | {b / a:.2f}× | {statistics.median(loop):,.0f} |")
+            vectors = Path(tmp) / f"gensim-{epochs}.txt"
+            subprocess.run([sys.executable, "-c", GENSIM, str(corpus), str(epochs), str(vectors)], check=True,
+                           capture_output=True, cwd=HERE)
+            ours_q, gensim_q = quality(Path(tmp) / f"w2v-{epochs}-0", vectors)
+            rows.append(f"| {epochs} | {a:.1f} s | {b:.1f} s | {b / a:.2f}× | {statistics.median(loop):,.0f} | "
+                        f"{ours_q} | {gensim_q} |")
             loops[epochs] = (statistics.median(loop_s), a)
         split = [phases(corpus) for _ in range(args.rounds)]
         parts = {k: statistics.median(p[k] for p in split) for k in split[0]}
@@ -126,8 +146,12 @@ def main() -> None:
         "--loss ns --epochs N --corpus FILE` as a process vs `python -c \"Word2Vec(LineSentence(FILE), sg=1, "
         "negative=5, vector_size=100, window=5, min_count=5, sample=1e-3, workers=2, epochs=N)\"` (imports "
         "included), alternating; median seconds. Speed ratio = gensim's time / ours (above 1: ours is faster).",
-        "", "| epochs | ours (whole command) | gensim (whole call) | speed ratio | ours, words/s over the run |",
-        "|---:|---:|---:|---:|---:|", *rows, "",
+        "Quality, at the same settings: analogy accuracy (questions-words, 3CosAdd) and WordSim-353 Spearman of "
+        "our first round's vectors and of a separate, untimed gensim run's (gensim reads the file split on spaces "
+        "only, with case and punctuation attached; ours lowercases and splits punctuation).",
+        "", "| epochs | ours (whole command) | gensim (whole call) | speed ratio | ours, words/s over the run | "
+        "ours: quality | gensim: quality |",
+        "|---:|---:|---:|---:|---:|---|---|", *rows, "",
         "Where the whole command's time goes (each part timed in a fresh process; the loop from the run's own "
         "events; the rest — evaluation, saving, the run's bookkeeping — is what is left of the median total):", "",
         "| epochs | interpreter start and exit | imports (torch, engine) | kernel load | corpus → vocabulary and ids | "
