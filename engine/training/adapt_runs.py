@@ -73,6 +73,14 @@ def warm_start(model: Any, init_from: str, base: str, kind: str = "mlm-head") ->
     return {"init_from": str(init_from), "init_from_steps": int(config.get("trained_steps", 0))}
 
 
+def earlier_start(run_dir: Any) -> dict[str, Any]:
+    """A resumed run's record of where its first segment started (init_from): kept in every later save."""
+    from engine.checkpoint import read_config
+
+    config = read_config(run_dir)
+    return {k: config[k] for k in ("init_from", "init_from_steps") if k in config}
+
+
 @dataclass
 class Adapted:
     """A base encoder built for a run (warm-started, its top layers set to learn) and its corpus as windows."""
@@ -97,7 +105,8 @@ def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     if cfg.seq_len > positions:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
-    started = {} if ctx.spec.resume or not cfg.init_from else warm_start(model, cfg.init_from, cfg.base, kind)
+    started = (earlier_start(ctx.run_dir) if ctx.spec.resume else
+               warm_start(model, cfg.init_from, cfg.base, kind) if cfg.init_from else {})
     set_trainable(model, cfg.train_layers)
     tok = hf_tokenizer.backend_tokenizer
     tok.no_truncation()

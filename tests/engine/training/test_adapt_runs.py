@@ -99,6 +99,11 @@ def test_a_longer_adaptation_starts_from_an_earlier_runs_head(adapted, topic_cor
     assert events[-1].status == "completed"
     config = json.loads((out / "config.json").read_text())
     assert config["init_from"] == str(earlier) and config["init_from_steps"] == 3
+    events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=2,
+                                    resume=True)))
+    assert events[-1].status == "completed"
+    config = json.loads((out / "config.json").read_text())  # a resume keeps where the run started from
+    assert config["trained_steps"] == 2 and config["init_from_steps"] == 3 and config["init_from"] == str(earlier)
     saved, before = load_file(str(out / "model.safetensors")), load_file(str(earlier / "model.safetensors"))
     assert any(".layer.4." in k for k in saved)  # now two layers learn
     head = "cls.predictions.transform.dense.weight"
