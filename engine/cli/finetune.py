@@ -76,8 +76,9 @@ def finetune_main(argv: list[str] | None = None) -> int:
 
 def main() -> None:
     """The console script ``word2bert-finetune``: finetune_main, then a quick exit (runner.exit_now)."""
-    from engine.cli.runner import exit_now
+    from engine.cli.runner import catch_sigint_early, exit_now
 
+    catch_sigint_early()
     exit_now(finetune_main())
 
 

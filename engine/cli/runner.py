@@ -106,6 +106,23 @@ def show_event(ev: Any, bar: _Progress, status: int) -> int:
     return status
 
 
+_EARLY_SIGINT = threading.Event()
+
+
+def catch_sigint_early() -> None:
+    """A training command's first step: a Ctrl-C (or the app's Stop, sent as one) that comes before the run's
+    own handler is in place — while torch and the rest import — is remembered, and the run stops as soon as
+    it can (``run_events``), instead of raising KeyboardInterrupt inside whatever library code is running
+    (some swallow it: the app's Stop was lost and the run went on to complete). A second one aborts."""
+    def early(signum: int, frame: Any) -> None:
+        if _EARLY_SIGINT.is_set():
+            raise KeyboardInterrupt
+        _EARLY_SIGINT.set()
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, early)
+
+
 class NotStarted(KeyboardInterrupt):
     """Ctrl-C before training began (reading the corpus, building the vocabulary): nothing to save."""
 
@@ -138,6 +155,8 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
     bar = _Progress()
     status = 1
     try:
+        if _EARLY_SIGINT.is_set():  # stopped while the command was starting
+            raise NotStarted
         for ev in events():
             if isinstance(ev, RunStarted):
                 started.set()

@@ -116,8 +116,9 @@ def train_main(argv: list[str] | None = None) -> int:
 
 def main() -> None:
     """The console script ``word2bert-train``: train_main, then a quick exit (runner.exit_now)."""
-    from engine.cli.runner import exit_now
+    from engine.cli.runner import catch_sigint_early, exit_now
 
+    catch_sigint_early()
     exit_now(train_main())
 
 

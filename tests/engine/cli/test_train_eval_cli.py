@@ -89,3 +89,24 @@ def test_the_command_as_a_process_exits_with_its_code_and_every_event_printed(to
     failed = subprocess.run([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", "/no/such", "--out",
                              str(tmp_path / "x")], env=env, capture_output=True, text=True, timeout=300)
     assert failed.returncode == 2 and "/no/such" in failed.stderr
+
+
+def test_a_stop_while_the_command_starts_is_not_lost(topic_corpus, tmp_path):
+    """The app's Stop right after Start reaches the process while torch imports: the run must stop (it
+    said "completed" when a library swallowed the KeyboardInterrupt)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", str(topic_corpus), "--out",
+                             str(tmp_path / "run"), "--dim", "10", "--epochs", "1", "--min-count", "2", "--json-events"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.6)  # the interpreter is up, the command's imports are under way
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert proc.returncode == 0, err[-2000:]
+    assert events and events[-1]["event"] == "finished" and events[-1]["status"] == "stopped"
