@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import machine, write_section  # noqa: E402
 
-DEFAULT_MODELS = "glove-6b-50d,word2vec-sgns,ngram,nnlm,elmo-tiny,gpt-tiny,bert-tiny,all-minilm-l6-v2,minilm-mlm"
+DEFAULT_MODELS = ("glove-6b-50d,word2vec-sgns,ngram,nnlm,elmo-tiny,gpt-tiny,bert-tiny,all-minilm-l6-v2,minilm-mlm,"
+                  "minilm-gpt")
 SLOW_S = 5.0
 UNSUPPORTED_EXAMPLES = 300  # calls of a query the model does not have (each must raise Unsupported)
 
@@ -190,7 +191,7 @@ def rows_from_log(path: Path) -> list[dict]:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--examples", type=int, default=10_000, help="examples per query and model")
-    p.add_argument("--big-models", default="all-minilm-l6-v2,minilm-mlm", help="models given --big-examples")
+    p.add_argument("--big-models", default="all-minilm-l6-v2,minilm-mlm,minilm-gpt", help="models given --big-examples")
     p.add_argument("--big-examples", type=int, default=2_000, help="examples per query for the 22M-weight models")
     p.add_argument("--models", default=DEFAULT_MODELS)
     p.add_argument("--queries", default="", help="only these queries (comma-separated names; default: every one)")

@@ -95,7 +95,8 @@ def main() -> None:
         rows.append(f"| {run.name} | {levers(config)} | {config.get('trained_steps', 0):,} | "
                     f"{(tokens or 0) / 1e6:.1f}M | {training_seconds(run) / 60:.0f} | {held_text or '—'} | "
                     f"{senses.get('best', float('nan')):.3f} (layer {senses.get('best_layer', '?')}) | "
-                    f"{cloze.get('cloze_top10', float('nan')):.3f} |" + (f" {wic} |" if args.wic else ""))
+                    + (f"{cloze['cloze_top10']:.3f}" if "cloze_top10" in cloze else "—") + " |"
+                    + (f" {wic} |" if args.wic else ""))
         print(rows[-1], flush=True)
     heading = ("## Training levers: what each run's CPU time bought" if args.budget is None else
                f"## Training levers: what {args.budget:g} CPU minutes buy")
