@@ -247,6 +247,8 @@ class ProcessTrainJob(QObject):
         self._stderr = ""
         self._buffer = b""
         self._stopping = False
+        self._ready = False  # the process has said it catches Ctrl-C (its first line)
+        self._stop_when_ready = False
         self.process = QProcess(self)
         self.process.readyReadStandardOutput.connect(self._read_stdout)
         self.process.readyReadStandardError.connect(self._read_stderr)
@@ -268,6 +270,8 @@ class ProcessTrainJob(QObject):
             return
         if self._stopping:
             self.process.kill()  # the second Stop: no more waiting
+        elif not self._ready:  # still starting: a Ctrl-C now could be lost; it goes when the process is ready
+            self._stopping = self._stop_when_ready = True
         else:
             self._stopping = True
             os.kill(pid, signal.SIGINT)
@@ -276,6 +280,13 @@ class ProcessTrainJob(QObject):
         from engine.api import RunFinished, event_from_json
 
         self._buffer += bytes(self.process.readAllStandardOutput())
+        if self._buffer and not self._ready:
+            self._ready = True  # its first line ("ready") comes once Ctrl-C is caught
+            if self._stop_when_ready and self.process.processId():
+                import os
+                import signal
+
+                os.kill(self.process.processId(), signal.SIGINT)
         *lines, self._buffer = self._buffer.split(b"\n")
         for line in lines:
             if line.strip():

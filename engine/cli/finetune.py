@@ -78,7 +78,7 @@ def main() -> None:
     """The console script ``word2bert-finetune``: finetune_main, then a quick exit (runner.exit_now)."""
     from engine.cli.runner import catch_sigint_early, exit_now
 
-    catch_sigint_early()
+    catch_sigint_early("--json-events" in sys.argv)
     exit_now(finetune_main())
 
 

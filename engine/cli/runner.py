@@ -109,7 +109,10 @@ def show_event(ev: Any, bar: _Progress, status: int) -> int:
 _EARLY_SIGINT = threading.Event()
 
 
-def catch_sigint_early() -> None:
+READY = {"event": "ready"}  # printed with --json-events once a Stop can no longer be lost (see below)
+
+
+def catch_sigint_early(announce: bool = False) -> None:
     """A training command's first step: a Ctrl-C (or the app's Stop, sent as one) that comes before the run's
     own handler is in place — while torch and the rest import — is remembered, and the run stops as soon as
     it can (``run_events``), instead of raising KeyboardInterrupt inside whatever library code is running
@@ -121,6 +124,8 @@ def catch_sigint_early() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, early)
+    if announce:  # the app sends its Stop only after this line: a SIGINT before it could still be lost
+        print(json.dumps(READY), flush=True)  # (ignored, or default: the interpreter was not up yet)
 
 
 class NotStarted(KeyboardInterrupt):

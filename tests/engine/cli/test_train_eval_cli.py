@@ -84,7 +84,8 @@ def test_the_command_as_a_process_exits_with_its_code_and_every_event_printed(to
                            "--json-events"], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
-    assert events[0]["event"] == "started" and events[-1]["event"] == "finished"
+    assert events[0] == {"event": "ready"}  # its first line: from here on a Stop (Ctrl-C) is caught
+    assert events[1]["event"] == "started" and events[-1]["event"] == "finished"
     assert events[-1]["status"] == "completed"
     failed = subprocess.run([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", "/no/such", "--out",
                              str(tmp_path / "x")], env=env, capture_output=True, text=True, timeout=300)
