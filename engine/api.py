@@ -236,9 +236,12 @@ def cli_launcher(command: str) -> list[str]:
 
 
 def train_cli(argv: list[str]) -> int:
-    """``word2bert-train`` with these arguments (the packaged app runs its training processes this way)."""
+    """``word2bert-train`` with these arguments as a process's whole work (the packaged app runs its training
+    processes this way): a Ctrl-C while it starts is caught, as by the console script."""
+    from engine.cli.runner import catch_sigint_early
     from engine.cli.train import train_main
 
+    catch_sigint_early("--json-events" in argv)
     return train_main(argv)
 
 
@@ -246,9 +249,12 @@ _DEFAULT_THREADS: list[int] = []  # torch's own choice, kept before any thread a
 
 
 def finetune_cli(argv: list[str]) -> int:
-    """``word2bert-finetune`` with these arguments (the packaged app runs fine-tuning processes as itself)."""
+    """``word2bert-finetune`` with these arguments as a process's whole work (the packaged app runs
+    fine-tuning processes as itself): a Ctrl-C while it starts is caught, as by the console script."""
     from engine.cli.finetune import finetune_main
+    from engine.cli.runner import catch_sigint_early
 
+    catch_sigint_early("--json-events" in argv)
     return finetune_main(argv)
 
 

@@ -6,10 +6,6 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv if argv is None else argv
-    if len(argv) > 1 and argv[1] in ("--train-cli", "--finetune-cli"):
-        from engine.cli.runner import catch_sigint_early
-
-        catch_sigint_early("--json-events" in argv)
     if len(argv) > 1 and argv[1] == "--train-cli":  # the packaged app runs training processes as itself
         from engine.api import train_cli
 
