@@ -85,17 +85,17 @@ class HFAdapter:
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
-        """The logit lens: a masked LM's prediction head on every layer's state; a causal LM's final norm
-        (GPT-2's ln_f: already applied to the last state by transformers) and output layer."""
+        """The logit lens: a BERT-style prediction head (a masked LM's, or a BERT made causal: a transform,
+        then the decoder) on every layer's state; else a causal LM's final norm (GPT-2's ln_f: already
+        applied to the last state by transformers) and output layer."""
         h = torch.stack(states)  # (layers + 1, d)
-        if self.objective == "masked":
-            head = getattr(self.model, "cls", None) or getattr(self.model, "lm_head", None)
+        head = getattr(self.model, "cls", None)
+        if head is None and self.objective == "masked":
+            head = getattr(self.model, "lm_head", None)
             if head is None:
                 raise Unsupported(f"{type(self.model).__name__}: no masked-LM head to read layers with")
+        if head is not None:
             return getattr(head, "predictions", head)(h)  # BertForPreTraining's heads: the MLM one
-        bert_head = getattr(self.model, "cls", None)
-        if bert_head is not None:  # a BERT made causal: its head is a transform, then the decoder
-            return getattr(bert_head, "predictions", bert_head)(h)
         base = self.model.base_model
         norm = next((getattr(base, n) for n in ("ln_f", "norm", "final_layer_norm") if getattr(base, n, None) is not None),
                     None)

@@ -14,13 +14,16 @@ from engine import api
 from engine.config import RunSpec, model_config
 
 
+def three_steps(kind: str, out, corpus, train_layers: int) -> tuple:
+    """A tiny adaptation of all-MiniLM-L6-v2 (3 steps of 4 windows of 24 tokens): its folder and events."""
+    cfg = model_config(kind, train_layers=train_layers, seq_len=24, batch_size=4, eval_every=0, warmup=1, lr=1e-3)
+    events = list(api.train(RunSpec(kind, out=str(out), corpus=str(corpus), model=cfg, max_steps=3, log_every=1)))
+    return out, events
+
+
 @pytest.fixture(scope="module")
 def adapted(topic_corpus, tmp_path_factory):
-    out = tmp_path_factory.mktemp("adapt") / "minilm-head"
-    cfg = model_config("mlm-head", train_layers=1, seq_len=24, batch_size=4, eval_every=0, warmup=1, lr=1e-3)
-    events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=3,
-                                    log_every=1)))
-    return out, events
+    return three_steps("mlm-head", tmp_path_factory.mktemp("adapt") / "minilm-head", topic_corpus, 1)
 
 
 def test_the_run_completes_and_reports_top10(adapted):
@@ -121,11 +124,7 @@ def test_init_from_must_be_an_mlm_head_run_of_the_same_base(topic_corpus, tmp_pa
 
 @pytest.fixture(scope="module")
 def made_causal(topic_corpus, tmp_path_factory):
-    out = tmp_path_factory.mktemp("causal") / "minilm-gpt"
-    cfg = model_config("clm-head", train_layers=2, seq_len=24, batch_size=4, eval_every=0, warmup=1, lr=1e-3)
-    events = list(api.train(RunSpec("clm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=3,
-                                    log_every=1)))
-    return out, events
+    return three_steps("clm-head", tmp_path_factory.mktemp("causal") / "minilm-gpt", topic_corpus, 2)
 
 
 def test_an_encoder_made_causal_trains_and_reports_perplexity(made_causal):
