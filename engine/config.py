@@ -11,7 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 FORMAT_VERSION = 1
 
@@ -41,6 +41,7 @@ class NNLMConfig:
 
 @dataclass
 class Word2VecConfig:
+    reads_word_ids: ClassVar[bool] = True  # trains on the corpus as word ids (engine.data.prefetch)
     sg: int = 0  # 0: CBOW, 1: skip-gram (gensim's name; the CLI says --arch)
     hs: int = 0  # 1: hierarchical softmax; 0: negative sampling
     negative: int = 5
@@ -70,6 +71,7 @@ class Word2VecConfig:
 
 @dataclass
 class GloveConfig:
+    reads_word_ids: ClassVar[bool] = True  # trains on the corpus as word ids (engine.data.prefetch)
     vector_size: int = 100
     window: int = 10
     min_count: int = 5

@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.cli.runner import lower_priority, run_events
 from engine.config import MODEL_CONFIGS, RunSpec, model_config
+from engine.data import prefetch
 from engine.errors import Word2BertError
 
 # word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
@@ -74,9 +75,6 @@ def _model_config(kind: str, args: argparse.Namespace) -> Any:
 
 
 def train_main(argv: list[str] | None = None) -> int:
-    from engine.checkpoint import read_config
-    from engine.training.loop import train
-
     argv = list(sys.argv[1:] if argv is None else argv)
     first = argv[0] if argv and not argv[0].startswith("-") else None
     kind = first
@@ -86,6 +84,8 @@ def train_main(argv: list[str] | None = None) -> int:
         pre = _train_parser(None).parse_known_args(argv)[0]
     try:
         if kind is None and pre.resume:
+            from engine.checkpoint import read_config
+
             kind = read_config(pre.resume)["kind"]
             argv = [kind, *argv]
     except Word2BertError as e:
@@ -109,9 +109,16 @@ def train_main(argv: list[str] | None = None) -> int:
         return 2
     if args.background:
         lower_priority()
+    if getattr(spec.model, "reads_word_ids", False):  # word2vec, GloVe: the corpus is read on the other core while torch loads
+        prefetch.start(spec.corpus, "train", spec.model.lowercase, spec.max_words)
+    from engine.training.loop import train  # torch, numba: after the fork
+
     stop = threading.Event()
-    return run_events(lambda: train(spec, stop), stop, prog="word2bert-train", json_events=args.json_events,
-                      aborted="the last saved checkpoint is kept", run_dir=spec.out)
+    try:
+        return run_events(lambda: train(spec, stop), stop, prog="word2bert-train", json_events=args.json_events,
+                          aborted="the last saved checkpoint is kept", run_dir=spec.out)
+    finally:  # a run stopped or failed before it read the corpus leaves no reading process behind
+        prefetch.cancel_all()
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.data.corpora import Corpus, get_corpus
+from engine.data.prefetch import capped_sentences
 from engine.data.text import tokenized_sentences
 from engine.device import device_name, pick_device, precision_for
 from engine.training.events import (
@@ -59,12 +60,7 @@ class TrainContext:
         class Stream:
             def __iter__(self) -> Iterator[list[str]]:
                 budget = ctx.spec.max_words if part == "train" else None
-                n = 0
-                for words in tokenized_sentences(ctx.corpus.sentences(part), lowercase):
-                    yield words
-                    n += len(words)
-                    if budget is not None and n >= budget:
-                        return
+                return capped_sentences(ctx.corpus, part, lowercase, budget)
 
         return Stream()
 

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
-from engine.data.text import count_and_encode, encode_sentences, remap_ids
+from engine.data import prefetch
+from engine.data.text import encode_sentences, remap_ids
 from engine.data.vocab import Vocab
 from engine.errors import CorpusError
 from engine.training.context import TrainContext
@@ -44,24 +45,22 @@ def _vocab(ctx: TrainContext, sentences: Iterable[list[str]], min_count: int, ma
 def _vocab_and_ids(ctx: TrainContext, lowercase: bool, min_count: int, max_vocab: int | None
                    ) -> tuple[Vocab, np.ndarray, np.ndarray]:
     """The vocabulary (built, or the resumed run's) and the training text as its ids, memory-mapped in
-    RUN/.corpus-ids.int32, from one pass over the corpus."""
-    raw_path = ctx.run_dir / (ID_CACHE + ".raw")
+    RUN/.corpus-ids.int32, from one pass over the corpus — made by the command's reading process while it
+    started (engine.data.prefetch), or read here."""
+    text = prefetch.take(ctx.spec.corpus, "train", lowercase, ctx.spec.max_words, ctx.stop)
+    if text is None:
+        text = prefetch.encode(ctx.sentence_stream("train", lowercase), ctx.run_dir / (ID_CACHE + ".raw"))
     try:
-        index, counts, raw, starts = count_and_encode(ctx.sentence_stream("train", lowercase), raw_path)
-        try:
-            if ctx.spec.resume:
-                vocab = Vocab.load(ctx.run_dir / "vocab.txt")
-            elif not index:
-                raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
-            else:
-                vocab = Vocab.from_counts(dict(zip(index, counts.tolist(), strict=True)), min_count, max_vocab)
-            mapping = np.array([vocab.index.get(w, -1) for w in index], dtype=np.int64)
-            ids, starts = remap_ids(raw, starts, mapping, ctx.run_dir / ID_CACHE)
-        finally:
-            del raw  # the map closes before its file goes (Windows keeps mapped files)
+        if ctx.spec.resume:
+            vocab = Vocab.load(ctx.run_dir / "vocab.txt")
+        elif not text.index:
+            raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
+        else:
+            vocab = Vocab.from_counts(dict(zip(text.index, text.counts.tolist(), strict=True)), min_count, max_vocab)
+        mapping = np.array([vocab.index.get(w, -1) for w in text.index], dtype=np.int64)
+        ids, starts = remap_ids(text.ids, text.starts, mapping, ctx.run_dir / ID_CACHE)
     finally:
-        with contextlib.suppress(OSError):
-            raw_path.unlink(missing_ok=True)
+        text.close()
     return vocab, ids, starts
 
 
@@ -80,6 +79,11 @@ def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]
 
 def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
+    if ctx.device.type == "cpu":  # the kernel loads while the command's reading process finishes the corpus
+        from engine.models import word2vec_cpu
+
+        if word2vec_cpu.available():
+            word2vec_cpu.compile_now()
     # the corpus streams once: counted and written as provisional ids, then mapped to the kept words
     vocab, ids, starts = _vocab_and_ids(ctx, cfg.lowercase, cfg.min_count, cfg.max_vocab)
     try:
@@ -109,7 +113,7 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
     if use_cpu_kernel(model):
         from engine.models import word2vec_cpu
 
-        word2vec_cpu.compile_now()  # before the clock starts (about 15 s once, then cached)
+        word2vec_cpu.compile_now()  # before the clock starts (about 15 s once, then cached; done above on a CPU)
     yield ctx.started(cfg.epochs * n_words, "words", {"vocabulary_size": len(vocab), "corpus_words": n_words})
     metrics: dict[str, float] = {}
 
