@@ -44,6 +44,15 @@ def _resolved(path: str) -> str:
         return path
 
 
+def _label(name: str, names: set[str]) -> str:
+    """A recent folder by its last part, with its parent's too where a model of that name is listed
+    (runs/minilm-gpt, a training run, beside the shipped minilm-gpt)."""
+    if "/" not in name and "\\" not in name:
+        return name
+    parts = Path(name.rstrip("/\\")).parts
+    return "/".join(parts[-2:]) if parts[-1] in names and len(parts) > 1 else parts[-1]
+
+
 class LibraryPanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -101,10 +110,11 @@ class LibraryPanel(QWidget):
     def _show_available(self, entries: list[tuple[str, str]]) -> None:
         self.available.takeChildren()
         loaded_paths = {_resolved(h.path) for h in self.session.models.values() if getattr(h, "path", None)}
+        names = {name for name, _ in entries if "/" not in name} | set(self.session.models)
         for name, desc in entries:
             if name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths):
                 continue  # loaded already (by name, or a recent run's folder loaded under its name)
-            label = name.rstrip("/").rsplit("/", 1)[-1] if "/" in name else name
+            label = _label(name, names)
             item = QTreeWidgetItem([label, desc, ""])
             item.setToolTip(0, name)
             item.setToolTip(1, desc)

@@ -62,6 +62,24 @@ def test_a_deleted_recent_run_is_no_longer_offered(qtbot, make_window, contextua
     qtbot.waitUntil(lambda: "glove-6b-50d" in offered() and str(gone) not in offered(), timeout=30_000)
 
 
+def test_a_recent_folder_named_like_a_listed_model_is_told_apart(qtbot, make_window, contextual_runs, tmp_path):
+    import shutil
+
+    twin = tmp_path / "runs" / "glove-6b-50d"  # e.g. runs/minilm-gpt, the run the shipped minilm-gpt came from
+    shutil.copytree(contextual_runs["gpt"][0], twin)
+    win = make_window()
+    lib = win.library
+    win.session.recent = [str(twin)]
+    lib.refresh()
+
+    def labels() -> dict[str, str]:
+        return {lib.available.child(i).toolTip(0): lib.available.child(i).text(0)
+                for i in range(lib.available.childCount())}
+
+    qtbot.waitUntil(lambda: str(twin) in labels(), timeout=30_000)
+    assert labels()[str(twin)] == "runs/glove-6b-50d" and labels()["glove-6b-50d"] == "glove-6b-50d"
+
+
 def test_a_window_with_nothing_loading_says_what_to_do(qtbot, make_window):
     win = make_window()
     assert win.statusBar().currentMessage() == "starting…"
