@@ -4,7 +4,8 @@ A word2vec or GloVe command spends its first seconds importing torch and loading
 about as long again reading the corpus into word ids — one after the other, on one core, while the other
 core waits. ``start`` forks a process before torch is imported (nothing but the standard library, numpy and
 the corpus readers are loaded then) that reads the corpus into a folder under the cache; the run's
-``take`` finds it done or waits for it. Where fork is not available, or the reading process fails or is
+``take`` finds it done or waits for it. Off Linux (no fork on Windows; on macOS fork is unsafe for system
+libraries), or where the reading process fails or is
 stopped, ``take`` returns None and the run reads the corpus itself: the same ids, the same error messages.
 """
 
@@ -15,6 +16,7 @@ import multiprocessing
 import os
 import shutil
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -108,8 +110,8 @@ def _read(key: Key, folder: str) -> None:
 
 def start(corpus: str, part: str, lowercase: bool, max_words: int | None) -> bool:
     """Begin reading the corpus part in a forked process, for a later ``take`` with the same arguments.
-    False where fork is not available (Windows) or the process could not start."""
-    if "fork" not in multiprocessing.get_all_start_methods():
+    False off Linux, or where the process could not start."""
+    if not sys.platform.startswith("linux"):  # fork is not there (Windows) or not safe for system libraries (macOS)
         return False
     key: Key = (corpus, part, lowercase, max_words)
     try:
