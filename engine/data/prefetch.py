@@ -5,8 +5,8 @@ about as long again reading the corpus into word ids — one after the other, on
 core waits. ``start`` forks a process before torch is imported (nothing but the standard library, numpy and
 the corpus readers are loaded then) that reads the corpus into a folder under the cache; the run's
 ``take`` finds it done or waits for it. Off Linux (no fork on Windows; on macOS fork is unsafe for system
-libraries), or where the reading process fails or is
-stopped, ``take`` returns None and the run reads the corpus itself: the same ids, the same error messages.
+libraries), or where the reading process fails or is stopped, ``take`` returns None and the run reads the
+corpus itself: the same ids, the same error messages.
 """
 
 from __future__ import annotations
