@@ -111,3 +111,7 @@ def test_a_stop_while_the_command_starts_is_not_lost(topic_corpus, tmp_path):
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert proc.returncode == 0, err[-2000:]
     assert events and events[-1]["event"] == "finished" and events[-1]["status"] == "stopped"
+    from engine.data.corpora import cache_dir
+
+    # the corpus was being read into word ids by a second process (engine.data.prefetch): ended, cleaned up
+    assert not list((cache_dir() / "prefetch").glob("ids-*"))
