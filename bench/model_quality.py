@@ -96,7 +96,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     body = "\n".join([
         "## Model quality on the bundled sets", "", f"Machine: {machine()}", "",
-        "`python bench/model_quality.py" + (" --wic" if args.wic else "") + (f" --extra {args.extra}" if args.extra else "")
+        "`python bench/model_quality.py" + (" --kn3" if args.kn3 else "") + (" --wic" if args.wic else "") + (f" --extra {args.extra}" if args.extra else "")
         + "`. Sense separation: each occurrence of a polysemous word gets the sense of its nearest other occurrence "
         "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
