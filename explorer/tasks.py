@@ -6,6 +6,8 @@ Work runs on a QThreadPool thread; results come back through a Qt signal (queued
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import threading
 import traceback
 from collections.abc import Callable
@@ -262,9 +264,6 @@ class ProcessTrainJob(QObject):
         return not self.running or self.process.waitForFinished(msecs)
 
     def cancel(self) -> None:
-        import os
-        import signal
-
         pid = self.process.processId()
         if not self.running or not pid:
             return
@@ -283,9 +282,6 @@ class ProcessTrainJob(QObject):
         if self._buffer and not self._ready:
             self._ready = True  # its first line ("ready") comes once Ctrl-C is caught
             if self._stop_when_ready and self.process.processId():
-                import os
-                import signal
-
                 os.kill(self.process.processId(), signal.SIGINT)
         *lines, self._buffer = self._buffer.split(b"\n")
         for line in lines:

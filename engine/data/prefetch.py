@@ -19,29 +19,19 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from engine.data.corpora import Corpus, cache_dir, get_corpus
+from engine.data.corpora import cache_dir, get_corpus
 from engine.data.text import count_and_encode, tokenized_sentences
 
-Key = tuple[str, str, bool, "int | None"]  # corpus, part, lowercase, max_words
+Key = tuple[str, str, bool, int | None]  # corpus, part, lowercase, max_words
 
 _RAW, _WORDS, _COUNTS, _STARTS = "ids.int32", "words.txt", "counts.npy", "starts.npy"
 _STALE_S = 24 * 3600  # a folder left by a killed command is removed by a later one
-
-
-def capped_sentences(corpus: Corpus, part: str, lowercase: bool, max_words: int | None) -> Iterator[list[str]]:
-    """The tokenized sentences of a corpus part, stopping once ``max_words`` words have been given."""
-    n = 0
-    for words in tokenized_sentences(corpus.sentences(part), lowercase):
-        yield words
-        n += len(words)
-        if max_words is not None and n >= max_words:
-            return
 
 
 @dataclass
@@ -100,7 +90,7 @@ def _read(key: Key, folder: str) -> None:
     path = Path(folder)
     code = 1
     with contextlib.suppress(BaseException):  # the parent then reads the corpus itself and says what is wrong
-        text = encode(capped_sentences(get_corpus(corpus), part, lowercase, max_words), path)
+        text = encode(tokenized_sentences(get_corpus(corpus).sentences(part), lowercase, max_words), path)
         np.save(path / _COUNTS, text.counts)
         np.save(path / _STARTS, text.starts)
         (path / _WORDS).write_text("\n".join(text.index), encoding="utf-8")  # words never hold whitespace

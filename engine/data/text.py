@@ -28,11 +28,17 @@ def word_spans(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _WORD.finditer(text)]
 
 
-def tokenized_sentences(sentences: Iterable[str], lowercase: bool = True) -> Iterator[list[str]]:
+def tokenized_sentences(sentences: Iterable[str], lowercase: bool = True, max_words: int | None = None
+                        ) -> Iterator[list[str]]:
+    """The non-empty sentences as words, stopping once ``max_words`` words have been given."""
+    n = 0
     for s in sentences:
         words = word_tokenize(s, lowercase)
         if words:
             yield words
+            n += len(words)
+            if max_words is not None and n >= max_words:
+                return
 
 
 def encode_sentences(

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from engine.data.corpora import Corpus, get_corpus
-from engine.data.prefetch import capped_sentences
 from engine.data.text import tokenized_sentences
 from engine.device import device_name, pick_device, precision_for
 from engine.training.events import (
@@ -60,23 +59,16 @@ class TrainContext:
         class Stream:
             def __iter__(self) -> Iterator[list[str]]:
                 budget = ctx.spec.max_words if part == "train" else None
-                return capped_sentences(ctx.corpus, part, lowercase, budget)
+                return tokenized_sentences(ctx.corpus.sentences(part), lowercase, budget)
 
         return Stream()
 
     def sentences(self, part: str, lowercase: bool) -> list[list[str]]:
         """Tokenized sentences of the train or held-out part, capped at ``spec.max_words`` words."""
-        out: list[list[str]] = []
         budget = self.spec.max_words if part == "train" else None
         if budget is None and part == "heldout" and self.spec.max_words:
             budget = max(2000, self.spec.max_words // 20)
-        n = 0
-        for words in tokenized_sentences(self.corpus.sentences(part), lowercase):
-            out.append(words)
-            n += len(words)
-            if budget is not None and n >= budget:
-                break
-        return out
+        return list(tokenized_sentences(self.corpus.sentences(part), lowercase, budget))
 
     # ------------------------------------------------------------ events
 

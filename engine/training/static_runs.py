@@ -79,7 +79,8 @@ def _quick_similarity(words: list[str], vectors: np.ndarray) -> dict[str, float]
 
 def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
-    if ctx.device.type == "cpu":  # the kernel loads while the command's reading process finishes the corpus
+    if ctx.device.type == "cpu":  # the kernel loads (about 15 s the first time, then cached) before the clock
+        # starts, while the command's reading process finishes the corpus
         from engine.models import word2vec_cpu
 
         if word2vec_cpu.available():
@@ -95,7 +96,7 @@ def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
 
 
 def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np.ndarray) -> Iterator[TrainEvent]:
-    from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps, use_cpu_kernel
+    from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps
 
     cfg = ctx.spec.model
     model = Word2VecModel(vocab, cfg, ctx.device, ctx.spec.seed)
@@ -110,10 +111,6 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
     if start_epoch >= cfg.epochs:
         yield ctx.finished("completed", "the run had already finished")
         return
-    if use_cpu_kernel(model):
-        from engine.models import word2vec_cpu
-
-        word2vec_cpu.compile_now()  # before the clock starts (about 15 s once, then cached; done above on a CPU)
     yield ctx.started(cfg.epochs * n_words, "words", {"vocabulary_size": len(vocab), "corpus_words": n_words})
     metrics: dict[str, float] = {}
 

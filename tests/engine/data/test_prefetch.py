@@ -8,12 +8,13 @@ import pytest
 
 from engine.data import prefetch
 from engine.data.corpora import cache_dir, get_corpus
+from engine.data.text import tokenized_sentences
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads in the process itself off Linux")
 
 
 def _here(corpus, tmp_path, lowercase=True, max_words=None):
-    return prefetch.encode(prefetch.capped_sentences(get_corpus(str(corpus)), "train", lowercase, max_words),
+    return prefetch.encode(tokenized_sentences(get_corpus(str(corpus)).sentences("train"), lowercase, max_words),
                            tmp_path / "here")
 
 
