@@ -256,7 +256,8 @@ class RunSpec:
     checkpoint_every: int = 0  # steps; 0 = end of each epoch only
     max_steps: int | None = None
     max_words: int | None = None  # cap on corpus words read (quick runs, tests)
-    max_minutes: float | None = None  # stop resumably (as Stop does) after this much wall time
+    max_minutes: float | None = None  # stop resumably (as Stop does) after this much time
+    budget_clock: str = "wall"  # what max_minutes counts: "wall" time or the process's own "cpu" time
     resume: bool = False
     mixed_precision: bool = True
 
@@ -271,6 +272,8 @@ class RunSpec:
         problems = check_config(self.kind, self.model)
         if self.max_minutes is not None and not (isinstance(self.max_minutes, (int, float)) and 0 < self.max_minutes < 1e6):
             problems.append(f"max minutes must be a positive number of minutes, not {self.max_minutes!r}")
+        if self.budget_clock not in ("wall", "cpu"):
+            problems.append(f"the budget clock is 'wall' or 'cpu', not {self.budget_clock!r}")
         if problems:
             raise ValueError(f"{self.kind} settings: " + "; ".join(problems))
 

@@ -51,6 +51,9 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop after this many minutes of wall time, saved and resumable as on Ctrl-C "
                         "(compare recipes on one time budget)")
+    p.add_argument("--budget-clock", choices=("wall", "cpu"), default="wall",
+                   help="what --max-minutes counts: wall time, or the CPU time this run itself uses "
+                        "(fair when other jobs share the machine)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     p.add_argument("--background", action="store_true",
@@ -103,7 +106,8 @@ def train_main(argv: list[str] | None = None) -> int:
         spec = RunSpec(kind=kind, out=out, corpus=args.corpus, device=args.device, seed=args.seed,
                        model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
                        checkpoint_every=args.checkpoint_every,
-                       max_words=args.max_words, max_minutes=args.max_minutes, resume=bool(args.resume))
+                       max_words=args.max_words, max_minutes=args.max_minutes,
+                       budget_clock=args.budget_clock, resume=bool(args.resume))
     except ValueError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
         return 2

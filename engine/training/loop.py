@@ -22,6 +22,7 @@ import torch
 from engine.checkpoint import CONFIG, read_config
 from engine.config import RunSpec, config_from_dict
 from engine.errors import CheckpointError, SaveError, Word2BertError
+from engine.training.budget import CpuBudget, wall_budget
 from engine.training.context import TrainContext
 from engine.training.events import METRICS, RunFinished, TrainEvent, event_to_dict, read_metrics  # noqa: F401 - read_metrics re-exported
 
@@ -101,13 +102,13 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
     ctx = TrainContext(spec, stop)
     budget = None
     if spec.max_minutes:  # a time budget: when it is spent the run stops as on Stop (saved, resumable)
-        budget = threading.Timer(spec.max_minutes * 60, ctx.stop.set)
-        budget.daemon = True
+        make = CpuBudget if spec.budget_clock == "cpu" else wall_budget
+        budget = make(spec.max_minutes * 60, ctx.stop.set)
         budget.start()
     try:
         for event in run_events(ctx, family(ctx), write=main):
             if isinstance(event, RunFinished) and event.status == "stopped" and budget is not None and budget.finished.is_set():
-                event = dataclasses.replace(event, message=f"the {spec.max_minutes:g}-minute budget is spent: {event.message}")
+                event = dataclasses.replace(event, message=f"the {spec.max_minutes:g}-minute {spec.budget_clock} budget is spent: {event.message}")
             yield event
     finally:
         if budget is not None:

@@ -2,6 +2,7 @@
 
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -161,7 +162,7 @@ def test_a_spent_time_budget_stops_the_run_resumably(topic_corpus, tmp_path, mon
             self.finished.set()
             self.fn()
 
-    monkeypatch.setattr(loop.threading, "Timer", Budget)
+    monkeypatch.setattr(loop, "wall_budget", Budget)
     spec = w2v_spec(topic_corpus, tmp_path / "b", log_every=2)
     spec.max_minutes = 2
     events = []
@@ -170,7 +171,7 @@ def test_a_spent_time_budget_stops_the_run_resumably(topic_corpus, tmp_path, mon
         if isinstance(event, StepMetrics) and len(events) < 4:
             timers[0].fire()
     assert timers[0].seconds == 120
-    assert events[-1].status == "stopped" and "2-minute budget is spent" in events[-1].message
+    assert events[-1].status == "stopped" and "2-minute wall budget is spent" in events[-1].message
     resumed = run(RunSpec("word2vec", out=str(tmp_path / "b"), resume=True))
     assert resumed[-1].status == "completed" and resumed[0].resumed_step > 0
 
@@ -178,3 +179,21 @@ def test_a_spent_time_budget_stops_the_run_resumably(topic_corpus, tmp_path, mon
 def test_a_time_budget_must_be_positive(topic_corpus, tmp_path):
     with pytest.raises(ValueError, match="max minutes"):
         RunSpec("word2vec", out=str(tmp_path / "x"), corpus=str(topic_corpus), max_minutes=-1)
+    with pytest.raises(ValueError, match="budget clock"):
+        RunSpec("word2vec", out=str(tmp_path / "x"), corpus=str(topic_corpus), max_minutes=1, budget_clock="moon")
+
+
+def test_a_cpu_budget_counts_the_process_own_computation_not_sleep():
+    """--budget-clock cpu: time spent waiting (another job holding the core) does not use up the budget."""
+    from engine.training.budget import CpuBudget
+
+    fired = threading.Event()
+    budget = CpuBudget(0.2, fired.set, poll=0.02)
+    budget.start()
+    time.sleep(0.5)  # waiting costs no CPU time
+    assert not fired.is_set()
+    end = time.monotonic() + 30
+    while not fired.is_set() and time.monotonic() < end:
+        sum(i * i for i in range(10_000))  # computing does
+    assert fired.is_set() and budget.finished.is_set()
+    budget.cancel()
