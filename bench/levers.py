@@ -74,6 +74,8 @@ def main() -> None:
     p.add_argument("runs", nargs="+")
     p.add_argument("--budget", type=float, default=None,
                    help="the runs were each stopped by --max-minutes BUDGET: write the equal-budget table")
+    p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                   help="what the budget counted (--budget-clock of the runs; bench/levers_budget.sh: cpu)")
     p.add_argument("--wic", action="store_true", help="also WiC dev (the layer chosen on WiC train)")
     args = p.parse_args()
     from engine import api
@@ -100,10 +102,12 @@ def main() -> None:
         print(rows[-1], flush=True)
     heading = ("## Training levers: what each run's CPU time bought" if args.budget is None else
                f"## Training levers: what {args.budget:g} CPU minutes buy")
+    clock = ("`--budget-clock cpu`: the CPU time the run's own process used, two runs side by side on two cores"
+             if args.clock == "cpu" else "wall time from the command's start")
     budget = ("" if args.budget is None else
-              f"Every run was started with `--max-minutes {args.budget:g}` on one thread (wall time from the command's "
-              "start, corpus reading and tokenizer training included; a teacher's forward passes count against its "
-              "run) and is scored as it stood when the budget was spent. ")
+              f"Every run was started with `--max-minutes {args.budget:g}` on one thread ({clock}; corpus reading and "
+              "tokenizer training included; a teacher's forward passes count against its run), its learning-rate "
+              "schedule sized to end near the budget, and is scored as it stood at its end. ")
     wic_note = " WiC dev: the cosine threshold and the layer chosen on 1,500 WiC train pairs." if args.wic else ""
     body = "\n".join([
         heading, "", f"Machine: {machine()}", "",

@@ -258,6 +258,7 @@ class RunSpec:
     max_words: int | None = None  # cap on corpus words read (quick runs, tests)
     max_minutes: float | None = None  # stop resumably (as Stop does) after this much time
     budget_clock: str = "wall"  # what max_minutes counts: "wall" time or the process's own "cpu" time
+    budget_schedule: bool = False  # the learning rate decays to 0 when max_minutes is spent (Cramming)
     resume: bool = False
     mixed_precision: bool = True
 
@@ -272,6 +273,8 @@ class RunSpec:
         problems = check_config(self.kind, self.model)
         if self.max_minutes is not None and not (isinstance(self.max_minutes, (int, float)) and 0 < self.max_minutes < 1e6):
             problems.append(f"max minutes must be a positive number of minutes, not {self.max_minutes!r}")
+        if self.budget_schedule and not self.max_minutes:
+            problems.append("a learning rate that follows the time budget needs a budget (max minutes)")
         if self.budget_clock not in ("wall", "cpu"):
             problems.append(f"the budget clock is 'wall' or 'cpu', not {self.budget_clock!r}")
         if problems:

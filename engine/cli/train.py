@@ -54,6 +54,10 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--budget-clock", choices=("wall", "cpu"), default="wall",
                    help="what --max-minutes counts: wall time, or the CPU time this run itself uses "
                         "(fair when other jobs share the machine)")
+    p.add_argument("--budget-schedule", action="store_true",
+                   help="bert/gpt/elmo: the learning rate decays to 0 when the --max-minutes budget is spent "
+                        "(or at the last step, if that comes first), as Cramming does: the run uses its whole "
+                        "budget without guessing its step count")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     p.add_argument("--background", action="store_true",
@@ -107,7 +111,8 @@ def train_main(argv: list[str] | None = None) -> int:
                        model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
                        checkpoint_every=args.checkpoint_every,
                        max_words=args.max_words, max_minutes=args.max_minutes,
-                       budget_clock=args.budget_clock, resume=bool(args.resume))
+                       budget_clock=args.budget_clock,
+                       budget_schedule=args.budget_schedule, resume=bool(args.resume))
     except ValueError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
         return 2

@@ -1,7 +1,9 @@
 """Time budgets for a run (``--max-minutes``): wall time, or the CPU time the process itself spends.
 
 A CPU budget makes recipes comparable on a shared machine: two runs side by side on two cores each get
-about one core, and a run slowed by a neighbour still gets its full share of computation.
+about one core, and a run slowed by a neighbour still gets its full share of computation. A budget also
+tells the gradient loop how much of it is spent (``fraction``), so that the learning rate can decay to 0
+when the budget ends rather than at a step count guessed in advance (``--budget-schedule``, as Cramming).
 """
 from __future__ import annotations
 
@@ -10,28 +12,26 @@ import time
 from collections.abc import Callable
 
 
-def wall_budget(seconds: float, fn: Callable[[], None]) -> threading.Timer:
-    """Call ``fn`` once ``seconds`` of wall time have passed (``start()`` it; ``cancel()`` stops it)."""
-    timer = threading.Timer(seconds, fn)
-    timer.daemon = True
-    return timer
+class Budget(threading.Thread):
+    """Calls ``fn`` once ``seconds`` have passed on ``clock`` (``time.monotonic``: wall time;
+    ``time.process_time``: this process's CPU time, all its threads together).
 
-
-class CpuBudget(threading.Thread):
-    """Calls ``fn`` once this process has used ``seconds`` of CPU time (all its threads together).
-
-    It has the interface of ``threading.Timer``: ``start()``, ``cancel()`` and ``finished`` (set when it fired
-    or was cancelled).
+    It has the interface of ``threading.Timer`` (``start()``, ``cancel()``, ``finished``: set when it
+    fired or was cancelled) and says how much of it is used (``fraction()``).
     """
 
-    def __init__(self, seconds: float, fn: Callable[[], None], poll: float = 2.0) -> None:
-        super().__init__(daemon=True, name="cpu-budget")
-        self.seconds, self.fn, self.poll = seconds, fn, poll
+    def __init__(self, seconds: float, fn: Callable[[], None], clock: Callable[[], float] = time.monotonic,
+                 poll: float = 2.0) -> None:
+        super().__init__(daemon=True, name="run-budget")
+        self.seconds, self.fn, self.clock, self.poll = seconds, fn, clock, poll
         self.finished = threading.Event()
-        self._start_cpu = time.process_time()
+        self._start = clock()
 
     def used(self) -> float:
-        return time.process_time() - self._start_cpu
+        return self.clock() - self._start
+
+    def fraction(self) -> float:
+        return min(1.0, self.used() / self.seconds) if self.seconds > 0 else 1.0
 
     def run(self) -> None:
         while not self.finished.wait(min(self.poll, max(0.01, self.seconds - self.used()))):
@@ -41,3 +41,11 @@ class CpuBudget(threading.Thread):
 
     def cancel(self) -> None:
         self.finished.set()
+
+
+def wall_budget(seconds: float, fn: Callable[[], None]) -> Budget:
+    return Budget(seconds, fn, time.monotonic)
+
+
+def cpu_budget(seconds: float, fn: Callable[[], None]) -> Budget:
+    return Budget(seconds, fn, time.process_time)

@@ -44,6 +44,14 @@ class TrainContext:
         self._t0 = time.perf_counter()
         self._last = (self._t0, 0.0)  # (time, units done) where the current speed window began
         self._rate = 0.0
+        self.budget: Any = None  # the run's --max-minutes budget (engine.training.budget.Budget), if any
+
+    def budget_spent(self) -> float | None:
+        """The fraction of the run's time budget used so far, when the learning rate follows the budget
+        (``--budget-schedule``); None otherwise."""
+        if self.budget is None or not getattr(self.spec, "budget_schedule", False):
+            return None
+        return float(self.budget.fraction())
 
     @functools.cached_property
     def corpus(self) -> Corpus:

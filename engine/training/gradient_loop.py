@@ -148,7 +148,7 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
                 return
             if step_loss is None or taken < job.accumulate:
                 break  # the epoch's batches are used up
-            lr = job.lr * lr_factor(ctx.step)
+            lr = job.lr * lr_factor(ctx.step, ctx.budget_spent())
             apply_step(opt, lr, params, job.clip, scaler)
             ctx.step += 1
             if ctx.device.type == "cpu" and ctx.step % TRIM_EVERY == 0:

@@ -22,7 +22,7 @@ import torch
 from engine.checkpoint import CONFIG, read_config
 from engine.config import RunSpec, config_from_dict
 from engine.errors import CheckpointError, SaveError, Word2BertError
-from engine.training.budget import CpuBudget, wall_budget
+from engine.training.budget import cpu_budget, wall_budget
 from engine.training.context import TrainContext
 from engine.training.events import METRICS, RunFinished, TrainEvent, event_to_dict, read_metrics  # noqa: F401 - read_metrics re-exported
 
@@ -102,9 +102,10 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
     ctx = TrainContext(spec, stop)
     budget = None
     if spec.max_minutes:  # a time budget: when it is spent the run stops as on Stop (saved, resumable)
-        make = CpuBudget if spec.budget_clock == "cpu" else wall_budget
+        make = cpu_budget if spec.budget_clock == "cpu" else wall_budget
         budget = make(spec.max_minutes * 60, ctx.stop.set)
         budget.start()
+        ctx.budget = budget
     try:
         for event in run_events(ctx, family(ctx), write=main):
             if isinstance(event, RunFinished) and event.status == "stopped" and budget is not None and budget.finished.is_set():

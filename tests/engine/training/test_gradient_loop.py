@@ -15,12 +15,13 @@ X = torch.arange(32, dtype=torch.float32).reshape(16, 2) / 10
 Y = X @ torch.tensor([[2.0], [-1.0]]) + 0.5
 
 
-def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None, on_forward=None):
+def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None, on_forward=None, budget=None, schedule=True):
     torch.manual_seed(0)
     model = torch.nn.Linear(2, 1)
     spec = SimpleNamespace(out=str(tmp_path), device="cpu", seed=0, resume=False, log_every=1, mixed_precision=False,
-                           kind="toy")
+                           kind="toy", budget_schedule=schedule)
     ctx = TrainContext(spec, stop)
+    ctx.budget = budget
     per_step = batch * accumulate
     saves = []
 
@@ -55,6 +56,21 @@ def test_the_learning_rate_decays_linearly_to_zero(tmp_path):
     _, events, _ = run(tmp_path, batch=4, accumulate=1, steps=4)
     rates = [e.lr for e in events if isinstance(e, StepMetrics)]
     assert rates == pytest.approx([0.1, 0.075, 0.05, 0.025])
+
+
+def test_a_budget_schedule_decays_the_learning_rate_to_zero_when_the_time_is_spent(tmp_path):
+    """--budget-schedule: the rate follows the budget's clock when the budget ends before the last step."""
+    spent = iter([0.0, 0.5, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0])
+    budget = SimpleNamespace(fraction=lambda: next(spent))
+    _, events, _ = run(tmp_path, batch=4, accumulate=1, steps=8, budget=budget)
+    rates = [e.lr for e in events if isinstance(e, StepMetrics)]
+    assert rates[:4] == pytest.approx([0.1, 0.05, 0.01, 0.0])  # by steps alone: 0.1, 0.0875, 0.075, 0.0625
+
+
+def test_without_a_budget_schedule_a_time_budget_leaves_the_rate_to_the_steps(tmp_path):
+    budget = SimpleNamespace(fraction=lambda: 0.99)
+    _, events, _ = run(tmp_path, batch=4, accumulate=1, steps=4, budget=budget, schedule=False)
+    assert [e.lr for e in events if isinstance(e, StepMetrics)] == pytest.approx([0.1, 0.075, 0.05, 0.025])
 
 
 def stop_after(stop, at):

@@ -181,19 +181,21 @@ def test_a_time_budget_must_be_positive(topic_corpus, tmp_path):
         RunSpec("word2vec", out=str(tmp_path / "x"), corpus=str(topic_corpus), max_minutes=-1)
     with pytest.raises(ValueError, match="budget clock"):
         RunSpec("word2vec", out=str(tmp_path / "x"), corpus=str(topic_corpus), max_minutes=1, budget_clock="moon")
+    with pytest.raises(ValueError, match="needs a budget"):
+        RunSpec("word2vec", out=str(tmp_path / "x"), corpus=str(topic_corpus), budget_schedule=True)
 
 
 def test_a_cpu_budget_counts_the_process_own_computation_not_sleep():
     """--budget-clock cpu: time spent waiting (another job holding the core) does not use up the budget."""
-    from engine.training.budget import CpuBudget
+    from engine.training.budget import Budget
 
     fired = threading.Event()
-    budget = CpuBudget(0.2, fired.set, poll=0.02)
+    budget = Budget(0.2, fired.set, time.process_time, poll=0.02)
     budget.start()
     time.sleep(0.5)  # waiting costs no CPU time
     assert not fired.is_set()
     end = time.monotonic() + 30
     while not fired.is_set() and time.monotonic() < end:
         sum(i * i for i in range(10_000))  # computing does
-    assert fired.is_set() and budget.finished.is_set()
+    assert fired.is_set() and budget.finished.is_set() and budget.fraction() == 1.0
     budget.cancel()
