@@ -119,6 +119,10 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True) -> Path
     files = {p.name: (lambda dst, src=p: shutil.copyfile(src, dst)) for p in run_dir.iterdir()
              if p.is_file() and p.name not in skip and not p.name.startswith(".")}
     kept = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
+    if config["kind"] == "word2vec":  # the vectors are what a slim copy answers with: the training matrices
+        subwords = bool(config.get("model", {}).get("subword_buckets"))  # (syn1, and syn0 unless it spells
+        tensors = {k: v for k, v in tensors.items() if k == "vectors" or (k == "syn0" and subwords)}  # unseen words)
+        kept["weights"] = "inference"
     save_run(out, config["kind"], kept, tensors, files=files, dtype=torch.float16 if fp16 else None)
     return out
 

@@ -22,6 +22,8 @@ def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
     rows = len(vocab) + (cfg.subword_buckets + 1 if cfg.subword_buckets else 0)
     out_rows = max(len(vocab) - 1, 1) if cfg.hs else len(vocab)
     expected = {"vectors": (len(vocab), cfg.vector_size), "syn0": (rows, cfg.vector_size), "syn1": (out_rows, cfg.vector_size)}
+    if config.get("weights") == "inference":  # a slim copy (word2bert-export --to slim): no training matrices
+        expected = {k: v for k, v in expected.items() if k == "vectors" or (k == "syn0" and cfg.subword_buckets)}
     tensors = read_tensors(run_dir, config, expected)
     vectors = tensors["vectors"].float().numpy()
     oov = None

@@ -72,6 +72,20 @@ def test_word2vec_format_round_trip_with_gensim(runs, tmp_path):
         np.testing.assert_allclose(api.load(gensim_file).vector("piano"), kv["piano"], rtol=1e-5, atol=1e-6)
 
 
+def test_a_slim_word2vec_copy_keeps_only_its_vectors_and_answers_the_same(runs, tmp_path):
+    """word2bert-export --to slim (the shipped defaults): fp16 vectors, no training matrices, same neighbours."""
+    from safetensors.numpy import load_file
+
+    from engine.cli.export import export_main
+
+    assert export_main([str(runs["word2vec"][0]), "--to", "slim", str(tmp_path / "slim")]) == 0
+    saved = load_file(str(tmp_path / "slim" / "model.safetensors"))
+    assert set(saved) == {"vectors"} and saved["vectors"].dtype == np.float16
+    full, slim = api.load(runs["word2vec"][0]), api.load(tmp_path / "slim")
+    assert [n.word for n in slim.static_neighbours("piano", 5)] == [n.word for n in full.static_neighbours("piano", 5)]
+    np.testing.assert_allclose(slim.vector("piano"), full.vector("piano"), rtol=2e-3, atol=2e-3)
+
+
 def test_glove_package_vectors_load_and_make_sense():
     h = api.load("glove-6b-50d")
     assert h.info["vocabulary_size"] == 400000 and h.info["dim"] == 50
