@@ -48,7 +48,6 @@ FASTMATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
 # those rows wait on each other's cache lines (two threads ran slower than one), so each thread works on
 # its own copy of the top HOT_NODES inner nodes and adds its changes back once per call
 HOT_NODES = 64
-BLOCKS_PER_THREAD = 1  # >1: more blocks than threads, handed out one at a time (a stalled core takes fewer)
 WORDS_PER_THREAD = 1024  # positions per thread and call: small calls keep progress events and Stop prompt
 
 
@@ -318,7 +317,7 @@ def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarr
     """Train the vectors in place on positions ``start:stop`` of ``ids`` (subsampled word ids, ``sent``
     their sentence numbers; windows read the ids around, within a sentence); the learning rate goes
     linearly from alpha0 to alpha1 over the positions. Returns (summed loss, pairs)."""
-    nblocks = max(1, min(threads() * BLOCKS_PER_THREAD, (stop - start) // 64))
+    nblocks = max(1, min(threads(), (stop - start) // 64))
     seeds = np.array([(seed * 1_000_003 + b * 7919 + 1) & MASK64 for b in range(nblocks)], dtype=np.uint64)
     padded = (syn0.shape[1] + 31) // 16 * 16  # a cache line or more between two threads' buffers
     buffers = np.empty((nblocks, 2, padded), dtype=np.float32)
@@ -329,12 +328,6 @@ def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarr
     if sub_rows is None or sub_count is None:
         sub_rows = np.zeros((0, 1), dtype=np.int64)
         sub_count = np.zeros(0, dtype=np.float32)
-    chunk = numba.set_parallel_chunksize(1) if BLOCKS_PER_THREAD > 1 else None
-    try:
-        _sgd_block(ids, sent, int(start), int(stop), syn0, syn1, sub_rows, sub_count, bool(sg), bool(hs), int(negative),
-                   int(window), bool(cbow_mean), accept, alias, codes, points, lengths, float(alpha0), float(alpha1), seeds,
-                   buffers, hot_rows, loss, pairs)
-    finally:
-        if chunk is not None:
-            numba.set_parallel_chunksize(chunk)
+    _sgd_block(ids, sent, int(start), int(stop), syn0, syn1, sub_rows, sub_count, bool(sg), bool(hs), int(negative), int(window),
+               bool(cbow_mean), accept, alias, codes, points, lengths, float(alpha0), float(alpha1), seeds, buffers, hot_rows, loss, pairs)
     return float(loss.sum()), int(pairs.sum())
