@@ -115,3 +115,24 @@ def test_a_stop_while_the_command_starts_is_not_lost(topic_corpus, tmp_path):
 
     # the corpus was being read into word ids by a second process (engine.data.prefetch): ended, cleaned up
     assert not list((cache_dir() / "prefetch").glob("ids-*"))
+
+
+def test_cli_budget_schedule_decays_the_rate_by_the_cpu_clock(topic_corpus, tmp_path, capsys, monkeypatch):
+    """--max-minutes M --budget-clock cpu --budget-schedule: the rate follows the CPU time spent, not the steps."""
+    from engine.cli.train import train_main
+    from engine.training import budget
+    from engine.training.events import read_metrics
+
+    spent = iter([0.0] * 12 + [0.99] * 1000)  # a budget nearly spent after the warm-up steps
+    monkeypatch.setattr(budget.Budget, "fraction", lambda self: next(spent))
+    tiny = ["--hidden", "32", "--layers", "1", "--heads", "2", "--intermediate", "64", "--seq-len", "32",
+            "--vocab-size", "200", "--batch-size", "8", "--warmup", "2", "--lr", "1e-3", "--log-every", "1"]
+    out = tmp_path / "b"
+    rc = train_main(["bert", "--corpus", str(topic_corpus), "--out", str(out), "--max-steps", "30", "--max-minutes", "60",
+                     "--budget-clock", "cpu", "--budget-schedule", *tiny])
+    assert rc == 0
+    rates = [e.lr for e in read_metrics(out) if getattr(e, "lr", None) is not None]
+    assert rates[-1] == pytest.approx(1e-5, rel=0.01)  # 1% of the rate left; by steps alone it would be ~3%
+    capsys.readouterr()
+    assert train_main(["bert", "--corpus", str(topic_corpus), "--out", str(tmp_path / "c"), "--budget-schedule", *tiny]) == 2
+    assert "needs a budget" in capsys.readouterr().err
