@@ -69,6 +69,31 @@ def wic_dev(handle) -> str:
     return f"{dev_accs[layer]:.3f} (layer {layer})"
 
 
+SCORES = ".levers-scores.json"  # a run's scores, kept beside its weights (keyed by the save they were made of)
+
+
+def scores(run: Path, config: dict, with_wic: bool) -> tuple[dict, dict, str]:
+    """(senses, cloze, WiC dev text) of the run's saved weights; computed once per save, then read back."""
+    from engine import api
+    from engine.inspect.history_scores import quality
+
+    path = run / SCORES
+    try:
+        kept = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        kept = {}
+    if kept.get("save_id") != config.get("save_id"):
+        kept = {"save_id": config.get("save_id")}
+    if "senses" not in kept or (with_wic and "wic" not in kept):
+        handle = api.load(run)
+        if "senses" not in kept:
+            kept["senses"], kept["cloze"] = quality(handle, "senses"), quality(handle, "cloze")
+        if with_wic:
+            kept["wic"] = wic_dev(handle)
+        path.write_text(json.dumps(kept), encoding="utf-8")
+    return kept["senses"], kept["cloze"], kept.get("wic", "") if with_wic else ""
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("runs", nargs="+")
@@ -80,7 +105,6 @@ def main() -> None:
     args = p.parse_args()
     from engine import api
     from engine.handles.history import tokens_seen
-    from engine.inspect.history_scores import quality
     from engine.inspect.quality import glove_context_baseline
 
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
@@ -88,9 +112,7 @@ def main() -> None:
     for run_name in args.runs:
         run = Path(run_name)
         config = json.loads((run / "config.json").read_text(encoding="utf-8"))
-        handle = api.load(run)
-        senses, cloze = quality(handle, "senses"), quality(handle, "cloze")
-        wic = wic_dev(handle) if args.wic else ""
+        senses, cloze, wic = scores(run, config, args.wic)
         held = config.get("metrics", {})
         held_text = ", ".join(f"{k} {v:.3f}" for k, v in held.items() if k in ("mlm_accuracy", "mlm_top10", "perplexity"))
         tokens = tokens_seen(run)
