@@ -128,8 +128,8 @@ def main() -> None:
              if args.clock == "cpu" else "wall time from the command's start")
     budget = ("" if args.budget is None else
               f"Every run was started with `--max-minutes {args.budget:g}` on one thread ({clock}; corpus reading and "
-              "tokenizer training included; a teacher's forward passes count against its run), its learning-rate "
-              "schedule sized to end near the budget, and is scored as it stood at its end. ")
+              "tokenizer training included; a teacher's forward passes count against its run), its learning rate "
+              "decaying to 0 when the budget is spent (`--budget-schedule`), and is scored as it stood at its end. ")
     wic_note = " WiC dev: the cosine threshold and the layer chosen on 1,500 WiC train pairs." if args.wic else ""
     body = "\n".join([
         heading, "", f"Machine: {machine()}", "",

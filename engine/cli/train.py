@@ -49,7 +49,8 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=int, default=None,
                    help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
     p.add_argument("--max-minutes", type=float, default=None,
-                   help="stop after this many minutes of wall time, saved and resumable as on Ctrl-C "
+                   help="stop after this many minutes (of wall time, or CPU time with --budget-clock cpu), saved and "
+                        "resumable as on Ctrl-C "
                         "(compare recipes on one time budget)")
     p.add_argument("--budget-clock", choices=("wall", "cpu"), default="wall",
                    help="what --max-minutes counts: wall time, or the CPU time this run itself uses "

@@ -23,22 +23,11 @@ def warmup_then_linear(warmup: int, total: int) -> Callable[..., float]:
     """The learning-rate factor at a step: rising over ``warmup`` steps, then falling to 0 at ``total`` —
     or, given the fraction of a time budget spent (``--budget-schedule``), falling to 0 when the budget
     ends, whichever comes first."""
-    steps_only = _warmup_then_linear(warmup, total)
-
     def factor(step: int, budget_spent: float | None = None) -> float:
-        by_steps = steps_only(step)
-        if budget_spent is None or step < warmup:
-            return by_steps
-        return min(by_steps, max(0.0, 1.0 - budget_spent))
-
-    return factor
-
-
-def _warmup_then_linear(warmup: int, total: int) -> Callable[[int], float]:
-    def factor(step: int) -> float:
         if step < warmup:
             return (step + 1) / warmup
-        return max(0.0, (total - step) / max(1, total - warmup))
+        by_steps = max(0.0, (total - step) / max(1, total - warmup))
+        return by_steps if budget_spent is None else min(by_steps, max(0.0, 1.0 - budget_spent))
 
     return factor
 
