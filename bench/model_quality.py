@@ -20,6 +20,7 @@ from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
 from engine.inspect.quality import (  # noqa: E402
+    Spelling,
     cloze_scores,
     glove_context_baseline,
     perplexity_per_word,
@@ -66,6 +67,9 @@ def main() -> None:
     # once, at one cheap probability; GPT must spell each rare word out, piece by piece)
     known = set(Vocab.load(Path(out) / "vocab.txt").words) if args.kn3 else None
     in_vocab = [s for s in heldout if known is not None and all(w in known for w in api.word_tokenize(s))]
+    # open vocabulary: a word-level model pays for each word it does not know the cost of spelling it out
+    # (a character bigram model of the word types of the corpus's train part), as GPT spells its pieces
+    spelling = Spelling({w for s in api.corpus_sample("default", n=10**9, part="train") for w in api.word_tokenize(s)})
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
     rows = []
     for name in names:
@@ -77,7 +81,10 @@ def main() -> None:
         caps = handle.capabilities
         senses = wic = cloze = ppl = "—"
         if api.Capability.SENTENCE_SCORE in caps and api.Capability.MASKED_LM not in caps:
-            ppl = f"{perplexity_per_word(handle, heldout)['perplexity_per_word']:.1f}"
+            closed = perplexity_per_word(handle, heldout)
+            ppl = f"{closed['perplexity_per_word']:.1f}"
+            if closed["unknown_words"]:
+                ppl += f" ({perplexity_per_word(handle, heldout, spelling)['perplexity_per_word']:.1f} spelled)"
             if in_vocab:
                 ppl += f" / {perplexity_per_word(handle, in_vocab)['perplexity_per_word']:.1f}"
         if api.Capability.CONTEXTUAL in caps:
@@ -102,8 +109,11 @@ def main() -> None:
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
         f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences). WiC dev: cosine "
         "threshold per layer and the layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "
-        f"held-out sentences ({sum(len(s.split()) for s in heldout):,} words; every model scores the same words, "
-        "sub-word pieces summed, no end-of-sentence event)"
+        f"held-out sentences ({sum(len(api.word_tokenize(s)) for s in heldout):,} words; every model scores the same words, "
+        "sub-word pieces summed, no end-of-sentence event); for word-level models (n-gram, ELMo), which score every word they do "
+        "not know as one <unk> class, in brackets the same with each such word's spelling paid for as well (a character "
+        "bigram model fitted on the word types of the corpus's train part: log p(<unk> | history) + log p(spelling)), "
+        "so that every model predicts the same text (open vocabulary)"
         + (f"; after the slash, on the {len(in_vocab):,} held-out sentences ({sum(len(api.word_tokenize(x)) for x in in_vocab):,} "
            "words) whose every word is in the Kneser-Ney model's vocabulary, so that no model is scored on <unk> "
            "(the n-gram's <unk> stands for every rare word at one cheap probability, while GPT must spell each "

@@ -36,6 +36,9 @@ class SentenceScore:
     logprob: float
     perplexity: float
     notice: str = ""  # e.g. only the first tokens of a long text were scored
+    # per token, True where a word-level model does not know the word and scored its unknown-word class
+    # (<unk>: one probability for every rare word at once); () where the model spells every word out
+    unknown: tuple[bool, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -53,8 +53,10 @@ class BaseHandle:
 
     def __init__(self, kind: str, name: str, path: str | None, info: dict[str, Any], *,
                  vectors: StaticVectors | None = None, scorer: Scorer | None = None,
-                 lowercase: bool = True, subwords: bool = False) -> None:
+                 lowercase: bool = True, subwords: bool = False,
+                 knows: Callable[[str], bool] | None = None) -> None:
         self.kind, self.name, self.path = kind, name, path
+        self._knows = knows  # word-level language models: is a word in the vocabulary (else scored as <unk>)
         self.info = dict(info)
         self._vectors, self._scorer = vectors, scorer
         self.lowercase = lowercase
@@ -159,8 +161,9 @@ class BaseHandle:
             raise InputError(f"the sentence is too long ({len(words)} words; at most {MAX_WORDS})")
         lp = self._scorer([words])[0]
         total = float(lp.sum())
+        unknown = tuple(not self._knows(w) for w in words) + (False,) if self._knows is not None else ()
         return SentenceScore(tuple([*words, "</s>"]), tuple(float(x) for x in lp), total,
-                             math.exp(-total / len(lp)))
+                             math.exp(-total / len(lp)), unknown=unknown)
 
     def perplexity(self, sentences: list[str]) -> float:
         """Per-token perplexity over ``sentences`` (the held-out evaluation of every language model)."""

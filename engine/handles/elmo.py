@@ -73,8 +73,9 @@ class ElmoHandle(BaseHandle):
         # word k: forward p(w_k | left) and backward p(w_k | right); the </s> term pairs with <s>
         token_lp = ((forward + torch.cat([backward[1:], backward[:1]])) / 2).cpu().numpy()
         total = float(token_lp.sum())
+        unknown = tuple(w not in self.vocab.index for w in words) + (False,)
         return SentenceScore(tuple([*shown, "</s>"]), tuple(float(x) for x in token_lp), total,
-                             math.exp(-total / len(token_lp)))
+                             math.exp(-total / len(token_lp)), unknown=unknown)
 
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:

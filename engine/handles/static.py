@@ -68,7 +68,8 @@ def load_ngram(run_dir: Path, config: dict) -> BaseHandle:
         return lm.token_logprobs([[vocab.index.get(w, unk) for w in s] for s in sentences])
 
     info = run_info(run_dir, config) | {"order": cfg.order, "smoothing": cfg.smoothing}
-    return BaseHandle("ngram", run_dir.name, str(run_dir), info, scorer=scorer, lowercase=cfg.lowercase)
+    return BaseHandle("ngram", run_dir.name, str(run_dir), info, scorer=scorer, lowercase=cfg.lowercase,
+                      knows=vocab.index.__contains__)
 
 
 def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
@@ -93,4 +94,4 @@ def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
     keep = [i for i, w in enumerate(vocab.words) if w not in (UNK, BOS, EOS)]
     vectors = StaticVectors([vocab.words[i] for i in keep], model.C.weight.detach().numpy()[keep], run_dir.name)
     return BaseHandle("nnlm", run_dir.name, str(run_dir), run_info(run_dir, config), vectors=vectors,
-                       scorer=scorer, lowercase=cfg.lowercase)
+                       scorer=scorer, lowercase=cfg.lowercase, knows=vocab.index.__contains__)

@@ -7,6 +7,8 @@
   right, per layer. Chance is about 0.47 (7 of the 15 others share a sense).
 * ``glove_context_baseline``: the same with no contextual model at all — each occurrence is the mean of
   the GloVe vectors of the words within 10 of it. A contextual model should beat it.
+* ``perplexity_per_word``: a left-to-right language model's perplexity per word, with words a word-level
+  model does not know spelled out by a ``Spelling`` model, so that every model predicts the same text.
 """
 
 from __future__ import annotations
@@ -141,24 +143,67 @@ def glove_context_baseline(glove: Any, items: list[SenseItem] | None = None, win
     return right / max(counted, 1)
 
 
-def perplexity_per_word(handle: Any, sentences: list[str]) -> dict[str, float]:
+class Spelling:
+    """A character bigram model of how words are spelled (add-one smoothing; one symbol for every
+    character it never saw): what an open-vocabulary evaluation charges a word-level model for a word it
+    does not know. Its <unk> class stands for every such word at once; p(<unk> | history) x p(spelling)
+    is the probability of this one word, as a sub-word model must spell it out piece by piece. Fitted on
+    word types (each word once), since the words a vocabulary leaves out are rare ones."""
+
+    BEGIN, END, OTHER = "\x02", "\x03", "\x00"
+
+    def __init__(self, words: list[str] | set[str]) -> None:
+        types = {w.lower() for w in words if w}
+        alphabet = sorted({c for w in types for c in w} | {self.END, self.OTHER})
+        self.index = {c: i for i, c in enumerate(alphabet)}
+        begin = len(alphabet)
+        counts = np.ones((begin + 1, len(alphabet)))  # add-one; rows: previous symbol (+ the word's start)
+        for w in types:
+            prev = begin
+            for c in [*w, self.END]:
+                counts[prev, self.index[c]] += 1
+                prev = self.index[c]
+        self.begin = begin
+        self.logp = np.log(counts / counts.sum(1, keepdims=True))
+
+    def logprob(self, word: str) -> float:
+        """Natural log-probability of spelling ``word`` (lowercased) and ending it."""
+        other = self.index[self.OTHER]
+        prev, total = self.begin, 0.0
+        for c in [*word.lower(), self.END]:
+            k = self.index.get(c, other)
+            total += float(self.logp[prev, k])
+            prev = k
+        return total
+
+
+def perplexity_per_word(handle: Any, sentences: list[str], spelling: Spelling | None = None) -> dict[str, float]:
     """Perplexity per word of a left-to-right language model over ``sentences``: exp of minus the total
     log-probability of their words divided by their number of words (word_tokenize's count, the same
     for every model). Sub-word models (GPT) sum their pieces' log-probabilities, so a word costs what all
     its pieces cost; word models' end-of-sentence event (</s>) is left out, since GPT predicts none — both
-    then score exactly the sentence's words. A masked LM's pseudo-likelihood is not a probability: refused."""
+    then score exactly the sentence's words. With ``spelling``, a word-level model pays for each word it
+    scored as <unk> the cost of spelling it out (``Spelling``): open vocabulary, every model predicting the
+    same text. A masked LM's pseudo-likelihood is not a probability: refused."""
     if Capability.SENTENCE_SCORE not in handle.capabilities or Capability.MASKED_LM in handle.capabilities:
         raise Unsupported(f"{handle.name} ({handle.kind}) is not a left-to-right language model: no perplexity")
     total = 0.0
-    words = 0
+    words = unknown = 0
     for sentence in sentences:
         n = len(word_tokenize(sentence, lowercase=False))
         if not n:
             continue
         result = handle.score(sentence)
-        logprobs = [lp for t, lp in zip(result.tokens, result.token_logprobs, strict=True) if t != "</s>"]
-        total += float(sum(logprobs))
+        flags = result.unknown or (False,) * len(result.tokens)
+        for token, lp, unk in zip(result.tokens, result.token_logprobs, flags, strict=True):
+            if token == "</s>":
+                continue
+            total += lp
+            if unk:
+                unknown += 1
+                total += spelling.logprob(token) if spelling is not None else 0.0
         words += n
     if not words:
         raise Unsupported("no sentences to score")
-    return {"perplexity_per_word": float(np.exp(-total / words)), "words": float(words)}
+    return {"perplexity_per_word": float(np.exp(-total / words)), "words": float(words),
+            "unknown_words": float(unknown)}

@@ -177,6 +177,12 @@ def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, t
     assert table.columnCount() == 4 and table.horizontalHeaderItem(3).text().startswith("Δ ngram")
     assert all(table.item(r, 3).text() == "+0.0" for r in range(3))  # a model against itself differs by 0
     shot(qtbot, window, "predictions-sentence-probability")
+    # a word the n-gram does not know is scored as its <unk> class: the cell and the note say so
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.probability.text.setPlainText("She played the zqxvwy on stage.")
+    assert panel.probability.table.item(0, 1).text().endswith("· 1 unknown")
+    assert "zqxvwy (<unk>)" in panel.probability.table.item(0, 1).toolTip()
+    assert "unknown" in panel.probability.message.text()
 
 
 def test_a_long_scoring_can_be_stopped(qtbot, window, contextual_runs):

@@ -180,8 +180,12 @@ class SentenceProbabilityView(QWidget):
                     item = QTableWidgetItem("—")
                     item.setToolTip(x)
                 else:
-                    item = QTableWidgetItem(f"{'★ ' if r == best else ''}{x.logprob:.1f}  (ppl {x.perplexity:,.0f})")
-                    item.setToolTip(" ".join(f"{t}:{lp:.1f}" for t, lp in zip(x.tokens, x.token_logprobs, strict=True)))
+                    unknown = sum(x.unknown)
+                    item = QTableWidgetItem(f"{'★ ' if r == best else ''}{x.logprob:.1f}  (ppl {x.perplexity:,.0f})"
+                                            + (f"  · {unknown} unknown" if unknown else ""))
+                    flags = x.unknown or (False,) * len(x.tokens)
+                    item.setToolTip(" ".join(f"{t}{' (<unk>)' if u else ''}:{lp:.1f}"
+                                             for t, lp, u in zip(x.tokens, x.token_logprobs, flags, strict=True)))
                     if r == best:
                         font = item.font()
                         font.setBold(True)
@@ -194,6 +198,9 @@ class SentenceProbabilityView(QWidget):
         self.table.resizeRowsToContents()
         notices = list(dict.fromkeys(x.notice for _, scores in columns for x in scores
                                      if not isinstance(x, str) and x.notice))
+        if any(not isinstance(x, str) and any(x.unknown) for _, scores in columns for x in scores):
+            notices.insert(0, "“unknown”: words a word-level model does not know; it scores each as its one "
+                              "<unk> class, cheaper than spelling the word out as GPT must, so compare with care")
         self.message.setText("Log-probability (natural log; higher is more likely) and perplexity per model; "
                              "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob."
                              + "".join(f"\nNote: {n}." for n in notices[:2]))

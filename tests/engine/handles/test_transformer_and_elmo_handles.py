@@ -82,6 +82,9 @@ def test_fill_mask_next_token_score_and_next_sentence(handles):
     for h in (bert, gpt, elmo):
         s = h.score("she played the piano on stage .")
         assert s.logprob < 0 and s.perplexity > 1 and len(s.token_logprobs) == len(s.tokens)
+    # ELMo scores a word it does not know as its <unk> class, and says so; GPT spells every word out
+    assert elmo.score("She zqxvwy the piano .").unknown == (False, True, False, False, False, False)
+    assert gpt.score("She zqxvwy the piano .").unknown == ()
     p = bert.next_sentence("He drove the car.", "She played the piano.")
     assert 0.0 <= p <= 1.0
 

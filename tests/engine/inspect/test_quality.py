@@ -1,6 +1,8 @@
 """The bundled quality sets and their scores: cloze top-k, leave-one-out sense separation per layer,
 and the GloVe bag-of-context baseline."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -84,3 +86,36 @@ def test_perplexity_per_word_scores_the_same_words_for_word_and_subword_models(r
     assert perplexity_per_word(gpt, sentences)["perplexity_per_word"] == pytest.approx(math.exp(-total / 14))
     with pytest.raises(api.Unsupported):
         perplexity_per_word(api.load(contextual_runs["bert"][0]), sentences)
+
+
+def test_spelling_is_a_distribution_over_words_that_prefers_familiar_spellings():
+    from itertools import product
+
+    from engine.inspect.quality import Spelling
+
+    spelling = Spelling(["cat", "car", "bat", "tab"])
+    # every string over its alphabet (a, b, c, r, t and "any other character"), plus ending: the mass of
+    # all strings up to length 6 approaches 1 from below, never beyond
+    letters = ["a", "b", "c", "r", "t", "?"]
+    mass = sum(math.exp(spelling.logprob("".join(w))) for n in range(7) for w in product(letters, repeat=n))
+    assert 0.5 < mass <= 1.0
+    assert spelling.logprob("cat") > spelling.logprob("tca") > spelling.logprob("qqq")
+    assert spelling.logprob("CAT") == spelling.logprob("cat")
+
+
+def test_open_vocabulary_perplexity_charges_a_word_model_for_spelling_the_words_it_does_not_know(runs):
+    from engine.inspect.quality import Spelling, perplexity_per_word
+
+    ngram = api.load(runs["ngram"][0])
+    unknown = "the zqxvwy ."
+    assert ngram.score(unknown).unknown == (False, True, False, False)  # ..., "</s>"
+    assert ngram.score("the qwzzk zqxvwy").unknown == (False, True, True, False)
+    known = "the ."
+    spelling = Spelling(["the", "piano", "zebra"])
+    closed = perplexity_per_word(ngram, [unknown])
+    opened = perplexity_per_word(ngram, [unknown], spelling)
+    assert closed["unknown_words"] == opened["unknown_words"] == 1
+    # the same words, one of them now paid for letter by letter
+    expected = math.exp(-(-math.log(closed["perplexity_per_word"]) * 3 + spelling.logprob("zqxvwy")) / 3)
+    assert opened["perplexity_per_word"] == pytest.approx(expected)
+    assert perplexity_per_word(ngram, [known], spelling) == perplexity_per_word(ngram, [known])
