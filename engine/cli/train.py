@@ -58,7 +58,8 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--budget-schedule", action="store_true",
                    help="bert/gpt/elmo: the learning rate decays to 0 when the --max-minutes budget is spent "
                         "(or at the last step, if that comes first), as Cramming does: the run uses its whole "
-                        "budget without guessing its step count")
+                        "budget without guessing its step count. A --resume keeps the schedule, its clock and "
+                        "what was spent (a larger --max-minutes extends the budget)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     p.add_argument("--background", action="store_true",

@@ -21,14 +21,15 @@ class Budget(threading.Thread):
     """
 
     def __init__(self, seconds: float, fn: Callable[[], None], clock: Callable[[], float] = time.monotonic,
-                 poll: float = 2.0) -> None:
+                 poll: float = 2.0, spent_before: float = 0.0) -> None:
         super().__init__(daemon=True, name="run-budget")
         self.seconds, self.fn, self.clock, self.poll = seconds, fn, clock, poll
+        self.spent_before = spent_before  # what earlier sessions of a resumed run used of the same budget
         self.finished = threading.Event()
         self._start = clock()
 
     def used(self) -> float:
-        return self.clock() - self._start
+        return self.spent_before + self.clock() - self._start
 
     def fraction(self) -> float:
         return min(1.0, self.used() / self.seconds) if self.seconds > 0 else 1.0
@@ -43,9 +44,9 @@ class Budget(threading.Thread):
         self.finished.set()
 
 
-def wall_budget(seconds: float, fn: Callable[[], None]) -> Budget:
-    return Budget(seconds, fn, time.monotonic)
+def wall_budget(seconds: float, fn: Callable[[], None], spent_before: float = 0.0) -> Budget:
+    return Budget(seconds, fn, time.monotonic, spent_before=spent_before)
 
 
-def cpu_budget(seconds: float, fn: Callable[[], None]) -> Budget:
-    return Budget(seconds, fn, time.process_time)
+def cpu_budget(seconds: float, fn: Callable[[], None], spent_before: float = 0.0) -> Budget:
+    return Budget(seconds, fn, time.process_time, spent_before=spent_before)

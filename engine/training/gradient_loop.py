@@ -101,10 +101,14 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
         yield from job.at_start()
 
     def loop_state() -> dict[str, Any]:
-        return {"step": ctx.step, "total_steps": total,
-                "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
-                "optimizer": opt.state_dict(), "scaler": scaler.state_dict() if scaler else {},
-                "rng": torch.get_rng_state()}
+        state = {"step": ctx.step, "total_steps": total,
+                 "model": {k: v.detach().cpu() for k, v in model.state_dict().items()},
+                 "optimizer": opt.state_dict(), "scaler": scaler.state_dict() if scaler else {},
+                 "rng": torch.get_rng_state()}
+        if ctx.budget is not None and getattr(ctx.spec, "budget_schedule", False):  # the rate follows the budget: a resume carries it on
+            state["budget"] = {"seconds": float(ctx.budget.seconds), "clock": getattr(ctx.spec, "budget_clock", "wall"),
+                               "used_s": float(ctx.budget.used())}
+        return state
 
     def validate() -> Iterator[TrainEvent]:
         model.eval()

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from engine.checkpoint import CONFIG, read_config
+from engine.checkpoint import CONFIG, STATE, read_config, read_training_state
 from engine.config import RunSpec, config_from_dict
 from engine.errors import CheckpointError, SaveError, Word2BertError
 from engine.training.budget import cpu_budget, wall_budget
@@ -85,6 +85,23 @@ def _prepare_resume(spec: RunSpec) -> RunSpec:
     return spec
 
 
+def _carry_budget(spec: RunSpec) -> float:
+    """A resumed run whose learning rate follows its time budget (``--budget-schedule``) keeps that
+    schedule: the budget counts the whole run (a larger ``--max-minutes`` extends it), on the clock it
+    was started with. Returns what earlier sessions used of it, in seconds."""
+    if not (Path(spec.out) / STATE).exists():
+        return 0.0
+    saved: Any = read_training_state(spec.out).get("budget")
+    try:
+        seconds, clock, used = float(saved["seconds"]), str(saved["clock"]), float(saved["used_s"])
+    except (TypeError, KeyError, ValueError):  # no budget schedule saved (or not one we can read)
+        return 0.0
+    spec.budget_schedule = True
+    spec.max_minutes = spec.max_minutes or seconds / 60
+    spec.budget_clock = clock if clock in ("wall", "cpu") else "wall"
+    return max(0.0, used)
+
+
 def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainEvent]:
     """Pre-train ``spec`` and yield its events; the last is always ``RunFinished``.
 
@@ -93,8 +110,10 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
     from engine.training import distributed
 
     main = distributed.is_main()
+    spent_before = 0.0
     if spec.resume:
         spec = _prepare_resume(spec)
+        spent_before = _carry_budget(spec)
     elif main:
         check_new_run_folder(spec.out)
     family = families()[spec.kind]
@@ -103,7 +122,7 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
     budget = None
     if spec.max_minutes:  # a time budget: when it is spent the run stops as on Stop (saved, resumable)
         make = cpu_budget if spec.budget_clock == "cpu" else wall_budget
-        budget = make(spec.max_minutes * 60, ctx.stop.set)
+        budget = make(spec.max_minutes * 60, ctx.stop.set, spent_before)
         budget.start()
         ctx.budget = budget
     try:

@@ -136,3 +136,33 @@ def test_cli_budget_schedule_decays_the_rate_by_the_cpu_clock(topic_corpus, tmp_
     capsys.readouterr()
     assert train_main(["bert", "--corpus", str(topic_corpus), "--out", str(tmp_path / "c"), "--budget-schedule", *tiny]) == 2
     assert "needs a budget" in capsys.readouterr().err
+
+
+def test_a_resumed_run_keeps_its_budget_schedule_and_what_it_spent(topic_corpus, tmp_path, monkeypatch):
+    """Ctrl-C during a --budget-schedule run, then a plain --resume: the same budget and clock, counting
+    what the first session used (the learning rate carries on down instead of starting over)."""
+    import threading
+
+    from engine import api
+    from engine.checkpoint import read_training_state
+    from engine.cli.train import train_main
+    from engine.config import model_config
+    from engine.training import loop
+
+    out = tmp_path / "b"
+    stop = threading.Event()
+    model = model_config("bert", hidden=32, layers=1, heads=2, intermediate=64, seq_len=32, vocab_size=200,
+                         batch_size=8, warmup=2)
+    spec = api.RunSpec("bert", out=str(out), corpus=str(topic_corpus), model=model, max_steps=30, max_minutes=60,
+                       budget_clock="cpu", budget_schedule=True, log_every=1)
+    for event in api.train(spec, stop=stop):
+        if getattr(event, "step", 0) >= 3:
+            stop.set()
+    saved = read_training_state(out)["budget"]
+    assert saved["seconds"] == 3600 and saved["clock"] == "cpu" and saved["used_s"] > 0
+    made = []
+    real = loop.cpu_budget
+    monkeypatch.setattr(loop, "cpu_budget", lambda *a: made.append(a) or real(*a))
+    assert train_main(["--resume", str(out)]) == 0
+    assert len(made) == 1 and made[0][0] == 3600 and made[0][2] == saved["used_s"]
+    assert read_training_state(out)["budget"]["used_s"] > saved["used_s"]

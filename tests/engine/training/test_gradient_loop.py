@@ -61,14 +61,14 @@ def test_the_learning_rate_decays_linearly_to_zero(tmp_path):
 def test_a_budget_schedule_decays_the_learning_rate_to_zero_when_the_time_is_spent(tmp_path):
     """--budget-schedule: the rate follows the budget's clock when the budget ends before the last step."""
     spent = iter([0.0, 0.5, 0.9, 1.0, 1.0, 1.0, 1.0, 1.0])
-    budget = SimpleNamespace(fraction=lambda: next(spent))
+    budget = SimpleNamespace(fraction=lambda: next(spent), seconds=60.0, used=lambda: 30.0)
     _, events, _ = run(tmp_path, batch=4, accumulate=1, steps=8, budget=budget)
     rates = [e.lr for e in events if isinstance(e, StepMetrics)]
     assert rates[:4] == pytest.approx([0.1, 0.05, 0.01, 0.0])  # by steps alone: 0.1, 0.0875, 0.075, 0.0625
 
 
 def test_without_a_budget_schedule_a_time_budget_leaves_the_rate_to_the_steps(tmp_path):
-    budget = SimpleNamespace(fraction=lambda: 0.99)
+    budget = SimpleNamespace(fraction=lambda: 0.99, seconds=60.0, used=lambda: 59.4)
     _, events, _ = run(tmp_path, batch=4, accumulate=1, steps=4, budget=budget, schedule=False)
     assert [e.lr for e in events if isinstance(e, StepMetrics)] == pytest.approx([0.1, 0.075, 0.05, 0.025])
 

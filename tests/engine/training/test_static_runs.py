@@ -148,7 +148,7 @@ def test_a_spent_time_budget_stops_the_run_resumably(topic_corpus, tmp_path, mon
     timers = []
 
     class Budget:  # the timer, fired by the test after the first logged step instead of by the clock
-        def __init__(self, seconds, fn):
+        def __init__(self, seconds, fn, spent_before=0.0):
             self.seconds, self.fn, self.finished, self.daemon = seconds, fn, threading.Event(), False
             timers.append(self)
 
