@@ -23,9 +23,12 @@ from engine.inspect.quality import (  # noqa: E402
     Spelling,
     cloze_scores,
     glove_context_baseline,
+    masked_word_scores,
     perplexity_per_word,
     sense_separation,
 )
+
+MASKED_SENTENCES = 1000  # held-out sentences with one word masked each (masked_word_scores)
 
 
 def default_models() -> list[str]:
@@ -97,7 +100,9 @@ def main() -> None:
                 wic = f"{', '.join(f'{x:.3f}' for x in accs)} ({accs[w]:.3f} at {w}, the layer chosen on train)"
         if api.Capability.MASKED_LM in caps:
             scores = cloze_scores(handle)
-            cloze = f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f}"
+            masked = masked_word_scores(handle, heldout[:MASKED_SENTENCES])
+            cloze = (f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f} "
+                     f"(held-out {masked['masked_top1']:.3f} / {masked['masked_top10']:.3f})")
         label = f"{handle.name} ({handle.kind})"
         rows.append(f"| {label} | {senses} | {wic} | {cloze} | {ppl} |")
         print(rows[-1], flush=True)
@@ -107,7 +112,9 @@ def main() -> None:
         + "`. Sense separation: each occurrence of a polysemous word gets the sense of its nearest other occurrence "
         "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
-        f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences). WiC dev: cosine "
+        f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences); in brackets the same for one random word "
+        f"(letters only) masked in each of the first {MASKED_SENTENCES:,} held-out sentences of four words or more, a larger "
+        "set nobody picked. WiC dev: cosine "
         "threshold per layer and the layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "
         f"held-out sentences ({sum(len(api.word_tokenize(s)) for s in heldout):,} words; every model scores the same words, "
         "sub-word pieces summed, no end-of-sentence event); for word-level models (n-gram, ELMo), which score every word they do "

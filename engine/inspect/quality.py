@@ -2,6 +2,7 @@
 
 * ``cloze``: the share of cloze sentences (everyday, news, general knowledge; one [MASK] each) whose
   accepted answer is the top prediction (top-1) or among the top ten (top-10).
+* ``masked_word_scores``: the same top-1/top-10 at one random word of each of many held-out sentences.
 * ``senses``: sense separation — each occurrence of a polysemous word (11 words × 2 senses × 8 sentences)
   gets the sense of its nearest other occurrence of the same word (cosine, leave-one-out); the share
   right, per layer. Chance is about 0.47 (7 of the 15 others share a sense).
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.data.text import word_tokenize
+from engine.data.text import word_spans, word_tokenize
 from engine.errors import Unsupported
 from engine.results import Capability
 
@@ -68,6 +69,31 @@ def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str,
         top10 += any(g in item.answers for g in guesses)
     n = max(len(items), 1)
     return {"cloze_top1": top1 / n, "cloze_top10": top10 / n, "cloze_items": float(len(items))}
+
+
+def masked_word_scores(handle: Any, sentences: list[str], seed: int = 0) -> dict[str, float]:
+    """Top-1 and top-10 accuracy of a masked LM at one word per held-out sentence, chosen at random
+    (seeded; words of letters only): a larger, unpicked companion of the cloze set, the same for every
+    model whatever its training windows, so checkpoints and models compare on it. As in the cloze set,
+    a word the vocabulary spells only in pieces is a miss."""
+    if Capability.MASKED_LM not in handle.capabilities:
+        raise Unsupported(handle.missing(Capability.MASKED_LM))
+    rng = np.random.default_rng(seed)
+    top1 = top10 = n = 0
+    for sentence in sentences:
+        spans = [(a, b) for a, b in word_spans(sentence) if sentence[a:b].isalpha()]
+        if len(spans) < 4:
+            continue
+        a, b = spans[int(rng.integers(len(spans)))]
+        candidates = handle.fill_mask(sentence[:a] + "[MASK]" + sentence[b:], k=10)[0]
+        guesses = [t.lower().removeprefix("##").strip().removeprefix("ġ") for t in candidates.tokens]
+        word = sentence[a:b].lower()
+        top1 += guesses[0] == word
+        top10 += word in guesses
+        n += 1
+    if not n:
+        raise Unsupported("no sentences of four words or more to mask")
+    return {"masked_top1": top1 / n, "masked_top10": top10 / n, "masked_items": float(n)}
 
 
 def _occurrence(words: tuple[str, ...] | list[str], target: str) -> int:

@@ -119,3 +119,28 @@ def test_open_vocabulary_perplexity_charges_a_word_model_for_spelling_the_words_
     expected = math.exp(-(-math.log(closed["perplexity_per_word"]) * 3 + spelling.logprob("zqxvwy")) / 3)
     assert opened["perplexity_per_word"] == pytest.approx(expected)
     assert perplexity_per_word(ngram, [known], spelling) == perplexity_per_word(ngram, [known])
+
+
+def test_masked_word_scores_mask_one_word_per_sentence_and_count_the_models_hits(contextual_runs):
+    from engine.inspect.quality import masked_word_scores
+
+    bert = api.load(contextual_runs["bert"][0])
+    sentences = ["the cat sat on the mat", "a dog ran in the park today", "too short .", "the red bus drove"]
+    scores = masked_word_scores(bert, sentences)
+    assert scores["masked_items"] == 3  # "too short ." has too few words to mask
+    assert 0 <= scores["masked_top1"] <= scores["masked_top10"] <= 1
+    assert masked_word_scores(bert, sentences) == scores  # seeded: the same words every time
+
+    class Oracle:  # a model that always proposes the words of the sentence: every masked word is in its top 10
+        capabilities = bert.capabilities
+
+        def fill_mask(self, text, k=10):
+            from types import SimpleNamespace
+
+            words = [w for w in sentences[0].split() + sentences[1].split() + sentences[3].split()]
+            return [SimpleNamespace(tokens=tuple(dict.fromkeys(words))[:10])]
+
+    oracle = masked_word_scores(Oracle(), [sentences[0]])
+    assert oracle["masked_top10"] == 1.0
+    with pytest.raises(api.Unsupported):
+        masked_word_scores(api.load(contextual_runs["gpt"][0]), sentences)
