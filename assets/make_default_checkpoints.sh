@@ -6,12 +6,15 @@ set -euo pipefail
 work=${1:-/tmp/word2bert-defaults}
 here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$work"
-word2bert-train bert --corpus default --preset tiny --out "$work/bert-tiny" --max-steps 4000 --eval-every 500 --keep-every 500
+# BERT with the small-model recipe (lr 1e-3, 64-token windows, whole-word masking, no dropout), its WordPiece
+# embeddings started from GloVe 6B-50d, MLM + NSP, 100 minutes of its own CPU time with the learning rate
+# decaying to 0 as they are spent (the shipped one: one thread, OMP_NUM_THREADS=1)
+word2bert-train bert --corpus default --preset tiny --seq-len 64 --lr 1e-3 --whole-word --dropout 0 --init-embeddings glove-6b-50d --nsp --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/bert-tiny"
 word2bert-train gpt --corpus default --preset tiny --out "$work/gpt-tiny" --max-steps 1000 --eval-every 250 --keep-every 500
 word2bert-train elmo --corpus default --preset tiny --out "$work/elmo-tiny" --batch-size 64 --lr 2e-3 --max-steps 1500 --eval-every 500 --keep-every 500
 word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --out "$work/word2vec-sgns"
 # all-MiniLM-L6-v2 given a masked-LM head (the rest loads from its pip package): first the head and its top 2
-# layers, then, starting from that, the head and its top 4 layers (the shipped one stopped at step 753 of 3,000)
+# layers, then, starting from that, the head and its top 4 layers
 word2bert-train mlm-head --base all-minilm-l6-v2 --train-layers 2 --corpus default --batch-size 32 --max-steps 4000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-head"
 word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-head" --train-layers 4 --lr 1e-4 --warmup 100 --corpus default --batch-size 32 --max-steps 3000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm"
 # all-MiniLM-L6-v2 made a GPT (causal attention, next-token head), all 6 layers trained here
