@@ -370,11 +370,13 @@ def check_shapes(tensors: Mapping[str, torch.Tensor], expected: Mapping[str, tup
         raise CheckpointError(f"{where}: weights do not match the config; " + "; ".join(problems))
 
 
-def read_training_state(run_dir: str | Path) -> dict[str, Any]:
+def read_training_state(run_dir: str | Path, mmap: bool = False) -> dict[str, Any]:
+    """The saved loop state of a run; ``mmap``: tensors stay on disk until read (a glance at its small
+    entries costs no copy of the weights and optimiser moments)."""
     path = Path(run_dir) / STATE
     if not path.exists():
         raise CheckpointError(f"{run_dir} has no {STATE}: it cannot be resumed")
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as e:
         raise CheckpointError(f"{path} cannot be read safely ({e})") from None

@@ -91,7 +91,7 @@ def _carry_budget(spec: RunSpec) -> float:
     was started with. Returns what earlier sessions used of it, in seconds."""
     if not (Path(spec.out) / STATE).exists():
         return 0.0
-    saved: Any = read_training_state(spec.out).get("budget")
+    saved: Any = read_training_state(spec.out, mmap=True).get("budget")  # the loop reads the whole state later
     try:
         seconds, clock, used = float(saved["seconds"]), str(saved["clock"]), float(saved["used_s"])
     except (TypeError, KeyError, ValueError):  # no budget schedule saved (or not one we can read)
