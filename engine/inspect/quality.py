@@ -55,6 +55,11 @@ def sense_items() -> list[SenseItem]:
     return [SenseItem(word, sense, sentence) for word, sense, sentence in _rows("senses.tsv")]
 
 
+def _guesses(tokens: tuple[str, ...]) -> list[str]:
+    """A masked LM's candidates as words: lowercase, without WordPiece's "##" or byte-level BPE's "Ġ"."""
+    return [t.lower().removeprefix("##").strip().removeprefix("ġ") for t in tokens]
+
+
 def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str, float]:
     """Top-1 and top-10 accuracy of a masked LM on the cloze set (a sub-word prediction counts as its text
     without the "##" mark; an answer the vocabulary can only spell in pieces is a miss)."""
@@ -64,7 +69,7 @@ def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str,
     top1 = top10 = 0
     for item in items:
         candidates = handle.fill_mask(item.text, k=10)[0]
-        guesses = [t.lower().removeprefix("##").strip().removeprefix("ġ") for t in candidates.tokens]
+        guesses = _guesses(candidates.tokens)
         top1 += guesses[0] in item.answers
         top10 += any(g in item.answers for g in guesses)
     n = max(len(items), 1)
@@ -86,7 +91,7 @@ def masked_word_scores(handle: Any, sentences: list[str], seed: int = 0) -> dict
             continue
         a, b = spans[int(rng.integers(len(spans)))]
         candidates = handle.fill_mask(sentence[:a] + "[MASK]" + sentence[b:], k=10)[0]
-        guesses = [t.lower().removeprefix("##").strip().removeprefix("ġ") for t in candidates.tokens]
+        guesses = _guesses(candidates.tokens)
         word = sentence[a:b].lower()
         top1 += guesses[0] == word
         top10 += word in guesses
