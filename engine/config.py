@@ -117,8 +117,10 @@ class BertConfig(PretrainSettings):
     nsp: bool = True  # next-sentence prediction (off: MLM only, single segments)
     init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
     whole_word: bool = False  # mask every piece of a chosen word together (whole-word masking)
-    teacher: str = ""  # distil from this encoder's per-word states (e.g. all-minilm-l6-v2); "": no teacher
+    teacher: str = ""  # distil from this encoder's per-word states (e.g. all-minilm-l6-v2), or from a masked LM run (e.g. minilm-mlm: its predictions too, in its vocabulary); "": no teacher
     distill_weight: float = 1.0  # weight of the teacher's word-state loss beside MLM (+ NSP)
+    soft_weight: float = 1.0  # a masked-LM teacher: weight of its predictions at the masked positions (soft targets)
+    temperature: float = 2.0  # a masked-LM teacher: softmax temperature of the soft targets (DistilBERT: 2)
 
 
 @dataclass
@@ -396,7 +398,7 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
 _AT_LEAST_ONE = {"accumulate", "order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",
                  "batch_pairs", "negative_group", "shared_negatives", "min_n", "max_n", "vocab_size", "layers",
                  "heads", "intermediate", "max_len", "seq_len", "char_dim", "proj", "max_chars", "max_vocab"}
-_POSITIVE = {"lr", "alpha", "learning_rate", "x_max"}
+_POSITIVE = {"lr", "alpha", "learning_rate", "x_max", "temperature"}
 _FILTERS = re.compile(r"^\s*\d+\s*:\s*\d+\s*(,\s*\d+\s*:\s*\d+\s*)*$")
 
 

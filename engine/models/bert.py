@@ -128,16 +128,20 @@ class Bert(nn.Module):
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor, pad_mask: torch.Tensor | None,
                 labels: torch.Tensor, is_next: torch.Tensor | None = None,
-                keep_hidden: list[list[torch.Tensor]] | None = None) -> dict[str, torch.Tensor]:
+                keep_hidden: list[list[torch.Tensor]] | None = None,
+                keep_logits: list[torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
         """Pre-training losses. labels: (B, T) original ids at the chosen positions, IGNORE elsewhere;
         is_next: (B,) 1 when B follows A. The MLM head runs only on the chosen positions. ``keep_hidden``:
-        a list the layers' states are appended to (distillation reads them)."""
+        a list the layers' states are appended to, ``keep_logits`` one the (n_chosen, V) MLM logits are
+        appended to (distillation reads them)."""
         hidden, _ = self.encode(ids, segments, pad_mask)
         if keep_hidden is not None:
             keep_hidden.append(hidden)
         h = hidden[-1]
         chosen = labels != IGNORE  # (B, T)
         logits = self.mlm_logits(h[chosen]).float()  # (n_chosen, V)
+        if keep_logits is not None:
+            keep_logits.append(logits)
         target = labels[chosen]
         out = {"mlm_loss": F.cross_entropy(logits, target) if target.numel() else logits.sum() * 0.0}
         out["mlm_correct"] = (logits.argmax(-1) == target).sum()

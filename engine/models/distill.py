@@ -8,6 +8,11 @@ is 1 − cosine (direction is what nearest-neighbour views and sense separation 
 
     student layer i (B, T_s, d_s) --pool by word--> (B, W, d_s) --W_i--> (B, W, d_t)
     teacher layer j (B, T_t, d_t) --pool by word--> (B, W, d_t)          loss_i = mean over words (1 − cos)
+
+A teacher that is itself a masked LM (an adapted MiniLM, minilm-mlm) also gives its predictions at the
+masked positions: the student, which then shares its vocabulary, learns them as soft targets (DistilBERT,
+Sanh et al. 2019): KL(teacher ‖ student) of the two distributions at temperature τ, times τ² — every
+masked position teaches the whole distribution (*bank*, *atm*, *branch* …), not only the word that was there.
 """
 
 from __future__ import annotations
@@ -53,21 +58,41 @@ class WordDistillation(nn.Module):
         return total / len(self.pairs)
 
 
-class DistilledBert(nn.Module):
-    """Our BERT training with a teacher: its own MLM (+ NSP) losses plus ``weight`` × the word-state loss.
-    Only ``student`` is saved as the run's model: the maps exist for training."""
+def soft_target_loss(student_logits: torch.Tensor, teacher_logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """KL(teacher ‖ student) of the (M, V) distributions at ``temperature``, times its square (so the
+    gradient keeps its size as τ changes), averaged over the M positions."""
+    t = temperature
+    student = F.log_softmax(student_logits.float() / t, dim=-1)
+    teacher = F.log_softmax(teacher_logits.float() / t, dim=-1)
+    return F.kl_div(student, teacher, log_target=True, reduction="batchmean") * t * t
 
-    def __init__(self, student: nn.Module, distillation: WordDistillation, weight: float) -> None:
+
+class DistilledBert(nn.Module):
+    """Our BERT training with a teacher: its own MLM (+ NSP) losses plus ``weight`` × the word-state loss
+    and, from a masked-LM teacher, ``soft_weight`` × the soft-target loss. Only ``student`` is saved as
+    the run's model: the maps exist for training."""
+
+    def __init__(self, student: nn.Module, distillation: WordDistillation, weight: float, soft_weight: float = 0.0,
+                 temperature: float = 1.0) -> None:
         super().__init__()
         self.student, self.distillation, self.weight = student, distillation, weight
+        self.soft_weight, self.temperature = soft_weight, temperature
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor, pad_mask: torch.Tensor | None, labels: torch.Tensor,
                 is_next: torch.Tensor | None = None, word_index: torch.Tensor | None = None,
-                targets: list[torch.Tensor] | None = None, valid: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+                targets: list[torch.Tensor] | None = None, valid: torch.Tensor | None = None,
+                soft: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """``soft``: the teacher's (M, V) logits at the masked positions (labels != IGNORE), in row order."""
         kept: list[list[torch.Tensor]] = []
-        out = self.student(ids, segments, pad_mask, labels, is_next, keep_hidden=kept)
+        logits: list[torch.Tensor] = []
+        out = self.student(ids, segments, pad_mask, labels, is_next, keep_hidden=kept,
+                           keep_logits=logits if soft is not None else None)
         if targets is not None and word_index is not None and valid is not None:
             distance = self.distillation(kept[0], word_index, targets, valid)
             out["distill_loss"] = distance.detach()
             out["loss"] = out["loss"] + self.weight * distance
+        if soft is not None and len(soft):
+            kl = soft_target_loss(logits[0], soft, self.temperature)
+            out["soft_loss"] = kl.detach()
+            out["loss"] = out["loss"] + self.soft_weight * kl
         return out

@@ -16,14 +16,20 @@ import torch
 from torch import nn
 
 from engine.data.text import load_subword_tokenizer, train_subword_tokenizer
-from engine.errors import CorpusError
+from engine.errors import CheckpointError, CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
 from engine.training.init_embeddings import init_token_embeddings
 from engine.training.pretrain import Recipe, pretrain
 from engine.training.pretrain_data import bert_pairs, encode_documents, token_windows, word_windows
-from engine.training.teacher import Teacher, student_words
+from engine.training.teacher import (
+    MaskedLMTeacher,
+    Teacher,
+    is_masked_lm_run,
+    student_words,
+    teacher_vocabulary,
+)
 
 EVAL_EXAMPLES = 256
 TOKENIZER = "tokenizer.json"
@@ -56,6 +62,21 @@ def _tokenizer(ctx: TrainContext, docs: list, kind: str, vocab_size: int, lowerc
     return load_subword_tokenizer(path)
 
 
+def _teacher_tokenizer(ctx: TrainContext, teacher: Any) -> tuple[Any, np.ndarray]:
+    """A student of a masked-LM teacher takes its WordPiece (reordered, engine/training/teacher.py); saved
+    in the run folder like a trained one, reloaded when resuming. Returns (tokenizer, student id -> teacher id)."""
+    path = ctx.run_dir / TOKENIZER
+    tok, to_teacher = teacher_vocabulary(teacher.tokenizer_json)
+    if not ctx.spec.resume and distributed.is_main():
+        ctx.run_dir.mkdir(parents=True, exist_ok=True)
+        tok.save(str(path))
+    distributed.barrier()
+    saved = load_subword_tokenizer(path)
+    if saved.get_vocab() != tok.get_vocab():
+        raise CheckpointError(f"{path} is not the vocabulary of the teacher {teacher.name!r}")
+    return saved, to_teacher
+
+
 def _heldout_docs(ctx: TrainContext, tokenizer: Any) -> list:
     docs, _ = encode_documents(ctx.corpus.documents("heldout"), tokenizer, max_words=60_000)
     return docs
@@ -74,8 +95,8 @@ def _device_tensors(arrays: dict[str, np.ndarray], device: torch.device) -> dict
 # ---------------------------------------------------------------- BERT
 
 def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
-    from engine.models.bert import Bert, mask_tokens
-    from engine.models.distill import DistilledBert, WordDistillation, layer_pairs
+    from engine.models.bert import IGNORE, Bert, mask_tokens
+    from engine.models.distill import DistilledBert, WordDistillation, layer_pairs, pool_words
     from engine.models.masking import mask_words
 
     ctx.device = distributed.setup(ctx.device)
@@ -83,7 +104,13 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     if cfg.seq_len > cfg.max_len:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the position table (max_len {cfg.max_len})")
     docs = _train_docs(ctx)
-    tok = _tokenizer(ctx, docs, "wordpiece", cfg.vocab_size, cfg.lowercase)
+    mlm_teacher = MaskedLMTeacher(cfg.teacher, ctx.device) if cfg.teacher and is_masked_lm_run(cfg.teacher) else None
+    teacher = Teacher(cfg.teacher, ctx.device) if cfg.teacher and mlm_teacher is None else None
+    if mlm_teacher is not None:  # the student reads and predicts in its teacher's vocabulary
+        tok, to_teacher_ids = _teacher_tokenizer(ctx, mlm_teacher)
+        to_teacher = torch.from_numpy(to_teacher_ids).to(ctx.device)
+    else:
+        tok = _tokenizer(ctx, docs, "wordpiece", cfg.vocab_size, cfg.lowercase)
     cfg.vocab_size = tok.get_vocab_size()
     pad, cls, sep, mask = (tok.token_to_id(t) for t in ("[PAD]", "[CLS]", "[SEP]", "[MASK]"))
     first_normal = 5  # ids 0-4 are [PAD] [UNK] [CLS] [SEP] [MASK]
@@ -101,8 +128,8 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     def epoch_data(epoch: int) -> dict[str, torch.Tensor]:
         return _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
 
-    teacher = Teacher(cfg.teacher, ctx.device) if cfg.teacher else None
-    distillation_pairs = layer_pairs(cfg.layers, teacher.layers) if teacher is not None else []
+    teacher_layers = mlm_teacher.layers if mlm_teacher is not None else teacher.layers if teacher is not None else 0
+    distillation_pairs = layer_pairs(cfg.layers, teacher_layers) if teacher_layers else []
     vocabulary = [tok.id_to_token(i) for i in range(cfg.vocab_size)]
     continuation = torch.tensor([t.startswith("##") for t in vocabulary], device=ctx.device)
     ordinary = torch.arange(first_normal, cfg.vocab_size, device=ctx.device)
@@ -119,20 +146,31 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
             inputs, labels = mask_tokens(ids, ids < first_normal, mask_id=mask, vocab_size=cfg.vocab_size,
                                          first_normal=first_normal, prob=cfg.mask_prob, generator=generator)
         is_next = batch["is_next"] if cfg.nsp else None
-        if teacher is None:
+        if teacher is None and mlm_teacher is None:
             return model(inputs, batch["segments"].long(), ids != pad, labels, is_next)
-        # the teacher reads the unmasked words; the student learns its states from the masked text
         word_index, words = student_words(ids.cpu().numpy(), vocabulary, set(range(first_normal)))
-        targets, valid = teacher.word_states(words, [j for _, j in distillation_pairs])
-        return model(inputs, batch["segments"].long(), ids != pad, labels, is_next,
-                     torch.from_numpy(word_index).to(ids.device), targets, valid)
+        index = torch.from_numpy(word_index).to(ids.device)
+        layers = [j for _, j in distillation_pairs]
+        if mlm_teacher is not None:  # the same masked text, the same tokens: its predictions and its states
+            soft, states = mlm_teacher.read(to_teacher[inputs], ids != pad, labels != IGNORE, layers)
+            soft = soft[:, to_teacher]  # (M, V_student): the teacher's scores of the student's pieces
+            n_words = max(1, max(len(w) for w in words))
+            lengths = torch.tensor([len(w) for w in words], device=ids.device)
+            valid = torch.arange(n_words, device=ids.device)[None] < lengths[:, None]
+            targets = [pool_words(state, index, n_words) for state in states]
+            return model(inputs, batch["segments"].long(), ids != pad, labels, is_next, index, targets, valid, soft)
+        # an encoder teacher reads the unmasked words; the student learns its states from the masked text
+        assert teacher is not None
+        targets, valid = teacher.word_states(words, layers)
+        return model(inputs, batch["segments"].long(), ids != pad, labels, is_next, index, targets, valid)
 
     def evaluate(model: nn.Module) -> dict[str, float]:
         gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
-        loss = correct = count = nsp_correct = n = distill = 0.0
+        loss = correct = count = nsp_correct = n = distill = soft = 0.0
         for batch in _batches(eval_data, cfg.batch_size):
             out = step_loss(model, batch, gen)
             distill += float(out.get("distill_loss", 0.0)) * batch["ids"].shape[0]
+            soft += float(out.get("soft_loss", 0.0)) * batch["ids"].shape[0]
             loss += float(out["mlm_loss"]) * float(out["mlm_count"])
             correct += float(out["mlm_correct"])
             count += float(out["mlm_count"])
@@ -143,18 +181,24 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         result["mlm_perplexity"] = math.exp(min(result["mlm_loss"], 50))
         if cfg.nsp:
             result["nsp_accuracy"] = nsp_correct / max(n, 1)
-        if teacher is not None:
+        if distillation_pairs:
             result["distill_loss"] = distill / max(n, 1)
+        if mlm_teacher is not None:
+            result["soft_loss"] = soft / max(n, 1)
         return result
 
     net: nn.Module = model
-    if teacher is not None:  # only the student is saved; the maps to the teacher's space exist for training
-        net = DistilledBert(model, WordDistillation(cfg.hidden, teacher.dim, distillation_pairs), cfg.distill_weight)
+    if distillation_pairs:  # only the student is saved; the maps to the teacher's space exist for training
+        teacher_dim = mlm_teacher.dim if mlm_teacher is not None else teacher.dim if teacher is not None else 0
+        net = DistilledBert(model, WordDistillation(cfg.hidden, teacher_dim, distillation_pairs), cfg.distill_weight,
+                            cfg.soft_weight if mlm_teacher is not None else 0.0, cfg.temperature)
         started = {**started, "distilled_from": cfg.teacher, "distill_layers": distillation_pairs}
+        if mlm_teacher is not None:
+            started = {**started, "soft_targets_from": cfg.teacher, "vocabulary_from": cfg.teacher}
     recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
                     {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
-                    weights=model.state_dict if teacher is not None else None)
+                    weights=model.state_dict if distillation_pairs else None)
     yield from pretrain(ctx, recipe)
 
 

@@ -77,3 +77,80 @@ class Teacher:
         lengths = torch.tensor([len(w) for w in words], device=self.device)
         valid = seen & (torch.arange(n_words, device=self.device)[None] < lengths[:, None])
         return states, valid
+
+
+def is_masked_lm_run(name: str) -> bool:
+    """Whether ``name`` is a masked-LM run folder or shipped name (an mlm-head run, e.g. minilm-mlm) rather
+    than a Hugging Face encoder (a built-in name or folder)."""
+    from engine.checkpoint import read_config
+    from engine.errors import CheckpointError
+    from engine.shipped import run_folder
+
+    try:
+        return read_config(run_folder(name)).get("kind") == "mlm-head"
+    except CheckpointError:
+        return False
+
+
+def teacher_vocabulary(tokenizer_json: str) -> tuple[Any, np.ndarray]:
+    """The student's tokenizer made from a teacher's WordPiece: the same pieces and the same splitting, its
+    ids reordered to the engine's layout ([PAD] [UNK] [CLS] [SEP] [MASK] first, BERT's [unusedN] rows
+    dropped). Returns (tokenizer, to_teacher) with to_teacher[student id] = teacher id."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    from engine.data.text import SPECIAL_TOKENS
+
+    spec = json.loads(tokenizer_json)
+    old: dict[str, int] = spec["model"]["vocab"]
+    missing = [t for t in SPECIAL_TOKENS if t not in old]
+    if spec["model"].get("type") != "WordPiece" or missing:
+        raise ValueError(f"the teacher's tokenizer is not a BERT WordPiece (missing {', '.join(missing) or 'WordPiece'})")
+    kept = [t for t, _ in sorted(old.items(), key=lambda kv: kv[1])
+            if t not in SPECIAL_TOKENS and not (t.startswith("[unused") and t.endswith("]"))]
+    order = [*SPECIAL_TOKENS, *kept]
+    new = {t: i for i, t in enumerate(order)}
+    spec["model"]["vocab"] = new
+    spec["truncation"] = spec["padding"] = None
+    for added in spec.get("added_tokens", []):
+        added["id"] = new[added["content"]]
+    for special in (spec.get("post_processor") or {}).get("special_tokens", {}).values():
+        special["ids"] = [new[t] for t in special["tokens"]]
+    return Tokenizer.from_str(json.dumps(spec)), np.asarray([old[t] for t in order], np.int64)
+
+
+class MaskedLMTeacher:
+    """A masked LM trained here (an mlm-head run such as minilm-mlm) read by a student that shares its
+    vocabulary: for the student's masked text, the teacher's predictions at the masked positions (soft
+    targets) and its hidden states (the same tokens on both sides)."""
+
+    def __init__(self, name: str, device: torch.device) -> None:
+        from engine.checkpoint import read_config, read_tensors
+        from engine.models.masked_lm_head import base_folder, build, load_trained
+        from engine.shipped import run_folder
+
+        folder = run_folder(name)
+        config = read_config(folder)
+        base = str(config.get("model", {}).get("base", ""))
+        self.model, _ = build(base)
+        load_trained(self.model, read_tensors(folder, config), str(folder))
+        self.model.to(device).eval()
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        self.name, self.device = name, device
+        self.tokenizer_json = (base_folder(base) / "tokenizer.json").read_text(encoding="utf-8")
+        self.layers = int(self.model.config.num_hidden_layers)
+        self.dim = int(self.model.config.hidden_size)
+
+    @torch.no_grad()
+    def read(self, ids: torch.Tensor, pad_mask: torch.Tensor, chosen: torch.Tensor,
+             layers: list[int]) -> tuple[torch.Tensor, list[torch.Tensor]]:
+        """ids (B, T) in the teacher's vocabulary (the student's masked text mapped), pad_mask (B, T) True on
+        real tokens, chosen (B, T) the masked positions -> (their (M, V_teacher) logits, the states of
+        ``layers``, each (B, T, d))."""
+        from engine.models.masked_lm_head import head
+
+        out = self.model.base_model(input_ids=ids, attention_mask=pad_mask.long(), output_hidden_states=True)
+        logits = head(self.model)(out.hidden_states[-1][chosen]).float()
+        return logits, [out.hidden_states[j] for j in layers]

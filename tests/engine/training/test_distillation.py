@@ -47,3 +47,54 @@ def test_a_distilled_run_lowers_the_word_state_loss_and_records_its_teacher(topi
     assert config["distilled_from"] == "all-minilm-l6-v2" and config["model"]["teacher"] == "all-minilm-l6-v2"
     handle = api.load(tmp_path / "d")  # a plain BERT run: only the student was saved
     assert handle.fill_mask("the [MASK] played the piano", k=3)[0].tokens
+
+
+def test_a_students_vocabulary_from_its_teacher_splits_text_as_the_teacher_does():
+    from transformers import AutoTokenizer
+
+    from engine.models.masked_lm_head import base_folder
+    from engine.training.teacher import teacher_vocabulary
+
+    folder = base_folder("all-minilm-l6-v2")
+    student, to_teacher = teacher_vocabulary((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    assert [student.id_to_token(i) for i in range(5)] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    assert not any(t.startswith("[unused") for t in student.get_vocab())
+    teacher = AutoTokenizer.from_pretrained(folder, local_files_only=True).backend_tokenizer
+    teacher.no_padding()
+    text = "She deposited the unbelievably large cheque at the Bank, [MASK] said."
+    mine, theirs = student.encode(text), teacher.encode(text)
+    assert mine.tokens[:3] == ["[CLS]", "she", "deposited"] and mine.tokens == theirs.tokens
+    assert to_teacher[mine.ids].tolist() == theirs.ids  # the map reads the student's ids in the teacher's
+
+
+def test_soft_targets_vanish_when_the_student_predicts_as_the_teacher_and_pull_it_there():
+    from engine.models.distill import soft_target_loss
+
+    teacher = torch.tensor([[4.0, 1.0, 0.0, -2.0], [0.0, 3.0, 0.5, 0.0]])
+    assert float(soft_target_loss(teacher.clone(), teacher, 2.0)) < 1e-6
+    student = torch.zeros_like(teacher, requires_grad=True)
+    first = soft_target_loss(student, teacher, 2.0)
+    assert float(first) > 0.1
+    optimiser = torch.optim.SGD([student], lr=1.0)
+    for _ in range(50):
+        optimiser.zero_grad()
+        soft_target_loss(student, teacher, 2.0).backward()
+        optimiser.step()
+    assert float(soft_target_loss(student, teacher, 2.0)) < float(first) / 10
+    assert student.argmax(-1).tolist() == [0, 1]  # the teacher's favourites became the student's
+
+
+def test_a_student_of_a_masked_lm_learns_its_predictions_in_its_vocabulary(topic_corpus, tmp_path):
+    from tests.conftest import tiny_spec
+
+    spec = tiny_spec("bert", topic_corpus, tmp_path / "s", max_steps=16, teacher="minilm-mlm", lr=3e-3,
+                     eval_every=4, warmup=2, nsp=False)
+    events = list(api.train(spec))
+    assert events[-1].status == "completed"
+    soft = [e.metrics["soft_loss"] for e in events if isinstance(e, api.EvalMetrics)]
+    assert len(soft) >= 3 and soft[-1] < soft[0]
+    config = json.loads((tmp_path / "s" / "config.json").read_text())
+    assert config["soft_targets_from"] == "minilm-mlm" and config["vocabulary_from"] == "minilm-mlm"
+    assert config["vocabulary_size"] > 29_000  # the teacher's WordPiece, not one trained on the tiny corpus
+    handle = api.load(tmp_path / "s")
+    assert len(handle.fill_mask("the [MASK] played the piano", k=3)[0].tokens) == 3
