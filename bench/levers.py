@@ -55,7 +55,11 @@ def levers(config: dict) -> str:
         parts.append("dropout 0")
     if model.get("init_embeddings"):
         parts.append(f"embeddings from {model['init_embeddings']}")
-    if model.get("teacher"):
+    if config.get("soft_targets_from"):
+        parts.append(f"distilled from the masked LM {model['teacher']}: its vocabulary, its predictions (soft "
+                     f"targets, weight {model.get('soft_weight')}, temperature {model.get('temperature')}) and its "
+                     f"states (weight {model.get('distill_weight')})")
+    elif model.get("teacher"):
         parts.append(f"distilled from {model['teacher']} (weight {model.get('distill_weight')})")
     return ", ".join(parts)
 
