@@ -36,10 +36,14 @@ class Teacher:
         import transformers
         from transformers import AutoModel, AutoTokenizer
 
+        from engine.errors import CheckpointError
         from engine.models.masked_lm_head import base_folder
 
         transformers.logging.set_verbosity_error()
-        folder = base_folder(name)
+        try:
+            folder = base_folder(name)
+        except CheckpointError as e:
+            raise CheckpointError(f"{e}; nor a masked-LM run such as minilm-mlm (a teacher's predictions)") from None
         self.name = name
         self.model = AutoModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager")
         self.model.to(device).eval()

@@ -98,3 +98,13 @@ def test_a_student_of_a_masked_lm_learns_its_predictions_in_its_vocabulary(topic
     assert config["vocabulary_size"] > 29_000  # the teacher's WordPiece, not one trained on the tiny corpus
     handle = api.load(tmp_path / "s")
     assert len(handle.fill_mask("the [MASK] played the piano", k=3)[0].tokens) == 3
+
+
+def test_an_unknown_teacher_is_named_in_the_error(topic_corpus, tmp_path):
+    import pytest
+
+    from tests.conftest import tiny_spec
+
+    spec = tiny_spec("bert", topic_corpus, tmp_path / "u", max_steps=2, teacher="no-such-teacher")
+    with pytest.raises(api.Word2BertError, match="no-such-teacher.*masked-LM run"):
+        list(api.train(spec))
