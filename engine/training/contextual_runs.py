@@ -194,7 +194,8 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
                             cfg.soft_weight if mlm_teacher is not None else 0.0, cfg.temperature)
         started = {**started, "distilled_from": cfg.teacher, "distill_layers": distillation_pairs}
         if mlm_teacher is not None:
-            started = {**started, "soft_targets_from": cfg.teacher, "vocabulary_from": cfg.teacher}
+            started = {**started, "soft_targets_from": cfg.teacher, "vocabulary_from": cfg.teacher,
+                       "teacher_save_id": mlm_teacher.save_id}
     recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
                     {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},

@@ -143,6 +143,7 @@ class MaskedLMTeacher:
         for p in self.model.parameters():
             p.requires_grad_(False)
         self.name, self.device = name, device
+        self.save_id = str(config.get("save_id", ""))  # which save of the run taught (a shipped name can be remade)
         self.tokenizer_json = (base_folder(base) / "tokenizer.json").read_text(encoding="utf-8")
         self.layers = int(self.model.config.num_hidden_layers)
         self.dim = int(self.model.config.hidden_size)

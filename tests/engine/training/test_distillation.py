@@ -95,6 +95,10 @@ def test_a_student_of_a_masked_lm_learns_its_predictions_in_its_vocabulary(topic
     assert len(soft) >= 3 and soft[-1] < soft[0]
     config = json.loads((tmp_path / "s" / "config.json").read_text())
     assert config["soft_targets_from"] == "minilm-mlm" and config["vocabulary_from"] == "minilm-mlm"
+    from engine.shipped import run_folder
+
+    shipped = json.loads((run_folder("minilm-mlm") / "config.json").read_text())
+    assert config["teacher_save_id"] == shipped["save_id"]  # which save of the teacher taught it
     assert config["vocabulary_size"] > 29_000  # the teacher's WordPiece, not one trained on the tiny corpus
     handle = api.load(tmp_path / "s")
     assert len(handle.fill_mask("the [MASK] played the piano", k=3)[0].tokens) == 3
