@@ -38,6 +38,19 @@ def pool_words(states: torch.Tensor, word_index: torch.Tensor, n_words: int) -> 
     return sums / counts.clamp(min=1)[..., None]
 
 
+def word_index(ids: torch.Tensor, special: torch.Tensor, continuation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """ids, special (B, T), continuation (V,) True on "##" pieces -> (each token's word number in its row,
+    -1 on special tokens; (B,) words per row), on the ids' device. A word starts at a piece without "##", or
+    at any piece first in its row or after a special token (engine/training/teacher.py's student_words, which
+    also spells the words, does the same on the host)."""
+    piece = continuation.to(ids.device)[ids] & ~special
+    after_special = torch.ones_like(special)
+    after_special[:, 1:] = special[:, :-1]
+    starts = ~special & (~piece | after_special)
+    index = (torch.cumsum(starts.long(), dim=1) - 1).masked_fill(special, -1)
+    return index, starts.sum(dim=1)
+
+
 class WordDistillation(nn.Module):
     def __init__(self, student_dim: int, teacher_dim: int, pairs: list[tuple[int, int]]) -> None:
         super().__init__()

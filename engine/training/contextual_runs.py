@@ -96,7 +96,13 @@ def _device_tensors(arrays: dict[str, np.ndarray], device: torch.device) -> dict
 
 def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.bert import IGNORE, Bert, mask_tokens
-    from engine.models.distill import DistilledBert, WordDistillation, layer_pairs, pool_words
+    from engine.models.distill import (
+        DistilledBert,
+        WordDistillation,
+        layer_pairs,
+        pool_words,
+        word_index,
+    )
     from engine.models.masking import mask_words
 
     ctx.device = distributed.setup(ctx.device)
@@ -128,8 +134,8 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     def epoch_data(epoch: int) -> dict[str, torch.Tensor]:
         return _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
 
-    teacher_layers = mlm_teacher.layers if mlm_teacher is not None else teacher.layers if teacher is not None else 0
-    distillation_pairs = layer_pairs(cfg.layers, teacher_layers) if teacher_layers else []
+    source = mlm_teacher if mlm_teacher is not None else teacher  # whose states the student learns
+    distillation_pairs = layer_pairs(cfg.layers, source.layers) if source is not None else []
     vocabulary = [tok.id_to_token(i) for i in range(cfg.vocab_size)]
     continuation = torch.tensor([t.startswith("##") for t in vocabulary], device=ctx.device)
     ordinary = torch.arange(first_normal, cfg.vocab_size, device=ctx.device)
@@ -148,21 +154,22 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         is_next = batch["is_next"] if cfg.nsp else None
         if teacher is None and mlm_teacher is None:
             return model(inputs, batch["segments"].long(), ids != pad, labels, is_next)
-        word_index, words = student_words(ids.cpu().numpy(), vocabulary, set(range(first_normal)))
-        index = torch.from_numpy(word_index).to(ids.device)
         layers = [j for _, j in distillation_pairs]
         if mlm_teacher is not None:  # the same masked text, the same tokens: its predictions and its states
+            index, lengths = word_index(ids, ids < first_normal, continuation)  # on the device: no host round trip
             soft, states = mlm_teacher.read(to_teacher[inputs], ids != pad, labels != IGNORE, layers)
             soft = soft[:, to_teacher]  # (M, V_student): the teacher's scores of the student's pieces
-            n_words = max(1, max(len(w) for w in words))
-            lengths = torch.tensor([len(w) for w in words], device=ids.device)
+            n_words = ids.shape[1]  # at most one word per token; the rest is left out by ``valid``
             valid = torch.arange(n_words, device=ids.device)[None] < lengths[:, None]
             targets = [pool_words(state, index, n_words) for state in states]
             return model(inputs, batch["segments"].long(), ids != pad, labels, is_next, index, targets, valid, soft)
-        # an encoder teacher reads the unmasked words; the student learns its states from the masked text
+        # an encoder teacher reads the unmasked words (spelled on the host for its own tokenizer); the student
+        # learns its states from the masked text
         assert teacher is not None
+        host_index, words = student_words(ids.cpu().numpy(), vocabulary, set(range(first_normal)))
         targets, valid = teacher.word_states(words, layers)
-        return model(inputs, batch["segments"].long(), ids != pad, labels, is_next, index, targets, valid)
+        return model(inputs, batch["segments"].long(), ids != pad, labels, is_next,
+                     torch.from_numpy(host_index).to(ids.device), targets, valid)
 
     def evaluate(model: nn.Module) -> dict[str, float]:
         gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
@@ -181,16 +188,15 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         result["mlm_perplexity"] = math.exp(min(result["mlm_loss"], 50))
         if cfg.nsp:
             result["nsp_accuracy"] = nsp_correct / max(n, 1)
-        if distillation_pairs:
+        if source is not None:
             result["distill_loss"] = distill / max(n, 1)
         if mlm_teacher is not None:
             result["soft_loss"] = soft / max(n, 1)
         return result
 
     net: nn.Module = model
-    if distillation_pairs:  # only the student is saved; the maps to the teacher's space exist for training
-        teacher_dim = mlm_teacher.dim if mlm_teacher is not None else teacher.dim if teacher is not None else 0
-        net = DistilledBert(model, WordDistillation(cfg.hidden, teacher_dim, distillation_pairs), cfg.distill_weight,
+    if source is not None:  # only the student is saved; the maps to the teacher's space exist for training
+        net = DistilledBert(model, WordDistillation(cfg.hidden, source.dim, distillation_pairs), cfg.distill_weight,
                             cfg.soft_weight if mlm_teacher is not None else 0.0, cfg.temperature)
         started = {**started, "distilled_from": cfg.teacher, "distill_layers": distillation_pairs}
         if mlm_teacher is not None:
@@ -199,7 +205,7 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
                     {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
-                    weights=model.state_dict if distillation_pairs else None)
+                    weights=model.state_dict if source is not None else None)
     yield from pretrain(ctx, recipe)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.errors import CheckpointError
 from engine.models.distill import pool_words
 
 
@@ -36,7 +37,6 @@ class Teacher:
         import transformers
         from transformers import AutoModel, AutoTokenizer
 
-        from engine.errors import CheckpointError
         from engine.models.masked_lm_head import base_folder
 
         transformers.logging.set_verbosity_error()
@@ -87,7 +87,6 @@ def is_masked_lm_run(name: str) -> bool:
     """Whether ``name`` is a masked-LM run folder or shipped name (an mlm-head run, e.g. minilm-mlm) rather
     than a Hugging Face encoder (a built-in name or folder)."""
     from engine.checkpoint import read_config
-    from engine.errors import CheckpointError
     from engine.shipped import run_folder
 
     try:

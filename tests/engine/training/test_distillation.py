@@ -7,7 +7,7 @@ import numpy as np
 import torch
 
 from engine import api
-from engine.models.distill import layer_pairs, pool_words
+from engine.models.distill import layer_pairs, pool_words, word_index
 from engine.training.teacher import Teacher, student_words
 
 
@@ -17,6 +17,9 @@ def test_words_are_spelled_from_pieces_and_special_tokens_belong_to_none():
     index, words = student_words(ids, vocabulary, {0, 1, 2})
     assert words == [["the", "playing", "pianos"], ["ing", "piano"]]  # a row may start with a stray piece
     assert index.tolist() == [[-1, 0, 1, 1, 2, 2, -1, -1], [-1, 0, 1, -1, -1, -1, -1, -1]]
+    on_device, lengths = word_index(torch.from_numpy(ids), torch.from_numpy(ids) <= 2,
+                                    torch.tensor([t.startswith("##") for t in vocabulary]))
+    assert on_device.tolist() == index.tolist() and lengths.tolist() == [3, 2]  # the same words, without the host
 
 
 def test_pooling_averages_each_words_pieces():
