@@ -57,6 +57,9 @@ def run(argv: list[str]) -> int:
         def grab(_=None) -> None:
             if session.loading:  # a scene's models are still loading: the next results will come
                 return
+            if pending(window.tabs.currentWidget()):  # shown, but a newer query (a model that just loaded,
+                QTimer.singleShot(300, grab)  # the scene's own choice) is on its way: wait for what it shows
+                return
             window.grab().save(args.screenshot)
             app.quit()
 
@@ -86,6 +89,17 @@ def run(argv: list[str]) -> int:
     app.exec()
     finish_workers()
     return status["code"]
+
+
+def pending(panel: Any) -> bool:
+    """Whether a panel still has work on its way: a query not answered yet, or a debounce about to send one."""
+    from PySide6.QtCore import QTimer
+
+    from explorer.tasks import TaskRunner
+
+    if any(runner.busy for runner in panel.findChildren(TaskRunner)):
+        return True
+    return any(timer.isSingleShot() and timer.isActive() for timer in panel.findChildren(QTimer))
 
 
 def finish_workers() -> None:

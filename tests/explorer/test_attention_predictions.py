@@ -276,3 +276,20 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
     assert "other tokens" in panel.grid_note.text()  # no per-head difference either: it says why, shows A
     panel.open_head(0, 0)
     assert np.allclose(panel.large.matrix, panel.result["maps"].weights[0, 0])
+
+
+def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, contextual_runs):
+    """`word2bert --scene … --screenshot` grabs once results are shown and nothing newer is coming: a model
+    that loads last (the scene's choice) must not be pictured beside the first model's results."""
+    from explorer.app import pending
+
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    load(qtbot, window, contextual_runs["bert"][0])
+    qtbot.waitUntil(lambda: not pending(panel), timeout=30_000)
+    panel.masked.text.setText("She played the [MASK].")
+    assert pending(panel)  # the debounce will ask: what is on screen is not the answer yet
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        pass
+    qtbot.waitUntil(lambda: not pending(panel), timeout=5_000)
+    assert panel.masked.last[0] == "She played the [MASK]."
