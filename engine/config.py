@@ -121,6 +121,7 @@ class BertConfig(PretrainSettings):
     distill_weight: float = 1.0  # weight of the teacher's word-state loss beside MLM (+ NSP)
     soft_weight: float = 1.0  # a masked-LM teacher: weight of its predictions at the masked positions (soft targets)
     temperature: float = 2.0  # a masked-LM teacher: softmax temperature of the soft targets (DistilBERT: 2)
+    distill_map: str = "linear"  # how student states meet the teacher's: "linear" (a learned map, any width) or "identity" (hidden = the teacher's width: the student's own states learn the teacher's directions, which its nearest-neighbour views then read)
 
 
 @dataclass
@@ -382,6 +383,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "smoothing": ("kneser-ney", "laplace"),
     "tokenizer": ("bpe", "wordpiece"),
     "init_embeddings": ("", "glove-6b-50d"),
+    "distill_map": ("linear", "identity"),
     "preset": ("tiny", "small", "base"),
     "sg": (0, 1),
     "hs": (0, 1),
@@ -393,6 +395,7 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
     "hs": {0: "negative sampling", 1: "hierarchical softmax"},
     "cbow_mean": {0: "sum of the context", 1: "mean of the context"},
     "init_embeddings": {"": "random", "glove-6b-50d": "GloVe 6B-50d, projected"},
+    "distill_map": {"linear": "a learned linear map", "identity": "none: the student's own states"},
 }
 # the least each setting may be (anything not named here: >= 0)
 _AT_LEAST_ONE = {"accumulate", "order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",

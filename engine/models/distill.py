@@ -52,10 +52,17 @@ def word_index(ids: torch.Tensor, special: torch.Tensor, continuation: torch.Ten
 
 
 class WordDistillation(nn.Module):
-    def __init__(self, student_dim: int, teacher_dim: int, pairs: list[tuple[int, int]]) -> None:
+    """``identity``: no map (the widths must match): the student's own states are pulled to the teacher's
+    directions, so the structure its nearest-neighbour views read (senses) is the one it was taught; a
+    learned map lets a narrower student match the teacher only up to that map, which is not saved."""
+
+    def __init__(self, student_dim: int, teacher_dim: int, pairs: list[tuple[int, int]], identity: bool = False) -> None:
         super().__init__()
+        if identity and student_dim != teacher_dim:
+            raise ValueError(f"distill_map identity needs the student as wide as its teacher: hidden {student_dim}, "
+                             f"teacher {teacher_dim} (set hidden {teacher_dim}, or distill_map linear)")
         self.pairs = pairs
-        self.maps = nn.ModuleList(nn.Linear(student_dim, teacher_dim) for _ in pairs)
+        self.maps = nn.ModuleList((nn.Identity() if identity else nn.Linear(student_dim, teacher_dim)) for _ in pairs)
 
     def forward(self, student_hidden: list[torch.Tensor], word_index: torch.Tensor, targets: list[torch.Tensor],
                 valid: torch.Tensor) -> torch.Tensor:

@@ -16,7 +16,7 @@ import torch
 from torch import nn
 
 from engine.data.text import load_subword_tokenizer, train_subword_tokenizer
-from engine.errors import CheckpointError, CorpusError
+from engine.errors import CheckpointError, CorpusError, InputError
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
@@ -112,6 +112,10 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     docs = _train_docs(ctx)
     mlm_teacher = MaskedLMTeacher(cfg.teacher, ctx.device) if cfg.teacher and is_masked_lm_run(cfg.teacher) else None
     teacher = Teacher(cfg.teacher, ctx.device) if cfg.teacher and mlm_teacher is None else None
+    source = mlm_teacher if mlm_teacher is not None else teacher  # whose states the student learns
+    if source is not None and cfg.distill_map == "identity" and cfg.hidden != source.dim:
+        raise InputError(f"distill_map identity needs the student as wide as its teacher {cfg.teacher!r}: hidden "
+                         f"{cfg.hidden}, teacher {source.dim} (set --hidden {source.dim}, or --distill-map linear)")
     if mlm_teacher is not None:  # the student reads and predicts in its teacher's vocabulary
         tok, to_teacher_ids = _teacher_tokenizer(ctx, mlm_teacher)
         to_teacher = torch.from_numpy(to_teacher_ids).to(ctx.device)
@@ -134,7 +138,6 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     def epoch_data(epoch: int) -> dict[str, torch.Tensor]:
         return _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
 
-    source = mlm_teacher if mlm_teacher is not None else teacher  # whose states the student learns
     distillation_pairs = layer_pairs(cfg.layers, source.layers) if source is not None else []
     vocabulary = [tok.id_to_token(i) for i in range(cfg.vocab_size)]
     continuation = torch.tensor([t.startswith("##") for t in vocabulary], device=ctx.device)
@@ -196,9 +199,11 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     net: nn.Module = model
     if source is not None:  # only the student is saved; the maps to the teacher's space exist for training
-        net = DistilledBert(model, WordDistillation(cfg.hidden, source.dim, distillation_pairs), cfg.distill_weight,
+        net = DistilledBert(model, WordDistillation(cfg.hidden, source.dim, distillation_pairs, cfg.distill_map == "identity"),
+                            cfg.distill_weight,
                             cfg.soft_weight if mlm_teacher is not None else 0.0, cfg.temperature)
-        started = {**started, "distilled_from": cfg.teacher, "distill_layers": distillation_pairs}
+        started = {**started, "distilled_from": cfg.teacher, "distill_layers": distillation_pairs,
+                   "distill_map": cfg.distill_map}
         if mlm_teacher is not None:
             started = {**started, "soft_targets_from": cfg.teacher, "vocabulary_from": cfg.teacher,
                        "teacher_save_id": mlm_teacher.save_id}

@@ -115,3 +115,23 @@ def test_an_unknown_teacher_is_named_in_the_error(topic_corpus, tmp_path):
     spec = tiny_spec("bert", topic_corpus, tmp_path / "u", max_steps=2, teacher="no-such-teacher")
     with pytest.raises(api.Word2BertError, match="no-such-teacher.*masked-LM run"):
         list(api.train(spec))
+
+
+def test_an_identity_map_compares_the_students_own_states_and_needs_the_teachers_width(topic_corpus, tmp_path):
+    import pytest
+
+    from engine.models.distill import WordDistillation
+    from tests.conftest import tiny_spec
+
+    same = WordDistillation(4, 4, [(1, 2)], identity=True)
+    assert not list(same.parameters())  # nothing learned between the two: the student's states are the answer
+    states = [torch.zeros(1, 2, 4), torch.tensor([[[1.0, 0, 0, 0], [0, 2.0, 0, 0]]])]
+    targets = [torch.tensor([[[3.0, 0, 0, 0], [1.0, 0, 0, 0]]])]  # word 0: same direction, word 1: orthogonal
+    loss = same(states, torch.tensor([[0, 1]]), targets, torch.tensor([[True, True]]))
+    assert float(loss) == pytest.approx(0.5)  # mean of 1 - cos: 0 and 1
+    with pytest.raises(ValueError, match="as wide as its teacher"):
+        WordDistillation(4, 8, [(1, 2)], identity=True)
+    spec = tiny_spec("bert", topic_corpus, tmp_path / "i", max_steps=2, teacher="all-minilm-l6-v2",
+                     distill_map="identity")
+    with pytest.raises(api.Word2BertError, match="as wide as its teacher .*teacher 384"):
+        list(api.train(spec))
