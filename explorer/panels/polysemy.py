@@ -360,7 +360,8 @@ class PolysemyPanel(QWidget):
             self.progress.setFormat("%p%")
             self.message.setText(message)
         else:  # the other models, for "All models": the bar says so and the answer above stays
-            self.progress.setFormat(f"All models: {', '.join(asked)} %p%")
+            self.progress.setFormat(f"All models: {len(asked)} more %p%")  # fits the bar; the names in its tooltip
+            self.progress.setToolTip(f"for the All models tab: {', '.join(asked)} — {message}")
 
     def _index_progress(self, fraction: float, message: str) -> None:
         self.progress.setValue(int(fraction * 1000))
