@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import machine, write_section  # noqa: E402
+from engine.checkpoint import has_training_state  # noqa: E402
 
 EXTRA = {"elmo": ["--preset", "tiny"], "gpt": ["--preset", "tiny"], "bert": ["--preset", "tiny"]}
 
@@ -37,7 +38,7 @@ def stop_seconds(family: str, out: Path) -> tuple[float, float, str]:
     rest = proc.stdout.read()
     proc.wait()
     stopped = time.perf_counter() - t
-    status = "stopped, resumable" if '"status": "stopped"' in rest and (out / "training_state.pt").exists() else rest[-200:]
+    status = "stopped, resumable" if '"status": "stopped"' in rest and has_training_state(out) else rest[-200:]
     return first, stopped, status
 
 

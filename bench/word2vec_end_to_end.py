@@ -52,8 +52,8 @@ PHASES = """
 import json, sys, tempfile, time
 from pathlib import Path
 t0 = time.perf_counter()
-import torch  # noqa: F401
-import engine.cli.train, engine.training.loop, engine.training.static_runs  # the command's imports
+import engine.cli.train, engine.training.loop, engine.training.static_runs  # the command's imports (no torch on
+import engine.models.word2vec_arrays, engine.models.word2vec_steps  # a CPU-only machine: engine.device.accelerator_possible)
 t1 = time.perf_counter()
 from engine.models import word2vec_cpu
 word2vec_cpu.compile_now()
@@ -62,7 +62,8 @@ from engine.config import RunSpec
 from engine.training.context import TrainContext
 from engine.training.static_runs import _vocab_and_ids
 with tempfile.TemporaryDirectory() as out:
-    ctx = TrainContext(RunSpec("word2vec", out, corpus=sys.argv[1]), None)
+    from engine.device import CPU
+    ctx = TrainContext(RunSpec("word2vec", out, corpus=sys.argv[1]), None, device=CPU)
     cfg = ctx.spec.model
     vocab, ids, starts = _vocab_and_ids(ctx, cfg.lowercase, cfg.min_count, cfg.max_vocab)
     t3 = time.perf_counter()
@@ -172,11 +173,12 @@ def main() -> None:
         "|---:|---:|---:|---:|---:|---:|---:|---:|---|---|", *rows, "",
         "Where the whole command's time goes, from its own events as they arrive (median of the rounds): "
         "start-up until training starts (the interpreter, the imports and the compiled kernel in the command's "
-        "process; meanwhile a second process forked before torch is imported reads the corpus into word ids, "
+        "process — no torch: on a machine without a GPU the command trains numpy arrays with the compiled kernel, "
+        "engine/models/word2vec_arrays.py; meanwhile a second process forked at start reads the corpus into word ids, "
         "engine/data/prefetch.py), the training loop, and the rest (evaluation, saving, exit). For comparison, "
         "each start-up part alone in a fresh process, one after the other:", "",
         "| epochs | start-up until training | training loop | evaluation, saving, exit | "
-        "alone: imports (torch, engine) | alone: kernel load | alone: corpus → vocabulary and ids |",
+        "alone: imports (engine, no torch) | alone: kernel load | alone: corpus → vocabulary and ids |",
         "|---:|---:|---:|---:|---:|---:|---:|",
         *(f"| {e} | {t['startup']:.2f} s | {t['loop']:.2f} s | {t['rest']:.2f} s | {parts['imports']:.2f} s | "
           f"{parts['kernel']:.2f} s | {parts['corpus']:.2f} s |" for e, t in loops.items())])

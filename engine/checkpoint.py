@@ -1,5 +1,5 @@
 """Run folders: ``config.json`` + ``model.safetensors`` (+ vocab/tokenizer files, ``metrics.jsonl``,
-``training_state.pt`` for resume). A save is all or nothing (see ``save_run``: staged in ``.saving/``,
+``training_state.pt`` for resume, or ``training_state.json`` from a run that never imported torch). A save is all or nothing (see ``save_run``: staged in ``.saving/``,
 committed by a marker, finished after a kill), and config.json and the weights carry the same
 ``save_id``, so files from two saves are never taken for one.
 
@@ -12,23 +12,27 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from engine import __version__
 from engine.config import FORMAT_VERSION
 from engine.errors import CheckpointError, SaveError
 
+if TYPE_CHECKING:
+    import torch
+
 PICKLE_SUFFIXES = {".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib", ".npz"}
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
 STATE = "training_state.pt"
+STATE_JSON = "training_state.json"  # the loop state of a run that never imported torch (word2vec on a CPU): numbers only
 
 STAGING = ".saving"  # a save in progress: every file of it, written here first
 COMMIT = "COMMIT"  # in STAGING once the save is complete: from then on it is finished, even after a kill
@@ -115,8 +119,6 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
     the previous save untouched (the staging folder is removed at the next save or load); a kill after
     it is finished by the next save or load (``finish_interrupted_save``). A failure (a full disk)
     raises ``SaveError`` with the previous save intact and nothing left behind."""
-    from safetensors.torch import save_file
-
     run_dir = Path(run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -124,12 +126,7 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
     except OSError as e:
         raise SaveError(f"could not save to {run_dir}: {_why(run_dir, e)}") from None
     save_id = uuid.uuid4().hex
-    flat = {}
-    for name, t in tensors.items():
-        t = torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t.detach().cpu()
-        if dtype is not None and t.is_floating_point():
-            t = t.to(dtype)
-        flat[name] = t.contiguous().clone()  # safetensors refuses tensors that share memory
+    save_file, flat = _flatten(tensors, dtype)
     doc = {"format_version": FORMAT_VERSION, "kind": kind, "engine_version": __version__, "save_id": save_id, **config}
     config_bytes = json.dumps(doc, indent=2, default=_json_default).encode()
     stage = run_dir / STAGING
@@ -142,7 +139,12 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
             order.append(name)
         save_file(flat, str(stage / WEIGHTS), metadata={"save_id": save_id, "kind": kind})
         order.append(WEIGHTS)
-        if training_state is not None:
+        if training_state is not None and "torch" not in sys.modules and _plain(training_state):
+            (stage / STATE_JSON).write_text(json.dumps(dict(training_state)))  # no torch to load for a resume
+            order.append(STATE_JSON)
+        elif training_state is not None:
+            import torch
+
             torch.save(dict(training_state), stage / STATE)
             order.append(STATE)
         (stage / CONFIG).write_bytes(config_bytes)
@@ -165,6 +167,39 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
     return run_dir
 
 
+def _flatten(tensors: Mapping[str, Any], dtype: Any) -> tuple[Callable[..., None], dict[str, Any]]:
+    """The tensors as safetensors writes them, copied (it refuses ones that share memory), and its writer:
+    numpy's when every one is a numpy array at its own precision (no torch needed), else torch's."""
+    if dtype is None and all(isinstance(t, np.ndarray) for t in tensors.values()):
+        from safetensors.numpy import save_file as save_numpy
+
+        return save_numpy, {name: np.array(t, order="C", copy=True) for name, t in tensors.items()}
+    import torch
+    from safetensors.torch import save_file
+
+    flat = {}
+    for name, t in tensors.items():
+        t = torch.from_numpy(np.ascontiguousarray(t)) if isinstance(t, np.ndarray) else t.detach().cpu()
+        if dtype is not None and t.is_floating_point():
+            t = t.to(dtype)
+        flat[name] = t.contiguous().clone()
+    return save_file, flat
+
+
+def _plain(value: Any) -> bool:
+    """Whether a training state is numbers, strings and lists/dicts of them (JSON keeps it exactly)."""
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
+def has_training_state(run_dir: str | Path) -> bool:
+    """Whether a run folder holds a loop state to resume from (either form)."""
+    return (Path(run_dir) / STATE).exists() or (Path(run_dir) / STATE_JSON).exists()
+
+
 def _drop(stage: Path) -> None:
     import shutil
 
@@ -180,6 +215,9 @@ def _commit(run_dir: Path) -> None:
     for name in order:
         if (stage / name).exists():
             os.replace(stage / name, run_dir / name)
+    for new, old in ((STATE, STATE_JSON), (STATE_JSON, STATE)):  # the loop state is in one form only
+        if new in order:
+            (run_dir / old).unlink(missing_ok=True)
     _fsync(run_dir)
     shutil.rmtree(stage, ignore_errors=True)
 
@@ -327,8 +365,9 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
 
 
 def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
-                 expected: Mapping[str, tuple[int, ...]] | None = None) -> dict[str, torch.Tensor]:
-    """Load model.safetensors; check it belongs to this config.json and has exactly the expected keys/shapes."""
+                 expected: Mapping[str, tuple[int, ...]] | None = None, framework: str = "pt") -> dict[str, Any]:
+    """Load model.safetensors; check it belongs to this config.json and has exactly the expected keys/shapes.
+    ``framework``: "pt" for torch tensors, "np" for numpy arrays (no torch imported)."""
     from safetensors import safe_open
 
     path = Path(run_dir) / WEIGHTS
@@ -336,7 +375,7 @@ def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
         raise CheckpointError(f"{run_dir} has no {WEIGHTS}")
     try:
         tensors = {}
-        with safe_open(str(path), framework="pt") as f:
+        with safe_open(str(path), framework=framework) as f:
             meta = f.metadata() or {}
             for key in f.keys():  # noqa: SIM118 - safe_open is not a mapping
                 tensors[key] = f.get_tensor(key)
@@ -351,7 +390,7 @@ def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
     return tensors
 
 
-def check_shapes(tensors: Mapping[str, torch.Tensor], expected: Mapping[str, tuple[int, ...]], where: str) -> None:
+def check_shapes(tensors: Mapping[str, Any], expected: Mapping[str, tuple[int, ...]], where: str) -> None:
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     wrong = sorted(
@@ -374,8 +413,19 @@ def read_training_state(run_dir: str | Path, mmap: bool = False) -> dict[str, An
     """The saved loop state of a run; ``mmap``: tensors stay on disk until read (a glance at its small
     entries costs no copy of the weights and optimiser moments)."""
     path = Path(run_dir) / STATE
+    if not path.exists() and (Path(run_dir) / STATE_JSON).exists():  # a run saved without torch
+        path = Path(run_dir) / STATE_JSON
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            raise CheckpointError(f"{path} cannot be read ({e})") from None
+        if not isinstance(state, dict):
+            raise CheckpointError(f"{path} is not a training state (a JSON object)")
+        return state
     if not path.exists():
         raise CheckpointError(f"{run_dir} has no {STATE}: it cannot be resumed")
+    import torch
+
     try:
         return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as e:

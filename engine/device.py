@@ -2,21 +2,55 @@
 
 CUDA first, then Apple MPS, then CPU; ``--device`` (or ``RunSpec.device``) overrides.
 On a GPU, matrix work runs under autocast (bf16 where supported, else fp16 with a grad scaler).
+torch is imported where a function needs it: ``accelerator_possible`` and ``CPU`` let a word2vec run on a
+CPU-only machine decide without it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
+
+# where an accelerator's driver shows itself without torch: NVIDIA (Linux), WSL's GPU, AMD ROCm
+_ACCELERATOR_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/proc/driver/nvidia/version", "/dev/dxg", "/dev/kfd")
+
+
+def accelerator_possible() -> bool:
+    """Whether torch might find a GPU here, asked without importing torch (a second of start-up): an
+    NVIDIA, WSL or ROCm device node, an ``nvidia-smi``, or Apple silicon (MPS). False means CPU for sure;
+    True means ask torch (``pick_device``)."""
+    import platform
+    import shutil
+
+    if sys.platform == "darwin":
+        return platform.machine() == "arm64"
+    return any(os.path.exists(p) for p in _ACCELERATOR_NODES) or shutil.which("nvidia-smi") is not None
+
+
+@dataclass(frozen=True)
+class CpuDevice:
+    """The CPU, for a run that needs no torch (word2vec's compiled kernel): ``.type`` as a torch.device."""
+
+    type: str = "cpu"
+
+    def __str__(self) -> str:
+        return "cpu"
+
+
+CPU = CpuDevice()
 
 
 def pick_device(requested: str | None = None) -> torch.device:
     """Return the device to use: ``requested`` if given ("cpu", "cuda", "cuda:1", "mps"), else the best."""
+    import torch
+
     if requested and requested != "auto":
         dev = torch.device(requested)
         if dev.type == "cuda" and not torch.cuda.is_available():
@@ -31,8 +65,13 @@ def pick_device(requested: str | None = None) -> torch.device:
     return torch.device("cpu")
 
 
-def device_name(device: torch.device) -> str:
+def device_name(device: torch.device | CpuDevice) -> str:
     """A human name: 'CPU (2 threads)', 'NVIDIA H100 80GB HBM3', 'Apple MPS'."""
+    if isinstance(device, CpuDevice):  # a run without torch: the compiled kernel's threads
+        numba = sys.modules.get("numba")
+        return f"CPU ({numba.get_num_threads() if numba is not None else os.cpu_count() or 1} threads)"
+    import torch
+
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     if device.type == "mps":
@@ -49,17 +88,25 @@ class Precision:
 
     @property
     def needs_scaler(self) -> bool:
+        if self.dtype is None:
+            return False
+        import torch
+
         return self.dtype == torch.float16
 
     def autocast(self) -> contextlib.AbstractContextManager:
         if self.dtype is None:
             return contextlib.nullcontext()
+        import torch
+
         return torch.autocast(device_type=self.device_type, dtype=self.dtype)
 
 
-def precision_for(device: torch.device, mixed: bool = True) -> Precision:
+def precision_for(device: torch.device | CpuDevice, mixed: bool = True) -> Precision:
     if not mixed or device.type == "cpu":
         return Precision(device.type, None)
+    import torch
+
     if device.type == "cuda":
         bf16 = torch.cuda.is_bf16_supported()
         return Precision("cuda", torch.bfloat16 if bf16 else torch.float16)
@@ -96,6 +143,8 @@ _CORES: list[int] = []
 def cores() -> int:
     """The threads torch would use by default (OMP_NUM_THREADS when set, else the cores it sees)."""
     if not _CORES:
+        import torch
+
         env = os.environ.get("OMP_NUM_THREADS", "")
         _CORES.append(int(env) if env.isdigit() and int(env) > 0 else max(1, torch.get_num_threads(),
                                                                             len(os.sched_getaffinity(0))
@@ -109,6 +158,8 @@ def threads_for(work: float) -> Iterator[None]:
     """Queries run on one thread (small forward passes are fastest so); a pass worth more than
     PARALLEL_WORK (a BERT-base at 20 tokens: 2e9) runs on every core for its duration: fill-mask and
     attention of one keystroke took 121 ms on one thread, 90 ms on two (bench/attention_predictions_speed.py)."""
+    import torch
+
     current = torch.get_num_threads()
     target = cores()
     if work < PARALLEL_WORK or current >= target:

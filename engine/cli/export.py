@@ -115,7 +115,7 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True) -> Path
     run_dir, out = Path(run_dir), Path(out)
     config = read_config(run_dir)
     tensors = read_tensors(run_dir, config)
-    skip = {CONFIG, WEIGHTS, "training_state.pt", "checkpoint_scores.json"}  # the scores name the run's history
+    skip = {CONFIG, WEIGHTS, "training_state.pt", "training_state.json", "checkpoint_scores.json"}  # the scores name the run's history
     files = {p.name: (lambda dst, src=p: shutil.copyfile(src, dst)) for p in run_dir.iterdir()
              if p.is_file() and p.name not in skip and not p.name.startswith(".")}
     kept = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}

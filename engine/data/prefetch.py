@@ -1,8 +1,8 @@
 """The training text as word ids, read by a second process while the command starts.
 
-A word2vec or GloVe command spends its first seconds importing torch and loading its compiled kernel, and
-about as long again reading the corpus into word ids — one after the other, on one core, while the other
-core waits. ``start`` forks a process before torch is imported (nothing but the standard library, numpy and
+A word2vec or GloVe command spends its first second importing (torch too, for GloVe or on a GPU machine) and
+loading word2vec's compiled kernel, and about as long again reading the corpus into word ids — one after the
+other, on one core, while the other core waits. ``start`` forks a process before those imports (nothing but the standard library, numpy and
 the corpus readers are loaded then) that reads the corpus into a folder under the cache; the run's
 ``take`` finds it done or waits for it. Off Linux (no fork on Windows; on macOS fork is unsafe for system
 libraries), or where the reading process fails or is stopped, ``take`` returns None and the run reads the

@@ -15,7 +15,7 @@ from engine.handles.base import BaseHandle, run_info
 
 
 def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
-    from engine.models.word2vec import ngram_rows
+    from engine.models.word2vec_subwords import ngram_rows
 
     cfg = config_from_dict("word2vec", config["model"])
     vocab = Vocab.load(run_dir / "vocab.txt")

@@ -27,7 +27,6 @@ unknown word still gets a vector from its n-grams.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -35,46 +34,20 @@ import torch
 
 from engine.config import Word2VecConfig
 from engine.data.vocab import Vocab
+from engine.models.word2vec_arrays import KernelSteps
+from engine.models.word2vec_steps import (
+    CHUNK_WORDS,
+    chunk_bounds,
+    expand_hs,
+    make_examples,
+    run_chunks,
+)
+from engine.models.word2vec_subwords import ngram_rows, subword_table
+
+__all__ = ["CHUNK_WORDS", "Word2VecModel", "chunk_bounds", "ngram_rows", "subword_table", "train_steps", "use_cpu_kernel"]
 
 NOISE_TABLE_SIZE = 10_000_000
 NODE_UPDATE_CAP = 64.0
-CHUNK_WORDS = 200_000
-
-
-# ---------------------------------------------------------------- sub-words (fastText)
-
-def fnv1a(data: bytes) -> int:
-    h = 2166136261
-    for byte in data:
-        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
-    return h
-
-
-def char_ngrams(word: str, min_n: int, max_n: int) -> list[str]:
-    padded = f"<{word}>"
-    grams = []
-    for n in range(min_n, max_n + 1):
-        for i in range(len(padded) - n + 1):
-            gram = padded[i : i + n]
-            if gram != padded:
-                grams.append(gram)
-    return grams
-
-
-def ngram_rows(word: str, cfg: Word2VecConfig, vocab_size: int) -> list[int]:
-    """Rows of the input matrix holding the n-gram vectors of ``word`` (after the V word rows)."""
-    return [vocab_size + fnv1a(g.encode("utf-8")) % cfg.subword_buckets for g in char_ngrams(word, cfg.min_n, cfg.max_n)]
-
-
-def subword_table(vocab: Vocab, cfg: Word2VecConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(V, G) rows per word (its own row first, padded with the zero row) and the count of real rows."""
-    pad = len(vocab) + cfg.subword_buckets
-    rows = [[i, *ngram_rows(w, cfg, len(vocab))] for i, w in enumerate(vocab.words)]
-    width = max(len(r) for r in rows)
-    table = np.full((len(vocab), width), pad, dtype=np.int64)
-    for i, r in enumerate(rows):
-        table[i, : len(r)] = r
-    return table, np.array([len(r) for r in rows], dtype=np.float32)
 
 
 # ---------------------------------------------------------------- the model
@@ -213,73 +186,6 @@ class Word2VecModel:
                 "syn1": tuple(self.syn1.shape)}
 
 
-# ---------------------------------------------------------------- training data, built per chunk in numpy
-
-def chunk_bounds(starts: np.ndarray, chunk_words: int = CHUNK_WORDS) -> list[tuple[int, int]]:
-    """Split sentences into chunks of about ``chunk_words`` words: [(first sentence, end sentence)]."""
-    bounds, first, n = [], 0, len(starts) - 1
-    while first < n:
-        end = int(np.searchsorted(starts, starts[first] + chunk_words, side="left"))
-        end = min(max(end, first + 1), n)
-        bounds.append((first, end))
-        first = end
-    return bounds
-
-
-def make_examples(ids: np.ndarray, sent: np.ndarray, keep_prob: np.ndarray, cfg: Word2VecConfig,
-                  rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Subsample, draw reduced windows, and build shuffled training examples for one chunk.
-
-    Skip-gram: ``inp`` (P,) context words and ``out`` (P,) centre words. CBOW: ``ctx`` (P, 2*window)
-    context words with ``mask``, ``out`` (P,) centre words.
-    """
-    keep = rng.random(len(ids)) < keep_prob[ids]
-    ids, sent = ids[keep], sent[keep]
-    n = len(ids)
-    reduced = rng.integers(1, cfg.window + 1, size=n)  # b in [1, window]
-    if cfg.sg:
-        inp_parts, out_parts = [], []
-        for off in range(1, cfg.window + 1):
-            if off >= n:
-                break
-            centre = np.arange(off, n)  # centre i, context i - off
-            ok = (sent[centre] == sent[centre - off]) & (reduced[centre] >= off)
-            inp_parts.append(ids[centre[ok] - off])
-            out_parts.append(ids[centre[ok]])
-            centre = np.arange(0, n - off)  # centre i, context i + off
-            ok = (sent[centre] == sent[centre + off]) & (reduced[centre] >= off)
-            inp_parts.append(ids[centre[ok] + off])
-            out_parts.append(ids[centre[ok]])
-        inp = np.concatenate(inp_parts) if inp_parts else np.zeros(0, np.int64)
-        out = np.concatenate(out_parts) if out_parts else np.zeros(0, np.int64)
-        order = rng.permutation(len(inp))
-        return {"inp": inp[order].astype(np.int64), "out": out[order].astype(np.int64)}
-    W = cfg.window
-    ctx = np.zeros((n, 2 * W), dtype=np.int64)
-    mask = np.zeros((n, 2 * W), dtype=bool)
-    pos = np.arange(n)
-    for j, off in enumerate([*range(-W, 0), *range(1, W + 1)]):
-        other = pos + off
-        inside = (other >= 0) & (other < n)
-        other_c = np.clip(other, 0, max(n - 1, 0))
-        ok = inside & (sent[other_c] == sent) & (reduced >= abs(off))
-        ctx[:, j] = np.where(ok, ids[other_c], 0)
-        mask[:, j] = ok
-    has = mask.any(1)
-    order = rng.permutation(int(has.sum()))
-    return {"ctx": ctx[has][order], "mask": mask[has][order], "out": ids[has][order].astype(np.int64)}
-
-
-def expand_hs(out: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray):
-    """Flatten (pair, node, code) triples for the Huffman paths of the ``out`` words."""
-    lens = lengths[out]
-    pair = np.repeat(np.arange(len(out)), lens)
-    first = np.cumsum(lens) - lens
-    depth = np.arange(len(pair)) - np.repeat(first, lens)
-    words = out[pair]
-    return pair, points[words, depth].astype(np.int64), codes[words, depth].astype(np.float32), np.cumsum(lens)
-
-
 # ---------------------------------------------------------------- training generator
 
 def use_cpu_kernel(model: Word2VecModel) -> bool:
@@ -291,79 +197,12 @@ def use_cpu_kernel(model: Word2VecModel) -> bool:
 
 def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, seed: int,
                 start_epoch: int = 0, start_chunk: int = 0, kernel: bool | None = None) -> Iterator[dict]:
-    """Yield after every SGD step: {"epoch", "chunk", "step_loss" (0-d tensor), "pairs",
-    "words_done", "words_total", "lr", "chunk_done", "n_chunks"}. On a GPU the data stays on the
-    device and nothing syncs; on a CPU (``kernel`` None: when numba is there) each step is one call of
-    the compiled kernel of ``engine.models.word2vec_cpu``."""
-    cfg = model.cfg
+    """``engine.models.word2vec_steps.run_chunks`` for this model: on a GPU the data stays on the device
+    and nothing syncs; on a CPU (``kernel`` None: when numba is there) each step is one call of the
+    compiled kernel of ``engine.models.word2vec_cpu`` on numpy views of the tensors."""
     use_kernel = use_cpu_kernel(model) if kernel is None else kernel
-    keep_prob = model.vocab.keep_probabilities(cfg.sample)
-    bounds = chunk_bounds(starts)
-    words_total = cfg.epochs * len(ids)
-    chunk_steps = _KernelSteps(model, seed) if use_kernel else _TorchSteps(model, seed)
-    words_done = start_epoch * len(ids) + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
-
-    def lr_at(done: float) -> float:
-        return max(cfg.min_alpha, cfg.alpha - (cfg.alpha - cfg.min_alpha) * done / words_total)
-
-    for epoch in range(start_epoch, cfg.epochs):
-        for c in range(start_chunk if epoch == start_epoch else 0, len(bounds)):
-            s0, s1 = bounds[c]
-            lo, hi = int(starts[s0]), int(starts[s1])
-            rng = np.random.default_rng([seed, epoch, c])
-            # the chunk's sentence numbers, made here: ids may be a memory-mapped file larger than memory
-            sent = np.repeat(np.arange(s0, s1, dtype=np.int32), np.diff(starts[s0 : s1 + 1]))
-            chunk_words = hi - lo
-            steps = chunk_steps(np.asarray(ids[lo:hi]), sent, keep_prob, rng, epoch, c,
-                                lambda f: lr_at(words_done + chunk_words * f))  # noqa: B023 - used at once
-            last = 0.0
-            for frac0, frac1, loss, pairs in steps:
-                last = frac1
-                yield {"epoch": epoch, "chunk": c, "step_loss": loss, "pairs": pairs,
-                       "lr": lr_at(words_done + chunk_words * frac0), "words_done": words_done + chunk_words * frac1,
-                       "words_total": words_total, "chunk_done": frac1 >= 1.0, "n_chunks": len(bounds)}
-            if last < 1.0:  # a chunk with nothing to train on (or an empty last batch) still ends with a step
-                yield {"epoch": epoch, "chunk": c, "step_loss": torch.zeros((), device=model.device), "pairs": 0,
-                       "lr": lr_at(words_done + chunk_words), "words_done": words_done + chunk_words,
-                       "words_total": words_total, "chunk_done": True, "n_chunks": len(bounds)}
-            words_done += chunk_words
-
-
-class _KernelSteps:
-    """A chunk as calls of the compiled CPU kernel: subsample, then ``step_words()`` positions per call."""
-
-    def __init__(self, model: Word2VecModel, seed: int) -> None:
-        from engine.models import word2vec_cpu
-
-        self.kernel, self.model, self.seed = word2vec_cpu, model, seed
-        cfg, vocab = model.cfg, model.vocab
-        word2vec_cpu.set_threads(cfg.workers)
-        self.syn0, self.syn1 = model.syn0.numpy(), model.syn1.numpy()  # views: updated in place
-        self.sub_rows = None if model.sub_rows is None else model.sub_rows.numpy()
-        self.sub_count = None if model.sub_count is None else model.sub_count.numpy()
-        if cfg.hs:
-            self.codes, self.points, self.lengths = vocab.huffman()
-            self.accept, self.alias = np.ones(1, np.float32), np.zeros(1, np.int32)
-        else:
-            self.accept, self.alias = word2vec_cpu.alias_table(vocab.noise_distribution(cfg.ns_exponent))
-            self.codes, self.points, self.lengths = np.zeros((1, 1), np.int8), np.zeros((1, 1), np.int32), np.zeros(1, np.int32)
-
-    def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
-        cfg = self.model.cfg
-        keep = rng.random(len(ids)) < keep_prob[ids]
-        kept_ids, kept_sent = np.ascontiguousarray(ids[keep], np.int32), np.ascontiguousarray(sent[keep])
-        n, per_call = len(kept_ids), self.kernel.step_words()
-        n_calls = max(1, math.ceil(n / per_call))
-        for b in range(n_calls):
-            a, z = b * n // n_calls, (b + 1) * n // n_calls
-            f0, f1 = b / n_calls, (b + 1) / n_calls
-            loss, pairs = self.kernel.sgd(
-                kept_ids, kept_sent, a, z, self.syn0, self.syn1, self.sub_rows, self.sub_count,
-                sg=bool(cfg.sg), hs=bool(cfg.hs), negative=cfg.negative, window=cfg.window,
-                cbow_mean=bool(cfg.cbow_mean), accept=self.accept, alias=self.alias, codes=self.codes, points=self.points,
-                lengths=self.lengths, alpha0=lr_at(f0), alpha1=lr_at(f1),
-                seed=hash((self.seed, epoch, chunk, b)) & 0x7FFFFFFFFFFF)
-            yield f0, f1, torch.tensor(loss), pairs
+    steps = KernelSteps(model, seed) if use_kernel else _TorchSteps(model, seed)
+    return run_chunks(model, ids, starts, steps, seed=seed, start_epoch=start_epoch, start_chunk=start_chunk)
 
 
 class _TorchSteps:
@@ -417,5 +256,3 @@ class _TorchSteps:
             yield f0, f1, loss, z - a
 
 
-def _timer() -> float:
-    return time.perf_counter()

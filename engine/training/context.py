@@ -28,15 +28,16 @@ RATE_WINDOW_S = 0.5  # a StepMetrics' throughput covers at least this much time
 class TrainContext:
     """What a family's ``run`` generator needs, and helpers that build its events."""
 
-    def __init__(self, spec: Any, stop: threading.Event | None, kind: str | None = None) -> None:
+    def __init__(self, spec: Any, stop: threading.Event | None, kind: str | None = None, device: Any = None) -> None:
         """``spec``: a ``RunSpec`` (pre-training) or a ``FinetuneSpec``: ``out``, ``device``, ``seed``,
-        ``resume``, ``log_every``, ``mixed_precision``; ``corpus`` too for pre-training."""
+        ``resume``, ``log_every``, ``mixed_precision``; ``corpus`` too for pre-training. ``device``: the
+        device already chosen (``engine.device.CPU`` for a run without torch); else ``pick_device``."""
         self.spec = spec
         self.kind = kind or spec.kind
         self.run_dir = Path(spec.out)
         self.resume = bool(spec.resume)
         self.stop = stop or threading.Event()
-        self.device = pick_device(spec.device)
+        self.device = device if device is not None else pick_device(spec.device)
         self.precision = precision_for(self.device, spec.mixed_precision)
         self.step = 0
         self.unit = "steps"

@@ -12,14 +12,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from engine.checkpoint import CONFIG, STATE, read_config, read_training_state
+from engine.checkpoint import CONFIG, has_training_state, read_config, read_training_state
 from engine.config import RunSpec, config_from_dict
 from engine.errors import CheckpointError, SaveError, Word2BertError
 from engine.training.budget import cpu_budget, wall_budget
@@ -29,14 +28,45 @@ from engine.training.events import METRICS, RunFinished, TrainEvent, event_to_di
 Family = Callable[[TrainContext], Iterator[TrainEvent]]
 
 
-def families() -> dict[str, Family]:
-    """kind -> its run generator (imported when a run starts: they import the models)."""
-    from engine.training import adapt_runs, contextual_runs, static_runs
+# kind -> (module in engine.training, its run generator); a module is imported when a run of it starts
+_FAMILIES = {"word2vec": ("static_runs", "run_word2vec"), "glove": ("static_runs", "run_glove"),
+             "ngram": ("static_runs", "run_ngram"), "nnlm": ("static_runs", "run_nnlm"),
+             "bert": ("contextual_runs", "run_bert"), "gpt": ("contextual_runs", "run_gpt"),
+             "elmo": ("contextual_runs", "run_elmo"), "mlm-head": ("adapt_runs", "run_mlm_head"),
+             "clm-head": ("adapt_runs", "run_clm_head")}
 
-    return {"word2vec": static_runs.run_word2vec, "glove": static_runs.run_glove, "ngram": static_runs.run_ngram,
-            "nnlm": static_runs.run_nnlm, "bert": contextual_runs.run_bert, "gpt": contextual_runs.run_gpt,
-            "elmo": contextual_runs.run_elmo, "mlm-head": adapt_runs.run_mlm_head,
-            "clm-head": adapt_runs.run_clm_head}
+
+def family(kind: str) -> Family:
+    """The run generator of a model family (its module imported now: they import the models)."""
+    import importlib
+
+    module, name = _FAMILIES[kind]
+    return getattr(importlib.import_module(f"engine.training.{module}"), name)
+
+
+def families() -> dict[str, Family]:
+    """kind -> its run generator (every family's module imported)."""
+    return {kind: family(kind) for kind in _FAMILIES}
+
+
+def runs_without_torch(spec: RunSpec) -> bool:
+    """Whether this run trains on the CPU without importing torch: word2vec with its compiled kernel
+    (numba) where no GPU can be (``engine.device.accelerator_possible``) or the CPU is asked for."""
+    if spec.kind != "word2vec" or spec.device not in (None, "", "auto", "cpu"):
+        return False
+    if spec.device != "cpu":
+        from engine.device import accelerator_possible
+
+        if accelerator_possible():
+            return False
+    from engine.models import word2vec_cpu
+
+    return word2vec_cpu.available()
+
+
+def _out_of_memory(error: BaseException) -> bool:
+    torch = sys.modules.get("torch")  # a run that never imported torch cannot run out of device memory
+    return torch is not None and isinstance(error, torch.OutOfMemoryError)
 
 
 def check_new_run_folder(out: str | Path) -> None:
@@ -57,13 +87,15 @@ def run_events(ctx: TrainContext, events: Iterator[TrainEvent], *, write: bool =
                 event = next(events)
             except StopIteration:
                 return
-            except torch.OutOfMemoryError:
-                event = ctx.finished("failed", "out of memory on the device: try a smaller --batch-size "
-                                     "(the last checkpoint is kept)")
             except SaveError as e:  # a full disk: the run ends with the reason, its last checkpoint intact
                 event = ctx.finished("failed", str(e))
             except Word2BertError:
                 raise
+            except Exception as e:
+                if not _out_of_memory(e):
+                    raise
+                event = ctx.finished("failed", "out of memory on the device: try a smaller --batch-size "
+                                     "(the last checkpoint is kept)")
             if sink is not None:
                 try:
                     sink.write(json.dumps(event_to_dict(event)) + "\n")
@@ -89,7 +121,7 @@ def _carry_budget(spec: RunSpec) -> float:
     """A resumed run whose learning rate follows its time budget (``--budget-schedule``) keeps that
     schedule: the budget counts the whole run (a larger ``--max-minutes`` extends it), on the clock it
     was started with. Returns what earlier sessions used of it, in seconds."""
-    if not (Path(spec.out) / STATE).exists():
+    if not has_training_state(spec.out):
         return 0.0
     saved: Any = read_training_state(spec.out, mmap=True).get("budget")  # the loop reads the whole state later
     try:
@@ -107,18 +139,27 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
 
     Problems found before training starts (bad corpus, bad folder) raise a ``Word2BertError``.
     """
-    from engine.training import distributed
-
-    main = distributed.is_main()
+    no_torch = runs_without_torch(spec)
+    distributed: Any = None
+    if not no_torch:
+        from engine.training import distributed
+    main = distributed is None or distributed.is_main()
     spent_before = 0.0
     if spec.resume:
         spec = _prepare_resume(spec)
         spent_before = _carry_budget(spec)
     elif main:
         check_new_run_folder(spec.out)
-    family = families()[spec.kind]
-    torch.manual_seed(spec.seed)
-    ctx = TrainContext(spec, stop)
+    run = family(spec.kind)
+    if no_torch:
+        from engine.device import CPU
+
+        ctx = TrainContext(spec, stop, device=CPU)
+    else:
+        import torch
+
+        torch.manual_seed(spec.seed)
+        ctx = TrainContext(spec, stop)
     budget = None
     if spec.max_minutes:  # a time budget: when it is spent the run stops as on Stop (saved, resumable)
         make = cpu_budget if spec.budget_clock == "cpu" else wall_budget
@@ -126,13 +167,14 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
         budget.start()
         ctx.budget = budget
     try:
-        for event in run_events(ctx, family(ctx), write=main):
+        for event in run_events(ctx, run(ctx), write=main):
             if isinstance(event, RunFinished) and event.status == "stopped" and budget is not None and budget.finished.is_set():
                 event = dataclasses.replace(event, message=f"the {spec.max_minutes:g}-minute {spec.budget_clock} budget is spent: {event.message}")
             yield event
     finally:
         if budget is not None:
             budget.cancel()
-        distributed.cleanup()
+        if distributed is not None:
+            distributed.cleanup()
 
 

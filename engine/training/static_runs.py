@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
-import torch
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
 from engine.data import prefetch
@@ -95,17 +94,38 @@ def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
             (ctx.run_dir / ID_CACHE).unlink(missing_ok=True)
 
 
-def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np.ndarray) -> Iterator[TrainEvent]:
-    from engine.models.word2vec import Word2VecModel, chunk_bounds, train_steps
+def _word2vec_model(ctx: TrainContext, vocab: Vocab) -> tuple[Any, Callable[..., Iterator[dict]]]:
+    """The model and its step generator: numpy arrays and the compiled kernel on a run without torch
+    (``engine.device.CPU``: a CPU-only machine), else torch tensors (the kernel on their numpy views on a
+    CPU, batched steps on a GPU)."""
+    from engine.device import CpuDevice
 
     cfg = ctx.spec.model
+    if isinstance(ctx.device, CpuDevice):
+        from engine.models.word2vec_arrays import KernelSteps, Word2VecArrays
+        from engine.models.word2vec_steps import run_chunks
+
+        arrays = Word2VecArrays(vocab, cfg, ctx.spec.seed)
+        return arrays, lambda ids, starts, **kw: run_chunks(arrays, ids, starts, KernelSteps(arrays, kw["seed"]), **kw)
+    from engine.models.word2vec import Word2VecModel, train_steps
+
     model = Word2VecModel(vocab, cfg, ctx.device, ctx.spec.seed)
+    return model, lambda ids, starts, **kw: train_steps(model, ids, starts, **kw)
+
+
+def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np.ndarray) -> Iterator[TrainEvent]:
+    from engine.device import CpuDevice
+    from engine.models.word2vec_steps import chunk_bounds
+
+    cfg = ctx.spec.model
+    model, train_steps = _word2vec_model(ctx, vocab)
     start_epoch = start_chunk = 0
     if ctx.spec.resume:
         state = read_training_state(ctx.run_dir)
         from engine.checkpoint import read_config
 
-        model.load_tensors(read_tensors(ctx.run_dir, read_config(ctx.run_dir), model.expected_shapes()))
+        framework = "np" if isinstance(ctx.device, CpuDevice) else "pt"
+        model.load_tensors(read_tensors(ctx.run_dir, read_config(ctx.run_dir), model.expected_shapes(), framework))
         start_epoch, start_chunk, ctx.step = int(state["epoch"]), int(state["chunk"]), int(state["step"])
     n_words = len(ids)
     if start_epoch >= cfg.epochs:
@@ -121,48 +141,49 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
 
     bounds = chunk_bounds(starts)
     done_before = start_epoch * n_words + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
-    loss_sum = torch.zeros((), device=ctx.device)
+    loss_sum: Any = 0.0  # a number from the CPU kernel; 0-d tensors from the GPU steps, read only when logged
     pairs = 0
-    with torch.no_grad():
-        for info in train_steps(model, ids, starts, seed=ctx.spec.seed, start_epoch=start_epoch, start_chunk=start_chunk):
-            ctx.step += 1
-            loss_sum += info["step_loss"]
-            pairs += info["pairs"]
-            if ctx.should_log():
-                loss = float(loss_sum) / max(pairs, 1)
-                loss_sum.zero_()
-                pairs = 0
-                if not ctx.finite(loss):
-                    yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept "
-                                       "(try a smaller --alpha)")
-                    return
-                yield ctx.step_metrics(info["epoch"], info["words_done"], loss, info["lr"], done_before)
-            if ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not info["chunk_done"]:
-                continue
-            if info["chunk_done"]:
-                epoch, chunk = info["epoch"], info["chunk"] + 1
-                if chunk == info["n_chunks"]:
-                    epoch, chunk = epoch + 1, 0
-                last = epoch >= cfg.epochs
-                saving = ctx.stop.is_set() or chunk == 0 or bool(ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps)
-                if saving and not model.finite():  # never overwrite the last good checkpoint
-                    yield ctx.finished("diverged", "the vectors are no longer finite; the last good checkpoint is "
-                                       "kept (try a smaller --alpha)")
-                    return
-                if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not last):
-                    yield save(epoch, chunk)
-                    yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")
-                    return
-                if chunk == 0:
-                    metrics = _quick_similarity(vocab.words, model.word_vectors())
-                    yield ctx.eval_metrics(metrics)
-                    yield save(epoch, chunk)
+    for info in train_steps(ids, starts, seed=ctx.spec.seed, start_epoch=start_epoch, start_chunk=start_chunk):
+        ctx.step += 1
+        loss_sum += info["step_loss"]
+        pairs += info["pairs"]
+        if ctx.should_log():
+            loss = float(loss_sum) / max(pairs, 1)
+            loss_sum = 0.0
+            pairs = 0
+            if not ctx.finite(loss):
+                yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept "
+                                   "(try a smaller --alpha)")
+                return
+            yield ctx.step_metrics(info["epoch"], info["words_done"], loss, info["lr"], done_before)
+        if ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not info["chunk_done"]:
+            continue
+        if info["chunk_done"]:
+            epoch, chunk = info["epoch"], info["chunk"] + 1
+            if chunk == info["n_chunks"]:
+                epoch, chunk = epoch + 1, 0
+            last = epoch >= cfg.epochs
+            saving = ctx.stop.is_set() or chunk == 0 or bool(ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps)
+            if saving and not model.finite():  # never overwrite the last good checkpoint
+                yield ctx.finished("diverged", "the vectors are no longer finite; the last good checkpoint is "
+                                   "kept (try a smaller --alpha)")
+                return
+            if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not last):
+                yield save(epoch, chunk)
+                yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")
+                return
+            if chunk == 0:
+                metrics = _quick_similarity(vocab.words, model.word_vectors())
+                yield ctx.eval_metrics(metrics)
+                yield save(epoch, chunk)
     yield ctx.finished("completed", metrics=metrics)
 
 
 # ---------------------------------------------------------------- GloVe
 
 def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
+    import torch
+
     from engine.models.glove import GloveModel, cooccurrence, train_steps
 
     cfg = ctx.spec.model
@@ -254,6 +275,8 @@ def run_ngram(ctx: TrainContext) -> Iterator[TrainEvent]:
 # ---------------------------------------------------------------- NNLM
 
 def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
+    import torch
+
     from engine.models.ngram import BOS, EOS, RESERVED, UNK
     from engine.models.nnlm import NNLM, flat_windows, perplexity
 

@@ -119,12 +119,14 @@ def test_a_full_disk_says_so_and_keeps_the_previous_save(tmp_path):
 
 
 def test_a_training_run_on_a_full_disk_ends_failed_with_the_reason(topic_corpus, tmp_path, monkeypatch):
+    import safetensors.numpy
     import safetensors.torch
 
     def disk_full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(safetensors.torch, "save_file", disk_full)
+    monkeypatch.setattr(safetensors.numpy, "save_file", disk_full)  # word2vec on a CPU saves numpy arrays
     events = list(api.train(w2v_spec(topic_corpus, tmp_path / "w2v")))
     last = events[-1]
     assert isinstance(last, api.RunFinished) and last.status == "failed"

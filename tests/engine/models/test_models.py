@@ -68,7 +68,7 @@ def test_word2vec_loss_falls_and_related_words_come_closer(topic_corpus, sg, hs,
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["cpu-kernel", "torch-batched"])
 def test_word2vec_subwords_give_unknown_words_a_vector(topic_corpus, kernel):
-    from engine.models.word2vec import ngram_rows
+    from engine.models.word2vec_subwords import ngram_rows
 
     sents = corpus_sentences(topic_corpus)
     cfg = Word2VecConfig(sg=1, vector_size=16, epochs=3, min_count=2, subword_buckets=5000, sample=0)

@@ -199,3 +199,29 @@ def test_a_cpu_budget_counts_the_process_own_computation_not_sleep():
         sum(i * i for i in range(10_000))  # computing does
     assert fired.is_set() and budget.finished.is_set() and budget.fraction() == 1.0
     budget.cancel()
+
+
+def test_word2vec_on_a_cpu_only_machine_trains_without_torch_and_resumes_from_its_json_state(topic_corpus, tmp_path):
+    """The compiled kernel on numpy arrays: no second of torch import in a short command, and the loop
+    state saved as JSON (torch.save needs torch) resumes as the .pt one does."""
+    import subprocess
+    import sys
+
+    from engine.device import accelerator_possible
+
+    if accelerator_possible():
+        pytest.skip("this machine may have a GPU: word2vec asks torch which device to use")
+    out = tmp_path / "nt"
+    code = ("import sys, json; from engine.training.loop import train; from tests.engine.helpers import w2v_spec; "
+            f"events = list(train(w2v_spec(r'{topic_corpus}', r'{out}', max_steps=8))); "
+            "print(json.dumps([events[-1].status, 'torch' in sys.modules, 'numba' in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == ["stopped", False, True], done.stderr[-2000:]
+    assert not (out / "training_state.pt").exists()
+    assert json.loads((out / "training_state.json").read_text())["step"] >= 8
+    import torch  # noqa: F401 - as in the app's process: its saves write the .pt form
+
+    resumed = run(RunSpec("word2vec", out=str(out), resume=True, log_every=2))  # here, in a process with torch
+    assert resumed[-1].status == "completed" and resumed[0].resumed_step >= 8
+    assert (out / "training_state.pt").exists() and not (out / "training_state.json").exists()  # one form only
+    assert api.load(out).static_neighbours("piano", 3)
