@@ -47,6 +47,8 @@ def levers(config: dict) -> str:
                 f"{model.get('train_layers')} layers, seq {model.get('seq_len')}, lr {model.get('lr')}")
     parts = [f"{config['kind']} {model.get('preset', '')}".strip(), f"seq {model.get('seq_len')}",
              f"lr {model.get('lr')}"]
+    if config["kind"] in ("bert", "gpt") and model.get("hidden") != 256:
+        parts.append(f"{model.get('layers')} layers × {model.get('hidden')}")
     if config["kind"] == "bert":
         parts.append("NSP" if model.get("nsp") else "no NSP")
         if model.get("whole_word"):
@@ -55,12 +57,13 @@ def levers(config: dict) -> str:
         parts.append("dropout 0")
     if model.get("init_embeddings"):
         parts.append(f"embeddings from {model['init_embeddings']}")
+    map_note = ", no map: its own states" if model.get("distill_map") == "identity" else ""
     if config.get("soft_targets_from"):
         parts.append(f"distilled from the masked LM {model['teacher']}: its vocabulary, its predictions (soft "
                      f"targets, weight {model.get('soft_weight')}, temperature {model.get('temperature')}) and its "
-                     f"states (weight {model.get('distill_weight')})")
+                     f"states (weight {model.get('distill_weight')}{map_note})")
     elif model.get("teacher"):
-        parts.append(f"distilled from {model['teacher']} (weight {model.get('distill_weight')})")
+        parts.append(f"distilled from {model['teacher']} (weight {model.get('distill_weight')}{map_note})")
     return ", ".join(parts)
 
 
@@ -106,6 +109,9 @@ def main() -> None:
     p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                    help="what the budget counted (--budget-clock of the runs; bench/levers_budget.sh: cpu)")
     p.add_argument("--wic", action="store_true", help="also WiC dev (the layer chosen on WiC train)")
+    p.add_argument("--section", default=None, help="the RESULTS.md section to write (default: levers, or "
+                   "levers-BUDGETmin): a new set of runs keeps the tables of earlier sets, whose folders may be gone")
+    p.add_argument("--title", default=None, help="the section's heading")
     args = p.parse_args()
     from engine import api
     from engine.handles.history import tokens_seen
@@ -128,6 +134,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     heading = ("## Training levers: what each run's CPU time bought" if args.budget is None else
                f"## Training levers: what {args.budget:g} CPU minutes buy")
+    heading = f"## {args.title}" if args.title else heading
     clock = ("`--budget-clock cpu`: the CPU time the run's own process used, two runs side by side on two cores"
              if args.clock == "cpu" else "wall time from the command's start")
     budget = ("" if args.budget is None else
@@ -145,7 +152,7 @@ def main() -> None:
         "| run | levers | steps | tokens | minutes | held-out | senses (best layer) | cloze top-10 |"
         + (" WiC dev |" if args.wic else ""),
         "|---|---|---:|---:|---:|---|---:|---:|" + ("---:|" if args.wic else ""), *rows])
-    write_section("levers" if args.budget is None else f"levers-{args.budget:g}min", body)
+    write_section(args.section or ("levers" if args.budget is None else f"levers-{args.budget:g}min"), body)
     print(body)
 
 
