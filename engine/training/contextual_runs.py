@@ -198,6 +198,7 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         return result
 
     net: nn.Module = model
+    notes: list[str] = []
     if source is not None:  # only the student is saved; the maps to the teacher's space exist for training
         net = DistilledBert(model, WordDistillation(cfg.hidden, source.dim, distillation_pairs, cfg.distill_map == "identity"),
                             cfg.distill_weight,
@@ -207,11 +208,27 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         if mlm_teacher is not None:
             started = {**started, "soft_targets_from": cfg.teacher, "vocabulary_from": cfg.teacher,
                        "teacher_save_id": mlm_teacher.save_id}
+            notes = _teacher_changed(ctx, mlm_teacher.save_id)
     recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
                     {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
-                    weights=model.state_dict if source is not None else None)
+                    weights=model.state_dict if source is not None else None, notes=notes)
     yield from pretrain(ctx, recipe)
+
+
+def _teacher_changed(ctx: TrainContext, save_id: str) -> list[str]:
+    """A resumed student whose masked-LM teacher was saved again since (a shipped name remade, a run
+    trained further): it goes on learning from the new one — said, since the run's earlier steps learned
+    from the old."""
+    if not ctx.spec.resume:
+        return []
+    from engine.checkpoint import read_config
+
+    before = read_config(ctx.run_dir).get("teacher_save_id")
+    if not before or before == save_id:
+        return []
+    return [f"the teacher {ctx.spec.model.teacher!r} was saved again since this run last learned from it "
+            f"(save {str(before)[:8]} → {save_id[:8]}): the steps from here learn from the new one"]
 
 
 # ---------------------------------------------------------------- GPT

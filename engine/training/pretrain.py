@@ -37,6 +37,7 @@ class Recipe:
     files: dict[str, Callable[[Path], None]]  # tokenizer / vocabulary writers
     config: dict[str, Any]  # extra config.json fields
     weights: Callable[[], dict[str, torch.Tensor]] | None = None  # what model.safetensors keeps (default: all)
+    notes: list[str] = dataclasses.field(default_factory=list)  # said when the run starts (not saved)
 
 
 def _order(n: int, need: int, device: torch.device, gen: torch.Generator) -> torch.Tensor:
@@ -100,7 +101,8 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         total_steps=ctx.spec.max_steps or cfg.epochs * steps_per_epoch, steps_per_epoch=steps_per_epoch,
         unit="tokens", units_per_step=per_step * recipe.tokens_per_example, batches=batches,
         loss=lambda module, batch: recipe.step_loss(module, batch)["loss"], validate=validate, save=save,
-        summary=summary, restore=restore, info={"examples": recipe.n_examples, "processes": world, **recipe.config},
+        summary=summary, restore=restore, info={"examples": recipe.n_examples, "processes": world, **recipe.config,
+                                                        **({"notes": recipe.notes} if recipe.notes else {})},
         eval_every=cfg.eval_every, keep_every=cfg.keep_every, checkpoint_every=ctx.spec.checkpoint_every,
         extend_on_resume=bool(ctx.spec.max_steps), betas=(0.9, 0.98), eps=1e-6, accumulate=accumulate)
     yield from optimise(ctx, job)

@@ -105,6 +105,13 @@ def test_a_student_of_a_masked_lm_learns_its_predictions_in_its_vocabulary(topic
     assert config["vocabulary_size"] > 29_000  # the teacher's WordPiece, not one trained on the tiny corpus
     handle = api.load(tmp_path / "s")
     assert len(handle.fill_mask("the [MASK] played the piano", k=3)[0].tokens) == 3
+    config["teacher_save_id"] = "0" * 32  # as if the teacher had been saved again since (a remade shipped name)
+    (tmp_path / "s" / "config.json").write_text(json.dumps(config))
+    resumed = list(api.train(api.RunSpec("bert", out=str(tmp_path / "s"), resume=True, max_steps=18)))
+    notes = resumed[0].info.get("notes", [])
+    assert resumed[-1].status == "completed" and any("saved again" in n and "00000000" in n for n in notes)
+    again = list(api.train(api.RunSpec("bert", out=str(tmp_path / "s"), resume=True, max_steps=20)))
+    assert not again[0].info.get("notes")  # the same teacher as last time: nothing to say
 
 
 def test_an_unknown_teacher_is_named_in_the_error(topic_corpus, tmp_path):
