@@ -103,9 +103,11 @@ def test_a_stop_while_the_command_starts_is_not_lost(topic_corpus, tmp_path):
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", str(topic_corpus), "--out",
-                             str(tmp_path / "run"), "--dim", "10", "--epochs", "1", "--min-count", "2", "--json-events"],
+                             str(tmp_path / "run"), "--dim", "10", "--epochs", "500", "--min-count", "2", "--json-events"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.6)  # the interpreter is up, the command's imports are under way
+    # the interpreter is up, the command's imports are under way (on a machine without a GPU word2vec imports no
+    # torch and is training within a second: 500 epochs keep it from finishing first, whenever the signal lands)
+    time.sleep(0.3)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=300)
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
