@@ -2,7 +2,8 @@
 
 All of them read the train part of the corpus, evaluate on the held-out part (or the word-similarity
 sets), save into the run folder at each epoch end and when stopped, and resume from
-``training_state.pt``. The loss is read from the device only when an event is logged.
+``training_state.pt`` (``training_state.json`` from word2vec run without torch: numpy arrays and the
+compiled kernel on a CPU-only machine). The loss is read from the device only when an event is logged.
 """
 
 from __future__ import annotations
