@@ -138,7 +138,8 @@ def model_settings(kind: str, preset: str | None = None) -> list[Setting]:
         default = f.default
         type_name = type(default).__name__ if default is not None else "int"
         choices = CHOICES.get(f.name, ())
-        names = tuple(f"{c}: {CHOICE_NAMES[f.name][c]}" if f.name in CHOICE_NAMES else str(c) for c in choices)
+        names = tuple((f"{c}: {CHOICE_NAMES[f.name][c]}" if c != "" else CHOICE_NAMES[f.name][c])  # "" reads as its name
+                      if f.name in CHOICE_NAMES else str(c) for c in choices)
         out.append(Setting(f.name, type_name, getattr(cfg, f.name), default is None, choices,
                            help_text.get(f.name, ""), names))
     return out

@@ -395,7 +395,7 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
     "hs": {0: "negative sampling", 1: "hierarchical softmax"},
     "cbow_mean": {0: "sum of the context", 1: "mean of the context"},
     "init_embeddings": {"": "random", "glove-6b-50d": "GloVe 6B-50d, projected"},
-    "distill_map": {"linear": "a learned linear map", "identity": "none: the student's own states"},
+    "distill_map": {"linear": "a learned linear map", "identity": "no map, the student's own states"},
 }
 # the least each setting may be (anything not named here: >= 0)
 _AT_LEAST_ONE = {"accumulate", "order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",
