@@ -44,11 +44,6 @@ def family(kind: str) -> Family:
     return getattr(importlib.import_module(f"engine.training.{module}"), name)
 
 
-def families() -> dict[str, Family]:
-    """kind -> its run generator (every family's module imported)."""
-    return {kind: family(kind) for kind in _FAMILIES}
-
-
 def runs_without_torch(spec: RunSpec) -> bool:
     """Whether this run trains on the CPU without importing torch: word2vec with its compiled kernel
     (numba) where no GPU can be (``engine.device.accelerator_possible``) or the CPU is asked for."""
