@@ -19,7 +19,7 @@ from engine.checkpoint import read_tensors, read_training_state, save_run
 from engine.data import prefetch
 from engine.data.text import encode_sentences, remap_ids
 from engine.data.vocab import Vocab
-from engine.errors import CorpusError
+from engine.errors import CheckpointError, CorpusError
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
 
@@ -127,7 +127,11 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
 
         framework = "np" if isinstance(ctx.device, CpuDevice) else "pt"
         model.load_tensors(read_tensors(ctx.run_dir, read_config(ctx.run_dir), model.expected_shapes(), framework))
-        start_epoch, start_chunk, ctx.step = int(state["epoch"]), int(state["chunk"]), int(state["step"])
+        try:
+            start_epoch, start_chunk, ctx.step = int(state["epoch"]), int(state["chunk"]), int(state["step"])
+        except (KeyError, TypeError, ValueError):
+            raise CheckpointError(f"{ctx.run_dir}: its training state lacks the epoch, chunk and step to resume "
+                                  "from") from None
     n_words = len(ids)
     if start_epoch >= cfg.epochs:
         yield ctx.finished("completed", "the run had already finished")

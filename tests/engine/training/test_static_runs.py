@@ -218,7 +218,12 @@ def test_word2vec_on_a_cpu_only_machine_trains_without_torch_and_resumes_from_it
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert json.loads(done.stdout.strip().splitlines()[-1]) == ["stopped", False, True], done.stderr[-2000:]
     assert not (out / "training_state.pt").exists()
-    assert json.loads((out / "training_state.json").read_text())["step"] >= 8
+    saved = (out / "training_state.json").read_text()
+    assert json.loads(saved)["step"] >= 8
+    (out / "training_state.json").write_text("{}")  # edited by hand: a clear error, not a traceback
+    with pytest.raises(CheckpointError, match="epoch, chunk and step"):
+        run(RunSpec("word2vec", out=str(out), resume=True))
+    (out / "training_state.json").write_text(saved)
     import torch  # noqa: F401 - as in the app's process: its saves write the .pt form
 
     resumed = run(RunSpec("word2vec", out=str(out), resume=True, log_every=2))  # here, in a process with torch
