@@ -170,6 +170,10 @@ class MlmHeadConfig(PretrainSettings):
     lr: float = 3e-4
     warmup: int = 100  # steps of linear warmup
     keep_every: int = 0  # steps between checkpoints kept in checkpoints/step-N (0: none)
+    sense_pairs: str = ""  # a word-in-context file (WiC's NAME.data.txt with NAME.gold.txt beside it, or one TSV with a T/F column): beside the masked LM, a word's vectors in two sentences are pulled together when its sense is the same, pushed apart when not; "": none
+    sense_weight: float = 1.0  # weight of that loss beside the masked LM's
+    sense_batch: int = 16  # word-in-context pairs per step
+    sense_layer: int = 0  # the layer whose states that loss shapes (0: the last; k: after layer k)
 
 
 @dataclass
@@ -448,6 +452,11 @@ def check_config(kind: str, cfg: Any) -> list[str]:
         problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
     if kind in ("mlm-head", "clm-head") and not str(get("base") or "").strip():
         problems.append("base must name the encoder to give a language-model head (e.g. all-minilm-l6-v2)")
+    if kind == "mlm-head" and get("sense_pairs") and get("sense_batch") is not None and get("sense_batch") < 2:
+        problems.append("sense_batch must be at least 2 (the loss compares the pairs of a batch)")
+    if kind == "mlm-head" and get("sense_pairs") and get("sense_batch") and get("sense_batch") > get("batch_size"):
+        problems.append(f"sense_batch ({get('sense_batch')}) cannot exceed batch_size ({get('batch_size')}): each "
+                        "step's pairs ride with its masked-LM windows")
     if kind in ("mlm-head", "clm-head") and get("seq_len") is not None and get("seq_len") < 8:
         problems.append("seq_len must be at least 8")
     if kind == "bert" and get("seq_len") is not None and get("seq_len") < 8:

@@ -126,15 +126,19 @@ def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.
 
 
 def train_adapted(ctx: TrainContext, kind: str, run: Adapted, step_loss: Callable[..., dict[str, torch.Tensor]],
-                  evaluate: Callable[[Any], dict[str, float]]) -> Iterator[TrainEvent]:
+                  evaluate: Callable[[Any], dict[str, float]], extra: dict[str, Any] | None = None,
+                  notes: list[str] | None = None) -> Iterator[TrainEvent]:
+    """The adapted encoder trained by the gradient loop; ``extra``: more per-window tensors for the batches
+    and more config.json fields (``data`` / ``config``), e.g. the word-in-context pairs that ride along."""
     from engine.models.masked_lm_head import trained_state
 
     model, cfg = run.model, ctx.spec.model
-    train_data = {"ids": torch.from_numpy(run.windows).to(ctx.device)}
+    extra = extra or {}
+    train_data = {"ids": torch.from_numpy(run.windows).to(ctx.device), **extra.get("data", {})}
     recipe = Recipe(kind, model, len(run.windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
-                    {}, {"corpus_tokens": run.tokens, "base": cfg.base, **run.started,
+                    {}, {"corpus_tokens": run.tokens, "base": cfg.base, **run.started, **extra.get("config", {}),
                          "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
-                    weights=lambda: trained_state(model))
+                    weights=lambda: trained_state(model), notes=notes or [])
     yield from pretrain(ctx, recipe)
 
 
@@ -150,29 +154,47 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     continuation, ordinary = (t.to(ctx.device) for t in vocabulary_roles(hf_tokenizer))
     eval_ids = torch.from_numpy(run.heldout[:EVAL_EXAMPLES]).to(ctx.device)
 
-    def step_loss(net: Any, batch: dict[str, torch.Tensor],
-                  generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+    senses = sense_pairs_for(ctx, run) if cfg.sense_pairs else None
+
+    def mlm_loss(net: Any, batch: dict[str, torch.Tensor],
+                 generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
         ids = batch["ids"].long()
         special = (ids == cls) | (ids == sep) | (ids == pad)
         inputs, labels = mask_words(ids, special, continuation, ordinary, mask_id=mask, prob=cfg.mask_prob,
                                     whole_word=cfg.whole_word, generator=generator)
         return masked_lm_loss(net, inputs, torch.ones_like(inputs), labels)
 
+    def step_loss(net: Any, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        out = mlm_loss(net, batch)
+        if senses is None:
+            return out
+        pairs = senses.loss(net, batch["pair"][: cfg.sense_batch])
+        return {**out, **{k: v for k, v in pairs.items() if k != "loss"},
+                "loss": out["loss"] + cfg.sense_weight * pairs["loss"]}
+
     def evaluate(net: Any) -> dict[str, float]:
         gen = torch.Generator(device=ctx.device).manual_seed(0)  # the same masks at every evaluation
         loss = correct = top10 = count = 0.0
         for start in range(0, len(eval_ids), cfg.batch_size):
-            out = step_loss(net, {"ids": eval_ids[start : start + cfg.batch_size]}, gen)
+            out = mlm_loss(net, {"ids": eval_ids[start : start + cfg.batch_size]}, gen)
             n = float(out["mlm_count"])
             loss += float(out["mlm_loss"]) * n
             correct += float(out["mlm_correct"])
             top10 += float(out["mlm_top10"])
             count += n
         mean = loss / max(count, 1)
-        return {"mlm_loss": mean, "mlm_accuracy": correct / max(count, 1), "mlm_top10": top10 / max(count, 1),
-                "mlm_perplexity": math.exp(min(mean, 50))}
+        metrics = {"mlm_loss": mean, "mlm_accuracy": correct / max(count, 1), "mlm_top10": top10 / max(count, 1),
+                   "mlm_perplexity": math.exp(min(mean, 50))}
+        return {**metrics, **senses.evaluate(net)} if senses is not None else metrics
 
-    yield from train_adapted(ctx, "mlm-head", run, step_loss, evaluate)
+    extra = senses.extra(len(run.windows)) if senses is not None else None
+    yield from train_adapted(ctx, "mlm-head", run, step_loss, evaluate, extra, senses.notes if senses else None)
+
+
+def sense_pairs_for(ctx: TrainContext, run: Adapted) -> Any:
+    from engine.training.sense_pairs import SensePairs
+
+    return SensePairs.build(ctx, run.model, run.tokenizer)
 
 
 def run_clm_head(ctx: TrainContext) -> Iterator[TrainEvent]:

@@ -1,0 +1,53 @@
+"""The word-in-context loss: a word's vectors in two sentences (the mean of its pieces' states at one layer)
+should be close when the word has the same sense in both and apart when it has not.
+
+    cos_k = cosine(word vector in sentence A_k, in sentence B_k)       for the pairs k of a batch
+    loss  = BCE(sigmoid(scale * (cos_k - mean_k cos_k)), same_k)
+
+The threshold is the batch's own mean cosine (not learned: nothing is added to the model), so the loss
+ranks same-sense pairs above different-sense ones — what a nearest-neighbour view of senses reads.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+SCALE = 20.0
+
+
+def word_vectors(hidden: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
+    """(N, d): the mean of each row's marked pieces' states; hidden (N, T, d), pieces (N, T) 0/1."""
+    weights = pieces.to(hidden.dtype)
+    return (hidden * weights[..., None]).sum(1) / weights.sum(1, keepdim=True).clamp_min(1.0)
+
+
+def pair_cosines(model: Any, ids: torch.Tensor, pieces: torch.Tensor, pad: int, layer: int) -> torch.Tensor:
+    """(P,): the cosine of the target word's vectors in each pair's two sentences (rows 2k, 2k+1) at hidden
+    state ``layer`` of a transformers encoder (0: the last layer; k: after layer k); ``pad`` pads the rows."""
+    attention = ids != pad
+    width = int(attention.any(0).nonzero().max()) + 1  # drop the columns that are padding in every row
+    ids, pieces, attention = ids[:, :width], pieces[:, :width], attention[:, :width]
+    out = model.base_model(input_ids=ids, attention_mask=attention.long(), output_hidden_states=layer != 0)
+    hidden = out.last_hidden_state if layer == 0 else out.hidden_states[layer]
+    vectors = word_vectors(hidden, pieces).float()
+    return nn.functional.cosine_similarity(vectors[0::2], vectors[1::2], dim=-1)
+
+
+def sense_pair_loss(model: Any, ids: torch.Tensor, pieces: torch.Tensor, same: torch.Tensor, pad: int,
+                    layer: int = 0) -> dict[str, torch.Tensor]:
+    """The loss above over the pairs whose word was found in both sentences; ``sense_correct`` counts pairs
+    on the right side of the batch's mean cosine."""
+    found = (pieces[0::2].sum(1) > 0) & (pieces[1::2].sum(1) > 0)
+    if not bool(found.any()):
+        zero = torch.stack([p.sum() * 0.0 for p in model.parameters() if p.requires_grad]).sum()
+        return {"loss": zero, "sense_loss": zero.detach(), "sense_count": torch.tensor(0), "sense_correct": torch.tensor(0)}
+    rows = torch.stack([found, found], 1).reshape(-1)
+    cos = pair_cosines(model, ids[rows], pieces[rows], pad, layer)
+    target = same[found].float()
+    centred = cos - cos.mean().detach()
+    loss = nn.functional.binary_cross_entropy_with_logits(SCALE * centred, target)
+    return {"loss": loss, "sense_loss": loss.detach(), "sense_count": torch.tensor(int(found.sum())),
+            "sense_correct": ((centred >= 0) == (target > 0.5)).sum()}

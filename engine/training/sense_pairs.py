@@ -1,0 +1,108 @@
+"""Word-in-context pairs riding along a masked-LM adaptation (``mlm-head --sense-pairs FILE``): each step's
+batch of corpus windows carries the indices of ``sense_batch`` pairs (shuffled once, then drawn in the
+loop's own seeded order, so a resumed run continues with the same pairs); the step's loss is the masked LM's
+plus ``sense_weight`` x the word-in-context loss (engine/models/sense_loss.py). One pair in ten (at most 500)
+is held out: the held-out evaluation reports how many of those fall on the right side of their median cosine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from engine.data.sense_pairs import encode_pairs, fingerprint, read_sense_pairs
+from engine.errors import CorpusError
+from engine.models.sense_loss import pair_cosines, sense_pair_loss
+from engine.training.context import TrainContext
+
+HELD_OUT_EVERY = 10  # pair k is held out when k % 10 == 9
+MAX_HELD_OUT = 500
+EVAL_PAIRS = 64  # pairs per evaluation forward pass
+
+
+@dataclass
+class SensePairs:
+    ids: torch.Tensor  # (2P, L) training pairs, rows 2k and 2k+1
+    pieces: torch.Tensor  # (2P, L) 0/1 marks of the target word
+    same: torch.Tensor  # (P,) bool
+    held_ids: torch.Tensor
+    held_pieces: torch.Tensor
+    held_same: torch.Tensor
+    pad: int
+    layer: int
+    seed: int
+    config: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, ctx: TrainContext, model: Any, tokenizer: Any) -> SensePairs:
+        cfg = ctx.spec.model
+        layers = int(model.config.num_hidden_layers)
+        if cfg.sense_layer > layers:
+            raise ValueError(f"sense_layer {cfg.sense_layer}: the encoder has {layers} layers")
+        shaped = cfg.sense_layer or layers
+        if shaped <= layers - cfg.train_layers:
+            raise ValueError(f"the sense loss reads layer {shaped}, but only layers {layers - cfg.train_layers + 1}-"
+                             f"{layers} learn (train_layers {cfg.train_layers}): raise train_layers or the layer")
+        pairs = read_sense_pairs(cfg.sense_pairs)
+        held_out = {k for k in range(HELD_OUT_EVERY - 1, len(pairs), HELD_OUT_EVERY)}
+        held_out = set(sorted(held_out)[:MAX_HELD_OUT])
+        held = [p for k, p in enumerate(pairs) if k in held_out]
+        train = [p for k, p in enumerate(pairs) if k not in held_out]
+        if len(train) < cfg.sense_batch or len({p.same for p in train}) < 2:
+            raise CorpusError(f"sense pairs: {cfg.sense_pairs} gives {len(train)} training pairs (one in ten is held "
+                              f"out); a step needs {cfg.sense_batch} (sense_batch) of both labels")
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        backend = tokenizer.backend_tokenizer
+        special = (tokenizer.cls_token_id, tokenizer.sep_token_id, pad)
+        ids, pieces = encode_pairs(train, backend, *special)
+        held_ids, held_pieces = encode_pairs(held, backend, *special) if held else (ids[:0], pieces[:0])
+        device = ctx.device
+        pairs_fp = fingerprint(pairs)
+        config = {"sense_pairs_fingerprint": pairs_fp, "sense_pairs_trained": len(train), "sense_pairs_heldout": len(held)}
+        notes = [f"word-in-context pairs: {len(train):,} from {cfg.sense_pairs} ({len(held)} held out), "
+                 f"{cfg.sense_batch} a step at layer {shaped}, weight {cfg.sense_weight:g}"]
+        if ctx.spec.resume:
+            from engine.checkpoint import read_config
+
+            before = read_config(ctx.run_dir).get("sense_pairs_fingerprint")
+            if before and before != pairs_fp:
+                notes.append(f"the word-in-context pairs in {cfg.sense_pairs} changed since this run started; "
+                             "it goes on with the pairs the file holds now")
+        return cls(torch.from_numpy(ids).to(device), torch.from_numpy(pieces).to(device),
+                   torch.tensor([p.same for p in train], device=device), torch.from_numpy(held_ids).to(device),
+                   torch.from_numpy(held_pieces).to(device), torch.tensor([p.same for p in held], dtype=torch.bool,
+                                                                          device=device),
+                   pad=pad, layer=cfg.sense_layer, seed=ctx.spec.seed, config=config, notes=notes)
+
+    def extra(self, windows: int) -> dict[str, Any]:
+        """Per-window pair indices (every pair as often as the windows allow, in a seeded order) for the
+        batches, and the config.json fields that say what the run learned from."""
+        n = self.same.shape[0]
+        gen = torch.Generator().manual_seed(self.seed * 7_919 + 17)
+        repeats = -(-windows // n)
+        order = torch.cat([torch.randperm(n, generator=gen) for _ in range(repeats)])[:windows]
+        return {"data": {"pair": order.to(self.same.device)}, "config": self.config}
+
+    def loss(self, model: Any, index: torch.Tensor) -> dict[str, torch.Tensor]:
+        rows = torch.stack([2 * index, 2 * index + 1], 1).reshape(-1)
+        return sense_pair_loss(model, self.ids[rows].long(), self.pieces[rows], self.same[index], self.pad, self.layer)
+
+    def evaluate(self, model: Any) -> dict[str, float]:
+        """The held-out pairs' accuracy at their median cosine (WiC's labels are balanced), and their count."""
+        pairs = self.held_same.shape[0]
+        if pairs == 0:
+            return {}
+        cosines = []
+        for first in range(0, pairs, EVAL_PAIRS):
+            rows = slice(2 * first, 2 * min(first + EVAL_PAIRS, pairs))
+            cosines.append(pair_cosines(model, self.held_ids[rows].long(), self.held_pieces[rows], self.pad, self.layer))
+        cos = torch.cat(cosines)
+        found = (self.held_pieces[0::2].sum(1) > 0) & (self.held_pieces[1::2].sum(1) > 0)
+        cos, same = cos[found], self.held_same[found]
+        if cos.numel() == 0:
+            return {}
+        right = ((cos >= cos.median()) == same).float().mean()
+        return {"sense_pair_accuracy": float(right), "sense_pairs_scored": float(cos.numel())}
