@@ -107,7 +107,8 @@ def main() -> None:
         accs, train_accs, pairs = dev_accuracy_by_layer(handle, train, dev)
         best = int(np.argmax(train_accs))  # the layer chosen on train, as the threshold is: dev stays unseen
         cells = ", ".join(f"{a:.3f}" for a in accs)
-        lines.append(f"| {handle.name} ({handle.kind}) | {cells} | {best} | {accs[best]:.3f} | {pairs} |")
+        trained = " ‡ (trained on WiC train pairs: not zero-shot)" if handle.info.get("sense_pairs") else ""
+        lines.append(f"| {handle.name} ({handle.kind}){trained} | {cells} | {best} | {accs[best]:.3f} | {pairs} |")
         print(lines[-1], flush=True)
     body = "\n".join(lines)
     print(body)

@@ -42,6 +42,8 @@ def test_a_run_with_sense_pairs_reports_them_and_records_what_it_learned_from(to
     config = json.loads((out / "config.json").read_text())
     assert config["model"]["sense_pairs"] == str(pairs) and config["sense_pairs_trained"] == 14
     assert config["sense_pairs_heldout"] == 1 and len(config["sense_pairs_fingerprint"]) == 16
+    info = api.load(out).info  # the library says what the model learned from
+    assert "learned senses from 14 word-in-context pairs (bank-pairs.tsv)" in info["description"]
     events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=3,
                                     resume=True)))
     assert events[-1].status == "completed"  # a resume reads the same pairs again
