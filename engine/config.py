@@ -102,7 +102,17 @@ class PretrainSettings:
 
 
 @dataclass
-class BertConfig(PretrainSettings):
+class SenseSettings:
+    """Word senses taught directly beside a masked LM (engine/training/sense_pairs.py): BERT and mlm-head."""
+
+    sense_pairs: str = ""  # a word-in-context file (WiC's NAME.data.txt with NAME.gold.txt beside it, or one TSV with a T/F column): beside the masked LM, a word's vectors in two sentences are pulled together when its sense is the same, pushed apart when not; "": none
+    sense_weight: float = 1.0  # weight of that loss beside the masked LM's
+    sense_batch: int = 16  # word-in-context pairs per step
+    sense_layer: int = 0  # the layer whose states that loss shapes (0: the last; k: after layer k)
+
+
+@dataclass
+class BertConfig(SenseSettings, PretrainSettings):
     preset: str = "tiny"
     vocab_size: int = 8000  # WordPiece vocabulary trained on the corpus
     hidden: int = 256
@@ -158,7 +168,7 @@ class ElmoConfig(PretrainSettings):
 
 
 @dataclass
-class MlmHeadConfig(PretrainSettings):
+class MlmHeadConfig(SenseSettings, PretrainSettings):
     """A masked-LM head for a pre-trained encoder that has none (e.g. all-MiniLM-L6-v2), trained here."""
 
     base: str = "all-minilm-l6-v2"  # the encoder: a built-in name or a Hugging Face BERT-style folder
@@ -170,10 +180,6 @@ class MlmHeadConfig(PretrainSettings):
     lr: float = 3e-4
     warmup: int = 100  # steps of linear warmup
     keep_every: int = 0  # steps between checkpoints kept in checkpoints/step-N (0: none)
-    sense_pairs: str = ""  # a word-in-context file (WiC's NAME.data.txt with NAME.gold.txt beside it, or one TSV with a T/F column): beside the masked LM, a word's vectors in two sentences are pulled together when its sense is the same, pushed apart when not; "": none
-    sense_weight: float = 1.0  # weight of that loss beside the masked LM's
-    sense_batch: int = 16  # word-in-context pairs per step
-    sense_layer: int = 0  # the layer whose states that loss shapes (0: the last; k: after layer k)
 
 
 @dataclass
@@ -452,9 +458,9 @@ def check_config(kind: str, cfg: Any) -> list[str]:
         problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
     if kind in ("mlm-head", "clm-head") and not str(get("base") or "").strip():
         problems.append("base must name the encoder to give a language-model head (e.g. all-minilm-l6-v2)")
-    if kind == "mlm-head" and get("sense_pairs") and get("sense_batch") is not None and get("sense_batch") < 2:
+    if get("sense_pairs") and get("sense_batch") is not None and get("sense_batch") < 2:
         problems.append("sense_batch must be at least 2 (the loss compares the pairs of a batch)")
-    if kind == "mlm-head" and get("sense_pairs") and get("sense_batch") and get("sense_batch") > get("batch_size"):
+    if get("sense_pairs") and get("sense_batch") and get("sense_batch") > get("batch_size"):
         problems.append(f"sense_batch ({get('sense_batch')}) cannot exceed batch_size ({get('batch_size')}): each "
                         "step's pairs ride with its masked-LM windows")
     if kind in ("mlm-head", "clm-head") and get("seq_len") is not None and get("seq_len") < 8:

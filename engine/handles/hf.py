@@ -195,7 +195,7 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     else:
         what = (f"{cfg.base} with a masked-LM head trained by word2bert ({trained}, "
                 f"{steps_text(config)} on {config.get('corpus', '?')})")
-        if cfg.sense_pairs:
+        if getattr(cfg, "sense_pairs", ""):
             pairs = config.get("sense_pairs_trained")
             what += (f"; its layer-{cfg.sense_layer or model.config.num_hidden_layers} word vectors also learned "
                      f"senses from {f'{pairs:,} ' if isinstance(pairs, int) else ''}word-in-context pairs "
@@ -205,6 +205,6 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
             "heads": model.config.num_attention_heads, "dim": model.config.hidden_size,
             "parameters": sum(p.numel() for p in model.parameters()), "description": what,
             **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device") if k in config},
-            **({"sense_pairs": Path(cfg.sense_pairs).name} if cfg.sense_pairs else {})}
+            **({"sense_pairs": Path(cfg.sense_pairs).name} if getattr(cfg, "sense_pairs", "") else {})}
     adapter = HFAdapter(model, tokenizer, "causal" if causal else "masked", pick_device(), max_len)
     return TransformerHandle(f"hf-{model.config.model_type}", run_dir.name, str(run_dir), info, adapter)

@@ -145,6 +145,7 @@ def train_adapted(ctx: TrainContext, kind: str, run: Adapted, step_loss: Callabl
 def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.masked_lm_head import masked_lm_loss
     from engine.models.masking import mask_words, vocabulary_roles
+    from engine.models.sense_loss import hf_states
 
     cfg = ctx.spec.model
     run = adapt(ctx, "mlm-head", lambda t, docs: mlm_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id))
@@ -168,7 +169,7 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
         out = mlm_loss(net, batch)
         if senses is None:
             return out
-        pairs = senses.loss(net, batch["pair"][: cfg.sense_batch])
+        pairs = senses.loss(hf_states(net), batch["pair"][: cfg.sense_batch])
         return {**out, **{k: v for k, v in pairs.items() if k != "loss"},
                 "loss": out["loss"] + cfg.sense_weight * pairs["loss"]}
 
@@ -185,7 +186,7 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
         mean = loss / max(count, 1)
         metrics = {"mlm_loss": mean, "mlm_accuracy": correct / max(count, 1), "mlm_top10": top10 / max(count, 1),
                    "mlm_perplexity": math.exp(min(mean, 50))}
-        return {**metrics, **senses.evaluate(net)} if senses is not None else metrics
+        return {**metrics, **senses.evaluate(hf_states(net))} if senses is not None else metrics
 
     extra = senses.extra(len(run.windows)) if senses is not None else None
     yield from train_adapted(ctx, "mlm-head", run, step_loss, evaluate, extra, senses.notes if senses else None)
@@ -194,7 +195,9 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
 def sense_pairs_for(ctx: TrainContext, run: Adapted) -> Any:
     from engine.training.sense_pairs import SensePairs
 
-    return SensePairs.build(ctx, run.model, run.tokenizer)
+    layers, t = int(run.model.config.num_hidden_layers), run.tokenizer
+    return SensePairs.build(ctx, layers, layers - ctx.spec.model.train_layers + 1, t.backend_tokenizer, t.cls_token_id,
+                            t.sep_token_id, t.pad_token_id if t.pad_token_id is not None else 0)
 
 
 def run_clm_head(ctx: TrainContext) -> Iterator[TrainEvent]:

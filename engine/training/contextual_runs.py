@@ -135,8 +135,17 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     first = pairs(train_docs, ctx.spec.seed * 7919)
     eval_data = _device_tensors({k: v[:EVAL_EXAMPLES] for k, v in pairs(heldout, 12345).items()}, ctx.device)
 
+    senses = None
+    if cfg.sense_pairs:  # word senses taught directly: pairs ride along each step's examples
+        from engine.training.sense_pairs import SensePairs
+
+        senses = SensePairs.build(ctx, cfg.layers, 1, tok, cls, sep, pad, min(96, cfg.max_len))
+
     def epoch_data(epoch: int) -> dict[str, torch.Tensor]:
-        return _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
+        data = _device_tensors(first if epoch == 0 else pairs(train_docs, ctx.spec.seed * 7919 + epoch), ctx.device)
+        if senses is not None:
+            data.update(senses.extra(len(data["ids"]), epoch)["data"])
+        return data
 
     distillation_pairs = layer_pairs(cfg.layers, source.layers) if source is not None else []
     vocabulary = [tok.id_to_token(i) for i in range(cfg.vocab_size)]
@@ -147,6 +156,15 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     def step_loss(model: nn.Module, batch: dict[str, torch.Tensor],
                   generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
+        out = pretraining_loss(model, batch, generator)
+        if senses is None or "pair" not in batch:
+            return out
+        pairs = senses.loss(bert_states(model), batch["pair"][: cfg.sense_batch])
+        return {**out, **{k: v for k, v in pairs.items() if k != "loss"},
+                "loss": out["loss"] + cfg.sense_weight * pairs["loss"]}
+
+    def pretraining_loss(model: nn.Module, batch: dict[str, torch.Tensor],
+                         generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
         ids = batch["ids"].long()
         if cfg.whole_word:
             inputs, labels = mask_words(ids, ids < first_normal, continuation, ordinary, mask_id=mask,
@@ -195,6 +213,8 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
             result["distill_loss"] = distill / max(n, 1)
         if mlm_teacher is not None:
             result["soft_loss"] = soft / max(n, 1)
+        if senses is not None:
+            result.update(senses.evaluate(bert_states(model)))
         return result
 
     net: nn.Module = model
@@ -211,9 +231,20 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
             notes = _teacher_changed(ctx, mlm_teacher.save_id)
     recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
-                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
-                    weights=model.state_dict if source is not None else None, notes=notes)
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started,
+                     **(senses.config if senses is not None else {})},
+                    weights=model.state_dict if source is not None else None,
+                    notes=notes + (senses.notes if senses is not None else []))
     yield from pretrain(ctx, recipe)
+
+
+def bert_states(net: nn.Module) -> Any:
+    """The sense loss's ``Encode`` of our BERT (or of the student inside a distillation)."""
+    bert: Any = getattr(net, "student", net)
+
+    def encode(ids: torch.Tensor, attention: torch.Tensor) -> list[torch.Tensor]:
+        return bert.encode(ids, None, attention)[0]
+    return encode
 
 
 def _teacher_changed(ctx: TrainContext, save_id: str) -> list[str]:

@@ -14,7 +14,7 @@ import torch
 
 from engine.data.sense_pairs import encode_pairs, fingerprint, read_sense_pairs
 from engine.errors import CorpusError
-from engine.models.sense_loss import pair_cosines, sense_pair_loss
+from engine.models.sense_loss import Encode, pair_cosines, sense_pair_loss
 from engine.training.context import TrainContext
 
 HELD_OUT_EVERY = 10  # pair k is held out when k % 10 == 9
@@ -37,28 +37,27 @@ class SensePairs:
     notes: list[str] = field(default_factory=list)
 
     @classmethod
-    def build(cls, ctx: TrainContext, model: Any, tokenizer: Any) -> SensePairs:
+    def build(cls, ctx: TrainContext, layers: int, learning_from: int, tokenizer: Any, cls_id: int, sep_id: int,
+              pad: int, max_len: int = 96) -> SensePairs:
+        """The run's pairs read, split and encoded with ``tokenizer`` (a ``tokenizers`` tokenizer); ``layers``:
+        the encoder's layers, of which those from ``learning_from`` (1-based) up learn."""
         cfg = ctx.spec.model
-        layers = int(model.config.num_hidden_layers)
         if cfg.sense_layer > layers:
             raise ValueError(f"sense_layer {cfg.sense_layer}: the encoder has {layers} layers")
         shaped = cfg.sense_layer or layers
-        if shaped <= layers - cfg.train_layers:
-            raise ValueError(f"the sense loss reads layer {shaped}, but only layers {layers - cfg.train_layers + 1}-"
-                             f"{layers} learn (train_layers {cfg.train_layers}): raise train_layers or the layer")
+        if shaped < learning_from:
+            raise ValueError(f"the sense loss reads layer {shaped}, but only layers {learning_from}-{layers} learn "
+                             f"(train_layers {layers - learning_from + 1}): raise train_layers or the layer")
         pairs = read_sense_pairs(cfg.sense_pairs)
-        held_out = {k for k in range(HELD_OUT_EVERY - 1, len(pairs), HELD_OUT_EVERY)}
-        held_out = set(sorted(held_out)[:MAX_HELD_OUT])
+        held_out = set(range(HELD_OUT_EVERY - 1, len(pairs), HELD_OUT_EVERY)[:MAX_HELD_OUT])
         held = [p for k, p in enumerate(pairs) if k in held_out]
         train = [p for k, p in enumerate(pairs) if k not in held_out]
         if len(train) < cfg.sense_batch or len({p.same for p in train}) < 2:
             raise CorpusError(f"sense pairs: {cfg.sense_pairs} gives {len(train)} training pairs (one in ten is held "
                               f"out); a step needs {cfg.sense_batch} (sense_batch) of both labels")
-        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        backend = tokenizer.backend_tokenizer
-        special = (tokenizer.cls_token_id, tokenizer.sep_token_id, pad)
-        ids, pieces = encode_pairs(train, backend, *special)
-        held_ids, held_pieces = encode_pairs(held, backend, *special) if held else (ids[:0], pieces[:0])
+        special = (cls_id, sep_id, pad, max_len)
+        ids, pieces = encode_pairs(train, tokenizer, *special)
+        held_ids, held_pieces = encode_pairs(held, tokenizer, *special) if held else (ids[:0], pieces[:0])
         device = ctx.device
         pairs_fp = fingerprint(pairs)
         config = {"sense_pairs_fingerprint": pairs_fp, "sense_pairs_trained": len(train), "sense_pairs_heldout": len(held)}
@@ -77,20 +76,20 @@ class SensePairs:
                                                                           device=device),
                    pad=pad, layer=cfg.sense_layer, seed=ctx.spec.seed, config=config, notes=notes)
 
-    def extra(self, windows: int) -> dict[str, Any]:
-        """Per-window pair indices (every pair as often as the windows allow, in a seeded order) for the
-        batches, and the config.json fields that say what the run learned from."""
+    def extra(self, windows: int, epoch: int = 0) -> dict[str, Any]:
+        """Per-window pair indices (every pair as often as the windows allow, in an order seeded by the run's
+        seed and the epoch) for the batches, and the config.json fields that say what the run learned from."""
         n = self.same.shape[0]
-        gen = torch.Generator().manual_seed(self.seed * 7_919 + 17)
+        gen = torch.Generator().manual_seed(self.seed * 7_919 + 17 + 1_000_003 * epoch)
         repeats = -(-windows // n)
         order = torch.cat([torch.randperm(n, generator=gen) for _ in range(repeats)])[:windows]
         return {"data": {"pair": order.to(self.same.device)}, "config": self.config}
 
-    def loss(self, model: Any, index: torch.Tensor) -> dict[str, torch.Tensor]:
+    def loss(self, encode: Encode, index: torch.Tensor) -> dict[str, torch.Tensor]:
         rows = torch.stack([2 * index, 2 * index + 1], 1).reshape(-1)
-        return sense_pair_loss(model, self.ids[rows].long(), self.pieces[rows], self.same[index], self.pad, self.layer)
+        return sense_pair_loss(encode, self.ids[rows].long(), self.pieces[rows], self.same[index], self.pad, self.layer)
 
-    def evaluate(self, model: Any) -> dict[str, float]:
+    def evaluate(self, encode: Encode) -> dict[str, float]:
         """The held-out pairs' accuracy at their median cosine (WiC's labels are balanced), and their count."""
         pairs = self.held_same.shape[0]
         if pairs == 0:
@@ -98,7 +97,7 @@ class SensePairs:
         cosines = []
         for first in range(0, pairs, EVAL_PAIRS):
             rows = slice(2 * first, 2 * min(first + EVAL_PAIRS, pairs))
-            cosines.append(pair_cosines(model, self.held_ids[rows].long(), self.held_pieces[rows], self.pad, self.layer))
+            cosines.append(pair_cosines(encode, self.held_ids[rows].long(), self.held_pieces[rows], self.pad, self.layer))
         cos = torch.cat(cosines)
         found = (self.held_pieces[0::2].sum(1) > 0) & (self.held_pieces[1::2].sum(1) > 0)
         cos, same = cos[found], self.held_same[found]

@@ -57,7 +57,7 @@ def test_a_run_with_sense_pairs_reports_them_and_records_what_it_learned_from(to
 def test_the_sense_loss_pulls_same_sense_pairs_together(tmp_path):
     from engine.data.sense_pairs import encode_pairs, read_sense_pairs
     from engine.models.masked_lm_head import build, set_trainable
-    from engine.models.sense_loss import pair_cosines, sense_pair_loss
+    from engine.models.sense_loss import hf_states, pair_cosines, sense_pair_loss
 
     torch.manual_seed(0)
     model, tokenizer = build("all-minilm-l6-v2")
@@ -72,13 +72,13 @@ def test_the_sense_loss_pulls_same_sense_pairs_together(tmp_path):
 
     def gap() -> float:
         with torch.no_grad():
-            cos = pair_cosines(model, ids, pieces, tokenizer.pad_token_id, 0)
+            cos = pair_cosines(hf_states(model), ids, pieces, tokenizer.pad_token_id, 0)
         return float(cos[same].mean() - cos[~same].mean())
 
     before_gap = gap()
     losses = []
     for _ in range(6):
-        out = sense_pair_loss(model, ids, pieces, same, tokenizer.pad_token_id)
+        out = sense_pair_loss(hf_states(model), ids, pieces, same, tokenizer.pad_token_id)
         optimiser.zero_grad()
         out["loss"].backward()
         optimiser.step()
@@ -95,3 +95,17 @@ def test_a_sense_loss_at_a_layer_that_does_not_learn_is_refused_before_training(
     with pytest.raises(ValueError, match="sense_batch .* cannot exceed batch_size"):
         RunSpec("mlm-head", out=str(tmp_path / "y"), model=model_config("mlm-head", batch_size=4, sense_batch=8,
                                                                          sense_pairs="x.tsv"))
+
+
+def test_our_bert_learns_senses_from_pairs_beside_mlm(topic_corpus, tmp_path):
+    from tests.conftest import tiny_spec
+
+    pairs = pairs_file(tmp_path)
+    out = tmp_path / "bert-senses"
+    events = list(api.train(tiny_spec("bert", topic_corpus, out, max_steps=3, sense_pairs=str(pairs), sense_batch=4,
+                                      batch_size=8, eval_every=0, keep_every=0)))
+    assert events[-1].status == "completed"
+    evals = [e for e in events if isinstance(e, api.EvalMetrics)]
+    assert {"mlm_accuracy", "sense_pair_accuracy"} <= set(evals[-1].metrics)
+    config = json.loads((out / "config.json").read_text())
+    assert config["sense_pairs_trained"] == 14 and config["model"]["sense_pairs"] == str(pairs)
