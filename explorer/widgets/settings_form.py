@@ -10,16 +10,20 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QFileDialog,
     QFormLayout,
     QLabel,
     QLineEdit,
     QScrollArea,
     QSpinBox,
+    QStyle,
     QVBoxLayout,
     QWidget,
 )
 
 INVALID = "background: #fde2e2;"
+# text settings that name a file: their editor gets an "open file" button (name -> the dialog's filter)
+FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
 
 
 class SettingsForm(QWidget):
@@ -91,8 +95,19 @@ class SettingsForm(QWidget):
             editor = QLineEdit(self._text(setting.value))
             if setting.optional:
                 editor.setPlaceholderText("none")
+            if setting.name in FILE_SETTINGS:
+                editor.setPlaceholderText("none (choose a file)")
+                icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon)
+                action = editor.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)
+                action.setToolTip("Choose a file")
+                action.triggered.connect(lambda _=False, e=editor, n=setting.name: self._choose_file(e, n))
             editor.textChanged.connect(self._check)
         return editor
+
+    def _choose_file(self, editor: QLineEdit, name: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, name.replace("_", " "), editor.text(), FILE_SETTINGS[name])
+        if path:
+            editor.setText(path)
 
     @staticmethod
     def _text(value: Any) -> str:

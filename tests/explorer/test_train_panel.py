@@ -137,6 +137,23 @@ def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
     window.grab().save(str(SHOTS / "pretrain-settings-word2vec.png"))
 
 
+def test_a_file_setting_is_chosen_with_a_file_dialog(qtbot, window, monkeypatch, tmp_path):
+    from PySide6.QtWidgets import QFileDialog
+
+    pairs = tmp_path / "pairs.tsv"
+    pairs.write_text("bank\tN\t0-0\tbank .\tbank .\tT\n", encoding="utf-8")
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(pairs), "")))
+    panel = window.train
+    panel.kind.setCurrentText("mlm-head")
+    editor = panel.settings.editors["sense_pairs"]
+    assert editor.text() == "" and len(editor.actions()) == 1
+    editor.actions()[0].trigger()
+    assert panel.settings.values()["sense_pairs"] == str(pairs)
+    assert panel.settings.values()["sense_batch"] == 16 and not panel.settings.problems
+    panel.settings.editors["sense_batch"].setValue(64)  # more pairs a step than windows: named under the form
+    assert "sense_batch (64) cannot exceed batch_size (32)" in panel.settings.problem_label.text()
+
+
 def test_closing_the_window_stops_a_run_with_a_save(qtbot, window):
     """Closing the app is a Stop: the training process saves a resumable checkpoint before the app ends."""
     from engine import api
