@@ -92,12 +92,15 @@ def run(argv: list[str]) -> int:
 
 
 def pending(panel: Any) -> bool:
-    """Whether a panel still has work on its way: a query not answered yet, or a debounce about to send one."""
+    """Whether a panel still has work on its way: a query not answered yet, a background job (the polysemy
+    lens's occurrences, encoded on demand) still running, or a debounce about to send one."""
     from PySide6.QtCore import QTimer
 
-    from explorer.tasks import TaskRunner
+    from explorer.tasks import BackgroundJob, TaskRunner
 
     if any(runner.busy for runner in panel.findChildren(TaskRunner)):
+        return True
+    if any(job.running for job in panel.findChildren(BackgroundJob)):
         return True
     return any(timer.isSingleShot() and timer.isActive() for timer in panel.findChildren(QTimer))
 

@@ -398,6 +398,7 @@ class PolysemyPanel(QWidget):
         word, layer, sentences, hits = self.word, self.layer.value(), self.sentence_list(), self.hits
         index = self.indexes.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
         if index is None:
+            self.context_runner.cancel()  # an answer still coming for another model, word or layer is stale now
             self.fetcher.fetch({handle.name: handle}, word, self.corpus)
             self.message.setText(f"finding the occurrences of “{word}” in the corpus with {handle.name}…")
             return

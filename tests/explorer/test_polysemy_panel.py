@@ -229,3 +229,35 @@ def test_a_clicked_words_occurrences_come_on_demand_without_an_index(qtbot, wind
     with qtbot.waitSignal(panel.fetcher.failed, timeout=30_000):
         panel.select("zebra")  # typed in no sentence above, and in no sentence of the corpus either
     assert "no sentence" in panel.message.text()
+
+
+def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurrences_come(qtbot, window,
+                                                                                         contextual_runs):
+    import time
+
+    from explorer.app import pending
+
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    panel.sentences.setPlainText("The bus stopped near the market.\nShe played the piano on stage.")
+    with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
+        panel.select("bus")
+    qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
+    shown = []
+    panel.context_runner.finished.connect(shown.append)
+    def old_answer() -> tuple:
+        """An answer about "bus" that arrives while the occurrences of the next click are being encoded."""
+        deadline = time.monotonic() + 10
+        while not panel.fetcher.running and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return "bus", 1, [], (("bert", "bus", "pca"), "old"), []
+
+    panel.context_runner.submit(old_answer)
+    panel.select("piano")  # its occurrences are not fetched yet: the answer about "bus" above is stale
+    assert pending(panel)  # a screenshot waits for the occurrences being encoded
+    with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
+        pass
+    qtbot.waitUntil(lambda: bool(shown) and not pending(panel), timeout=30_000)
+    assert all(result[0] == "piano" for result in shown)
+    assert "piano" in panel.message.text() and "“bus”" not in panel.message.text()
