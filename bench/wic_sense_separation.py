@@ -19,6 +19,7 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
+from engine.data.sense_pairs import token_span  # noqa: E402
 from engine.data.text import word_spans  # noqa: E402
 
 WIC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wic"
@@ -47,9 +48,7 @@ def target_vector(handle, cache: dict, sentence: str, index: int) -> np.ndarray 
     cv = cache[sentence]
     if cv is None:
         return None
-    tokens = sentence.split(" ")
-    start = sum(len(t) + 1 for t in tokens[:index])
-    end = start + len(tokens[index])
+    start, end = token_span(sentence, index)
     words = [k for k, (a, b) in enumerate(word_spans(sentence)) if a < end and b > start]
     return cv.vectors[:, words].mean(1) if words else None
 

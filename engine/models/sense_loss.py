@@ -25,6 +25,11 @@ def word_vectors(hidden: torch.Tensor, pieces: torch.Tensor) -> torch.Tensor:
     return (hidden * weights[..., None]).sum(1) / weights.sum(1, keepdim=True).clamp_min(1.0)
 
 
+def found_in_both(pieces: torch.Tensor) -> torch.Tensor:
+    """(P,) bool: the pairs (rows 2k, 2k+1 of ``pieces``) whose word has pieces in both sentences."""
+    return (pieces[0::2].sum(1) > 0) & (pieces[1::2].sum(1) > 0)
+
+
 Encode = Callable[[torch.Tensor, torch.Tensor], "list[torch.Tensor] | tuple[torch.Tensor, ...]"]
 """(ids (N, T), attention (N, T) bool) -> every layer's states, [(N, T, d)] * (layers + 1), 0 = the input."""
 
@@ -45,7 +50,7 @@ def sense_pair_loss(encode: Encode, ids: torch.Tensor, pieces: torch.Tensor, sam
                     layer: int = 0) -> dict[str, torch.Tensor]:
     """The loss above over the pairs whose word was found in both sentences; ``sense_correct`` counts pairs
     on the right side of the batch's mean cosine."""
-    found = (pieces[0::2].sum(1) > 0) & (pieces[1::2].sum(1) > 0)
+    found = found_in_both(pieces)
     if not bool(found.any()):  # no pair to learn from: a zero that still reaches the weights
         zero = pair_cosines(encode, ids[:2], pieces[:2], pad, layer).sum() * 0.0
         return {"loss": zero, "sense_loss": zero.detach(), "sense_count": torch.tensor(0), "sense_correct": torch.tensor(0)}

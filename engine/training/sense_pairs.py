@@ -14,7 +14,7 @@ import torch
 
 from engine.data.sense_pairs import encode_pairs, fingerprint, read_sense_pairs
 from engine.errors import CorpusError
-from engine.models.sense_loss import Encode, pair_cosines, sense_pair_loss
+from engine.models.sense_loss import Encode, found_in_both, pair_cosines, sense_pair_loss
 from engine.training.context import TrainContext
 
 HELD_OUT_EVERY = 10  # pair k is held out when k % 10 == 9
@@ -99,7 +99,7 @@ class SensePairs:
             rows = slice(2 * first, 2 * min(first + EVAL_PAIRS, pairs))
             cosines.append(pair_cosines(encode, self.held_ids[rows].long(), self.held_pieces[rows], self.pad, self.layer))
         cos = torch.cat(cosines)
-        found = (self.held_pieces[0::2].sum(1) > 0) & (self.held_pieces[1::2].sum(1) > 0)
+        found = found_in_both(self.held_pieces)
         cos, same = cos[found], self.held_same[found]
         if cos.numel() == 0:
             return {}

@@ -216,13 +216,19 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))
 
 
-def test_a_clicked_words_occurrences_come_on_demand_without_an_index(qtbot, window, contextual_runs):
+def bus_clicked(qtbot, window, contextual_runs):
+    """bert loaded, two sentences typed, "bus" clicked and its occurrences fetched on demand: the lens."""
     panel = window.polysemy
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["bert"][0]))
     panel.sentences.setPlainText("The bus stopped near the market.\nShe played the piano on stage.")
     with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
         panel.select("bus")
+    return panel
+
+
+def test_a_clicked_words_occurrences_come_on_demand_without_an_index(qtbot, window, contextual_runs):
+    panel = bus_clicked(qtbot, window, contextual_runs)
     qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText(), timeout=30_000)
     assert not panel.indexes and panel.fetcher.get("bert", "bus").sentences
     assert panel.progress.value() == 1000
@@ -237,12 +243,7 @@ def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurre
 
     from explorer.app import pending
 
-    panel = window.polysemy
-    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
-        window.session.load(str(contextual_runs["bert"][0]))
-    panel.sentences.setPlainText("The bus stopped near the market.\nShe played the piano on stage.")
-    with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
-        panel.select("bus")
+    panel = bus_clicked(qtbot, window, contextual_runs)
     qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
     shown = []
     panel.context_runner.finished.connect(shown.append)
