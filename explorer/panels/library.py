@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,16 @@ def describe(handle: Any) -> str:
     return ", ".join(parts)
 
 
+def about(name: str, info: dict[str, Any], fallback: str = "") -> str:
+    """What the library says about a model under the tree, for a speaker to read out: what it is, what it
+    was trained on and for how long, its headline scores (the catalog's words), or the one-line fallback."""
+    lines = [f"<b>{escape(name)}</b>"]
+    labels = {"what": "", "trained": "Trained on: ", "headline": "Scores: "}
+    known = [f"{labels[k]}{escape(str(info[k]))}" for k in labels if info.get(k)]
+    lines += known or ([escape(fallback)] if fallback else [])
+    return "<br>".join(lines)
+
+
 def capability_names(handle: Any) -> str:
     return ", ".join(c.name.lower().replace("_", " ") for c in type(handle.capabilities) if c in handle.capabilities
                      and c.name and c.name != "NONE")
@@ -53,6 +64,10 @@ def _label(name: str, names: set[str]) -> str:
     return "/".join(parts[-2:]) if parts[-1] in names and len(parts) > 1 else parts[-1]
 
 
+HINT = "Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence."
+ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown under the tree when it is selected
+
+
 class LibraryPanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -63,12 +78,14 @@ class LibraryPanel(QWidget):
         self.loaded = QTreeWidgetItem(["Loaded"])
         self.available = QTreeWidgetItem(["Available — double-click to load"])
         self.tree.addTopLevelItems([self.loaded, self.available])
-        self.hint = QLabel("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence.")
+        self.hint = QLabel(HINT)
         self.hint.setWordWrap(True)
+        self.hint.setTextFormat(Qt.TextFormat.RichText)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.hint)
         self.tree.itemDoubleClicked.connect(self._open)
+        self.tree.currentItemChanged.connect(self._show_details)
         session.modelsChanged.connect(self.refresh)
         session.runsChanged.connect(self.refresh)
         self._finder = TaskRunner(self, QThreadPool.globalInstance())
@@ -79,13 +96,14 @@ class LibraryPanel(QWidget):
         self.loaded.takeChildren()
         for name, handle in self.session.models.items():
             item = QTreeWidgetItem([name, describe(handle), capability_names(handle)])
-            details = [str(handle.info[k]) for k in ("what", "trained", "headline") if handle.info.get(k)]
-            item.setToolTip(1, "\n".join([*details, str(handle.info.get("path", ""))]).strip())
+            lines = [str(handle.info[k]) for k in ("what", "trained", "headline") if handle.info.get(k)]
+            item.setToolTip(1, "\n".join([*lines, str(handle.info.get("path", ""))]).strip())
+            item.setData(0, ABOUT, about(name, handle.info, describe(handle)) + f"<br>Can do: {capability_names(handle)}")
             self.loaded.addChild(item)
         self.loaded.setExpanded(True)
         recent = list(self.session.recent)
 
-        def work() -> list[tuple[str, str]]:
+        def work() -> list[tuple[str, str, dict[str, Any]]]:
             from engine import api
 
             described = api.catalog().get("models", {})
@@ -94,24 +112,29 @@ class LibraryPanel(QWidget):
                 entry = described.get(name)
                 return str(entry.get("what", fallback)) if isinstance(entry, dict) else fallback
 
-            out = [(name, what(name, desc)) for name, desc in api.BUILTIN_MODELS.items()]
-            out += [(name, what(name, "default checkpoint shipped with word2bert")) for name in api.default_checkpoints()]
+            def entry(name: str) -> dict[str, Any]:
+                found = described.get(name)
+                return found if isinstance(found, dict) else {}
+
+            out = [(name, what(name, desc), entry(name)) for name, desc in api.BUILTIN_MODELS.items()]
+            out += [(name, what(name, "default checkpoint shipped with word2bert"), entry(name))
+                    for name in api.default_checkpoints()]
             for path in recent:
                 if ("/" in path or "\\" in path) and not Path(path).exists():
                     continue  # deleted or moved since: nothing to open (it stays in the list, should it come back)
                 try:
-                    out.append((path, api.describe_run(path)))
+                    out.append((path, api.describe_run(path), {}))
                 except api.Word2BertError:
-                    out.append((path, "recent"))  # a vectors file or a Hugging Face folder
+                    out.append((path, "recent", {}))  # a vectors file or a Hugging Face folder
             return out
 
         self._finder.submit(work)
 
-    def _show_available(self, entries: list[tuple[str, str]]) -> None:
+    def _show_available(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None:
         self.available.takeChildren()
         loaded_paths = {_resolved(h.path) for h in self.session.models.values() if getattr(h, "path", None)}
-        names = {name for name, _ in entries if "/" not in name} | set(self.session.models)
-        for name, desc in entries:
+        names = {name for name, _, _ in entries if "/" not in name} | set(self.session.models)
+        for name, desc, info in entries:
             if name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths):
                 continue  # loaded already (by name, or a recent run's folder loaded under its name)
             label = _label(name, names)
@@ -119,6 +142,7 @@ class LibraryPanel(QWidget):
             item.setToolTip(0, name)
             item.setToolTip(1, desc)
             item.setData(0, Qt.ItemDataRole.UserRole, name)
+            item.setData(0, ABOUT, about(name, info, desc) + "<br><i>double-click to load</i>")
             self.available.addChild(item)
         self.available.setExpanded(True)
         for col in range(2):
@@ -128,3 +152,7 @@ class LibraryPanel(QWidget):
         name = item.data(0, Qt.ItemDataRole.UserRole)
         if name:
             self.session.load(name)
+
+    def _show_details(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None = None) -> None:
+        text = item.data(0, ABOUT) if item is not None else None
+        self.hint.setText(text if isinstance(text, str) and text else HINT)

@@ -43,6 +43,18 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
     qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
 
 
+def test_selecting_a_model_shows_what_it_is_and_what_it_was_trained_on(qtbot, make_window):
+    win = make_window()
+    lib = win.library
+    qtbot.waitUntil(lambda: lib.available.childCount() >= 2, timeout=30_000)
+    assert lib.hint.text().startswith("Models: GloVe and word2vec")
+    items = {lib.available.child(i).text(0): lib.available.child(i) for i in range(lib.available.childCount())}
+    lib.tree.setCurrentItem(items["glove-6b-50d"])  # the catalog's words, in full (the column is cut short)
+    assert "Trained on: Wikipedia 2014 + Gigaword 5" in lib.hint.text() and "double-click to load" in lib.hint.text()
+    lib.tree.setCurrentItem(lib.loaded)
+    assert lib.hint.text().startswith("Models: GloVe and word2vec")
+
+
 def test_a_deleted_recent_run_is_no_longer_offered(qtbot, make_window, contextual_runs, tmp_path):
     import shutil
 
