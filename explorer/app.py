@@ -76,13 +76,19 @@ def run(argv: list[str]) -> int:
             window.finetune.curves.shown.connect(lambda: QTimer.singleShot(500, grab))
             window.finetune.curves.runner.failed.connect(failed)
         elif args.scene:  # the attention or predictions panel: once its results are drawn
-            panel.shown.connect(lambda: QTimer.singleShot(500, grab))
+            panel.shown.connect(lambda: QTimer.singleShot(500, grab))  # type: ignore[attr-defined]
         elif args.word:
             window.neighbours.runner.finished.connect(lambda _: QTimer.singleShot(100, grab))
             window.neighbours.runner.failed.connect(failed)
         else:  # the window as it opens: once its models have loaded
             poll = QTimer(window, interval=300)
-            poll.timeout.connect(lambda: (poll.stop(), QTimer.singleShot(500, grab)) if not session.loading else None)
+
+            def loaded() -> None:
+                if not session.loading:
+                    poll.stop()
+                    QTimer.singleShot(500, grab)
+
+            poll.timeout.connect(loaded)
             poll.start()
         session.error.connect(failed)
         QTimer.singleShot(900_000 if args.scene else 120_000, lambda: failed("timed out waiting for results"))

@@ -123,7 +123,7 @@ class MainWindow(QMainWindow):
     def _menus(self) -> None:
         from explorer.scenes import builtin_scenes
 
-        declared = {
+        declared: dict[str, list[tuple[str, Any, Any]]] = {
             "&File": [("Open run or Hugging Face folder…", QKeySequence.StandardKey.Open, self.open_folder),
                       ("Open vectors file…", None, self.open_file),
                       ("Open a run's history (checkpoints)…", None, self.open_history),
@@ -150,9 +150,9 @@ class MainWindow(QMainWindow):
                 menu.addAction(action)
 
     def zoom(self, step: int) -> None:
-        level = 0 if step == 0 else int(self.settings.value("zoom", 0)) + step
+        level = 0 if step == 0 else int(str(self.settings.value("zoom", 0))) + step
         self.settings.setValue("zoom", max(-3, min(8, level)))
-        apply_zoom(QApplication.instance(), int(self.settings.value("zoom")))
+        apply_zoom(QApplication.instance(), int(str(self.settings.value("zoom"))))
 
     def set_theme(self, name: str) -> None:
         self.settings.setValue("theme", name)
@@ -181,7 +181,7 @@ class MainWindow(QMainWindow):
             self.finetune.results.setCurrentWidget(self.finetune.curves)
             return self.finetune
         panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours}
-        return panels.get(scene.get("panel"), self.polysemy)
+        return panels.get(str(scene.get("panel")), self.polysemy)
 
     def _show_attention_of(self, text: str, position: int) -> None:
         """A predicted token was clicked: where does that position attend?"""
@@ -293,12 +293,12 @@ class MainWindow(QMainWindow):
         if s.value("state") is not None:
             self.restoreState(s.value("state"))
         recent = s.value("recent", [])
-        self.session.recent = [r for r in (recent if isinstance(recent, list) else [recent]) if r]
+        self.session.recent = [str(r) for r in (recent if isinstance(recent, list) else [recent]) if r]
         sentences = s.value("sentences")
         if sentences:
             self.polysemy.sentences.setPlainText(str(sentences))
         apply_theme(QApplication.instance(), str(s.value("theme", "light")))
-        apply_zoom(QApplication.instance(), int(s.value("zoom", 0)))
+        apply_zoom(QApplication.instance(), int(str(s.value("zoom", 0))))
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         s = self.settings

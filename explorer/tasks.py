@@ -230,9 +230,9 @@ class TaskRunner(QObject):
 class ProcessTrainJob(QObject):
     """A training or fine-tuning run in its own process (the CLI with ``--json-events``): the window never
     stalls, Stop sends Ctrl-C (the run saves a resumable checkpoint), a second Stop kills it and
-    frees its memory. Each JSON line on stdout arrives as an ``event``."""
+    frees its memory. Each JSON line on stdout arrives as a ``run_event``."""
 
-    event = Signal(object)
+    run_event = Signal(object)  # one TrainEvent (not "event": that would hide QObject.event, Qt's event handler)
     finished = Signal(str)  # the RunFinished status ("completed", "stopped", "diverged", "failed", "killed")
     failed = Signal(str)
 
@@ -278,7 +278,7 @@ class ProcessTrainJob(QObject):
     def _read_stdout(self) -> None:
         from engine.api import RunFinished, event_from_json
 
-        self._buffer += bytes(self.process.readAllStandardOutput())
+        self._buffer += self.process.readAllStandardOutput().data()
         if self._buffer and not self._ready:
             self._ready = True  # its first line ("ready") comes once Ctrl-C is caught
             if self._stop_when_ready and self.process.processId():
@@ -292,10 +292,10 @@ class ProcessTrainJob(QObject):
                     continue
                 if isinstance(ev, RunFinished):
                     self.status = ev.status
-                self.event.emit(ev)
+                self.run_event.emit(ev)
 
     def _read_stderr(self) -> None:
-        self._stderr = (self._stderr + bytes(self.process.readAllStandardError()).decode("utf-8", "replace"))[-4000:]
+        self._stderr = (self._stderr + bytes(self.process.readAllStandardError().data()).decode("utf-8", "replace"))[-4000:]
 
     def _exited(self, code: int, _status: object) -> None:
         self._read_stdout()

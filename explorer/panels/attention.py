@@ -60,7 +60,7 @@ class AttentionPanel(QWidget):
         self.compare = QCheckBox("compare with")  # a second model (or the same run at another step)
         self.model2 = ModelPicker(Capability.ATTENTION)
         self.model2.setEnabled(False)
-        self.compare.toggled.connect(lambda on: (self.model2.setEnabled(on), self.query()))
+        self.compare.toggled.connect(self._compare_toggled)
         self.model2.currentIndexChanged.connect(lambda _: self.query() if self.compare.isChecked() else None)
         self.message = QLabel()
         self.message.setWordWrap(True)
@@ -77,7 +77,10 @@ class AttentionPanel(QWidget):
         self.layer = QSpinBox(minimum=0, maximum=0)
         self.head_buttons: list[QToolButton] = []
         self.head_row = QHBoxLayout()
-        self.threshold = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=50, value=0)
+        self.threshold = QSlider(Qt.Orientation.Horizontal)
+        self.threshold.setMinimum(0)
+        self.threshold.setMaximum(50)
+        self.threshold.setValue(0)
         self.threshold.setToolTip("hide lines below this attention probability (far left: automatic, only "
                                   "lines above an even spread 1/n)")
         self.head_view = HeadView()
@@ -213,6 +216,10 @@ class AttentionPanel(QWidget):
                 "selection": "", "models": list(self.session.models), "contextual_model": self.model.currentText(),
                 "layer": self.layer.value(), "view": self.VIEWS[self.views.currentIndex()]}
 
+    def _compare_toggled(self, on: bool) -> None:
+        self.model2.setEnabled(on)
+        self.query()
+
     def query(self) -> None:
         handle = self.session.models.get(self.model.currentText())
         for control in (self.sentence, self.pair, self.atlas_corpus):
@@ -286,7 +293,10 @@ class AttentionPanel(QWidget):
         self.head_buttons = []
         for head in range(heads):
             # at first the first 4 heads: all 12 of a BERT-base at once are a tangle (and slow to draw)
-            button = QToolButton(text=str(head), checkable=True, checked=head < DEFAULT_HEADS)
+            button = QToolButton()
+            button.setText(str(head))
+            button.setCheckable(True)
+            button.setChecked(head < DEFAULT_HEADS)
             colour = HEAD_COLOURS[head % len(HEAD_COLOURS)]
             button.setStyleSheet(f"QToolButton:checked {{ background: {colour}; color: white; }}")
             button.toggled.connect(lambda _: self._draw_head_view())
@@ -348,14 +358,14 @@ class AttentionPanel(QWidget):
         maps = self.result["maps"]
         other, _ = per_head_other(self.result)
         mode = self.grid_mode.currentIndex() if other is not None else 0
-        if mode == 1:
+        if other is None or mode == 0:
+            self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
+        elif mode == 1:
             self.large.show_matrix(other["weights"][layer, head], maps.tokens, maps.tokens,
                                    f"{other['name']}: layer {layer}, head {head}")
         elif mode == 2:
             self.large.show_matrix(maps.weights[layer, head] - other["weights"][layer, head], maps.tokens, maps.tokens,
                                    f"layer {layer}, head {head}: {self.result['name']} − {other['name']}", signed=True)
-        else:
-            self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
 
     def show_token(self, sentence: str, position: int) -> None:
         """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK])."""

@@ -63,8 +63,10 @@ class FinetunePanel(QWidget):
         self.form = FinetuneForm()
         self.model = self.form.model
         self.start = QPushButton("Start")
-        self.pause = QPushButton("Pause", enabled=False)
-        self.stop = QPushButton("Stop", enabled=False)
+        self.pause = QPushButton("Pause")
+        self.pause.setEnabled(False)
+        self.stop = QPushButton("Stop")
+        self.stop.setEnabled(False)
         self.ablation = QPushButton("Ablation")
         self.ablation.setToolTip("pretrained-full, pretrained-frozen and from-scratch on the same split, overlaid")
         buttons = QHBoxLayout()
@@ -198,7 +200,7 @@ class FinetunePanel(QWidget):
         if probes and "--resume" not in args and (not run.ablation or first_of_ablation):
             self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else run.name)
         self.job = ProcessTrainJob(args, self, command="finetune")
-        self.job.event.connect(self._on_event)
+        self.job.run_event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)
         self.job.failed.connect(self._on_failed)
         for b in (self.start, self.ablation):

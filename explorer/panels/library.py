@@ -132,7 +132,7 @@ class LibraryPanel(QWidget):
 
     def _show_available(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None:
         self.available.takeChildren()
-        loaded_paths = {_resolved(h.path) for h in self.session.models.values() if getattr(h, "path", None)}
+        loaded_paths = {_resolved(str(h.path)) for h in self.session.models.values() if getattr(h, "path", None)}
         names = {name for name, _, _ in entries if "/" not in name} | set(self.session.models)
         for name, desc, info in entries:
             if name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths):

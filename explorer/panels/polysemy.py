@@ -70,25 +70,30 @@ class PolysemyPanel(QWidget):
         chip_scroll.setWidgetResizable(True)
         chip_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         chip_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        chip_scroll.setFixedHeight(QToolButton(text="Wg").sizeHint().height() + 34)
+        sample = QToolButton()
+        sample.setText("Wg")
+        chip_scroll.setFixedHeight(sample.sizeHint().height() + 34)
         left = QVBoxLayout()
         left.addWidget(QLabel("Sentences (one per line) — click a word:"))
         left.addWidget(self.sentences, 1)
         left.addWidget(chip_scroll)
 
         self.static = StaticNeighbours(session)
-        self.static.runner.finished.connect(lambda _: self.shown.emit() if self.contextual_box.isHidden() else None)
+        self.static.runner.finished.connect(self._static_shown)
 
         from engine.api import Capability
 
         self.model = ModelPicker(Capability.CONTEXTUAL)
-        self.layer = QSlider(Qt.Orientation.Horizontal, minimum=0, maximum=0)
+        self.layer = QSlider(Qt.Orientation.Horizontal)
+        self.layer.setMinimum(0)
+        self.layer.setMaximum(0)
         self.layer_label = QLabel("layer 0")
         self.build = QPushButton("Build corpus index")
         self.build_all = QPushButton("Index all models")
         self.build_all.setToolTip("build the corpus index of every loaded contextual model, one after another, "
                                   "to compare them side by side in 'All models'")
-        self.cancel = QPushButton("Cancel", enabled=False)
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
         self.progress = QProgressBar(maximum=1000, textVisible=True)
         self.progress.setFormat("%p%")
         self.message = QLabel("Load a contextual model (ELMo, GPT, BERT) to compare occurrences.")
@@ -182,7 +187,7 @@ class PolysemyPanel(QWidget):
 
         while self.chips.count():
             item = self.chips.takeAt(0)
-            widget = item.widget()
+            widget = item.widget() if item is not None else None
             if widget is not None:
                 widget.hide()
                 widget.deleteLater()
@@ -192,7 +197,9 @@ class PolysemyPanel(QWidget):
                 if w not in seen and any(c.isalpha() for c in w):
                     seen.append(w)
         for w in seen[:40]:
-            chip = QToolButton(text=w, checkable=True)
+            chip = QToolButton()
+            chip.setText(w)
+            chip.setCheckable(True)
             chip.setChecked(w == self.word)
             chip.clicked.connect(lambda _=False, word=w: self.select(word))
             self.chips.addWidget(chip)
@@ -201,11 +208,16 @@ class PolysemyPanel(QWidget):
         if self.word:
             self.select(self.word)
 
+    def _static_shown(self, _result: object) -> None:
+        if self.contextual_box.isHidden():  # no contextual model: the static neighbours are all there is to show
+            self.shown.emit()
+
     def select(self, word: str) -> None:
         """Select a word in every sentence where it occurs and query every model."""
         self.word = word.lower()
         for i in range(self.chips.count()):
-            chip = self.chips.itemAt(i).widget()
+            item = self.chips.itemAt(i)
+            chip = item.widget() if item is not None else None
             if isinstance(chip, QToolButton):
                 chip.setChecked(chip.text() == self.word)
         self.static.query(self.word)
@@ -428,6 +440,8 @@ class PolysemyPanel(QWidget):
             return rows
 
         def work() -> tuple[str, int, list[tuple[str, list[Any]]], Any, Any]:
+            import numpy as np
+
             from engine.api import InputError, Word2BertError, occurrence_map
 
             out, typed, typed_sentences = [], [], []
@@ -445,7 +459,8 @@ class PolysemyPanel(QWidget):
             else:  # the word's occurrences, fetched on demand
                 vectors, corpus_sentences = index.layer_vectors(layer), index.sentences
             try:
-                occ_map = occurrence_map(vectors, corpus_sentences, typed, typed_sentences, method, previous)
+                occ_map: Any = occurrence_map(vectors, corpus_sentences, np.stack(typed), typed_sentences, method,
+                                              previous)
             except Word2BertError as e:
                 occ_map = str(e)
             try:

@@ -33,7 +33,7 @@ class DeckEditor(QDialog):
         self.message = QLabel()
         self.message.setWordWrap(True)
         buttons = QHBoxLayout()
-        for text, slot in (("Up", lambda: self.move(-1)), ("Down", lambda: self.move(+1)), ("Delete", self.delete),
+        for text, slot in (("Up", lambda: self.move_step(-1)), ("Down", lambda: self.move_step(+1)), ("Delete", self.delete),
                            ("Open…", self.open_file), ("Save as…", self.save_file), ("Present", self._present)):
             button = QPushButton(text)
             button.clicked.connect(slot)
@@ -62,7 +62,7 @@ class DeckEditor(QDialog):
     def _retitled(self, item: QListWidgetItem) -> None:
         self.deck["steps"][self.list.row(item)]["title"] = item.text().strip()
 
-    def move(self, delta: int) -> None:
+    def move_step(self, delta: int) -> None:
         row, steps = self.list.currentRow(), self.deck["steps"]
         target = row + delta
         if row < 0 or not 0 <= target < len(steps):

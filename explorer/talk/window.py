@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QFont,
     QImage,
@@ -70,6 +70,14 @@ def make_panel(name: str, session: Session) -> Any:
     return PolysemyPanel(session)
 
 
+def app_instance() -> QCoreApplication:
+    """The running application (a talk window exists only inside one)."""
+    app = QApplication.instance()
+    if app is None:
+        raise RuntimeError("no QApplication is running")
+    return app
+
+
 def is_text_input(widget: QWidget | None) -> bool:
     if isinstance(widget, QTextEdit):
         return not widget.isReadOnly()
@@ -125,7 +133,7 @@ class TalkWindow(QWidget):
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
-        QApplication.instance().installEventFilter(self)
+        app_instance().installEventFilter(self)
         self._watch = QTimer(self, interval=500)  # steps that cannot show anything also count as prepared
         self._watch.timeout.connect(self._check_unanswerable)
         self._watch.start()
@@ -189,7 +197,8 @@ class TalkWindow(QWidget):
         scene = self.steps[i]
         self.title.setText(str(scene.get("title") or ""))
         self.counter.setText(f"{i + 1} / {len(self.steps)}")
-        if not is_text_input(QApplication.focusWidget()) or not self.isAncestorOf(QApplication.focusWidget()):
+        focus = QApplication.focusWidget()
+        if focus is None or not is_text_input(focus) or not self.isAncestorOf(focus):
             self.stack.setFocus()
         self.stepped.emit(i)
 
@@ -203,7 +212,7 @@ class TalkWindow(QWidget):
     def handle_key(self, event: QKeyEvent) -> bool:
         key = Qt.Key(event.key())
         focus = QApplication.focusWidget()
-        if is_text_input(focus) and self.isAncestorOf(focus) and key not in CLICKER:
+        if focus is not None and is_text_input(focus) and self.isAncestorOf(focus) and key not in CLICKER:
             return False  # typing in a sentence: the keys are the speaker's
         if key == Qt.Key.Key_Escape:
             self.leave()
@@ -228,12 +237,12 @@ class TalkWindow(QWidget):
         self._digits = ""
 
     def leave(self) -> None:
-        QApplication.instance().removeEventFilter(self)
+        app_instance().removeEventFilter(self)
         self.close()
         self.left.emit()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        QApplication.instance().removeEventFilter(self)
+        app_instance().removeEventFilter(self)
         super().closeEvent(event)
 
     # ------------------------------------------------------------ export

@@ -10,11 +10,17 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QTableWidget, QWidget
 
 
+def cell_text(table: QTableWidget, row: int, column: int) -> str:
+    """A cell's text; "" for a cell with no item."""
+    item = table.item(row, column)
+    return item.text() if item is not None else ""
+
+
 def table_rows(table: QTableWidget) -> list[list[str]]:
-    header = [table.horizontalHeaderItem(c).text() if table.horizontalHeaderItem(c) else "" for c in range(table.columnCount())]
-    rows = [header]
+    headers = [table.horizontalHeaderItem(c) for c in range(table.columnCount())]
+    rows = [[h.text() if h is not None else "" for h in headers]]
     for r in range(table.rowCount()):
-        rows.append([table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())])
+        rows.append([cell_text(table, r, c) for c in range(table.columnCount())])
     return rows
 
 

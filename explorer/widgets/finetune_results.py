@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.export import add_csv_export, cell_text, table_rows
 from explorer.widgets.heatmap import Heatmap
 
 
@@ -85,7 +85,9 @@ class ProbeTable(QWidget):
             self.table.setItem(row, column, _item(f"{label} ({p:.2f})", "#ffe8a8" if changed else None))
             self.last[key] = label
         self.table.resizeColumnsToContents()
-        self.table.scrollToItem(self.table.item(0, column))
+        first = self.table.item(0, column)
+        if first is not None:
+            self.table.scrollToItem(first)
 
     def predictions(self) -> dict[str, str]:
         """sentence -> the latest prediction (of the latest run)."""
@@ -188,15 +190,17 @@ class AblationTable(QWidget):
         if step is not None:
             self.table.setItem(row, 3, _item(str(step)))
         self.table.setItem(row, 4, _item(status))
-        values = [(r, float(self.table.item(r, 2).text())) for r in range(self.table.rowCount())
-                  if self.table.item(r, 2) and self.table.item(r, 2).text()]
+        values = [(r, float(cell_text(self.table, r, 2))) for r in range(self.table.rowCount())
+                  if cell_text(self.table, r, 2)]
         if values:
             top = max(v for _, v in values)
             for r, v in values:
-                self.table.item(r, 2).setBackground(QColor("#c8f0c8" if v == top else "#ffffff"))
+                cell = self.table.item(r, 2)
+                if cell is not None:
+                    cell.setBackground(QColor("#c8f0c8" if v == top else "#ffffff"))
 
     def values(self) -> dict[str, str]:
-        return {self.table.item(r, 1).text(): self.table.item(r, 2).text() for r in range(self.table.rowCount())}
+        return {cell_text(self.table, r, 1): cell_text(self.table, r, 2) for r in range(self.table.rowCount())}
 
 
 class TryIt(QWidget):
@@ -209,9 +213,10 @@ class TryIt(QWidget):
         super().__init__(parent)
         self.run = QComboBox()
         self.run.setToolTip("the finished run that answers (after an ablation: the best one)")
-        self.run.currentTextChanged.connect(lambda name: name and self.run_chosen.emit(name))
+        self.run.currentTextChanged.connect(self._chosen)
         self.input = QLineEdit(placeholderText="Type a sentence for the fine-tuned model (pairs: A ||| B)")
-        self.button = QPushButton("Predict", enabled=False)
+        self.button = QPushButton("Predict")
+        self.button.setEnabled(False)
         self.result = QLabel("When a run ends, its best checkpoint answers here.")
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -228,6 +233,10 @@ class TryIt(QWidget):
         layout.addWidget(self.scores, 1)
         self.button.clicked.connect(lambda: self.asked.emit(self.input.text()))
         self.input.returnPressed.connect(lambda: self.asked.emit(self.input.text()))
+
+    def _chosen(self, name: str) -> None:
+        if name:
+            self.run_chosen.emit(name)
 
     def add_run(self, name: str, choose: str) -> None:
         """List a finished run; choose ``choose`` (emits ``run_chosen`` when the choice changes)."""

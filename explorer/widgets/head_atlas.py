@@ -61,7 +61,9 @@ class HeadAtlas(QTableWidget):
         self.resizeColumnsToContents()
 
     def _clicked(self, row: int, _column: int) -> None:
-        self.head_chosen.emit(int(self.item(row, 0).value), int(self.item(row, 1).value))  # type: ignore[attr-defined]
+        layer, head = self.item(row, 0), self.item(row, 1)
+        if isinstance(layer, _Number) and isinstance(head, _Number):
+            self.head_chosen.emit(int(layer.value), int(head.value))
 
 
 def stat(h: Any, column: int) -> float:

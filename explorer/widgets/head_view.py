@@ -31,7 +31,7 @@ class HeadView(QWidget):
         self.heads: list[int] = []
         self.threshold = 0.0  # 0: automatic, lines above uniform attention (1/n) only
         self.focus = -1  # hovered query token
-        self._picture: tuple[tuple[int, int, int], QImage] | None = None
+        self._picture: tuple[tuple[int, int, int, str], QImage] | None = None
         self.setMouseTracking(True)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self.setMinimumHeight(200)

@@ -84,25 +84,30 @@ class SettingsForm(QWidget):
                 editor.addItem(shown, choice)
             editor.setCurrentIndex(max(0, editor.findData(setting.value)))
             editor.currentIndexChanged.connect(self._check)
-        elif setting.type == "bool":
-            editor = QCheckBox(checked=bool(setting.value))
-            editor.toggled.connect(self._check)
-        elif setting.type == "int" and not setting.optional:
-            editor = QSpinBox(minimum=-1, maximum=2_000_000_000, value=int(setting.value))
-            editor.setGroupSeparatorShown(True)
-            editor.valueChanged.connect(self._check)
-        else:  # numbers like 5e-4, optional numbers ("" = none) and text
-            editor = QLineEdit(self._text(setting.value))
-            if setting.optional:
-                editor.setPlaceholderText("none")
-            if setting.name in FILE_SETTINGS:
-                editor.setPlaceholderText("none (choose a file)")
-                icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon)
-                action = editor.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)
-                action.setToolTip("Choose a file")
-                action.triggered.connect(lambda _=False, e=editor, n=setting.name: self._choose_file(e, n))
-            editor.textChanged.connect(self._check)
-        return editor
+            return editor
+        if setting.type == "bool":
+            box = QCheckBox()
+            box.setChecked(bool(setting.value))
+            box.toggled.connect(self._check)
+            return box
+        if setting.type == "int" and not setting.optional:
+            spin = QSpinBox()
+            spin.setRange(-1, 2_000_000_000)
+            spin.setValue(int(setting.value))
+            spin.setGroupSeparatorShown(True)
+            spin.valueChanged.connect(self._check)
+            return spin
+        line = QLineEdit(self._text(setting.value))  # numbers like 5e-4, optional numbers ("" = none) and text
+        if setting.optional:
+            line.setPlaceholderText("none")
+        if setting.name in FILE_SETTINGS:
+            line.setPlaceholderText("none (choose a file)")
+            icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon)
+            action = line.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)  # type: ignore[call-overload]
+            action.setToolTip("Choose a file")
+            action.triggered.connect(lambda _=False, e=line, n=setting.name: self._choose_file(e, n))
+        line.textChanged.connect(self._check)
+        return line
 
     def _choose_file(self, editor: QLineEdit, name: str) -> None:
         path, _ = QFileDialog.getOpenFileName(self, name.replace("_", " "), editor.text(), FILE_SETTINGS[name])

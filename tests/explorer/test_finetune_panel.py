@@ -140,7 +140,7 @@ def test_stop_works_while_loading_while_training_and_when_the_window_closes(qtbo
     # 2. while it trains: it keeps its best checkpoint, which answers
     panel.form.epochs.setValue(50)
     panel.start.click()
-    with qtbot.waitSignal(panel.job.event, timeout=120_000,
+    with qtbot.waitSignal(panel.job.run_event, timeout=120_000,
                           check_params_cb=lambda ev: isinstance(ev, api.StepMetrics) and ev.step >= 4):
         pass
     panel.stop.click()
@@ -150,7 +150,7 @@ def test_stop_works_while_loading_while_training_and_when_the_window_closes(qtbo
     assert api.load(panel.current.out).classify("a ripe mango").labels
     # 3. closing the window while one trains: stopped with a save, as Stop does
     panel.start.click()
-    with qtbot.waitSignal(panel.job.event, timeout=120_000,
+    with qtbot.waitSignal(panel.job.run_event, timeout=120_000,
                           check_params_cb=lambda ev: isinstance(ev, api.StepMetrics) and ev.step >= 2):
         pass
     job, out = panel.job, panel.current.out

@@ -158,7 +158,7 @@ def test_the_main_window_builds_a_deck_from_its_views(qtbot, contextual_runs, tm
     editor = DeckEditor(window.deck)
     qtbot.addWidget(editor)
     editor.list.setCurrentRow(1)
-    editor.move(-1)
+    editor.move_step(-1)
     assert [s["panel"] for s in window.deck["steps"]] == ["attention", "predictions"]
     editor.list.item(0).setText("Where words look")
     assert window.deck["steps"][0]["title"] == "Where words look"

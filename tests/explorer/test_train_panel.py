@@ -69,7 +69,7 @@ def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
     choose(panel, "bert")
     panel.steps.setValue(100_000)
     panel.start.click()
-    with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
+    with qtbot.waitSignal(panel.job.run_event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
         pass
     panel.stop.click()
     with qtbot.waitSignal(panel.job.finished, timeout=120_000) as done:
@@ -90,7 +90,7 @@ def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextua
     choose(panel, "gpt")
     panel.steps.setValue(60)
     panel.start.click()
-    with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
+    with qtbot.waitSignal(panel.job.run_event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
         pass
     panel.stop.click()
     with qtbot.waitSignal(panel.job.finished, timeout=120_000):
@@ -162,7 +162,7 @@ def test_closing_the_window_stops_a_run_with_a_save(qtbot, window):
     choose(panel, "bert")
     panel.steps.setValue(100_000)
     panel.start.click()
-    with qtbot.waitSignal(panel.job.event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
+    with qtbot.waitSignal(panel.job.run_event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
         pass
     job = panel.job
     assert window.running_jobs() == [job]

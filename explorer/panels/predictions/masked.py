@@ -58,7 +58,7 @@ class MaskedView(QWidget):
         self.lens_switch = QCheckBox("What every layer predicts (logit lens)")
         self.lens = LogitLensTable()
         self.lens.setVisible(False)
-        self.lens_switch.toggled.connect(lambda on: (self.lens.setVisible(on), self.query()))
+        self.lens_switch.toggled.connect(self._lens_toggled)
         self.learn = QPushButton("Learn how BERT was trained: draw a training example")
         self.learn.clicked.connect(self.draw_example)
         self.example = QTextBrowser()
@@ -116,7 +116,8 @@ class MaskedView(QWidget):
     def _fit_chip_row(self) -> None:
         """The word chips' row is one button high (plus its scroll bar) in the view's font: a talk's 28 px
         type or the presentation zoom must not cut the buttons off."""
-        button = QToolButton(text="Wg")
+        button = QToolButton()
+        button.setText("Wg")
         button.setFont(self.font())
         self.chip_scroll.setFixedHeight(button.sizeHint().height() + 22)
 
@@ -146,31 +147,35 @@ class MaskedView(QWidget):
             return  # the same words: keep the buttons (rebuilding them on every key costs the GUI thread)
         self._chip_spans = spans
         while self.chips.count():
-            widget = self.chips.takeAt(0).widget()
+            taken = self.chips.takeAt(0)
+            widget = taken.widget() if taken is not None else None
             if widget is not None:
                 widget.deleteLater()
         for a, b in spans:
-            chip = QToolButton(text=text[a:b])
-            chip.clicked.connect(lambda _=False, span=(a, b), word=text[a:b]: self.mask_span(*span, word))
+            chip = QToolButton()
+            chip.setText(text[a:b])
+            chip.clicked.connect(lambda _=False, a=a, b=b, word=text[a:b]: self.mask_span(a, b, word))
             self.chips.addWidget(chip)
         self.chips.addStretch(1)
 
     def mask_span(self, start: int, end: int, word: str = "") -> None:
         text = self.text.text()
         if word and text[start:end] != word:  # the text changed since the buttons were made
-            self._chip_spans = None
+            self._chip_spans = []
             self._make_chips(text)
             return
-        self._chip_spans = None  # positions move: the buttons are rebuilt
+        self._chip_spans = []  # positions move: the buttons are rebuilt
         self.text.setText(text[:start] + MASK + text[end:])
+
+    def _lens_toggled(self, on: bool) -> None:
+        self.lens.setVisible(on)
+        self.query()
 
     def query(self) -> None:
         text = self.text.text()
         self._chip_debounce.start()
-        handles = [self.session.models.get(self.model.currentText())]
-        if self.compare.isChecked():
-            handles.append(self.session.models.get(self.model2.currentText()))
-        handles = [h for h in handles if h is not None]
+        names = [self.model.currentText(), *([self.model2.currentText()] if self.compare.isChecked() else [])]
+        handles = [h for h in (self.session.models.get(name) for name in names) if h is not None]
         self.learn.setEnabled(bool(handles))
         self.learn.setToolTip("" if handles else self.model.reason())
         if not handles:
@@ -189,7 +194,7 @@ class MaskedView(QWidget):
         def work() -> tuple[str, list[tuple[str, Any]], Any]:
             from engine.api import Word2BertError
 
-            out = []
+            out: list[tuple[str, Any]] = []
             for h in handles:
                 try:
                     out.append((h.name, h.fill_mask(text, k=8)))

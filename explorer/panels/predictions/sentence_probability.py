@@ -59,7 +59,8 @@ class SentenceProbabilityView(QWidget):
         row.addWidget(self.shuffle, 1)
         row.addWidget(QLabel("Difference:"))
         row.addWidget(self.difference, 1)
-        self.stop = QPushButton("Stop", enabled=False)
+        self.stop = QPushButton("Stop")
+        self.stop.setEnabled(False)
         self.stop.setToolTip("stop scoring (BERT scores a sentence once per token: long ones take a while)")
         self.stop.clicked.connect(self.stop_scoring)
         row.addWidget(self.stop)
@@ -170,7 +171,7 @@ class SentenceProbabilityView(QWidget):
                                               *([extra[0]] if extra else [])])
         for r, s in enumerate(sentences):
             self.table.setItem(r, 0, QTableWidgetItem(s))
-        self.best: dict[str, int] = {}
+        self.best = {}
         for c, (name, scores) in enumerate(columns, start=1):
             numbers = [x.logprob if not isinstance(x, str) else float("-inf") for x in scores]
             best = max(range(len(numbers)), key=numbers.__getitem__)
