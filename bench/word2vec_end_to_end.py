@@ -58,7 +58,7 @@ t1 = time.perf_counter()
 from engine.models import word2vec_cpu
 word2vec_cpu.compile_now()
 t2 = time.perf_counter()
-from engine.config import RunSpec
+from engine.run_spec import RunSpec
 from engine.training.context import TrainContext
 from engine.training.static_runs import _vocab_and_ids
 with tempfile.TemporaryDirectory() as out:

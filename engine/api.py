@@ -23,7 +23,6 @@ from engine.config import (
     GPTConfig,
     NGramConfig,
     NNLMConfig,
-    RunSpec,
     Word2VecConfig,
     model_config,
 )
@@ -72,6 +71,7 @@ from engine.results import (
     Tagging,
     TokenCandidates,
 )
+from engine.run_spec import RunSpec
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -147,7 +147,7 @@ def model_settings(kind: str, preset: str | None = None) -> list[Setting]:
 
 def check_settings(kind: str, settings: dict[str, Any]) -> list[str]:
     """What is wrong with these settings of a model family, in words (empty: they can train)."""
-    from engine.config import check_config
+    from engine.config_checks import check_config
 
     settings = dict(settings)
     preset = settings.pop("preset", None)

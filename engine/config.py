@@ -1,4 +1,5 @@
-"""Typed configuration: one dataclass per model family, plus the RunSpec that says what to train.
+"""Typed configuration: one dataclass per model family, its presets and the choices a setting may take
+(engine.config_checks checks a config; engine.run_spec says what one run trains).
 
 Configs are saved with the weights (config.json) and rebuilt from it; nothing lives in globals.
 Field names of Word2VecConfig mirror gensim's ``Word2Vec`` arguments, with the same defaults.
@@ -7,8 +8,6 @@ Field names of Word2VecConfig mirror gensim's ``Word2Vec`` arguments, with the s
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -255,134 +254,6 @@ def model_config(kind: str, preset: str | None = None, **settings: Any) -> Any:
     return cfg
 
 
-@dataclass
-class RunSpec:
-    """Everything needed to start (or resume) one training run."""
-
-    kind: str
-    out: str
-    corpus: str = "default"
-    device: str | None = None  # None/"auto": cuda > mps > cpu
-    seed: int = 0
-    model: Any = None  # a *Config dataclass for ``kind``; defaults when None
-    log_every: int = 50  # steps between StepMetrics events
-    checkpoint_every: int = 0  # steps; 0 = end of each epoch only
-    max_steps: int | None = None
-    max_words: int | None = None  # cap on corpus words read (quick runs, tests)
-    max_minutes: float | None = None  # stop resumably (as Stop does) after this much time
-    budget_clock: str = "wall"  # what max_minutes counts: "wall" time or the process's own "cpu" time
-    budget_schedule: bool = False  # the learning rate decays to 0 when max_minutes is spent (Cramming)
-    resume: bool = False
-    mixed_precision: bool = True
-
-    def __post_init__(self) -> None:
-        if self.kind not in MODEL_CONFIGS:
-            known = ", ".join(sorted(MODEL_CONFIGS))
-            raise ValueError(f"unknown model kind '{self.kind}' (known: {known})")
-        if self.model is None:
-            self.model = MODEL_CONFIGS[self.kind]()
-        elif isinstance(self.model, dict):
-            self.model = config_from_dict(self.kind, self.model)
-        problems = check_config(self.kind, self.model)
-        if self.max_minutes is not None and not (isinstance(self.max_minutes, (int, float)) and 0 < self.max_minutes < 1e6):
-            problems.append(f"max minutes must be a positive number of minutes, not {self.max_minutes!r}")
-        if self.budget_schedule and not self.max_minutes:
-            problems.append("a learning rate that follows the time budget needs a budget (max minutes)")
-        if self.budget_clock not in ("wall", "cpu"):
-            problems.append(f"the budget clock is 'wall' or 'cpu', not {self.budget_clock!r}")
-        if problems:
-            raise ValueError(f"{self.kind} settings: " + "; ".join(problems))
-
-    def to_dict(self) -> dict[str, Any]:
-        d = dataclasses.asdict(self)
-        return d
-
-
-MAX_SETTING = 10**7  # no count in any config is this large (vocabularies, lengths, sizes, layers)
-
-
-def _checked_value(kind: str, field: dataclasses.Field, value: Any) -> Any:
-    """A setting read from a file, checked against the type of its default (ValueError naming it)."""
-    default = field.default
-    name = field.name
-    if value is None and default is None:
-        return None
-    expected = int if default is None else type(default)
-    if expected is bool:
-        if not isinstance(value, bool):
-            raise ValueError(f"{kind} setting '{name}' must be true or false, not {value!r}")
-    elif expected is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueError(f"{kind} setting '{name}' must be a whole number, not {value!r}")
-        if abs(value) > MAX_SETTING:
-            raise ValueError(f"{kind} setting '{name}' is {value:,}: no model of this kind is that large")
-    elif expected is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ValueError(f"{kind} setting '{name}' must be a number, not {value!r}")
-        value = float(value)
-    elif expected is str and not isinstance(value, str):
-        raise ValueError(f"{kind} setting '{name}' must be text, not {value!r}")
-    return value
-
-
-def config_from_dict(kind: str, data: Any) -> Any:
-    """Rebuild a model config from a file's settings: unknown fields (a foreign or newer file), wrong types
-    and impossible values are refused with a ``ValueError`` that names the setting — before anything is
-    built from it."""
-    if kind not in MODEL_CONFIGS:
-        raise ValueError(f"unknown model kind {kind!r} (known: {', '.join(sorted(MODEL_CONFIGS))})")
-    if not isinstance(data, dict):
-        raise ValueError(f"the {kind} settings must be a JSON object, not {type(data).__name__}")
-    cls = MODEL_CONFIGS[kind]
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(str(k) for k in data if k not in fields)
-    if unknown:
-        raise ValueError(f"unknown {kind} settings: {', '.join(unknown)}")
-    cfg = cls(**{name: _checked_value(kind, fields[name], value) for name, value in data.items()})
-    problems = check_config(kind, cfg)
-    if problems:
-        raise ValueError(f"{kind} settings: " + "; ".join(problems))
-    needed, memory = 4 * estimated_parameters(kind, cfg), machine_memory()
-    if needed > memory:
-        raise ValueError(f"this {kind} needs about {needed / 2**30:,.1f} GB for its weights alone; this machine "
-                         f"has {memory / 2**30:,.1f} GB")
-    return cfg
-
-
-def estimated_parameters(kind: str, cfg: Any) -> int:
-    """About how many weights a config asks for (vocabulary-sized tables of static models come from
-    their files, not their settings: 0 here)."""
-    get = lambda name: int(getattr(cfg, name, 0) or 0)  # noqa: E731
-    if kind in ("bert", "gpt"):
-        h = get("hidden")
-        return get("vocab_size") * h + get("max_len") * h + get("layers") * (4 * h * h + 2 * h * get("intermediate"))
-    if kind == "elmo":
-        proj, hidden = get("proj"), get("hidden")
-        return 2 * get("layers") * 4 * hidden * (proj + hidden) + get("max_vocab") * proj
-    if kind == "nnlm":
-        return get("context") * get("dim") * get("hidden")
-    return 0
-
-
-def machine_memory() -> int:
-    """Bytes of memory this machine has (16 GB when the system does not say)."""
-    import os
-
-    try:
-        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
-    except (ValueError, OSError, AttributeError):
-        return 16 * 2**30
-
-
-def config_to_json(obj: Any) -> str:
-    return json.dumps(dataclasses.asdict(obj), indent=2, sort_keys=True)
-
-
-def spec_from_dict(data: dict[str, Any]) -> RunSpec:
-    data = dict(data)
-    return RunSpec(**data)
-
-
 def config_fields(kind: str) -> list[dataclasses.Field]:
     """The settings of a model kind, for generated CLIs and forms."""
     return list(dataclasses.fields(MODEL_CONFIGS[kind]))
@@ -407,69 +278,6 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
     "init_embeddings": {"": "random", "glove-6b-50d": "GloVe 6B-50d, projected"},
     "distill_map": {"linear": "a learned linear map", "identity": "no map, the student's own states"},
 }
-# the least each setting may be (anything not named here: >= 0)
-_AT_LEAST_ONE = {"accumulate", "order", "min_count", "context", "dim", "hidden", "epochs", "batch_size", "window", "vector_size",
-                 "batch_pairs", "negative_group", "shared_negatives", "min_n", "max_n", "vocab_size", "layers",
-                 "heads", "intermediate", "max_len", "seq_len", "char_dim", "proj", "max_chars", "max_vocab"}
-_POSITIVE = {"lr", "alpha", "learning_rate", "x_max", "temperature"}
-_FILTERS = re.compile(r"^\s*\d+\s*:\s*\d+\s*(,\s*\d+\s*:\s*\d+\s*)*$")
-
-
-def check_config(kind: str, cfg: Any) -> list[str]:
-    """What is wrong with a model config, in words (empty when it can train)."""
-    problems: list[str] = []
-    for f in dataclasses.fields(cfg):
-        value, name = getattr(cfg, f.name), f.name
-        if value is None:
-            continue
-        if isinstance(value, bool) or name in CHOICES:
-            if name in CHOICES and value not in CHOICES[name]:
-                problems.append(f"{name} must be one of {', '.join(map(str, CHOICES[name]))}, not {value!r}")
-        elif isinstance(value, (int, float)):
-            if value != value:
-                problems.append(f"{name} is not a number")
-            elif name in _AT_LEAST_ONE and value < 1:
-                problems.append(f"{name} must be at least 1 (it is {value})")
-            elif name in _POSITIVE and value <= 0:
-                problems.append(f"{name} must be above 0 (it is {value})")
-            elif value < 0:
-                problems.append(f"{name} cannot be negative (it is {value})")
-    def get(name: str) -> Any:
-        return getattr(cfg, name, None)
-
-    if get("order") is not None and not 1 <= get("order") <= 5:
-        problems.append("order must be 1 to 5")
-    for name in ("dropout", "mask_prob", "sample"):
-        if get(name) is not None and not 0 <= get(name) < 1:
-            problems.append(f"{name} must be at least 0 and below 1 (it is {get(name)})")
-    if get("mask_prob") == 0:
-        problems.append("mask_prob must be above 0: with nothing masked BERT has nothing to learn")
-    if get("heads") and get("hidden") and get("hidden") % get("heads"):
-        problems.append(f"hidden ({get('hidden')}) must be a multiple of heads ({get('heads')})")
-    if get("seq_len") and get("max_len") and get("seq_len") > get("max_len"):
-        problems.append(f"seq_len ({get('seq_len')}) cannot exceed max_len ({get('max_len')})")
-    if get("min_n") and get("max_n") and get("min_n") > get("max_n"):
-        problems.append(f"min_n ({get('min_n')}) cannot exceed max_n ({get('max_n')})")
-    if kind == "word2vec" and not get("hs") and not get("negative"):
-        problems.append("negative must be at least 1 with negative sampling (or set hs=1)")
-    if get("min_alpha") is not None and get("alpha") is not None and get("min_alpha") > get("alpha"):
-        problems.append("min_alpha cannot exceed alpha")
-    if isinstance(get("filters"), str) and not _FILTERS.match(get("filters")):
-        problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
-    if kind in ("mlm-head", "clm-head") and not str(get("base") or "").strip():
-        problems.append("base must name the encoder to give a language-model head (e.g. all-minilm-l6-v2)")
-    if get("sense_pairs") and get("sense_batch") is not None and get("sense_batch") < 2:
-        problems.append("sense_batch must be at least 2 (the loss compares the pairs of a batch)")
-    if get("sense_pairs") and get("sense_batch") and get("sense_batch") > get("batch_size"):
-        problems.append(f"sense_batch ({get('sense_batch')}) cannot exceed batch_size ({get('batch_size')}): each "
-                        "step's pairs ride with its masked-LM windows")
-    if kind in ("mlm-head", "clm-head") and get("seq_len") is not None and get("seq_len") < 8:
-        problems.append("seq_len must be at least 8")
-    if kind == "bert" and get("seq_len") is not None and get("seq_len") < 8:
-        problems.append("seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])")
-    return problems
-
-
 def field_help(kind: str) -> dict[str, str]:
     """The comment beside each setting in this file, for tooltips (empty where the source is not shipped)."""
     import inspect
@@ -500,13 +308,8 @@ __all__ = [
     "MODEL_CONFIGS",
     "NGramConfig",
     "NNLMConfig",
-    "RunSpec",
     "Word2VecConfig",
-    "check_config",
     "config_fields",
     "field_help",
-    "config_from_dict",
-    "config_to_json",
     "field",
-    "spec_from_dict",
 ]

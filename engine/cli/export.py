@@ -57,7 +57,7 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     """Write a BERT or GPT run folder as a Hugging Face folder that ``from_pretrained`` loads."""
     import transformers
 
-    from engine.config import config_from_dict
+    from engine.config_checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
 
     transformers.utils.logging.disable_progress_bar()

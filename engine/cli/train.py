@@ -10,9 +10,10 @@ import threading
 from typing import Any
 
 from engine.cli.runner import lower_priority, run_events
-from engine.config import MODEL_CONFIGS, RunSpec, model_config
+from engine.config import MODEL_CONFIGS, model_config
 from engine.data import prefetch
 from engine.errors import Word2BertError
+from engine.run_spec import RunSpec
 
 # word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
 ALIASES = {"word2vec": {"dim": "vector_size"}, "glove": {"dim": "vector_size"}, "nnlm": {}, "ngram": {}}

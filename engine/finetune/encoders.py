@@ -286,7 +286,7 @@ def encoder_from_handle(handle: Any) -> Encoder:
 
 def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     """Rebuild the (untrained) encoder of a fine-tuned run folder; its weights come from model.safetensors."""
-    from engine.config import config_from_dict
+    from engine.config_checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
 
     kind = base["kind"]

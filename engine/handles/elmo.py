@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from engine.checkpoint import read_tensors
-from engine.config import config_from_dict
+from engine.config_checks import config_from_dict
 from engine.data.text import word_spans
 from engine.data.vocab import Vocab
 from engine.device import pick_device

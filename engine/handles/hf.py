@@ -174,7 +174,7 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     ``clm-head``): the base encoder's weights from its own folder, what was trained from the run folder
     (checked by name and shape)."""
     from engine.checkpoint import read_tensors
-    from engine.config import config_from_dict
+    from engine.config_checks import config_from_dict
     from engine.models.masked_lm_head import base_folder, build, load_trained
 
     kind = "clm-head" if config.get("kind") == "clm-head" else "mlm-head"

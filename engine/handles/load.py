@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.config import MODEL_CONFIGS, config_from_dict
+from engine.config import MODEL_CONFIGS
+from engine.config_checks import config_from_dict
 from engine.errors import CheckpointError
 from engine.handles.protocol import ModelHandle
 from engine.shipped import DEFAULT_CHECKPOINTS

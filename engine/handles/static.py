@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from engine.checkpoint import check_shapes, read_tensors
-from engine.config import config_from_dict
+from engine.config_checks import config_from_dict
 from engine.data.keyed_vectors import StaticVectors
 from engine.data.vocab import Vocab
 from engine.handles.base import BaseHandle, run_info

@@ -18,7 +18,7 @@ import torch
 
 from engine.cancel import check_cancelled
 from engine.checkpoint import read_tensors
-from engine.config import config_from_dict
+from engine.config_checks import config_from_dict
 from engine.data.inputs import Specials, bert_specials, encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device, threads_for

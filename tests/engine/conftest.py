@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import GloveConfig, NGramConfig, NNLMConfig, RunSpec
+from engine.config import GloveConfig, NGramConfig, NNLMConfig
+from engine.run_spec import RunSpec
 from tests.engine.helpers import run, w2v_spec
 
 

@@ -1,7 +1,8 @@
 """Helpers shared by the engine tests: run a spec to its end; a tiny word2vec spec."""
 
 from engine import api
-from engine.config import RunSpec, Word2VecConfig
+from engine.config import Word2VecConfig
+from engine.run_spec import RunSpec
 from engine.training.events import RunFinished
 
 

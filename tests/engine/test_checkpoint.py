@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from engine import api
-from engine.config import RunSpec
 from engine.errors import CheckpointError
+from engine.run_spec import RunSpec
 from tests.engine.helpers import run, w2v_spec  # noqa: F401
 
 

@@ -11,6 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 # bottom to top; a module may import its own part or the parts on lower lines, never those above
 LAYERS = [
     ("engine", "engine.errors", "engine.config", "engine.results", "engine.device"),  # plain definitions
+    ("engine.config_checks",),  # checking a config read from a file before anything is built from it
+    ("engine.run_spec",),  # what one training run is
     ("engine.cancel", "engine.shipped"),  # cancelling a query; where the shipped checkpoints are
     ("engine.data",),  # text, vocabulary, corpora, vectors files, fine-tuning datasets, evaluation sets
     ("engine.models", "engine.checkpoint"),  # networks; run-folder files (neither imports the other)

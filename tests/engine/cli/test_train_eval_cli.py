@@ -99,17 +99,19 @@ def test_a_stop_while_the_command_starts_is_not_lost(topic_corpus, tmp_path):
     import signal
     import subprocess
     import sys
-    import time
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "word2vec", "--corpus", str(topic_corpus), "--out",
                              str(tmp_path / "run"), "--dim", "10", "--epochs", "500", "--min-count", "2", "--json-events"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    # the interpreter is up, the command's imports are under way (on a machine without a GPU word2vec imports no
-    # torch and is training within a second: 500 epochs keep it from finishing first, whenever the signal lands)
-    time.sleep(0.3)
+    # as the app does: the Stop goes as soon as the command says it is ready, while the rest of its imports (the
+    # family's model code, torch where it needs it) are still under way (on a machine without a GPU word2vec
+    # imports no torch and is training within a second: 500 epochs keep it from finishing first)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=300)
+    assert json.loads(first) == {"event": "ready"}
     events = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
     assert proc.returncode == 0, err[-2000:]
     assert events and events[-1]["event"] == "finished" and events[-1]["status"] == "stopped"

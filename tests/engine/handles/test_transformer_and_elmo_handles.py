@@ -41,7 +41,8 @@ def test_same_word_in_two_contexts_gets_two_vectors(handles, kind):
 
 
 def test_static_model_gives_one_vector_per_word(contextual_runs, topic_corpus, tmp_path):
-    from engine.config import RunSpec, Word2VecConfig
+    from engine.config import Word2VecConfig
+    from engine.run_spec import RunSpec
 
     spec = RunSpec("word2vec", out=str(tmp_path / "w"), corpus=str(topic_corpus),
                    model=Word2VecConfig(vector_size=16, min_count=1, epochs=1))
