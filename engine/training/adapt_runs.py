@@ -3,7 +3,7 @@ pre-trained encoder that has none, so it can fill [MASK] (engine/models/masked_l
 encoder made causal and trained as a left-to-right LM (``run_clm_head``: a GPT from the encoder's weights).
 
 The corpus's train part, tokenized with the encoder's own WordPiece vocabulary, is packed into windows
-``[CLS] text [SEP]`` of ``seq_len`` tokens; masking (whole words by default, 80/10/10) is drawn afresh
+``[CLS] text [SEP]`` of ``seq_len`` tokens (or whole sentences packed and padded: ``windows``); masking (whole words by default, 80/10/10) is drawn afresh
 at every step. Held-out: MLM loss, accuracy and top-10 accuracy at the masked positions.
 """
 
@@ -39,6 +39,32 @@ def mlm_windows(docs: list[Document], seq_len: int, cls: int, sep: int) -> np.nd
     out = np.empty((n, seq_len), np.int32)
     out[:, 0], out[:, -1] = cls, sep
     out[:, 1:-1] = stream[: n * body].reshape(n, body)
+    return out
+
+
+def mlm_sentence_windows(docs: list[Document], seq_len: int, cls: int, sep: int, pad: int) -> np.ndarray:
+    """Whole sentences of one document packed into (N, seq_len) windows [CLS] … [SEP] [PAD]…: every window
+    starts at a sentence's start, as a sentence typed into the app does (a stream window starts anywhere);
+    a sentence longer than a window is cut at its end."""
+    body = seq_len - 2
+    rows: list[np.ndarray] = []
+    for doc in docs:
+        held: list[np.ndarray] = []
+        size = 0
+        for sentence in doc:
+            sentence = sentence[:body]
+            if held and size + len(sentence) > body:
+                rows.append(np.concatenate(held))
+                held, size = [], 0
+            held.append(sentence)
+            size += len(sentence)
+        if held:
+            rows.append(np.concatenate(held))
+    out = np.full((len(rows), seq_len), pad, np.int32)
+    out[:, 0] = cls
+    for i, row in enumerate(rows):
+        out[i, 1 : 1 + len(row)] = row
+        out[i, 1 + len(row)] = sep
     return out
 
 
@@ -148,7 +174,15 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     from engine.models.sense_loss import hf_states
 
     cfg = ctx.spec.model
-    run = adapt(ctx, "mlm-head", lambda t, docs: mlm_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id))
+
+    def cut(t: Any, docs: list[Document]) -> np.ndarray:
+        if cfg.windows == "sentences":
+            if t.pad_token_id is None:
+                raise ValueError(f"windows 'sentences' pads its windows, but {cfg.base}'s tokenizer has no [PAD] token")
+            return mlm_sentence_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id, t.pad_token_id)
+        return mlm_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id)
+
+    run = adapt(ctx, "mlm-head", cut)
     hf_tokenizer = run.tokenizer
     cls, sep, pad, mask = (hf_tokenizer.cls_token_id, hf_tokenizer.sep_token_id, hf_tokenizer.pad_token_id,
                            hf_tokenizer.mask_token_id)
@@ -163,7 +197,8 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
         special = (ids == cls) | (ids == sep) | (ids == pad)
         inputs, labels = mask_words(ids, special, continuation, ordinary, mask_id=mask, prob=cfg.mask_prob,
                                     whole_word=cfg.whole_word, generator=generator)
-        return masked_lm_loss(net, inputs, torch.ones_like(inputs), labels)
+        attention = (ids != pad).long() if pad is not None else torch.ones_like(ids)  # sentence windows end in padding
+        return masked_lm_loss(net, inputs, attention, labels)
 
     def step_loss(net: Any, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         out = mlm_loss(net, batch)

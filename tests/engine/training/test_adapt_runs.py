@@ -84,6 +84,41 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
     assert not np.array_equal(pieces[:, 1], pieces[:, 2])  # without whole words, pieces are drawn apart
 
 
+def test_sentence_windows_start_at_a_sentence_and_never_cut_one_between_windows():
+    from engine.training.adapt_runs import mlm_sentence_windows
+
+    # two documents; ids 1 [CLS], 2 [SEP], 0 [PAD]; a window holds 6 tokens of text at seq_len 8
+    docs = [[np.array([10, 11, 12]), np.array([13, 14]), np.array([15, 16, 17])],
+            [np.array([20, 21, 22, 23, 24, 25, 26, 27, 28])]]
+    windows = mlm_sentence_windows(docs, 8, cls=1, sep=2, pad=0)
+    assert windows.tolist() == [[1, 10, 11, 12, 13, 14, 2, 0],  # two whole sentences, padded
+                                [1, 15, 16, 17, 2, 0, 0, 0],  # the third would not fit beside them
+                                [1, 20, 21, 22, 23, 24, 25, 2]]  # a sentence longer than a window is cut
+
+
+def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_corpus, tmp_path, monkeypatch):
+    from engine.models import masked_lm_head
+
+    seen = []
+    real = masked_lm_head.masked_lm_loss
+
+    def spy(model, ids, attention, labels):
+        seen.append((ids.clone(), attention.clone(), labels.clone()))
+        return real(model, ids, attention, labels)
+
+    monkeypatch.setattr(masked_lm_head, "masked_lm_loss", spy)
+    cfg = model_config("mlm-head", train_layers=1, seq_len=48, batch_size=4, eval_every=0, warmup=1, lr=1e-3,
+                       windows="sentences")
+    events = list(api.train(RunSpec("mlm-head", out=str(tmp_path / "sent"), corpus=str(topic_corpus), model=cfg,
+                                    max_steps=2, log_every=1)))
+    assert events[-1].status == "completed"
+    assert json.loads((tmp_path / "sent" / "config.json").read_text())["model"]["windows"] == "sentences"
+    ids, attention, labels = seen[0]
+    padded = ids == 0  # [PAD]
+    assert padded.any() and (ids[:, 0] == 101).all()  # every window starts with [CLS] and most end in padding
+    assert torch.equal(attention.bool(), ~padded) and not (labels[padded] != -100).any()
+
+
 def test_a_bad_base_is_refused_before_training(topic_corpus, tmp_path):
     cfg = model_config("mlm-head", base=str(tmp_path / "nowhere"))
     with pytest.raises(api.CheckpointError, match="neither a built-in name"):
