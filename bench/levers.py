@@ -41,9 +41,11 @@ def levers(config: dict) -> str:
         start = (f", starting from {Path(str(model['init_from'])).name} ({config.get('init_from_steps', 0):,} steps)"
                  if model.get("init_from") else "")
         seq = f", seq {model.get('seq_len')}" if model.get("seq_len") != 128 else ""
+        seq += " of whole sentences" if model.get("windows") == "sentences" else ""
+        layer = f" at layer {model['sense_layer']}" if model.get("sense_layer") else ""
         senses = (f", + word senses from {config.get('sense_pairs_trained', 0):,} word-in-context pairs of "
                   f"{Path(str(model['sense_pairs'])).name} ({model.get('sense_batch')} a step, weight "
-                  f"{model.get('sense_weight')}), lr {model.get('lr')}" if model.get("sense_pairs") else "")
+                  f"{model.get('sense_weight')}{layer}), lr {model.get('lr')}" if model.get("sense_pairs") else "")
         return f"adapt {model.get('base')}: masked-LM head + top {model.get('train_layers')} layers{seq}{start}{senses}"
     if config["kind"] == "clm-head":
         return (f"{model.get('base')} made causal (a GPT from its weights): next-token head + top "
