@@ -104,7 +104,7 @@ class PretrainSettings:
 class SenseSettings:
     """Word senses taught directly beside a masked LM (engine/training/sense_pairs.py): BERT and mlm-head."""
 
-    sense_pairs: str = ""  # a word-in-context file (WiC's NAME.data.txt with NAME.gold.txt beside it, or one TSV with a T/F column): beside the masked LM, a word's vectors in two sentences are pulled together when its sense is the same, pushed apart when not; "": none
+    sense_pairs: str = ""  # word-in-context pairs: "sense-train" (bundled: 34 words in two senses), a file (WiC's NAME.data.txt with NAME.gold.txt beside it, one TSV with a T/F column, or word/sense/sentence rows): beside the masked LM, a word's vectors in two sentences are pulled together when its sense is the same, pushed apart when not; "": none
     sense_weight: float = 1.0  # weight of that loss beside the masked LM's
     sense_batch: int = 16  # word-in-context pairs per step
     sense_layer: int = 0  # the layer whose states that loss shapes (0: the last; k: after layer k)

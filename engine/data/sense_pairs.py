@@ -8,12 +8,17 @@ from 0:
 
 * WiC's own: ``word  POS  i-j  sentence1  sentence2`` in ``NAME.data.txt``, with ``T``/``F`` per line in
   ``NAME.gold.txt`` beside it;
-* one file: ``word  POS  i-j  sentence1  sentence2  T`` (the label as a sixth column: T/F, true/false, 1/0).
+* one file: ``word  POS  i-j  sentence1  sentence2  T`` (the label as a sixth column: T/F, true/false, 1/0);
+
+or sentences grouped by sense, ``word  sense  sentence`` (three columns, the word once in each sentence, as
+in engine/data/sets/sense_train.tsv): every two sentences of one word make a pair, the same sense or not.
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +27,8 @@ import numpy as np
 from engine.errors import CorpusError
 
 MAX_PAIRS = 1_000_000
+# pairs that ship with word2bert, by name: hand-written sentences of 34 words in two senses each
+BUNDLED = {"sense-train": Path(__file__).resolve().parent / "sets" / "sense_train.tsv"}
 _LABELS = {"t": True, "true": True, "1": True, "f": False, "false": False, "0": False}
 
 
@@ -53,9 +60,9 @@ def _label(text: str, where: str) -> bool:
 def read_sense_pairs(path: str | Path) -> list[SensePair]:
     """The pairs of a WiC-style file (see the module's note); a clear ``CorpusError`` for a missing file, a
     malformed line, an index outside its sentence, or a file whose pairs are all one label."""
-    path = Path(path).expanduser()
+    path = BUNDLED.get(str(path)) or Path(path).expanduser()
     if not path.is_file():
-        raise CorpusError(f"sense pairs: {path} is not a file")
+        raise CorpusError(f"sense pairs: {path} is neither a file nor a bundled set ({', '.join(BUNDLED)})")
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
         gold_path = _gold_beside(path)
@@ -63,6 +70,8 @@ def read_sense_pairs(path: str | Path) -> list[SensePair]:
     except (OSError, UnicodeDecodeError) as e:
         raise CorpusError(f"sense pairs: {path} cannot be read as UTF-8 text ({e})") from None
     rows = [(n, line.split("\t")) for n, line in enumerate(lines, 1) if line.strip() and not line.startswith("#")]
+    if rows and gold is None and all(len(cols) == 3 for _, cols in rows):
+        return _checked(_bank_pairs(rows, path), path)
     if len(rows) > MAX_PAIRS:
         raise CorpusError(f"sense pairs: {path} has {len(rows):,} lines; at most {MAX_PAIRS:,} are read")
     if gold is not None and len(gold) != len(rows):
@@ -83,10 +92,43 @@ def read_sense_pairs(path: str | Path) -> list[SensePair]:
             raise CorpusError(f"{where}: the index {idx} points past the end of a sentence")
         same = _label(gold[k] if gold is not None else cols[5], where)
         pairs.append(SensePair(word, s1, i, s2, j, same))
+    return _checked(pairs, path)
+
+
+def _checked(pairs: list[SensePair], path: Path) -> list[SensePair]:
     if not pairs:
         raise CorpusError(f"sense pairs: {path} has no pairs")
     if len({p.same for p in pairs}) < 2:
         raise CorpusError(f"sense pairs: every pair in {path} has the same label; the loss needs both")
+    return pairs
+
+
+_EDGE = re.compile(r"^(\W*)(.*?)(\W*)$")
+
+
+def _with_word_apart(word: str, sentence: str, where: str) -> tuple[str, int]:
+    """The sentence with the word's token set apart from punctuation around it ("bank." -> "bank ."), and that
+    token's index, so that only the word's own pieces are marked."""
+    tokens = sentence.split()
+    for k, token in enumerate(tokens):
+        lead, core, trail = _EDGE.match(token).groups()  # type: ignore[union-attr]
+        if core.lower() == word:
+            parts = [t for t in (lead, core, trail) if t]
+            return " ".join([*tokens[:k], *parts, *tokens[k + 1 :]]), k + (1 if lead else 0)
+    raise CorpusError(f"{where}: the word {word!r} is not in its sentence")
+
+
+def _bank_pairs(rows: list[tuple[int, list[str]]], path: Path) -> list[SensePair]:
+    """Every two sentences of one word as a pair (sentences grouped by sense: word, sense, sentence)."""
+    by_word: dict[str, list[tuple[str, str, int]]] = {}
+    for n, (word, sense, sentence) in rows:
+        word = word.strip().lower()
+        text, index = _with_word_apart(word, sentence.strip(), f"{path}, line {n}")
+        by_word.setdefault(word, []).append((sense.strip(), text, index))
+    pairs = [SensePair(word, a[1], a[2], b[1], b[2], a[0] == b[0])
+             for word, group in by_word.items() for a, b in itertools.combinations(group, 2)]
+    if len(pairs) > MAX_PAIRS:
+        raise CorpusError(f"sense pairs: {path} makes {len(pairs):,} pairs; at most {MAX_PAIRS:,} are read")
     return pairs
 
 

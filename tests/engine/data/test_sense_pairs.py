@@ -51,7 +51,7 @@ def test_a_gold_file_of_another_length_or_a_missing_file_is_refused(tmp_path):
     (tmp_path / "pairs.gold.txt").write_text("T\nF\n", encoding="utf-8")
     with pytest.raises(CorpusError, match="4 pairs but"):
         read_sense_pairs(data)
-    with pytest.raises(CorpusError, match="is not a file"):
+    with pytest.raises(CorpusError, match="is neither a file nor a bundled set"):
         read_sense_pairs(tmp_path / "nowhere.tsv")
 
 
@@ -69,3 +69,35 @@ def test_the_target_words_pieces_are_marked(tmp_path):
     assert marked == [vocab["ban"], vocab["##k"]]  # "bank": both of its pieces, nothing else
     assert ids[0, 0] == 1 and pieces[0, 0] == 0  # [CLS] is never the word
     assert pieces[1].sum() == 2 and ids[1, int(pieces[1].argmax())] == vocab["ban"]
+
+
+def test_sentences_grouped_by_sense_make_every_pair_of_one_word(tmp_path):
+    path = tmp_path / "bank.tsv"
+    path.write_text("# word, sense, sentence\n"
+                    "bank\triver\tWe sat on the bank.\n"
+                    "bank\triver\tThe muddy bank was steep.\n"
+                    "bank\tmoney\t\"Bank\" loans are dear.\n"
+                    "play\tstage\tThe play was long.\n", encoding="utf-8")
+    pairs = read_sense_pairs(path)
+    assert len(pairs) == 3  # bank: 3 sentences, 3 pairs; play: one sentence, none
+    assert [p.same for p in pairs] == [True, False, False]
+    first = pairs[0]
+    assert first.sentence1 == "We sat on the bank ." and first.sentence1.split(" ")[first.index1] == "bank"
+    assert pairs[1].sentence2 == '" Bank " loans are dear.' and pairs[1].sentence2.split(" ")[pairs[1].index2] == "Bank"
+
+
+def test_a_sentence_without_its_word_is_refused_with_its_line(tmp_path):
+    path = tmp_path / "bad.tsv"
+    path.write_text("bank\triver\tWe sat on the bank.\nbank\tmoney\tThe banks lend money.\n", encoding="utf-8")
+    with pytest.raises(CorpusError, match="line 2: the word 'bank' is not in its sentence"):
+        read_sense_pairs(path)
+
+
+def test_the_bundled_training_sentences_leave_the_scored_sense_set_unseen():
+    from engine.inspect.quality import SETS, sense_items
+
+    pairs = read_sense_pairs("sense-train")
+    assert pairs == read_sense_pairs(SETS / "sense_train.tsv")
+    words = {p.word for p in pairs}
+    assert len(words) >= 30 and {True, False} == {p.same for p in pairs}
+    assert not words & {item.word for item in sense_items()}  # no word of the benches' sense set is taught
