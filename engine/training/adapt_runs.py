@@ -82,7 +82,7 @@ def sentence_windows(docs: list[Document], seq_len: int, start: int) -> np.ndarr
     return stream[: n * seq_len].reshape(n, seq_len).copy()
 
 
-def warm_start(model: Any, init_from: str, base: str, kind: str = "mlm-head") -> dict[str, Any]:
+def warm_start(model: Any, init_from: str, base: str, train_layers: int, kind: str = "mlm-head") -> dict[str, Any]:
     """Start from what an earlier run of the same kind and base trained (its head and top layers): a longer
     adaptation with more layers learning need not learn the head again. The run's config records it."""
     from engine.checkpoint import read_config, read_tensors
@@ -95,6 +95,10 @@ def warm_start(model: Any, init_from: str, base: str, kind: str = "mlm-head") ->
         raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not a {kind} run")
     if config.get("model", {}).get("base") != base:
         raise CheckpointError(f"init_from: {folder} adapted {config.get('model', {}).get('base')!r}, not {base!r}")
+    earlier_layers, layers = int(config.get("model", {}).get("train_layers", 0)), int(train_layers)
+    if earlier_layers > layers:  # its lower trained layers would be frozen here and never saved: lost on load
+        raise CheckpointError(f"init_from: {folder} trained its top {earlier_layers} layers; this run would keep only "
+                              f"its top {layers} (train_layers): use --train-layers {earlier_layers} or more")
     load_trained(model, read_tensors(folder, config), str(folder))
     return {"init_from": str(init_from), "init_from_steps": int(config.get("trained_steps", 0))}
 
@@ -132,7 +136,7 @@ def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.
     if cfg.seq_len > positions:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")
     started = (earlier_start(ctx.run_dir) if ctx.spec.resume else
-               warm_start(model, cfg.init_from, cfg.base, kind) if cfg.init_from else {})
+               warm_start(model, cfg.init_from, cfg.base, cfg.train_layers, kind) if cfg.init_from else {})
     set_trainable(model, cfg.train_layers)
     tok = hf_tokenizer.backend_tokenizer
     tok.no_truncation()

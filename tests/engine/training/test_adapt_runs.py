@@ -152,6 +152,13 @@ def test_a_longer_adaptation_starts_from_an_earlier_runs_head(adapted, topic_cor
         load_trained(model, {"cls.predictions.transform.dense.weight": torch.zeros(3, 3)}, "x")
 
 
+def test_init_from_a_run_that_trained_more_layers_is_refused(adapted, topic_corpus, tmp_path):
+    earlier, _ = adapted  # trained its top layer: a run with the head alone would lose it when loaded
+    cfg = model_config("mlm-head", train_layers=0, init_from=str(earlier), seq_len=24, batch_size=4)
+    with pytest.raises(api.CheckpointError, match="trained its top 1 layers.*--train-layers 1 or more"):
+        list(api.train(RunSpec("mlm-head", out=str(tmp_path / "x"), corpus=str(topic_corpus), model=cfg, max_steps=1)))
+
+
 def test_init_from_must_be_an_mlm_head_run_of_the_same_base(topic_corpus, tmp_path):
     cfg = model_config("mlm-head", init_from=str(tmp_path / "nowhere"), seq_len=24, batch_size=4)
     with pytest.raises(api.CheckpointError, match="no run folder"):
