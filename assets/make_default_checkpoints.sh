@@ -23,15 +23,9 @@ word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-h
 # ones: one thread each, OMP_NUM_THREADS=1)
 word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-4" --train-layers 6 --seq-len 64 --lr 1e-4 --warmup 100 --corpus default --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 500 --keep-every 1000 --out "$work/minilm-mlm-6"
 word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-6" --train-layers 6 --seq-len 64 --lr 5e-5 --warmup 100 --corpus default --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 500 --keep-every 1000 --out "$work/minilm-mlm-7"
-# then word senses taught directly beside the masked LM: WiC train's word-in-context pairs (not shipped by pip:
-# WIC_TRAIN names WiC's train.data.txt, its train.gold.txt beside it; without it the shipped model is the stage before)
-wic=${WIC_TRAIN:-$here/../../shared/data/wic/train.data.txt}
-if [ -f "$wic" ]; then
-  word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-7" --train-layers 6 --seq-len 64 --lr 5e-5 --warmup 50 --corpus default --batch-size 32 --sense-pairs "$wic" --sense-batch 16 --max-steps 1000 --eval-every 250 --keep-every 250 --out "$work/minilm-mlm"
-else
-  echo "no WiC train pairs at $wic (set WIC_TRAIN): minilm-mlm is the masked LM without word-sense pairs" >&2
-  rm -rf "$work/minilm-mlm" && cp -r "$work/minilm-mlm-7" "$work/minilm-mlm"
-fi
+# then word senses taught directly beside the masked LM: the bundled word-in-context sentences (sense-train: 34
+# words in two senses, none a word of the scored sense set), on windows of whole sentences, for a 45-minute CPU budget
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-7" --train-layers 6 --seq-len 64 --windows sentences --lr 3e-5 --warmup 20 --corpus default --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 45 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 100 --keep-every 100 --out "$work/minilm-mlm"
 # all-MiniLM-L6-v2 made a GPT (causal attention, next-token head), all 6 layers trained here
 word2bert-train clm-head --base all-minilm-l6-v2 --train-layers 6 --seq-len 64 --batch-size 32 --lr 3e-4 --warmup 100 --corpus default --max-steps 2400 --eval-every 200 --keep-every 400 --out "$work/minilm-gpt"
 for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns minilm-mlm minilm-gpt; do

@@ -125,11 +125,11 @@ def _bank_pairs(rows: list[tuple[int, list[str]]], path: Path) -> list[SensePair
         word = word.strip().lower()
         text, index = _with_word_apart(word, sentence.strip(), f"{path}, line {n}")
         by_word.setdefault(word, []).append((sense.strip(), text, index))
-    pairs = [SensePair(word, a[1], a[2], b[1], b[2], a[0] == b[0])
-             for word, group in by_word.items() for a, b in itertools.combinations(group, 2)]
-    if len(pairs) > MAX_PAIRS:
-        raise CorpusError(f"sense pairs: {path} makes {len(pairs):,} pairs; at most {MAX_PAIRS:,} are read")
-    return pairs
+    count = sum(len(group) * (len(group) - 1) // 2 for group in by_word.values())
+    if count > MAX_PAIRS:
+        raise CorpusError(f"sense pairs: {path} makes {count:,} pairs; at most {MAX_PAIRS:,} are read")
+    return [SensePair(word, a[1], a[2], b[1], b[2], a[0] == b[0])
+            for word, group in by_word.items() for a, b in itertools.combinations(group, 2)]
 
 
 def fingerprint(pairs: list[SensePair]) -> str:
