@@ -180,9 +180,10 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     panel.corpus = "default"
     panel.index_settings = {"per_word": 10, "max_words": 1500, "min_count": 3, "max_sentences": 3000}
     window.open_scene(scene)
-    qtbot.waitUntil(lambda: len(window.session.models) == 6 and panel.model.currentText() == "all-minilm-l6-v2",
-                    timeout=240_000)  # the scene opens on the strongest contextual model: a real BERT
-    qtbot.waitUntil(lambda: panel.fetcher.get("all-minilm-l6-v2", scene) is not None, timeout=120_000)
+    qtbot.waitUntil(lambda: len(window.session.models) == 7 and panel.model.currentText() == "minilm-mlm",
+                    timeout=240_000)  # the scene opens on the strongest contextual model: MiniLM, adapted here
+    assert "all-minilm-l6-v2" in window.session.models  # the real BERT as it ships, beside it
+    qtbot.waitUntil(lambda: panel.fetcher.get("minilm-mlm", scene) is not None, timeout=120_000)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.query_contextual()
     word, _, groups, _, _ = blocker.args[0]
