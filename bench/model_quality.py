@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
+from engine.data.sense_pairs import BUNDLED  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
 from engine.inspect.quality import (  # noqa: E402
     Spelling,
@@ -103,7 +104,8 @@ def main() -> None:
             masked = masked_word_scores(handle, heldout[:MASKED_SENTENCES])
             cloze = (f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f} "
                      f"(held-out {masked['masked_top1']:.3f} / {masked['masked_top10']:.3f})")
-        label = f"{handle.name} ({handle.kind})" + (" ‡" if handle.info.get("sense_pairs") else "")
+        pairs = handle.info.get("sense_pairs")
+        label = f"{handle.name} ({handle.kind})" + ("" if not pairs else " †" if pairs in BUNDLED else " ‡")
         rows.append(f"| {label} | {senses} | {wic} | {cloze} | {ppl} |")
         print(rows[-1], flush=True)
     body = "\n".join([
@@ -124,9 +126,10 @@ def main() -> None:
         + (f"; after the slash, on the {len(in_vocab):,} held-out sentences ({sum(len(api.word_tokenize(x)) for x in in_vocab):,} "
            "words) whose every word is in the Kneser-Ney model's vocabulary, so that no model is scored on <unk> "
            "(the n-gram's <unk> stands for every rare word at one cheap probability, while GPT must spell each "
-           "rare word out piece by piece)" if in_vocab else "") + ". ‡: its word vectors also learned senses from "
-        "word-in-context pairs (WiC train, `mlm-head --sense-pairs`): its WiC dev figure is not zero-shot; WiC dev and "
-        "the sense set were never trained on.", "",
+           "rare word out piece by piece)" if in_vocab else "") + ". †: its word vectors also learned senses from "
+        "word2bert's own word-in-context sentences (`mlm-head --sense-pairs sense-train`: 34 words, none of the sense "
+        "set's); WiC and the sense set were never trained on. ‡: from another pairs file (WiC train, say): its WiC dev "
+        "figure is then not zero-shot.", "",
         "| model | sense separation by layer | WiC dev by layer | cloze top-1 / top-10 | perplexity per word |",
         "|---|---|---|---:|---:|", *rows])
     print(body)
