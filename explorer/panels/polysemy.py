@@ -153,9 +153,11 @@ class PolysemyPanel(QWidget):
         self.typed = QLabel()  # a talk's static step: the sentences it is about, the word in bold
         self.typed.setWordWrap(True)
         self.typed.setVisible(False)
+        self.typed.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
         outer = QVBoxLayout(self)
         outer.addWidget(self.typed)
         outer.addWidget(split, 1)
+        outer.addStretch(0)  # below a talk's static table, sized to its rows
 
         self.fetcher = OccurrenceFetcher(self)  # a clicked word's occurrences, encoded on demand
         self.fetcher.ready.connect(self._fetched)
@@ -233,6 +235,7 @@ class PolysemyPanel(QWidget):
             widget.setVisible(not on)
         self.hits = 3 if on else 4
         self.scene_models_only = on
+        self.static.set_compact(on)
         self.right.setSizes([1, 4] if on else [180, 420])
         self._show_typed()
 

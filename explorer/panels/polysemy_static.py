@@ -3,8 +3,9 @@ whatever the sentence (GloVe, word2vec), the contrast the contextual column make
 
 from __future__ import annotations
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
+    QAbstractScrollArea,
     QGroupBox,
     QHeaderView,
     QTableWidget,
@@ -22,6 +23,7 @@ class StaticNeighbours(QGroupBox):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__("Static vectors", parent)
         self.session = session
+        self.compact = False
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
         self.table.verticalHeader().setVisible(False)
@@ -33,17 +35,41 @@ class StaticNeighbours(QGroupBox):
         # rows as high as their text at the table's width now (a list wrapped while the window was still
         # narrow kept two lines and pushed GloVe's row out of a talk's view)
         self._fit_rows = QTimer(self, singleShot=True, interval=0)  # after the resize has taken effect
-        self._fit_rows.timeout.connect(self.table.resizeRowsToContents)
+        self._fit_rows.timeout.connect(self._fit)
         self.table.horizontalHeader().sectionResized.connect(lambda *_: self._fit_rows.start())
         QVBoxLayout(self).addWidget(self.table)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._message)
 
+    def set_compact(self, on: bool) -> None:
+        """A talk's layout: one line a model (a list too long for the screen ends in "…") and the box exactly
+        as tall as its rows, so every static model is on the slide and the contextual column gets the rest."""
+        self.compact = on
+        self.table.setWordWrap(not on)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents if on
+                                       else QAbstractScrollArea.SizeAdjustPolicy.AdjustIgnored)
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on
+                                              else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.table.resizeRowsToContents()
+        if not self.compact:
+            self.table.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX
+            self.setMaximumHeight(16777215)
+            return
+        rows = sum(self.table.rowHeight(r) for r in range(self.table.rowCount()))
+        self.table.setMaximumHeight(self.table.horizontalHeader().sizeHint().height() + rows
+                                    + 2 * self.table.frameWidth())
+        self.setMaximumHeight(self.sizeHint().height())
+
     def _message(self, message: str) -> None:
         self.table.setRowCount(1)
         self.table.setItem(0, 0, QTableWidgetItem(""))
         self.table.setItem(0, 1, QTableWidgetItem(message))
+        self._fit()
 
     def query(self, word: str) -> None:
         from engine.api import Capability
@@ -71,4 +97,4 @@ class StaticNeighbours(QGroupBox):
         for r, (name, text) in enumerate(rows):
             self.table.setItem(r, 0, QTableWidgetItem(name))
             self.table.setItem(r, 1, QTableWidgetItem(text))
-        self.table.resizeRowsToContents()
+        self._fit()

@@ -221,3 +221,31 @@ def test_a_talk_step_scores_with_its_own_models_only(qtbot, contextual_runs):
                            "models": ["gpt"]})
     table = panel.probability.table
     assert [table.horizontalHeaderItem(c).text() for c in range(1, table.columnCount())] == ["gpt (log p)"]
+
+
+def test_a_talks_polysemy_slide_shows_every_static_model_and_gives_the_rest_to_the_contextual_one(
+        qtbot, contextual_runs, tmp_path):
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+
+    bert = str(contextual_runs["bert"][0])
+    deck = check_deck({"title": "bank", "steps": [
+        {"panel": "polysemy", "view": "neighbours", "sentences": ["the cat sat on the mat .", "a cat ran ."],
+         "selection": "cat", "models": ["glove-6b-50d", "word2vec-sgns", bert], "contextual_model": "bert",
+         "title": "Static and contextual"}]})
+    window = TalkWindow(Session(), deck)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.all_ready, timeout=120_000)
+    window.export(tmp_path / "slides")  # laid out at 1920×1080 and grabbed: what the slide shows
+    panel = window.panels[0]
+    table = panel.static.table
+    assert table.rowCount() == 2
+    for r in range(2):  # each static model's whole row is on the slide (the second was once below the fold)
+        rect = table.visualRect(table.model().index(r, 1))
+        assert rect.height() < 2 * table.fontMetrics().height()  # one line: the list is not wrapped
+        assert rect.bottom() <= table.viewport().height(), (r, rect, table.viewport().height())
+    assert panel.contextual_box.height() > 0.6 * window.height()  # the contextual neighbours get the room
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
