@@ -165,7 +165,9 @@ def train_adapted(ctx: TrainContext, kind: str, run: Adapted, step_loss: Callabl
     model, cfg = run.model, ctx.spec.model
     extra = extra or {}
     train_data = {"ids": torch.from_numpy(run.windows).to(ctx.device), **extra.get("data", {})}
-    recipe = Recipe(kind, model, len(run.windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
+    pad = run.tokenizer.pad_token_id  # whole-sentence windows end in padding: it is not text the run saw
+    per_window = cfg.seq_len if pad is None else float((run.windows != pad).sum()) / max(len(run.windows), 1)
+    recipe = Recipe(kind, model, len(run.windows), per_window, lambda epoch: train_data, step_loss, evaluate,
                     {}, {"corpus_tokens": run.tokens, "base": cfg.base, **run.started, **extra.get("config", {}),
                          "trained_parameters": sum(p.numel() for p in model.parameters() if p.requires_grad)},
                     weights=lambda: trained_state(model), notes=notes or [])

@@ -30,7 +30,7 @@ class Recipe:
     kind: str
     model: nn.Module
     n_examples: int
-    tokens_per_example: int
+    tokens_per_example: float  # text tokens a training example holds on average (padding not counted)
     epoch_data: Callable[[int], dict[str, torch.Tensor]]  # epoch -> example tensors on the device
     step_loss: Callable[[nn.Module, dict[str, torch.Tensor]], dict[str, torch.Tensor]]
     evaluate: Callable[[nn.Module], dict[str, float]]

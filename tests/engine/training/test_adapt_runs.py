@@ -117,6 +117,9 @@ def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_cor
     padded = ids == 0  # [PAD]
     assert padded.any() and (ids[:, 0] == 101).all()  # every window starts with [CLS] and most end in padding
     assert torch.equal(attention.bool(), ~padded) and not (labels[padded] != -100).any()
+    started = events[0]  # the tokens a run reports are text, not padding
+    assert isinstance(started, api.RunStarted) and started.unit == "tokens"
+    assert 2 * 4 * 0.2 * 48 < started.total < 2 * 4 * 48
 
 
 def test_a_bad_base_is_refused_before_training(topic_corpus, tmp_path):
