@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from engine.checkpoint import CONFIG, WEIGHTS, read_config, read_tensors, save_run
+from engine.checkpoint_average import averaged_weights
 from engine.errors import CheckpointError, Unsupported, Word2BertError
 
 
@@ -109,12 +111,20 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     return out
 
 
-def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True) -> Path:
+def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,
+                average_with: Sequence[str | Path] = ()) -> Path:
     """A copy of a run folder for shipping: weights (fp16), config, tokenizer/vocabulary and metrics;
-    no optimizer state and no history."""
+    no optimizer state and no history. With ``average_with``: its weights are the uniform mean of the
+    run's and those saves' (engine.checkpoint_average); config.json names them under ``averaged`` and
+    drops the run's last ``metrics`` (they were measured on the run's own weights)."""
     run_dir, out = Path(run_dir), Path(out)
     config = read_config(run_dir)
-    tensors = read_tensors(run_dir, config)
+    if average_with:
+        tensors, sources = averaged_weights([run_dir, *average_with])
+        config = {k: v for k, v in config.items() if k != "metrics"}
+        config["averaged"] = sources
+    else:
+        tensors = read_tensors(run_dir, config)
     skip = {CONFIG, WEIGHTS, "training_state.pt", "training_state.json", "checkpoint_scores.json"}  # the scores name the run's history
     files = {p.name: (lambda dst, src=p: shutil.copyfile(src, dst)) for p in run_dir.iterdir()
              if p.is_file() and p.name not in skip and not p.name.startswith(".")}
@@ -138,12 +148,17 @@ def export_main(argv: list[str] | None = None) -> int:
                         "slim: a run folder with fp16 weights and no training state (for shipping)")
     p.add_argument("out")
     p.add_argument("--binary", action="store_true", help="word2vec binary format (default: text)")
+    p.add_argument("--average-with", nargs="+", default=[], metavar="SAVE",
+                   help="with --to slim: ship the uniform mean of the run's weights and these saves' (the run's "
+                        "kept checkpoints RUN/checkpoints/step-N, or, for an adapted encoder, runs of the same base)")
     args = p.parse_args(argv)
+    if args.average_with and args.to != "slim":
+        p.error("--average-with goes with --to slim")
     try:
         if args.to == "hf":
             export_hf(args.run_dir, args.out)
         elif args.to == "slim":
-            export_slim(args.run_dir, args.out)
+            export_slim(args.run_dir, args.out, average_with=args.average_with)
         else:
             handle = load(args.run_dir)
             save_word2vec_format(handle.static_vectors(), args.out, binary=args.binary)

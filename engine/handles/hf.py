@@ -200,11 +200,15 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
             what += (f"; its layer-{cfg.sense_layer or model.config.num_hidden_layers} word vectors also learned "
                      f"senses from {f'{pairs:,} ' if isinstance(pairs, int) else ''}word-in-context pairs "
                      f"({Path(cfg.sense_pairs).name})")
+    averaged = config.get("averaged")
+    if isinstance(averaged, list) and averaged:
+        what += (f"; its weights are the mean of {len(averaged)} saves "
+                 f"({', '.join(Path(str(a.get('path', '?'))).name for a in averaged if isinstance(a, dict))})")
     info = {"path": str(run_dir), "model_type": model.config.model_type, "base": cfg.base,
             "base_folder": str(base_folder(cfg.base)), "layers": model.config.num_hidden_layers,
             "heads": model.config.num_attention_heads, "dim": model.config.hidden_size,
             "parameters": sum(p.numel() for p in model.parameters()), "description": what,
-            **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device") if k in config},
+            **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device", "averaged") if k in config},
             **({"sense_pairs": Path(cfg.sense_pairs).name} if getattr(cfg, "sense_pairs", "") else {})}
     adapter = HFAdapter(model, tokenizer, "causal" if causal else "masked", pick_device(), max_len)
     return TransformerHandle(f"hf-{model.config.model_type}", run_dir.name, str(run_dir), info, adapter)
