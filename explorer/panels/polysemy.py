@@ -80,6 +80,8 @@ class PolysemyPanel(QWidget):
 
         self.static = StaticNeighbours(session)
         self.static.runner.finished.connect(self._static_shown)
+        self.static.runner.failed.connect(self._static_shown)  # its message is its answer
+        self._contextual_on_screen = False  # a contextual answer has been shown (see _maybe_shown)
 
         from engine.api import Capability
 
@@ -211,8 +213,16 @@ class PolysemyPanel(QWidget):
             self.select(self.word)
 
     def _static_shown(self, _result: object) -> None:
-        if self.contextual_box.isHidden():  # no contextual model: the static neighbours are all there is to show
-            self.shown.emit()
+        self._maybe_shown()
+
+    def _maybe_shown(self) -> None:
+        """``shown`` once every column has answered: the static neighbours, and the contextual ones unless
+        that column is hidden (a talk's static view) — a slide is never taken with one of them missing."""
+        if self.static.runner.busy:
+            return
+        if not self.contextual_box.isHidden() and (self.context_runner.busy or not self._contextual_on_screen):
+            return
+        self.shown.emit()
 
     def select(self, word: str) -> None:
         """Select a word in every sentence where it occurs and query every model."""
@@ -501,7 +511,8 @@ class PolysemyPanel(QWidget):
             parts.append("</ul>")
         self.results.setHtml("".join(parts))
         self._show_compare(handle.name if handle else "", word, layer, groups, others)
-        self.shown.emit()
+        self._contextual_on_screen = True
+        self._maybe_shown()
 
     def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                       others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:
