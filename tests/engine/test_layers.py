@@ -16,6 +16,7 @@ LAYERS = [
     ("engine.cancel", "engine.shipped"),  # cancelling a query; where the shipped checkpoints are
     ("engine.data",),  # text, vocabulary, corpora, vectors files, fine-tuning datasets, evaluation sets
     ("engine.models", "engine.checkpoint"),  # networks; run-folder files (neither imports the other)
+    ("engine.checkpoint_average",),  # the mean of saves read from run folders
     ("engine.training",),  # the loop, its context and events; the families' runs
     ("engine.finetune",),  # a job of the same loop
     ("engine.handles",),  # loaded models behind one interface; load()
