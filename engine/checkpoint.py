@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 PICKLE_SUFFIXES = {".pkl", ".pickle", ".pt", ".pth", ".bin", ".ckpt", ".joblib", ".npz"}
 WEIGHTS = "model.safetensors"
 CONFIG = "config.json"
+HISTORY = "checkpoints"  # a run's kept copies: RUN/checkpoints/step-N, each a run folder of its own
 STATE = "training_state.pt"
 STATE_JSON = "training_state.json"  # the loop state of a run that never imported torch (word2vec on a CPU): numbers only
 

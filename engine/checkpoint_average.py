@@ -18,10 +18,9 @@ from typing import Any
 
 import torch
 
-from engine.checkpoint import read_config, read_tensors
+from engine.checkpoint import HISTORY, read_config, read_tensors
 from engine.errors import CheckpointError
 
-HISTORY = "checkpoints"  # a run's kept checkpoints: RUN/checkpoints/step-N (training.pretrain's HISTORY)
 SHARED_START = ("mlm-head", "clm-head")  # kinds whose every run starts from its base encoder's weights
 
 

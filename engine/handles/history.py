@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.checkpoint import HISTORY
 from engine.errors import CheckpointError
 
 _OURS = re.compile(r"^step-(\d+)$")
@@ -27,7 +28,7 @@ def run_history(run_dir: str | Path) -> list[KeptCheckpoint]:
     if not run.is_dir():
         raise CheckpointError(f"no run folder at {run_dir}")
     kept: dict[int, Path] = {}
-    history = run / "checkpoints"
+    history = run / HISTORY
     for folder in sorted(history.iterdir()) if history.is_dir() else []:
         match = _OURS.match(folder.name)
         if match and (folder / "config.json").is_file():

@@ -15,14 +15,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.checkpoint import save_run
+from engine.checkpoint import HISTORY, save_run
 from engine.errors import CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
 from engine.training.gradient_loop import GradientJob, optimise
-
-HISTORY = "checkpoints"
 
 
 @dataclass
