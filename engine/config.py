@@ -174,7 +174,7 @@ class MlmHeadConfig(SenseSettings, PretrainSettings):
     train_layers: int = 2  # the top N encoder layers learn with the head (0: the head only)
     init_from: str = ""  # an mlm-head run (folder or shipped name) whose trained weights this run starts from
     seq_len: int = 128  # tokens per training window ([CLS] text [SEP])
-    windows: str = "stream"  # "stream": the corpus as one stream cut every seq_len tokens (windows start mid-sentence); "sentences": whole sentences of one document packed up to seq_len, padded (every window starts a sentence, as a typed sentence does)
+    windows: str = "stream"  # "stream": the corpus as one stream cut every seq_len tokens (windows start mid-sentence); "sentences": whole sentences of one document packed up to seq_len, padded (every window starts a sentence, as a typed sentence does); "sentence": one sentence per window, padded (as the app asks a masked LM: one sentence, nothing around it)
     mask_prob: float = 0.15
     whole_word: bool = True  # mask every piece of a chosen word together (whole-word masking)
     lr: float = 3e-4
@@ -266,7 +266,7 @@ CHOICES: dict[str, tuple[Any, ...]] = {
     "tokenizer": ("bpe", "wordpiece"),
     "init_embeddings": ("", "glove-6b-50d"),
     "distill_map": ("linear", "identity"),
-    "windows": ("stream", "sentences"),
+    "windows": ("stream", "sentences", "sentence"),
     "preset": ("tiny", "small", "base"),
     "sg": (0, 1),
     "hs": (0, 1),
@@ -279,7 +279,8 @@ CHOICE_NAMES: dict[str, dict[Any, str]] = {
     "cbow_mean": {0: "sum of the context", 1: "mean of the context"},
     "init_embeddings": {"": "random", "glove-6b-50d": "GloVe 6B-50d, projected"},
     "distill_map": {"linear": "a learned linear map", "identity": "no map, the student's own states"},
-    "windows": {"stream": "one stream, cut every seq_len tokens", "sentences": "whole sentences, padded"},
+    "windows": {"stream": "one stream, cut every seq_len tokens", "sentences": "whole sentences, padded",
+                "sentence": "one sentence each, padded"},
 }
 def field_help(kind: str) -> dict[str, str]:
     """The comment beside each setting in this file, for tooltips (empty where the source is not shipped)."""

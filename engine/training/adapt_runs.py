@@ -42,10 +42,12 @@ def mlm_windows(docs: list[Document], seq_len: int, cls: int, sep: int) -> np.nd
     return out
 
 
-def mlm_sentence_windows(docs: list[Document], seq_len: int, cls: int, sep: int, pad: int) -> np.ndarray:
+def mlm_sentence_windows(docs: list[Document], seq_len: int, cls: int, sep: int, pad: int,
+                         one: bool = False) -> np.ndarray:
     """Whole sentences of one document packed into (N, seq_len) windows [CLS] … [SEP] [PAD]…: every window
     starts at a sentence's start, as a sentence typed into the app does (a stream window starts anywhere);
-    a sentence longer than a window is cut at its end."""
+    a sentence longer than a window is cut at its end. ``one``: a single sentence per window, as the app's
+    views and the cloze and held-out sets give a masked LM one sentence with nothing around it."""
     body = seq_len - 2
     rows: list[np.ndarray] = []
     for doc in docs:
@@ -53,7 +55,7 @@ def mlm_sentence_windows(docs: list[Document], seq_len: int, cls: int, sep: int,
         size = 0
         for sentence in doc:
             sentence = sentence[:body]
-            if held and size + len(sentence) > body:
+            if held and (one or size + len(sentence) > body):
                 rows.append(np.concatenate(held))
                 held, size = [], 0
             held.append(sentence)
@@ -66,6 +68,16 @@ def mlm_sentence_windows(docs: list[Document], seq_len: int, cls: int, sep: int,
         out[i, 1 : 1 + len(row)] = row
         out[i, 1 + len(row)] = sep
     return out
+
+
+def trim_padding(ids: torch.Tensor, pad: int | None) -> torch.Tensor:
+    """A batch without the columns that are padding in every row (padded sentence windows): no work is
+    spent on them, and nothing changes, since no token attends to padding."""
+    if pad is None or ids.shape[1] == 0:
+        return ids
+    text = (ids != pad).any(0)
+    last = int(text.nonzero().max()) + 1 if bool(text.any()) else 1
+    return ids[:, :last] if last < ids.shape[1] else ids
 
 
 def sentence_windows(docs: list[Document], seq_len: int, start: int) -> np.ndarray:
@@ -182,10 +194,11 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
 
     def cut(t: Any, docs: list[Document]) -> np.ndarray:
-        if cfg.windows == "sentences":
+        if cfg.windows in ("sentences", "sentence"):
             if t.pad_token_id is None:
-                raise ValueError(f"windows 'sentences' pads its windows, but {cfg.base}'s tokenizer has no [PAD] token")
-            return mlm_sentence_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id, t.pad_token_id)
+                raise ValueError(f"windows {cfg.windows!r} pads its windows, but {cfg.base}'s tokenizer has no [PAD] token")
+            return mlm_sentence_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id, t.pad_token_id,
+                                        one=cfg.windows == "sentence")
         return mlm_windows(docs, cfg.seq_len, t.cls_token_id, t.sep_token_id)
 
     run = adapt(ctx, "mlm-head", cut)
@@ -199,7 +212,7 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     def mlm_loss(net: Any, batch: dict[str, torch.Tensor],
                  generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
-        ids = batch["ids"].long()
+        ids = trim_padding(batch["ids"].long(), pad)
         special = (ids == cls) | (ids == sep) | (ids == pad)
         inputs, labels = mask_words(ids, special, continuation, ordinary, mask_id=mask, prob=cfg.mask_prob,
                                     whole_word=cfg.whole_word, generator=generator)

@@ -94,6 +94,17 @@ def test_sentence_windows_start_at_a_sentence_and_never_cut_one_between_windows(
     assert windows.tolist() == [[1, 10, 11, 12, 13, 14, 2, 0],  # two whole sentences, padded
                                 [1, 15, 16, 17, 2, 0, 0, 0],  # the third would not fit beside them
                                 [1, 20, 21, 22, 23, 24, 25, 2]]  # a sentence longer than a window is cut
+    one = mlm_sentence_windows(docs, 8, cls=1, sep=2, pad=0, one=True)  # windows "sentence": one each
+    assert one.tolist() == [[1, 10, 11, 12, 2, 0, 0, 0], [1, 13, 14, 2, 0, 0, 0, 0], [1, 15, 16, 17, 2, 0, 0, 0],
+                            [1, 20, 21, 22, 23, 24, 25, 2]]
+
+
+def test_a_batch_loses_the_columns_that_are_padding_in_every_row():
+    from engine.training.adapt_runs import trim_padding
+
+    ids = torch.tensor([[1, 10, 11, 2, 0, 0], [1, 12, 2, 0, 0, 0]])
+    assert trim_padding(ids, 0).tolist() == [[1, 10, 11, 2], [1, 12, 2, 0]]
+    assert trim_padding(ids[:, :4], None).shape == (2, 4)  # a tokenizer without [PAD]: nothing to trim
 
 
 def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_corpus, tmp_path, monkeypatch):
@@ -120,6 +131,29 @@ def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_cor
     started = events[0]  # the tokens a run reports are text, not padding
     assert isinstance(started, api.RunStarted) and started.unit == "tokens"
     assert 2 * 4 * 0.2 * 48 < started.total < 2 * 4 * 48
+
+
+def test_a_one_sentence_adaptation_reads_a_sentence_per_window_without_padding_columns(topic_corpus, tmp_path,
+                                                                                       monkeypatch):
+    from engine.models import masked_lm_head
+
+    seen = []
+    real = masked_lm_head.masked_lm_loss
+
+    def spy(model, ids, attention, labels):
+        seen.append(ids.clone())
+        return real(model, ids, attention, labels)
+
+    monkeypatch.setattr(masked_lm_head, "masked_lm_loss", spy)
+    cfg = model_config("mlm-head", train_layers=1, seq_len=48, batch_size=4, eval_every=0, warmup=1, lr=1e-3,
+                       windows="sentence")
+    events = list(api.train(RunSpec("mlm-head", out=str(tmp_path / "one"), corpus=str(topic_corpus), model=cfg,
+                                    max_steps=2, log_every=1)))
+    assert events[-1].status == "completed"
+    for ids in seen:
+        assert ((ids == 102).sum(1) == 1).all()  # one [SEP]: one sentence in each window
+        assert (ids[:, -1] != 0).any()  # the batch ends where its longest sentence does
+        assert ids.shape[1] < 48
 
 
 def test_a_bad_base_is_refused_before_training(topic_corpus, tmp_path):
