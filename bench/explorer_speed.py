@@ -108,13 +108,13 @@ def main() -> None:
         time.sleep(0.005)
     handle = next(iter(session.models.values()))
     panel = win.polysemy
-    panel.index_settings = {"per_word": 20, "max_words": 3000, "max_sentences": args.index_sentences}
+    panel.indexer.settings = {"per_word": 20, "max_words": 3000, "max_sentences": args.index_sentences}
     if not args.keep_cache:  # measure a real build, not a cache hit
         import shutil
 
         from engine.inspect.corpus_index import index_folder
 
-        shutil.rmtree(index_folder(handle, "default", **panel.index_settings), ignore_errors=True)
+        shutil.rmtree(index_folder(handle, "default", **panel.indexer.settings), ignore_errors=True)
     gaps: list[float] = []
     clock = QElapsedTimer()
     clock.start()
@@ -145,8 +145,8 @@ def main() -> None:
     win.train.steps.setValue(60)
     win.train.start_run()
     t0 = time.perf_counter()
-    panel.build_index()
-    while handle.name not in panel.indexes or win.train.job.running:
+    panel.indexer.build_index()
+    while handle.name not in panel.indexer.indexes or win.train.job.running:
         app.processEvents()
         time.sleep(0.001)
         if time.perf_counter() - t0 > 3600:
@@ -159,7 +159,7 @@ def main() -> None:
     steady = max(g for g, end in zip(gaps, ends, strict=True) if end > 2.0)  # after both jobs started
     print(f"longest stall {gaps[worst]:.0f} ms ending at {ends[worst]:.1f} s; "
           f"longest GC pauses: {sorted(pauses, reverse=True)[:3]}", flush=True)
-    index = panel.indexes[handle.name]
+    index = panel.indexer.indexes[handle.name]
     typed = handle.contextual_vectors("She deposited the money at the bank on Monday.")
     q = typed.vectors[-1, [w.lower() for w in typed.words].index("bank")]
     times = []

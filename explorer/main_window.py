@@ -112,7 +112,7 @@ class MainWindow(QMainWindow):
         jobs = []
         if self.session.loading:
             jobs.append(f"loading {self.session.loading}")
-        if self.polysemy.job is not None and self.polysemy.job.running:
+        if self.polysemy.indexer.running:
             jobs.append(f"indexing {self.polysemy.progress.value() / 10:.0f}%")
         if self.train.job is not None and self.train.job.running:
             jobs.append(f"training {self.train.progress.value() / 10:.0f}%")
@@ -312,7 +312,7 @@ class MainWindow(QMainWindow):
 
     def running_jobs(self) -> list[object]:
         """Every long job of every panel that is still running (index builds, atlas, training, fine-tuning)."""
-        jobs = (self.polysemy.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.job)
+        jobs = (self.polysemy.indexer.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.job)
         return [job for job in jobs if job is not None and job.running]
 
     def stop_jobs(self, wait_ms: int = 60_000) -> None:

@@ -13,8 +13,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QProgressBar,
-    QPushButton,
     QScrollArea,
     QSizePolicy,
     QSlider,
@@ -26,11 +24,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.polysemy_index import CorpusIndexer
 from explorer.panels.polysemy_occurrences import OccurrenceFetcher
 from explorer.panels.polysemy_static import StaticNeighbours
 from explorer.panels.polysemy_text import COMPARE_K, compare_html, highlight, nearest
 from explorer.session import Session
-from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.occurrence_map import OccurrenceMapView
@@ -45,16 +44,11 @@ class PolysemyPanel(QWidget):
 
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.session, self.corpus = session, corpus
-        self.index_settings: dict[str, Any] = {"per_word": 20, "max_words": 3000, "max_sentences": 20_000}
-        self.indexes: dict[str, Any] = {}  # model name -> CorpusIndex
-        self.job: BackgroundJob | None = None
+        self.session = session
         self.word = ""
         self.wanted_model = ""  # a scene's contextual model, selected (and indexed) once it is loaded
         self.wanted_layer: int | None = None
-        self._building = ""  # the model whose index is being built
-        self.wanted_models: list[str] = []  # a scene's models: every contextual one is indexed in turn
-        self.index_queue: list[str] = []  # models waiting for their corpus index (one build at a time)
+        self.wanted_models: list[str] = []  # a scene's models (a talk's "All models" compares only these)
         self.hits = 4  # nearest corpus occurrences shown per typed occurrence
         self._handles: dict[str, Any] = {}  # the handle each model name had at the last refresh
         self.scene_models_only = False  # a talk step: "All models" compares the scene's models only
@@ -90,14 +84,9 @@ class PolysemyPanel(QWidget):
         self.layer.setMinimum(0)
         self.layer.setMaximum(0)
         self.layer_label = QLabel("layer 0")
-        self.build = QPushButton("Build corpus index")
-        self.build_all = QPushButton("Index all models")
-        self.build_all.setToolTip("build the corpus index of every loaded contextual model, one after another, "
-                                  "to compare them side by side in 'All models'")
-        self.cancel = QPushButton("Cancel")
-        self.cancel.setEnabled(False)
-        self.progress = QProgressBar(maximum=1000, textVisible=True)
-        self.progress.setFormat("%p%")
+        self.indexer = CorpusIndexer(session, corpus, self)
+        self.corpus = corpus  # the corpus the occurrences come from (the indexer's too)
+        self.progress = self.indexer.progress  # the index builds' progress, and the on-demand fetches'
         self.message = QLabel("Load a contextual model (ELMo, GPT, BERT) to compare occurrences.")
         self.message.setWordWrap(True)
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
@@ -128,16 +117,10 @@ class PolysemyPanel(QWidget):
         row.addWidget(self.model, 1)
         row.addWidget(self.layer_label)
         row.addWidget(self.layer, 1)
-        index_row = QHBoxLayout()
-        self.index_buttons = (self.build, self.build_all, self.cancel)
-        index_row.addWidget(self.build)
-        index_row.addWidget(self.build_all)
-        index_row.addWidget(self.cancel)
-        index_row.addWidget(self.progress, 1)
         contextual_box = self.contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
         cl = QVBoxLayout(contextual_box)
         cl.addLayout(row)
-        cl.addLayout(index_row)
+        cl.addWidget(self.indexer)
         cl.addWidget(self.message)
         cl.addWidget(self.views, 1)
 
@@ -174,12 +157,19 @@ class PolysemyPanel(QWidget):
         self.model.currentIndexChanged.connect(lambda _: self._model_changed())
         self.layer.valueChanged.connect(self._layer_changed)
         self.method.currentIndexChanged.connect(lambda _: self.query_contextual())
-        self.build.clicked.connect(lambda: self.build_index())
-        self.build_all.clicked.connect(self.index_all)
-        self.cancel.clicked.connect(self.cancel_index)
+        self.indexer.built.connect(lambda _name: self.query_contextual())
+        self.indexer.status.connect(self.message.setText)
         session.modelsChanged.connect(self._refresh_models)
         self._sentences_changed()
         self._model_changed()  # no model yet: the controls say why they are off
+
+    @property
+    def corpus(self) -> str:
+        return self.indexer.corpus
+
+    @corpus.setter
+    def corpus(self, name: str) -> None:
+        self.indexer.corpus = name
 
     # ------------------------------------------------------------ input
 
@@ -241,8 +231,7 @@ class PolysemyPanel(QWidget):
         """A talk's layout: the results fill the screen (the typed sentences head each group of
         neighbours), three neighbours per occurrence, no index buttons; only the scene's models."""
         self.left_widget.setVisible(not on)
-        for widget in (*self.index_buttons, self.progress):  # a talk prepares its steps before it starts
-            widget.setVisible(not on)
+        self.indexer.setVisible(not on)  # a talk prepares its steps before it starts
         self.hits = 3 if on else 4
         self.scene_models_only = on
         self.static.set_compact(on)
@@ -283,7 +272,7 @@ class PolysemyPanel(QWidget):
         for name, handle in self.session.models.items():  # a name now answered by another handle (the
             if self._handles.get(name, handle) is not handle:  # scrubber's checkpoint): its vectors are stale
                 self.fetcher.forget(name)
-                self.indexes.pop(name, None)
+                self.indexer.forget(name)
         self._handles = dict(self.session.models)
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self._model_changed()
@@ -294,17 +283,14 @@ class PolysemyPanel(QWidget):
 
     def _model_changed(self) -> None:
         handle = self._handle()
-        idle = self.job is None or not self.job.running
-        self.build_all.setEnabled(handle is not None)
-        for control in (self.layer, self.method, self.build):
-            control.setEnabled(handle is not None and (control is not self.build or idle))
+        for control in (self.layer, self.method):
+            control.setEnabled(handle is not None)
+        self.indexer.show_model(handle, "" if handle is not None else self.model.reason(), self.model.usable())
         if handle is None:  # say why the contextual column is empty
             reason = self.model.reason()
             self.message.setText(reason[:1].upper() + reason[1:] + ". Load ELMo, GPT or BERT to compare occurrences.")
-            self.build.setToolTip(reason)
             self.results.clear()
             return
-        self.build.setToolTip("")
         layers = int(handle.info.get("vector_layers", 1))
         self.layer.blockSignals(True)
         self.layer.setMaximum(max(0, layers - 1))
@@ -316,56 +302,14 @@ class PolysemyPanel(QWidget):
 
     # ------------------------------------------------------------ contextual column
 
-    def index_all(self) -> None:
-        for name in self.model.usable():
-            self.build_index(name)
-
-    def build_index(self, name: str | None = None) -> None:
-        """Build (or open from the disk cache) the corpus index of a model (default: the chosen one);
-        while another build runs, it waits in the queue."""
-        handle = self.session.models.get(name) if name else self._handle()
-        if handle is None or handle.name in self.indexes:
-            return
-        if self.job is not None and self.job.running:
-            if handle.name not in self.index_queue and handle.name != self._building:
-                self.index_queue.append(handle.name)
-            return
-        settings, corpus, name = dict(self.index_settings), self.corpus, handle.name
-        self._building = name
-
-        def work(progress: Any, stop: Any) -> tuple[str, Any]:
-            from engine.api import build_corpus_index
-
-            return name, build_corpus_index(handle, corpus, stop=stop, progress=progress, **settings)
-
-        self.job = BackgroundJob(work, self)
-        self.job.progress.connect(self._index_progress)
-        self.job.finished.connect(self._index_built)
-        self.job.failed.connect(self._index_failed)
-        self.build.setEnabled(False)
-        self.cancel.setEnabled(True)
-        self.message.setText(f"indexing the corpus with {name}…")
-
-    def _next_index(self) -> None:
-        while self.index_queue:
-            name = self.index_queue.pop(0)
-            if name in self.session.models and name not in self.indexes:
-                self.build_index(name)
-                return
-
     def _layer_changed(self, value: int) -> None:
         self.layer_label.setText(f"layer {value}")
         self.query_contextual()
 
-    def cancel_index(self) -> None:
-        self.index_queue.clear()
-        if self.job is not None:
-            self.job.cancel()
-
     def _fetched(self, word: str) -> None:
         handle = self._handle()
         occurrences = self.fetcher.get(handle.name, word) if handle is not None else None
-        if occurrences is not None and not (self.job is not None and self.job.running):
+        if occurrences is not None and not self.indexer.running:
             self.progress.setValue(1000)
             self.progress.setFormat(f"{len(occurrences.sentences)} of {occurrences.total:,} sentences")
             self.progress.setToolTip(f"“{word}” occurs in {occurrences.total:,} sentences of the corpus; "
@@ -375,7 +319,7 @@ class PolysemyPanel(QWidget):
             self.query_contextual()
 
     def _fetch_progress(self, fraction: float, message: str) -> None:
-        if self.job is not None and self.job.running:
+        if self.indexer.running:
             return  # the index build's progress has the bar
         handle = self._handle()
         asked = self.fetcher.asked[1] if self.fetcher.asked else ()
@@ -388,31 +332,6 @@ class PolysemyPanel(QWidget):
             self.progress.setFormat(f"All models: {len(asked)} more %p%")  # fits the bar; the names in its tooltip
             self.progress.setToolTip(f"for the All models tab: {', '.join(asked)} — {message}")
 
-    def _index_progress(self, fraction: float, message: str) -> None:
-        self.progress.setValue(int(fraction * 1000))
-        waiting = f" ({len(self.index_queue)} more waiting)" if self.index_queue else ""
-        self.message.setText(f"indexing the corpus with {self._building}: {message}{waiting}")
-
-    def _index_built(self, result: tuple[str, Any]) -> None:
-        name, index = result
-        self.indexes[name] = index
-        info = index.info
-        self.progress.setFormat(f"{info['occurrences']:,} indexed, {info['memory_mb']:.0f} MB")
-        self.progress.setToolTip(f"corpus index of {name}: {info['occurrences']:,} occurrences of {info['words']:,} "
-                                 f"words, every layer, float16, {info['memory_mb']} MB")
-        self.build.setEnabled(True)
-        self.cancel.setEnabled(False)
-        self.progress.setValue(1000)
-        self._next_index()
-        self.query_contextual()
-
-    def _index_failed(self, message: str) -> None:
-        self.build.setEnabled(True)
-        self.cancel.setEnabled(False)
-        self.progress.setValue(0)
-        self.message.setText(f"{self._building}: {message}")
-        self._next_index()
-
     def query_contextual(self) -> None:
         handle = self._handle()
         if handle is None:
@@ -421,7 +340,7 @@ class PolysemyPanel(QWidget):
             self.message.setText("Click a word in the sentences.")
             return
         word, layer, sentences, hits = self.word, self.layer.value(), self.sentence_list(), self.hits
-        index = self.indexes.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
+        index = self.indexer.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
         if index is None:
             self.context_runner.cancel()  # an answer still coming for another model, word or layer is stale now
             self.fetcher.fetch({handle.name: handle}, word, self.corpus)
@@ -429,13 +348,13 @@ class PolysemyPanel(QWidget):
             return
         contextual = {n: self.session.models[n] for n in self.model.usable() if n != handle.name
                       and (not self.scene_models_only or n in self.wanted_models)}
-        pending = {n: h for n, h in contextual.items() if n not in self.indexes and not self.fetcher.get(n, word)}
+        pending = {n: h for n, h in contextual.items() if n not in self.indexer.indexes and not self.fetcher.get(n, word)}
         if pending and not self.fetcher.running:
             self.fetcher.fetch(pending, word, self.corpus)  # for "All models", after this model's answer
         method = {"PCA": "pca", "t-SNE": "tsne", "UMAP": "umap"}[self.method.currentText()]
         last = self._last_map
         previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
-        others = [(name, other, self.indexes.get(name) or self.fetcher.get(name, word))
+        others = [(name, other, self.indexer.get(name) or self.fetcher.get(name, word))
                   for name, other in contextual.items()]
         others = [(name, other, ix) for name, other, ix in others if ix is not None]
 

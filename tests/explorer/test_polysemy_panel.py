@@ -19,7 +19,7 @@ def window(qtbot, contextual_runs, topic_corpus):
     session = Session()
     win = MainWindow(session)
     win.polysemy.corpus = str(topic_corpus)
-    win.polysemy.index_settings = {"per_word": 8, "max_words": 200, "min_count": 3, "max_sentences": 2000}
+    win.polysemy.indexer.settings = {"per_word": 8, "max_words": 200, "min_count": 3, "max_sentences": 2000}
     qtbot.addWidget(win)
     win.show()
     yield win
@@ -34,10 +34,10 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
         window.session.load(str(contextual_runs["bert"][0]))
     assert panel.model.currentText() == "bert" and panel.layer.maximum() == 2
     assert "Click a word" in panel.message.text()
-    panel.build.click()  # the whole-corpus index: an option, for every frequent word at once
-    assert not panel.build.isEnabled() and panel.cancel.isEnabled()
-    qtbot.waitUntil(lambda: "bert" in panel.indexes, timeout=120_000)
-    assert panel.build.isEnabled() and panel.progress.value() == 1000
+    panel.indexer.build.click()  # the whole-corpus index: an option, for every frequent word at once
+    assert not panel.indexer.build.isEnabled() and panel.indexer.cancel.isEnabled()
+    qtbot.waitUntil(lambda: "bert" in panel.indexer.indexes, timeout=120_000)
+    assert panel.indexer.build.isEnabled() and panel.progress.value() == 1000
     panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
@@ -77,16 +77,16 @@ def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(
 
 def test_controls_a_model_cannot_serve_are_disabled_with_the_reason(qtbot, window, contextual_runs):
     panel, words = window.polysemy, window.neighbours
-    assert not panel.build.isEnabled() and "no model is loaded" in panel.message.text().lower()
+    assert not panel.indexer.build.isEnabled() and "no model is loaded" in panel.message.text().lower()
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load("glove-6b-50d")
-    assert not panel.build.isEnabled() and not panel.layer.isEnabled()
-    assert "whatever the sentence" in panel.message.text() and "glove-6b-50d" in panel.build.toolTip()
+    assert not panel.indexer.build.isEnabled() and not panel.layer.isEnabled()
+    assert "whatever the sentence" in panel.message.text() and "glove-6b-50d" in panel.indexer.build.toolTip()
     assert panel.model.itemText(0) == "glove-6b-50d (cannot)"
     assert words.word.isEnabled() and words.model.currentText() == "glove-6b-50d"
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["gpt"][0]))
-    assert panel.model.currentText() == "gpt" and panel.build.isEnabled() and panel.layer.isEnabled()
+    assert panel.model.currentText() == "gpt" and panel.indexer.build.isEnabled() and panel.layer.isEnabled()
     assert words.model.currentText() == "glove-6b-50d" and words.model.usable() == ["glove-6b-50d"]
     assert "one vector per occurrence" in words.model.reasons["gpt"]
     from engine.api import Capability
@@ -102,20 +102,20 @@ def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
     panel = window.polysemy
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["gpt"][0]))
-    panel.index_settings = {**panel.index_settings, "max_sentences": 2000, "per_word": 10_000}
+    panel.indexer.settings = {**panel.indexer.settings, "max_sentences": 2000, "per_word": 10_000}
     import engine.inspect.corpus_index as ci
 
     original = ci.index_folder
     ci.index_folder = lambda *a, **k: Path("/nonexistent-cache-for-test")
     try:
-        panel.build.click()
-        panel.job.cancel()
-        with qtbot.waitSignal(panel.job.failed, timeout=60_000):
+        panel.indexer.build.click()
+        panel.indexer.job.cancel()
+        with qtbot.waitSignal(panel.indexer.job.failed, timeout=60_000):
             pass
     finally:
         ci.index_folder = original
     assert "cancelled" in panel.message.text()
-    assert panel.build.isEnabled()
+    assert panel.indexer.build.isEnabled()
 
 
 def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
@@ -129,7 +129,7 @@ def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
     panel = window.polysemy
     window.open_scene(str(tmp_path / "mine.json"))
     qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=120_000)  # occurrences on demand
-    assert not panel.indexes  # no whole-corpus index was needed
+    assert not panel.indexer.indexes  # no whole-corpus index was needed
     assert panel.layer.value() == 1 and panel.views.currentIndex() == 1
     assert panel.current_scene()["sentences"] == scene["sentences"]
     (tmp_path / "bad.json").write_text("{not json")
@@ -158,9 +158,9 @@ def test_all_models_tab_compares_every_indexed_model(qtbot, window, contextual_r
         with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
             window.session.load(str(contextual_runs[kind][0]))
     panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
-    panel.index_all()
-    assert panel.index_queue == ["gpt"]  # one build at a time: the second waits
-    qtbot.waitUntil(lambda: {"bert", "gpt"} <= set(panel.indexes), timeout=180_000)
+    panel.indexer.index_all()
+    assert panel.indexer.queue == ["gpt"]  # one build at a time: the second waits
+    qtbot.waitUntil(lambda: {"bert", "gpt"} <= set(panel.indexer.indexes), timeout=180_000)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
     others = blocker.args[0][4]
@@ -178,7 +178,7 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     """The speaker's demo: the shipped default models on the default corpus (a small index, for speed)."""
     panel = window.polysemy
     panel.corpus = "default"
-    panel.index_settings = {"per_word": 10, "max_words": 1500, "min_count": 3, "max_sentences": 3000}
+    panel.indexer.settings = {"per_word": 10, "max_words": 1500, "min_count": 3, "max_sentences": 3000}
     window.open_scene(scene)
     qtbot.waitUntil(lambda: len(window.session.models) == 7 and panel.model.currentText() == "minilm-mlm",
                     timeout=240_000)  # the scene opens on the strongest contextual model: MiniLM, adapted here
@@ -208,7 +208,7 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     # "All models": the other contextual models fetch the word's occurrences after the chosen one
     qtbot.waitUntil(lambda: all(panel.fetcher.get(n, scene) is not None for n in ("elmo-tiny", "gpt-tiny", "bert-tiny")),
                     timeout=240_000)
-    assert not panel.indexes  # no whole-corpus index was built
+    assert not panel.indexer.indexes  # no whole-corpus index was built
     panel.views.setCurrentWidget(panel.compare)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
         panel.query_contextual()
@@ -231,7 +231,7 @@ def bus_clicked(qtbot, window, contextual_runs):
 def test_a_clicked_words_occurrences_come_on_demand_without_an_index(qtbot, window, contextual_runs):
     panel = bus_clicked(qtbot, window, contextual_runs)
     qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText(), timeout=30_000)
-    assert not panel.indexes and panel.fetcher.get("bert", "bus").sentences
+    assert not panel.indexer.indexes and panel.fetcher.get("bert", "bus").sentences
     assert panel.progress.value() == 1000
     with qtbot.waitSignal(panel.fetcher.failed, timeout=30_000):
         panel.select("zebra")  # typed in no sentence above, and in no sentence of the corpus either

@@ -1,0 +1,132 @@
+"""The lens's whole-corpus indexes: for each contextual model, every frequent word's occurrences encoded at
+every layer (engine.api.build_corpus_index; kept on disk by the engine), built in a background job with
+progress, one model at a time — the others wait in a queue — and cancellable. An option: a clicked word's
+occurrences are fetched on demand without one (polysemy_occurrences.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
+
+from explorer.session import Session
+from explorer.tasks import BackgroundJob
+
+
+class CorpusIndexer(QWidget):
+    built = Signal(str)  # the model whose index is ready
+    status = Signal(str)  # a line for the lens's message: what is being indexed, or why it failed
+
+    def __init__(self, session: Session, corpus: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session, self.corpus = session, corpus
+        self.chosen = ""  # the lens's model (show_model)
+        self.usable: list[str] = []  # every loaded contextual model ("Index all models")
+        self.settings: dict[str, Any] = {"per_word": 20, "max_words": 3000, "max_sentences": 20_000}
+        self.indexes: dict[str, Any] = {}  # model name -> CorpusIndex
+        self.job: BackgroundJob | None = None
+        self.queue: list[str] = []  # models waiting for their index (one build at a time)
+        self.building = ""  # the model whose index is being built
+
+        self.build = QPushButton("Build corpus index")
+        self.build_all = QPushButton("Index all models")
+        self.build_all.setToolTip("build the corpus index of every loaded contextual model, one after another, "
+                                  "to compare them side by side in 'All models'")
+        self.cancel = QPushButton("Cancel")
+        self.cancel.setEnabled(False)
+        self.progress = QProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
+        self.progress.setFormat("%p%")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        for button in (self.build, self.build_all, self.cancel):
+            row.addWidget(button)
+        row.addWidget(self.progress, 1)
+        self.build.clicked.connect(lambda: self.build_index())
+        self.build_all.clicked.connect(self.index_all)
+        self.cancel.clicked.connect(self.cancel_index)
+
+    @property
+    def running(self) -> bool:
+        return self.job is not None and self.job.running
+
+    def get(self, name: str) -> Any:
+        return self.indexes.get(name)
+
+    def forget(self, name: str) -> None:
+        """A model's index, dropped (another checkpoint now answers under its name)."""
+        self.indexes.pop(name, None)
+
+    def show_model(self, handle: Any, reason: str, usable: list[str]) -> None:
+        """The buttons for the lens's model: off, with the reason as a tooltip, when there is none."""
+        self.chosen, self.usable = (handle.name if handle is not None else ""), list(usable)
+        self.build_all.setEnabled(handle is not None)
+        self.build.setEnabled(handle is not None and not self.running)
+        self.build.setToolTip("" if handle is not None else reason)
+
+    def index_all(self) -> None:
+        for name in self.usable:
+            self.build_index(name)
+
+    def build_index(self, name: str | None = None) -> None:
+        """Build (or open from the disk cache) the corpus index of a model (default: the lens's model);
+        while another build runs, it waits in the queue."""
+        handle = self.session.models.get(name or self.chosen)
+        if handle is None or handle.name in self.indexes:
+            return
+        if self.running:
+            if handle.name not in self.queue and handle.name != self.building:
+                self.queue.append(handle.name)
+            return
+        settings, corpus, name = dict(self.settings), self.corpus, handle.name
+        self.building = name
+
+        def work(progress: Any, stop: Any) -> tuple[str, Any]:
+            from engine.api import build_corpus_index
+
+            return name, build_corpus_index(handle, corpus, stop=stop, progress=progress, **settings)
+
+        self.job = BackgroundJob(work, self)
+        self.job.progress.connect(self._progress)
+        self.job.finished.connect(self._built)
+        self.job.failed.connect(self._failed)
+        self.build.setEnabled(False)
+        self.cancel.setEnabled(True)
+        self.status.emit(f"indexing the corpus with {name}…")
+
+    def cancel_index(self) -> None:
+        self.queue.clear()
+        if self.job is not None:
+            self.job.cancel()
+
+    def _next(self) -> None:
+        while self.queue:
+            name = self.queue.pop(0)
+            if name in self.session.models and name not in self.indexes:
+                self.build_index(name)
+                return
+
+    def _progress(self, fraction: float, message: str) -> None:
+        self.progress.setValue(int(fraction * 1000))
+        waiting = f" ({len(self.queue)} more waiting)" if self.queue else ""
+        self.status.emit(f"indexing the corpus with {self.building}: {message}{waiting}")
+
+    def _built(self, result: tuple[str, Any]) -> None:
+        name, index = result
+        self.indexes[name] = index
+        info = index.info
+        self.progress.setFormat(f"{info['occurrences']:,} indexed, {info['memory_mb']:.0f} MB")
+        self.progress.setToolTip(f"corpus index of {name}: {info['occurrences']:,} occurrences of {info['words']:,} "
+                                 f"words, every layer, float16, {info['memory_mb']} MB")
+        self.build.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.progress.setValue(1000)
+        self._next()
+        self.built.emit(name)
+
+    def _failed(self, message: str) -> None:
+        self.build.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.progress.setValue(0)
+        self.status.emit(f"{self.building}: {message}")
+        self._next()
