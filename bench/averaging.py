@@ -5,7 +5,10 @@ folder). The measure that chooses among them is held-out masked words: one word 
 the default corpus masked, in two draws (seeds 1 and 2) no earlier choice looked at; beside it the usual first
 1,000 sentences (seed 0, as bench/model_quality.py), the cloze set and sense separation (best and last layer).
 
-    python bench/averaging.py --name A=RUN[+SAVE...] [--name B=...] ...
+    python bench/averaging.py --name A=RUN[+SAVE...] [--name B=...] ... [--section KEY --title TITLE]
+
+(--section: another section of bench/RESULTS.md, so a later comparison — of a new recipe's run against the
+shipped model, say — stands beside the first instead of replacing it.)
 """
 
 from __future__ import annotations
@@ -40,6 +43,8 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--name", action="append", required=True,
                    help="LABEL=SAVE or LABEL=SAVE+SAVE+... (the mean of those saves)")
+    p.add_argument("--section", default="levers-averaging", help="the RESULTS.md section to write")
+    p.add_argument("--title", default="Training levers: weight averaging")
     args = p.parse_args()
     held = list(api.corpus_sample("default", n=100_000, part="heldout"))
     rows = []
@@ -59,7 +64,7 @@ def main() -> None:
             print(f"{label}: {top1:.4f} / {top10:.4f} over {n} words", flush=True)
             api.release_memory()
     best = max(rows, key=lambda r: r[2] + r[3])
-    lines = ["## Training levers: weight averaging", "",
+    lines = [f"## {args.title}", "",
              f"`python bench/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of `minilm-mlm` "
              "and uniform means of them (`word2bert-export RUN --to slim OUT --average-with SAVE…`). The measure "
              f"that chooses is held-out masked words: one word of each of the {len(held):,} held-out sentences of the "
@@ -78,7 +83,7 @@ def main() -> None:
                      f"{float(np.max(senses)):.3f} ({int(np.argmax(senses))}) / {float(senses[-1]):.3f} |")
     lines += ["", "Chosen: the highest top-1 + top-10 over all draws. The differences between these candidates are a "
               "few words in a thousand: within the noise of the set, as the cloze set's are of 72 items."]
-    write_section("levers-averaging", "\n".join(lines))
+    write_section(args.section, "\n".join(lines))
 
 
 if __name__ == "__main__":
