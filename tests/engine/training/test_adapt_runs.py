@@ -107,7 +107,8 @@ def test_a_batch_loses_the_columns_that_are_padding_in_every_row():
     assert trim_padding(ids[:, :4], None).shape == (2, 4)  # a tokenizer without [PAD]: nothing to trim
 
 
-def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_corpus, tmp_path, monkeypatch):
+def _train_two_steps_seeing_batches(monkeypatch, corpus, out, windows):
+    """Two steps of a 1-layer mlm-head run; every batch the masked-LM loss was given: (ids, attention, labels)."""
     from engine.models import masked_lm_head
 
     seen = []
@@ -119,9 +120,14 @@ def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_cor
 
     monkeypatch.setattr(masked_lm_head, "masked_lm_loss", spy)
     cfg = model_config("mlm-head", train_layers=1, seq_len=48, batch_size=4, eval_every=0, warmup=1, lr=1e-3,
-                       windows="sentences")
-    events = list(api.train(RunSpec("mlm-head", out=str(tmp_path / "sent"), corpus=str(topic_corpus), model=cfg,
-                                    max_steps=2, log_every=1)))
+                       windows=windows)
+    events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(corpus), model=cfg, max_steps=2,
+                                    log_every=1)))
+    return events, seen
+
+
+def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_corpus, tmp_path, monkeypatch):
+    events, seen = _train_two_steps_seeing_batches(monkeypatch, topic_corpus, tmp_path / "sent", "sentences")
     assert events[-1].status == "completed"
     assert json.loads((tmp_path / "sent" / "config.json").read_text())["model"]["windows"] == "sentences"
     ids, attention, labels = seen[0]
@@ -135,22 +141,9 @@ def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_cor
 
 def test_a_one_sentence_adaptation_reads_a_sentence_per_window_without_padding_columns(topic_corpus, tmp_path,
                                                                                        monkeypatch):
-    from engine.models import masked_lm_head
-
-    seen = []
-    real = masked_lm_head.masked_lm_loss
-
-    def spy(model, ids, attention, labels):
-        seen.append(ids.clone())
-        return real(model, ids, attention, labels)
-
-    monkeypatch.setattr(masked_lm_head, "masked_lm_loss", spy)
-    cfg = model_config("mlm-head", train_layers=1, seq_len=48, batch_size=4, eval_every=0, warmup=1, lr=1e-3,
-                       windows="sentence")
-    events = list(api.train(RunSpec("mlm-head", out=str(tmp_path / "one"), corpus=str(topic_corpus), model=cfg,
-                                    max_steps=2, log_every=1)))
+    events, seen = _train_two_steps_seeing_batches(monkeypatch, topic_corpus, tmp_path / "one", "sentence")
     assert events[-1].status == "completed"
-    for ids in seen:
+    for ids, _, _ in seen:
         assert ((ids == 102).sum(1) == 1).all()  # one [SEP]: one sentence in each window
         assert (ids[:, -1] != 0).any()  # the batch ends where its longest sentence does
         assert ids.shape[1] < 48
