@@ -82,7 +82,14 @@ def test_a_slim_word2vec_copy_keeps_only_its_vectors_and_answers_the_same(runs, 
     saved = load_file(str(tmp_path / "slim" / "model.safetensors"))
     assert set(saved) == {"vectors"} and saved["vectors"].dtype == np.float16
     full, slim = api.load(runs["word2vec"][0]), api.load(tmp_path / "slim")
-    assert [n.word for n in slim.static_neighbours("piano", 5)] == [n.word for n in full.static_neighbours("piano", 5)]
+    # The same neighbours, up to fp16: two words whose cosines differ by less than the rounding may swap places
+    # (CI saw violin and drum, 5th and 6th, trade ranks), so each slim neighbour must be a full-precision
+    # neighbour with the score it shows, and the ranked scores must agree.
+    slim_top, full_top = slim.static_neighbours("piano", 5), full.static_neighbours("piano", 10)
+    np.testing.assert_allclose([n.similarity for n in slim_top], [n.similarity for n in full_top[:5]], atol=2e-3)
+    full_scores = {n.word: n.similarity for n in full_top}
+    for n in slim_top:
+        assert n.word in full_scores and abs(full_scores[n.word] - n.similarity) < 2e-3, (n, full_top)
     np.testing.assert_allclose(slim.vector("piano"), full.vector("piano"), rtol=2e-3, atol=2e-3)
 
 
