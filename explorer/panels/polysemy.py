@@ -75,7 +75,7 @@ class PolysemyPanel(QWidget):
         self.static = StaticNeighbours(session)
         self.static.runner.finished.connect(self._static_shown)
         self.static.runner.failed.connect(self._static_shown)  # its message is its answer
-        self._contextual_on_screen = False  # a contextual answer has been shown (see _maybe_shown)
+        self._on_screen: tuple[str, str, int] | None = None  # (model, word, layer) of the answer shown
 
         from engine.api import Capability
 
@@ -210,8 +210,9 @@ class PolysemyPanel(QWidget):
         that column is hidden (a talk's static view) — a slide is never taken with one of them missing."""
         if self.static.runner.busy:
             return
-        if not self.contextual_box.isHidden() and (self.context_runner.busy or not self._contextual_on_screen):
-            return
+        wanted = (self.model.currentText(), self.word, self.layer.value())
+        if not self.contextual_box.isHidden() and (self.context_runner.busy or self._on_screen != wanted):
+            return  # (an answer for another model, word or layer is not this slide's)
         self.shown.emit()
 
     def select(self, word: str) -> None:
@@ -289,7 +290,7 @@ class PolysemyPanel(QWidget):
         if handle is None:  # say why the contextual column is empty
             reason = self.model.reason()
             self.message.setText(reason[:1].upper() + reason[1:] + ". Load ELMo, GPT or BERT to compare occurrences.")
-            self.results.clear()
+            self._clear_contextual()
             return
         layers = int(handle.info.get("vector_layers", 1))
         self.layer.blockSignals(True)
@@ -343,6 +344,8 @@ class PolysemyPanel(QWidget):
         index = self.indexer.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
         if index is None:
             self.context_runner.cancel()  # an answer still coming for another model, word or layer is stale now
+            if self._on_screen is not None and self._on_screen[:2] != (handle.name, word):
+                self._clear_contextual()  # another model's or word's neighbours never stand under this one's name
             self.fetcher.fetch({handle.name: handle}, word, self.corpus)
             self.message.setText(f"finding the occurrences of “{word}” in the corpus with {handle.name}…")
             return
@@ -430,8 +433,14 @@ class PolysemyPanel(QWidget):
             parts.append("</ul>")
         self.results.setHtml("".join(parts))
         self._show_compare(handle.name if handle else "", word, layer, groups, others)
-        self._contextual_on_screen = True
+        self._on_screen = (key[0], word, layer)
         self._maybe_shown()
+
+    def _clear_contextual(self) -> None:
+        self._on_screen, self._last_groups, self._last_map = None, [], None
+        self.results.clear()
+        self.compare.clear()
+        self.map.show_message("")
 
     def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                       others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:
@@ -440,5 +449,5 @@ class PolysemyPanel(QWidget):
         self.compare.setHtml(compare_html(name, word, layer, groups, others, COLOURS))
 
     def _contextual_failed(self, message: str) -> None:
-        self.results.clear()
+        self._clear_contextual()
         self.message.setText(message)

@@ -263,3 +263,26 @@ def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurre
     qtbot.waitUntil(lambda: bool(shown) and not pending(panel), timeout=30_000)
     assert all(result[0] == "piano" for result in shown)
     assert "piano" in panel.message.text() and "“bus”" not in panel.message.text()
+
+
+def test_switching_model_never_leaves_the_old_models_neighbours_under_the_new_name(qtbot, window, contextual_runs):
+    """A talk's bank slide once showed elmo-tiny's neighbours labelled minilm-mlm: the step's model loaded
+    last, its occurrences were still being encoded, and the slide was taken with the earlier model's answer."""
+    from explorer.app import pending
+
+    panel = bus_clicked(qtbot, window, contextual_runs)
+    qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
+    bert_answer = panel.results.toPlainText()
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["elmo"][0]))
+    shown = []
+    panel.shown.connect(lambda: shown.append((panel.model.currentText(), panel.results.toPlainText())))
+    panel.model.setCurrentText("elmo")  # its occurrences of "bus" are not encoded yet
+    assert panel.fetcher.running and panel.results.toPlainText() == ""
+    assert "elmo" in panel.message.text()
+    panel._maybe_shown()  # what the static column's answer calls, arriving meanwhile: not the whole slide yet
+    assert not shown
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        pass
+    model, text = shown[-1]
+    assert model == "elmo" and "bus" in text and text != bert_answer
