@@ -15,6 +15,7 @@ import torch
 from engine.checkpoint import CONFIG, WEIGHTS, read_config, read_tensors, save_run
 from engine.checkpoint_average import averaged_weights
 from engine.errors import CheckpointError, Unsupported, Word2BertError
+from engine.models.hf_lock import one_thread_in_transformers
 
 
 def _bert_keys(layers: int) -> dict[str, str]:
@@ -55,6 +56,7 @@ def _gpt_state(tensors: dict[str, torch.Tensor], layers: int) -> dict[str, torch
     return out
 
 
+@one_thread_in_transformers
 def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     """Write a BERT or GPT run folder as a Hugging Face folder that ``from_pretrained`` loads."""
     import transformers

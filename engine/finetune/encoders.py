@@ -22,6 +22,7 @@ from torch import nn
 
 from engine.data.inputs import Encoded, Specials, assemble, bert_specials, encode_text, hf_specials
 from engine.data.text import word_spans
+from engine.models.hf_lock import one_thread_in_transformers
 
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers|h|blocks|lstms)\.(\d+)\.")
 _EMBEDDING = re.compile(r"emb|wte|wpe|token_encoder|shared")
@@ -284,6 +285,7 @@ def encoder_from_handle(handle: Any) -> Encoder:
                       "BERT or a Hugging Face Transformer")
 
 
+@one_thread_in_transformers
 def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     """Rebuild the (untrained) encoder of a fine-tuned run folder; its weights come from model.safetensors."""
     from engine.config_checks import config_from_dict

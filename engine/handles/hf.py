@@ -20,6 +20,7 @@ from engine.data.inputs import Specials, hf_specials
 from engine.device import pick_device
 from engine.errors import CheckpointError, Unsupported
 from engine.handles.transformer import ForwardOutput, TransformerHandle
+from engine.models.hf_lock import one_thread_in_transformers
 from engine.models.packed_linear import pack_linears
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
@@ -104,6 +105,7 @@ class HFAdapter:
         return self.model.get_output_embeddings()(h)
 
 
+@one_thread_in_transformers
 def load_hf(folder: str | Path) -> TransformerHandle:
     import transformers
     from transformers import AutoConfig, AutoModel, AutoTokenizer

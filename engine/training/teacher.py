@@ -10,6 +10,7 @@ import torch
 
 from engine.errors import CheckpointError
 from engine.models.distill import pool_words
+from engine.models.hf_lock import one_thread_in_transformers
 
 
 def student_words(ids: np.ndarray, vocabulary: list[str], special: set[int]) -> tuple[np.ndarray, list[list[str]]]:
@@ -33,6 +34,7 @@ def student_words(ids: np.ndarray, vocabulary: list[str], special: set[int]) -> 
 
 
 class Teacher:
+    @one_thread_in_transformers
     def __init__(self, name: str, device: torch.device) -> None:
         import transformers
         from transformers import AutoModel, AutoTokenizer
