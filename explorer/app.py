@@ -54,14 +54,10 @@ def run(argv: list[str]) -> int:
         window.open_scene(args.scene)
     status = {"code": 0}
     if args.screenshot:
-        def grab(_=None) -> None:
-            if session.loading:  # a scene's models are still loading: the next results will come
-                return
-            if pending(window.tabs.currentWidget()):  # shown, but a newer query (a model that just loaded,
-                QTimer.singleShot(300, grab)  # the scene's own choice) is on its way: wait for what it shows
-                return
-            window.grab().save(args.screenshot)
-            app.quit()
+        from explorer.screenshot import WindowShot
+
+        shot = WindowShot(window, session, args.screenshot)
+        shot.saved.connect(lambda _: app.quit())
 
         def failed(message: str) -> None:
             print(f"word2bert: {message}", file=sys.stderr)
@@ -70,15 +66,15 @@ def run(argv: list[str]) -> int:
 
         panel = window.tabs.currentWidget()
         if args.scene and panel is window.polysemy:  # wait for the contextual neighbours (the index may need building)
-            window.polysemy.context_runner.finished.connect(lambda _: QTimer.singleShot(300, grab))
+            window.polysemy.context_runner.finished.connect(lambda _: shot.take_after(300))
             window.polysemy.context_runner.failed.connect(failed)
         elif args.scene and panel is window.finetune:  # a curves scene: once the curves are drawn
-            window.finetune.curves.shown.connect(lambda: QTimer.singleShot(500, grab))
+            window.finetune.curves.shown.connect(lambda: shot.take_after(500))
             window.finetune.curves.runner.failed.connect(failed)
         elif args.scene:  # the attention or predictions panel: once its results are drawn
-            panel.shown.connect(lambda: QTimer.singleShot(500, grab))  # type: ignore[attr-defined]
+            panel.shown.connect(lambda: shot.take_after(500))  # type: ignore[attr-defined]
         elif args.word:
-            window.neighbours.runner.finished.connect(lambda _: QTimer.singleShot(100, grab))
+            window.neighbours.runner.finished.connect(lambda _: shot.take_after(100))
             window.neighbours.runner.failed.connect(failed)
         else:  # the window as it opens: once its models have loaded
             poll = QTimer(window, interval=300)
@@ -86,7 +82,7 @@ def run(argv: list[str]) -> int:
             def loaded() -> None:
                 if not session.loading:
                     poll.stop()
-                    QTimer.singleShot(500, grab)
+                    shot.take_after(500)
 
             poll.timeout.connect(loaded)
             poll.start()
@@ -95,20 +91,6 @@ def run(argv: list[str]) -> int:
     app.exec()
     finish_workers()
     return status["code"]
-
-
-def pending(panel: Any) -> bool:
-    """Whether a panel still has work on its way: a query not answered yet, a background job (the polysemy
-    lens's occurrences, encoded on demand) still running, or a debounce about to send one."""
-    from PySide6.QtCore import QTimer
-
-    from explorer.tasks import BackgroundJob, TaskRunner
-
-    if any(runner.busy for runner in panel.findChildren(TaskRunner)):
-        return True
-    if any(job.running for job in panel.findChildren(BackgroundJob)):
-        return True
-    return any(timer.isSingleShot() and timer.isActive() for timer in panel.findChildren(QTimer))
 
 
 def finish_workers() -> None:

@@ -281,7 +281,7 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
 def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, contextual_runs):
     """`word2bert --scene … --screenshot` grabs once results are shown and nothing newer is coming: a model
     that loads last (the scene's choice) must not be pictured beside the first model's results."""
-    from explorer.app import pending
+    from explorer.screenshot import pending
 
     panel = window.predictions
     window.tabs.setCurrentWidget(panel)

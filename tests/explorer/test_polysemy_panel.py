@@ -242,7 +242,7 @@ def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurre
                                                                                          contextual_runs):
     import time
 
-    from explorer.app import pending
+    from explorer.screenshot import pending
 
     panel = bus_clicked(qtbot, window, contextual_runs)
     qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
@@ -268,7 +268,7 @@ def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurre
 def test_switching_model_never_leaves_the_old_models_neighbours_under_the_new_name(qtbot, window, contextual_runs):
     """A talk's bank slide once showed elmo-tiny's neighbours labelled minilm-mlm: the step's model loaded
     last, its occurrences were still being encoded, and the slide was taken with the earlier model's answer."""
-    from explorer.app import pending
+    from explorer.screenshot import pending
 
     panel = bus_clicked(qtbot, window, contextual_runs)
     qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
