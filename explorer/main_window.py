@@ -106,6 +106,7 @@ class MainWindow(QMainWindow):
         self._ticker = QTimer(self, interval=1000)
         self._ticker.timeout.connect(self._tick)
         self._ticker.start()
+        session.modelsChanged.connect(self._tick)  # "loading N" goes the moment the last model arrives
 
     def _tick(self) -> None:
         self.memory_label.setText(f"memory {process_memory_mb():,.0f} MB")

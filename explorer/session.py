@@ -34,10 +34,11 @@ class Session(QObject):
             return path_or_name, api.load(path_or_name)
 
         loader = TaskRunner(self, QThreadPool.globalInstance())
-        loader.finished.connect(self._on_loaded)
-        loader.failed.connect(self._on_failed)
+        # off the list first (slots run in the order connected): what modelsChanged tells counts it as done
         loader.finished.connect(lambda _: self._loaders.remove(loader))
         loader.failed.connect(lambda _: self._loaders.remove(loader))
+        loader.finished.connect(self._on_loaded)
+        loader.failed.connect(self._on_failed)
         self._loaders.append(loader)
         loader.submit(work)
 
