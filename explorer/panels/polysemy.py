@@ -79,7 +79,7 @@ class PolysemyPanel(QWidget):
 
         from engine.api import Capability
 
-        self.model = ModelPicker(Capability.CONTEXTUAL)
+        self.model = ModelPicker(Capability.CONTEXTUAL, role="contextual")  # opens on the best (minilm-mlm)
         self.layer = QSlider(Qt.Orientation.Horizontal)
         self.layer.setMinimum(0)
         self.layer.setMaximum(0)

@@ -286,3 +286,18 @@ def test_switching_model_never_leaves_the_old_models_neighbours_under_the_new_na
         pass
     model, text = shown[-1]
     assert model == "elmo" and "bus" in text and text != bert_answer
+
+
+def test_the_lens_opens_on_the_catalogs_best_contextual_model_whatever_loads_first(qtbot, window, contextual_runs,
+                                                                                    monkeypatch):
+    """At start the lens showed bert-tiny, the first model to finish loading, instead of minilm-mlm."""
+    import engine.api
+
+    monkeypatch.setattr(engine.api, "preferred_models", lambda role: ["elmo", "bert"] if role == "contextual" else [])
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    assert panel.model.currentText() == "bert"
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["elmo"][0]))
+    assert panel.model.currentText() == "elmo"  # the catalog ranks it first
