@@ -52,12 +52,17 @@ def run_history(run_dir: str | Path) -> list[KeptCheckpoint]:
 
 
 def tokens_seen(folder: str | Path) -> int | None:
-    """Tokens a contextual run had trained on at this checkpoint (steps × batch × accumulation × length),
-    from its config.json; None when the run does not say (static families, Hugging Face folders)."""
+    """Text tokens a contextual run had trained on at this checkpoint, from its config.json: steps × the
+    tokens of text a step reads (``tokens_per_step``: padding of sentence windows not counted), or, in runs
+    saved before that was written, steps × batch × accumulation × length. None when the run does not say
+    (static families, Hugging Face folders)."""
     try:
         config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
+        steps = int(config["trained_steps"])
+        if config.get("tokens_per_step"):
+            return round(steps * float(config["tokens_per_step"]))
         model = config.get("model") or {}
-        steps, batch, length = int(config["trained_steps"]), int(model["batch_size"]), int(model["seq_len"])
+        batch, length = int(model["batch_size"]), int(model["seq_len"])
         return steps * batch * int(model.get("accumulate", 1)) * length
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -78,7 +78,9 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
 
     def save(loop_state: dict[str, Any], keep: bool) -> Iterator[TrainEvent]:
         config = {"model": dataclasses.asdict(cfg), "corpus": ctx.corpus.name, "device": str(ctx.device),
-                  "seed": ctx.spec.seed, "trained_steps": ctx.step, "metrics": metrics, **recipe.config}
+                  "seed": ctx.spec.seed, "trained_steps": ctx.step, "metrics": metrics,
+                  "tokens_per_step": round(per_step * recipe.tokens_per_example, 1),  # text, padding not counted
+                  **recipe.config}
         weights = recipe.weights() if recipe.weights is not None else model.state_dict()
         save_run(ctx.run_dir, recipe.kind, config, weights, files=recipe.files,
                  training_state={**loop_state, "metrics": metrics})

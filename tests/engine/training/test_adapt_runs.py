@@ -137,6 +137,9 @@ def test_a_sentence_windowed_adaptation_masks_and_attends_to_text_only(topic_cor
     started = events[0]  # the tokens a run reports are text, not padding
     assert isinstance(started, api.RunStarted) and started.unit == "tokens"
     assert 2 * 4 * 0.2 * 48 < started.total < 2 * 4 * 48
+    from engine.handles.history import tokens_seen  # ... and so does the run history's scrubber
+
+    assert tokens_seen(tmp_path / "sent") == pytest.approx(started.total, rel=0.01)
 
 
 def test_a_one_sentence_adaptation_reads_a_sentence_per_window_without_padding_columns(topic_corpus, tmp_path,
