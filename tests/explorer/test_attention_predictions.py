@@ -139,9 +139,10 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
 def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_runs):
     panel = window.predictions
     load(qtbot, window, contextual_runs["gpt"][0], contextual_runs["bert"][0])
+    window.tabs.setCurrentWidget(panel)  # (its screenshot below was of the polysemy lens)
     panel.views.setCurrentIndex(1)
-    with qtbot.waitSignal(panel.shown, timeout=30_000):
-        panel.next.text.setText("She played the")
+    panel.next.text.setText("She played the")  # the answer for the typed text, not the one before it
+    qtbot.waitUntil(lambda: "after “She played the”" in panel.next.message.text(), timeout=30_000)
     assert "%" in panel.next.results.toPlainText() and "gpt" in panel.next.message.text()
     with qtbot.waitSignal(panel.next.generate_runner.finished, timeout=30_000):
         panel.next.greedy.click()
