@@ -160,6 +160,7 @@ class PolysemyPanel(QWidget):
         self.indexer.built.connect(lambda _name: self.query_contextual())
         self.indexer.status.connect(self.message.setText)
         session.modelsChanged.connect(self._refresh_models)
+        session.error.connect(lambda _: self.query_contextual())  # a scene's model failed: use what there is
         self._sentences_changed()
         self._model_changed()  # no model yet: the controls say why they are off
 
@@ -335,10 +336,14 @@ class PolysemyPanel(QWidget):
 
     def query_contextual(self) -> None:
         handle = self._handle()
-        if handle is None:
+        if handle is None or self.contextual_box.isHidden():  # (a static view: nobody would see the answer)
             return
         if not self.word:
             self.message.setText("Click a word in the sentences.")
+            return
+        if self.wanted_model and self.wanted_model not in self.session.models and self.session.loading:
+            # a scene's model is on its way: encoding the word with a stand-in would only delay it
+            self.message.setText(f"waiting for {self.wanted_model} to load…")
             return
         word, layer, sentences, hits = self.word, self.layer.value(), self.sentence_list(), self.hits
         index = self.indexer.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand

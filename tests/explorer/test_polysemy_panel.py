@@ -301,3 +301,36 @@ def test_the_lens_opens_on_the_catalogs_best_contextual_model_whatever_loads_fir
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["elmo"][0]))
     assert panel.model.currentText() == "elmo"  # the catalog ranks it first
+
+
+def test_a_scene_waits_for_its_own_model_instead_of_encoding_with_a_stand_in(qtbot, window, contextual_runs):
+    """A talk's bank step encoded "bank" with elmo-tiny (loaded first) before minilm-mlm arrived: CPU spent
+    on an answer nobody sees, while the step waited for its own."""
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    window.session.load(str(contextual_runs["elmo"][0]))  # as a talk or a scene does: its models, then the scene
+    panel.apply_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
+                       "models": ["elmo"], "contextual_model": "elmo", "layer": None, "view": "neighbours"})
+    assert "waiting for elmo" in panel.message.text() and not panel.fetcher.running
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        pass
+    assert panel.model.currentText() == "elmo" and panel.fetcher.asked == ("bus", ("elmo",))  # its own, first
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as answer:
+        pass
+    assert answer.args[0][0] == "bus" and "elmo" in panel.message.text()
+
+
+def test_a_static_view_encodes_no_occurrences(qtbot, window, contextual_runs):
+    """A talk's word2vec-and-GloVe step hides the contextual column: it encoded "play" with minilm-mlm anyway."""
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    panel.apply_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
+                       "models": [], "contextual_model": None, "layer": None, "view": "static"})
+    qtbot.waitUntil(lambda: not panel._debounce.isActive(), timeout=5_000)  # the typed sentences are read
+    assert not panel.fetcher.running and not panel.fetcher.found and not panel.context_runner.busy
+    panel.apply_scene({**panel.current_scene(), "view": "neighbours"})  # the column shown again: it answers
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        pass
+    assert "bus" in panel.results.toPlainText()
