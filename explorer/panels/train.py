@@ -34,6 +34,15 @@ def _fmt_eta(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
+WHOLE_EPOCHS = ("ngram", "word2vec", "glove")  # seconds to a minute an epoch here: they train to the end
+
+
+def default_steps(kind: str) -> int:
+    """The Max steps a family opens with: none for the fast static ones (300 word2vec steps are a third of
+    a second: the run would stop before its vectors mean anything), 300 for the gradient-trained networks."""
+    return 0 if kind in WHOLE_EPOCHS else 300
+
+
 class TrainPanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         from engine import api
@@ -54,8 +63,9 @@ class TrainPanel(QWidget):
         corpus_row = QHBoxLayout()
         corpus_row.addWidget(self.corpus, 1)
         corpus_row.addWidget(browse)
-        self.steps = QSpinBox(minimum=0, maximum=10_000_000, value=300, singleStep=100)
+        self.steps = QSpinBox(minimum=0, maximum=10_000_000, value=default_steps("gpt"), singleStep=100)
         self.steps.setSpecialValueText("whole epochs")
+        self._auto_steps = self.steps.value()  # the cap the family chose; a cap typed by hand stays
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda", "mps"])
         self.start = QPushButton("Start")
@@ -127,6 +137,9 @@ class TrainPanel(QWidget):
         self.preset.blockSignals(False)
         self.preset.setEnabled(bool(presets))
         self.settings.set_kind(kind, self._preset(kind), hidden=("preset",))
+        if self.steps.value() == self._auto_steps:
+            self._auto_steps = default_steps(kind)
+            self.steps.setValue(self._auto_steps)
         self.settings_title.setText(f"{kind} settings (hover a name for what it does):")
 
     @staticmethod
@@ -214,7 +227,11 @@ class TrainPanel(QWidget):
                                 f"ETA {_fmt_eta(ev.eta_s)}")
         elif isinstance(ev, api.RunFinished):
             metrics = ", ".join(f"{k} {v:.3f}" for k, v in ev.metrics.items())
-            self.status.setText(f"{ev.status} at step {ev.step}. {ev.message} {metrics}".strip())
+            if ev.status == "stopped":  # the engine's message ends with the CLI's way on: here it is a button
+                what = ev.message.split("; resume with", 1)[0] or f"stopped at step {ev.step}"
+                self.status.setText(f"{what}: saved. Resume goes on from here. {metrics}".strip())
+            else:
+                self.status.setText(" ".join(t for t in (f"{ev.status} at step {ev.step}.", ev.message, metrics) if t))
 
     def _on_finished(self, status: str) -> None:
         from pathlib import Path

@@ -74,7 +74,8 @@ def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
     panel.stop.click()
     with qtbot.waitSignal(panel.job.finished, timeout=120_000) as done:
         pass
-    assert done.args == ["stopped"] and "resume" in panel.status.text()
+    assert done.args == ["stopped"] and "Resume goes on from here" in panel.status.text()
+    assert panel.status.text().count("stopped") == 1 and "--resume" not in panel.status.text()  # said once, as a button
     panel.corpus.setCurrentText("/no/such/corpus.txt")
     panel.start.click()
     with qtbot.waitSignal(panel.job.failed, timeout=60_000):
@@ -191,3 +192,15 @@ def test_stop_while_the_corpus_is_read_ends_the_run_at_once_with_nothing_to_resu
     assert done.args[0] in ("stopped", "killed")  # "stopped" once the CLI listens for Ctrl-C; before, killed
     assert not panel.resume.isEnabled() and not panel.open_run.isEnabled()  # nothing was saved to resume
     assert panel.start.isEnabled() and not panel.stop.isEnabled()
+
+
+def test_max_steps_follows_the_family_unless_typed(qtbot, window):
+    """word2vec opened with the networks' 300-step cap: its run stopped a third of a second in, as "stopped"."""
+    panel = window.train
+    panel.kind.setCurrentText("word2vec")
+    assert panel.steps.value() == 0 and panel.steps.text() == "whole epochs"
+    panel.kind.setCurrentText("bert")
+    assert panel.steps.value() == 300
+    panel.steps.setValue(50)  # typed by hand: kept whatever the family
+    panel.kind.setCurrentText("glove")
+    assert panel.steps.value() == 50
