@@ -28,7 +28,7 @@ from explorer.session import Session
 from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
-from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor
+from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor, finished_text
 
 ABLATION = ("full", "frozen", "scratch")
 
@@ -256,7 +256,7 @@ class FinetunePanel(QWidget):
         elif isinstance(ev, api.ProbePredictions):
             self.probe_table.add(ev.step, ev.texts, ev.labels, ev.probabilities, run.strategy if run.ablation else "")
         elif isinstance(ev, api.RunFinished):
-            self.status.setText(f"{name}: {ev.status} at step {ev.step}. {ev.message}")
+            self.status.setText(f"{name}: {finished_text(ev)}")
             metric = next((e.info.get("metric") for e in self.monitor.events[name] if isinstance(e, api.RunStarted)), "")
             best = ev.metrics.get(f"best_{metric}")
             if best is not None:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob
-from explorer.widgets.run_monitor import SPEED, RunMonitor
+from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
 from explorer.widgets.settings_form import SettingsForm
 
 
@@ -227,11 +227,7 @@ class TrainPanel(QWidget):
                                 f"ETA {_fmt_eta(ev.eta_s)}")
         elif isinstance(ev, api.RunFinished):
             metrics = ", ".join(f"{k} {v:.3f}" for k, v in ev.metrics.items())
-            if ev.status == "stopped":  # the engine's message ends with the CLI's way on: here it is a button
-                what = ev.message.split("; resume with", 1)[0] or f"stopped at step {ev.step}"
-                self.status.setText(f"{what}: saved. Resume goes on from here. {metrics}".strip())
-            else:
-                self.status.setText(" ".join(t for t in (f"{ev.status} at step {ev.step}.", ev.message, metrics) if t))
+            self.status.setText(finished_text(ev, metrics))
 
     def _on_finished(self, status: str) -> None:
         from pathlib import Path

@@ -26,6 +26,15 @@ from explorer.widgets.loss_plot import LossPlot
 SPEED, LEARNING_RATE = "speed", "learning rate"
 
 
+def finished_text(ev: Any, metrics: str = "") -> str:
+    """What a panel's status line says when a run ends. A stopped run's engine message ends with the CLI's way
+    on ("; resume with --resume …"); in the app that is the Resume button, and "stopped at step N" is said once."""
+    if ev.status == "stopped":
+        what = ev.message.split("; resume with", 1)[0] or f"stopped at step {ev.step}"
+        return " ".join(t for t in (f"{what}: saved. Resume goes on from here.", metrics) if t)
+    return " ".join(t for t in (f"{ev.status} at step {ev.step}.", ev.message, metrics) if t)
+
+
 class RunMonitor(QSplitter):
     """``runs`` (the list) is laid out by the panel; the plots are this splitter's children."""
 

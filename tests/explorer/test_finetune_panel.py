@@ -147,6 +147,7 @@ def test_stop_works_while_loading_while_training_and_when_the_window_closes(qtbo
     with qtbot.waitSignal(panel.job.finished, timeout=60_000) as done:
         pass
     assert done.args == ["stopped"] and panel.start.isEnabled() and not panel.stop.isEnabled()
+    assert "Resume goes on from here" in panel.status.text() and panel.status.text().count("stopped at") == 1
     assert api.load(panel.current.out).classify("a ripe mango").labels
     # 3. closing the window while one trains: stopped with a save, as Stop does
     panel.start.click()
