@@ -1,7 +1,9 @@
-"""Static neighbours: type a word, see its nearest words in each loaded static model, with bars."""
+"""Static neighbours: type a word, see its nearest words in each loaded static model, with bars; or type an
+analogy, "king - man + woman", and see the words nearest to that sum (word2vec's famous demo)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -23,6 +25,21 @@ from explorer.widgets.export import add_csv_export, table_rows
 from explorer.widgets.model_picker import ModelPicker
 
 DEBOUNCE_MS = 150
+ANALOGY_HELP = "An analogy is three words, two signs: king - man + woman (man is to king as woman is to …)."
+
+
+def parse_analogy(text: str) -> tuple[str, str, str] | None:
+    """"king - man + woman" (or "king + woman - man") as the engine's (a, b, c), "a is to b as c is to ?":
+    ("man", "king", "woman"). None for a plain word (no "+", no spaced "-"); ValueError for a sum that is not
+    an analogy."""
+    if "+" not in text and not re.search(r"\s-|-\s", text):  # "well-known" is a word; "king - man" is not
+        return None
+    parts = re.findall(r"[+-]|[^\s+-]+", text.strip())
+    signs, words = parts[1::2], parts[0::2]
+    if len(parts) != 5 or any(w in "+-" for w in words) or sorted(signs) != ["+", "-"]:
+        raise ValueError(ANALOGY_HELP)
+    first, second, third = words
+    return (second, first, third) if signs[0] == "-" else (third, first, second)
 
 
 class NeighboursPanel(QWidget):
@@ -32,7 +49,7 @@ class NeighboursPanel(QWidget):
         super().__init__(parent)
         self.session = session
         self.wanted_model = ""
-        self.word = QLineEdit(placeholderText="type a word, e.g. bank")
+        self.word = QLineEdit(placeholderText="type a word (bank) or an analogy (king - man + woman)")
         from engine.api import Capability
 
         self.model = ModelPicker(Capability.STATIC)
@@ -91,16 +108,30 @@ class NeighboursPanel(QWidget):
             self.table.setRowCount(0)
             return
         if not word:
+            self.runner.cancel()
             self.message.setText(f"Type a word to see its neighbours in {name}.")
             self.table.setRowCount(0)
             return
+        try:
+            analogy = parse_analogy(word)
+        except ValueError as e:
+            self.runner.cancel()  # an answer still coming for the text before is stale
+            self._fail(str(e))
+            return
         self.message.setText(f"searching {name}…")
         k = self.k
-        self.runner.submit(lambda: (word, name, handle.static_neighbours(word, k)))
+        if analogy is None:
+            self.runner.submit(lambda: (f"Nearest words to “{word}” in {name} (cosine similarity)",
+                                        handle.static_neighbours(word, k)))
+        else:
+            a, b, c = analogy
+            what = (f"{b} − {a} + {c} in {name}: the nearest words to that sum (cosine; the three words left out) — "
+                    f"{a} is to {b} as {c} is to …")
+            self.runner.submit(lambda: (what, handle.analogy(a, b, c, k)))
 
     def _show(self, result) -> None:
-        word, name, neighbours = result
-        self.message.setText(f"Nearest words to “{word}” in {name} (cosine similarity)")
+        what, neighbours = result
+        self.message.setText(what)
         self.table.setRowCount(len(neighbours))
         for row, n in enumerate(neighbours):
             self.table.setItem(row, 0, QTableWidgetItem(n.word))

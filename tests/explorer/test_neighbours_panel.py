@@ -32,6 +32,7 @@ def load(qtbot, win, name):
 def test_typing_a_word_shows_glove_neighbours(qtbot, window):
     load(qtbot, window, "glove-6b-50d")
     panel = window.neighbours
+    window.tabs.setCurrentWidget(panel)  # (its screenshot below was of the polysemy lens)
     assert panel.model.currentText() == "glove-6b-50d"
     with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
         qtbot.keyClicks(panel.word, "river")
@@ -75,3 +76,35 @@ def test_a_bad_model_path_is_reported_not_fatal(qtbot, window):
     with qtbot.waitSignal(window.session.error, timeout=30_000) as blocker:
         window.session.load("/no/such/run")
     assert "no run folder" in blocker.args[0]
+
+
+def test_an_analogy_is_read_as_word_arithmetic():
+    from explorer.panels.neighbours import parse_analogy
+
+    assert parse_analogy("bank") is None and parse_analogy("well-known") is None
+    assert parse_analogy("king - man + woman") == ("man", "king", "woman")  # man : king :: woman : ?
+    assert parse_analogy("king+woman-man") == ("man", "king", "woman")
+    assert parse_analogy(" paris - france + italy ") == ("france", "paris", "italy")
+    for bad in ("king + woman", "king - man - woman", "king + + woman", "a - b + c + d", "+ king - man"):
+        with pytest.raises(ValueError, match="three words"):
+            parse_analogy(bad)
+
+
+def test_typing_king_minus_man_plus_woman_gives_queen_in_glove(qtbot, window):
+    load(qtbot, window, "glove-6b-50d")
+    panel = window.neighbours
+    window.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
+        qtbot.keyClicks(panel.word, "King - man + woman")  # (GloVe's words are lowercase)
+    assert panel.table.item(0, 0).text() == "queen"
+    words = {panel.table.item(r, 0).text() for r in range(panel.table.rowCount())}
+    assert not words & {"king", "man", "woman"} and "− man + woman" in panel.message.text()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "neighbours-glove-analogy.png"))
+    panel.word.setText("king - man +")  # half typed: says how to write one, keeps going
+    panel.query()
+    assert "three words" in panel.message.text() and panel.table.rowCount() == 0
+    with qtbot.waitSignal(panel.runner.failed, timeout=30_000):
+        panel.word.setText("king - man + qqzzxxwv")
+        panel.query()
+    assert "qqzzxxwv" in panel.message.text()
