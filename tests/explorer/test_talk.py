@@ -18,6 +18,8 @@ def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
     panels = [(s["panel"], s.get("view")) for s in deck["steps"]]
     assert panels[0] == ("predictions", "probability")  # a language model scores a sentence and its shuffles
     assert ("polysemy", "static") in panels and ("attention", "head") in panels and panels[-2] == ("predictions", "masked")
+    analogy = panels.index(("neighbours", "neighbours"))  # right after one list for "play": the vectors still add up
+    assert panels[analogy - 1] == ("polysemy", "static") and deck["steps"][analogy]["selection"] == "king - man + woman"
     assert deck["steps"][-1]["panel"] == "curves"  # pretrained vs from-scratch fine-tuning curves, shipped
     curves = api.read_curves(deck["steps"][-1]["curves"])
     assert {c.strategy for c in curves.runs} >= {"full", "scratch"} and all(len(c.values) >= 3 for c in curves.runs)
