@@ -1,7 +1,8 @@
-"""One BERT training example drawn exactly as the engine trains (engine.training.pretrain_data.bert_pairs
-and engine.models.bert.mask_tokens): a sentence pair from the corpus, half the time with a random
-second sentence, 15% of its tokens chosen, 80% of those replaced by [MASK], 10% by a random token,
-10% kept — and what a masked-LM model predicts at each chosen position."""
+"""One BERT training example drawn as the engine trains (engine.training.pretrain_data.bert_pairs, then
+the masking the model itself was trained with: engine.models.masking.mask_words by whole words, or
+engine.models.bert.mask_tokens piece by piece as the original BERT): a sentence pair from the corpus, half
+the time with a random second sentence, 15% of its words (or pieces) chosen, 80% of those replaced by
+[MASK], 10% by a random token, 10% kept — and what a masked-LM model predicts at each chosen position."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.errors import CorpusError, Unsupported
+from engine.errors import CorpusError, Unsupported, Word2BertError
 from engine.results import Capability
 
 
@@ -25,12 +26,28 @@ class TrainingExample:
     predictions: tuple[tuple[tuple[str, float], ...], ...]  # top 5 (token, probability) per chosen position
     is_next: bool  # True when B really follows A in the corpus
     next_probability: float | None  # the model's P(IsNext), when it has the head
+    whole_word: bool = False  # whole words chosen (every piece of a chosen word), as the model was trained
+    mask_prob: float = 0.15
+
+
+def trained_masking(handle: Any) -> tuple[bool, float]:
+    """(whole words?, rate) as ``handle`` was trained, from its run folder's config.json; a model trained
+    elsewhere (a Hugging Face folder) gets the original BERT's: piece by piece, 15%."""
+    from engine.checkpoint import read_config
+
+    try:
+        model = read_config(handle.path).get("model") or {} if handle.path else {}
+        return bool(model.get("whole_word", False)), float(model.get("mask_prob", 0.15))
+    except (Word2BertError, OSError, ValueError, TypeError, AttributeError):  # not a run folder of ours
+        return False, 0.15
 
 
 def bert_training_example(handle: Any, corpus: str = "default", seed: int = 0, seq_len: int = 48,
-                          mask_prob: float = 0.15) -> TrainingExample:
+                          mask_prob: float | None = None) -> TrainingExample:
+    """``mask_prob``: None for the model's own (its run's config)."""
     from engine.data.corpora import get_corpus
     from engine.models.bert import mask_tokens
+    from engine.models.masking import mask_words, vocabulary_roles
     from engine.training.pretrain_data import bert_pairs, encode_documents
 
     if Capability.MASKED_LM not in handle.capabilities:
@@ -55,9 +72,16 @@ def bert_training_example(handle: Any, corpus: str = "default", seed: int = 0, s
     special = torch.isin(ids, torch.tensor([specials[k] for k in ("[PAD]", "[CLS]", "[SEP]")]))
     generator = torch.Generator().manual_seed(seed)
     first_normal = max(specials.values()) + 1
+    whole_word, own_prob = trained_masking(handle)
+    prob = own_prob if mask_prob is None else mask_prob
+    roles = vocabulary_roles(tok) if whole_word else None
     for _ in range(20):  # a short pair may get no chosen token: draw the masks again
-        inputs, labels = mask_tokens(ids, special, mask_id=specials["[MASK]"], vocab_size=tok.get_vocab_size(),
-                                     first_normal=first_normal, prob=mask_prob, generator=generator)
+        if roles is not None:
+            inputs, labels = mask_words(ids, special, *roles, mask_id=specials["[MASK]"], prob=prob,
+                                        generator=generator)
+        else:
+            inputs, labels = mask_tokens(ids, special, mask_id=specials["[MASK]"], vocab_size=tok.get_vocab_size(),
+                                         first_normal=first_normal, prob=prob, generator=generator)
         chosen = [int(i) for i in torch.nonzero(labels[0] >= 0)[:, 0]]
         if chosen:
             break
@@ -72,4 +96,4 @@ def bert_training_example(handle: Any, corpus: str = "default", seed: int = 0, s
     next_probability = float(out.nsp[0].float().softmax(-1)[0]) if out.nsp is not None else None
     return TrainingExample(tuple(handle._token_text(int(i)) for i in ids[0]),
                            tuple(handle._token_text(int(i)) for i in inputs[0]), tuple(segments), tuple(chosen), how,
-                           predictions, bool(pairs["is_next"][row]), next_probability)
+                           predictions, bool(pairs["is_next"][row]), next_probability, whole_word, prob)

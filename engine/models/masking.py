@@ -17,7 +17,7 @@ def vocabulary_roles(tokenizer: Any) -> tuple[torch.Tensor, torch.Tensor]:
     vocab = tokenizer.get_vocab()
     size = max(vocab.values()) + 1
     continuation = torch.zeros(size, dtype=torch.bool)
-    special = set(tokenizer.all_special_ids)
+    special = set(getattr(tokenizer, "all_special_ids", ()))  # (a bare tokenizers.Tokenizer: "[...]" below)
     ordinary = []
     for token, i in vocab.items():
         continuation[i] = token.startswith("##")

@@ -271,7 +271,8 @@ class MaskedView(QWidget):
             tokens.append(shown)
         nsp = (f"B {'really follows' if ex.is_next else 'is a random sentence, not the one after'} A; "
                + (f"the model says P(IsNext) = {ex.next_probability:.2f}" if ex.next_probability is not None else ""))
-        parts = [f"<p>{' '.join(tokens)}</p><p>{len(ex.chosen)} of {len(ex.inputs)} tokens chosen (15%): "
+        unit = f"{ex.mask_prob:.0%} of the words, every piece of a chosen word" if ex.whole_word else f"{ex.mask_prob:.0%}"
+        parts = [f"<p>{' '.join(tokens)}</p><p>{len(ex.chosen)} of {len(ex.inputs)} tokens chosen ({unit}): "
                  "<span style='color:#d62728'>[MASK] (80%)</span>, <span style='color:#ff7f0e'>random token "
                  "(10%)</span>, <span style='color:#2ca02c'>kept (10%)</span>; the model must predict the "
                  f"original (small) at each. {html.escape(nsp)}</p><table>"]
