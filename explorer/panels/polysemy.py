@@ -27,7 +27,14 @@ from PySide6.QtWidgets import (
 from explorer.panels.polysemy_index import CorpusIndexer
 from explorer.panels.polysemy_occurrences import OccurrenceFetcher
 from explorer.panels.polysemy_static import StaticNeighbours
-from explorer.panels.polysemy_text import COMPARE_K, compare_html, highlight, nearest
+from explorer.panels.polysemy_text import (
+    COMPARE_K,
+    compare_html,
+    highlight,
+    layer_similarities,
+    layers_html,
+    nearest,
+)
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
@@ -91,6 +98,9 @@ class PolysemyPanel(QWidget):
         self.message.setWordWrap(True)
         self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
         self.message.setMinimumHeight(2 * self.message.fontMetrics().lineSpacing() + 6)
+        self.by_layer = QLabel()  # the two typed occurrences' cosine at every layer
+        self.by_layer.setWordWrap(True)
+        self.by_layer.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
         self.results = QTextBrowser()
         self.method = QComboBox()
         self.method.addItems(["PCA", "t-SNE", "UMAP"])
@@ -122,6 +132,7 @@ class PolysemyPanel(QWidget):
         cl.addLayout(row)
         cl.addWidget(self.indexer)
         cl.addWidget(self.message)
+        cl.addWidget(self.by_layer)
         cl.addWidget(self.views, 1)
 
         right = self.right = QSplitter(Qt.Orientation.Vertical)
@@ -379,12 +390,12 @@ class PolysemyPanel(QWidget):
                 rows.append((name, top, groups))
             return rows
 
-        def work() -> tuple[str, int, list[tuple[str, list[Any]]], Any, Any]:
+        def work() -> tuple[Any, ...]:
             import numpy as np
 
             from engine.api import InputError, Word2BertError, occurrence_map
 
-            out, typed, typed_sentences = [], [], []
+            out, typed, typed_sentences, every_layer = [], [], [], []
             for s in sentences:
                 cv = handle.contextual_vectors(s)
                 for i, w in enumerate(cv.words):
@@ -392,6 +403,7 @@ class PolysemyPanel(QWidget):
                         out.append((s, nearest(index, word, cv.vectors[layer, i], layer, hits)))
                         typed.append(cv.vectors[layer, i])
                         typed_sentences.append(s)
+                        every_layer.append(cv.vectors[:, i])
             if not out:
                 raise InputError(f"“{word}” is not in the sentences")
             if hasattr(index, "occurrence_vectors"):  # a whole-corpus index
@@ -407,7 +419,7 @@ class PolysemyPanel(QWidget):
                 compared = compare()
             except Word2BertError as e:  # e.g. the word is below another index's frequency floor
                 compared = [(name, 0, [(str(e), [])]) for name, _, _ in others[:1]]
-            return word, layer, out, ((handle.name, word, method), occ_map), compared
+            return word, layer, out, ((handle.name, word, method), occ_map), compared, layer_similarities(every_layer)
 
         self.context_runner.submit(work)
 
@@ -417,8 +429,9 @@ class PolysemyPanel(QWidget):
             rows += [[sentence, str(i + 1), f"{h.similarity:.4f}", h.sentence] for i, h in enumerate(hits)]
         return rows
 
-    def _show_contextual(self, result: tuple[str, int, list[tuple[str, list[Any]]], Any, Any]) -> None:
-        word, layer, groups, (key, occ_map), others = result
+    def _show_contextual(self, result: tuple[Any, ...]) -> None:
+        word, layer, groups, (key, occ_map), others, *rest = result
+        self.by_layer.setText(layers_html(rest[0] if rest else [], layer))
         self._last_groups = groups
         if isinstance(occ_map, str):
             self.map.show_message(occ_map)
@@ -443,6 +456,7 @@ class PolysemyPanel(QWidget):
 
     def _clear_contextual(self) -> None:
         self._on_screen, self._last_groups, self._last_map = None, [], None
+        self.by_layer.clear()
         self.results.clear()
         self.compare.clear()
         self.map.show_message("")

@@ -9,6 +9,29 @@ from typing import Any
 COMPARE_K = 3  # nearest occurrences per model in the All models view
 
 
+def layer_similarities(typed: list[Any]) -> list[float]:
+    """The cosine between the first two typed occurrences at every layer ((layers, dim) each); [] for fewer
+    than two. Near 1 where the model gives the word one vector whatever the sentence, lower where the
+    sentences pull it apart: "layer by layer" in one line."""
+    import numpy as np
+
+    if len(typed) < 2:
+        return []
+    a, b = (np.asarray(t, np.float64) for t in typed[:2])
+    dots = (a * b).sum(1)
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return [float(d / n) if n > 0 else 0.0 for d, n in zip(dots, norms, strict=True)]
+
+
+def layers_html(similarities: list[float], layer: int) -> str:
+    """One line under the lens's message: the two typed occurrences' cosine per layer, the shown layer bold."""
+    if not similarities:
+        return ""
+    cells = [f"<b>{i}: {s:.2f}</b>" if i == layer else f"{i}: {s:.2f}" for i, s in enumerate(similarities)]
+    return ("Typed occurrences 1 and 2, cosine by layer: " + " · ".join(cells)
+            + " <small>(1.00: one vector whatever the sentence; lower: the model tells them apart)</small>")
+
+
 def nearest(source: Any, word: str, query: Any, layer: int, k: int) -> list[Any]:
     """The nearest occurrences from a whole-corpus index or from a word's occurrences fetched on demand."""
     if hasattr(source, "occurrence_vectors"):

@@ -41,8 +41,10 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
-    word, layer, groups, (_, occ_map), _ = blocker.args[0]
+    word, layer, groups, (_, occ_map), _, by_layer = blocker.args[0]
     assert occ_map.points.shape[0] == occ_map.typed.size and occ_map.typed.sum() == 2
+    assert len(by_layer) == 3 and all(-1 <= s <= 1 for s in by_layer)  # the two pianos' cosine at each layer
+    assert "cosine by layer" in panel.by_layer.text() and f"<b>2: {by_layer[2]:.2f}</b>" in panel.by_layer.text()
     assert word == "piano" and layer == 2 and len(groups) == 2
     first = [h.sentence for h in groups[0][1]]
     second = [h.sentence for h in groups[1][1]]
@@ -186,7 +188,7 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     qtbot.waitUntil(lambda: panel.fetcher.get("minilm-mlm", scene) is not None, timeout=120_000)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.query_contextual()
-    word, _, groups, _, _ = blocker.args[0]
+    word, _, groups, _, _, _ = blocker.args[0]
     assert word == scene and len(groups) == len(panel.sentence_list())
     assert [h.sentence for h in groups[0][1]] != [h.sentence for h in groups[1][1]]
     assert len({h.sentence for h in groups[0][1]}) == len(groups[0][1])  # each corpus sentence once
