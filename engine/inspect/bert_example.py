@@ -36,7 +36,7 @@ def trained_masking(handle: Any) -> tuple[bool, float]:
     from engine.checkpoint import read_config
 
     try:
-        model = read_config(handle.path).get("model") or {} if handle.path else {}
+        model = (read_config(handle.path).get("model") or {}) if handle.path else {}
         return bool(model.get("whole_word", False)), float(model.get("mask_prob", 0.15))
     except (Word2BertError, OSError, ValueError, TypeError, AttributeError):  # not a run folder of ours
         return False, 0.15
