@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine import __version__
+from engine import __version__, file_lock
 from engine.config import FORMAT_VERSION
 from engine.errors import CheckpointError, SaveError
 
@@ -80,12 +80,17 @@ def atomic_write_with(path: Path, write: Callable[[Path], None]) -> None:
     """Call ``write(tmp_path)``, sync it, then rename to ``path``; the target never holds a partial file
     and no temporary file is left behind, whatever ``write`` raised."""
     tmp = _temporary(path)
+    # POSIX: the temporary file is locked while it is written, so a reader cleaning leftovers knows a
+    # live writer's file from a dead one's (see finish_interrupted_save)
+    lock = file_lock.hold(tmp) if file_lock.fcntl is not None else None
     try:
         write(tmp)
         _fsync(tmp)
         os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     finally:
+        if lock is not None:
+            lock.release()
         if tmp.exists():
             tmp.unlink()
 
@@ -132,9 +137,9 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
     config_bytes = json.dumps(doc, indent=2, default=_json_default).encode()
     stage = run_dir / STAGING
     order: list[str] = []
+    owner: file_lock.HeldLock | None = None
     try:
-        stage.mkdir()
-        (stage / OWNER).write_text(str(os.getpid()))  # a reader leaves a live save alone
+        owner = _claim_stage(run_dir, save_id)
         for name, writer in (files or {}).items():
             writer(stage / name)
             order.append(name)
@@ -158,14 +163,44 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
         _fsync(stage / COMMIT)
         _fsync(stage)
     except Exception as e:  # OSError, or torch's and safetensors' own errors for a failed write
+        _release(owner)
         _drop(stage)
         raise SaveError(f"could not save the checkpoint in {run_dir}: {_why(run_dir, e)}; the previous "
                         "checkpoint is intact") from None
     except BaseException:  # Ctrl-C in the middle of a save: the previous checkpoint stays
+        _release(owner)
         _drop(stage)
         raise
-    _commit(run_dir)
+    try:
+        _commit(run_dir)
+    finally:  # a commit cut short keeps its staging folder: the next save or load finishes it
+        _release(owner)
+    if stage.exists():  # Windows: the locked owner file could not be removed while held
+        _drop(stage)
     return run_dir
+
+
+def _claim_stage(run_dir: Path, save_id: str) -> file_lock.HeldLock:
+    """Make ``RUN/.saving`` with a locked owner file already in it: made as ``.saving.<id>``, locked,
+    then renamed, so that no reader ever sees the staging folder of a live save unlocked (it would take
+    it for a dead one's and remove it). A staging folder already there (another live save) fails."""
+    pending = run_dir / f"{STAGING}.{save_id}"
+    pending.mkdir()
+    owner = file_lock.hold(pending / OWNER, str(os.getpid()))
+    try:
+        if (run_dir / STAGING).exists():
+            raise FileExistsError(f"{run_dir / STAGING} exists: another save is in progress")
+        os.rename(pending, run_dir / STAGING)
+    except BaseException:
+        owner.release()
+        _drop(pending)
+        raise
+    return owner
+
+
+def _release(lock: file_lock.HeldLock | None) -> None:
+    if lock is not None:
+        lock.release()
 
 
 def _flatten(tensors: Mapping[str, Any], dtype: Any) -> tuple[Callable[..., None], dict[str, Any]]:
@@ -231,8 +266,8 @@ def _pid_in(text: str) -> int:
 
 
 def _alive(pid: int) -> bool:
-    """Whether another process with this id runs (this process's own saves are never in flight when it
-    reads: a save that raised here is finished or dropped)."""
+    """Whether another process with this id runs: only where no lock can say (a temporary file on
+    Windows), since ids are reused."""
     if pid <= 0 or pid == os.getpid():
         return False
     try:
@@ -244,6 +279,36 @@ def _alive(pid: int) -> bool:
     return True
 
 
+PENDING_GRACE_S = 30.0  # a save's folder not yet renamed to STAGING: left alone this long when unlocked
+
+
+def _save_in_flight(stage: Path) -> bool:
+    """Whether a live process is saving into ``stage``: it holds the lock on the owner file (an id
+    written in it is not trusted: ids are reused). The lock is taken before the folder gets its name."""
+    return file_lock.held(stage / OWNER)
+
+
+def _dead_pending(path: Path) -> bool:
+    """A ``.saving.<id>`` folder of a save killed before its folder was renamed: unlocked and old enough
+    that it is not a live save between making the folder and locking its owner file."""
+    import time
+
+    if file_lock.held(path / OWNER):
+        return False
+    try:
+        return time.time() - path.stat().st_mtime > PENDING_GRACE_S
+    except OSError:
+        return False
+
+
+def _stray_in_use(path: Path) -> bool:
+    """Whether a temporary file is being written by a live process: its lock on POSIX (atomic writes hold
+    one), else (Windows) the process id in its name."""
+    if file_lock.fcntl is not None:
+        return file_lock.held(path)
+    return _alive(_pid_in(path.name))
+
+
 def finish_interrupted_save(run_dir: str | Path) -> bool:
     """A save cut short (a kill, a crash): finish it if it was complete, else drop it, and remove stray
     temporary files. True if there was anything to do. Needs write access; a read-only folder is left
@@ -253,7 +318,7 @@ def finish_interrupted_save(run_dir: str | Path) -> bool:
     run_dir = Path(run_dir)
     stage = run_dir / STAGING
     did = False
-    if stage.is_dir() and _alive(_pid_in((stage / OWNER).read_text() if (stage / OWNER).is_file() else "")):
+    if stage.is_dir() and _save_in_flight(stage):
         return False  # another process is saving right now (a run training while the app reads it)
     if stage.is_dir():
         try:
@@ -266,11 +331,16 @@ def finish_interrupted_save(run_dir: str | Path) -> bool:
             shutil.rmtree(stage, ignore_errors=True)
         did = True
     try:
-        strays = [p for p in run_dir.glob(".*.tmp*") if p.is_file()]  # from older versions' saves
+        strays = [p for p in run_dir.glob(".*.tmp*") if p.is_file()]  # atomic writes cut short
+        pending = [p for p in run_dir.glob(f"{STAGING}.*") if p.is_dir()]
     except OSError:
-        strays = []
+        strays, pending = [], []
+    for p in pending:
+        if _dead_pending(p):
+            _drop(p)
+            did = True
     for p in strays:
-        if _alive(_pid_in(p.name)):
+        if _stray_in_use(p):
             continue  # a live process's file being written
         try:
             p.unlink()

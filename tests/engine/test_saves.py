@@ -134,16 +134,32 @@ def test_a_training_run_on_a_full_disk_ends_failed_with_the_reason(topic_corpus,
     assert "failed" in (tmp_path / "w2v" / "metrics.jsonl").read_text()  # the event is in the run's log too
 
 
+HOLDER = """
+import sys, time
+from pathlib import Path
+from engine.file_lock import hold
+lock = hold(Path(sys.argv[1]), "writer")
+print("locked", flush=True)
+time.sleep(60)
+"""
+
+
+def lock_in_another_process(path):
+    """A live process holding the writer's lock on ``path`` (a training process saving while the app reads)."""
+    other = subprocess.Popen([sys.executable, "-c", HOLDER, str(path)], stdout=subprocess.PIPE, text=True)
+    assert other.stdout is not None and other.stdout.readline().strip() == "locked"
+    return other
+
+
 def test_a_save_in_flight_in_another_process_is_left_alone(tmp_path):
     from engine.checkpoint import OWNER
 
     run_dir = tmp_path / "run"
     save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 1}, {"w": torch.zeros(3)})
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    stage = run_dir / STAGING
+    stage.mkdir()
+    other = lock_in_another_process(stage / OWNER)
     try:
-        stage = run_dir / STAGING
-        stage.mkdir()
-        (stage / OWNER).write_text(str(other.pid))  # a training process saving while the app reads the run
         (stage / WEIGHTS).write_bytes(b"being written")
         config = read_config(run_dir)
         assert config["trained_steps"] == 1 and (stage / WEIGHTS).exists()  # read the last save, kept theirs
@@ -151,6 +167,38 @@ def test_a_save_in_flight_in_another_process_is_left_alone(tmp_path):
         other.kill()
         other.wait()
     assert read_config(run_dir)["trained_steps"] == 1 and not (run_dir / STAGING).exists()  # now it is dropped
+
+
+def test_leftovers_named_for_a_live_process_id_are_still_cleaned(tmp_path):
+    """Process ids are reused: a dead save's files named for an id that a live process now has are
+    leftovers all the same (only a held lock says a writer is alive)."""
+    from engine.checkpoint import OWNER
+
+    run_dir = tmp_path / "run"
+    save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 1}, {"w": torch.zeros(3)})
+    live = os.getppid()  # alive for certain, and not this process
+    stage = run_dir / STAGING
+    stage.mkdir()
+    (stage / OWNER).write_text(str(live))  # what a killed save of an older version, or a reused id, leaves
+    (stage / WEIGHTS).write_bytes(b"half a file")
+    (run_dir / f".model.safetensors.tmp{live}-1.safetensors").write_bytes(b"x" * 100)
+    assert read_config(run_dir)["trained_steps"] == 1
+    assert sorted(p.name for p in run_dir.iterdir()) == ["config.json", "model.safetensors"]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="temporary files are locked on POSIX only")
+def test_a_temporary_file_a_live_writer_holds_is_left_alone(tmp_path):
+    run_dir = tmp_path / "run"
+    save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 1}, {"w": torch.zeros(3)})
+    stray = run_dir / ".report.json.tmp1-1.json"
+    stray.write_bytes(b"being written")
+    other = lock_in_another_process(stray)
+    try:
+        assert not finish_interrupted_save(run_dir) and stray.exists()
+    finally:
+        other.kill()
+        other.wait()
+    assert finish_interrupted_save(run_dir) and not stray.exists()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
