@@ -8,7 +8,13 @@ Spearman, scored by gensim's evaluation functions for both. Each variant runs ``
 gensim and ours alternating, and reports the median speed of each (the quality of the first round);
 our compiled CPU kernel is compiled (or loaded from numba's cache) before any timing.
 
+With ``--threads 2,4,8,16`` each variant runs at each thread count (ours: the kernel's threads, gensim:
+its workers), so that a defect that shows only with many threads (16 threads' changes to the top of
+the Huffman tree summed: diverged) shows as a row. ``--corpus`` takes a text file where the data
+packages are not installed (the GPU machine).
+
     python bench/word2vec_vs_gensim.py [--epochs 5] [--rounds 3] [--max-words N] [--device cpu] [--torch-path]
+                                       [--threads 2,4,8,16] [--corpus FILE] [--section NAME]
 """
 
 from __future__ import annotations
@@ -47,8 +53,8 @@ def mean_quality(rounds: list[dict]) -> dict[str, float]:
     return {key: float(np.mean([q[key] for q in rounds])) for key in rounds[0]}
 
 
-def run_ours(sentences, sg, hs, epochs, device, kernel=None, seed=1) -> tuple[float, dict]:
-    cfg = Word2VecConfig(sg=sg, hs=hs, epochs=epochs)
+def run_ours(sentences, sg, hs, epochs, device, kernel=None, seed=1, threads=0) -> tuple[float, dict]:
+    cfg = Word2VecConfig(sg=sg, hs=hs, epochs=epochs, workers=threads)
     vocab = Vocab.build(sentences, cfg.min_count)
     ids, starts = encode_sentences(sentences, vocab.index)
     model = Word2VecModel(vocab, cfg, device, seed=seed)
@@ -61,13 +67,17 @@ def run_ours(sentences, sg, hs, epochs, device, kernel=None, seed=1) -> tuple[fl
             float(last)  # wait for the device
     elapsed = time.perf_counter() - t0
     raw_words = sum(len(s) for s in sentences)  # the count gensim uses: every token, in vocabulary or not
-    return raw_words * epochs / elapsed, quality(vocab.words, model.word_vectors())
+    vectors = model.word_vectors()
+    if not np.all(np.isfinite(vectors)):  # a diverged run: a row that says so, not a crash in the scoring
+        return raw_words * epochs / elapsed, {"analogy": float("nan"), "ws353": float("nan"), "simlex": float("nan")}
+    return raw_words * epochs / elapsed, quality(vocab.words, vectors)
 
 
-def run_gensim(sentences, sg, hs, epochs, seed=1) -> tuple[float, dict]:
+def run_gensim(sentences, sg, hs, epochs, seed=1, threads=0) -> tuple[float, dict]:
     from gensim.models import Word2Vec
 
-    model = Word2Vec(sg=sg, hs=hs, negative=0 if hs else 5, workers=os.cpu_count() or 1, seed=seed, min_count=5)
+    model = Word2Vec(sg=sg, hs=hs, negative=0 if hs else 5, workers=threads or os.cpu_count() or 1, seed=seed,
+                     min_count=5)
     model.build_vocab(sentences)
     t0 = time.perf_counter()
     model.train(sentences, total_examples=model.corpus_count, epochs=epochs)
@@ -84,34 +94,42 @@ def main() -> None:
     p.add_argument("--variants", default=",".join(v[0] for v in VARIANTS))
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--torch-path", action="store_true", help="ours with the batched torch steps, not the CPU kernel")
+    p.add_argument("--threads", default="0", help="thread counts, comma-separated (0: every core)")
+    p.add_argument("--corpus", default="default", help="a corpus name or a text file")
+    p.add_argument("--section", default=None, help="the RESULTS.md section to write")
+    p.add_argument("--no-gensim", action="store_true", help="ours alone (where gensim is not installed)")
     args = p.parse_args()
     device = pick_device(args.device)
     kernel = False if args.torch_path else None
     sentences, n = [], 0
-    for words in tokenized_sentences(get_corpus("default").sentences("train")):
+    for words in tokenized_sentences(get_corpus(args.corpus).sentences("train")):
         sentences.append(words)
         n += len(words)
         if args.max_words and n >= args.max_words:
             break
     run_ours(sentences[:500], 1, 0, 1, device, kernel)  # compile (or load) the kernel, warm the allocator
     rows = []
+    nan = {"analogy": float("nan"), "ws353": float("nan"), "simlex": float("nan")}
     for name, sg, hs in VARIANTS:
         if name not in args.variants.split(","):
             continue
-        g_speeds, o_speeds, g_qs, o_qs = [], [], [], []
-        for r in range(args.rounds):  # a seed per round, the same for both
-            g_speed, g_quality = run_gensim(sentences, sg, hs, args.epochs, seed=r + 1)
-            o_speed, o_quality = run_ours(sentences, sg, hs, args.epochs, device, kernel, seed=r + 1)
-            g_speeds.append(g_speed)
-            o_speeds.append(o_speed)
-            g_qs.append(g_quality)
-            o_qs.append(o_quality)
-            print(f"  {name} round {r + 1}: ours {o_speed:,.0f} w/s {o_quality}, gensim {g_speed:,.0f} w/s {g_quality}",
+        for threads in (int(t) for t in args.threads.split(",")):
+            g_speeds, o_speeds, g_qs, o_qs = [], [], [], []
+            for r in range(args.rounds):  # a seed per round, the same for both
+                g_speed, g_quality = (float("nan"), nan) if args.no_gensim else \
+                    run_gensim(sentences, sg, hs, args.epochs, seed=r + 1, threads=threads)
+                o_speed, o_quality = run_ours(sentences, sg, hs, args.epochs, device, kernel, seed=r + 1, threads=threads)
+                g_speeds.append(g_speed)
+                o_speeds.append(o_speed)
+                g_qs.append(g_quality)
+                o_qs.append(o_quality)
+                print(f"  {name} {threads} threads round {r + 1}: ours {o_speed:,.0f} w/s {o_quality}, "
+                      f"gensim {g_speed:,.0f} w/s {g_quality}", flush=True)
+            o_speed, g_speed = float(np.median(o_speeds)), float(np.median(g_speeds))
+            rows.append((name, threads, o_speed, g_speed, mean_quality(o_qs), mean_quality(g_qs)))
+            print(name, threads, f"ours {o_speed:,.0f} w/s {rows[-1][4]}", f"gensim {g_speed:,.0f} w/s {rows[-1][5]}",
                   flush=True)
-        o_speed, g_speed = float(np.median(o_speeds)), float(np.median(g_speeds))
-        rows.append((name, o_speed, g_speed, mean_quality(o_qs), mean_quality(g_qs)))
-        print(name, f"ours {o_speed:,.0f} w/s {rows[-1][3]}", f"gensim {g_speed:,.0f} w/s {rows[-1][4]}", flush=True)
-        report(rows, args, n, device)  # after each variant, so a cut-short run still records what it measured
+            report(rows, args, n, device)  # after each row, so a cut-short run still records what it measured
 
 
 def report(rows, args, n, device) -> None:
@@ -122,24 +140,31 @@ def report(rows, args, n, device) -> None:
     elif args.torch_path or not word2vec_cpu.available():
         path = "the batched torch steps on the CPU"
     else:
-        path = f"the compiled CPU kernel (numba, {word2vec_cpu.threads()} threads)"
+        path = "the compiled CPU kernel (numba)"
     flags = " --torch-path" if args.torch_path else ""
+    flags += f" --threads {args.threads}" if args.threads != "0" else ""
+    flags += f" --corpus {Path(args.corpus).name}" if args.corpus != "default" else ""
     lines = [
-        f"## word2vec vs gensim ({device.type}{', torch path' if args.torch_path else ''})",
+        f"## word2vec vs gensim ({device.type}{', torch path' if args.torch_path else ''}"
+        f"{', by thread count' if args.threads != '0' else ''})",
         "",
-        f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the default "
-        f"corpus, train part ({n:,} tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; "
-        f"gensim with {os.cpu_count()} workers; ours with {path}. Speeds: median of {args.rounds} alternating "
-        f"rounds; quality: mean of the {args.rounds} rounds (seeds 1..{args.rounds}, the same for both).",
+        f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the "
+        f"{'default corpus' if args.corpus == 'default' else 'default corpus as a text file'}, train part ({n:,} "
+        f"tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; gensim's workers and our "
+        f"kernel's threads as the row says (0: every core, {os.cpu_count()} here); ours with {path}. Speeds: "
+        f"median of {args.rounds} alternating rounds; quality: mean of the {args.rounds} rounds (seeds "
+        f"1..{args.rounds}, the same for both).",
         f"Machine: {machine()}.",
         "",
-        "| variant | ours words/s | gensim words/s | speed ratio | analogy ours / gensim | WS353 ours / gensim | SimLex ours / gensim |",
-        "|---|---:|---:|---:|---|---|---|",
+        "| variant | threads | ours words/s | gensim words/s | speed ratio | analogy ours / gensim | WS353 ours / gensim | SimLex ours / gensim |",
+        "|---|---:|---:|---:|---:|---|---|---|",
     ]
-    for name, o_s, g_s, o_q, g_q in rows:
-        lines.append(f"| {name} | {o_s:,.0f} | {g_s:,.0f} | {o_s / g_s:.2f}x | {o_q['analogy']:.3f} / {g_q['analogy']:.3f} "
-                     f"| {o_q['ws353']:.3f} / {g_q['ws353']:.3f} | {o_q['simlex']:.3f} / {g_q['simlex']:.3f} |")
-    write_section(f"word2vec-vs-gensim-{device.type}{'-torch-path' if args.torch_path else ''}", "\n".join(lines))
+    for name, threads, o_s, g_s, o_q, g_q in rows:
+        lines.append(f"| {name} | {threads or os.cpu_count()} | {o_s:,.0f} | {g_s:,.0f} | {o_s / g_s:.2f}x "
+                     f"| {o_q['analogy']:.3f} / {g_q['analogy']:.3f} | {o_q['ws353']:.3f} / {g_q['ws353']:.3f} "
+                     f"| {o_q['simlex']:.3f} / {g_q['simlex']:.3f} |")
+    default = f"word2vec-vs-gensim-{device.type}{'-torch-path' if args.torch_path else ''}"
+    write_section(args.section or default, "\n".join(lines))
 
 
 if __name__ == "__main__":

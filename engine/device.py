@@ -47,10 +47,16 @@ class CpuDevice:
 CPU = CpuDevice()
 
 
+DEVICE_ENV = "WORD2BERT_DEVICE"  # pins the device of everything not told otherwise: the app's models too
+
+
 def pick_device(requested: str | None = None) -> torch.device:
-    """Return the device to use: ``requested`` if given ("cpu", "cuda", "cuda:1", "mps"), else the best."""
+    """Return the device to use: ``requested`` if given ("cpu", "cuda", "cuda:1", "mps"), else
+    ``$WORD2BERT_DEVICE`` if set, else the best."""
     import torch
 
+    if not requested or requested == "auto":
+        requested = os.environ.get(DEVICE_ENV, "").strip() or None
     if requested and requested != "auto":
         dev = torch.device(requested)
         if dev.type == "cuda" and not torch.cuda.is_available():

@@ -17,8 +17,16 @@ then every input row behind l1 gets e (CBOW with a sum instead of a mean: e / co
 With sub-words, a word's input vector is the mean of its word row and its n-gram rows, and each of
 those rows gets e (as fastText does). Reduced windows and negatives come from a splitmix64 generator
 seeded per block, so a run is reproducible up to the races of Hogwild.
-With hierarchical softmax, each thread keeps its own copy of the top HOT_NODES inner nodes (on every
-path: shared, they made two threads slower than one) and adds its changes back at the end of each call.
+With hierarchical softmax, each block keeps its own copy of the top HOT_NODES inner nodes (on every
+path: shared, they made two threads slower than one). Every copy starts from the same values, and the
+call ends by adding the *mean* of the blocks' changes: each block's copy took a whole SGD path over its
+positions, and adding all of them (the sum) moved the root 16 times as far as any one path with 16
+threads (the loss went to 1e12). Copies are taken before any block starts and merged after every block
+ends, so a call's result does not depend on how threads were scheduled, and a test drives 16 blocks on a
+2-core machine exactly as 16 cores would run them.
+Threads take blocks of at least MIN_BLOCK_WORDS positions, as gensim's workers take jobs of 10,000
+words: on a small corpus with a small vocabulary, 16 threads writing the same few rows at once act as
+one step 16 times too large (the negative-sampling runs of the tests diverged at 16 threads).
 Negatives are drawn with Walker's alias method (two V-long arrays that stay in cache), not from
 word2vec.c's 10^8-entry table, whose random reads miss the cache at every draw.
 """
@@ -48,7 +56,8 @@ FASTMATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
 # those rows wait on each other's cache lines (two threads ran slower than one), so each thread works on
 # its own copy of the top HOT_NODES inner nodes and adds its changes back once per call
 HOT_NODES = 64
-WORDS_PER_THREAD = 1024  # positions per thread and call: small calls keep progress events and Stop prompt
+# positions per block and call: gensim's job size (a few ms of work: progress events and Stop stay prompt)
+MIN_BLOCK_WORDS = 10_000
 
 
 def available() -> bool:
@@ -73,8 +82,13 @@ def set_threads(workers: int) -> None:
 
 
 def step_words() -> int:
-    """Positions handed to one kernel call."""
-    return WORDS_PER_THREAD * threads()
+    """Positions handed to one kernel call: a block for each thread."""
+    return MIN_BLOCK_WORDS * threads()
+
+
+def blocks_for(span: int) -> int:
+    """Blocks of a call over ``span`` positions: one per thread, each at least MIN_BLOCK_WORDS long."""
+    return max(1, min(threads(), span // MIN_BLOCK_WORDS))
 
 
 def _compile(fn):
@@ -93,6 +107,14 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
     d = syn0.shape[1]
     nblocks = seeds.shape[0]
     use_sub = sub_rows.shape[0] > 0
+    hot = hot_rows.shape[1]
+    base = syn1.shape[0] - hot
+    # every block's copy of the hot output rows (the last inner nodes: the top of the Huffman tree, on
+    # every path) taken before any block starts, whatever the threads' schedule
+    for blk in prange(nblocks):
+        for h in range(hot):
+            for c in range(d):
+                hot_rows[blk, h, c] = syn1[base + h, c]
     for blk in prange(nblocks):
         lo = start + blk * span // nblocks
         hi = start + (blk + 1) * span // nblocks
@@ -100,15 +122,7 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
         # each thread its own buffers (numba would hoist an np.empty here out of the loop: shared, racing)
         l1 = buffers[blk, 0]  # rows longer than d (padded): only the first d are used
         work = buffers[blk, 1]
-        # the thread's own copy of the hot output rows (the last inner nodes: the top of the Huffman tree,
-        # on every path), written back as one sum of its changes at the end of the block
-        local = hot_rows[blk, 0]
-        first = hot_rows[blk, 1]
-        base = syn1.shape[0] - local.shape[0]
-        for h in range(local.shape[0]):
-            for c in range(d):
-                local[h, c] = syn1[base + h, c]
-                first[h, c] = local[h, c]
+        local = hot_rows[blk]
         loss = 0.0
         pairs = 0
         for i in range(lo, hi):
@@ -171,11 +185,17 @@ def _sgd_block(ids, sent, start, stop, syn0, syn1, sub_rows, sub_count, sg, hs, 
                 for j in range(j0, j1):
                     if j != i and sent[j] == s:
                         _add_gradient(work, syn0, sub_rows, sub_count, use_sub, ids[j])
-        for h in range(local.shape[0]):
-            for c in range(d):
-                syn1[base + h, c] += local[h, c] - first[h, c]
         loss_out[blk] = loss
         pairs_out[blk] = pairs
+    # the hot rows move by the mean of the blocks' changes (the sum overshoots: see the module's note)
+    if hot > 0:
+        inv = np.float32(1.0 / nblocks)
+        for h in prange(hot):
+            for c in range(d):
+                change = np.float32(0.0)
+                for blk in range(nblocks):
+                    change += hot_rows[blk, h, c] - syn1[base + h, c]
+                syn1[base + h, c] += change * inv
 
 
 def _add_input(out, syn0, sub_rows, sub_count, word):
@@ -313,16 +333,17 @@ def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarray, syn1: np.ndarray, sub_rows: np.ndarray | None,
         sub_count: np.ndarray | None, *, sg: bool, hs: bool, negative: int, window: int, cbow_mean: bool,
         accept: np.ndarray, alias: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray,
-        alpha0: float, alpha1: float, seed: int) -> tuple[float, int]:
+        alpha0: float, alpha1: float, seed: int, blocks: int | None = None) -> tuple[float, int]:
     """Train the vectors in place on positions ``start:stop`` of ``ids`` (subsampled word ids, ``sent``
     their sentence numbers; windows read the ids around, within a sentence); the learning rate goes
-    linearly from alpha0 to alpha1 over the positions. Returns (summed loss, pairs)."""
-    nblocks = max(1, min(threads(), (stop - start) // 64))
+    linearly from alpha0 to alpha1 over the positions. ``blocks``: how many parts the positions are
+    cut into, run in parallel (``blocks_for`` by default). Returns (summed loss, pairs)."""
+    nblocks = max(1, min(blocks if blocks is not None else blocks_for(stop - start), stop - start))
     seeds = np.array([(seed * 1_000_003 + b * 7919 + 1) & MASK64 for b in range(nblocks)], dtype=np.uint64)
     padded = (syn0.shape[1] + 31) // 16 * 16  # a cache line or more between two threads' buffers
     buffers = np.empty((nblocks, 2, padded), dtype=np.float32)
-    hot = min(HOT_NODES, syn1.shape[0]) if hs and nblocks > 1 else 0
-    hot_rows = np.empty((nblocks, 2, hot, syn0.shape[1]), dtype=np.float32)
+    hot = min(HOT_NODES, syn1.shape[0] // 8) if hs and nblocks > 1 else 0  # the top of the tree only
+    hot_rows = np.empty((nblocks, hot, syn0.shape[1]), dtype=np.float32)
     loss = np.zeros(nblocks, dtype=np.float64)
     pairs = np.zeros(nblocks, dtype=np.int64)
     if sub_rows is None or sub_count is None:

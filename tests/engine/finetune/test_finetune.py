@@ -76,7 +76,7 @@ def test_each_head_gives_shapes_and_a_finite_loss(contextual_runs, family, topic
     task = load_task({"classify": topic_tsv, "tag": topic_conll, "span": topic_squad}[family])
     n_labels = max(len(task.labels), 1)
     model = FinetuneModel(encoder, family, n_labels)
-    data = tensorize(encoder, task.train[:4], family, task.labels, 32).to(torch.device("cpu"))
+    data = tensorize(encoder, task.train[:4], family, task.labels, 32).to(device_of(model))
     batch = data.batch(np.arange(4))
     out = model(batch)
     b, t = batch["ids"].shape
@@ -91,8 +91,13 @@ def test_each_head_gives_shapes_and_a_finite_loss(contextual_runs, family, topic
     assert any(p.grad is not None for p in model.head.parameters())
 
 
+def device_of(model):
+    """Where the model's weights are (the GPU where there is one): its inputs go there too."""
+    return next(model.parameters()).device
+
+
 def _train_steps(model, data, steps=4):
-    data.to(torch.device("cpu"))
+    data.to(device_of(model))
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(params, lr=1e-2)
     model.train()

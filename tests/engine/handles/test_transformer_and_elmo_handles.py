@@ -173,14 +173,16 @@ def test_export_to_transformers_gives_identical_logits(contextual_runs, handles,
     theirs = cls.from_pretrained(out).eval()
     ids = torch.tensor([[2, 40, 41, 42, 3, 43, 44, 3]]) if kind == "bert" else torch.tensor([[0, 40, 41, 42, 43]])
     segments = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1]]) if kind == "bert" else None
+    adapter = handles[kind].adapter  # on the GPU where there is one; theirs on the CPU
     with torch.no_grad():
-        ours = handles[kind].adapter.forward(ids, segments, logits=True, nsp=True)
+        ours = adapter.forward(ids.to(adapter.device), None if segments is None else segments.to(adapter.device),
+                               logits=True, nsp=True)
         kwargs = {"token_type_ids": segments} if kind == "bert" else {}
         ref = theirs(input_ids=ids, **kwargs)
     ref_logits = ref.prediction_logits if kind == "bert" else ref.logits
-    assert torch.allclose(ours.logits, ref_logits, atol=1e-4)
+    assert torch.allclose(ours.logits.float().cpu(), ref_logits, atol=1e-4)
     if kind == "bert":
-        assert torch.allclose(ours.nsp, ref.seq_relationship_logits, atol=1e-4)
+        assert torch.allclose(ours.nsp.float().cpu(), ref.seq_relationship_logits, atol=1e-4)
     # and the exported folder loads back through api.load as a Hugging Face checkpoint
     again = api.load(out)
     assert again.kind.startswith("hf-")
@@ -315,12 +317,16 @@ def test_a_masked_lm_scores_at_most_pll_max_tokens_and_says_so(handles, monkeypa
     assert np.allclose(capped.token_logprobs, head.token_logprobs, atol=1e-4)
 
 
-def test_a_bigger_masked_lm_scores_fewer_tokens_on_a_cpu(handles, monkeypatch):
+def test_a_bigger_masked_lm_scores_fewer_tokens_on_a_cpu(contextual_runs, monkeypatch):
     """A sentence score's work grows as tokens² × weights: on a CPU a big model reads fewer tokens (never
-    fewer than PLL_MIN_TOKENS), so that a long text is scored in seconds, not minutes."""
+    fewer than PLL_MIN_TOKENS), so that a long text is scored in seconds, not minutes. (On a GPU every
+    model reads PLL_MAX_TOKENS: the model here is pinned to the CPU.)"""
     import engine.handles.transformer as transformer
+    from engine.device import DEVICE_ENV
 
-    bert = handles["bert"]
+    monkeypatch.setenv(DEVICE_ENV, "cpu")
+    bert = api.load(contextual_runs["bert"][0])
+    assert bert.adapter.device.type == "cpu"
     text = " ".join(["the cat sat on the mat ."] * 8)  # ~56 word tokens
     assert bert._pll_cap() == transformer.PLL_MAX_TOKENS  # a tiny model reads the most
     monkeypatch.setattr(bert, "_n_parameters", 10**9)  # a model too big for even PLL_MIN_TOKENS' budget
@@ -335,7 +341,7 @@ def test_elmo_next_token_reads_the_last_words_of_a_long_text(handles):
     short = elmo.next_token("she played the", k=5)
     with torch.inference_mode():
         fwd, _ = elmo.model.log_probs(elmo._chars(["she", "played", "the"]))
-    assert np.allclose(short.probs, fwd[-2].exp().topk(5).values.numpy(), atol=1e-5)  # the same as every position
+    assert np.allclose(short.probs, fwd[-2].exp().topk(5).values.float().cpu().numpy(), atol=1e-5)  # as every position
     long = elmo.next_token(" ".join(["the cat sat on the mat ."] * 600) + " she played the", k=5)
     assert long.tokens and long.context.endswith("she played the")  # the end of the text, not its first words
     from engine.handles.elmo import NEXT_TOKEN_WORDS

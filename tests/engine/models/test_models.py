@@ -66,6 +66,35 @@ def test_word2vec_loss_falls_and_related_words_come_closer(topic_corpus, sg, hs,
     assert topic_precision(vocab.words, model.word_vectors()) > 0.8
 
 
+@pytest.mark.parametrize("sg,hs", [(1, 0), (0, 0), (1, 1), (0, 1)], ids=["sg-ns", "cbow-ns", "sg-hs", "cbow-hs"])
+def test_word2vec_kernel_cut_in_16_blocks_learns_as_one_thread_does(topic_corpus, sg, hs, monkeypatch):
+    """What 16 cores run, driven on any machine: each call cut into 16 blocks, every block's copy of the
+    top Huffman nodes taken before any block starts (as 16 threads starting together take them) and
+    merged after all end. Summing the 16 copies' changes sent the loss to 1e12 on a 16-core machine;
+    the run must learn what one block learns."""
+    from engine.models import word2vec_cpu
+
+    sents = corpus_sentences(topic_corpus)
+    cfg = Word2VecConfig(sg=sg, hs=hs, vector_size=32, epochs=15, min_count=2, sample=0, alpha=0.05)
+    vocab = Vocab.build(sents, cfg.min_count)
+    ids, starts = encode_sentences(sents, vocab.index)
+    results = {}
+    for blocks in (1, 16):
+        monkeypatch.setattr(word2vec_cpu, "step_words", lambda: 16 * 200)  # noqa: B023
+        monkeypatch.setattr(word2vec_cpu, "blocks_for", lambda span, b=blocks: min(b, max(1, span // 100)))
+        model = Word2VecModel(vocab, cfg, torch.device("cpu"), seed=0)
+        per_epoch = np.zeros((cfg.epochs, 2))
+        with torch.no_grad():
+            for info in train_steps(model, ids, starts, seed=0, kernel=True):
+                per_epoch[info["epoch"]] += (float(info["step_loss"]), info["pairs"])
+        results[blocks] = (per_epoch[:, 0] / per_epoch[:, 1], model.word_vectors())
+    one, sixteen = results[1][0], results[16][0]
+    assert np.all(np.isfinite(sixteen)) and sixteen[-1] < 0.9 * sixteen[0]
+    assert sixteen[-1] < 1.15 * one[-1]  # the last epoch's loss per pair as low as one thread's, nearly
+    assert topic_separation(vocab.words, results[16][1]) > 0.2
+    assert topic_precision(vocab.words, results[16][1]) > 0.8
+
+
 @pytest.mark.parametrize("kernel", [True, False], ids=["cpu-kernel", "torch-batched"])
 def test_word2vec_subwords_give_unknown_words_a_vector(topic_corpus, kernel):
     from engine.models.word2vec_subwords import ngram_rows

@@ -1,0 +1,210 @@
+"""The measurements of bench/gpu_check.py, one per sub-command, each printing ``FIGURE name value unit``
+lines that the check collects (and failing with a message where the device does not do what it should).
+
+    python bench/gpu_figures.py matmul --device cuda
+    python bench/gpu_figures.py word2vec --device cuda --corpus corpus.txt [--epochs 1]
+    python bench/gpu_figures.py elmo --device cuda --corpus corpus.txt [--steps 300]
+    python bench/gpu_figures.py minilm --device cuda --corpus corpus.txt [--word bank]
+    python bench/gpu_figures.py queries --device cuda --corpus corpus.txt --run RUN [--run RUN...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+QUICK = bool(os.environ.get("WORD2BERT_QUICK_FIGURES"))  # the CPU dry run: the same code on less work
+
+
+def figure(name: str, value: float, unit: str) -> None:
+    print(f"FIGURE {name} {value:.6g} {unit}", flush=True)
+
+
+def sync(device) -> None:
+    import torch
+
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    elif device.type == "mps":
+        torch.mps.synchronize()
+
+
+def matmul(args) -> None:
+    """The bf16 matrix product's measured rate: what the model FLOPs are a share of."""
+    import torch
+
+    from bench.bert_vs_transformers import matmul_rate
+    from engine.device import pick_device
+
+    device = pick_device(args.device)
+    if device.type != "cuda":
+        print("matmul: measured on CUDA only")
+        return
+    figure("bf16_matmul", matmul_rate(device) / 1e12, "TFLOP/s")
+    print(torch.cuda.get_device_name(device))
+
+
+def word2vec(args) -> None:
+    """word2vec SG-NS on the device (the batched torch steps on a GPU): words/s and WordSim-353."""
+    import numpy as np
+    import torch
+
+    from engine.config import Word2VecConfig
+    from engine.data.corpora import get_corpus
+    from engine.data.evaluation import quick_word_similarity
+    from engine.data.keyed_vectors import StaticVectors
+    from engine.data.text import encode_sentences, tokenized_sentences
+    from engine.data.vocab import Vocab
+    from engine.device import pick_device
+    from engine.models.word2vec import Word2VecModel, train_steps
+
+    device = pick_device(args.device)
+    sentences = list(tokenized_sentences(get_corpus(args.corpus).sentences("train")))
+    if args.max_words:
+        sentences = sentences[: max(1, args.max_words // 20)]
+    cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs)
+    vocab = Vocab.build(sentences, cfg.min_count)
+    ids, starts = encode_sentences(sentences, vocab.index)
+    model = Word2VecModel(vocab, cfg, device, seed=1)
+    with torch.no_grad():  # warm-up: kernels, allocator
+        for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
+            if i > 5:
+                break
+        model = Word2VecModel(vocab, cfg, device, seed=1)
+        sync(device)
+        t0 = time.perf_counter()
+        last = None
+        for info in train_steps(model, ids, starts, seed=1):
+            last = info["step_loss"]
+        if last is not None:
+            float(last)
+        sync(device)
+    elapsed = time.perf_counter() - t0
+    words = sum(len(s) for s in sentences) * cfg.epochs
+    vectors = model.word_vectors()
+    ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
+        if np.all(np.isfinite(vectors)) else float("nan")
+    print(f"word2vec SG-NS on {device}: {words:,} words in {elapsed:.2f} s, WordSim-353 {ws}")
+    figure(f"word2vec_sgns_{device.type}", words / elapsed, "words/s")
+    figure(f"word2vec_sgns_{device.type}_ws353", ws if ws is not None else float("nan"), "spearman")
+
+
+def elmo(args) -> None:
+    """ELMo-tiny pretraining on the device: tokens/s as the training loop reports it (median of its events)."""
+    from engine import api
+    from engine.config import model_config
+    from engine.run_spec import RunSpec
+
+    out = Path(args.out or "/tmp/gpu-figures-elmo")
+    spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device, model=model_config("elmo"),
+                   max_steps=args.steps, log_every=max(1, args.steps // 10), max_words=args.max_words)
+    rates, unit, status = [], "", ""
+    for event in api.train(spec):
+        if isinstance(event, api.StepMetrics) and event.step > args.steps // 5:  # past the warm-up
+            rates.append(event.throughput)
+            unit = event.unit
+        if isinstance(event, api.RunFinished):
+            status = f"{event.status} {event.message}"
+    print(status)
+    if not rates:
+        raise SystemExit(f"elmo: no speed reported ({status})")
+    figure("elmo_tiny_train", statistics.median(rates), f"{unit}/s")
+
+
+def minilm(args) -> None:
+    """A word's occurrences encoded by a MiniLM-shaped BERT (all-MiniLM-L6-v2's config, random weights: the
+    speed is the same) as a Hugging Face folder: the lens's click, cold (no cache) and warm."""
+    import tokenizers
+    import torch
+    import transformers
+
+    from engine import api
+
+    folder = Path(args.out or "/tmp/gpu-figures-minilm")
+    folder.mkdir(parents=True, exist_ok=True)
+    corpus = api.corpus_sample(args.corpus, n=200 if QUICK else 2000, part="train")
+    tok = tokenizers.BertWordPieceTokenizer(lowercase=True)
+    tok.train_from_iterator(corpus, vocab_size=30522)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok._tokenizer, unk_token="[UNK]", sep_token="[SEP]",
+                                                pad_token="[PAD]", cls_token="[CLS]", mask_token="[MASK]")
+    fast.save_pretrained(folder)
+    cfg = transformers.BertConfig(vocab_size=len(fast), hidden_size=384, num_hidden_layers=6, num_attention_heads=12,
+                                  intermediate_size=1536, max_position_embeddings=512)
+    torch.manual_seed(0)
+    transformers.BertForMaskedLM(cfg).save_pretrained(folder)
+    handle = api.load(folder)
+    print("loaded", handle.kind, handle.info.get("device", ""))
+    words = args.words.split(",")
+    api.word_occurrences(handle, words[0], args.corpus, limit=20, use_cache=False)  # warm-up: kernels, index
+    times = []
+    for word in words[:1] if QUICK else words:
+        sync_t0 = time.perf_counter()
+        occ = api.word_occurrences(handle, word, args.corpus, limit=20 if QUICK else 300, use_cache=False)
+        times.append(time.perf_counter() - sync_t0)
+        print(word, len(occ.sentences), "occurrences", f"{times[-1]:.3f}s")
+    figure(f"minilm_{len(occ.sentences)}_occurrences", statistics.median(times), "s")
+
+
+def queries(args) -> None:
+    """The app's queries on each run, on the device: each answers, and its weights are on the device."""
+    import numpy as np
+
+    from engine import api
+    from engine.results import Capability
+
+    failures = []
+    word = args.words.split(",")[0]
+    for run in args.runs:
+        handle = api.load(run)
+        device = getattr(getattr(handle, "adapter", None), "device", None) or getattr(handle, "device", None)
+        caps = handle.capabilities
+        asked = []
+        t0 = time.perf_counter()
+        try:
+            if Capability.MASKED_LM in caps:
+                asked.append(f"fill_mask {handle.fill_mask('the man went to the [MASK] to buy milk .')[0].tokens[:3]}")
+            if Capability.NEXT_TOKEN in caps:
+                asked.append(f"next_token {handle.next_token('she played the', k=3).tokens}")
+            if Capability.ATTENTION in caps:
+                maps = handle.attention("the bank of the river was muddy .")
+                asked.append(f"attention {np.asarray(maps.weights).shape}")
+            if Capability.CONTEXTUAL in caps:
+                occ = api.word_occurrences(handle, word, args.corpus, limit=20 if QUICK else 300, use_cache=False)
+                asked.append(f"occurrences {len(occ.sentences)}")
+            if Capability.STATIC in caps:
+                asked.append(f"neighbours {[n.word for n in handle.static_neighbours(word, 3)]}")
+            if Capability.SENTENCE_SCORE in caps:
+                asked.append(f"perplexity {handle.score('the cat sat on the mat .').perplexity:.1f}")
+        except Exception as e:  # noqa: BLE001 - reported, then the check fails
+            failures.append(f"{run}: {type(e).__name__}: {e}")
+        print(f"{Path(run).name} on {device}: {'; '.join(asked)} ({time.perf_counter() - t0:.2f}s)", flush=True)
+        if args.device not in (None, "auto", "cpu") and device is not None and str(device).split(":")[0] != args.device:
+            failures.append(f"{run}: its model is on {device}, not {args.device}")
+    if failures:
+        raise SystemExit("\n".join(failures))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["matmul", "word2vec", "elmo", "minilm", "queries"])
+    p.add_argument("--run", dest="runs", action="append", default=[], help="a run folder (queries; repeatable)")
+    p.add_argument("--device", default=None)
+    p.add_argument("--corpus", default="default")
+    p.add_argument("--epochs", type=int, default=1)
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--max-words", type=int, default=None)
+    p.add_argument("--out", default=None)
+    p.add_argument("--words", default="bank,play,match", help="the words whose occurrences are encoded")
+    args = p.parse_args()
+    {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
