@@ -89,12 +89,11 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     words = ["--max-words", "30000"] if quick else []
     common = ["--device", dev, "--corpus", corpus, *words]
     out: list[Step] = []
-    sweep = [py, "bench/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds",
-             "1", "--threads", "2,4,8,16"]
-    if not quick:
-        out.append(Step("tests", 170, [py, "-m", "pytest", "tests/engine", "-q", "-p", "no:cacheprovider", "-rfs",
-                                       "-W", "ignore::DeprecationWarning"], env={"WORD2BERT_GPU_CHECK": "1"}))
-        out.append(Step("w2v-threads-sg", 150, [*sweep, "--variants", "SG-NS,SG-HS",
+    sweep = [py, "bench/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
+    if not quick:  # -v: a test's result is in the log as it ends, even if the step runs out of time
+        out.append(Step("tests", 200, [py, "-m", "pytest", "tests/engine", "-v", "--tb=line", "-p", "no:cacheprovider",
+                                       "-rfs", "-W", "ignore::DeprecationWarning"], env={"WORD2BERT_GPU_CHECK": "1"}))
+        out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
                                                 "--section", "word2vec-vs-gensim-cpu-by-threads-sg"], needs=("gensim",)))
     out += [
         Step("train-bert", 60, [*train, "bert", *common, "--max-steps", str(n), "--batch-size", "64",
@@ -125,10 +124,10 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     figures = [py, "bench/gpu_figures.py"]
     out += [
         Step("fig-matmul", 20, [*figures, "matmul", "--device", dev]),
-        Step("fig-word2vec", 60, [*figures, "word2vec", "--device", dev, "--corpus", corpus,
-                                  *(["--max-words", "30000"] if quick else [])]),
-        Step("fig-elmo", 50, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
-                              "--out", str(runs / "fig-elmo"), *words]),
+        Step("fig-word2vec", 70, [*figures, "word2vec", "--device", dev, "--corpus", corpus,
+                                  *(["--max-words", "30000"] if quick else ["--batch-pairs", "65536"])]),
+        Step("fig-elmo", 60, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
+                              "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512"]),
         Step("fig-minilm", 60, [*figures, "minilm", "--device", dev, "--corpus", corpus, "--words", args.words,
                                 "--out", str(runs / "minilm")]),
     ]
@@ -139,8 +138,10 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
             Step("bert-base", 60, [*bert_base, "--section", f"bert-vs-transformers-base-{dev}-gpu-check"]),
             Step("bert-base-levers", 120, [*bert_base, "--levers",
                                            "--section", f"bert-vs-transformers-base-{dev}-levers-gpu-check"]),
-            Step("w2v-threads-cbow", 90, [*sweep, "--variants", "CBOW-NS,CBOW-HS",
+            Step("w2v-threads-cbow", 60, [*sweep, "--variants", "CBOW-NS,CBOW-HS", "--threads", "16,2",
                                           "--section", "word2vec-vs-gensim-cpu-by-threads-cbow"], needs=("gensim",)),
+            Step("w2v-threads-4-8", 90, [*sweep, "--variants", "SG-HS,SG-NS", "--threads", "8,4",
+                                         "--section", "word2vec-vs-gensim-cpu-by-threads-4-8"], needs=("gensim",)),
         ]
     return out
 

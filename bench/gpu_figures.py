@@ -52,7 +52,9 @@ def matmul(args) -> None:
 
 
 def word2vec(args) -> None:
-    """word2vec SG-NS on the device (the batched torch steps on a GPU): words/s and WordSim-353."""
+    """word2vec SG-NS on the device (the batched torch steps on a GPU): words/s and WordSim-353 at the
+    default batch and at each of ``--batch-pairs`` (a lever), and how fast the host alone makes the
+    examples (numpy on the CPU: a GPU cannot go faster than that)."""
     import numpy as np
     import torch
 
@@ -64,58 +66,75 @@ def word2vec(args) -> None:
     from engine.data.vocab import Vocab
     from engine.device import pick_device
     from engine.models.word2vec import Word2VecModel, train_steps
+    from engine.models.word2vec_steps import chunk_bounds, make_examples
 
     device = pick_device(args.device)
     sentences = list(tokenized_sentences(get_corpus(args.corpus).sentences("train")))
     if args.max_words:
         sentences = sentences[: max(1, args.max_words // 20)]
-    cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs)
-    vocab = Vocab.build(sentences, cfg.min_count)
+    words = sum(len(s) for s in sentences) * args.epochs
+    base = Word2VecConfig(sg=1, hs=0, epochs=args.epochs)
+    vocab = Vocab.build(sentences, base.min_count)
     ids, starts = encode_sentences(sentences, vocab.index)
-    model = Word2VecModel(vocab, cfg, device, seed=1)
-    with torch.no_grad():  # warm-up: kernels, allocator
-        for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
-            if i > 5:
-                break
+    # the host's share: making one epoch's examples, nothing trained
+    keep = vocab.keep_probabilities(base.sample)
+    t0 = time.perf_counter()
+    for c, (s0, s1) in enumerate(chunk_bounds(starts)):
+        lo, hi = int(starts[s0]), int(starts[s1])
+        sent = np.repeat(np.arange(s0, s1, dtype=np.int32), np.diff(starts[s0 : s1 + 1]))
+        make_examples(np.asarray(ids[lo:hi]), sent, keep, base, np.random.default_rng([0, 0, c]))
+    figure("word2vec_sgns_examples_host", words / args.epochs / (time.perf_counter() - t0), "words/s")
+    for batch in [0, *(int(b) for b in args.batch_pairs.split(",") if b)]:
+        cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
         model = Word2VecModel(vocab, cfg, device, seed=1)
-        sync(device)
-        t0 = time.perf_counter()
-        last = None
-        for info in train_steps(model, ids, starts, seed=1):
-            last = info["step_loss"]
-        if last is not None:
-            float(last)
-        sync(device)
-    elapsed = time.perf_counter() - t0
-    words = sum(len(s) for s in sentences) * cfg.epochs
-    vectors = model.word_vectors()
-    ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
-        if np.all(np.isfinite(vectors)) else float("nan")
-    print(f"word2vec SG-NS on {device}: {words:,} words in {elapsed:.2f} s, WordSim-353 {ws}")
-    figure(f"word2vec_sgns_{device.type}", words / elapsed, "words/s")
-    figure(f"word2vec_sgns_{device.type}_ws353", ws if ws is not None else float("nan"), "spearman")
+        with torch.no_grad():  # warm-up: kernels, allocator
+            for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
+                if i > 5:
+                    break
+            model = Word2VecModel(vocab, cfg, device, seed=1)
+            sync(device)
+            t0 = time.perf_counter()
+            last = None
+            for info in train_steps(model, ids, starts, seed=1):
+                last = info["step_loss"]
+            if last is not None:
+                float(last)
+            sync(device)
+        elapsed = time.perf_counter() - t0
+        vectors = model.word_vectors()
+        ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
+            if np.all(np.isfinite(vectors)) else float("nan")
+        name = f"word2vec_sgns_{device.type}" + (f"_batch{batch}" if batch else "")
+        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}: {words:,} words in {elapsed:.2f} s, "
+              f"WordSim-353 {ws}", flush=True)
+        figure(name, words / elapsed, "words/s")
+        figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
 
 
 def elmo(args) -> None:
-    """ELMo-tiny pretraining on the device: tokens/s as the training loop reports it (median of its events)."""
+    """ELMo-tiny pretraining on the device: tokens/s as the training loop reports it (median of its events
+    past the first fifth), at the preset's batch size and at each of ``--batch-sizes`` (a lever: a batch
+    of 32 windows of 20 tokens keeps a GPU waiting on the host)."""
     from engine import api
     from engine.config import model_config
     from engine.run_spec import RunSpec
 
-    out = Path(args.out or "/tmp/gpu-figures-elmo")
-    spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device, model=model_config("elmo"),
-                   max_steps=args.steps, log_every=max(1, args.steps // 10), max_words=args.max_words)
-    rates, unit, status = [], "", ""
-    for event in api.train(spec):
-        if isinstance(event, api.StepMetrics) and event.step > args.steps // 5:  # past the warm-up
-            rates.append(event.throughput)
-            unit = event.unit
-        if isinstance(event, api.RunFinished):
-            status = f"{event.status} {event.message}"
-    print(status)
-    if not rates:
-        raise SystemExit(f"elmo: no speed reported ({status})")
-    figure("elmo_tiny_train", statistics.median(rates), f"{unit}/s")
+    for batch in [0, *(int(b) for b in args.batch_sizes.split(",") if b)]:
+        out = Path(args.out or "/tmp/gpu-figures-elmo") / f"batch-{batch or 'preset'}"
+        cfg = model_config("elmo") if not batch else model_config("elmo", batch_size=batch)
+        spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device, model=cfg,
+                       max_steps=args.steps, log_every=max(1, args.steps // 10), max_words=args.max_words)
+        rates, unit, status, loss = [], "", "", float("nan")
+        for event in api.train(spec):
+            if isinstance(event, api.StepMetrics) and event.step > args.steps // 5:  # past the warm-up
+                rates.append(event.throughput)
+                unit, loss = event.unit, event.loss
+            if isinstance(event, api.RunFinished):
+                status = f"{event.status} {event.message}"
+        print(f"elmo batch {cfg.batch_size}: {status}; last loss {loss:.3f}", flush=True)
+        if not rates:
+            raise SystemExit(f"elmo: no speed reported ({status})")
+        figure("elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}", statistics.median(rates), f"{unit}/s")
 
 
 def minilm(args) -> None:
@@ -201,6 +220,8 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--max-words", type=int, default=None)
     p.add_argument("--out", default=None)
+    p.add_argument("--batch-pairs", default="", help="word2vec: more batch sizes to measure (comma-separated)")
+    p.add_argument("--batch-sizes", default="", help="elmo: more batch sizes to measure (comma-separated)")
     p.add_argument("--words", default="bank,play,match", help="the words whose occurrences are encoded")
     args = p.parse_args()
     {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries}[args.what](args)

@@ -109,6 +109,9 @@ class Precision:
 
 
 def precision_for(device: torch.device | CpuDevice, mixed: bool = True) -> Precision:
+    """bf16 autocast where the device does it (no grad scaler needed), else fp16 with a grad scaler, else
+    fp32. CUDA answers from its capability; any other accelerator (Apple MPS: bf16 from macOS 14, fp16
+    autocast and its grad scaler only in recent torch) is asked by trying, once per device type."""
     if not mixed or device.type == "cpu":
         return Precision(device.type, None)
     import torch
@@ -116,7 +119,41 @@ def precision_for(device: torch.device | CpuDevice, mixed: bool = True) -> Preci
     if device.type == "cuda":
         bf16 = torch.cuda.is_bf16_supported()
         return Precision("cuda", torch.bfloat16 if bf16 else torch.float16)
-    return Precision(device.type, torch.float16)
+    if device.type not in _TRIED:
+        _TRIED[device.type] = None
+        for dtype in (torch.bfloat16, torch.float16):
+            if autocast_works(device, dtype) and (dtype == torch.bfloat16 or scaler_works(device.type)):
+                _TRIED[device.type] = dtype
+                break
+    return Precision(device.type, _TRIED[device.type])
+
+
+_TRIED: dict[str, Any] = {}  # device type -> the autocast dtype that worked there (None: fp32)
+
+
+def autocast_works(device: torch.device, dtype: torch.dtype) -> bool:
+    """Whether a matrix product and its gradient run under autocast to ``dtype`` on ``device``."""
+    import torch
+
+    try:
+        a = torch.ones(4, 4, device=device, requires_grad=True)
+        with torch.autocast(device_type=device.type, dtype=dtype):
+            out = a @ a
+        out.float().sum().backward()
+        return out.dtype == dtype and a.grad is not None and bool(torch.isfinite(a.grad).all())
+    except (RuntimeError, ValueError, TypeError, AssertionError):
+        return False
+
+
+def scaler_works(device_type: str) -> bool:
+    """Whether torch has a grad scaler for this device type (fp16 training needs one)."""
+    import torch
+
+    try:
+        torch.amp.GradScaler(device_type)
+        return True
+    except (RuntimeError, ValueError, TypeError, AttributeError):
+        return False
 
 
 def release_memory() -> bool:

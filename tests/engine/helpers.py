@@ -12,6 +12,8 @@ def run(spec, stop=None):
     return events
 
 
-def w2v_spec(corpus, out, log_every=5, **kw):
+def w2v_spec(corpus, out, log_every=2, **kw):
+    """word2vec on the topic corpus: 8 epochs of one kernel call each on a CPU (a call is 10,000
+    positions a thread: the whole tiny corpus)."""
     model = Word2VecConfig(sg=1, vector_size=24, epochs=8, min_count=2, batch_pairs=512)
     return RunSpec("word2vec", out=str(out), corpus=str(corpus), model=model, log_every=log_every, **kw)

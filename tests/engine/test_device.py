@@ -24,3 +24,43 @@ def test_a_big_forward_pass_gets_every_core_and_gives_them_back(monkeypatch):
     t.join()
     assert seen == {"small": 1, "big": 2, "after": 1}
 
+
+
+def test_an_accelerator_other_than_cuda_gets_the_precision_that_runs_there(monkeypatch):
+    """Apple MPS (or any non-CUDA accelerator): bf16 where autocast does it, else fp16 only with a grad
+    scaler, else fp32; never CUDA's answer assumed."""
+    fake = torch.device("meta")  # a device type that is not CUDA; what it can do is what the probes say
+    cases = [({torch.bfloat16, torch.float16}, True, torch.bfloat16), ({torch.float16}, True, torch.float16),
+             ({torch.float16}, False, None), (set(), True, None)]
+    for works, scaler, expected in cases:
+        monkeypatch.setattr(device, "_TRIED", {})
+        monkeypatch.setattr(device, "autocast_works", lambda dev, dtype, works=works: dtype in works)
+        monkeypatch.setattr(device, "scaler_works", lambda kind, scaler=scaler: scaler)
+        p = device.precision_for(fake)
+        assert p.dtype == expected and p.device_type == "meta"
+        assert p.needs_scaler == (expected == torch.float16)
+
+
+def test_the_cpu_probe_of_autocast_answers_without_raising():
+    assert device.autocast_works(torch.device("cpu"), torch.bfloat16) in (True, False)
+    assert device.scaler_works("cpu") in (True, False)
+
+
+def test_no_code_path_assumes_cuda():
+    """Apple silicon by construction: no .cuda() anywhere, and torch.cuda is called only in the modules
+    that decide the device (each call there behind a check of the device type)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    allowed = {"engine/device.py", "engine/training/distributed.py"}
+    offenders = []
+    for folder in ("engine", "explorer"):
+        for path in sorted((root / folder).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            text = path.read_text(encoding="utf-8")
+            if re.search(r"\.cuda\(\s*\)", text):
+                offenders.append(f"{rel}: .cuda()")
+            if rel not in allowed and re.search(r"torch\.cuda\.(?!is_available)", text):
+                offenders.append(f"{rel}: torch.cuda.*")
+    assert not offenders, offenders
