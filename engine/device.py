@@ -122,7 +122,7 @@ def precision_for(device: torch.device | CpuDevice, mixed: bool = True) -> Preci
     if device.type not in _TRIED:
         _TRIED[device.type] = None
         for dtype in (torch.bfloat16, torch.float16):
-            if autocast_works(device, dtype) and (dtype == torch.bfloat16 or scaler_works(device.type)):
+            if autocast_works(torch.device(device.type), dtype) and (dtype == torch.bfloat16 or scaler_works(device.type)):
                 _TRIED[device.type] = dtype
                 break
     return Precision(device.type, _TRIED[device.type])
