@@ -70,12 +70,17 @@ def network_of(contextual_runs, kind):
     return handle, encoder_from_handle(handle)
 
 
+def on_encoders_device(model, encoder):
+    """A fine-tuning model where its encoder is (the GPU where there is one), as the recipe puts it."""
+    return model.to(next(encoder.network.parameters()).device)
+
+
 @pytest.mark.parametrize("family", ["classify", "tag", "span"])
 def test_each_head_gives_shapes_and_a_finite_loss(contextual_runs, family, topic_tsv, topic_conll, topic_squad):
     _, encoder = network_of(contextual_runs, "bert")
     task = load_task({"classify": topic_tsv, "tag": topic_conll, "span": topic_squad}[family])
     n_labels = max(len(task.labels), 1)
-    model = FinetuneModel(encoder, family, n_labels)
+    model = on_encoders_device(FinetuneModel(encoder, family, n_labels), encoder)
     data = tensorize(encoder, task.train[:4], family, task.labels, 32).to(device_of(model))
     batch = data.batch(np.arange(4))
     out = model(batch)
@@ -111,7 +116,7 @@ def _train_steps(model, data, steps=4):
 def test_frozen_strategy_leaves_encoder_bit_identical_while_head_learns(contextual_runs, topic_tsv):
     _, encoder = network_of(contextual_runs, "bert")
     task = load_task(topic_tsv)
-    model = FinetuneModel(encoder, "classify", 3)
+    model = on_encoders_device(FinetuneModel(encoder, "classify", 3), encoder)
     apply_strategy(model, "frozen", None)
     before = {k: v.clone() for k, v in encoder.network.state_dict().items()}
     head_before = model.head.out.weight.clone()
@@ -123,7 +128,7 @@ def test_frozen_strategy_leaves_encoder_bit_identical_while_head_learns(contextu
 
 def test_top_n_freezes_exactly_the_bottom_layers(contextual_runs, topic_tsv):
     _, encoder = network_of(contextual_runs, "bert")  # 2 layers
-    model = FinetuneModel(encoder, "classify", 3)
+    model = on_encoders_device(FinetuneModel(encoder, "classify", 3), encoder)
     apply_strategy(model, "top-1", 1)
     learns = {name: p.requires_grad for name, p in encoder.network.named_parameters()}
     assert not any(v for k, v in learns.items() if k.startswith(("token_emb", "position_emb", "segment_emb", "emb_norm")))
