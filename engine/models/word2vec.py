@@ -35,13 +35,8 @@ import torch
 from engine.config import Word2VecConfig
 from engine.data.vocab import Vocab
 from engine.models.word2vec_arrays import KernelSteps
-from engine.models.word2vec_steps import (
-    CHUNK_WORDS,
-    chunk_bounds,
-    expand_hs,
-    make_examples,
-    run_chunks,
-)
+from engine.models.word2vec_examples import expand_hs_torch, make_examples_torch
+from engine.models.word2vec_steps import CHUNK_WORDS, chunk_bounds, run_chunks
 from engine.models.word2vec_subwords import ngram_rows, subword_table
 
 __all__ = ["CHUNK_WORDS", "Word2VecModel", "chunk_bounds", "ngram_rows", "subword_table", "train_steps", "use_cpu_kernel"]
@@ -211,8 +206,11 @@ class _TorchSteps:
     def __init__(self, model: Word2VecModel, seed: int) -> None:
         cfg, device = model.cfg, model.device
         self.model = model
+        self.keep: torch.Tensor | None = None  # keep probabilities per word, on the device (the first chunk's)
         if cfg.hs:
-            self.codes, self.points, self.lengths = model.vocab.huffman()
+            codes, points, lengths = model.vocab.huffman()
+            self.codes, self.points, self.lengths = (torch.from_numpy(np.asarray(x)).to(device)
+                                                     for x in (codes, points, lengths))
         else:
             noise = model.vocab.noise_distribution(cfg.ns_exponent)
             self.table = torch.from_numpy(np.repeat(np.arange(len(noise)), np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))).to(device)
@@ -224,16 +222,20 @@ class _TorchSteps:
 
     def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
         model, cfg, device, per_batch = self.model, self.model.cfg, self.model.device, self.per_batch
-        ex = make_examples(ids, sent, keep_prob, cfg, rng)
-        P = len(ex["out"])
-        out = torch.from_numpy(ex["out"]).to(device)
+        if self.keep is None:
+            self.keep = torch.from_numpy(np.asarray(keep_prob, dtype=np.float32)).to(device)
+        gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))  # the chunk's own draws
+        ex = make_examples_torch(torch.from_numpy(np.asarray(ids, dtype=np.int64)).to(device),
+                                 torch.from_numpy(np.asarray(sent, dtype=np.int64)).to(device), self.keep, cfg, gen)
+        out = ex["out"]
+        P = out.shape[0]
         if cfg.sg:
-            inp, mask = torch.from_numpy(ex["inp"]).to(device), None
+            inp, mask = ex["inp"], None
         else:
-            inp, mask = torch.from_numpy(ex["ctx"]).to(device), torch.from_numpy(ex["mask"]).to(device)
+            inp, mask = ex["ctx"], ex["mask"]
         if cfg.hs:
-            pair, node, code, ends = expand_hs(ex["out"], self.codes, self.points, self.lengths)
-            pair_t, node_t, code_t = (torch.from_numpy(x).to(device) for x in (pair, node, code))
+            pair_t, node_t, code_t, ends_t = expand_hs_torch(out, self.codes, self.points, self.lengths)
+            ends = ends_t.cpu().numpy()  # read on the host once a chunk: where each step's triples end
         n_batches = max(1, math.ceil(P / per_batch))
         for b in range(n_batches):
             a, z = b * per_batch, min(P, (b + 1) * per_batch)

@@ -35,34 +35,50 @@ def make_examples(ids: np.ndarray, sent: np.ndarray, keep_prob: np.ndarray, cfg:
     """Subsample, draw reduced windows, and build shuffled training examples for one chunk.
 
     Skip-gram: ``inp`` (P,) context words and ``out`` (P,) centre words. CBOW: ``ctx`` (P, 2*window)
-    context words with ``mask``, ``out`` (P,) centre words.
+    context words with ``mask``, ``out`` (P,) centre words. (The batched torch steps make theirs on
+    their device by the same rule: ``engine.models.word2vec_examples``.)
     """
     keep = rng.random(len(ids)) < keep_prob[ids]
     ids, sent = ids[keep], sent[keep]
-    n = len(ids)
-    reduced = rng.integers(1, cfg.window + 1, size=n)  # b in [1, window]
+    reduced = rng.integers(1, cfg.window + 1, size=len(ids))  # b in [1, window]
     if cfg.sg:
-        inp_parts, out_parts = [], []
-        for off in range(1, cfg.window + 1):
-            if off >= n:
-                break
-            centre = np.arange(off, n)  # centre i, context i - off
-            ok = (sent[centre] == sent[centre - off]) & (reduced[centre] >= off)
-            inp_parts.append(ids[centre[ok] - off])
-            out_parts.append(ids[centre[ok]])
-            centre = np.arange(0, n - off)  # centre i, context i + off
-            ok = (sent[centre] == sent[centre + off]) & (reduced[centre] >= off)
-            inp_parts.append(ids[centre[ok] + off])
-            out_parts.append(ids[centre[ok]])
-        inp = np.concatenate(inp_parts) if inp_parts else np.zeros(0, np.int64)
-        out = np.concatenate(out_parts) if out_parts else np.zeros(0, np.int64)
+        inp, out = skipgram_pairs(ids, sent, reduced, cfg.window)
         order = rng.permutation(len(inp))
-        return {"inp": inp[order].astype(np.int64), "out": out[order].astype(np.int64)}
-    W = cfg.window
-    ctx = np.zeros((n, 2 * W), dtype=np.int64)
-    mask = np.zeros((n, 2 * W), dtype=bool)
+        return {"inp": inp[order], "out": out[order]}
+    ctx, mask, out = cbow_windows(ids, sent, reduced, cfg.window)
+    order = rng.permutation(len(out))
+    return {"ctx": ctx[order], "mask": mask[order], "out": out[order]}
+
+
+def skipgram_pairs(ids: np.ndarray, sent: np.ndarray, reduced: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """(context word, centre word) of every pair: centre i and context i ± off for off <= reduced[i], in
+    the same sentence; offset by offset, left then right."""
+    n = len(ids)
+    inp_parts, out_parts = [], []
+    for off in range(1, window + 1):
+        if off >= n:
+            break
+        centre = np.arange(off, n)  # centre i, context i - off
+        ok = (sent[centre] == sent[centre - off]) & (reduced[centre] >= off)
+        inp_parts.append(ids[centre[ok] - off])
+        out_parts.append(ids[centre[ok]])
+        centre = np.arange(0, n - off)  # centre i, context i + off
+        ok = (sent[centre] == sent[centre + off]) & (reduced[centre] >= off)
+        inp_parts.append(ids[centre[ok] + off])
+        out_parts.append(ids[centre[ok]])
+    inp = np.concatenate(inp_parts) if inp_parts else np.zeros(0, np.int64)
+    out = np.concatenate(out_parts) if out_parts else np.zeros(0, np.int64)
+    return inp.astype(np.int64), out.astype(np.int64)
+
+
+def cbow_windows(ids: np.ndarray, sent: np.ndarray, reduced: np.ndarray,
+                 window: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(context words (P, 2 window), their mask, centre words (P,)) for every position with a context."""
+    n = len(ids)
+    ctx = np.zeros((n, 2 * window), dtype=np.int64)
+    mask = np.zeros((n, 2 * window), dtype=bool)
     pos = np.arange(n)
-    for j, off in enumerate([*range(-W, 0), *range(1, W + 1)]):
+    for j, off in enumerate([*range(-window, 0), *range(1, window + 1)]):
         other = pos + off
         inside = (other >= 0) & (other < n)
         other_c = np.clip(other, 0, max(n - 1, 0))
@@ -70,18 +86,7 @@ def make_examples(ids: np.ndarray, sent: np.ndarray, keep_prob: np.ndarray, cfg:
         ctx[:, j] = np.where(ok, ids[other_c], 0)
         mask[:, j] = ok
     has = mask.any(1)
-    order = rng.permutation(int(has.sum()))
-    return {"ctx": ctx[has][order], "mask": mask[has][order], "out": ids[has][order].astype(np.int64)}
-
-
-def expand_hs(out: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray):
-    """Flatten (pair, node, code) triples for the Huffman paths of the ``out`` words."""
-    lens = lengths[out]
-    pair = np.repeat(np.arange(len(out)), lens)
-    first = np.cumsum(lens) - lens
-    depth = np.arange(len(pair)) - np.repeat(first, lens)
-    words = out[pair]
-    return pair, points[words, depth].astype(np.int64), codes[words, depth].astype(np.float32), np.cumsum(lens)
+    return ctx[has], mask[has], ids[has].astype(np.int64)
 
 
 def run_chunks(model: Any, ids: np.ndarray, starts: np.ndarray, chunk_steps: ChunkSteps, *,
