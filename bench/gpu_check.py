@@ -91,8 +91,9 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     out: list[Step] = []
     sweep = [py, "bench/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
     if not quick:  # -v: a test's result is in the log as it ends, even if the step runs out of time
-        out.append(Step("tests", 200, [py, "-m", "pytest", "tests/engine", "-v", "--tb=line", "-p", "no:cacheprovider",
-                                       "-rfs", "-W", "ignore::DeprecationWarning"], env={"WORD2BERT_GPU_CHECK": "1"}))
+        out.append(Step("tests", 200, [py, "-m", "pytest", *args.tests.split(), "-v", "--tb=short", "-p",
+                                       "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
+                        env={"WORD2BERT_GPU_CHECK": "1"}))
         out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
                                                 "--section", "word2vec-vs-gensim-cpu-by-threads-sg"], needs=("gensim",)))
     out += [
@@ -219,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="where logs and summary.md go (default: $OUT or /tmp/gpu-check)")
     p.add_argument("--budget", type=int, default=380, help="seconds for all steps together")
     p.add_argument("--quick", action="store_true", help="a few steps each, no tests or comparisons (the dry run)")
-    p.add_argument("--only", default="", help="run only these steps (comma-separated names or prefixes)")
+    p.add_argument("--only", default="", help="run only these steps, in this order (comma-separated names or prefixes)")
     p.add_argument("--words", default="bank,play,match", help="words whose occurrences are encoded (in the corpus)")
+    p.add_argument("--tests", default="tests/engine", help="what the tests step gives pytest (paths, -k ...)")
+    p.add_argument("--summary-to", default=None, help="also write the summary here, after every step")
     p.add_argument("--results", action="store_true", help="write the summary into bench/RESULTS.md")
     p.add_argument("--write-corpus", default=None, help="write the default corpus as a text file and stop")
     args = p.parse_args(argv)
@@ -242,13 +245,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:  # the dry run: the figures' sizes without the waiting
         env.setdefault("WORD2BERT_QUICK_FIGURES", "1")
     outcomes: list[Outcome] = []
-    for step in steps(args, corpus, runs):
-        if args.only and not any(step.name.startswith(s) for s in args.only.split(",")):
-            continue
+    chosen = steps(args, corpus, runs)
+    if args.only:  # these steps alone, in the order named
+        wanted = args.only.split(",")
+        rank = {step.name: next((i for i, w in enumerate(wanted) if step.name.startswith(w)), -1) for step in chosen}
+        chosen = sorted((step for step in chosen if rank[step.name] >= 0), key=lambda step: rank[step.name])
+    for step in chosen:
         left = args.budget - (time.perf_counter() - start)
         outcome = run_step(step, out, left, env)
         outcomes.append(outcome)
         print(f"{outcome.name}: {outcome.status} ({outcome.seconds:.0f} s) {outcome.note}", flush=True)
+        if args.summary_to:  # after every step: a check cut short still says what it found
+            Path(args.summary_to).write_text(summary(outcomes, figures_in(out), args, missing,
+                                                     time.perf_counter() - start) + "\n", encoding="utf-8")
     text = summary(outcomes, figures_in(out), args, missing, time.perf_counter() - start)
     (out / "summary.md").write_text(text + "\n", encoding="utf-8")
     print(text)
