@@ -298,6 +298,20 @@ def release_memory() -> bool:
     return release()
 
 
+def warm_up_in_background() -> Any:
+    """Compile word2vec's CPU kernel into numba's cache in a separate low-priority process (``python -m
+    engine.cli.warm``), so that the first word2vec run after installing does not spend 15 s compiling.
+    Returns the process (None in a packaged app, which has no source files to cache a compilation for).
+    It needs nothing from the caller and ends by itself."""
+    import subprocess
+    import sys
+
+    if getattr(sys, "frozen", False):
+        return None
+    return subprocess.Popen([sys.executable, "-m", "engine.cli.warm"], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+
+
 def device_summary() -> str:
     """The device training and inference use here, in words (imports torch: call it off the GUI thread)."""
     from engine.device import device_name, pick_device

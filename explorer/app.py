@@ -42,6 +42,11 @@ def run(argv: list[str]) -> int:
     from explorer.tasks import freeze_long_lived_objects
 
     QTimer.singleShot(0, freeze_long_lived_objects)  # Qt and the modules are here to stay (see its doc)
+    from engine.api import warm_up_in_background
+
+    # word2vec's kernel compiled (once per install, 15 s) in a low-priority process while the models load:
+    # the first training run, here or from the command line, then starts at once
+    QTimer.singleShot(3000, warm_up_in_background)
     if args.word:
         window.neighbours.word.setText(args.word)
         window.tabs.setCurrentWidget(window.neighbours)
