@@ -183,15 +183,18 @@ class TransformerHandle(BaseHandle):
         ids = [e[2] + [pad] * (longest - len(e[2])) for e in encoded]
         mask = [[1] * len(e[2]) + [0] * (longest - len(e[2])) for e in encoded]
         out = self._forward(ids, None, pad_mask=None if len(encoded) == 1 else mask)
+        # one copy of the whole batch to the host, then numpy: on a GPU, pooling word by word on the device
+        # cost a sync per word (0.9 s for a word's 300 occurrences under a MiniLM on an H200)
+        every = torch.stack(list(out.hidden)).float().cpu().numpy()  # (layers + 1, B, T, d)
         results = []
         for row, (text, spans, tok_ids, _, offsets, special, notice) in enumerate(encoded):
-            hidden = torch.stack([h[row, : len(tok_ids)] for h in out.hidden]).float()  # (layers + 1, T, d)
+            hidden = every[:, row, : len(tok_ids)]  # (layers + 1, T, d)
             results.append(self._pool_words(text, spans, offsets, special, hidden, notice))
         return results
 
     @staticmethod
     def _pool_words(text: str, spans: list[tuple[int, int]], offsets: list[tuple[int, int]], special: list[int],
-                    hidden: torch.Tensor, notice: str) -> ContextVectors:
+                    hidden: np.ndarray, notice: str) -> ContextVectors:
         word_of = np.full(len(offsets), -1)
         starts = np.array([s for s, _ in spans])
         for i, ((a, b), sp) in enumerate(zip(offsets, special, strict=True)):
@@ -203,11 +206,9 @@ class TransformerHandle(BaseHandle):
         covered = sorted({int(w) for w in word_of if w >= 0})
         if not covered:
             raise InputError("none of the words could be encoded by this model's tokenizer")
-        rows = []
-        index = torch.as_tensor(word_of, device=hidden.device)
-        for w in covered:  # mean of the sub-word pieces of each word
-            rows.append(hidden[:, index == w].mean(1))
-        vectors = torch.stack(rows, 1).cpu().numpy().astype(np.float32)  # (layers + 1, words, d)
+        pool = (word_of[None, :] == np.array(covered)[:, None]).astype(np.float32)  # (words, T)
+        pool /= pool.sum(1, keepdims=True)  # the mean of the sub-word pieces of each word
+        vectors = np.matmul(pool, hidden).astype(np.float32)  # (layers + 1, words, d)
         words = tuple(text[spans[w][0] : spans[w][1]] for w in covered)
         if len(covered) < len(spans) and not notice:
             notice = f"{len(spans) - len(covered)} word(s) could not be encoded"
