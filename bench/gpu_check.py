@@ -90,8 +90,11 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     common = ["--device", dev, "--corpus", corpus, *words]
     out: list[Step] = []
     sweep = [py, "bench/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
+    # pytest-xdist where it is there (the GPU machine has it): 4 workers, a test file each at a time; the
+    # whole engine suite took 300 s in one process on an H200 machine, most of it single-threaded Python
+    workers = ["-n", "4", "--dist", "loadfile"] if importlib.util.find_spec("xdist") else []
     if not quick:  # -v: a test's result is in the log as it ends, even if the step runs out of time
-        out.append(Step("tests", 200, [py, "-m", "pytest", *args.tests.split(), "-v", "--tb=short", "-p",
+        out.append(Step("tests", 200, [py, "-m", "pytest", *args.tests.split(), *workers, "-v", "--tb=short", "-p",
                                        "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
                         env={"WORD2BERT_GPU_CHECK": "1"}))
         out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
