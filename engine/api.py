@@ -166,8 +166,10 @@ def model_presets(kind: str) -> list[str]:
 
 
 def model_kinds() -> list[str]:
-    """The trainable families, in the order of the lineage."""
-    return ["ngram", "nnlm", "word2vec", "glove", "elmo", "gpt", "bert", "mlm-head", "clm-head"]
+    """The trainable families, in the order of the lineage (engine.families declares them)."""
+    from engine.families import FAMILIES
+
+    return list(FAMILIES)
 
 
 def corpora() -> list[str]:

@@ -62,18 +62,10 @@ def config_from_dict(kind: str, data: Any) -> Any:
 
 
 def estimated_parameters(kind: str, cfg: Any) -> int:
-    """About how many weights a config asks for (vocabulary-sized tables of static models come from
-    their files, not their settings: 0 here)."""
-    get = lambda name: int(getattr(cfg, name, 0) or 0)  # noqa: E731
-    if kind in ("bert", "gpt"):
-        h = get("hidden")
-        return get("vocab_size") * h + get("max_len") * h + get("layers") * (4 * h * h + 2 * h * get("intermediate"))
-    if kind == "elmo":
-        proj, hidden = get("proj"), get("hidden")
-        return 2 * get("layers") * 4 * hidden * (proj + hidden) + get("max_vocab") * proj
-    if kind == "nnlm":
-        return get("context") * get("dim") * get("hidden")
-    return 0
+    """About how many weights a config asks for (its family's declaration says: engine.families)."""
+    from engine.families import family
+
+    return family(kind).parameters(cfg)
 
 
 def machine_memory() -> int:

@@ -29,12 +29,11 @@ Loader = Callable[[Path, dict[str, Any]], ModelHandle]
 def loaders() -> dict[str, Loader]:
     """kind (config.json) -> loader. Imported when a folder is opened: they import torch, and
     ``import engine.api`` stays light (the window opens before torch loads)."""
-    from engine.handles import elmo, finetuned, hf, static, transformer
+    from engine.families import FAMILIES
+    from engine.handles import finetuned
 
-    return {"word2vec": static.load_word2vec, "glove": static.load_glove, "ngram": static.load_ngram,
-            "nnlm": static.load_nnlm, "elmo": elmo.load_elmo, "bert": transformer.load_bert,
-            "gpt": transformer.load_gpt, "finetune": finetuned.load_finetuned, "mlm-head": hf.load_mlm_head,
-            "clm-head": hf.load_mlm_head}
+    # every pretraining family's own loader (engine.families), and the fine-tuned runs of any of them
+    return {**{kind: f.loader() for kind, f in FAMILIES.items()}, "finetune": finetuned.load_finetuned}
 
 
 def load_run(run_dir: str | Path) -> ModelHandle:

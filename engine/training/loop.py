@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from engine import families
 from engine.checkpoint import CONFIG, has_training_state, read_config, read_training_state
 from engine.config_checks import config_from_dict
 from engine.errors import CheckpointError, SaveError, Word2BertError
@@ -26,23 +27,13 @@ from engine.training.budget import cpu_budget, wall_budget
 from engine.training.context import TrainContext
 from engine.training.events import METRICS, RunFinished, TrainEvent, event_to_dict, read_metrics  # noqa: F401 - read_metrics re-exported
 
-Family = Callable[[TrainContext], Iterator[TrainEvent]]
+RunGenerator = Callable[[TrainContext], Iterator[TrainEvent]]  # a family's pretraining recipe
 
 
-# kind -> (module in engine.training, its run generator); a module is imported when a run of it starts
-_FAMILIES = {"word2vec": ("static_runs", "run_word2vec"), "glove": ("static_runs", "run_glove"),
-             "ngram": ("static_runs", "run_ngram"), "nnlm": ("static_runs", "run_nnlm"),
-             "bert": ("contextual_runs", "run_bert"), "gpt": ("contextual_runs", "run_gpt"),
-             "elmo": ("contextual_runs", "run_elmo"), "mlm-head": ("adapt_runs", "run_mlm_head"),
-             "clm-head": ("adapt_runs", "run_clm_head")}
-
-
-def family(kind: str) -> Family:
-    """The run generator of a model family (its module imported now: they import the models)."""
-    import importlib
-
-    module, name = _FAMILIES[kind]
-    return getattr(importlib.import_module(f"engine.training.{module}"), name)
+def family(kind: str) -> RunGenerator:
+    """The run generator of a model family (engine.families; its module imported now: they import the
+    models)."""
+    return families.family(kind).run_generator()
 
 
 def runs_without_torch(spec: RunSpec) -> bool:

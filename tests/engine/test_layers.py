@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # bottom to top; a module may import its own part or the parts on lower lines, never those above
 LAYERS = [
     ("engine", "engine.errors", "engine.config", "engine.results", "engine.device"),  # plain definitions
+    ("engine.families",),  # every model family declared once (runs and loaders named, imported when asked)
     ("engine.config_checks",),  # checking a config read from a file before anything is built from it
     ("engine.run_spec",),  # what one training run is
     ("engine.cancel", "engine.shipped"),  # cancelling a query; where the shipped checkpoints are

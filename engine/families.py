@@ -1,0 +1,124 @@
+"""Every model family, declared once (as Hugging Face's ``CONFIG_MAPPING`` declares a model type once):
+its settings dataclass, its pretraining run, its loader and what its settings ask of memory. The training
+loop, the loader, the config checks, the API and the CLI read ``FAMILIES``; adding a family is its
+network, its run, its loader and one ``Family`` here (or ``register`` from outside the engine).
+
+The run and the loader live in layers above this one (``engine.training``, ``engine.handles``): they are
+named as ``"module:function"`` and imported when first asked for, so that this module, like
+``engine.config`` beside it, imports nothing above it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from engine.config import (
+    MODEL_CONFIGS,
+    BertConfig,
+    ClmHeadConfig,
+    ElmoConfig,
+    GloveConfig,
+    GPTConfig,
+    MlmHeadConfig,
+    NGramConfig,
+    NNLMConfig,
+    Word2VecConfig,
+)
+
+
+def _no_weights(cfg: Any) -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class Family:
+    """One model family. ``run`` and ``load`` name a function as ``"module:function"``: the run generator
+    (``TrainContext -> Iterator[TrainEvent]``) and the loader (``(run folder, config.json) -> ModelHandle``).
+    ``parameters``: about how many weights a config of it asks for (0 where vocabulary-sized tables come
+    from the files, not the settings), checked against the machine's memory before anything is built."""
+
+    kind: str
+    config: type
+    run: str
+    load: str
+    parameters: Callable[[Any], int] = _no_weights
+    description: str = ""
+
+    def run_generator(self) -> Callable[..., Any]:
+        return _resolve(self.run)
+
+    def loader(self) -> Callable[..., Any]:
+        return _resolve(self.load)
+
+
+def _resolve(reference: str) -> Callable[..., Any]:
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _get(cfg: Any, name: str) -> int:
+    return int(getattr(cfg, name, 0) or 0)
+
+
+def _transformer_weights(cfg: Any) -> int:
+    h = _get(cfg, "hidden")
+    return (_get(cfg, "vocab_size") * h + _get(cfg, "max_len") * h
+            + _get(cfg, "layers") * (4 * h * h + 2 * h * _get(cfg, "intermediate")))
+
+
+def _elmo_weights(cfg: Any) -> int:
+    proj, hidden = _get(cfg, "proj"), _get(cfg, "hidden")
+    return 2 * _get(cfg, "layers") * 4 * hidden * (proj + hidden) + _get(cfg, "max_vocab") * proj
+
+
+def _nnlm_weights(cfg: Any) -> int:
+    return _get(cfg, "context") * _get(cfg, "dim") * _get(cfg, "hidden")
+
+
+_STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "engine.training.contextual_runs",
+                                               "engine.training.adapt_runs")
+
+# in the order of the lineage: the order the app and the CLI list them in
+FAMILIES: dict[str, Family] = {f.kind: f for f in (
+    Family("ngram", NGramConfig, f"{_STATIC_RUNS}:run_ngram", "engine.handles.static:load_ngram",
+           description="n-gram language model (Laplace or Kneser-Ney)"),
+    Family("nnlm", NNLMConfig, f"{_STATIC_RUNS}:run_nnlm", "engine.handles.static:load_nnlm", _nnlm_weights,
+           description="Bengio's neural language model"),
+    Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",
+           description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax"),
+    Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
+           description="GloVe: global co-occurrence vectors"),
+    Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,
+           description="ELMo: character CNN and bidirectional LSTM language models"),
+    Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
+           _transformer_weights, description="GPT: a left-to-right Transformer language model"),
+    Family("bert", BertConfig, f"{_CONTEXTUAL_RUNS}:run_bert", "engine.handles.transformer:load_bert",
+           _transformer_weights, description="BERT: masked language model and next-sentence prediction"),
+    Family("mlm-head", MlmHeadConfig, f"{_ADAPT_RUNS}:run_mlm_head", "engine.handles.hf:load_mlm_head",
+           description="a masked-LM head trained on a Hugging Face encoder"),
+    Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",
+           description="a causal-LM head trained on a Hugging Face encoder"),
+)}
+assert set(FAMILIES) == set(MODEL_CONFIGS), "a settings class without a family (or one without settings)"
+
+
+def family(kind: str) -> Family:
+    """The declaration of a family; a clear error naming the known ones for any other kind."""
+    if kind not in FAMILIES:
+        raise ValueError(f"unknown model kind {kind!r} (known: {', '.join(FAMILIES)})")
+    return FAMILIES[kind]
+
+
+def register(declaration: Family) -> None:
+    """Add a family from outside the engine (a plugin, a test): its settings class joins the config
+    table that RunSpec, the checks and the CLI read."""
+    FAMILIES[declaration.kind] = declaration
+    MODEL_CONFIGS[declaration.kind] = declaration.config
+
+
+def unregister(kind: str) -> None:
+    FAMILIES.pop(kind, None)
+    MODEL_CONFIGS.pop(kind, None)
