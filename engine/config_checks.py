@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from engine.config import CHOICES, MODEL_CONFIGS
+from engine.families import FAMILIES, family
 
 MAX_SETTING = 10**7  # no count in any config is this large (vocabularies, lengths, sizes, layers)
 
@@ -63,8 +64,6 @@ def config_from_dict(kind: str, data: Any) -> Any:
 
 def estimated_parameters(kind: str, cfg: Any) -> int:
     """About how many weights a config asks for (its family's declaration says: engine.families)."""
-    from engine.families import family
-
     return family(kind).parameters(cfg)
 
 
@@ -121,21 +120,15 @@ def check_config(kind: str, cfg: Any) -> list[str]:
         problems.append(f"seq_len ({get('seq_len')}) cannot exceed max_len ({get('max_len')})")
     if get("min_n") and get("max_n") and get("min_n") > get("max_n"):
         problems.append(f"min_n ({get('min_n')}) cannot exceed max_n ({get('max_n')})")
-    if kind == "word2vec" and not get("hs") and not get("negative"):
-        problems.append("negative must be at least 1 with negative sampling (or set hs=1)")
     if get("min_alpha") is not None and get("alpha") is not None and get("min_alpha") > get("alpha"):
         problems.append("min_alpha cannot exceed alpha")
     if isinstance(get("filters"), str) and not _FILTERS.match(get("filters")):
         problems.append(f"filters must look like '1:32,2:64' (width:count), not {get('filters')!r}")
-    if kind in ("mlm-head", "clm-head") and not str(get("base") or "").strip():
-        problems.append("base must name the encoder to give a language-model head (e.g. all-minilm-l6-v2)")
     if get("sense_pairs") and get("sense_batch") is not None and get("sense_batch") < 2:
         problems.append("sense_batch must be at least 2 (the loss compares the pairs of a batch)")
     if get("sense_pairs") and get("sense_batch") and get("sense_batch") > get("batch_size"):
         problems.append(f"sense_batch ({get('sense_batch')}) cannot exceed batch_size ({get('batch_size')}): each "
                         "step's pairs ride with its masked-LM windows")
-    if kind in ("mlm-head", "clm-head") and get("seq_len") is not None and get("seq_len") < 8:
-        problems.append("seq_len must be at least 8")
-    if kind == "bert" and get("seq_len") is not None and get("seq_len") < 8:
-        problems.append("seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])")
+    if kind in FAMILIES:  # what only this family asks of its settings (its declaration says)
+        problems += FAMILIES[kind].problems(cfg)
     return problems

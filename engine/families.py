@@ -11,8 +11,8 @@ named as ``"module:function"`` and imported when first asked for, so that this m
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from engine.config import (
@@ -33,6 +33,19 @@ def _no_weights(cfg: Any) -> int:
     return 0
 
 
+def _no_problems(cfg: Any) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Option:
+    """A name for a combination of settings, as a family's users say it (word2vec's ``--arch skipgram``
+    is ``sg=1``): each value the option takes, and the settings it stands for."""
+
+    help: str
+    values: Mapping[str, Mapping[str, Any]]
+
+
 @dataclass(frozen=True)
 class Family:
     """One model family. ``run`` and ``load`` name a function as ``"module:function"``: the run generator
@@ -46,6 +59,8 @@ class Family:
     load: str
     parameters: Callable[[Any], int] = _no_weights
     description: str = ""
+    problems: Callable[[Any], list[str]] = _no_problems  # what only this family asks of its settings
+    options: Mapping[str, Option] = field(default_factory=dict)  # the CLI's names for settings
 
     def run_generator(self) -> Callable[..., Any]:
         return _resolve(self.run)
@@ -78,6 +93,32 @@ def _nnlm_weights(cfg: Any) -> int:
     return _get(cfg, "context") * _get(cfg, "dim") * _get(cfg, "hidden")
 
 
+def _word2vec_problems(cfg: Any) -> list[str]:
+    if not cfg.hs and not cfg.negative:
+        return ["negative must be at least 1 with negative sampling (or set hs=1)"]
+    return []
+
+
+def _bert_problems(cfg: Any) -> list[str]:
+    if cfg.seq_len is not None and cfg.seq_len < 8:
+        return ["seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])"]
+    return []
+
+
+def _head_problems(cfg: Any) -> list[str]:
+    problems = []
+    if not str(cfg.base or "").strip():
+        problems.append("base must name the encoder to give a language-model head (e.g. all-minilm-l6-v2)")
+    if cfg.seq_len is not None and cfg.seq_len < 8:
+        problems.append("seq_len must be at least 8")
+    return problems
+
+
+_WORD2VEC_OPTIONS = {
+    "arch": Option("cbow (default) or skipgram", {"cbow": {"sg": 0}, "skipgram": {"sg": 1}}),
+    "loss": Option("ns: negative sampling (default); hs: hierarchical softmax", {"ns": {"hs": 0}, "hs": {"hs": 1}}),
+}
+
 _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "engine.training.contextual_runs",
                                                "engine.training.adapt_runs")
 
@@ -88,7 +129,8 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("nnlm", NNLMConfig, f"{_STATIC_RUNS}:run_nnlm", "engine.handles.static:load_nnlm", _nnlm_weights,
            description="Bengio's neural language model"),
     Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",
-           description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax"),
+           description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax",
+           problems=_word2vec_problems, options=_WORD2VEC_OPTIONS),
     Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
            description="GloVe: global co-occurrence vectors"),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,
@@ -96,11 +138,12 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
            _transformer_weights, description="GPT: a left-to-right Transformer language model"),
     Family("bert", BertConfig, f"{_CONTEXTUAL_RUNS}:run_bert", "engine.handles.transformer:load_bert",
-           _transformer_weights, description="BERT: masked language model and next-sentence prediction"),
+           _transformer_weights, description="BERT: masked language model and next-sentence prediction",
+           problems=_bert_problems),
     Family("mlm-head", MlmHeadConfig, f"{_ADAPT_RUNS}:run_mlm_head", "engine.handles.hf:load_mlm_head",
-           description="a masked-LM head trained on a Hugging Face encoder"),
+           description="a masked-LM head trained on a Hugging Face encoder", problems=_head_problems),
     Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",
-           description="a causal-LM head trained on a Hugging Face encoder"),
+           description="a causal-LM head trained on a Hugging Face encoder", problems=_head_problems),
 )}
 assert set(FAMILIES) == set(MODEL_CONFIGS), "a settings class without a family (or one without settings)"
 

@@ -13,6 +13,7 @@ from engine.cli.runner import lower_priority, run_events
 from engine.config import MODEL_CONFIGS, model_config
 from engine.data import prefetch
 from engine.errors import Word2BertError
+from engine.families import family
 from engine.run_spec import RunSpec
 
 # word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
@@ -32,9 +33,8 @@ def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
             group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=f"(default {default})")
     for alias, target in ALIASES.get(kind, {}).items():
         group.add_argument("--" + alias, dest=f"m_{target}", type=int, default=None, help=f"same as --{target.replace('_', '-')}")
-    if kind == "word2vec":
-        group.add_argument("--arch", choices=["cbow", "skipgram"], default=None, help="cbow (default) or skipgram")
-        group.add_argument("--loss", choices=["ns", "hs"], default=None, help="ns: negative sampling (default); hs: hierarchical softmax")
+    for name, option in family(kind).options.items():  # the family's own names for its settings
+        group.add_argument("--" + name, dest=f"o_{name}", choices=list(option.values), default=None, help=option.help)
 
 
 def _train_parser(kind: str | None) -> argparse.ArgumentParser:
@@ -76,11 +76,9 @@ def _model_config(kind: str, args: argparse.Namespace) -> Any:
     """The preset first; explicit settings then override it."""
     settings = {f.name: getattr(args, f"m_{f.name}") for f in dataclasses.fields(MODEL_CONFIGS[kind])
                 if f.name != "preset" and getattr(args, f"m_{f.name}", None) is not None}
-    if kind == "word2vec":
-        if args.arch:
-            settings["sg"] = int(args.arch == "skipgram")
-        if args.loss:
-            settings["hs"] = int(args.loss == "hs")
+    for name, option in family(kind).options.items():
+        if getattr(args, f"o_{name}", None):
+            settings.update(option.values[getattr(args, f"o_{name}")])
     return model_config(kind, getattr(args, "m_preset", None), **settings)
 
 
