@@ -170,6 +170,7 @@ class ElmoConfig(PretrainSettings):
 class MlmHeadConfig(SenseSettings, PretrainSettings):
     """A masked-LM head for a pre-trained encoder that has none (e.g. all-MiniLM-L6-v2), trained here."""
 
+    causal: ClassVar[bool] = False  # reads the whole sentence (not a setting: what the family is)
     base: str = "all-minilm-l6-v2"  # the encoder: a built-in name or a Hugging Face BERT-style folder
     train_layers: int = 2  # the top N encoder layers learn with the head (0: the head only)
     init_from: str = ""  # an mlm-head run (folder or shipped name) whose trained weights this run starts from
@@ -187,6 +188,7 @@ class ClmHeadConfig(PretrainSettings):
     """A pre-trained encoder turned into a left-to-right language model (a GPT: causal attention, next-token
     head), trained here: its layers start from the encoder's weights, not from nothing."""
 
+    causal: ClassVar[bool] = True  # reads left to right (not a setting: what the family is)
     base: str = "all-minilm-l6-v2"  # the encoder: a built-in name or a Hugging Face BERT-style folder
     train_layers: int = 6  # the top N layers learn with the head (causal attention is new to all of them)
     init_from: str = ""  # a clm-head run (folder or shipped name) whose trained weights this run starts from

@@ -61,6 +61,12 @@ class Family:
     description: str = ""
     problems: Callable[[Any], list[str]] = _no_problems  # what only this family asks of its settings
     options: Mapping[str, Option] = field(default_factory=dict)  # the CLI's names for settings
+    # "module:function" answering whether a run can train on the CPU without importing torch here
+    # (word2vec's compiled kernel: numba installed); empty: never
+    without_torch: str = ""
+
+    def trains_without_torch(self) -> bool:
+        return bool(self.without_torch) and bool(_resolve(self.without_torch)())
 
     def run_generator(self) -> Callable[..., Any]:
         return _resolve(self.run)
@@ -130,7 +136,8 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
            description="Bengio's neural language model"),
     Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",
            description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax",
-           problems=_word2vec_problems, options=_WORD2VEC_OPTIONS),
+           problems=_word2vec_problems, options=_WORD2VEC_OPTIONS,
+           without_torch="engine.models.word2vec_cpu:available"),
     Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
            description="GloVe: global co-occurrence vectors"),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,

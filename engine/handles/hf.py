@@ -179,12 +179,12 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     from engine.config_checks import config_from_dict
     from engine.models.masked_lm_head import base_folder, build, load_trained
 
-    kind = "clm-head" if config.get("kind") == "clm-head" else "mlm-head"
-    causal = kind == "clm-head"
+    kind = str(config.get("kind"))  # the loader of both head families (engine.families)
     try:
         cfg = config_from_dict(kind, config["model"])
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{run_dir}: config.json's model settings are not an {kind}'s ({e})") from None
+    causal = cfg.causal
     model, tokenizer = build(cfg.base, causal=causal)
     load_trained(model, read_tensors(run_dir, config), f"{run_dir} ({cfg.base})")
     model.eval()

@@ -143,7 +143,7 @@ def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
-    model, hf_tokenizer = build(cfg.base, causal=kind == "clm-head")
+    model, hf_tokenizer = build(cfg.base, causal=cfg.causal)
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     if cfg.seq_len > positions:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the encoder's {positions} positions")

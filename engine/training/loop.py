@@ -37,18 +37,18 @@ def family(kind: str) -> RunGenerator:
 
 
 def runs_without_torch(spec: RunSpec) -> bool:
-    """Whether this run trains on the CPU without importing torch: word2vec with its compiled kernel
-    (numba) where no GPU can be (``engine.device.accelerator_possible``) or the CPU is asked for."""
-    if spec.kind != "word2vec" or spec.device not in (None, "", "auto", "cpu"):
+    """Whether this run trains on the CPU without importing torch: a family whose declaration says it can
+    (word2vec with its compiled kernel, numba installed) where no GPU can be
+    (``engine.device.accelerator_possible``) or the CPU is asked for."""
+    declaration = families.family(spec.kind)
+    if not declaration.without_torch or spec.device not in (None, "", "auto", "cpu"):
         return False
     if spec.device != "cpu":
         from engine.device import accelerator_possible
 
         if accelerator_possible():
             return False
-    from engine.models import word2vec_cpu
-
-    return word2vec_cpu.available()
+    return declaration.trains_without_torch()
 
 
 def _out_of_memory(error: BaseException) -> bool:
