@@ -64,6 +64,12 @@ class Family:
     # "module:function" answering whether a run can train on the CPU without importing torch here
     # (word2vec's compiled kernel: numba installed); empty: never
     without_torch: str = ""
+    # "module:function" writing a run as a transformers model: (config, tensors, tokenizer) -> (model,
+    # state dict, tokenizer); empty: the family does not export (word2bert-export --hf)
+    to_transformers: str = ""
+
+    def exporter(self) -> Callable[..., Any]:
+        return _resolve(self.to_transformers)
 
     def trains_without_torch(self) -> bool:
         return bool(self.without_torch) and bool(_resolve(self.without_torch)())
@@ -143,10 +149,11 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,
            description="ELMo: character CNN and bidirectional LSTM language models"),
     Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
-           _transformer_weights, description="GPT: a left-to-right Transformer language model"),
+           _transformer_weights, description="GPT: a left-to-right Transformer language model",
+           to_transformers="engine.cli.export:gpt_to_transformers"),
     Family("bert", BertConfig, f"{_CONTEXTUAL_RUNS}:run_bert", "engine.handles.transformer:load_bert",
            _transformer_weights, description="BERT: masked language model and next-sentence prediction",
-           problems=_bert_problems),
+           problems=_bert_problems, to_transformers="engine.cli.export:bert_to_transformers"),
     Family("mlm-head", MlmHeadConfig, f"{_ADAPT_RUNS}:run_mlm_head", "engine.handles.hf:load_mlm_head",
            description="a masked-LM head trained on a Hugging Face encoder", problems=_head_problems),
     Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",

@@ -58,51 +58,26 @@ def _gpt_state(tensors: dict[str, torch.Tensor], layers: int) -> dict[str, torch
 
 @one_thread_in_transformers
 def export_hf(run_dir: str | Path, out: str | Path) -> Path:
-    """Write a BERT or GPT run folder as a Hugging Face folder that ``from_pretrained`` loads."""
+    """Write a run folder of a family that exports (BERT, GPT: ``Family.to_transformers``) as a Hugging
+    Face folder that ``from_pretrained`` loads."""
     import transformers
 
     from engine.config_checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
+    from engine.families import FAMILIES
 
     transformers.utils.logging.disable_progress_bar()
     run_dir, out = Path(run_dir), Path(out)
     config = read_config(run_dir)
     kind = config["kind"]
-    if kind not in ("bert", "gpt"):
-        raise Unsupported(f"only BERT and GPT runs export to transformers (this is a {kind} run)")
+    exporting = [k for k, f in FAMILIES.items() if f.to_transformers]
+    if kind not in FAMILIES or not FAMILIES[kind].to_transformers:
+        raise Unsupported(f"only {' and '.join(k.upper() for k in exporting)} runs export to transformers "
+                          f"(this run is {kind})")
     cfg = config_from_dict(kind, config["model"])
     tensors = {k: v.float() for k, v in read_tensors(run_dir, config).items()}
     tok = load_subword_tokenizer(run_dir / config.get("tokenizer", "tokenizer.json"))
-    hf_cfg: Any
-    model: Any
-    if kind == "bert":
-        hf_cfg = transformers.BertConfig(
-            vocab_size=cfg.vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
-            num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate, hidden_act="gelu",
-            max_position_embeddings=cfg.max_len, type_vocab_size=2, layer_norm_eps=1e-12,
-            hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
-            pad_token_id=tok.token_to_id("[PAD]"), architectures=["BertForPreTraining"])
-        model = transformers.BertForPreTraining(hf_cfg)
-        names = _bert_keys(cfg.layers)
-        state = {names[k]: v for k, v in tensors.items()}
-        state["cls.predictions.decoder.weight"] = tensors["token_emb.weight"]
-        state["cls.predictions.decoder.bias"] = tensors["mlm_bias"]
-        fast = transformers.PreTrainedTokenizerFast(
-            tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
-            mask_token="[MASK]", do_lower_case=cfg.lowercase, model_max_length=cfg.max_len)
-    else:
-        byte_level = cfg.tokenizer == "bpe"
-        special = "<|endoftext|>" if byte_level else "[SEP]"
-        sid = tok.token_to_id(special)
-        hf_cfg = transformers.GPT2Config(
-            vocab_size=cfg.vocab_size, n_positions=cfg.max_len, n_embd=cfg.hidden, n_layer=cfg.layers,
-            n_head=cfg.heads, n_inner=cfg.intermediate, activation_function="gelu_new",
-            resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, layer_norm_epsilon=1e-5,
-            bos_token_id=sid, eos_token_id=sid, architectures=["GPT2LMHeadModel"], tie_word_embeddings=True)
-        model = transformers.GPT2LMHeadModel(hf_cfg)
-        state = _gpt_state(tensors, cfg.layers)
-        fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=special, eos_token=special,
-                                                    unk_token=special, model_max_length=cfg.max_len)
+    model, state, fast = FAMILIES[kind].exporter()(cfg, tensors, tok)
     result = model.load_state_dict(state, strict=False)
     missing = [k for k in result.missing_keys if not k.endswith(("position_ids", "attn.bias", "masked_bias"))]
     if missing or result.unexpected_keys:
@@ -111,6 +86,45 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     model.save_pretrained(out)
     fast.save_pretrained(out)
     return out
+
+
+def bert_to_transformers(cfg: Any, tensors: dict[str, torch.Tensor], tok: Any) -> tuple[Any, dict[str, Any], Any]:
+    """Our BERT as transformers' BertForPreTraining: (model, its state dict, its tokenizer)."""
+    import transformers
+
+    hf_cfg = transformers.BertConfig(
+        vocab_size=cfg.vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
+        num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate, hidden_act="gelu",
+        max_position_embeddings=cfg.max_len, type_vocab_size=2, layer_norm_eps=1e-12,
+        hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
+        pad_token_id=tok.token_to_id("[PAD]"), architectures=["BertForPreTraining"])
+    model = transformers.BertForPreTraining(hf_cfg)
+    names = _bert_keys(cfg.layers)
+    state = {names[k]: v for k, v in tensors.items()}
+    state["cls.predictions.decoder.weight"] = tensors["token_emb.weight"]
+    state["cls.predictions.decoder.bias"] = tensors["mlm_bias"]
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+        mask_token="[MASK]", do_lower_case=cfg.lowercase, model_max_length=cfg.max_len)
+    return model, state, fast
+
+
+def gpt_to_transformers(cfg: Any, tensors: dict[str, torch.Tensor], tok: Any) -> tuple[Any, dict[str, Any], Any]:
+    """Our GPT as transformers' GPT2LMHeadModel: (model, its state dict, its tokenizer)."""
+    import transformers
+
+    byte_level = cfg.tokenizer == "bpe"
+    special = "<|endoftext|>" if byte_level else "[SEP]"
+    sid = tok.token_to_id(special)
+    hf_cfg = transformers.GPT2Config(
+        vocab_size=cfg.vocab_size, n_positions=cfg.max_len, n_embd=cfg.hidden, n_layer=cfg.layers,
+        n_head=cfg.heads, n_inner=cfg.intermediate, activation_function="gelu_new",
+        resid_pdrop=cfg.dropout, embd_pdrop=cfg.dropout, attn_pdrop=cfg.dropout, layer_norm_epsilon=1e-5,
+        bos_token_id=sid, eos_token_id=sid, architectures=["GPT2LMHeadModel"], tie_word_embeddings=True)
+    model = transformers.GPT2LMHeadModel(hf_cfg)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=special, eos_token=special,
+                                                unk_token=special, model_max_length=cfg.max_len)
+    return model, _gpt_state(tensors, cfg.layers), fast
 
 
 def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,

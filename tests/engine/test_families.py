@@ -72,6 +72,11 @@ def test_a_family_declared_once_trains_saves_loads_and_answers(unigram_family, t
     common, rare = handle.score("the piano"), handle.score("zebra quantum")
     assert common.logprob > rare.logprob  # words of the corpus are likelier than words it never had
     assert all(u for u in rare.unknown[:2]) and not any(common.unknown[:2])
+    from engine.cli.export import export_hf
+    from engine.errors import Unsupported
+
+    with pytest.raises(Unsupported, match="this run is unigram"):  # it declared no transformers export
+        export_hf(tmp_path / "uni", tmp_path / "hf")
 
 
 def test_a_family_config_file_is_checked_like_the_built_in_ones(unigram_family, topic_corpus, tmp_path):
