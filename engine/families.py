@@ -67,6 +67,12 @@ class Family:
     # "module:function" writing a run as a transformers model: (config, tensors, tokenizer) -> (model,
     # state dict, tokenizer); empty: the family does not export (word2bert-export --hf)
     to_transformers: str = ""
+    # "module:NAME" of its EncoderMaker (engine.finetune.encoders): the network as fine-tuning sees it,
+    # from a loaded model or rebuilt from a fine-tuned run; empty: not fine-tunable
+    encoder: str = ""
+
+    def encoders(self) -> Any:
+        return _resolve(self.encoder)
 
     def exporter(self) -> Callable[..., Any]:
         return _resolve(self.to_transformers)
@@ -131,6 +137,7 @@ _WORD2VEC_OPTIONS = {
     "loss": Option("ns: negative sampling (default); hs: hierarchical softmax", {"ns": {"hs": 0}, "hs": {"hs": 1}}),
 }
 
+_ENCODERS = "engine.finetune.encoders"
 _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "engine.training.contextual_runs",
                                                "engine.training.adapt_runs")
 
@@ -147,13 +154,15 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
            description="GloVe: global co-occurrence vectors"),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,
-           description="ELMo: character CNN and bidirectional LSTM language models"),
+           description="ELMo: character CNN and bidirectional LSTM language models",
+           encoder=f"{_ENCODERS}:ELMO_ENCODER"),
     Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
            _transformer_weights, description="GPT: a left-to-right Transformer language model",
-           to_transformers="engine.cli.export:gpt_to_transformers"),
+           to_transformers="engine.cli.export:gpt_to_transformers", encoder=f"{_ENCODERS}:GPT_ENCODER"),
     Family("bert", BertConfig, f"{_CONTEXTUAL_RUNS}:run_bert", "engine.handles.transformer:load_bert",
            _transformer_weights, description="BERT: masked language model and next-sentence prediction",
-           problems=_bert_problems, to_transformers="engine.cli.export:bert_to_transformers"),
+           problems=_bert_problems, to_transformers="engine.cli.export:bert_to_transformers",
+           encoder=f"{_ENCODERS}:BERT_ENCODER"),
     Family("mlm-head", MlmHeadConfig, f"{_ADAPT_RUNS}:run_mlm_head", "engine.handles.hf:load_mlm_head",
            description="a masked-LM head trained on a Hugging Face encoder", problems=_head_problems),
     Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",

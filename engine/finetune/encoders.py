@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -269,15 +270,14 @@ class HFEncoder(SubwordEncoder):
 # ---------------------------------------------------------------- building
 
 def encoder_from_handle(handle: Any) -> Encoder:
-    """The trainable network inside a loaded model (api.load), wrapped for fine-tuning."""
+    """The trainable network inside a loaded model (api.load), wrapped for fine-tuning: by its family's
+    declaration (``Family.encoder``), or a Hugging Face Transformer's."""
     from engine.errors import Unsupported
+    from engine.families import FAMILIES
 
-    if handle.kind in ("bert", "gpt"):
-        adapter = handle.adapter
-        cls = BertEncoder if handle.kind == "bert" else GPTEncoder
-        return cls(adapter.model, adapter.tokenizer)
-    if handle.kind == "elmo":
-        return ElmoEncoder(handle.model, handle.vocab)
+    declaration = FAMILIES.get(handle.kind)
+    if declaration is not None and declaration.encoder:
+        return declaration.encoders().from_handle(handle)
     if handle.kind.startswith("hf-"):
         adapter = handle.adapter
         return HFEncoder(adapter.model.base_model, adapter.hf_tokenizer, adapter.max_len)
@@ -288,25 +288,11 @@ def encoder_from_handle(handle: Any) -> Encoder:
 @one_thread_in_transformers
 def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     """Rebuild the (untrained) encoder of a fine-tuned run folder; its weights come from model.safetensors."""
-    from engine.config_checks import config_from_dict
-    from engine.data.text import load_subword_tokenizer
+    from engine.families import FAMILIES
 
-    kind = base["kind"]
-    if kind in ("bert", "gpt"):
-        cfg = config_from_dict(kind, base["model"])
-        if kind == "bert":
-            from engine.models.bert import Bert
-
-            return BertEncoder(Bert(cfg), load_subword_tokenizer(run_dir / "tokenizer.json"))
-        from engine.models.gpt import GPT
-
-        return GPTEncoder(GPT(cfg), load_subword_tokenizer(run_dir / "tokenizer.json"))
-    if kind == "elmo":
-        from engine.data.vocab import Vocab
-        from engine.models.elmo import BiLM
-
-        vocab = Vocab.load(run_dir / "vocab.txt")
-        return ElmoEncoder(BiLM(config_from_dict("elmo", base["model"]), len(vocab)), vocab)
+    declaration = FAMILIES.get(base["kind"])
+    if declaration is not None and declaration.encoder:
+        return declaration.encoders().from_folder(run_dir, base)
     import transformers
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
@@ -316,3 +302,44 @@ def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     network = AutoModel.from_config(config, attn_implementation="eager")
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
     return HFEncoder(network, tokenizer, int(base.get("max_len", 512)))
+
+
+# ---------------------------------------------------------------- each family's (engine.families names them)
+
+@dataclass(frozen=True)
+class EncoderMaker:
+    """How a family's network becomes an Encoder: from a loaded model, or rebuilt from a fine-tuned run
+    folder (``base``: what the run's config.json says of its pre-trained model)."""
+
+    from_handle: Callable[[Any], Encoder]
+    from_folder: Callable[[Path, dict[str, Any]], Encoder]
+
+
+def _bert_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
+    from engine.config_checks import config_from_dict
+    from engine.data.text import load_subword_tokenizer
+    from engine.models.bert import Bert
+
+    return BertEncoder(Bert(config_from_dict("bert", base["model"])), load_subword_tokenizer(run_dir / "tokenizer.json"))
+
+
+def _gpt_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
+    from engine.config_checks import config_from_dict
+    from engine.data.text import load_subword_tokenizer
+    from engine.models.gpt import GPT
+
+    return GPTEncoder(GPT(config_from_dict("gpt", base["model"])), load_subword_tokenizer(run_dir / "tokenizer.json"))
+
+
+def _elmo_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
+    from engine.config_checks import config_from_dict
+    from engine.data.vocab import Vocab
+    from engine.models.elmo import BiLM
+
+    vocab = Vocab.load(run_dir / "vocab.txt")
+    return ElmoEncoder(BiLM(config_from_dict("elmo", base["model"]), len(vocab)), vocab)
+
+
+BERT_ENCODER = EncoderMaker(lambda handle: BertEncoder(handle.adapter.model, handle.adapter.tokenizer), _bert_from_folder)
+GPT_ENCODER = EncoderMaker(lambda handle: GPTEncoder(handle.adapter.model, handle.adapter.tokenizer), _gpt_from_folder)
+ELMO_ENCODER = EncoderMaker(lambda handle: ElmoEncoder(handle.model, handle.vocab), _elmo_from_folder)

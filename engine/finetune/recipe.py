@@ -79,9 +79,8 @@ def _base_handle(name: str, load: Callable[[str], Any]) -> Any:
 
 def _base_config(handle: Any, encoder: Encoder) -> dict[str, Any]:
     base: dict[str, Any] = {"kind": encoder.kind, "name": handle.name, "source": handle.path or handle.name}
-    if encoder.kind in ("bert", "gpt", "elmo"):
-        net = encoder.network
-        base["model"] = dataclasses.asdict(net.cfg)
+    if dataclasses.is_dataclass(getattr(encoder.network, "cfg", None)):  # one of our families: its settings
+        base["model"] = dataclasses.asdict(encoder.network.cfg)
     else:
         base["max_len"] = encoder.max_len
         base["model_type"] = handle.info.get("model_type")
