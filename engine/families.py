@@ -70,6 +70,8 @@ class Family:
     # "module:NAME" of its EncoderMaker (engine.finetune.encoders): the network as fine-tuning sees it,
     # from a loaded model or rebuilt from a fine-tuned run; empty: not fine-tunable
     encoder: str = ""
+    # the weights a slim copy keeps (word2vec: its vectors, not its training matrices); None: all of them
+    inference_weights: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]] | None = None
 
     def encoders(self) -> Any:
         return _resolve(self.encoder)
@@ -132,6 +134,12 @@ def _head_problems(cfg: Any) -> list[str]:
     return problems
 
 
+def _word2vec_inference(config: Mapping[str, Any], tensors: Mapping[str, Any]) -> dict[str, Any]:
+    """The vectors (and syn0 where sub-words spell unseen words): syn1 only trains."""
+    subwords = bool(config.get("model", {}).get("subword_buckets"))
+    return {k: v for k, v in tensors.items() if k == "vectors" or (k == "syn0" and subwords)}
+
+
 _WORD2VEC_OPTIONS = {
     "arch": Option("cbow (default) or skipgram", {"cbow": {"sg": 0}, "skipgram": {"sg": 1}}),
     "loss": Option("ns: negative sampling (default); hs: hierarchical softmax", {"ns": {"hs": 0}, "hs": {"hs": 1}}),
@@ -150,7 +158,7 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",
            description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax",
            problems=_word2vec_problems, options=_WORD2VEC_OPTIONS,
-           without_torch="engine.models.word2vec_cpu:available"),
+           without_torch="engine.models.word2vec_cpu:available", inference_weights=_word2vec_inference),
     Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
            description="GloVe: global co-occurrence vectors"),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,

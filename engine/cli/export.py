@@ -15,6 +15,7 @@ import torch
 from engine.checkpoint import CONFIG, WEIGHTS, read_config, read_tensors, save_run
 from engine.checkpoint_average import averaged_weights
 from engine.errors import CheckpointError, Unsupported, Word2BertError
+from engine.families import FAMILIES
 from engine.models.hf_lock import one_thread_in_transformers
 
 
@@ -64,8 +65,6 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
 
     from engine.config_checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
-    from engine.families import FAMILIES
-
     transformers.utils.logging.disable_progress_bar()
     run_dir, out = Path(run_dir), Path(out)
     config = read_config(run_dir)
@@ -145,9 +144,9 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,
     files = {p.name: (lambda dst, src=p: shutil.copyfile(src, dst)) for p in run_dir.iterdir()
              if p.is_file() and p.name not in skip and not p.name.startswith(".")}
     kept = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
-    if config["kind"] == "word2vec":  # the vectors are what a slim copy answers with: the training matrices
-        subwords = bool(config.get("model", {}).get("subword_buckets"))  # (syn1, and syn0 unless it spells
-        tensors = {k: v for k, v in tensors.items() if k == "vectors" or (k == "syn0" and subwords)}  # unseen words)
+    declaration = FAMILIES.get(config["kind"])
+    if declaration is not None and declaration.inference_weights is not None:  # what a slim copy answers with
+        tensors = declaration.inference_weights(config, tensors)
         kept["weights"] = "inference"
     save_run(out, config["kind"], kept, tensors, files=files, dtype=torch.float16 if fp16 else None)
     return out

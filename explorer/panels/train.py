@@ -189,9 +189,8 @@ class TrainPanel(QWidget):
             args += ["--device", self.device.currentText()]
         if self.steps.value():
             args += ["--max-steps", str(self.steps.value())]
-        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary"
-                     + ("; the first word2vec run on this computer also compiles its CPU kernel, about 15 s)"
-                        if kind == "word2vec" else ")"))
+        # (word2vec's kernel is compiled by the app's warm-up at start: engine.api.warm_up_in_background)
+        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)")
 
     def stop_run(self) -> None:
         if self.job is not None:
