@@ -24,21 +24,6 @@ class NGramConfig:
 
 
 @dataclass
-class NNLMConfig:
-    context: int = 4  # n-1 previous words (Bengio 2003 used n=5 or 6)
-    dim: int = 60  # word feature dimension m
-    hidden: int = 100  # tanh units h
-    direct: bool = True  # direct connections W from embeddings to output
-    min_count: int = 3
-    max_vocab: int = 20000
-    lowercase: bool = True
-    epochs: int = 3
-    batch_size: int = 512
-    lr: float = 2e-3
-    weight_decay: float = 0.0
-
-
-@dataclass
 class Word2VecConfig:
     reads_word_ids: ClassVar[bool] = True  # trains on the corpus as word ids (engine.data.prefetch)
     sg: int = 0  # 0: CBOW, 1: skip-gram (gensim's name; the CLI says --arch)
@@ -98,6 +83,27 @@ class PretrainSettings:
     eval_every: int = 200  # steps between held-out evaluations (0: only at the end)
     keep_every: int = 500  # steps between checkpoints kept in checkpoints/step-N (0: none)
     accumulate: int = 1  # micro-batches of batch_size per optimiser step (effective batch: batch_size x accumulate)
+
+
+@dataclass
+class NNLMConfig(PretrainSettings):
+    """Bengio et al. 2003's neural language model, trained by the one gradient loop (AdamW, clipping,
+    resume mid-epoch) with its own defaults."""
+
+    context: int = 4  # n-1 previous words (Bengio 2003 used n=5 or 6)
+    dim: int = 60  # word feature dimension m
+    hidden: int = 100  # tanh units h
+    direct: bool = True  # direct connections W from embeddings to output
+    min_count: int = 3
+    max_vocab: int = 20000
+    lowercase: bool = True
+    epochs: int = 3
+    batch_size: int = 512
+    lr: float = 2e-3
+    warmup: int = 0  # the rate falls linearly from the first step
+    weight_decay: float = 0.0
+    eval_every: int = 0  # the held-out perplexity at the end (and when stopped)
+    keep_every: int = 0
 
 
 @dataclass

@@ -48,7 +48,7 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-words", type=int, default=None, help="read at most this many corpus words (quick runs)")
     p.add_argument("--max-steps", type=int, default=None,
-                   help="bert/gpt/elmo: the run's length in steps (instead of --epochs); others: stop resumably after it")
+                   help="bert/gpt/elmo/nnlm and the heads: the run's length in steps (instead of --epochs); word2vec, glove, ngram: stop resumably after it")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop after this many minutes (of wall time, or CPU time with --budget-clock cpu), saved and "
                         "resumable as on Ctrl-C "
@@ -57,7 +57,7 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
                    help="what --max-minutes counts: wall time, or the CPU time this run itself uses "
                         "(fair when other jobs share the machine)")
     p.add_argument("--budget-schedule", action="store_true",
-                   help="bert/gpt/elmo: the learning rate decays to 0 when the --max-minutes budget is spent "
+                   help="bert/gpt/elmo/nnlm and the heads: the learning rate decays to 0 when the --max-minutes budget is spent "
                         "(or at the last step, if that comes first), as Cramming does: the run uses its whole "
                         "budget without guessing its step count. A --resume keeps the schedule, its clock and "
                         "what was spent (a larger --max-minutes extends the budget)")

@@ -23,6 +23,7 @@ from torch import nn
 
 from engine.checkpoint import read_training_state
 from engine.device import release_memory
+from engine.errors import CheckpointError
 from engine.training import distributed
 from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
@@ -76,8 +77,13 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
     total = job.total_steps
     if ctx.resume:
         state = read_training_state(ctx.run_dir)
-        model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
-        opt.load_state_dict(state["optimizer"])
+        try:
+            model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
+            opt.load_state_dict(state["optimizer"])
+        except (KeyError, ValueError, RuntimeError) as e:  # a loop state of another layout (NNLM's own loop, before)
+            raise CheckpointError(f"{ctx.run_dir}: its loop state was saved by another version of word2bert's "
+                                  f"training loop and cannot be resumed ({str(e).splitlines()[0][:120]}); its "
+                                  "weights still load, and a new run can start from here") from None
         ctx.step = int(state["step"])
         saved_total = int(state.get("total_steps", total))
         total = max(total, saved_total) if job.extend_on_resume else saved_total

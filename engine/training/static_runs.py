@@ -280,10 +280,13 @@ def run_ngram(ctx: TrainContext) -> Iterator[TrainEvent]:
 # ---------------------------------------------------------------- NNLM
 
 def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
+    """Bengio's NNLM as a recipe of the one gradient loop (engine.training.pretrain): AdamW, clipping,
+    mixed precision, a resume mid-epoch, the held-out perplexity at the end."""
     import torch
 
     from engine.models.ngram import BOS, EOS, RESERVED, UNK
     from engine.models.nnlm import NNLM, flat_windows, perplexity
+    from engine.training.pretrain import Recipe, pretrain
 
     cfg = ctx.spec.model
     sentences = ctx.sentence_stream("train", cfg.lowercase)  # streamed twice: counted, then encoded
@@ -294,63 +297,18 @@ def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
         raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text in its training part")
     heldout = [[vocab.index.get(w, unk) for w in s] for s in ctx.sentences("heldout", cfg.lowercase)]
     hist_np, target_np = flat_windows(ids, starts, cfg.context, bos, eos)
+    n_words = len(ids)
     del ids, starts
-    hist, target = torch.from_numpy(hist_np).to(ctx.device), torch.from_numpy(target_np).to(ctx.device)
-    model = NNLM(len(vocab), cfg).to(ctx.device)
-    opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    n = len(target_np)
-    steps_per_epoch = max(1, -(-n // cfg.batch_size))
-    total_steps = cfg.epochs * steps_per_epoch
-    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.05, 1.0 - s / total_steps))
-    start_epoch = 0
-    if ctx.spec.resume:
-        state = read_training_state(ctx.run_dir)
-        model.load_state_dict({k: v.to(ctx.device) for k, v in state["model"].items()})
-        opt.load_state_dict(state["optimizer"])
-        sched.load_state_dict(state["scheduler"])
-        start_epoch, ctx.step = int(state["epoch"]), int(state["step"])
-    yield ctx.started(total_steps * cfg.batch_size, "words", {"vocabulary_size": len(vocab), "windows": n})
-    metrics: dict[str, float] = {}
+    data = {"hist": torch.from_numpy(hist_np).to(ctx.device), "target": torch.from_numpy(target_np).to(ctx.device)}
 
-    def save(epoch: int) -> Any:
-        state = {"epoch": epoch, "step": ctx.step, "model": {k: v.cpu() for k, v in model.state_dict().items()},
-                 "optimizer": opt.state_dict(), "scheduler": sched.state_dict()}
-        save_run(ctx.run_dir, "nnlm", _base_config(ctx, vocab, n, metrics), model.state_dict(),
-                 files={"vocab.txt": vocab.save}, training_state=state)
-        return ctx.saved()
+    def step_loss(model: torch.nn.Module, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {"loss": torch.nn.functional.cross_entropy(model(batch["hist"]).float(), batch["target"])}
 
-    loss_sum = torch.zeros((), device=ctx.device)
-    since = 0
-    gen = torch.Generator(device=ctx.device)
-    for epoch in range(start_epoch, cfg.epochs):
-        model.train()
-        gen.manual_seed(ctx.spec.seed * 1000 + epoch)
-        order = torch.randperm(n, device=ctx.device, generator=gen)
-        for b in range(steps_per_epoch):
-            sel = order[b * cfg.batch_size : (b + 1) * cfg.batch_size]
-            with ctx.precision.autocast():
-                loss = torch.nn.functional.cross_entropy(model(hist[sel]).float(), target[sel])
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            sched.step()
-            ctx.step += 1
-            loss_sum += loss.detach()
-            since += 1
-            if ctx.should_log():
-                mean = float(loss_sum) / since
-                loss_sum.zero_()
-                since = 0
-                if not ctx.finite(mean):
-                    yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept (try a smaller --lr)")
-                    return
-                yield ctx.step_metrics(epoch, ctx.step * cfg.batch_size, mean, float(sched.get_last_lr()[0]))
-            if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps):
-                yield save(epoch)  # resumes at the start of this epoch
-                yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")
-                return
-        if heldout:
-            metrics = {"heldout_perplexity": perplexity(model, heldout, bos, eos, ctx.device)}
-            yield ctx.eval_metrics(metrics)
-        yield save(epoch + 1)
-    yield ctx.finished("completed", metrics=metrics)
+    network = NNLM(len(vocab), cfg)
+
+    def evaluate(model: torch.nn.Module) -> dict[str, float]:
+        return {"heldout_perplexity": perplexity(network, heldout, bos, eos, ctx.device)} if heldout else {}
+
+    recipe = Recipe("nnlm", network, len(target_np), 1.0, lambda epoch: data, step_loss, evaluate,
+                    {"vocab.txt": vocab.save}, {"corpus_words": n_words, "vocabulary_size": len(vocab)})
+    yield from pretrain(ctx, recipe)
