@@ -118,6 +118,34 @@ class TrainContext:
     def finished(self, status: str, message: str = "", metrics: dict[str, float] | None = None) -> RunFinished:
         return RunFinished(status, self.step, str(self.run_dir), message, metrics or {})
 
+    # the skeleton every loop shares (the gradient loop, word2vec's and GloVe's hand-written ones): the
+    # same words for a run that diverged or stopped, whichever loop it was
+    def diverged(self, what: str = "the loss", kept: str = "the last good checkpoint", hint: str = "") -> RunFinished:
+        return self.finished("diverged", f"{what} is no longer finite; {kept} is kept" + (f" ({hint})" if hint else ""))
+
+    def stopped(self, where: str = "", metrics: dict[str, float] | None = None) -> RunFinished:
+        return self.finished("stopped", f"stopped {where or f'at step {self.step}'}; resume with --resume {self.run_dir}",
+                             metrics)
+
     @staticmethod
     def finite(loss: float) -> bool:
         return math.isfinite(loss)
+
+
+class LoggedLoss:
+    """The loss summed over the steps between two logged events (numbers, or 0-d tensors on a GPU that are
+    read only when an event logs them: no sync per step)."""
+
+    def __init__(self) -> None:
+        self.total: Any = 0.0
+        self.count = 0
+
+    def add(self, loss: Any, count: int = 1) -> None:
+        self.total = self.total + loss
+        self.count += count
+
+    def take(self) -> float:
+        """The mean since the last take, read from the device now; the sum starts again."""
+        mean = float(self.total) / max(self.count, 1)
+        self.total, self.count = 0.0, 0
+        return mean

@@ -25,7 +25,7 @@ from engine.checkpoint import read_training_state
 from engine.device import release_memory
 from engine.errors import CheckpointError
 from engine.training import distributed
-from engine.training.context import TrainContext
+from engine.training.context import LoggedLoss, TrainContext
 from engine.training.events import TrainEvent
 from engine.training.optim import adamw, apply_step, backward, warmup_then_linear
 
@@ -134,8 +134,7 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
         yield ctx.finished("stopped", message, metrics)
 
     params = [p for p in model.parameters() if p.requires_grad]
-    loss_sum = torch.zeros((), device=ctx.device)
-    since = 0
+    logged = LoggedLoss()
     epoch = ctx.step // job.steps_per_epoch
     model.train()
     while ctx.step < total:
@@ -163,15 +162,11 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
             ctx.step += 1
             if ctx.device.type == "cpu" and ctx.step % TRIM_EVERY == 0:
                 release_memory()  # glibc keeps the freed blocks of varied-size steps: 1.5 GB instead of 0.57
-            loss_sum += step_loss
-            since += 1
+            logged.add(step_loss)
             if ctx.should_log() or ctx.step == total:
-                mean = float(loss_sum) / since  # the only read from the device between validations
-                loss_sum.zero_()
-                since = 0
+                mean = logged.take()  # the only read from the device between validations
                 if not math.isfinite(mean):
-                    yield ctx.finished("diverged", f"the loss is no longer finite; {job.kept} is kept "
-                                       "(try a smaller --lr)")
+                    yield ctx.diverged(kept=job.kept, hint="try a smaller --lr")
                     return
                 yield ctx.step_metrics(epoch, ctx.step * job.units_per_step, mean, lr,
                                        first_step * job.units_per_step)

@@ -36,6 +36,8 @@ class Recipe:
     config: dict[str, Any]  # extra config.json fields
     weights: Callable[[], dict[str, torch.Tensor]] | None = None  # what model.safetensors keeps (default: all)
     notes: list[str] = dataclasses.field(default_factory=list)  # said when the run starts (not saved)
+    betas: tuple[float, float] = (0.9, 0.98)  # AdamW's (BERT's); NNLM keeps torch's (0.9, 0.999) for its rare words
+    eps: float = 1e-6
 
 
 def _order(n: int, need: int, device: torch.device, gen: torch.Generator) -> torch.Tensor:
@@ -104,5 +106,5 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         summary=summary, restore=restore, info={"examples": recipe.n_examples, "processes": world, **recipe.config,
                                                         **({"notes": recipe.notes} if recipe.notes else {})},
         eval_every=cfg.eval_every, keep_every=cfg.keep_every, checkpoint_every=ctx.spec.checkpoint_every,
-        extend_on_resume=bool(ctx.spec.max_steps), betas=(0.9, 0.98), eps=1e-6, accumulate=accumulate)
+        extend_on_resume=bool(ctx.spec.max_steps), betas=recipe.betas, eps=recipe.eps, accumulate=accumulate)
     yield from optimise(ctx, job)

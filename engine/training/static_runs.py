@@ -20,7 +20,7 @@ from engine.data import prefetch
 from engine.data.text import encode_sentences, remap_ids
 from engine.data.vocab import Vocab
 from engine.errors import CheckpointError, CorpusError
-from engine.training.context import TrainContext
+from engine.training.context import LoggedLoss, TrainContext
 from engine.training.events import TrainEvent
 
 
@@ -146,19 +146,14 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
 
     bounds = chunk_bounds(starts)
     done_before = start_epoch * n_words + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
-    loss_sum: Any = 0.0  # a number from the CPU kernel; 0-d tensors from the GPU steps, read only when logged
-    pairs = 0
+    logged = LoggedLoss()  # numbers from the CPU kernel; 0-d tensors from the GPU steps, read only when logged
     for info in train_steps(ids, starts, seed=ctx.spec.seed, start_epoch=start_epoch, start_chunk=start_chunk):
         ctx.step += 1
-        loss_sum += info["step_loss"]
-        pairs += info["pairs"]
+        logged.add(info["step_loss"], info["pairs"])
         if ctx.should_log():
-            loss = float(loss_sum) / max(pairs, 1)
-            loss_sum = 0.0
-            pairs = 0
+            loss = logged.take()
             if not ctx.finite(loss):
-                yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept "
-                                   "(try a smaller --alpha)")
+                yield ctx.diverged(hint="try a smaller --alpha")
                 return
             yield ctx.step_metrics(info["epoch"], info["words_done"], loss, info["lr"], done_before)
         if ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not info["chunk_done"]:
@@ -170,12 +165,11 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
             last = epoch >= cfg.epochs
             saving = ctx.stop.is_set() or chunk == 0 or bool(ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps)
             if saving and not model.finite():  # never overwrite the last good checkpoint
-                yield ctx.finished("diverged", "the vectors are no longer finite; the last good checkpoint is "
-                                   "kept (try a smaller --alpha)")
+                yield ctx.diverged("the vectors", hint="try a smaller --alpha")
                 return
             if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not last):
                 yield save(epoch, chunk)
-                yield ctx.finished("stopped", f"stopped at step {ctx.step}; resume with --resume {ctx.run_dir}")
+                yield ctx.stopped()
                 return
             if chunk == 0:
                 metrics = _quick_similarity(vocab.words, model.word_vectors())
@@ -218,35 +212,31 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
                  files={"vocab.txt": vocab.save}, training_state=state)
         return ctx.saved()
 
-    loss_sum, count = torch.zeros((), device=ctx.device), 0
+    logged = LoggedLoss()
     steps = train_steps(model, rows, cols, vals, ctx.device, seed=ctx.spec.seed, start_epoch=start_epoch,
                         optimizer=opt, start_batch=start_batch)
     for info in steps:
         ctx.step += 1
-        loss_sum += info["step_loss"]
-        count += info["count"]
+        logged.add(info["step_loss"], info["count"])
         if ctx.should_log() or info["epoch_done"]:
-            loss = float(loss_sum) / max(count, 1)
-            loss_sum.zero_()
-            count = 0
+            loss = logged.take()
             if not ctx.finite(loss):
-                yield ctx.finished("diverged", "the loss is no longer finite; the last good checkpoint is kept")
+                yield ctx.diverged()
                 return
             yield ctx.step_metrics(info["epoch"], info["done"], loss, cfg.learning_rate)
         if ctx.stop.is_set() and not info["epoch_done"]:  # Ctrl-C mid-epoch: save where it is, at once
             if not np.isfinite(model.vectors()).all():  # never overwrite the last good checkpoint
-                yield ctx.finished("diverged", "the vectors are no longer finite; the last good checkpoint is kept")
+                yield ctx.diverged("the vectors")
                 return
             yield save(info["epoch"], info["batch"])
-            yield ctx.finished("stopped", f"stopped at step {ctx.step} (epoch {info['epoch'] + 1}); resume with "
-                               f"--resume {ctx.run_dir}")
+            yield ctx.stopped(f"at step {ctx.step} (epoch {info['epoch'] + 1})")
             return
         if info["epoch_done"]:
             metrics = _quick_similarity(vocab.words, model.vectors())
             yield ctx.eval_metrics(metrics)
             yield save(info["epoch"] + 1)
             if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and info["epoch"] + 1 < cfg.epochs):
-                yield ctx.finished("stopped", f"stopped after epoch {info['epoch'] + 1}; resume with --resume {ctx.run_dir}")
+                yield ctx.stopped(f"after epoch {info['epoch'] + 1}")
                 return
     yield ctx.finished("completed", metrics=metrics)
 
@@ -309,6 +299,10 @@ def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
     def evaluate(model: torch.nn.Module) -> dict[str, float]:
         return {"heldout_perplexity": perplexity(network, heldout, bos, eos, ctx.device)} if heldout else {}
 
+    # torch's AdamW moments (0.9, 0.999), as NNLM's own loop had: a rare word's row keeps its second
+    # moment between its sightings (BERT's 0.98 forgot it and gave rare words large steps: perplexity 166
+    # against 162 on bench/language_models.py)
     recipe = Recipe("nnlm", network, len(target_np), 1.0, lambda epoch: data, step_loss, evaluate,
-                    {"vocab.txt": vocab.save}, {"corpus_words": n_words, "vocabulary_size": len(vocab)})
+                    {"vocab.txt": vocab.save}, {"corpus_words": n_words, "vocabulary_size": len(vocab)},
+                    betas=(0.9, 0.999), eps=1e-8)
     yield from pretrain(ctx, recipe)
