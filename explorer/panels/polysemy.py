@@ -4,6 +4,7 @@ layer by layer."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -40,6 +41,23 @@ from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.occurrence_map import OccurrenceMapView
+
+Hits = list[tuple[str, list[Any]]]  # (typed sentence, its nearest corpus occurrences)
+
+
+@dataclass(frozen=True)
+class ContextualAnswer:
+    """What the contextual column shows for one click, from the query thread."""
+
+    word: str
+    layer: int
+    groups: Hits  # one per typed occurrence
+    map_key: tuple[str, str, str]  # (model, word, method): the map's points are reused for the same key
+    occurrence_map: Any  # engine.api.OccurrenceMap, or None with map_error saying why there is none
+    map_error: str
+    others: list[tuple[str, int, Hits]]  # every other indexed model: (name, its layer, its groups)
+    by_layer: list[float]  # the first two typed occurrences' cosine at every layer
+
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
@@ -390,7 +408,7 @@ class PolysemyPanel(QWidget):
                 rows.append((name, top, groups))
             return rows
 
-        def work() -> tuple[Any, ...]:
+        def work() -> ContextualAnswer:
             import numpy as np
 
             from engine.api import InputError, Word2BertError, occurrence_map
@@ -410,16 +428,17 @@ class PolysemyPanel(QWidget):
                 vectors, corpus_sentences, _ = index.occurrence_vectors(word, layer)
             else:  # the word's occurrences, fetched on demand
                 vectors, corpus_sentences = index.layer_vectors(layer), index.sentences
+            occ_map, map_error = None, ""
             try:
-                occ_map: Any = occurrence_map(vectors, corpus_sentences, np.stack(typed), typed_sentences, method,
-                                              previous)
-            except Word2BertError as e:
-                occ_map = str(e)
+                occ_map = occurrence_map(vectors, corpus_sentences, np.stack(typed), typed_sentences, method, previous)
+            except Word2BertError as e:  # no map (too few occurrences): the rest still shows
+                map_error = str(e)
             try:
                 compared = compare()
             except Word2BertError as e:  # e.g. the word is below another index's frequency floor
                 compared = [(name, 0, [(str(e), [])]) for name, _, _ in others[:1]]
-            return word, layer, out, ((handle.name, word, method), occ_map), compared, layer_similarities(every_layer)
+            return ContextualAnswer(word, layer, out, (handle.name, word, method), occ_map, map_error, compared,
+                                    list(layer_similarities(every_layer)))
 
         self.context_runner.submit(work)
 
@@ -429,16 +448,16 @@ class PolysemyPanel(QWidget):
             rows += [[sentence, str(i + 1), f"{h.similarity:.4f}", h.sentence] for i, h in enumerate(hits)]
         return rows
 
-    def _show_contextual(self, result: tuple[Any, ...]) -> None:
-        word, layer, groups, (key, occ_map), others, *rest = result
-        self.by_layer.setText(layers_html(rest[0] if rest else [], layer))
+    def _show_contextual(self, answer: ContextualAnswer) -> None:
+        word, layer, groups, key, others = answer.word, answer.layer, answer.groups, answer.map_key, answer.others
+        self.by_layer.setText(layers_html(answer.by_layer, layer))
         self._last_groups = groups
-        if isinstance(occ_map, str):
-            self.map.show_message(occ_map)
+        if answer.occurrence_map is None:
+            self.map.show_message(answer.map_error)
             self._last_map = None
         else:
-            self.map.show_map(occ_map, word, COLOURS)
-            self._last_map = (key, occ_map)
+            self.map.show_map(answer.occurrence_map, word, COLOURS)
+            self._last_map = (key, answer.occurrence_map)
         handle = self._handle()
         self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
                              "the nearest occurrences in the corpus (cosine)")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from explorer.panels.polysemy import ContextualAnswer
 from tests.conftest import settle_layout
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
@@ -41,7 +42,8 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
-    word, layer, groups, (_, occ_map), _, by_layer = blocker.args[0]
+    answer = blocker.args[0]
+    word, layer, groups, occ_map, by_layer = answer.word, answer.layer, answer.groups, answer.occurrence_map, answer.by_layer
     assert occ_map.points.shape[0] == occ_map.typed.size and occ_map.typed.sum() == 2
     assert len(by_layer) == 3 and all(-1 <= s <= 1 for s in by_layer)  # the two pianos' cosine at each layer
     assert "cosine by layer" in panel.by_layer.text() and f"<b>2: {by_layer[2]:.2f}</b>" in panel.by_layer.text()
@@ -165,7 +167,7 @@ def test_all_models_tab_compares_every_indexed_model(qtbot, window, contextual_r
     qtbot.waitUntil(lambda: {"bert", "gpt"} <= set(panel.indexer.indexes), timeout=180_000)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.select("piano")
-    others = blocker.args[0][4]
+    others = blocker.args[0].others
     assert [name for name, _, _ in others] == ["gpt"] and len(others[0][2]) == 2  # two typed occurrences
     text = panel.compare.toPlainText()
     assert "bert (layer 2)" in text and "gpt (layer 2)" in text and "piano" in text
@@ -188,7 +190,7 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     qtbot.waitUntil(lambda: panel.fetcher.get("minilm-mlm", scene) is not None, timeout=120_000)
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
         panel.query_contextual()
-    word, _, groups, _, _, _ = blocker.args[0]
+    word, groups = blocker.args[0].word, blocker.args[0].groups
     assert word == scene and len(groups) == len(panel.sentence_list())
     assert [h.sentence for h in groups[0][1]] != [h.sentence for h in groups[1][1]]
     assert len({h.sentence for h in groups[0][1]}) == len(groups[0][1])  # each corpus sentence once
@@ -250,12 +252,12 @@ def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurre
     qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
     shown = []
     panel.context_runner.finished.connect(shown.append)
-    def old_answer() -> tuple:
+    def old_answer() -> ContextualAnswer:
         """An answer about "bus" that arrives while the occurrences of the next click are being encoded."""
         deadline = time.monotonic() + 10
         while not panel.fetcher.running and time.monotonic() < deadline:
             time.sleep(0.005)
-        return "bus", 1, [], (("bert", "bus", "pca"), "old"), []
+        return ContextualAnswer("bus", 1, [], ("bert", "bus", "pca"), None, "old", [], [])
 
     panel.context_runner.submit(old_answer)
     panel.select("piano")  # its occurrences are not fetched yet: the answer about "bus" above is stale
@@ -263,7 +265,7 @@ def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurre
     with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
         pass
     qtbot.waitUntil(lambda: bool(shown) and not pending(panel), timeout=30_000)
-    assert all(result[0] == "piano" for result in shown)
+    assert all(result.word == "piano" for result in shown)
     assert "piano" in panel.message.text() and "“bus”" not in panel.message.text()
 
 
@@ -320,7 +322,7 @@ def test_a_scene_waits_for_its_own_model_instead_of_encoding_with_a_stand_in(qtb
     assert "waiting for elmo" in panel.message.text() and not panel.fetcher.running
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as answer:
         pass
-    assert answer.args[0][0] == "bus" and "elmo" in panel.message.text() and panel.model.currentText() == "elmo"
+    assert answer.args[0].word == "bus" and "elmo" in panel.message.text() and panel.model.currentText() == "elmo"
     assert asked and asked[0] == ("bus", ("elmo",))  # its own model first, never bert as a stand-in before it
 
 
