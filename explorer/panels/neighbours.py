@@ -88,6 +88,10 @@ class NeighboursPanel(QWidget):
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self.query()
 
+    def set_presenting(self, on: bool) -> None:
+        """A talk's step: the word or analogy the step asks stays as it is (keys step the talk)."""
+        self.word.setReadOnly(on)
+
     def apply_scene(self, scene: dict[str, Any]) -> None:
         self.wanted_model = str(scene.get("contextual_model") or "")
         self.word.setText(str(scene.get("selection") or ""))

@@ -411,7 +411,7 @@ class PolysemyPanel(QWidget):
         def work() -> ContextualAnswer:
             import numpy as np
 
-            from engine.api import InputError, Word2BertError, occurrence_map
+            from engine.api import CorpusIndex, InputError, Word2BertError, occurrence_map
 
             out, typed, typed_sentences, every_layer = [], [], [], []
             for s in sentences:
@@ -424,7 +424,7 @@ class PolysemyPanel(QWidget):
                         every_layer.append(cv.vectors[:, i])
             if not out:
                 raise InputError(f"“{word}” is not in the sentences")
-            if hasattr(index, "occurrence_vectors"):  # a whole-corpus index
+            if isinstance(index, CorpusIndex):  # a whole-corpus index
                 vectors, corpus_sentences, _ = index.occurrence_vectors(word, layer)
             else:  # the word's occurrences, fetched on demand
                 vectors, corpus_sentences = index.layer_vectors(layer), index.sentences

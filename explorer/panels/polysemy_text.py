@@ -33,8 +33,11 @@ def layers_html(similarities: list[float], layer: int) -> str:
 
 
 def nearest(source: Any, word: str, query: Any, layer: int, k: int) -> list[Any]:
-    """The nearest occurrences from a whole-corpus index or from a word's occurrences fetched on demand."""
-    if hasattr(source, "occurrence_vectors"):
+    """The nearest occurrences from a whole-corpus index or from a word's occurrences fetched on demand
+    (called on the query thread: the engine's types are imported there)."""
+    from engine.api import CorpusIndex
+
+    if isinstance(source, CorpusIndex):
         return source.neighbours(word, query, layer, k=k)
     return source.neighbours(query, layer, k=k)
 

@@ -8,7 +8,7 @@ Big type (28 px body at 1920×1080) and a high-contrast palette; nothing pops up
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.scene_panel import ScenePanel
 from explorer.session import Session
 from explorer.theme import HIGH_CONTRAST, palette_with
 
@@ -47,7 +48,7 @@ BACK = {Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace}
 CLICKER = {Qt.Key.Key_PageDown, Qt.Key.Key_PageUp, Qt.Key.Key_Escape}
 
 
-def make_panel(name: str, session: Session) -> Any:
+def make_panel(name: str, session: Session) -> ScenePanel:
     """A fresh panel for one step (imported here: the panels pull in pyqtgraph)."""
     if name == "attention":
         from explorer.panels.attention import AttentionPanel
@@ -122,14 +123,13 @@ class TalkWindow(QWidget):
         layout.addWidget(self.stack, 1)
 
         self.done: set[int] = set()
-        self.panels: list[Any] = []
+        self.panels: list[Any] = []  # QWidgets that are ScenePanels (make_panel checks each kind)
         for i, scene in enumerate(self.steps):
             panel = make_panel(str(scene.get("panel")), session)
-            if hasattr(panel, "set_presenting"):
-                panel.set_presenting(True)
+            panel.set_presenting(True)
             panel.shown.connect(lambda i=i: self._step_shown(i))
             self.panels.append(panel)
-            self.stack.addWidget(panel)
+            self.stack.addWidget(cast(QWidget, panel))  # every panel is a QWidget as well as a ScenePanel
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)

@@ -1,0 +1,19 @@
+"""What a panel that scenes and talk decks drive can do, declared once: a talk window or a scene asks
+these of any panel it builds, never ``hasattr``."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class ScenePanel(Protocol):
+    """A panel a scene or a talk step shows: it takes a scene, says when its results are on screen,
+    gives back the scene it shows, and lays itself out for a projector."""
+
+    shown: Any  # Signal(): the step's results are on screen
+
+    def apply_scene(self, scene: dict[str, Any]) -> None: ...
+
+    def current_scene(self) -> dict[str, Any]: ...
+
+    def set_presenting(self, on: bool) -> None: ...
