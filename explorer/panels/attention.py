@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.panels.attention_results import attention_result, per_head_other
+from explorer.panels.attention_results import AttentionResult, attention_result, per_head_other
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.head_atlas import HeadAtlas
@@ -49,7 +49,7 @@ class AttentionPanel(QWidget):
 
         super().__init__(parent)
         self.session = session
-        self.result: dict[str, Any] | None = None
+        self.result: AttentionResult | None = None
         self.pending_focus = -1
         self.pending_layer: int | None = None
         self.wanted_model = ""
@@ -240,11 +240,11 @@ class AttentionPanel(QWidget):
 
     # ------------------------------------------------------------ results
 
-    def _show(self, result: dict[str, Any]) -> None:
+    def _show(self, result: AttentionResult) -> None:
         self.result = result
-        maps = result["maps"]
+        maps = result.maps
         layers, heads = maps.weights.shape[:2]
-        self.message.setText(f"{result['name']}: {layers} layers × {heads} heads on {len(maps.tokens)} tokens"
+        self.message.setText(f"{result.name}: {layers} layers × {heads} heads on {len(maps.tokens)} tokens"
                              + (f" — {maps.notice}" if maps.notice else ""))
         if len(self.head_buttons) != heads:
             self._make_head_buttons(heads)
@@ -279,7 +279,7 @@ class AttentionPanel(QWidget):
         elif view == "model":
             self._draw_model_view()
         elif view == "atlas":
-            self._fill_atlas(self.result["stats"], "over the sentence above")
+            self._fill_atlas(self.result.stats, "over the sentence above")
         else:
             self._draw_mix()
 
@@ -320,7 +320,7 @@ class AttentionPanel(QWidget):
     def _draw_head_view(self) -> None:
         if self.result is None:
             return
-        maps = self.result["maps"]
+        maps = self.result.maps
         self.head_view.show_layer(maps.tokens, maps.segments, maps.weights[self.layer.value()], self.selected_heads())
         if self.pending_focus >= 0:
             self.head_view.focus = min(self.pending_focus, len(maps.tokens) - 1)
@@ -336,18 +336,18 @@ class AttentionPanel(QWidget):
             return
         mode = self.grid_mode.currentIndex()
         other, why = per_head_other(self.result)
-        thumbs, note = self.result["thumbnails"], ""
+        thumbs, note = self.result.thumbnails, ""
         if mode and other is None:
             mode, note = 0, why + " — showing this model's heads"
-        elif mode == 1 and other is not None:
-            thumbs, note = other["thumbnails"], f"{other['name']}'s heads"
-        elif mode == 2 and other is not None:
-            thumbs = other["difference"]
-            note = (f"{self.result['name']} − {other['name']}: red where A attends more, blue where B does; "
+        elif mode == 1 and other is not None and other.thumbnails is not None:
+            thumbs, note = other.thumbnails, f"{other.name}'s heads"
+        elif mode == 2 and other is not None and other.difference is not None:
+            thumbs = other.difference
+            note = (f"{self.result.name} − {other.name}: red where A attends more, blue where B does; "
                     "one scale for every head")
         self.grid_note.setText(note)
         self.grid.show_all(thumbs, signed=mode == 2)
-        layers = self.result["maps"].weights.shape[0]
+        layers = self.result.maps.weights.shape[0]
         self.open_head(min(self.layer.value(), layers - 1), self._first_head())
 
     def open_head(self, layer: int, head: int) -> None:
@@ -355,17 +355,17 @@ class AttentionPanel(QWidget):
         the compared model's, or their difference, as the model view's "Show" says."""
         if self.result is None:
             return
-        maps = self.result["maps"]
+        maps = self.result.maps
         other, _ = per_head_other(self.result)
         mode = self.grid_mode.currentIndex() if other is not None else 0
-        if other is None or mode == 0:
+        if other is None or other.weights is None or mode == 0:
             self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
         elif mode == 1:
-            self.large.show_matrix(other["weights"][layer, head], maps.tokens, maps.tokens,
-                                   f"{other['name']}: layer {layer}, head {head}")
+            self.large.show_matrix(other.weights[layer, head], maps.tokens, maps.tokens,
+                                   f"{other.name}: layer {layer}, head {head}")
         elif mode == 2:
-            self.large.show_matrix(maps.weights[layer, head] - other["weights"][layer, head], maps.tokens, maps.tokens,
-                                   f"layer {layer}, head {head}: {self.result['name']} − {other['name']}", signed=True)
+            self.large.show_matrix(maps.weights[layer, head] - other.weights[layer, head], maps.tokens, maps.tokens,
+                                   f"layer {layer}, head {head}: {self.result.name} − {other.name}", signed=True)
 
     def show_token(self, sentence: str, position: int) -> None:
         """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK])."""
@@ -409,27 +409,26 @@ class AttentionPanel(QWidget):
     def _draw_mix(self) -> None:
         if self.result is None:
             return
-        maps = self.result["maps"]
+        maps = self.result.maps
         mode = self.mix.currentIndex()
         layer = self.mix_layer.value()
-        other = self.result.get("other")
+        other = self.result.other
         if mode >= 2:
-            if other is None or isinstance(other, str):
+            if other is None:
                 self.mix_map.clear_matrix()
-                self.mix_map.plot.setTitle(other if isinstance(other, str) else
-                                           "tick “compare with” and choose a second model")
+                self.mix_map.plot.setTitle(self.result.why_not_compared)
                 return
-            b = other["average"][min(layer, len(other["average"]) - 1)]
+            b = other.average[min(layer, len(other.average) - 1)]
             if mode == 3:
-                self.mix_map.show_matrix(b, other["tokens"], other["tokens"], f"{other['name']}, layer {layer}: the "
+                self.mix_map.show_matrix(b, other.tokens, other.tokens, f"{other.name}, layer {layer}: the "
                                          "average of its heads")
                 return
-            self.mix_map.show_matrix(self.result["average"][layer] - b, maps.tokens, maps.tokens,
-                                     f"layer {layer}: {self.result['name']} − {other['name']} (red: A attends more)",
+            self.mix_map.show_matrix(self.result.average[layer] - b, maps.tokens, maps.tokens,
+                                     f"layer {layer}: {self.result.name} − {other.name} (red: A attends more)",
                                      signed=True)
             return
         rolled = mode == 1
-        matrix = self.result["rollout" if rolled else "average"][layer]
+        matrix = (self.result.rollout if rolled else self.result.average)[layer]
         title = (f"rollout up to layer {layer}: how much each input token flows into each position" if rolled
                  else f"layer {layer}: the average of its heads")
         self.mix_map.show_matrix(matrix, maps.tokens, maps.tokens, title)

@@ -44,8 +44,8 @@ def test_attention_views_show_every_layer_and_head(qtbot, window, contextual_run
     assert not panel.sentence.isEnabled() and "bidirectional LSTM" in panel.message.text()
     load(qtbot, window, contextual_runs["bert"][0])
     panel.pair.setText("He drove the truck.")
-    qtbot.waitUntil(lambda: panel.result is not None and 1 in panel.result["maps"].segments, timeout=30_000)
-    maps = panel.result["maps"]
+    qtbot.waitUntil(lambda: panel.result is not None and 1 in panel.result.maps.segments, timeout=30_000)
+    maps = panel.result.maps
     assert maps.tokens[0] == "[CLS]" and 1 in maps.segments
     assert np.allclose(maps.weights.sum(-1), 1, atol=1e-4)
     layers, heads = maps.weights.shape[:2]
@@ -84,7 +84,7 @@ def test_minilm_shows_attention_and_says_it_has_no_masked_lm_head(qtbot, window)
     attention, predictions = window.attention, window.predictions
     with qtbot.waitSignal(attention.shown, timeout=30_000):
         attention.sentence.setText("The bank of the river.")
-    assert attention.result["maps"].weights.shape[:2] == (6, 12) and len(attention.head_buttons) == 12
+    assert attention.result.maps.weights.shape[:2] == (6, 12) and len(attention.head_buttons) == 12
     assert "no masked-LM head" in predictions.masked.model.reasons["all-minilm-l6-v2"]
     assert "no masked-lm head" in predictions.masked.hint.text().lower() and not predictions.masked.learn.isEnabled()
 
@@ -217,7 +217,7 @@ def test_bad_input_gives_hints_and_notices_not_crashes(qtbot, window, contextual
     predictions.masked.text.setText("")
     qtbot.waitUntil(lambda: "Type a sentence" in predictions.masked.hint.text(), timeout=5_000)
     attention.sentence.setText("word " * 400)
-    qtbot.waitUntil(lambda: attention.result is not None and len(attention.result["maps"].tokens) == 64, timeout=30_000)
+    qtbot.waitUntil(lambda: attention.result is not None and len(attention.result.maps.tokens) == 64, timeout=30_000)
     assert "truncated" in attention.message.text()
     attention.sentence.setText("   ")
     qtbot.waitUntil(lambda: "Type a sentence" in attention.message.text(), timeout=5_000)
@@ -241,7 +241,7 @@ def test_attention_and_prediction_scenes_open_with_the_default_models(qtbot, win
     elif scene == "masked":  # the shipped masked LM that answers: the adapted MiniLM
         assert "minilm-mlm" in window.predictions.masked.results[0].toPlainText()
     else:
-        assert window.attention.result["name"] == "bert-tiny"
+        assert window.attention.result.name == "bert-tiny"
     assert window.minimumSizeHint().width() <= 1366  # fits a laptop screen: no long message widens it
     shot(qtbot, window, f"scene-{scene}")
 
@@ -257,14 +257,14 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
     panel.mix.setCurrentIndex(2)  # the difference of the layer averages
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         panel.compare.setChecked(True)
-    assert panel.result["other"]["name"] == "bert again"
-    assert panel.mix_map.matrix.shape == (len(panel.result["maps"].tokens),) * 2
+    assert panel.result.other.name == "bert again"
+    assert panel.mix_map.matrix.shape == (len(panel.result.maps.tokens),) * 2
     assert np.allclose(panel.mix_map.matrix, 0, atol=1e-6)  # a model against itself: no difference
     panel.views.setCurrentIndex(1)  # the model view, head by head
-    weights = panel.result["maps"].weights
+    weights = panel.result.maps.weights
     panel.grid_mode.setCurrentIndex(1)  # B's heads
     panel.open_head(1, 1)
-    assert np.allclose(panel.large.matrix, panel.result["other"]["weights"][1, 1]) and "bert again" in panel.grid_note.text()
+    assert np.allclose(panel.large.matrix, panel.result.other.weights[1, 1]) and "bert again" in panel.grid_note.text()
     panel.grid_mode.setCurrentIndex(2)  # A − B, head by head, on one diverging scale
     panel.open_head(1, 1)
     assert panel.large.matrix.shape == weights[1, 1].shape and np.allclose(panel.large.matrix, 0, atol=1e-6)
@@ -272,11 +272,11 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
     panel.views.setCurrentIndex(3)
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         panel.model2.setCurrentText("gpt")  # other tokens: said, not drawn
-    assert "other tokens" in panel.result["other"] and panel.mix_map.matrix.size == 0
+    assert panel.result.other is None and "other tokens" in panel.result.why_not_compared and panel.mix_map.matrix.size == 0
     panel.views.setCurrentIndex(1)
     assert "other tokens" in panel.grid_note.text()  # no per-head difference either: it says why, shows A
     panel.open_head(0, 0)
-    assert np.allclose(panel.large.matrix, panel.result["maps"].weights[0, 0])
+    assert np.allclose(panel.large.matrix, panel.result.maps.weights[0, 0])
 
 
 def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, contextual_runs):
