@@ -1,6 +1,6 @@
 """The GPU check in one command, for a machine with an NVIDIA GPU (or Apple MPS) and no network.
 
-    python bench/gpu_check.py [--device cuda] [--corpus FILE] [--out DIR] [--budget 380] [--results]
+    python bench/gpu_check.py [--device cuda] [--corpus FILE] [--out DIR] [--budget 360] [--full] [--results]
     python bench/gpu_check.py --device cpu --quick      # the dry run the test suite makes, a minute on 2 cores
 
 What it runs, each step a process with its own time limit, in this order (what matters most first; a
@@ -14,7 +14,8 @@ step that the budget cannot hold any more is skipped and says so):
   ddp        pretraining through torchrun --nproc_per_node=1 (NCCL on CUDA, gloo elsewhere)
   figures    the bf16 matrix product's rate, word2vec SG-NS words/s, ELMo-tiny tokens/s, a word's 300
              occurrences under a MiniLM-shaped BERT, BERT-base against transformers (with the levers)
-  w2v-threads word2vec's CPU kernel against gensim at 2, 4, 8 and 16 threads (quality and words/s)
+  w2v-threads word2vec's CPU kernel against gensim, SG-NS and SG-HS at 16 and 2 threads (quality and
+             words/s); with --full also CBOW and 4 and 8 threads (several minutes more)
 It needs torch, transformers, tokenizers, safetensors, numpy, numba and scikit-learn. Where gensim
 (the word2vec comparison and its test sets), platformdirs or the data packages are missing it says
 which and skips what needs them: small ones travel as wheels (gensim, smart_open, wrapt, platformdirs,
@@ -138,14 +139,15 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     if not quick:
         bert_base = [py, "bench/bert_vs_transformers.py", "--device", dev, "--preset", "base", "--batch", "128",
                      "--steps", "6", "--rounds", "3"]
+        # transformers' eager training, ours, ours with a fused AdamW, ours compiled: one step, side by side
+        out.append(Step("bert-base", 150, [*bert_base, "--levers",
+                                           "--section", f"bert-vs-transformers-base-{dev}-gpu-check"]))
+    if args.full:  # the rest of the thread sweep: minutes of gensim on top of the 6-minute check
         out += [
-            Step("bert-base", 60, [*bert_base, "--section", f"bert-vs-transformers-base-{dev}-gpu-check"]),
-            Step("bert-base-levers", 120, [*bert_base, "--levers",
-                                           "--section", f"bert-vs-transformers-base-{dev}-levers-gpu-check"]),
-            Step("w2v-threads-cbow", 60, [*sweep, "--variants", "CBOW-NS,CBOW-HS", "--threads", "16,2",
+            Step("w2v-threads-cbow", 90, [*sweep, "--variants", "CBOW-NS,CBOW-HS", "--threads", "16,2",
                                           "--section", "word2vec-vs-gensim-cpu-by-threads-cbow"], needs=("gensim",)),
-            Step("w2v-threads-4-8", 90, [*sweep, "--variants", "SG-HS,SG-NS", "--threads", "8,4",
-                                         "--section", "word2vec-vs-gensim-cpu-by-threads-4-8"], needs=("gensim",)),
+            Step("w2v-threads-4-8", 120, [*sweep, "--variants", "SG-HS,SG-NS", "--threads", "8,4",
+                                          "--section", "word2vec-vs-gensim-cpu-by-threads-4-8"], needs=("gensim",)),
         ]
     return out
 
@@ -221,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cuda")
     p.add_argument("--corpus", default=None, help="a text file (default: the default corpus, where installed)")
     p.add_argument("--out", default=None, help="where logs and summary.md go (default: $OUT or /tmp/gpu-check)")
-    p.add_argument("--budget", type=int, default=380, help="seconds for all steps together")
+    p.add_argument("--budget", type=int, default=360, help="seconds for all steps together")
+    p.add_argument("--full", action="store_true", help="also CBOW and 4 and 8 threads in word2vec's thread sweep")
     p.add_argument("--quick", action="store_true", help="a few steps each, no tests or comparisons (the dry run)")
     p.add_argument("--only", default="", help="run only these steps, in this order (comma-separated names or prefixes)")
     p.add_argument("--words", default="bank,play,match", help="words whose occurrences are encoded (in the corpus)")
