@@ -112,8 +112,10 @@ def gpt_to_transformers(cfg: Any, tensors: dict[str, torch.Tensor], tok: Any) ->
     """Our GPT as transformers' GPT2LMHeadModel: (model, its state dict, its tokenizer)."""
     import transformers
 
+    from engine.data.inputs import separator
+
     byte_level = cfg.tokenizer == "bpe"
-    special = "<|endoftext|>" if byte_level else "[SEP]"
+    special = separator(byte_level)
     sid = tok.token_to_id(special)
     hf_cfg = transformers.GPT2Config(
         vocab_size=cfg.vocab_size, n_positions=cfg.max_len, n_embd=cfg.hidden, n_layer=cfg.layers,

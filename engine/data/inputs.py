@@ -105,3 +105,31 @@ def hf_specials(hf_tokenizer: Any, model_type: str, causal: bool, takes_segments
     sep = t.sep_token_id if t.sep_token_id is not None else t.eos_token_id
     double = model_type in ("roberta", "xlm-roberta", "camembert", "longformer", "bart")
     return Specials((cls,), (sep, sep) if double else (sep,), (sep,), 1 if takes_segments else 0)
+
+
+# ---------------------------------------------------------------- decided once for every wrapper
+
+def separator(byte_level: bool) -> str:
+    """The token that starts and separates texts for a left-to-right model: GPT-2's ``<|endoftext|>``
+    with a byte-level tokenizer, ``[SEP]`` with a WordPiece one."""
+    return "<|endoftext|>" if byte_level else "[SEP]"
+
+
+def whole_texts(backend: Any) -> Any:
+    """A tokenizers backend that neither truncates nor pads: the caller cuts and pads (as the model's
+    maximum length and the batch say), every wrapper the same way."""
+    backend.no_truncation()
+    backend.no_padding()
+    return backend
+
+
+def reads_left_to_right(config: Any) -> bool:
+    """Whether a Hugging Face model is a decoder (each position sees only what comes before): a config
+    that says ``is_decoder``, or a model type transformers has as a causal LM and not as a masked LM."""
+    from transformers.models.auto import modeling_auto
+
+    model_type = getattr(config, "model_type", "")
+    if getattr(config, "is_decoder", False):
+        return True
+    return (model_type in modeling_auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
+            and model_type not in modeling_auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES)

@@ -21,7 +21,17 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.data.inputs import Encoded, Specials, assemble, bert_specials, encode_text, hf_specials
+from engine.data.inputs import (
+    Encoded,
+    Specials,
+    assemble,
+    bert_specials,
+    encode_text,
+    hf_specials,
+    reads_left_to_right,
+    separator,
+    whole_texts,
+)
 from engine.data.text import word_spans
 from engine.models.hf_lock import one_thread_in_transformers
 
@@ -130,7 +140,7 @@ class GPTEncoder(OurTransformerEncoder):
     def __init__(self, network: Any, tokenizer: Any) -> None:
         super().__init__(network, tokenizer)
         byte_level = getattr(network.cfg, "tokenizer", "bpe") == "bpe"
-        delimiter = tokenizer.token_to_id("<|endoftext|>" if byte_level else "[SEP]")
+        delimiter = tokenizer.token_to_id(separator(byte_level))
         self.specials = Specials((delimiter,), (delimiter,), (delimiter,), 1)  # GPT §3.3: start, delimiter, extract
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -233,14 +243,11 @@ class HFEncoder(SubwordEncoder):
     def __init__(self, network: Any, hf_tokenizer: Any, max_len: int) -> None:
         super().__init__()
         self.network, self.hf_tokenizer = network, hf_tokenizer
-        self.tokenizer = hf_tokenizer.backend_tokenizer
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
+        self.tokenizer = whole_texts(hf_tokenizer.backend_tokenizer)
         config = network.config
         self.dim, self.max_len = config.hidden_size, max_len
         self.n_layers = int(config.num_hidden_layers)
-        self.causal = bool(getattr(config, "is_decoder", False)) or config.model_type in ("gpt2", "gpt_neo", "gptj",
-                                                                                         "llama", "opt", "mistral")
+        self.causal = reads_left_to_right(config)  # as the query wrapper decides (engine.handles.hf)
         self.takes_segments = getattr(config, "type_vocab_size", 0) > 1
         self.specials = hf_specials(hf_tokenizer, config.model_type, self.causal, self.takes_segments)
 

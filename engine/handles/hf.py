@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from engine.data.inputs import Specials, hf_specials
+from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
 from engine.device import pick_device
 from engine.errors import CheckpointError, Unsupported
 from engine.handles.transformer import ForwardOutput, TransformerHandle
@@ -47,9 +47,7 @@ class HFAdapter:
         self.model, self.device, self.objective = model.to(device).eval(), device, objective
         pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
         self.hf_tokenizer = tokenizer
-        backend = tokenizer.backend_tokenizer
-        backend.no_truncation()
-        backend.no_padding()
+        backend = whole_texts(tokenizer.backend_tokenizer)
         self.tokenizer = backend
         self.max_len = max_len
         self.mask_id = tokenizer.mask_token_id
@@ -129,10 +127,10 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     architectures = list(getattr(config, "architectures", None) or [])
     if any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining
+    elif reads_left_to_right(config) and model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        objective, head = "causal", transformers.AutoModelForCausalLM  # decided as fine-tuning decides it
     elif model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForMaskedLM
-    elif model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
-        objective, head = "causal", transformers.AutoModelForCausalLM
     else:
         objective, head = "none", None
     common = {"local_files_only": True, "attn_implementation": "eager"}

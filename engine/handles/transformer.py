@@ -19,7 +19,7 @@ import torch
 from engine.cancel import check_cancelled
 from engine.checkpoint import read_tensors
 from engine.config_checks import config_from_dict
-from engine.data.inputs import Specials, bert_specials, encode_text
+from engine.data.inputs import Specials, bert_specials, encode_text, separator
 from engine.data.text import word_spans
 from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
@@ -403,7 +403,7 @@ class OurAdapter:
         self.mask_id = tokenizer.token_to_id("[MASK]")
         self.pad_id = tokenizer.token_to_id("[PAD]")
         self.byte_level = kind == "gpt" and getattr(cfg, "tokenizer", "bpe") == "bpe"
-        bos = tokenizer.token_to_id("<|endoftext|>" if self.byte_level else "[SEP]")
+        bos = tokenizer.token_to_id(separator(self.byte_level))
         self.specials = bert_specials(tokenizer) if kind == "bert" else Specials((bos,))
         self.missing_head_reason = ""
 

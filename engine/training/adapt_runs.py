@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.data.inputs import whole_texts
 from engine.errors import CheckpointError, CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
@@ -150,9 +151,7 @@ def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.
     started = (earlier_start(ctx.run_dir) if ctx.spec.resume else
                warm_start(model, cfg.init_from, cfg.base, cfg.train_layers, kind) if cfg.init_from else {})
     set_trainable(model, cfg.train_layers)
-    tok = hf_tokenizer.backend_tokenizer
-    tok.no_truncation()
-    tok.no_padding()
+    tok = whole_texts(hf_tokenizer.backend_tokenizer)
     docs = list(ctx.corpus.documents("train"))
     if not docs:
         raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine.data.inputs import separator as separator_token
 from engine.data.text import load_subword_tokenizer, train_subword_tokenizer
 from engine.errors import CheckpointError, CorpusError, InputError
 from engine.training import distributed
@@ -274,7 +275,7 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
     docs = _train_docs(ctx)
     tok = _tokenizer(ctx, docs, cfg.tokenizer, cfg.vocab_size, cfg.lowercase)
     cfg.vocab_size = tok.get_vocab_size()
-    separator = tok.token_to_id("<|endoftext|>" if cfg.tokenizer == "bpe" else "[SEP]")
+    separator = tok.token_to_id(separator_token(cfg.tokenizer == "bpe"))
     train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
     windows = token_windows(train_docs, cfg.seq_len, separator)
     heldout = token_windows(_heldout_docs(ctx, tok), cfg.seq_len, separator)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.data.inputs import whole_texts
 from engine.errors import CheckpointError
 from engine.models.distill import pool_words
 from engine.models.hf_lock import one_thread_in_transformers
@@ -52,9 +53,7 @@ class Teacher:
         for p in self.model.parameters():
             p.requires_grad_(False)
         hf_tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
-        self.tokenizer: Any = hf_tokenizer.backend_tokenizer
-        self.tokenizer.no_truncation()
-        self.tokenizer.no_padding()
+        self.tokenizer: Any = whole_texts(hf_tokenizer.backend_tokenizer)
         self.pad_id = int(hf_tokenizer.pad_token_id or 0)
         config = self.model.config
         self.layers, self.dim = int(config.num_hidden_layers), int(config.hidden_size)
