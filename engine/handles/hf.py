@@ -19,7 +19,8 @@ import torch
 from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
 from engine.device import pick_device
 from engine.errors import CheckpointError, Unsupported
-from engine.handles.transformer import ForwardOutput, TransformerHandle
+from engine.handles.adapters import ForwardOutput
+from engine.handles.transformer import TransformerHandle
 from engine.models.hf_lock import one_thread_in_transformers
 from engine.models.packed_linear import pack_linears
 
