@@ -4,7 +4,7 @@ settings kept between runs (window layout, theme, zoom, recent models, last sent
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QSettings, Qt, QThreadPool, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -28,6 +28,10 @@ from explorer.panels.train import TrainPanel
 from explorer.session import Session
 from explorer.tasks import TaskRunner, wait_for_workers
 from explorer.theme import apply_theme, apply_zoom
+
+if TYPE_CHECKING:
+    from explorer.scenes import Scene
+    from explorer.talk.deck import Deck
 
 
 def device_summary() -> str:
@@ -79,7 +83,9 @@ class MainWindow(QMainWindow):
         dock.setWidget(self.library)
         dock.setMinimumWidth(260)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
-        self.deck: dict = {"title": "My talk", "steps": []}  # views added with Talk → Add this view
+        from explorer.talk.deck import Deck
+
+        self.deck = Deck("My talk")  # views added with Talk → Add this view
         self.talk: object | None = None
         self._status_bar(session)
         self._menus()
@@ -169,20 +175,20 @@ class MainWindow(QMainWindow):
         except SceneError as e:
             self.statusBar().showMessage(str(e))
             return
-        for model in scene["models"]:
+        for model in scene.models:
             if model not in self.session.models:
                 self.session.load(model)
         panel = self.scene_panel(scene)
         self.tabs.setCurrentWidget(panel)
         (self.finetune.curves if panel is self.finetune else panel).apply_scene(scene)
-        self.statusBar().showMessage(f"scene: {scene.get('title', name_or_path)}")
+        self.statusBar().showMessage(f"scene: {scene.title or name_or_path}")
 
-    def scene_panel(self, scene: dict) -> Any:
-        if scene.get("panel") == "curves":  # the Fine-tune tab's recorded curves
+    def scene_panel(self, scene: Scene) -> Any:
+        if scene.panel == "curves":  # the Fine-tune tab's recorded curves
             self.finetune.results.setCurrentWidget(self.finetune.curves)
             return self.finetune
         panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours}
-        return panels.get(str(scene.get("panel")), self.polysemy)
+        return panels.get(scene.panel, self.polysemy)
 
     def _show_attention_of(self, text: str, position: int) -> None:
         """A predicted token was clicked: where does that position attend?"""
@@ -202,10 +208,10 @@ class MainWindow(QMainWindow):
         from explorer.talk.deck import step_title
 
         scene = self.current_panel().current_scene()
-        scene["models"] = [self._load_key(m) for m in scene["models"] if m in self.session.models]
-        scene["title"] = step_title(scene)
-        self.deck["steps"].append(scene)
-        self.statusBar().showMessage(f"added to the deck as step {len(self.deck['steps'])}: {scene['title']} "
+        scene.models = [self._load_key(m) for m in scene.models if m in self.session.models]
+        scene.title = step_title(scene)
+        self.deck.steps.append(scene)
+        self.statusBar().showMessage(f"added to the deck as step {len(self.deck.steps)}: {scene.title} "
                                      "(Talk → Edit the deck… to retitle, reorder or save)")
 
     def _load_key(self, name: str) -> str:
@@ -236,7 +242,7 @@ class MainWindow(QMainWindow):
             except SceneError as e:
                 self.statusBar().showMessage(str(e))
 
-    def start_talk(self, deck: dict | None, full_screen: bool = True) -> object:
+    def start_talk(self, deck: Deck | None, full_screen: bool = True) -> object:
         """Present ``deck`` (default: the built-in one) in its own window; Esc comes back here."""
         from explorer.talk.deck import check_deck, load_deck
         from explorer.talk.window import EXPORT_SIZE, TalkWindow

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.attention_results import AttentionResult, attention_result, per_head_other
+from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.head_atlas import HeadAtlas
@@ -198,23 +199,23 @@ class AttentionPanel(QWidget):
         for widget in (self.compare, self.model2):
             widget.setVisible(not on)
 
-    def apply_scene(self, scene: dict[str, Any]) -> None:
-        sentences = list(scene.get("sentences") or [""])
-        self.wanted_model = str(scene.get("contextual_model") or "")
+    def apply_scene(self, scene: Scene) -> None:
+        sentences = list(scene.sentences or [""])
+        self.wanted_model = scene.contextual_model or ""
         self.sentence.setText(sentences[0])
         self.pair.setText(sentences[1] if len(sentences) > 1 else "")
         for field in (self.sentence, self.pair):
             field.setCursorPosition(0)  # a long sentence shows its beginning, not its end
-        view = str(scene.get("view") or "head")
+        view = scene.view or "head"
         self.views.setCurrentIndex(self.VIEWS.index(view) if view in self.VIEWS else 0)
-        if scene.get("layer") is not None:
-            self.pending_layer = int(scene["layer"])
+        if scene.layer is not None:
+            self.pending_layer = scene.layer
         self._refresh_models()
 
-    def current_scene(self) -> dict[str, Any]:
-        return {"panel": "attention", "sentences": [t for t in (self.sentence.text(), self.pair.text()) if t],
-                "selection": "", "models": list(self.session.models), "contextual_model": self.model.currentText(),
-                "layer": self.layer.value(), "view": self.VIEWS[self.views.currentIndex()]}
+    def current_scene(self) -> Scene:
+        return Scene("attention", [t for t in (self.sentence.text(), self.pair.text()) if t], list(self.session.models),
+                     selection="", contextual_model=self.model.currentText(), layer=self.layer.value(),
+                     view=self.VIEWS[self.views.currentIndex()])
 
     def _compare_toggled(self, on: bool) -> None:
         self.model2.setEnabled(on)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.plot_grid import opaque_grid
@@ -115,14 +116,14 @@ class CurvesPanel(QWidget):
         runs = [str(p) for p in sorted(Path(folder).iterdir()) if (p / "metrics.jsonl").is_file()]
         self.show_curves(runs or [folder])
 
-    def apply_scene(self, scene: dict[str, Any]) -> None:
-        source = scene.get("curves") or ""
+    def apply_scene(self, scene: Scene) -> None:
+        source = scene.curves or ""
         if isinstance(source, str) and self.choice.findText(source) >= 0:
             self.choice.setCurrentText(source)
         self.show_curves(source)
 
-    def current_scene(self) -> dict[str, Any]:
-        return {"panel": "curves", "sentences": [], "models": [], "curves": self.source, "view": "curves"}
+    def current_scene(self) -> Scene:
+        return Scene("curves", curves=self.source, view="curves")
 
     # ------------------------------------------------------------ drawing
 

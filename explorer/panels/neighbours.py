@@ -4,7 +4,6 @@ analogy, "king - man + woman", and see the words nearest to that sum (word2vec's
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -19,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
@@ -92,15 +92,14 @@ class NeighboursPanel(QWidget):
         """A talk's step: the word or analogy the step asks stays as it is (keys step the talk)."""
         self.word.setReadOnly(on)
 
-    def apply_scene(self, scene: dict[str, Any]) -> None:
-        self.wanted_model = str(scene.get("contextual_model") or "")
-        self.word.setText(str(scene.get("selection") or ""))
+    def apply_scene(self, scene: Scene) -> None:
+        self.wanted_model = scene.contextual_model or ""
+        self.word.setText(scene.selection or "")
         self._refresh_models()
 
-    def current_scene(self) -> dict[str, Any]:
-        return {"panel": "neighbours", "sentences": [], "selection": self.word.text().strip(),
-                "models": list(self.session.models), "contextual_model": self.model.currentText(),
-                "layer": None, "view": "neighbours"}
+    def current_scene(self) -> Scene:
+        return Scene("neighbours", [], list(self.session.models), selection=self.word.text().strip(),
+                     contextual_model=self.model.currentText(), view="neighbours")
 
     def query(self) -> None:
         word, name = self.word.text().strip(), self.model.currentText()

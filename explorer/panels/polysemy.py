@@ -36,6 +36,7 @@ from explorer.panels.polysemy_text import (
     layers_html,
     nearest,
 )
+from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
@@ -276,21 +277,20 @@ class PolysemyPanel(QWidget):
         if show:
             self.typed.setText("<br>".join(f"{i + 1}. {highlight(s, self.word)}" for i, s in enumerate(self.sentence_list())))
 
-    def apply_scene(self, scene: dict[str, Any]) -> None:
-        self.wanted_model = scene.get("contextual_model") or ""
-        self.wanted_models = [str(m) for m in scene.get("models", [])]
-        self.wanted_layer = scene.get("layer")
-        self.word = str(scene.get("selection") or "").lower()
-        self.sentences.setPlainText("\n".join(scene["sentences"]))
-        self.views.setCurrentIndex(1 if scene.get("view") == "map" else 0)
-        self.contextual_box.setVisible(scene.get("view") != "static")  # static: one list whatever the sense
+    def apply_scene(self, scene: Scene) -> None:
+        self.wanted_model = scene.contextual_model or ""
+        self.wanted_models = list(scene.models)
+        self.wanted_layer = scene.layer
+        self.word = (scene.selection or "").lower()
+        self.sentences.setPlainText("\n".join(scene.sentences))
+        self.views.setCurrentIndex(1 if scene.view == "map" else 0)
+        self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense
         self._show_typed()
         self._refresh_models()
 
-    def current_scene(self) -> dict[str, Any]:
-        return {"panel": "polysemy", "sentences": self.sentence_list(), "selection": self.word,
-                "models": list(self.session.models), "contextual_model": self.model.currentText() or None,
-                "layer": self.layer.value(), "view": self._view()}
+    def current_scene(self) -> Scene:
+        return Scene("polysemy", self.sentence_list(), list(self.session.models), selection=self.word,
+                     contextual_model=self.model.currentText() or None, layer=self.layer.value(), view=self._view())
 
     def _view(self) -> str:
         if self.contextual_box.isHidden():

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
+from explorer.scenes import Scene
+
 
 class ScenePanel(Protocol):
     """A panel a scene or a talk step shows: it takes a scene, says when its results are on screen,
@@ -12,8 +14,8 @@ class ScenePanel(Protocol):
 
     shown: Any  # Signal(): the step's results are on screen
 
-    def apply_scene(self, scene: dict[str, Any]) -> None: ...
+    def apply_scene(self, scene: Scene) -> None: ...
 
-    def current_scene(self) -> dict[str, Any]: ...
+    def current_scene(self) -> Scene: ...
 
     def set_presenting(self, on: bool) -> None: ...

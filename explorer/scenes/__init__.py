@@ -3,7 +3,9 @@ demo is one click away. The built-in ones live here; users save their own anywhe
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +18,33 @@ class SceneError(ValueError):
     pass
 
 
+@dataclass
+class Scene:
+    """A panel's state: its sentences, the word selected, the models it needs and the one it shows, the
+    layer, the view; a talk step's one-line title; the fine-tuning curves it draws. Read from and written
+    to the same JSON as ever (``check_scene``, ``to_json``)."""
+
+    panel: str
+    sentences: list[str] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+    title: str | None = None
+    selection: str | None = None
+    contextual_model: str | None = None
+    layer: int | None = None
+    view: str | None = None
+    curves: str | list[str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The scene's JSON: its panel, sentences and models, and every other field that is set."""
+        return {k: v for k, v in dataclasses.asdict(self).items()
+                if v is not None or k in ("panel", "sentences", "models")}
+
+
 def builtin_scenes() -> list[str]:
     return sorted(p.stem for p in BUILTIN.glob("*.json"))
 
 
-def load_scene(name_or_path: str) -> dict[str, Any]:
+def load_scene(name_or_path: str) -> Scene:
     path = BUILTIN / f"{name_or_path}.json" if name_or_path in builtin_scenes() else Path(name_or_path)
     if not path.is_file():
         raise SceneError(f"no scene '{name_or_path}' (built-in: {', '.join(builtin_scenes())})")
@@ -31,9 +55,11 @@ def load_scene(name_or_path: str) -> dict[str, Any]:
     return check_scene(scene, str(path))
 
 
-def check_scene(scene: Any, origin: str) -> dict[str, Any]:
+def check_scene(scene: Any, origin: str) -> Scene:
     """A scene read from JSON (a file, or a step of a talk deck), checked: its fields, sentences as text
     (lone surrogates, which JSON allows, replaced), and its models as a list of names."""
+    if isinstance(scene, Scene):
+        scene = scene.to_json()
     if isinstance(scene, dict) and scene.get("panel") == "curves":
         scene.setdefault("sentences", [])  # curves need no sentences
     if not isinstance(scene, dict) or not isinstance(scene.get("sentences"), list) or "panel" not in scene:
@@ -58,7 +84,7 @@ def check_scene(scene: Any, origin: str) -> dict[str, Any]:
         raise SceneError(f"{origin}: 'curves' must name a curves file or list fine-tuning run folders")
     if scene.get("layer") is not None and (isinstance(scene["layer"], bool) or not isinstance(scene["layer"], int)):
         raise SceneError(f"{origin}: 'layer' must be a whole number or null")
-    return scene
+    return Scene(**scene)
 
 
 def clean_text(text: str) -> str:
@@ -66,5 +92,5 @@ def clean_text(text: str) -> str:
     return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
 
 
-def save_scene(path: str | Path, scene: dict[str, Any]) -> None:
-    Path(path).write_text(json.dumps({k: v for k, v in scene.items() if k in FIELDS}, indent=2) + "\n", encoding="utf-8")
+def save_scene(path: str | Path, scene: Scene) -> None:
+    Path(path).write_text(json.dumps(scene.to_json(), indent=2) + "\n", encoding="utf-8")

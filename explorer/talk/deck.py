@@ -5,10 +5,11 @@ scene (its fields can be overridden). No Qt here: decks load, check and save on 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.scenes import SceneError, check_scene, load_scene
+from explorer.scenes import Scene, SceneError, check_scene, load_scene
 
 BUILTIN_DECK = Path(__file__).resolve().parent / "seeds.json"
 MAX_DECK_BYTES = 1_000_000
@@ -17,7 +18,18 @@ PANEL_NAMES = {"polysemy": "Polysemy lens", "neighbours": "Neighbours", "attenti
                "predictions": "Predictions", "curves": "Fine-tuning curves"}
 
 
-def load_deck(path: str | Path | None = None) -> dict[str, Any]:
+@dataclass
+class Deck:
+    """A talk: its title and its steps (scenes, each with a one-line title)."""
+
+    title: str = ""
+    steps: list[Scene] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"title": self.title, "steps": [step.to_json() for step in self.steps]}
+
+
+def load_deck(path: str | Path | None = None) -> Deck:
     """The deck at ``path`` (default: the built-in one), every step checked and expanded."""
     path = Path(path) if path is not None else BUILTIN_DECK
     try:
@@ -31,7 +43,9 @@ def load_deck(path: str | Path | None = None) -> dict[str, Any]:
     return check_deck(data, str(path))
 
 
-def check_deck(data: Any, origin: str = "the deck") -> dict[str, Any]:
+def check_deck(data: Any, origin: str = "the deck") -> Deck:
+    if isinstance(data, Deck):
+        data = data.to_json()
     if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
         raise SceneError(f"{origin} is not a deck (it needs a list of 'steps')")
     if not data["steps"]:
@@ -40,31 +54,32 @@ def check_deck(data: Any, origin: str = "the deck") -> dict[str, Any]:
         raise SceneError(f"{origin} has {len(data['steps'])} steps; at most {MAX_STEPS}")
     steps = [expand_step(step, f"{origin}, step {i + 1}") for i, step in enumerate(data["steps"])]
     title = data.get("title", "")
-    return {"title": title if isinstance(title, str) else "", "steps": steps}
+    return Deck(title if isinstance(title, str) else "", steps)
 
 
-def expand_step(step: Any, origin: str) -> dict[str, Any]:
+def expand_step(step: Any, origin: str) -> Scene:
     if isinstance(step, dict) and "scene" in step:
         if not isinstance(step["scene"], str):
             raise SceneError(f"{origin}: 'scene' must be a built-in scene's name")
-        base = load_scene(step["scene"])
+        base = load_scene(step["scene"]).to_json()
         step = {**base, **{k: v for k, v in step.items() if k != "scene"}}
     scene = check_scene(dict(step) if isinstance(step, dict) else step, origin)
-    scene.setdefault("title", step_title(scene))
+    if scene.title is None:
+        scene.title = step_title(scene)
     return scene
 
 
-def step_title(scene: dict[str, Any]) -> str:
+def step_title(scene: Scene) -> str:
     """A title for a view added from the main window (the speaker can edit it)."""
-    panel = PANEL_NAMES.get(scene.get("panel", ""), "View")
-    what = scene.get("selection") or (scene.get("sentences") or [""])[0]
-    model = scene.get("contextual_model") or ""
+    panel = PANEL_NAMES.get(scene.panel, "View")
+    what = scene.selection or (scene.sentences or [""])[0]
+    model = scene.contextual_model or ""
     return " — ".join(p for p in (panel, f"“{what}”" if what else "", model) if p)
 
 
-def save_deck(path: str | Path, deck: dict[str, Any]) -> None:
+def save_deck(path: str | Path, deck: Deck) -> None:
     checked = check_deck(deck)
-    text = json.dumps(checked, indent=2, ensure_ascii=False) + "\n"
+    text = json.dumps(checked.to_json(), indent=2, ensure_ascii=False) + "\n"
     target = Path(path)
     tmp = target.with_name(f".{target.name}.tmp")
     tmp.write_text(text, encoding="utf-8")

@@ -3,8 +3,6 @@ listed by title (double-click to retitle), moved up or down, deleted, saved as J
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
@@ -19,12 +17,13 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.scenes import SceneError
+from explorer.talk.deck import Deck
 
 
 class DeckEditor(QDialog):
-    present = Signal(dict)  # the deck, to show now
+    present = Signal(object)  # the Deck, to show now
 
-    def __init__(self, deck: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, deck: Deck, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Talk deck")
         self.deck = deck  # shared with the main window: edits land there
@@ -49,21 +48,21 @@ class DeckEditor(QDialog):
         self.list.blockSignals(True)
         row = self.list.currentRow()
         self.list.clear()
-        for step in self.deck["steps"]:
-            item = QListWidgetItem(str(step.get("title", "")))
+        for step in self.deck.steps:
+            item = QListWidgetItem(step.title or "")
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
         self.list.setCurrentRow(min(max(row, 0), self.list.count() - 1))
         self.list.blockSignals(False)
-        n = len(self.deck["steps"])
+        n = len(self.deck.steps)
         self.message.setText(f"{n} step{'s' if n != 1 else ''}" if n else
                              "No steps yet: open a view in the main window and choose Talk → Add this view to the deck.")
 
     def _retitled(self, item: QListWidgetItem) -> None:
-        self.deck["steps"][self.list.row(item)]["title"] = item.text().strip()
+        self.deck.steps[self.list.row(item)].title = item.text().strip()
 
     def move_step(self, delta: int) -> None:
-        row, steps = self.list.currentRow(), self.deck["steps"]
+        row, steps = self.list.currentRow(), self.deck.steps
         target = row + delta
         if row < 0 or not 0 <= target < len(steps):
             return
@@ -74,8 +73,8 @@ class DeckEditor(QDialog):
 
     def delete(self) -> None:
         row = self.list.currentRow()
-        if 0 <= row < len(self.deck["steps"]):
-            del self.deck["steps"][row]
+        if 0 <= row < len(self.deck.steps):
+            del self.deck.steps[row]
             self.refresh()
 
     def save_file(self, path: str = "") -> None:
@@ -101,12 +100,11 @@ class DeckEditor(QDialog):
         except SceneError as e:
             self.message.setText(str(e))
             return
-        self.deck.clear()
-        self.deck.update(deck)
+        self.deck.title, self.deck.steps = deck.title, deck.steps  # the main window's deck, in place
         self.refresh()
 
     def _present(self) -> None:
-        if not self.deck["steps"]:
+        if not self.deck.steps:
             self.message.setText("The deck has no steps to present yet.")
             return
         self.present.emit(self.deck)

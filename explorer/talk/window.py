@@ -36,7 +36,9 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.scene_panel import ScenePanel
+from explorer.scenes import Scene
 from explorer.session import Session
+from explorer.talk.deck import Deck
 from explorer.theme import HIGH_CONTRAST, palette_with
 
 BODY_PX = 28
@@ -90,11 +92,11 @@ class TalkWindow(QWidget):
     ready = Signal()  # every step has its results
     left = Signal()  # Esc: the speaker left the talk
 
-    def __init__(self, session: Session, deck: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, session: Session, deck: Deck, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session, self.deck = session, deck
-        self.steps: list[dict[str, Any]] = deck["steps"]
-        self.setWindowTitle(deck.get("title") or "word2bert talk")
+        self.steps: list[Scene] = deck.steps
+        self.setWindowTitle(deck.title or "word2bert talk")
         self.setAutoFillBackground(True)
         self.setPalette(palette_with(self.palette(), HIGH_CONTRAST))
         font = QFont(self.font())
@@ -125,7 +127,7 @@ class TalkWindow(QWidget):
         self.done: set[int] = set()
         self.panels: list[Any] = []  # QWidgets that are ScenePanels (make_panel checks each kind)
         for i, scene in enumerate(self.steps):
-            panel = make_panel(str(scene.get("panel")), session)
+            panel = make_panel(scene.panel, session)
             panel.set_presenting(True)
             panel.shown.connect(lambda i=i: self._step_shown(i))
             self.panels.append(panel)
@@ -143,7 +145,7 @@ class TalkWindow(QWidget):
     # ------------------------------------------------------------ preparing
 
     def models_needed(self) -> list[str]:
-        return list(dict.fromkeys(m for scene in self.steps for m in scene.get("models", [])))
+        return list(dict.fromkeys(m for scene in self.steps for m in scene.models))
 
     def prepare(self) -> None:
         """Load what the steps need (once for all) and let every step compute its results now."""
@@ -154,7 +156,7 @@ class TalkWindow(QWidget):
             panel.apply_scene(scene)
 
     def _step_shown(self, i: int) -> None:
-        missing = [m for m in self.steps[i].get("models", []) if m not in self.session.models]
+        missing = [m for m in self.steps[i].models if m not in self.session.models]
         if missing and self.session.loading:  # its models still loading: the results will be redone
             return
         if i in self.done:
@@ -195,7 +197,7 @@ class TalkWindow(QWidget):
         i = max(0, min(len(self.steps) - 1, i))
         self.stack.setCurrentIndex(i)
         scene = self.steps[i]
-        self.title.setText(str(scene.get("title") or ""))
+        self.title.setText(scene.title or "")
         self.counter.setText(f"{i + 1} / {len(self.steps)}")
         focus = QApplication.focusWidget()
         if focus is None or not is_text_input(focus) or not self.isAncestorOf(focus):

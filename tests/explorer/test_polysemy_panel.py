@@ -2,11 +2,13 @@
 word's occurrences encoded on demand, or from a whole-corpus index — which differ for the same word in two
 senses."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from explorer.panels.polysemy import ContextualAnswer
+from explorer.scenes import check_scene
 from tests.conftest import settle_layout
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
@@ -123,19 +125,19 @@ def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
 
 
 def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
-    from explorer.scenes import SceneError, builtin_scenes, load_scene, save_scene
+    from explorer.scenes import Scene, SceneError, builtin_scenes, load_scene, save_scene
 
     assert {"bank", "play", "star", "bat", "spring"} <= set(builtin_scenes())
-    assert load_scene("play")["selection"] == "play"
-    scene = {"panel": "polysemy", "sentences": ["He tuned the piano.", "The piano was loud."], "selection": "piano",
-             "models": [str(contextual_runs["elmo"][0])], "contextual_model": "elmo", "layer": 1, "view": "map"}
+    assert load_scene("play").selection == "play"
+    scene = Scene("polysemy", ["He tuned the piano.", "The piano was loud."], [str(contextual_runs["elmo"][0])],
+                  selection="piano", contextual_model="elmo", layer=1, view="map")
     save_scene(tmp_path / "mine.json", scene)
     panel = window.polysemy
     window.open_scene(str(tmp_path / "mine.json"))
     qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=120_000)  # occurrences on demand
     assert not panel.indexer.indexes  # no whole-corpus index was needed
     assert panel.layer.value() == 1 and panel.views.currentIndex() == 1
-    assert panel.current_scene()["sentences"] == scene["sentences"]
+    assert panel.current_scene().sentences == scene.sentences
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(SceneError):
         load_scene(str(tmp_path / "bad.json"))
@@ -317,8 +319,8 @@ def test_a_scene_waits_for_its_own_model_instead_of_encoding_with_a_stand_in(qtb
     fetch = panel.fetcher.fetch
     panel.fetcher.fetch = lambda handles, word, corpus: (asked.append((word, tuple(handles))), fetch(handles, word, corpus))
     window.session.load(str(contextual_runs["elmo"][0]))  # as a talk or a scene does: its models, then the scene
-    panel.apply_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
-                       "models": ["elmo"], "contextual_model": "elmo", "layer": None, "view": "neighbours"})
+    panel.apply_scene(check_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
+                       "models": ["elmo"], "contextual_model": "elmo", "layer": None, "view": "neighbours"}, "a test's scene"))
     assert "waiting for elmo" in panel.message.text() and not panel.fetcher.running
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as answer:
         pass
@@ -331,11 +333,11 @@ def test_a_static_view_encodes_no_occurrences(qtbot, window, contextual_runs):
     panel = window.polysemy
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["bert"][0]))
-    panel.apply_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
-                       "models": [], "contextual_model": None, "layer": None, "view": "static"})
+    panel.apply_scene(check_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
+                       "models": [], "contextual_model": None, "layer": None, "view": "static"}, "a test's scene"))
     qtbot.waitUntil(lambda: not panel._debounce.isActive(), timeout=5_000)  # the typed sentences are read
     assert not panel.fetcher.running and not panel.fetcher.found and not panel.context_runner.busy
-    panel.apply_scene({**panel.current_scene(), "view": "neighbours"})  # the column shown again: it answers
+    panel.apply_scene(dataclasses.replace(panel.current_scene(), view="neighbours"))  # the column shown again: it answers
     with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
         pass
     assert "bus" in panel.results.toPlainText()

@@ -8,25 +8,25 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from engine import api
-from explorer.scenes import SceneError
+from explorer.scenes import SceneError, check_scene
 from explorer.talk.deck import check_deck, load_deck, save_deck
 from explorer.talk.window import BODY_PX, EXPORT_SIZE
 
 
 def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
     deck = load_deck()
-    panels = [(s["panel"], s.get("view")) for s in deck["steps"]]
+    panels = [(s.panel, s.view) for s in deck.steps]
     assert panels[0] == ("predictions", "probability")  # a language model scores a sentence and its shuffles
     assert ("polysemy", "static") in panels and ("attention", "head") in panels and panels[-2] == ("predictions", "masked")
     analogy = panels.index(("neighbours", "neighbours"))  # right after one list for "play": the vectors still add up
-    assert panels[analogy - 1] == ("polysemy", "static") and deck["steps"][analogy]["selection"] == "king - man + woman"
-    assert deck["steps"][-1]["panel"] == "curves"  # pretrained vs from-scratch fine-tuning curves, shipped
-    curves = api.read_curves(deck["steps"][-1]["curves"])
+    assert panels[analogy - 1] == ("polysemy", "static") and deck.steps[analogy].selection == "king - man + woman"
+    assert deck.steps[-1].panel == "curves"  # pretrained vs from-scratch fine-tuning curves, shipped
+    curves = api.read_curves(deck.steps[-1].curves)
     assert {c.strategy for c in curves.runs} >= {"full", "scratch"} and all(len(c.values) >= 3 for c in curves.runs)
-    assert all(s["title"] and len(s["title"]) < 80 for s in deck["steps"])  # one line a speaker reads out
-    contextual = [s["contextual_model"] for s in deck["steps"] if s["panel"] == "polysemy" and s["view"] != "static"]
+    assert all(s.title and len(s.title) < 80 for s in deck.steps)  # one line a speaker reads out
+    contextual = [s.contextual_model for s in deck.steps if s.panel == "polysemy" and s.view != "static"]
     assert contextual == ["elmo-tiny", "minilm-mlm"]
-    assert all(s["contextual_model"] in s["models"] for s in deck["steps"] if s.get("contextual_model"))
+    assert all(s.contextual_model in s.models for s in deck.steps if s.contextual_model)
 
 
 def test_bad_decks_are_refused_with_a_reason(tmp_path):
@@ -45,8 +45,8 @@ def test_bad_decks_are_refused_with_a_reason(tmp_path):
     with pytest.raises(SceneError, match="not a deck file"):
         load_deck(bad)
     deck = check_deck({"steps": [{"panel": "predictions", "view": "masked", "sentences": ["a \ud800 [MASK]"]}]})
-    assert deck["steps"][0]["sentences"] == ["a \ufffd [MASK]"]  # a lone surrogate (valid JSON) is replaced
-    assert deck["steps"][0]["title"].startswith("Predictions")  # a step without a title gets one
+    assert deck.steps[0].sentences == ["a \ufffd [MASK]"]  # a lone surrogate (valid JSON) is replaced
+    assert deck.steps[0].title.startswith("Predictions")  # a step without a title gets one
 
 
 def test_a_deck_round_trips_and_a_built_in_scene_can_be_a_step(tmp_path):
@@ -55,8 +55,8 @@ def test_a_deck_round_trips_and_a_built_in_scene_can_be_a_step(tmp_path):
                                         "models": ["glove-6b-50d"], "title": "Static"}]}
     save_deck(tmp_path / "deck.json", check_deck(deck))
     back = load_deck(tmp_path / "deck.json")
-    assert [s["title"] for s in back["steps"]] == ["Banks", "Static"]
-    assert back["steps"][0]["selection"] == "bank" and back["steps"][0]["layer"] == 2  # the override kept
+    assert [s.title for s in back.steps] == ["Banks", "Static"]
+    assert back.steps[0].selection == "bank" and back.steps[0].layer == 2  # the override kept
     assert json.loads((tmp_path / "deck.json").read_text(encoding="utf-8"))["title"] == "mine"
 
 
@@ -155,21 +155,21 @@ def test_the_main_window_builds_a_deck_from_its_views(qtbot, contextual_runs, tm
     window.tabs.setCurrentWidget(window.attention)
     window.attention.sentence.setText("the cat sat")
     window.add_to_deck()
-    steps = window.deck["steps"]
-    assert [s["panel"] for s in steps] == ["predictions", "attention"]
-    assert steps[0]["sentences"] == ["a [MASK] b"] and steps[0]["models"] == [bert]  # the user's run, by path
+    steps = window.deck.steps
+    assert [s.panel for s in steps] == ["predictions", "attention"]
+    assert steps[0].sentences == ["a [MASK] b"] and steps[0].models == [bert]  # the user's run, by path
     editor = DeckEditor(window.deck)
     qtbot.addWidget(editor)
     editor.list.setCurrentRow(1)
     editor.move_step(-1)
-    assert [s["panel"] for s in window.deck["steps"]] == ["attention", "predictions"]
+    assert [s.panel for s in window.deck.steps] == ["attention", "predictions"]
     editor.list.item(0).setText("Where words look")
-    assert window.deck["steps"][0]["title"] == "Where words look"
+    assert window.deck.steps[0].title == "Where words look"
     editor.save_file(str(tmp_path / "mine.json"))
-    assert [s["title"] for s in load_deck(tmp_path / "mine.json")["steps"]][0] == "Where words look"
+    assert [s.title for s in load_deck(tmp_path / "mine.json").steps][0] == "Where words look"
     editor.list.setCurrentRow(0)
     editor.delete()
-    assert [s["panel"] for s in window.deck["steps"]] == ["predictions"]
+    assert [s.panel for s in window.deck.steps] == ["predictions"]
     window.close()
 
 
@@ -194,11 +194,11 @@ def test_the_curves_step_draws_pretrained_against_scratch_big_on_black(qtbot, tm
     panel = CurvesPanel(Session())
     qtbot.addWidget(panel)
     with qtbot.waitSignal(panel.shown, timeout=10_000):
-        panel.apply_scene(check_deck({"steps": [{"panel": "curves", "curves": str(path)}]})["steps"][0])
+        panel.apply_scene(check_deck({"steps": [{"panel": "curves", "curves": str(path)}]}).steps[0])
     lines = panel.plot.getPlotItem().listDataItems()
     assert [list(item.getData()[1]) for item in lines] == [[0.5, 0.8, 0.9], [0.3, 0.4, 0.6]]
     assert "pre-training buys +30.0 points" in panel.summary.text() and "accuracy" in panel.heading.text()
-    assert panel.current_scene()["curves"] == str(path)
+    assert panel.current_scene().curves == str(path)
     panel.set_presenting(True)
     assert panel.controls.isHidden()
     assert all(item.opts["pen"].width() == TALK_WIDTH for item in panel.plot.getPlotItem().listDataItems())
@@ -219,8 +219,8 @@ def test_a_talk_step_scores_with_its_own_models_only(qtbot, contextual_runs):
     qtbot.addWidget(panel)
     panel.set_presenting(True)
     with qtbot.waitSignal(panel.shown, timeout=60_000):
-        panel.apply_scene({"panel": "predictions", "view": "probability", "sentences": ["the cat sat ."],
-                           "models": ["gpt"]})
+        panel.apply_scene(check_scene({"panel": "predictions", "view": "probability", "sentences": ["the cat sat ."],
+                           "models": ["gpt"]}, "a test's scene"))
     table = panel.probability.table
     assert [table.horizontalHeaderItem(c).text() for c in range(1, table.columnCount())] == ["gpt (log p)"]
 

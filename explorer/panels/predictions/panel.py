@@ -12,6 +12,7 @@ from explorer.panels.predictions.masked import MaskedView
 from explorer.panels.predictions.next_sentence import NextSentenceView
 from explorer.panels.predictions.next_token import NextTokenView
 from explorer.panels.predictions.sentence_probability import SentenceProbabilityView
+from explorer.scenes import Scene
 from explorer.session import Session
 
 
@@ -57,19 +58,18 @@ class PredictionsPanel(QWidget):
         for view in self._views():
             view.refresh_models(self.wanted_model)
 
-    def apply_scene(self, scene: dict[str, Any]) -> None:
-        view = str(scene.get("view") or "masked")
-        self.wanted_model = str(scene.get("contextual_model") or "")
+    def apply_scene(self, scene: Scene) -> None:
+        view = scene.view or "masked"
+        self.wanted_model = scene.contextual_model or ""
         index = self.VIEWS.index(view) if view in self.VIEWS else 0
         self.views.setCurrentIndex(index)
-        self._views()[index].set_sentences([str(s) for s in scene.get("sentences", [])])
+        self._views()[index].set_sentences(list(scene.sentences))
         # a talk's step scores with its own models only: one loaded for a later step must not add a column
         # (and a rescoring) to this one
-        self.probability.only = [str(m) for m in scene.get("models", [])] if self.presenting else None
+        self.probability.only = list(scene.models) if self.presenting else None
         self._refresh_models()
 
-    def current_scene(self) -> dict[str, Any]:
+    def current_scene(self) -> Scene:
         index = self.views.currentIndex()
-        return {"panel": "predictions", "sentences": self._views()[index].sentences(), "selection": "",
-                "models": list(self.session.models), "contextual_model": self.masked.model.currentText(),
-                "layer": None, "view": self.VIEWS[index]}
+        return Scene("predictions", self._views()[index].sentences(), list(self.session.models), selection="",
+                     contextual_model=self.masked.model.currentText(), view=self.VIEWS[index])
