@@ -41,7 +41,7 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="word2bert-train", description="Train a model of the NLP-pretraining lineage.")
     p.add_argument("kind", choices=sorted(MODEL_CONFIGS), nargs="?" if kind is None else None,
                    help="model family (optional with --resume)")
-    p.add_argument("--corpus", default="default", help="default, wiki-vital, bbc-news, enwiki-sample, or a file/folder")
+    p.add_argument("--corpus", default="default", help="default, wiki-vital, bbc-news, enwiki-sample, chitchat, or a file/folder")
     p.add_argument("--out", help="run folder to create")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a stopped run")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: best available)")

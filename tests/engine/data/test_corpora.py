@@ -59,3 +59,15 @@ def test_default_corpus_sources_and_document_level_heldout_split():
     titles_train = {(d.source, d.title) for d in corpus.documents("train")}
     titles_held = {(d.source, d.title) for d in corpus.documents("heldout")}
     assert titles_held and not titles_train & titles_held
+
+
+def test_the_conversation_corpus_is_everyday_english_as_people_typed_it():
+    corpus = get_corpus("chitchat")
+    docs = list(corpus.documents())
+    assert len(docs) == 7168 and all(d.source == "chitchat" for d in docs)
+    lines = [s for d in docs for s in d.sentences]
+    assert 250_000 < len(lines) < 270_000 and 2_300_000 < sum(len(s.split()) for s in lines) < 2_700_000
+    assert "Im alright, I just took a nap." in docs[0].sentences[5]  # one message a line, spelled as typed
+    heldout = {d.title for d in corpus.documents("heldout")}
+    assert 0.015 < len(heldout) / len(docs) < 0.05 and not heldout & {d.title for d in corpus.documents("train")}
+    assert "chitchat" not in {d.source for d in get_corpus("default").documents("heldout")}  # not in default yet
