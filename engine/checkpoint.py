@@ -145,6 +145,8 @@ def save_run(run_dir: str | Path, kind: str, config: Mapping[str, Any],
             order.append(name)
         save_file(flat, str(stage / WEIGHTS), metadata={"save_id": save_id, "kind": kind})
         order.append(WEIGHTS)
+        if training_state is not None:
+            training_state = {"layout": STATE_LAYOUT, **training_state}
         if training_state is not None and "torch" not in sys.modules and _plain(training_state):
             (stage / STATE_JSON).write_text(json.dumps(dict(training_state)))  # no torch to load for a resume
             order.append(STATE_JSON)
@@ -482,7 +484,8 @@ def check_shapes(tensors: Mapping[str, Any], expected: Mapping[str, tuple[int, .
 
 def read_training_state(run_dir: str | Path, mmap: bool = False) -> dict[str, Any]:
     """The saved loop state of a run; ``mmap``: tensors stay on disk until read (a glance at its small
-    entries costs no copy of the weights and optimiser moments)."""
+    entries costs no copy of the weights and optimiser moments). A state of a newer layout than this
+    version writes (``STATE_LAYOUT``) is refused by name; one without a layout number is of layout 0."""
     path = Path(run_dir) / STATE
     if not path.exists() and (Path(run_dir) / STATE_JSON).exists():  # a run saved without torch
         path = Path(run_dir) / STATE_JSON
@@ -492,12 +495,28 @@ def read_training_state(run_dir: str | Path, mmap: bool = False) -> dict[str, An
             raise CheckpointError(f"{path} cannot be read ({e})") from None
         if not isinstance(state, dict):
             raise CheckpointError(f"{path} is not a training state (a JSON object)")
-        return state
+        return _known_layout(state, path)
     if not path.exists():
         raise CheckpointError(f"{run_dir} has no {STATE}: it cannot be resumed")
     import torch
 
     try:
-        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
+        state = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as e:
         raise CheckpointError(f"{path} cannot be read safely ({e})") from None
+    if not isinstance(state, dict):
+        raise CheckpointError(f"{path} is not a training state (a dictionary)")
+    return _known_layout(state, path)
+
+
+# the training state's layout, saved with it: every loop's state holds "step" and its own position (the
+# gradient loop: its optimiser, scaler and RNG; word2vec: epoch and chunk; GloVe: epoch, batch, optimiser)
+STATE_LAYOUT = 1
+
+
+def _known_layout(state: dict[str, Any], path: Path) -> dict[str, Any]:
+    layout = state.get("layout", 0)
+    if not isinstance(layout, int) or isinstance(layout, bool) or layout > STATE_LAYOUT:
+        raise CheckpointError(f"{path} was saved by a newer word2bert (training-state layout {layout!r}; this "
+                              f"version reads up to {STATE_LAYOUT}): resume it with that version, or load its weights")
+    return state

@@ -21,7 +21,7 @@ from engine.checkpoint import (
     read_tensors,
     save_run,
 )
-from engine.errors import SaveError
+from engine.errors import CheckpointError, SaveError
 from tests.engine.helpers import w2v_spec
 
 SAVER = """
@@ -210,3 +210,15 @@ def test_saved_files_get_the_usual_permissions_not_private_ones(tmp_path):
              training_state={"step": 1})
     for name in (WEIGHTS, "config.json", "training_state.pt"):
         assert (tmp_path / "run" / name).stat().st_mode & 0o777 == _FILE_MODE, name  # 0o644 under umask 022
+
+
+def test_a_training_state_names_its_layout_and_a_newer_one_is_refused_by_name(tmp_path):
+    from engine.checkpoint import STATE_LAYOUT, read_training_state
+
+    run_dir = tmp_path / "run"
+    save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 1}, {"w": torch.zeros(3)}, training_state={"step": 1})
+    assert read_training_state(run_dir) == {"step": 1, "layout": STATE_LAYOUT}
+    save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 2}, {"w": torch.zeros(3)},
+             training_state={"step": 2, "layout": STATE_LAYOUT + 1})  # what a later version would write
+    with pytest.raises(CheckpointError, match="saved by a newer word2bert"):
+        read_training_state(run_dir)
