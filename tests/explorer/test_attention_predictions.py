@@ -294,3 +294,30 @@ def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, con
         pass
     qtbot.waitUntil(lambda: not pending(panel), timeout=5_000)
     assert panel.masked.last[0] == "She played the [MASK]."
+
+
+def test_a_sentence_one_model_cannot_score_shows_a_dash_with_the_reason_and_no_difference(qtbot):
+    from engine.api import SentenceScore
+    from explorer.panels.predictions.sentence_probability import (
+        ScoreColumn,
+        ScoreTable,
+        SentenceProbabilityView,
+        Unscored,
+    )
+    from explorer.session import Session
+
+    view = SentenceProbabilityView(Session())
+    qtbot.addWidget(view)
+
+    def score(logprob):
+        return SentenceScore(("a", "b", "</s>"), (logprob / 3,) * 3, logprob, 2.0)
+
+    table = ScoreTable(["the cat sat .", "sat cat the ."], [
+        ScoreColumn("ngram (log p)", [score(-10.0), score(-20.0)]),
+        ScoreColumn("gpt (log p)", [score(-12.0), Unscored("gpt reads at most 8 tokens")])])
+    view._show(table)
+    assert view.table.item(1, 2).text() == "—" and view.table.item(1, 2).toolTip() == "gpt reads at most 8 tokens"
+    assert view.best == {"ngram (log p)": 0, "gpt (log p)": 0}
+    view.difference.setCurrentText("gpt − ngram")
+    header, values = view.difference_column()
+    assert header == "Δ gpt − ngram" and values == [-2.0, None]  # where one model failed, no difference

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
@@ -25,6 +26,27 @@ from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
 
 
+@dataclass(frozen=True)
+class Unscored:
+    """A sentence one model could not score (the rest of its column, and the other models', still show)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ScoreColumn:
+    name: str  # the model, and how it scores ("log p" or "pseudo-log p")
+    scores: list[Any]  # per sentence: an engine.api.SentenceScore, or Unscored
+
+
+@dataclass(frozen=True)
+class ScoreTable:
+    """What the worker answers: every sentence scored by every model that can score."""
+
+    sentences: list[str]
+    columns: list[ScoreColumn]
+
+
 class SentenceProbabilityView(QWidget):
     shown = Signal()
 
@@ -43,7 +65,7 @@ class SentenceProbabilityView(QWidget):
         self.difference.setToolTip("add a column: one model's log-probability minus another's, per sentence "
                                    "(e.g. a checkpoint against an earlier step of the same run)")
         self.difference.currentIndexChanged.connect(lambda _: self._redraw())
-        self._last: tuple[list[str], list[tuple[str, list[Any]]]] | None = None
+        self._last: ScoreTable | None = None
         self._pairs: list[tuple[int, int]] = []
         self.table = QTableWidget(0, 0)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
@@ -101,7 +123,7 @@ class SentenceProbabilityView(QWidget):
             self._asked = None
             return
 
-        def work() -> tuple[list[str], list[tuple[str, list[Any]]]]:
+        def work() -> ScoreTable:
             from engine.api import Cancelled, Word2BertError
 
             columns = []
@@ -112,10 +134,11 @@ class SentenceProbabilityView(QWidget):
                         scores.append(h.score(s))
                     except Cancelled:
                         raise
-                    except Word2BertError as e:
-                        scores.append(str(e))
-                columns.append((f"{h.name} ({'pseudo-' if Capability.MASKED_LM in h.capabilities else ''}log p)", scores))
-            return sentences, columns
+                    except Word2BertError as e:  # this sentence only: the rest of the table still shows
+                        scores.append(Unscored(str(e)))
+                name = f"{h.name} ({'pseudo-' if Capability.MASKED_LM in h.capabilities else ''}log p)"
+                columns.append(ScoreColumn(name, scores))
+            return ScoreTable(sentences, columns)
 
         key = (tuple(sentences), tuple((h.name, id(h)) for h in handles))
         if key == self._asked:  # the same sentences and models (another model loaded elsewhere): nothing new
@@ -132,9 +155,9 @@ class SentenceProbabilityView(QWidget):
         self.stop.setEnabled(False)
         self.message.setText("stopped: the scoring was cancelled (edit the sentences to score them again)")
 
-    def _show(self, result: tuple[list[str], list[tuple[str, list[Any]]]]) -> None:
+    def _show(self, result: ScoreTable) -> None:
         self._last = result
-        names = [name.rsplit(" (", 1)[0] for name, _ in result[1]]
+        names = [column.name.rsplit(" (", 1)[0] for column in result.columns]
         pairs = [(j, i) for i in range(len(names)) for j in range(len(names)) if i != j]
         labels = ["none"] + [f"{names[b]} − {names[a]}" for b, a in pairs]
         if labels != [self.difference.itemText(i) for i in range(self.difference.count())]:
@@ -154,15 +177,15 @@ class SentenceProbabilityView(QWidget):
         if self._last is None or index <= 0 or index - 1 >= len(self._pairs):
             return None
         b, a = self._pairs[index - 1]
-        columns = self._last[1]
-        values = [None if isinstance(x, str) or isinstance(y, str) else x.logprob - y.logprob
-                  for x, y in zip(columns[b][1], columns[a][1], strict=True)]
+        columns = self._last.columns
+        values = [None if isinstance(x, Unscored) or isinstance(y, Unscored) else x.logprob - y.logprob
+                  for x, y in zip(columns[b].scores, columns[a].scores, strict=True)]
         return f"Δ {self.difference.currentText()}", values
 
     def _redraw(self) -> None:
         if self._last is None:
             return
-        sentences, columns = self._last
+        sentences, columns = self._last.sentences, [(c.name, c.scores) for c in self._last.columns]
         extra = self.difference_column()
         self.table.clear()
         self.table.setRowCount(len(sentences))
@@ -173,13 +196,13 @@ class SentenceProbabilityView(QWidget):
             self.table.setItem(r, 0, QTableWidgetItem(s))
         self.best = {}
         for c, (name, scores) in enumerate(columns, start=1):
-            numbers = [x.logprob if not isinstance(x, str) else float("-inf") for x in scores]
+            numbers = [float("-inf") if isinstance(x, Unscored) else x.logprob for x in scores]
             best = max(range(len(numbers)), key=numbers.__getitem__)
             self.best[name] = best
             for r, x in enumerate(scores):
-                if isinstance(x, str):
+                if isinstance(x, Unscored):
                     item = QTableWidgetItem("—")
-                    item.setToolTip(x)
+                    item.setToolTip(x.reason)
                 else:
                     unknown = sum(x.unknown)
                     item = QTableWidgetItem(f"{'★ ' if r == best else ''}{x.logprob:.1f}  (ppl {x.perplexity:,.0f})"
@@ -198,8 +221,8 @@ class SentenceProbabilityView(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.table.resizeRowsToContents()
         notices = list(dict.fromkeys(x.notice for _, scores in columns for x in scores
-                                     if not isinstance(x, str) and x.notice))
-        if any(not isinstance(x, str) and any(x.unknown) for _, scores in columns for x in scores):
+                                     if not isinstance(x, Unscored) and x.notice))
+        if any(not isinstance(x, Unscored) and any(x.unknown) for _, scores in columns for x in scores):
             notices.insert(0, "“unknown”: words a word-level model does not know; it scores each as its one "
                               "<unk> class, cheaper than spelling the word out as GPT must, so compare with care")
         self.message.setText("Log-probability (natural log; higher is more likely) and perplexity per model; "
