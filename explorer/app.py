@@ -26,6 +26,18 @@ def run(argv: list[str]) -> int:
     if args.export and args.talk is None:
         parser.error("--export needs --talk")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    scene_error = ""
+    if args.scene:  # read before any window: a misspelt scene says so at once (and a screenshot of it exits)
+        from explorer.scenes import SceneError, load_scene
+
+        try:
+            load_scene(args.scene)
+        except SceneError as e:
+            scene_error = str(e)
+            print(f"word2bert: {scene_error}", file=sys.stderr)
+            if args.screenshot:
+                return 2
+            args.scene = None  # the window opens as without a scene, its default models loaded
 
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
@@ -57,6 +69,11 @@ def run(argv: list[str]) -> int:
         session.load_defaults()
     if args.scene:
         window.open_scene(args.scene)
+    if scene_error:  # said where it stays (the status bar is overwritten as the models load)
+        from PySide6.QtWidgets import QMessageBox
+
+        box = QMessageBox(QMessageBox.Icon.Warning, "word2bert", scene_error, parent=window)
+        box.open()  # window-modal, without a loop of its own: the models go on loading
     status = {"code": 0}
     if args.screenshot:
         from explorer.screenshot import WindowShot

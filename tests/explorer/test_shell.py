@@ -171,3 +171,13 @@ def test_a_superseded_query_is_skipped_or_stopped_and_cancel_delivers_nothing(qt
         stop.set()
         with cancellable(stop):
             check_cancelled("x")
+
+
+def test_a_misspelt_scene_says_so_and_a_screenshot_of_it_exits_at_once(capsys, tmp_path):
+    """`word2bert --scene bnak --screenshot x.png` printed nothing and ran until killed."""
+    from explorer.app import run
+
+    assert run(["word2bert", "--scene", "bnak", "--screenshot", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert "no scene 'bnak'" in err and "bank" in err  # and the built-in ones it could have meant
+    assert not (tmp_path / "x.png").exists()
