@@ -11,7 +11,7 @@ from explorer.panels.polysemy import ContextualAnswer
 from explorer.scenes import check_scene
 from tests.conftest import settle_layout
 
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import pytest
 
 from tests.conftest import FRAMES, TOPICS, settle_layout
 
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import TINY, settle_layout
 
-SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
+SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
 
 
 def choose(panel, kind):

@@ -69,7 +69,7 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     assert list(xs) == [2, 4, 6] and all(0 <= y <= 1 for y in ys)
     assert (bert_run / "checkpoint_scores.json").is_file()  # cached in the run
     settle_layout()
-    from tests.explorer.test_attention_predictions import shot
+    from tests.explorer.panels.test_attention_predictions import shot
 
     shot(qtbot, window, "run-history-scrubber")
 
