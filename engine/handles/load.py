@@ -8,6 +8,7 @@ built-in names come from pip packages and the shipped default checkpoints.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -48,9 +49,10 @@ def load_run(run_dir: str | Path) -> ModelHandle:
         raise CheckpointError(f"{run_dir}: unknown model kind {kind!r} (known: {', '.join(sorted(known))})")
     if kind in MODEL_CONFIGS:  # every setting checked before anything is built from it
         try:
-            config_from_dict(kind, config.get("model"))
+            cfg = config_from_dict(kind, config.get("model"))
         except ValueError as e:
             raise CheckpointError(f"{run_dir / 'config.json'}: {e}") from None
+        _weights_fit_the_settings(run_dir, kind, cfg)
     try:
         return known[kind](run_dir, config)
     except CheckpointError:
@@ -58,6 +60,28 @@ def load_run(run_dir: str | Path) -> ModelHandle:
     except (KeyError, TypeError, ValueError, OSError, RuntimeError) as e:  # a file that does not fit its config
         what = f"missing {e}" if isinstance(e, KeyError) else str(e) or type(e).__name__
         raise CheckpointError(f"{run_dir}: the run folder does not load ({what})") from None
+
+
+def _weights_fit_the_settings(run_dir: Path, kind: str, cfg: Any) -> None:
+    """A config.json whose settings ask for far more weights than model.safetensors holds is refused before
+    anything is built (a hand-edited "layers": 1000000 passed the memory check of a 128 GB machine and
+    spent minutes building 122 GB of layers that the file could never fill). Only the file's header is read."""
+    from engine.checkpoint import WEIGHTS
+    from engine.config_checks import estimated_parameters
+
+    asked = estimated_parameters(kind, cfg)
+    if not asked:
+        return
+    try:
+        from safetensors import safe_open
+
+        with safe_open(str(run_dir / WEIGHTS), framework="np") as f:
+            held = sum(math.prod(f.get_slice(k).get_shape()) for k in f.keys())  # noqa: SIM118 - a safe_open handle
+    except Exception:  # noqa: BLE001 - an unreadable file is the loader's to report, with its own words
+        return
+    if asked > 8 * held + 10_000_000:  # settings give upper bounds (ELMo: max_vocab): only a gross mismatch
+        raise CheckpointError(f"{run_dir / 'config.json'}: its settings ask for about {asked:,} weights but "
+                              f"{WEIGHTS} holds {held:,}: the config does not belong to these weights")
 
 
 @functools.lru_cache(maxsize=1)  # shipped data: read once (views ask on every model change, on the GUI thread)

@@ -38,6 +38,8 @@ CASES = {
     # ten million layers of the tiny BERT: 1.3 TB of weights, more than any machine has (a million was
     # 122 GB, which a 128 GB GPU machine tried to build)
     "layers ten million": (lambda c: c["model"].update(layers=10_000_000), "GB for its weights"),
+    # a thousand layers fit any machine's memory but not this run's file: refused before anything is built
+    "layers a thousand": (lambda c: c["model"].update(layers=1000), "does not belong to these weights"),
     "kind says glove": (lambda c: c.update(kind="glove"), "unknown glove settings"),
     "tokenizer escaping": (lambda c: c.update(tokenizer="../../etc/passwd"), "must name a file in the run folder"),
     "tokenizer missing": (lambda c: c.update(tokenizer="nothing.json"), "no tokenizer"),
