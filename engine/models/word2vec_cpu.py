@@ -333,12 +333,12 @@ def alias_table(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def sgd(ids: np.ndarray, sent: np.ndarray, start: int, stop: int, syn0: np.ndarray, syn1: np.ndarray, sub_rows: np.ndarray | None,
         sub_count: np.ndarray | None, *, sg: bool, hs: bool, negative: int, window: int, cbow_mean: bool,
         accept: np.ndarray, alias: np.ndarray, codes: np.ndarray, points: np.ndarray, lengths: np.ndarray,
-        alpha0: float, alpha1: float, seed: int, blocks: int | None = None) -> tuple[float, int]:
+        alpha0: float, alpha1: float, seed: int) -> tuple[float, int]:
     """Train the vectors in place on positions ``start:stop`` of ``ids`` (subsampled word ids, ``sent``
     their sentence numbers; windows read the ids around, within a sentence); the learning rate goes
-    linearly from alpha0 to alpha1 over the positions. ``blocks``: how many parts the positions are
-    cut into, run in parallel (``blocks_for`` by default). Returns (summed loss, pairs)."""
-    nblocks = max(1, min(blocks if blocks is not None else blocks_for(stop - start), stop - start))
+    linearly from alpha0 to alpha1 over the positions, cut into ``blocks_for`` parts run in parallel.
+    Returns (summed loss, pairs)."""
+    nblocks = max(1, min(blocks_for(stop - start), stop - start))
     seeds = np.array([(seed * 1_000_003 + b * 7919 + 1) & MASK64 for b in range(nblocks)], dtype=np.uint64)
     padded = (syn0.shape[1] + 31) // 16 * 16  # a cache line or more between two threads' buffers
     buffers = np.empty((nblocks, 2, padded), dtype=np.float32)

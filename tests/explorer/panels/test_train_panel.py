@@ -64,13 +64,19 @@ def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
     assert panel.run_name in window.session.models
 
 
-def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
+def bert_running(qtbot, window):
+    """The Pretrain panel with a long BERT run started, once it has logged its first step."""
     panel = window.train
     choose(panel, "bert")
     panel.steps.setValue(100_000)
     panel.start.click()
     with qtbot.waitSignal(panel.job.run_event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
         pass
+    return panel
+
+
+def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
+    panel = bert_running(qtbot, window)
     panel.stop.click()
     with qtbot.waitSignal(panel.job.finished, timeout=120_000) as done:
         pass
@@ -159,12 +165,7 @@ def test_closing_the_window_stops_a_run_with_a_save(qtbot, window):
     """Closing the app is a Stop: the training process saves a resumable checkpoint before the app ends."""
     from engine import api
 
-    panel = window.train
-    choose(panel, "bert")
-    panel.steps.setValue(100_000)
-    panel.start.click()
-    with qtbot.waitSignal(panel.job.run_event, timeout=120_000, check_params_cb=lambda ev: type(ev).__name__ == "StepMetrics"):
-        pass
+    panel = bert_running(qtbot, window)
     job = panel.job
     assert window.running_jobs() == [job]
     window.close()
