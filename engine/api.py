@@ -178,6 +178,14 @@ def corpora() -> list[str]:
     return corpus_names()
 
 
+def trained_text(info: dict[str, Any]) -> str:
+    """What a run was trained on, in a few words (a handle's ``info`` or a run's config): the default
+    corpus with the sources it had then, or a file's name."""
+    from engine.data.corpora import corpus_label
+
+    return corpus_label(info)
+
+
 def corpus_sample(corpus: str = "default", n: int = 200, part: str = "heldout") -> list[str]:
     """``n`` sentences spread evenly over a corpus part (for statistics over "a sample of the corpus")."""
     from engine.data.corpora import get_corpus
@@ -332,12 +340,13 @@ def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[Tra
 def describe_run(run_dir: str | Path) -> str:
     """One line about a run folder (kind, preset, corpus, steps, last metrics) without loading weights."""
     from engine.checkpoint import read_config
+    from engine.data.corpora import corpus_label
 
     cfg = read_config(run_dir)
     model = cfg.get("model") or {}
     parts = [str(cfg.get("kind", "?")) + (f" {model['preset']}" if model.get("preset") else "")]
     if cfg.get("corpus"):
-        parts.append(f"corpus {Path(str(cfg['corpus'])).name}")
+        parts.append(f"corpus {corpus_label(cfg)}")
     if cfg.get("trained_steps"):
         parts.append(f"{cfg['trained_steps']:,} steps")
     metrics = cfg.get("metrics") or {}

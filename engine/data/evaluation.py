@@ -95,7 +95,7 @@ def quick_word_similarity(vectors: StaticVectors, dataset: str = "wordsim353") -
 
 def evaluate_handle(handle: Any, tasks: list[str], corpus: str | None = None) -> dict[str, Any]:
     """Run the named tasks on a loaded model handle; tasks it cannot do are reported, not failed."""
-    from engine.data.corpora import get_corpus
+    from engine.data.corpora import get_corpus, trained_on
     from engine.results import Capability
 
     out: dict[str, Any] = {"model": handle.name, "kind": handle.kind}
@@ -112,7 +112,7 @@ def evaluate_handle(handle: Any, tasks: list[str], corpus: str | None = None) ->
             if not handle.capabilities & Capability.SENTENCE_SCORE:
                 out[task] = {"skipped": f"{handle.kind} cannot score sentences"}
                 continue
-            name = corpus or handle.info.get("corpus", "default")
+            name = corpus or trained_on(handle.info)
             sentences = list(get_corpus(name).sentences("heldout"))
             out[task] = {"perplexity": handle.perplexity(sentences), "corpus": name, "sentences": len(sentences)}
     return out

@@ -240,5 +240,5 @@ class BaseHandle:
 
 
 def run_info(run_dir: Path, config: dict) -> dict[str, Any]:
-    keys = ("corpus", "corpus_words", "vocabulary_size", "device", "metrics", "trained_steps")
+    keys = ("corpus", "corpus_sources", "corpus_words", "vocabulary_size", "device", "metrics", "trained_steps")
     return {"path": str(run_dir), **{k: config[k] for k in keys if k in config}}

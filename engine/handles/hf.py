@@ -209,7 +209,8 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
             "base_folder": str(base_folder(cfg.base)), "layers": model.config.num_hidden_layers,
             "heads": model.config.num_attention_heads, "dim": model.config.hidden_size,
             "parameters": sum(p.numel() for p in model.parameters()), "description": what,
-            **{k: config[k] for k in ("corpus", "metrics", "trained_steps", "device", "averaged") if k in config},
+            **{k: config[k] for k in ("corpus", "corpus_sources", "metrics", "trained_steps", "device", "averaged")
+               if k in config},
             **({"sense_pairs": Path(cfg.sense_pairs).name} if getattr(cfg, "sense_pairs", "") else {})}
     adapter = HFAdapter(model, tokenizer, "causal" if causal else "masked", pick_device(), max_len)
     return TransformerHandle(f"hf-{model.config.model_type}", run_dir.name, str(run_dir), info, adapter)

@@ -162,9 +162,9 @@ def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_co
                  max_sentences: int = 40_000) -> Path:
     """In the cache folder (never inside a run folder or the source tree: the shipped defaults live in
     assets/), one folder per model (its path, and its weights' time stamp) and per settings."""
-    from engine.data.corpora import cache_dir
+    from engine.data.corpora import cache_dir, corpus_identity
 
-    key = hashlib.sha1(f"{INDEX_VERSION}|{corpus}|{per_word}|{max_words}|{min_count}|{max_sentences}".encode()
+    key = hashlib.sha1(f"{INDEX_VERSION}|{corpus_identity(corpus)}|{per_word}|{max_words}|{min_count}|{max_sentences}".encode()
                        ).hexdigest()[:12]
     return cache_dir() / "corpus-index" / model_key(handle) / f"{Path(corpus).name}-{key}"
 

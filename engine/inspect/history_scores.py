@@ -29,9 +29,9 @@ def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: in
         if task == "cloze":
             return cloze_scores(handle)
         if task == "perplexity-per-word":
-            from engine.data.corpora import get_corpus
+            from engine.data.corpora import get_corpus, trained_on
 
-            name = corpus or str(handle.info.get("corpus", "default"))
+            name = corpus or trained_on(handle.info)
             sentences = list(get_corpus(name).sentences("heldout"))[:max_sentences]
             return {**perplexity_per_word(handle, sentences), "corpus": name}
         by_layer = sense_separation(handle)

@@ -70,11 +70,10 @@ def _folder(kind: str, *parts: str) -> Path:
 
 
 def _corpus_key(corpus: str) -> str:
-    stamp = ""
-    path = Path(corpus)
-    if path.exists():  # a user's file: rebuilt when it changes
-        stamp = str(path.stat().st_mtime_ns)
-    return f"{path.name}-{hashlib.sha1(f'{corpus}|{stamp}'.encode()).hexdigest()[:10]}"
+    from engine.data.corpora import corpus_identity
+
+    # the identity, not the name: "default" made of other sources, or an edited file, is another text
+    return f"{Path(corpus).name}-{hashlib.sha1(corpus_identity(corpus).encode()).hexdigest()[:10]}"
 
 
 def word_index(corpus: str = "default", progress: Callable[[float, str], None] | None = None,

@@ -21,6 +21,7 @@ from typing import Any
 from engine import families
 from engine.checkpoint import CONFIG, has_training_state, read_config, read_training_state
 from engine.config_checks import config_from_dict
+from engine.data.corpora import trained_on
 from engine.errors import CheckpointError, SaveError, Word2BertError
 from engine.run_spec import RunSpec
 from engine.training.budget import cpu_budget, wall_budget
@@ -100,7 +101,7 @@ def _prepare_resume(spec: RunSpec) -> RunSpec:
         raise CheckpointError(f"{spec.out} holds a {config['kind']} run, not {spec.kind}")
     spec.model = config_from_dict(spec.kind, config["model"])
     if "corpus" in config:
-        spec.corpus = config["corpus"]
+        spec.corpus = trained_on(config)  # the same text, though "default" has changed since
     return spec
 
 

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from engine.checkpoint import HISTORY, save_run
+from engine.data.corpora import run_corpus_fields
 from engine.errors import CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
@@ -79,7 +80,7 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         yield ctx.eval_metrics(metrics)
 
     def save(loop_state: dict[str, Any], keep: bool) -> Iterator[TrainEvent]:
-        config = {"model": dataclasses.asdict(cfg), "corpus": ctx.corpus.name, "device": str(ctx.device),
+        config = {"model": dataclasses.asdict(cfg), **run_corpus_fields(ctx.corpus), "device": str(ctx.device),
                   "seed": ctx.spec.seed, "trained_steps": ctx.step, "metrics": metrics,
                   "tokens_per_step": round(per_step * recipe.tokens_per_example, 1),  # text, padding not counted
                   **recipe.config}

@@ -17,6 +17,7 @@ import numpy as np
 
 from engine.checkpoint import read_tensors, read_training_state, save_run
 from engine.data import prefetch
+from engine.data.corpora import run_corpus_fields
 from engine.data.text import encode_sentences, remap_ids
 from engine.data.vocab import Vocab
 from engine.errors import CheckpointError, CorpusError
@@ -25,7 +26,7 @@ from engine.training.events import TrainEvent
 
 
 def _base_config(ctx: TrainContext, vocab: Vocab, corpus_words: int, metrics: dict[str, Any]) -> dict[str, Any]:
-    return {"model": dataclasses.asdict(ctx.spec.model), "corpus": ctx.corpus.name, "corpus_words": corpus_words,
+    return {"model": dataclasses.asdict(ctx.spec.model), **run_corpus_fields(ctx.corpus), "corpus_words": corpus_words,
             "vocabulary_size": len(vocab), "device": str(ctx.device), "seed": ctx.spec.seed,
             "trained_steps": ctx.step, "metrics": metrics}
 

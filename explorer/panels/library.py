@@ -27,7 +27,9 @@ def describe(handle: Any) -> str:
     if info.get("dim"):
         parts.append(f"{info['dim']}-d")
     if info.get("corpus"):
-        parts.append(f"corpus {info['corpus']}")
+        from engine.api import trained_text
+
+        parts.append(f"corpus {trained_text(info)}")
     if info.get("device"):
         parts.append(f"trained on {info['device']}")
     return ", ".join(parts)

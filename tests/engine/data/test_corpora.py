@@ -2,7 +2,14 @@ import json
 
 import pytest
 
-from engine.data.corpora import get_corpus, split_sentences
+from engine.data.corpora import (
+    corpus_identity,
+    corpus_label,
+    get_corpus,
+    run_corpus_fields,
+    split_sentences,
+    trained_on,
+)
 from engine.errors import CorpusError
 
 
@@ -53,8 +60,8 @@ def test_default_corpus_sources_and_document_level_heldout_split():
         total += 1
         heldout += doc.heldout
         words += sum(len(s.split()) for s in doc.sentences)
-    assert sources == {"wiki-vital", "bbc-news", "enwiki-sample"}
-    assert words > 1_800_000
+    assert sources == {"wiki-vital", "bbc-news", "enwiki-sample", "chitchat"}
+    assert words > 4_000_000
     assert 0.015 < heldout / total < 0.05
     titles_train = {(d.source, d.title) for d in corpus.documents("train")}
     titles_held = {(d.source, d.title) for d in corpus.documents("heldout")}
@@ -70,4 +77,32 @@ def test_the_conversation_corpus_is_everyday_english_as_people_typed_it():
     assert "Im alright, I just took a nap." in docs[0].sentences[5]  # one message a line, spelled as typed
     heldout = {d.title for d in corpus.documents("heldout")}
     assert 0.015 < len(heldout) / len(docs) < 0.05 and not heldout & {d.title for d in corpus.documents("train")}
-    assert "chitchat" not in {d.source for d in get_corpus("default").documents("heldout")}  # not in default yet
+    # the same split inside the default: a conversation held out here is held out there
+    assert heldout == {d.title for d in get_corpus("default").documents("heldout") if d.source == "chitchat"}
+
+
+def test_a_run_trained_on_the_old_default_names_the_same_text_again():
+    old = get_corpus("wiki-news")
+    assert {d.source for d in old.documents("heldout")} == {"wiki-vital", "bbc-news", "enwiki-sample"}
+    # a run of before 2026-11-27 records "default" without its sources: it meant the wiki-news union
+    assert trained_on({"corpus": "default"}) == "wiki-vital+bbc-news+enwiki-sample"
+    assert trained_on({"corpus": "default", "corpus_sources": list(get_corpus("default").sources)}) == "default"
+    assert trained_on({"corpus": "bbc-news"}) == "bbc-news"
+    union = get_corpus(trained_on({"corpus": "default"}))
+    assert [d.title for d in union.documents("heldout")] == [d.title for d in old.documents("heldout")]
+    assert corpus_identity("default") != corpus_identity("wiki-news")  # their caches are apart
+    assert corpus_identity("wiki-news") == corpus_identity("wiki-vital+bbc-news+enwiki-sample")
+    with pytest.raises(CorpusError, match="wiki-news"):
+        get_corpus("wiki-vital+no-such-corpus")
+    # the library and `word2bert-eval` say which default a run had
+    assert corpus_label({"corpus": "default"}) == "default (wiki-vital + bbc-news + enwiki-sample)"
+    assert corpus_label(run_corpus_fields(get_corpus("default"))).endswith("+ chitchat)")
+    assert corpus_label({"corpus": "/home/me/notes.txt"}) == "notes.txt"
+
+
+def test_an_edited_text_file_is_another_corpus_for_the_caches(tmp_path):
+    p = tmp_path / "mine.txt"
+    p.write_text("The first sentence is here.\n", encoding="utf-8")
+    before = corpus_identity(str(p))
+    p.write_text("The first sentence is here. And a second one.\n", encoding="utf-8")
+    assert corpus_identity(str(p)) != before

@@ -57,6 +57,23 @@ def test_resume_continues_the_loss_curve(topic_corpus, tmp_path):
     assert steps == sorted(steps)
 
 
+def test_a_run_records_what_its_default_was_made_of_and_resumes_on_that_text(tmp_path):
+    from engine.training.loop import _prepare_resume
+
+    out = tmp_path / "news"
+    spec = RunSpec("word2vec", out=str(out), corpus="bbc-news", max_words=20_000,
+                   model=Word2VecConfig(vector_size=8, epochs=1, min_count=2))
+    assert run(spec)[-1].status == "completed"
+    config = json.loads((out / "config.json").read_text())
+    assert config["corpus"] == "bbc-news" and config["corpus_sources"] == ["bbc-news"]
+    assert api.load(out).info["corpus_sources"] == ["bbc-news"]
+    # a run of before chitchat joined the default: "default" and no sources, so it resumes on its own text
+    config.update(corpus="default")
+    del config["corpus_sources"]
+    (out / "config.json").write_text(json.dumps(config))
+    assert _prepare_resume(RunSpec("word2vec", out=str(out), resume=True)).corpus == "wiki-vital+bbc-news+enwiki-sample"
+
+
 def test_stop_event_saves_a_resumable_checkpoint(topic_corpus, tmp_path):
     stop = threading.Event()
     stop.set()
