@@ -30,7 +30,7 @@ SENTENCE = "She walked along the river bank at dawn and then deposited her [MASK
 def bert_base_handle() -> object:
     import torch
 
-    from engine.config import BertConfig, apply_preset
+    from engine.config.settings import BertConfig, apply_preset
     from engine.data.corpora import package_dir
     from engine.data.text import load_subword_tokenizer
     from engine.device import pick_device

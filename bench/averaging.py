@@ -25,7 +25,7 @@ import numpy as np  # noqa: E402
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.cli.export import export_slim  # noqa: E402
-from engine.inspect.quality import cloze_scores, masked_word_scores, sense_separation  # noqa: E402
+from engine.inspection.quality import cloze_scores, masked_word_scores, sense_separation  # noqa: E402
 
 SEEDS = (1, 2)
 FIRST = 1000  # bench/model_quality.py's held-out masked words: the first 1,000 sentences, seed 0

@@ -112,7 +112,7 @@ def main() -> None:
     if not args.keep_cache:  # measure a real build, not a cache hit
         import shutil
 
-        from engine.inspect.corpus_index import index_folder
+        from engine.inspection.corpus_index import index_folder
 
         shutil.rmtree(index_folder(handle, "default", **panel.indexer.settings), ignore_errors=True)
     gaps: list[float] = []

@@ -58,16 +58,16 @@ def word2vec(args) -> None:
     import numpy as np
     import torch
 
-    from engine.config import Word2VecConfig
+    from engine.config.settings import Word2VecConfig
     from engine.data.corpora import get_corpus
     from engine.data.evaluation import quick_word_similarity
     from engine.data.keyed_vectors import StaticVectors
     from engine.data.text import encode_sentences, tokenized_sentences
     from engine.data.vocab import Vocab
     from engine.device import pick_device
-    from engine.models.word2vec import Word2VecModel, train_steps
-    from engine.models.word2vec_examples import make_examples_torch
-    from engine.models.word2vec_steps import chunk_bounds, make_examples
+    from engine.models.word2vec.examples import make_examples_torch
+    from engine.models.word2vec.model import Word2VecModel, train_steps
+    from engine.models.word2vec.steps import chunk_bounds, make_examples
 
     device = pick_device(args.device)
     sentences = list(tokenized_sentences(get_corpus(args.corpus).sentences("train")))
@@ -129,8 +129,8 @@ def elmo(args) -> None:
     past the first fifth), at the preset's batch size and at each of ``--batch-sizes`` (a lever: a batch
     of 32 windows of 20 tokens keeps a GPU waiting on the host)."""
     from engine import api
-    from engine.config import model_config
-    from engine.run_spec import RunSpec
+    from engine.config.run_spec import RunSpec
+    from engine.config.settings import model_config
 
     for batch in [0, *(int(b) for b in args.batch_sizes.split(",") if b)]:
         out = Path(args.out or "/tmp/gpu-figures-elmo") / f"batch-{batch or 'preset'}"

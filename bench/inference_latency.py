@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import torch  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
-from engine.config import BertConfig, apply_preset  # noqa: E402
+from engine.config.settings import BertConfig, apply_preset  # noqa: E402
 from engine.data.corpora import package_dir  # noqa: E402
 from engine.data.text import load_subword_tokenizer  # noqa: E402
 from engine.device import pick_device  # noqa: E402

@@ -19,10 +19,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.config import NGramConfig, NNLMConfig  # noqa: E402
+from engine.config.run_spec import RunSpec  # noqa: E402
+from engine.config.settings import NGramConfig, NNLMConfig  # noqa: E402
 from engine.data.corpora import get_corpus  # noqa: E402
 from engine.data.evaluation import analogy, word_similarity  # noqa: E402
-from engine.run_spec import RunSpec  # noqa: E402
 
 
 def train(spec: RunSpec) -> float:

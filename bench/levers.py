@@ -87,7 +87,7 @@ SCORES = ".levers-scores.json"  # a run's scores, kept beside its weights (keyed
 def scores(run: Path, config: dict, with_wic: bool) -> tuple[dict, dict, str]:
     """(senses, cloze, WiC dev text) of the run's saved weights; computed once per save, then read back."""
     from engine import api
-    from engine.inspect.history_scores import quality
+    from engine.inspection.history_scores import quality
 
     path = run / SCORES
     try:
@@ -120,7 +120,7 @@ def main() -> None:
     args = p.parse_args()
     from engine import api
     from engine.handles.history import tokens_seen
-    from engine.inspect.quality import glove_context_baseline
+    from engine.inspection.quality import glove_context_baseline
 
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
     rows = []

@@ -20,7 +20,7 @@ from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.data.sense_pairs import BUNDLED  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
-from engine.inspect.quality import (  # noqa: E402
+from engine.inspection.quality import (  # noqa: E402
     Spelling,
     cloze_scores,
     glove_context_baseline,

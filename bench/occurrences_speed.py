@@ -50,7 +50,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WORD2BERT_CACHE"] = str(Path(tmp) / "cache")
         from engine import api
-        from engine.inspect.occurrences import word_index, word_occurrences
+        from engine.inspection.occurrences import word_index, word_occurrences
 
         t = time.perf_counter()
         index = word_index("default")

@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._report import machine, write_section  # noqa: E402
-from engine.checkpoint import has_training_state  # noqa: E402
+from engine.checkpoints.reading import has_training_state  # noqa: E402
 
 EXTRA = {"elmo": ["--preset", "tiny"], "gpt": ["--preset", "tiny"], "bert": ["--preset", "tiny"]}
 

@@ -53,12 +53,12 @@ import json, sys, tempfile, time
 from pathlib import Path
 t0 = time.perf_counter()
 import engine.cli.train, engine.training.loop, engine.training.static_runs  # the command's imports (no torch on
-import engine.models.word2vec_arrays, engine.models.word2vec_steps  # a CPU-only machine: engine.device.accelerator_possible)
+import engine.models.word2vec.arrays, engine.models.word2vec.steps  # a CPU-only machine: engine.device.accelerator_possible)
 t1 = time.perf_counter()
-from engine.models import word2vec_cpu
+from engine.models.word2vec import cpu as word2vec_cpu
 word2vec_cpu.compile_now()
 t2 = time.perf_counter()
-from engine.run_spec import RunSpec
+from engine.config.run_spec import RunSpec
 from engine.training.context import TrainContext
 from engine.training.static_runs import _vocab_and_ids
 with tempfile.TemporaryDirectory() as out:
@@ -174,7 +174,7 @@ def main() -> None:
         "Where the whole command's time goes, from its own events as they arrive (median of the rounds): "
         "start-up until training starts (the interpreter, the imports and the compiled kernel in the command's "
         "process — no torch: on a machine without a GPU the command trains numpy arrays with the compiled kernel, "
-        "engine/models/word2vec_arrays.py; meanwhile a second process forked at start reads the corpus into word ids, "
+        "engine/models/word2vec/arrays.py; meanwhile a second process forked at start reads the corpus into word ids, "
         "engine/data/prefetch.py), the training loop, and the rest (evaluation, saving, exit). For comparison, "
         "each start-up part alone in a fresh process, one after the other:", "",
         "| epochs | start-up until training | training loop | evaluation, saving, exit | "

@@ -31,14 +31,14 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
-from engine.config import Word2VecConfig  # noqa: E402
+from engine.config.settings import Word2VecConfig  # noqa: E402
 from engine.data.corpora import get_corpus  # noqa: E402
 from engine.data.evaluation import analogy, word_similarity  # noqa: E402
 from engine.data.keyed_vectors import StaticVectors  # noqa: E402
 from engine.data.text import encode_sentences, tokenized_sentences  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
 from engine.device import pick_device  # noqa: E402
-from engine.models.word2vec import Word2VecModel, train_steps  # noqa: E402
+from engine.models.word2vec.model import Word2VecModel, train_steps  # noqa: E402
 
 VARIANTS = [("SG-NS", 1, 0), ("CBOW-NS", 0, 0), ("SG-HS", 1, 1), ("CBOW-HS", 0, 1)]
 
@@ -133,7 +133,7 @@ def main() -> None:
 
 
 def report(rows, args, n, device) -> None:
-    from engine.models import word2vec_cpu
+    from engine.models.word2vec import cpu as word2vec_cpu
 
     if device.type != "cpu":
         path = f"the batched torch steps on {device}"

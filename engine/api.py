@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.cancel import cancellable
-from engine.config import (
+from engine.config.run_spec import RunSpec
+from engine.config.settings import (
     BertConfig,
     ElmoConfig,
     GloveConfig,
@@ -48,7 +49,7 @@ from engine.finetune.spec import STRATEGIES, FinetuneSpec
 from engine.handles.history import KeptCheckpoint, run_history, tokens_seen
 from engine.handles.load import BUILTIN_MODELS, catalog, default_checkpoints, load, preferred_models
 from engine.handles.protocol import ModelHandle
-from engine.inspect.attention_stats import (
+from engine.inspection.attention_stats import (
     STATISTICS,
     HeadStats,
     average_heads,
@@ -57,7 +58,7 @@ from engine.inspect.attention_stats import (
     head_table,
     rollout,
 )
-from engine.inspect.history_scores import checkpoint_scores
+from engine.inspection.history_scores import checkpoint_scores
 from engine.results import (
     Answer,
     AttentionMaps,
@@ -71,7 +72,6 @@ from engine.results import (
     Tagging,
     TokenCandidates,
 )
-from engine.run_spec import RunSpec
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -83,10 +83,15 @@ from engine.training.events import (
 )
 
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
-    from engine.inspect.bert_example import TrainingExample, bert_training_example
-    from engine.inspect.corpus_index import CorpusIndex, Occurrence, build_corpus_index
-    from engine.inspect.occurrences import WordIndex, WordOccurrences, word_index, word_occurrences
-    from engine.inspect.projection import OccurrenceMap, occurrence_map
+    from engine.inspection.bert_example import TrainingExample, bert_training_example
+    from engine.inspection.corpus_index import CorpusIndex, Occurrence, build_corpus_index
+    from engine.inspection.occurrences import (
+        WordIndex,
+        WordOccurrences,
+        word_index,
+        word_occurrences,
+    )
+    from engine.inspection.projection import OccurrenceMap, occurrence_map
 
 VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 
@@ -94,19 +99,19 @@ VECTOR_SUFFIXES = {".txt", ".vec", ".w2v", ".bin", ".gz"}
 def __getattr__(name: str) -> object:
     """Heavy names (they import torch) resolve on first use, so ``import engine.api`` stays light."""
     if name in ("CorpusIndex", "Occurrence", "build_corpus_index"):
-        from engine.inspect import corpus_index
+        from engine.inspection import corpus_index
 
         return getattr(corpus_index, name)
     if name in ("TrainingExample", "bert_training_example"):
-        from engine.inspect import bert_example
+        from engine.inspection import bert_example
 
         return getattr(bert_example, name)
     if name in ("WordIndex", "WordOccurrences", "word_index", "word_occurrences"):
-        from engine.inspect import occurrences
+        from engine.inspection import occurrences
 
         return getattr(occurrences, name)
     if name in ("OccurrenceMap", "occurrence_map"):
-        from engine.inspect import projection
+        from engine.inspection import projection
 
         return getattr(projection, name)
     raise AttributeError(f"module 'engine.api' has no attribute {name!r}")
@@ -129,7 +134,7 @@ def model_settings(kind: str, preset: str | None = None) -> list[Setting]:
     """Every setting of a model family with its value under ``preset``, its type, choices and help."""
     import dataclasses
 
-    from engine.config import CHOICE_NAMES, CHOICES, MODEL_CONFIGS, field_help
+    from engine.config.settings import CHOICE_NAMES, CHOICES, MODEL_CONFIGS, field_help
 
     cfg = model_config(kind, preset)
     help_text = field_help(kind)
@@ -147,7 +152,7 @@ def model_settings(kind: str, preset: str | None = None) -> list[Setting]:
 
 def check_settings(kind: str, settings: dict[str, Any]) -> list[str]:
     """What is wrong with these settings of a model family, in words (empty: they can train)."""
-    from engine.config_checks import check_config
+    from engine.config.checks import check_config
 
     settings = dict(settings)
     preset = settings.pop("preset", None)
@@ -160,7 +165,7 @@ def check_settings(kind: str, settings: dict[str, Any]) -> list[str]:
 
 def model_presets(kind: str) -> list[str]:
     """The size presets of a model family ("tiny", "small", "base"; empty when it has none)."""
-    from engine.config import PRESETS
+    from engine.config.settings import PRESETS
 
     return list(PRESETS.get(kind, {}))
 
@@ -339,7 +344,7 @@ def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[Tra
 
 def describe_run(run_dir: str | Path) -> str:
     """One line about a run folder (kind, preset, corpus, steps, last metrics) without loading weights."""
-    from engine.checkpoint import read_config
+    from engine.checkpoints.reading import read_config
     from engine.data.corpora import corpus_label
 
     cfg = read_config(run_dir)

@@ -5,7 +5,7 @@ network, its run, its loader and one ``Family`` here (or ``register`` from outsi
 
 The run and the loader live in layers above this one (``engine.training``, ``engine.handles``): they are
 named as ``"module:function"`` and imported when first asked for, so that this module, like
-``engine.config`` beside it, imports nothing above it.
+``engine.config.settings`` beside it, imports nothing above it.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.config import (
+from engine.config.settings import (
     MODEL_CONFIGS,
     BertConfig,
     ClmHeadConfig,
@@ -158,7 +158,7 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",
            description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax",
            problems=_word2vec_problems, options=_WORD2VEC_OPTIONS,
-           without_torch="engine.models.word2vec_cpu:available", inference_weights=_word2vec_inference),
+           without_torch="engine.models.word2vec.cpu:available", inference_weights=_word2vec_inference),
     Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
            description="GloVe: global co-occurrence vectors"),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,

@@ -22,7 +22,7 @@ from explorer.panels.finetune import FinetunePanel
 from explorer.panels.history import HistoryPanel
 from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
-from explorer.panels.polysemy import PolysemyPanel
+from explorer.panels.polysemy.panel import PolysemyPanel
 from explorer.panels.predictions.panel import PredictionsPanel
 from explorer.panels.train import TrainPanel
 from explorer.session import Session

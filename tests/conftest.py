@@ -96,8 +96,8 @@ TINY = {
 
 
 def tiny_spec(kind, corpus, out, max_steps=40, **settings):
-    from engine.config import model_config
-    from engine.run_spec import RunSpec
+    from engine.config.run_spec import RunSpec
+    from engine.config.settings import model_config
 
     cfg = model_config(kind, **{**TINY[kind], **settings})
     return RunSpec(kind, out=str(out), corpus=str(corpus), model=cfg, max_steps=max_steps, log_every=10, seed=0)

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from engine.errors import Word2BertError
-from engine.inspect.history_scores import QUALITY_TASKS, quality
+from engine.inspection.history_scores import QUALITY_TASKS, quality
 
 
 def eval_main(argv: list[str] | None = None) -> int:

@@ -12,8 +12,10 @@ from typing import Any
 
 import torch
 
-from engine.checkpoint import CONFIG, WEIGHTS, read_config, read_tensors, save_run
-from engine.checkpoint_average import averaged_weights
+from engine.checkpoints.average import averaged_weights
+from engine.checkpoints.files import CONFIG, WEIGHTS
+from engine.checkpoints.reading import read_config, read_tensors
+from engine.checkpoints.saves import save_run
 from engine.errors import CheckpointError, Unsupported, Word2BertError
 from engine.families import FAMILIES
 from engine.models.hf_lock import one_thread_in_transformers
@@ -63,7 +65,7 @@ def export_hf(run_dir: str | Path, out: str | Path) -> Path:
     Face folder that ``from_pretrained`` loads."""
     import transformers
 
-    from engine.config_checks import config_from_dict
+    from engine.config.checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
     transformers.utils.logging.disable_progress_bar()
     run_dir, out = Path(run_dir), Path(out)
@@ -132,7 +134,7 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,
                 average_with: Sequence[str | Path] = ()) -> Path:
     """A copy of a run folder for shipping: weights (fp16), config, tokenizer/vocabulary and metrics;
     no optimizer state and no history. With ``average_with``: its weights are the uniform mean of the
-    run's and those saves' (engine.checkpoint_average); config.json names them under ``averaged`` and
+    run's and those saves' (engine.checkpoints.average); config.json names them under ``averaged`` and
     drops the run's last ``metrics`` (they were measured on the run's own weights)."""
     run_dir, out = Path(run_dir), Path(out)
     config = read_config(run_dir)

@@ -43,7 +43,7 @@ def exit_now(code: int) -> NoReturn:
 
 def lower_priority() -> None:
     """Let interactive programs go first: nice +10 on POSIX, 'below normal' on Windows; and leave the
-    app a core (word2vec's CPU kernel; see engine.models.word2vec_cpu.set_threads)."""
+    app a core (word2vec's CPU kernel; see engine.models.word2vec.cpu.set_threads)."""
     import contextlib
     import os
 

@@ -10,11 +10,11 @@ import threading
 from typing import Any
 
 from engine.cli.runner import lower_priority, run_events
-from engine.config import MODEL_CONFIGS, model_config
+from engine.config.run_spec import RunSpec
+from engine.config.settings import MODEL_CONFIGS, model_config
 from engine.data import prefetch
 from engine.errors import Word2BertError
 from engine.families import family
-from engine.run_spec import RunSpec
 
 # word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
 ALIASES = {"word2vec": {"dim": "vector_size"}, "glove": {"dim": "vector_size"}, "nnlm": {}, "ngram": {}}
@@ -92,7 +92,7 @@ def train_main(argv: list[str] | None = None) -> int:
         pre = _train_parser(None).parse_known_args(argv)[0]
     try:
         if kind is None and pre.resume:
-            from engine.checkpoint import read_config
+            from engine.checkpoints.reading import read_config
 
             kind = read_config(pre.resume)["kind"]
             argv = [kind, *argv]

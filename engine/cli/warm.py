@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> int:
     if hasattr(os, "nice"):
         with contextlib.suppress(OSError):
             os.nice(10)  # beside the app's window and its model loads
-    from engine.models import word2vec_cpu
+    from engine.models.word2vec import cpu as word2vec_cpu
 
     if not word2vec_cpu.available():
         print("numba is not installed: word2vec trains with torch, nothing to compile")

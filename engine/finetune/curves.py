@@ -19,8 +19,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.checkpoints.shipped import DEFAULT_CHECKPOINTS
 from engine.errors import CheckpointError
-from engine.shipped import DEFAULT_CHECKPOINTS
 
 SHIPPED_CURVES = DEFAULT_CHECKPOINTS.parent / "curves"
 MAX_CURVES_BYTES = 2_000_000

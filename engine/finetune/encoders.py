@@ -323,7 +323,7 @@ class EncoderMaker:
 
 
 def _bert_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
-    from engine.config_checks import config_from_dict
+    from engine.config.checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
     from engine.models.bert import Bert
 
@@ -331,7 +331,7 @@ def _bert_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
 
 
 def _gpt_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
-    from engine.config_checks import config_from_dict
+    from engine.config.checks import config_from_dict
     from engine.data.text import load_subword_tokenizer
     from engine.models.gpt import GPT
 
@@ -339,7 +339,7 @@ def _gpt_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
 
 
 def _elmo_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
-    from engine.config_checks import config_from_dict
+    from engine.config.checks import config_from_dict
     from engine.data.vocab import Vocab
     from engine.models.elmo import BiLM
 

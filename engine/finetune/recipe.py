@@ -19,15 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.checkpoint import (
-    CONFIG,
-    STATE,
-    WEIGHTS,
-    atomic_write_bytes,
-    atomic_write_with,
-    read_config,
-    save_run,
-)
+from engine.checkpoints.files import CONFIG, STATE, WEIGHTS, atomic_write_bytes, atomic_write_with
+from engine.checkpoints.reading import read_config
+from engine.checkpoints.saves import save_run
 from engine.data.tasks import load_task
 from engine.errors import CheckpointError, InputError
 from engine.finetune.batches import tensorize

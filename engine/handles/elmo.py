@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.checkpoint import read_tensors
-from engine.config_checks import config_from_dict
+from engine.checkpoints.reading import read_tensors
+from engine.config.checks import config_from_dict
 from engine.data.text import word_spans
 from engine.data.vocab import Vocab
 from engine.device import pick_device

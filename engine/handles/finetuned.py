@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.checkpoint import read_tensors
+from engine.checkpoints.reading import read_tensors
 from engine.data.tasks import SpanExample, TagExample, TextExample
 from engine.data.text import word_spans
 from engine.device import pick_device, precision_for

@@ -174,8 +174,8 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     """A foreign encoder given a masked-LM head here (kind ``mlm-head``), or made a causal LM here (kind
     ``clm-head``): the base encoder's weights from its own folder, what was trained from the run folder
     (checked by name and shape)."""
-    from engine.checkpoint import read_tensors
-    from engine.config_checks import config_from_dict
+    from engine.checkpoints.reading import read_tensors
+    from engine.config.checks import config_from_dict
     from engine.models.masked_lm_head import base_folder, build, load_trained
 
     kind = str(config.get("kind"))  # the loader of both head families (engine.families)

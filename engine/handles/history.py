@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.checkpoint import HISTORY
+from engine.checkpoints.files import HISTORY
 from engine.errors import CheckpointError
 
 _OURS = re.compile(r"^step-(\d+)$")

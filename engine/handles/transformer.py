@@ -16,8 +16,8 @@ import numpy as np
 import torch
 
 from engine.cancel import check_cancelled
-from engine.checkpoint import read_tensors
-from engine.config_checks import config_from_dict
+from engine.checkpoints.reading import read_tensors
+from engine.config.checks import config_from_dict
 from engine.data.inputs import encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device, threads_for

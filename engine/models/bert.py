@@ -18,7 +18,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.config import BertConfig
+from engine.config.settings import BertConfig
 from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
 from engine.models.packed_linear import linear
 

@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.config import ElmoConfig
+from engine.config.settings import ElmoConfig
 
 # oneDNN has no projected LSTM; torch falls back to its own kernel and says so on every call
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import numpy as np
 import torch
 
-from engine.config import GloveConfig
+from engine.config.settings import GloveConfig
 from engine.data.corpora import cache_dir, package_dir
 from engine.data.keyed_vectors import StaticVectors
 from engine.errors import CheckpointError

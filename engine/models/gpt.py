@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from engine.config import GPTConfig
+from engine.config.settings import GPTConfig
 from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
 from engine.models.packed_linear import linear
 

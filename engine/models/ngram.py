@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.config import NGramConfig
+from engine.config.settings import NGramConfig
 from engine.data.vocab import Vocab
 
 BOS, EOS, UNK = "<s>", "</s>", "<unk>"

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from engine.config import NNLMConfig
+from engine.config.settings import NNLMConfig
 
 
 class NNLM(nn.Module):

@@ -98,9 +98,9 @@ def sentence_windows(docs: list[Document], seq_len: int, start: int) -> np.ndarr
 def warm_start(model: Any, init_from: str, base: str, train_layers: int, kind: str = "mlm-head") -> dict[str, Any]:
     """Start from what an earlier run of the same kind and base trained (its head and top layers): a longer
     adaptation with more layers learning need not learn the head again. The run's config records it."""
-    from engine.checkpoint import read_config, read_tensors
+    from engine.checkpoints.reading import read_config, read_tensors
+    from engine.checkpoints.shipped import run_folder
     from engine.models.masked_lm_head import load_trained
-    from engine.shipped import run_folder
 
     folder = run_folder(init_from)
     config = read_config(folder)
@@ -118,7 +118,7 @@ def warm_start(model: Any, init_from: str, base: str, train_layers: int, kind: s
 
 def earlier_start(run_dir: Any) -> dict[str, Any]:
     """A resumed run's record of where its first segment started (init_from): kept in every later save."""
-    from engine.checkpoint import read_config
+    from engine.checkpoints.reading import read_config
 
     config = read_config(run_dir)
     return {k: config[k] for k in ("init_from", "init_from_steps") if k in config}

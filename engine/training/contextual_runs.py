@@ -254,7 +254,7 @@ def _teacher_changed(ctx: TrainContext, save_id: str) -> list[str]:
     from the old."""
     if not ctx.spec.resume:
         return []
-    from engine.checkpoint import read_config
+    from engine.checkpoints.reading import read_config
 
     before = read_config(ctx.run_dir).get("teacher_save_id")
     if not before or before == save_id:

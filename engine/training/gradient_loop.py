@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.checkpoint import read_training_state
+from engine.checkpoints.reading import read_training_state
 from engine.device import release_memory
 from engine.errors import CheckpointError
 from engine.training import distributed

@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from engine import families
-from engine.checkpoint import CONFIG, has_training_state, read_config, read_training_state
-from engine.config_checks import config_from_dict
+from engine.checkpoints.files import CONFIG
+from engine.checkpoints.reading import has_training_state, read_config, read_training_state
+from engine.config.checks import config_from_dict
+from engine.config.run_spec import RunSpec
 from engine.data.corpora import trained_on
 from engine.errors import CheckpointError, SaveError, Word2BertError
-from engine.run_spec import RunSpec
 from engine.training.budget import cpu_budget, wall_budget
 from engine.training.context import TrainContext
 from engine.training.events import METRICS, RunFinished, TrainEvent, event_to_dict, read_metrics  # noqa: F401 - read_metrics re-exported

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.checkpoint import HISTORY, save_run
+from engine.checkpoints.files import HISTORY
+from engine.checkpoints.saves import save_run
 from engine.data.corpora import run_corpus_fields
 from engine.errors import CorpusError
 from engine.training import distributed

@@ -64,7 +64,7 @@ class SensePairs:
         notes = [f"word-in-context pairs: {len(train):,} from {cfg.sense_pairs} ({len(held)} held out), "
                  f"{cfg.sense_batch} a step at layer {shaped}, weight {cfg.sense_weight:g}"]
         if ctx.spec.resume:
-            from engine.checkpoint import read_config
+            from engine.checkpoints.reading import read_config
 
             before = read_config(ctx.run_dir).get("sense_pairs_fingerprint")
             if before and before != pairs_fp:

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from engine.checkpoint import read_tensors, read_training_state, save_run
+from engine.checkpoints.reading import read_tensors, read_training_state
+from engine.checkpoints.saves import save_run
 from engine.data import prefetch
 from engine.data.corpora import run_corpus_fields
 from engine.data.text import encode_sentences, remap_ids
@@ -82,7 +83,7 @@ def run_word2vec(ctx: TrainContext) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
     if ctx.device.type == "cpu":  # the kernel loads (about 15 s the first time, then cached) before the clock
         # starts, while the command's reading process finishes the corpus
-        from engine.models import word2vec_cpu
+        from engine.models.word2vec import cpu as word2vec_cpu
 
         if word2vec_cpu.available():
             word2vec_cpu.compile_now()
@@ -104,12 +105,12 @@ def _word2vec_model(ctx: TrainContext, vocab: Vocab) -> tuple[Any, Callable[...,
 
     cfg = ctx.spec.model
     if isinstance(ctx.device, CpuDevice):
-        from engine.models.word2vec_arrays import KernelSteps, Word2VecArrays
-        from engine.models.word2vec_steps import run_chunks
+        from engine.models.word2vec.arrays import KernelSteps, Word2VecArrays
+        from engine.models.word2vec.steps import run_chunks
 
         arrays = Word2VecArrays(vocab, cfg, ctx.spec.seed)
         return arrays, lambda ids, starts, **kw: run_chunks(arrays, ids, starts, KernelSteps(arrays, kw["seed"]), **kw)
-    from engine.models.word2vec import Word2VecModel, train_steps
+    from engine.models.word2vec.model import Word2VecModel, train_steps
 
     model = Word2VecModel(vocab, cfg, ctx.device, ctx.spec.seed)
     return model, lambda ids, starts, **kw: train_steps(model, ids, starts, **kw)
@@ -117,14 +118,14 @@ def _word2vec_model(ctx: TrainContext, vocab: Vocab) -> tuple[Any, Callable[...,
 
 def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np.ndarray) -> Iterator[TrainEvent]:
     from engine.device import CpuDevice
-    from engine.models.word2vec_steps import chunk_bounds
+    from engine.models.word2vec.steps import chunk_bounds
 
     cfg = ctx.spec.model
     model, train_steps = _word2vec_model(ctx, vocab)
     start_epoch = start_chunk = 0
     if ctx.spec.resume:
         state = read_training_state(ctx.run_dir)
-        from engine.checkpoint import read_config
+        from engine.checkpoints.reading import read_config
 
         framework = "np" if isinstance(ctx.device, CpuDevice) else "pt"
         model.load_tensors(read_tensors(ctx.run_dir, read_config(ctx.run_dir), model.expected_shapes(), framework))

@@ -87,8 +87,8 @@ class Teacher:
 def is_masked_lm_run(name: str) -> bool:
     """Whether ``name`` is a masked-LM run folder or shipped name (an mlm-head run, e.g. minilm-mlm) rather
     than a Hugging Face encoder (a built-in name or folder)."""
-    from engine.checkpoint import read_config
-    from engine.shipped import run_folder
+    from engine.checkpoints.reading import read_config
+    from engine.checkpoints.shipped import run_folder
 
     try:
         return read_config(run_folder(name)).get("kind") == "mlm-head"
@@ -130,9 +130,9 @@ class MaskedLMTeacher:
     targets) and its hidden states (the same tokens on both sides)."""
 
     def __init__(self, name: str, device: torch.device) -> None:
-        from engine.checkpoint import read_config, read_tensors
+        from engine.checkpoints.reading import read_config, read_tensors
+        from engine.checkpoints.shipped import run_folder
         from engine.models.masked_lm_head import base_folder, build, load_trained
-        from engine.shipped import run_folder
 
         folder = run_folder(name)
         config = read_config(folder)

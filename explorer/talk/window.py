@@ -68,7 +68,7 @@ def make_panel(name: str, session: Session) -> ScenePanel:
         from explorer.panels.curves import CurvesPanel
 
         return CurvesPanel(session)
-    from explorer.panels.polysemy import PolysemyPanel
+    from explorer.panels.polysemy.panel import PolysemyPanel
 
     return PolysemyPanel(session)
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.config import GloveConfig, NGramConfig, NNLMConfig
-from engine.run_spec import RunSpec
+from engine.config.run_spec import RunSpec
+from engine.config.settings import GloveConfig, NGramConfig, NNLMConfig
 from tests.engine.helpers import run, w2v_spec
 
 

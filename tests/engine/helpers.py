@@ -1,8 +1,8 @@
 """Helpers shared by the engine tests: run a spec to its end; a tiny word2vec spec."""
 
 from engine import api
-from engine.config import Word2VecConfig
-from engine.run_spec import RunSpec
+from engine.config.run_spec import RunSpec
+from engine.config.settings import Word2VecConfig
 from engine.training.events import RunFinished
 
 

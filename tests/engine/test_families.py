@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from engine import api, families
-from engine.checkpoint import read_tensors, save_run
+from engine.checkpoints.reading import read_tensors
+from engine.checkpoints.saves import save_run
+from engine.config.run_spec import RunSpec
 from engine.errors import CheckpointError
 from engine.handles.base import BaseHandle, run_info
-from engine.run_spec import RunSpec
 
 
 @dataclasses.dataclass

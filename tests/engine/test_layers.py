@@ -12,16 +12,16 @@ ROOT = Path(__file__).resolve().parents[2]
 LAYERS = [
     ("engine", "engine.errors", "engine.config", "engine.results", "engine.device"),  # plain definitions
     ("engine.families",),  # every model family declared once (runs and loaders named, imported when asked)
-    ("engine.config_checks",),  # checking a config read from a file before anything is built from it
-    ("engine.run_spec",),  # what one training run is
-    ("engine.cancel", "engine.shipped"),  # cancelling a query; where the shipped checkpoints are
+    ("engine.config.checks",),  # checking a config read from a file before anything is built from it
+    ("engine.config.run_spec",),  # what one training run is
+    ("engine.cancel", "engine.checkpoints.shipped"),  # cancelling a query; where the shipped checkpoints are
     ("engine.data",),  # text, vocabulary, corpora, vectors files, fine-tuning datasets, evaluation sets
-    ("engine.models", "engine.checkpoint"),  # networks; run-folder files (neither imports the other)
-    ("engine.checkpoint_average",),  # the mean of saves read from run folders
+    ("engine.models", "engine.checkpoints"),  # networks; run-folder files (neither imports the other)
+    ("engine.checkpoints.average",),  # the mean of saves read from run folders
     ("engine.training",),  # the loop, its context and events; the families' runs
     ("engine.finetune",),  # a job of the same loop
     ("engine.handles",),  # loaded models behind one interface; load()
-    ("engine.inspect",),  # read-only queries over handles
+    ("engine.inspection",),  # read-only queries over handles
     ("engine.cli",),
     ("engine.api",),  # the seam: the only module the explorer imports
 ]

@@ -2,7 +2,7 @@
 matrices; it loads and answers as the run does."""
 
 from engine import api
-from engine.checkpoint import read_config, read_tensors
+from engine.checkpoints.reading import read_config, read_tensors
 from engine.cli.export import export_slim
 
 

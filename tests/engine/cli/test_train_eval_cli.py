@@ -148,9 +148,9 @@ def test_a_resumed_run_keeps_its_budget_schedule_and_what_it_spent(topic_corpus,
     import threading
 
     from engine import api
-    from engine.checkpoint import read_training_state
+    from engine.checkpoints.reading import read_training_state
     from engine.cli.train import train_main
-    from engine.config import model_config
+    from engine.config.settings import model_config
     from engine.training import loop
 
     out = tmp_path / "b"

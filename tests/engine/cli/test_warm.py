@@ -9,11 +9,11 @@ import sys
 import pytest
 
 from engine import api
-from engine.models import word2vec_cpu
+from engine.models.word2vec import cpu as word2vec_cpu
 
 LOAD = """
 import json
-from engine.models import word2vec_cpu
+from engine.models.word2vec import cpu as word2vec_cpu
 word2vec_cpu.compile_now()
 stats = word2vec_cpu._sgd_block.stats
 print(json.dumps([sum(stats.cache_hits.values()), sum(stats.cache_misses.values())]))

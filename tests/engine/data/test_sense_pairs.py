@@ -94,7 +94,7 @@ def test_a_sentence_without_its_word_is_refused_with_its_line(tmp_path):
 
 
 def test_the_bundled_training_sentences_leave_the_scored_sense_set_unseen():
-    from engine.inspect.quality import SETS, sense_items
+    from engine.inspection.quality import SETS, sense_items
 
     pairs = read_sense_pairs("sense-train")
     assert pairs == read_sense_pairs(SETS / "sense_train.tsv")

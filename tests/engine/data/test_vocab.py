@@ -45,7 +45,7 @@ def test_noise_distribution_matches_counts_to_the_075():
 
 def test_alias_table_draws_negatives_with_the_noise_distribution():
     """The CPU kernel draws a column uniformly and keeps it with accept[i], else takes alias[i]."""
-    from engine.models.word2vec_cpu import alias_table
+    from engine.models.word2vec.cpu import alias_table
 
     noise = zipf_vocab(5000).noise_distribution(0.75)
     accept, alias = alias_table(noise)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import api
-from engine.checkpoint import read_training_state
+from engine.checkpoints.reading import read_training_state
 from engine.errors import CheckpointError, InputError, Unsupported, Word2BertError
 from engine.results import Capability
 
@@ -41,8 +41,8 @@ def test_same_word_in_two_contexts_gets_two_vectors(handles, kind):
 
 
 def test_static_model_gives_one_vector_per_word(contextual_runs, topic_corpus, tmp_path):
-    from engine.config import Word2VecConfig
-    from engine.run_spec import RunSpec
+    from engine.config.run_spec import RunSpec
+    from engine.config.settings import Word2VecConfig
 
     spec = RunSpec("word2vec", out=str(tmp_path / "w"), corpus=str(topic_corpus),
                    model=Word2VecConfig(vector_size=16, min_count=1, epochs=1))

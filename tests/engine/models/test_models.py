@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 
-from engine.config import GloveConfig, NGramConfig, NNLMConfig, Word2VecConfig
+from engine.config.settings import GloveConfig, NGramConfig, NNLMConfig, Word2VecConfig
 from engine.data.corpora import get_corpus
 from engine.data.text import encode_sentences, tokenized_sentences
 from engine.data.vocab import Vocab
 from engine.models.ngram import RESERVED, UNK, NGramLM
-from engine.models.word2vec import Word2VecModel, train_steps
+from engine.models.word2vec.model import Word2VecModel, train_steps
 from tests.conftest import TOPICS
 
 
@@ -72,7 +72,7 @@ def test_word2vec_kernel_cut_in_16_blocks_learns_as_one_thread_does(topic_corpus
     top Huffman nodes taken before any block starts (as 16 threads starting together take them) and
     merged after all end. Summing the 16 copies' changes sent the loss to 1e12 on a 16-core machine;
     the run must learn what one block learns."""
-    from engine.models import word2vec_cpu
+    from engine.models.word2vec import cpu as word2vec_cpu
 
     sents = corpus_sentences(topic_corpus)
     cfg = Word2VecConfig(sg=sg, hs=hs, vector_size=32, epochs=15, min_count=2, sample=0, alpha=0.05)
@@ -97,7 +97,7 @@ def test_word2vec_kernel_cut_in_16_blocks_learns_as_one_thread_does(topic_corpus
 
 @pytest.mark.parametrize("kernel", [True, False], ids=["cpu-kernel", "torch-batched"])
 def test_word2vec_subwords_give_unknown_words_a_vector(topic_corpus, kernel):
-    from engine.models.word2vec_subwords import ngram_rows
+    from engine.models.word2vec.subwords import ngram_rows
 
     sents = corpus_sentences(topic_corpus)
     cfg = Word2VecConfig(sg=1, vector_size=16, epochs=3, min_count=2, subword_buckets=5000, sample=0)
@@ -187,7 +187,7 @@ def test_nnlm_overfits_a_tiny_corpus(topic_corpus):
 
 
 def test_word2vec_workers_sets_the_kernel_threads(topic_corpus, monkeypatch):
-    from engine.models import word2vec_cpu
+    from engine.models.word2vec import cpu as word2vec_cpu
 
     cores = word2vec_cpu.numba.config.NUMBA_NUM_THREADS
     monkeypatch.setenv("WORD2BERT_SPARE_CORES", "1")  # what a run beside the app (--background) sets

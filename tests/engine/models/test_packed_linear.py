@@ -6,7 +6,7 @@ import copy
 import pytest
 import torch
 
-from engine.config import BertConfig, GPTConfig
+from engine.config.settings import BertConfig, GPTConfig
 from engine.models.bert import Bert
 from engine.models.gpt import GPT
 from engine.models.packed_linear import PackedLinear, pack_linears, usable

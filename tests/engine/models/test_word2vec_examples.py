@@ -4,9 +4,9 @@ on the same draws, the same pairs in the same order."""
 import numpy as np
 import torch
 
-from engine.config import Word2VecConfig
-from engine.models import word2vec_examples as on_device
-from engine.models import word2vec_steps as on_host
+from engine.config.settings import Word2VecConfig
+from engine.models.word2vec import examples as on_device
+from engine.models.word2vec import steps as on_host
 
 
 def draws(n=400, vocab=50, sentences=30, window=5, seed=0):

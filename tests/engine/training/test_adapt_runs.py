@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import api
-from engine.config import model_config
-from engine.run_spec import RunSpec
+from engine.config.run_spec import RunSpec
+from engine.config.settings import model_config
 
 
 def three_steps(kind: str, out, corpus, train_layers: int) -> tuple:

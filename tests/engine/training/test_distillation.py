@@ -98,7 +98,7 @@ def test_a_student_of_a_masked_lm_learns_its_predictions_in_its_vocabulary(topic
     assert len(soft) >= 3 and soft[-1] < soft[0]
     config = json.loads((tmp_path / "s" / "config.json").read_text())
     assert config["soft_targets_from"] == "minilm-mlm" and config["vocabulary_from"] == "minilm-mlm"
-    from engine.shipped import run_folder
+    from engine.checkpoints.shipped import run_folder
 
     shipped = json.loads((run_folder("minilm-mlm") / "config.json").read_text())
     assert config["teacher_save_id"] == shipped["save_id"]  # which save of the teacher taught it

@@ -7,10 +7,11 @@ import pytest
 import torch
 
 from engine import api
-from engine.checkpoint import read_config, read_tensors, read_training_state, save_run
-from engine.config import NNLMConfig
+from engine.checkpoints.reading import read_config, read_tensors, read_training_state
+from engine.checkpoints.saves import save_run
+from engine.config.run_spec import RunSpec
+from engine.config.settings import NNLMConfig
 from engine.errors import CheckpointError
-from engine.run_spec import RunSpec
 
 
 def nnlm_spec(corpus, out, **kw):

@@ -98,7 +98,7 @@ def test_bert_reports_mlm_and_nsp_metrics_and_keeps_history(contextual_runs):
 
 
 def test_overfits_one_batch():
-    from engine.config import BertConfig, ElmoConfig, GPTConfig
+    from engine.config.settings import BertConfig, ElmoConfig, GPTConfig
     from engine.models.bert import Bert
     from engine.models.elmo import BiLM
     from engine.models.gpt import GPT

@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from engine import api
-from engine.config import model_config
-from engine.run_spec import RunSpec
+from engine.config.run_spec import RunSpec
+from engine.config.settings import model_config
 
 RIVER = ["We sat on the grassy bank of the river .", "The boat drifted toward the muddy bank .",
          "Reeds grew thick along the bank of the stream ."]

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from engine import api
-from engine.config import GloveConfig, Word2VecConfig
+from engine.config.run_spec import RunSpec
+from engine.config.settings import GloveConfig, Word2VecConfig
 from engine.errors import CheckpointError
-from engine.run_spec import RunSpec
 from engine.training.events import StepMetrics
 from tests.engine.helpers import run, w2v_spec  # noqa: F401
 

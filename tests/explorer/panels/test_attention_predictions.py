@@ -156,7 +156,7 @@ def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_run
 
 def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, topic_corpus, tmp_path):
     from engine import api
-    from engine.config import NGramConfig
+    from engine.config.settings import NGramConfig
 
     run = tmp_path / "ngram"
     list(api.train(api.RunSpec("ngram", out=str(run), corpus=str(topic_corpus), model=NGramConfig(order=3, min_count=1))))

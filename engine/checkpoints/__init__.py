@@ -1,0 +1,1 @@
+"""Run folders on disk: their files, saving all or nothing, reading back, averaging saves, the shipped ones."""

@@ -1,0 +1,107 @@
+"""Scores along a run's history: for every checkpoint it kept, sense separation on the bundled sense set
+(best layer and last layer), cloze top-10 and held-out perplexity per word — the moment a model starts
+to tell *bank* (river) from *bank* (money). Each checkpoint's row is cached in the run folder
+(``checkpoint_scores.json``, keyed by the checkpoint's save), so the curve is computed once.
+
+``quality`` is the one place a handle gets a bundled-set score (word2bert-eval uses it too)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from engine.errors import Unsupported, Word2BertError
+
+QUALITY_TASKS = ("cloze", "senses", "perplexity-per-word")
+CACHE = "checkpoint_scores.json"
+PERPLEXITY_SENTENCES = 300  # held-out sentences scored per checkpoint (the curve, not the final figure)
+
+
+def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: int | None = None) -> dict[str, Any]:
+    """A bundled-set score (engine/inspection/quality.py), or why the model cannot take it."""
+    from engine.inspection.quality import cloze_scores, perplexity_per_word, sense_separation
+
+    try:
+        if task == "cloze":
+            return cloze_scores(handle)
+        if task == "perplexity-per-word":
+            from engine.data.corpora import get_corpus, trained_on
+
+            name = corpus or trained_on(handle.info)
+            sentences = list(get_corpus(name).sentences("heldout"))[:max_sentences]
+            return {**perplexity_per_word(handle, sentences), "corpus": name}
+        by_layer = sense_separation(handle)
+    except Unsupported as e:
+        return {"skipped": str(e)}
+    best = int(by_layer.argmax())
+    rounded = [round(float(x), 4) for x in by_layer]
+    return {"by_layer": rounded, "best_layer": best, "best": rounded[best], "last": rounded[-1]}
+
+
+def _save_id(folder: str) -> str:
+    try:
+        return str(json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get("save_id", ""))
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASKS, *,
+                      stop: threading.Event | None = None,
+                      progress: Callable[[float, str], None] | None = None,
+                      load: Callable[[str], Any] | None = None,
+                      cached_only: bool = False) -> Iterator[dict[str, Any]]:
+    """One row per kept checkpoint, oldest first: ``step``, ``path``, ``tokens_seen`` (when the run says),
+    and for each task its result (``senses``: by_layer/best/last; ``cloze``: top1/top10;
+    ``perplexity-per-word``), or ``error``. Rows come from the cache when the checkpoint's save is the
+    one scored; the others are computed (the cache is rewritten after each; a checkpoint that fails is
+    tried again next time). ``stop`` ends early; ``cached_only`` yields the cached rows alone."""
+    from engine.checkpoints.files import atomic_write_bytes
+    from engine.handles.history import run_history, tokens_seen
+
+    if load is None:
+        from engine.handles.load import load as load_model
+
+        load = load_model
+    history = run_history(run_dir)
+    cache_path = Path(run_dir) / CACHE
+    cache = _read_cache(cache_path)
+    for i, kept in enumerate(history):
+        if stop is not None and stop.is_set():
+            return
+        if progress is not None:
+            progress(i / len(history), f"step {kept.step:,}: scoring ({i + 1} of {len(history)})")
+        rel = str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or "."
+        key = f"{rel}|{_save_id(kept.path)}|{','.join(tasks)}"
+        row = cache.get(key)
+        if not isinstance(row, dict) and cached_only:
+            continue
+        if not isinstance(row, dict):
+            row = {"step": kept.step, "path": kept.path}
+            tokens = tokens_seen(kept.path)
+            if tokens is not None:
+                row["tokens_seen"] = tokens
+            try:
+                handle = load(kept.path)
+                for task in tasks:
+                    row[task] = quality(handle, task, max_sentences=PERPLEXITY_SENTENCES)
+            except (Word2BertError, ValueError) as e:
+                row["error"] = str(e)
+            else:
+                cache[key] = row
+                with contextlib.suppress(OSError):  # a read-only run (a shipped one): the scores are not kept
+                    atomic_write_bytes(cache_path, json.dumps(cache, indent=1).encode())
+        yield {**row, "step": kept.step, "path": kept.path}
+    if progress is not None:
+        progress(1.0, f"scored {len(history)} checkpoints")

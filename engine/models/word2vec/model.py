@@ -1,0 +1,260 @@
+"""word2vec (Mikolov et al. 2013): CBOW and skip-gram, hierarchical softmax or negative sampling.
+
+Skip-gram maximises, for each word w_t and each context word w_c within a reduced window b ~ U[1, window]:
+    log sigma(u_{w_t} . v_{w_c}) + sum_{i=1..k} E_{n_i ~ P_n} [log sigma(-u_{n_i} . v_{w_c})]
+with P_n(w) proportional to count(w)^0.75 (negative sampling), or the hierarchical softmax
+    sum_{j} log sigma((1 - 2 code_j(w_t)) * u_{node_j(w_t)} . v_{w_c})
+over the Huffman path of w_t. CBOW predicts w_t from h = mean of the context input vectors.
+Frequent words are subsampled with P(keep) = (sqrt(c/t) + 1) t / c, t = sample * total words,
+and the learning rate decays linearly from alpha to min_alpha over all epochs, as in the original
+tool and gensim (whose argument names and defaults we keep).
+
+Two ways to train. On a CPU (with numba), ``engine.models.word2vec.cpu`` runs the original tool's
+sequential SGD, compiled, one pair at a time on Hogwild threads. On a GPU, batched steps: a step takes
+``batch_pairs`` (input, output) pairs; each group of g = ``negative_group`` consecutive (shuffled)
+pairs shares one pool of M = ``shared_negatives`` noise words, and each pair's negative term is the
+pool average scaled by k/M: an unbiased estimate of the k-sample sum, computed as batched matrix
+products. With M = g = 16, a noise row receives about k = 5 pair gradients per draw, as in plain SGD,
+while each pair reads one noise row instead of k. (One pool shared by a whole batch gives every drawn
+noise word hundreds of stale gradients and diverges.) The gradients are written by hand (no autograd)
+and applied with ``index_add_`` (plain SGD, like the original).
+
+Optional fastText-style sub-words: character n-grams (min_n..max_n) of "<word>" hashed (FNV-1a) into
+``subword_buckets`` rows; a word's input vector is the mean of its word row and its n-gram rows, so an
+unknown word still gets a vector from its n-grams.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+
+import numpy as np
+import torch
+
+from engine.config.settings import Word2VecConfig
+from engine.data.vocab import Vocab
+from engine.models.word2vec.arrays import KernelSteps
+from engine.models.word2vec.examples import expand_hs_torch, make_examples_torch
+from engine.models.word2vec.steps import CHUNK_WORDS, chunk_bounds, run_chunks
+from engine.models.word2vec.subwords import ngram_rows, subword_table
+
+__all__ = ["CHUNK_WORDS", "Word2VecModel", "chunk_bounds", "ngram_rows", "subword_table", "train_steps", "use_cpu_kernel"]
+
+NOISE_TABLE_SIZE = 10_000_000
+NODE_UPDATE_CAP = 64.0
+
+
+# ---------------------------------------------------------------- the model
+
+class Word2VecModel:
+    """Input vectors ``syn0`` (V [+ buckets + 1 zero pad row], d) and output vectors ``syn1``
+    (V for negative sampling, V-1 inner Huffman nodes for hierarchical softmax)."""
+
+    def __init__(self, vocab: Vocab, cfg: Word2VecConfig, device: torch.device, seed: int = 0) -> None:
+        self.vocab, self.cfg, self.device = vocab, cfg, device
+        V, d = len(vocab), cfg.vector_size
+        rows = V + (cfg.subword_buckets + 1 if cfg.subword_buckets else 0)
+        gen = torch.Generator().manual_seed(seed)
+        # gensim 4's initialisation: uniform in [-1/d, 1/d) for inputs (word2vec.c: half that), zeros for outputs
+        self.syn0 = ((torch.rand(rows, d, generator=gen) * 2.0 - 1.0) / d).to(device)
+        if cfg.subword_buckets:
+            self.syn0[-1] = 0.0
+        self.syn1 = torch.zeros(max(V - 1, 1) if cfg.hs else V, d, device=device)
+        self.sub_rows: torch.Tensor | None = None
+        self.sub_count: torch.Tensor | None = None
+        if cfg.subword_buckets:
+            table, count = subword_table(vocab, cfg)
+            self.sub_rows = torch.from_numpy(table).to(device)  # (V, G)
+            self.sub_count = torch.from_numpy(count).to(device)  # (V,)
+
+    # ------------------------------------------------------------ vectors
+
+    def word_vectors(self) -> np.ndarray:
+        """One float32 vector per vocabulary word: (V, d)."""
+        with torch.no_grad():
+            if self.sub_rows is None:
+                return self.syn0[: len(self.vocab)].float().cpu().numpy()
+            assert self.sub_count is not None
+            summed = self.syn0[self.sub_rows].sum(1)  # (V, G, d) -> (V, d)
+            return (summed / self.sub_count[:, None]).float().cpu().numpy()
+
+    def _input(self, words: torch.Tensor) -> torch.Tensor:
+        if self.sub_rows is None:
+            return self.syn0[words]  # (B, d)
+        assert self.sub_count is not None
+        rows = self.sub_rows[words]  # (B, G)
+        return self.syn0[rows].sum(1) / self.sub_count[words, None]  # (B, d)
+
+    def _add_input_grad(self, words: torch.Tensor, grad: torch.Tensor) -> None:
+        if self.sub_rows is None:
+            self.syn0.index_add_(0, words, grad)
+            return
+        rows = self.sub_rows[words]  # (B, G)
+        self.syn0.index_add_(0, rows.reshape(-1), grad.repeat_interleave(rows.shape[1], 0))
+        self.syn0[-1] = 0.0  # the padding row must stay zero
+
+    # ------------------------------------------------------------ one SGD step per loss
+
+    def step_ns(self, inp: torch.Tensor, ctx_mask: torch.Tensor | None, out: torch.Tensor,
+                negs: torch.Tensor, lr: float) -> torch.Tensor:
+        """One negative-sampling step. ``inp``: (B,) input words (skip-gram) or (B, C) context words
+        with ``ctx_mask`` (CBOW); ``out``: (B,) words to predict; ``negs``: (G, M) noise words, one row shared by each of G consecutive groups of pairs.
+        Returns the summed loss (a 0-d tensor, not synced to the host)."""
+        k = self.cfg.negative
+        if ctx_mask is None:
+            v = self._input(inp)  # (B, d)
+        else:
+            flat = inp[ctx_mask]  # (P,) the real context words
+            owner = ctx_mask.nonzero()[:, 0]  # (P,) which row each belongs to
+            v = torch.zeros(out.shape[0], self.syn0.shape[1], device=self.device)
+            v.index_add_(0, owner, self._input(flat))
+            if self.cfg.cbow_mean:
+                v /= ctx_mask.sum(1, keepdim=True).clamp_min(1)
+        B, d = v.shape
+        G, M = negs.shape  # G groups of g pairs share M noise words
+        g = B // G
+        u = self.syn1[out]  # (B, d)
+        noise = self.syn1[negs]  # (G, M, d)
+        vg = v.view(G, g, d)
+        pos = (v * u).sum(1)  # (B,)
+        neg = torch.bmm(vg, noise.transpose(1, 2))  # (G, g, M)
+        sig_pos, sig_neg = torch.sigmoid(pos), torch.sigmoid(neg)
+        g_pos = (1.0 - sig_pos) * lr  # (B,)
+        g_neg = sig_neg * (-lr * k / M)  # (G, g, M)
+        g_neg.masked_fill_(negs[:, None, :] == out.view(G, g, 1), 0.0)  # noise equal to the target is skipped
+        grad_v = g_pos[:, None] * u + torch.bmm(g_neg, noise).view(B, d)  # (B, d)
+        self.syn1.index_add_(0, out, g_pos[:, None] * v)
+        self.syn1.index_add_(0, negs.reshape(-1), torch.bmm(g_neg.transpose(1, 2), vg).view(G * M, d))
+        if ctx_mask is None:
+            self._add_input_grad(inp, grad_v)
+        else:
+            self._add_input_grad(flat, grad_v[owner])
+        eps = 1e-7
+        return -(torch.log(sig_pos + eps).sum() + (k / M) * torch.log1p(eps - sig_neg).sum())
+
+    def step_hs(self, inp: torch.Tensor, ctx_mask: torch.Tensor | None, pair: torch.Tensor,
+                node: torch.Tensor, code: torch.Tensor, n_pairs: int, lr: float) -> torch.Tensor:
+        """One hierarchical-softmax step over flattened (pair, inner node, code bit) triples."""
+        if ctx_mask is None:
+            v = self._input(inp)  # (B, d)
+        else:
+            flat = inp[ctx_mask]
+            owner = ctx_mask.nonzero()[:, 0]
+            v = torch.zeros(n_pairs, self.syn0.shape[1], device=self.device)
+            v.index_add_(0, owner, self._input(flat))
+            if self.cfg.cbow_mean:
+                v /= ctx_mask.sum(1, keepdim=True).clamp_min(1)
+        vt = v[pair]  # (T, d)
+        w = self.syn1[node]  # (T, d)
+        f = torch.sigmoid((vt * w).sum(1))  # (T,)
+        g = (1.0 - code - f) * lr  # (T,)
+        grad_v = torch.zeros_like(v).index_add_(0, pair, g[:, None] * w)
+        # Every path starts at the root, so nodes near it get a gradient from nearly every pair of the
+        # batch; summing thousands of stale gradients diverges. Cap each node's step at the size of
+        # NODE_UPDATE_CAP summed gradients (sequential SGD would see them shrink as it goes).
+        hits = torch.bincount(node, minlength=self.syn1.shape[0]).to(g.dtype)  # (V-1,)
+        node_scale = torch.clamp(NODE_UPDATE_CAP / hits[node], max=1.0)  # (T,)
+        self.syn1.index_add_(0, node, (g * node_scale)[:, None] * vt)
+        if ctx_mask is None:
+            self._add_input_grad(inp, grad_v)
+        else:
+            self._add_input_grad(flat, grad_v[owner])
+        # -log P = -sum log sigma((1 - 2 code) x)
+        return -torch.log(torch.where(code > 0.5, 1.0 - f, f) + 1e-7).sum()
+
+    # ------------------------------------------------------------ state
+
+    def finite(self) -> bool:
+        with torch.no_grad():
+            return bool(torch.isfinite(self.syn0).all() and torch.isfinite(self.syn1).all())
+
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {"vectors": torch.from_numpy(self.word_vectors()), "syn0": self.syn0.cpu(), "syn1": self.syn1.cpu()}
+
+    def load_tensors(self, tensors: dict[str, torch.Tensor]) -> None:
+        self.syn0.copy_(tensors["syn0"].to(self.device, torch.float32))
+        self.syn1.copy_(tensors["syn1"].to(self.device, torch.float32))
+
+    def expected_shapes(self) -> dict[str, tuple[int, ...]]:
+        return {"vectors": (len(self.vocab), self.cfg.vector_size), "syn0": tuple(self.syn0.shape),
+                "syn1": tuple(self.syn1.shape)}
+
+
+# ---------------------------------------------------------------- training generator
+
+def use_cpu_kernel(model: Word2VecModel) -> bool:
+    """The compiled sequential kernel on a CPU (when numba is there), the batched torch steps elsewhere."""
+    from engine.models.word2vec import cpu as word2vec_cpu
+
+    return model.device.type == "cpu" and word2vec_cpu.available()
+
+
+def train_steps(model: Word2VecModel, ids: np.ndarray, starts: np.ndarray, *, seed: int,
+                start_epoch: int = 0, start_chunk: int = 0, kernel: bool | None = None) -> Iterator[dict]:
+    """``engine.models.word2vec.steps.run_chunks`` for this model: on a GPU the data stays on the device
+    and nothing syncs; on a CPU (``kernel`` None: when numba is there) each step is one call of the
+    compiled kernel of ``engine.models.word2vec.cpu`` on numpy views of the tensors."""
+    use_kernel = use_cpu_kernel(model) if kernel is None else kernel
+    steps = KernelSteps(model, seed) if use_kernel else _TorchSteps(model, seed)
+    return run_chunks(model, ids, starts, steps, seed=seed, start_epoch=start_epoch, start_chunk=start_chunk)
+
+
+class _TorchSteps:
+    """A chunk as batched torch steps (``batch_pairs`` pairs each), data on the model's device."""
+
+    def __init__(self, model: Word2VecModel, seed: int) -> None:
+        cfg, device = model.cfg, model.device
+        self.model = model
+        self.keep: torch.Tensor | None = None  # keep probabilities per word, on the device (the first chunk's)
+        if cfg.hs:
+            codes, points, lengths = model.vocab.huffman()
+            self.codes, self.points, self.lengths = (torch.from_numpy(np.asarray(x)).to(device)
+                                                     for x in (codes, points, lengths))
+        else:
+            noise = model.vocab.noise_distribution(cfg.ns_exponent)
+            self.table = torch.from_numpy(np.repeat(np.arange(len(noise)), np.round(noise * NOISE_TABLE_SIZE).astype(np.int64))).to(device)
+            self.noise_gen = torch.Generator(device=device).manual_seed(seed)
+        # A CBOW example updates every word of its window: count batches in context slots so that a frequent
+        # word collects about as many summed (stale) gradients per step as in skip-gram; more diverges.
+        per_batch = cfg.batch_pairs if cfg.sg else max(cfg.negative_group, cfg.batch_pairs // max(1, cfg.window))
+        self.per_batch = per_batch - (per_batch % cfg.negative_group if not cfg.hs else 0)
+
+    def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
+        model, cfg, device, per_batch = self.model, self.model.cfg, self.model.device, self.per_batch
+        if self.keep is None:
+            self.keep = torch.from_numpy(np.asarray(keep_prob, dtype=np.float32)).to(device)
+        gen = torch.Generator(device=device).manual_seed(int(rng.integers(2**62)))  # the chunk's own draws
+        ex = make_examples_torch(torch.from_numpy(np.asarray(ids, dtype=np.int64)).to(device),
+                                 torch.from_numpy(np.asarray(sent, dtype=np.int64)).to(device), self.keep, cfg, gen)
+        out = ex["out"]
+        P = out.shape[0]
+        if cfg.sg:
+            inp, mask = ex["inp"], None
+        else:
+            inp, mask = ex["ctx"], ex["mask"]
+        if cfg.hs:
+            pair_t, node_t, code_t, ends_t = expand_hs_torch(out, self.codes, self.points, self.lengths)
+            ends = ends_t.cpu().numpy()  # read on the host once a chunk: where each step's triples end
+        n_batches = max(1, math.ceil(P / per_batch))
+        for b in range(n_batches):
+            a, z = b * per_batch, min(P, (b + 1) * per_batch)
+            f0, f1 = b / n_batches, (b + 1) / n_batches
+            lr = lr_at(f0)
+            m = None if mask is None else mask[a:z]
+            if cfg.hs:
+                if z <= a:
+                    continue
+                t0 = int(ends[a - 1]) if a > 0 else 0
+                t1 = int(ends[z - 1])
+                loss = model.step_hs(inp[a:z], m, pair_t[t0:t1] - a, node_t[t0:t1], code_t[t0:t1], z - a, lr)
+            else:
+                z = a + (z - a) // cfg.negative_group * cfg.negative_group  # whole groups only
+                if z <= a:
+                    continue
+                G = (z - a) // cfg.negative_group
+                draw = torch.randint(len(self.table), (G, cfg.shared_negatives), device=device, generator=self.noise_gen)
+                loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], self.table[draw], lr)
+            yield f0, f1, loss, z - a
+
+

@@ -1,0 +1,1 @@
+"""The polysemy lens: a word's occurrences across a corpus, per model and layer."""

@@ -1,0 +1,429 @@
+"""The polysemy lens: one word in several sentences, static neighbours (one list whatever the sentence)
+beside contextual neighbours (for each typed occurrence, the nearest occurrences in a corpus index),
+layer by layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QScrollArea,
+    QSizePolicy,
+    QSlider,
+    QSplitter,
+    QTabWidget,
+    QTextBrowser,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.panels.polysemy.answer import ContextualAnswer, contextual_answer
+from explorer.panels.polysemy.index import CorpusIndexer
+from explorer.panels.polysemy.occurrences import OccurrenceFetcher
+from explorer.panels.polysemy.static import StaticNeighbours
+from explorer.panels.polysemy.text import (
+    compare_html,
+    highlight,
+    layers_html,
+)
+from explorer.scenes import Scene
+from explorer.session import Session
+from explorer.tasks import TaskRunner
+from explorer.widgets.export import add_csv_export
+from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.occurrence_map import OccurrenceMapView
+
+DEBOUNCE_MS = 150
+DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+
+
+class PolysemyPanel(QWidget):
+    shown = Signal()  # the contextual neighbours (or, in the static view, the static ones) are on screen
+
+    def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.word = ""
+        self.wanted_model = ""  # a scene's contextual model, selected (and indexed) once it is loaded
+        self.wanted_layer: int | None = None
+        self.wanted_models: list[str] = []  # a scene's models (a talk's "All models" compares only these)
+        self.hits = 4  # nearest corpus occurrences shown per typed occurrence
+        self._handles: dict[str, Any] = {}  # the handle each model name had at the last refresh
+        self.scene_models_only = False  # a talk step: "All models" compares the scene's models only
+
+        self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
+        self.sentences.setPlaceholderText("one sentence per line")
+        self.chips = QHBoxLayout()
+        self.chips.setSpacing(2)
+        chip_box = QWidget()
+        chip_box.setLayout(self.chips)
+        chip_scroll = QScrollArea()  # a long sentence's chips scroll instead of widening the panel
+        chip_scroll.setWidget(chip_box)
+        chip_scroll.setWidgetResizable(True)
+        chip_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        chip_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        sample = QToolButton()
+        sample.setText("Wg")
+        chip_scroll.setFixedHeight(sample.sizeHint().height() + 34)
+        left = QVBoxLayout()
+        left.addWidget(QLabel("Sentences (one per line) — click a word:"))
+        left.addWidget(self.sentences, 1)
+        left.addWidget(chip_scroll)
+
+        self.static = StaticNeighbours(session)
+        self.static.runner.finished.connect(self._static_shown)
+        self.static.runner.failed.connect(self._static_shown)  # its message is its answer
+        self._on_screen: tuple[str, str, int] | None = None  # (model, word, layer) of the answer shown
+
+        from engine.api import Capability
+
+        self.model = ModelPicker(Capability.CONTEXTUAL, role="contextual")  # opens on the best (minilm-mlm)
+        self.layer = QSlider(Qt.Orientation.Horizontal)
+        self.layer.setMinimum(0)
+        self.layer.setMaximum(0)
+        self.layer_label = QLabel("layer 0")
+        self.indexer = CorpusIndexer(session, corpus, self)
+        self.corpus = corpus  # the corpus the occurrences come from (the indexer's too)
+        self.progress = self.indexer.progress  # the index builds' progress, and the on-demand fetches'
+        self.message = QLabel("Load a contextual model (ELMo, GPT, BERT) to compare occurrences.")
+        self.message.setWordWrap(True)
+        self.message.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+        self.message.setMinimumHeight(2 * self.message.fontMetrics().lineSpacing() + 6)
+        self.by_layer = QLabel()  # the two typed occurrences' cosine at every layer
+        self.by_layer.setWordWrap(True)
+        self.by_layer.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
+        self.results = QTextBrowser()
+        self.method = QComboBox()
+        self.method.addItems(["PCA", "t-SNE", "UMAP"])
+        self.map = OccurrenceMapView()
+        self.views = QTabWidget()
+        self.views.addTab(self.results, "Nearest occurrences")
+        map_page = QWidget()
+        map_layout = QVBoxLayout(map_page)
+        map_row = QHBoxLayout()
+        map_row.addWidget(QLabel("Projection:"))
+        map_row.addWidget(self.method)
+        map_row.addStretch(1)
+        map_layout.addLayout(map_row)
+        map_layout.addWidget(self.map, 1)
+        self.views.addTab(map_page, "Map")
+        self.compare = QTextBrowser()  # every indexed contextual model at once: the demo on one screen
+        self.views.addTab(self.compare, "All models")
+        self._others: list[tuple[str, int, list[tuple[str, list[Any]]]]] = []
+        self._last_map: Any = None
+        self._last_groups: list[tuple[str, list[Any]]] = []
+        add_csv_export(self.results, self.contextual_rows, "contextual-neighbours")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("Model:"))
+        row.addWidget(self.model, 1)
+        row.addWidget(self.layer_label)
+        row.addWidget(self.layer, 1)
+        contextual_box = self.contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
+        cl = QVBoxLayout(contextual_box)
+        cl.addLayout(row)
+        cl.addWidget(self.indexer)
+        cl.addWidget(self.message)
+        cl.addWidget(self.by_layer)
+        cl.addWidget(self.views, 1)
+
+        right = self.right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.static)
+        right.addWidget(contextual_box)
+        right.setSizes([180, 420])
+        left_widget = self.left_widget = QWidget()
+        left_widget.setLayout(left)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(left_widget)
+        split.addWidget(right)
+        split.setSizes([300, 700])
+        split.setStretchFactor(1, 2)
+        self.typed = QLabel()  # a talk's static step: the sentences it is about, the word in bold
+        self.typed.setWordWrap(True)
+        self.typed.setVisible(False)
+        self.typed.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        outer = QVBoxLayout(self)
+        outer.addWidget(self.typed)
+        outer.addWidget(split, 1)
+        outer.addStretch(0)  # below a talk's static table, sized to its rows
+
+        self.fetcher = OccurrenceFetcher(self)  # a clicked word's occurrences, encoded on demand
+        self.fetcher.ready.connect(self._fetched)
+        self.fetcher.progress.connect(self._fetch_progress)
+        self.fetcher.failed.connect(self._contextual_failed)
+        self.context_runner = TaskRunner(self)
+        self.context_runner.finished.connect(self._show_contextual)
+        self.context_runner.failed.connect(self._contextual_failed)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self._sentences_changed)
+        self.sentences.textChanged.connect(self._debounce.start)
+        self.model.currentIndexChanged.connect(lambda _: self._model_changed())
+        self.layer.valueChanged.connect(self._layer_changed)
+        self.method.currentIndexChanged.connect(lambda _: self.query_contextual())
+        self.indexer.built.connect(lambda _name: self.query_contextual())
+        self.indexer.status.connect(self.message.setText)
+        session.modelsChanged.connect(self._refresh_models)
+        session.error.connect(lambda _: self.query_contextual())  # a scene's model failed: use what there is
+        self._sentences_changed()
+        self._model_changed()  # no model yet: the controls say why they are off
+
+    @property
+    def corpus(self) -> str:
+        return self.indexer.corpus
+
+    @corpus.setter
+    def corpus(self, name: str) -> None:
+        self.indexer.corpus = name
+
+    # ------------------------------------------------------------ input
+
+    def sentence_list(self) -> list[str]:
+        return [s.strip() for s in self.sentences.toPlainText().splitlines() if s.strip()]
+
+    def _sentences_changed(self) -> None:
+        from engine.api import word_tokenize
+
+        while self.chips.count():
+            item = self.chips.takeAt(0)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+        seen: list[str] = []
+        for s in self.sentence_list():
+            for w in word_tokenize(s):
+                if w not in seen and any(c.isalpha() for c in w):
+                    seen.append(w)
+        for w in seen[:40]:
+            chip = QToolButton()
+            chip.setText(w)
+            chip.setCheckable(True)
+            chip.setChecked(w == self.word)
+            chip.clicked.connect(lambda _=False, word=w: self.select(word))
+            self.chips.addWidget(chip)
+            chip.show()  # children added to a visible widget must be shown
+        self.chips.addStretch(1)
+        if self.word:
+            self.select(self.word)
+
+    def _static_shown(self, _result: object) -> None:
+        self._maybe_shown()
+
+    def _maybe_shown(self) -> None:
+        """``shown`` once every column has answered: the static neighbours, and the contextual ones unless
+        that column is hidden (a talk's static view) — a slide is never taken with one of them missing."""
+        if self.static.runner.busy:
+            return
+        wanted = (self.model.currentText(), self.word, self.layer.value())
+        if not self.contextual_box.isHidden() and (self.context_runner.busy or self._on_screen != wanted):
+            return  # (an answer for another model, word or layer is not this slide's)
+        self.shown.emit()
+
+    def select(self, word: str) -> None:
+        """Select a word in every sentence where it occurs and query every model."""
+        self.word = word.lower()
+        for i in range(self.chips.count()):
+            item = self.chips.itemAt(i)
+            chip = item.widget() if item is not None else None
+            if isinstance(chip, QToolButton):
+                chip.setChecked(chip.text() == self.word)
+        self.static.query(self.word)
+        self.query_contextual()
+
+    # ------------------------------------------------------------ scenes
+
+    def set_presenting(self, on: bool) -> None:
+        """A talk's layout: the results fill the screen (the typed sentences head each group of
+        neighbours), three neighbours per occurrence, no index buttons; only the scene's models."""
+        self.left_widget.setVisible(not on)
+        self.indexer.setVisible(not on)  # a talk prepares its steps before it starts
+        self.hits = 3 if on else 4
+        self.scene_models_only = on
+        self.static.set_compact(on)
+        self.right.setSizes([1, 4] if on else [180, 420])
+        self._show_typed()
+
+    def _show_typed(self) -> None:
+        """In a talk's static view (no contextual column to head the groups), the typed sentences."""
+        show = self.left_widget.isHidden() and self.contextual_box.isHidden()
+        self.typed.setVisible(show)
+        if show:
+            self.typed.setText("<br>".join(f"{i + 1}. {highlight(s, self.word)}" for i, s in enumerate(self.sentence_list())))
+
+    def apply_scene(self, scene: Scene) -> None:
+        self.wanted_model = scene.contextual_model or ""
+        self.wanted_models = list(scene.models)
+        self.wanted_layer = scene.layer
+        self.word = (scene.selection or "").lower()
+        self.sentences.setPlainText("\n".join(scene.sentences))
+        self.views.setCurrentIndex(1 if scene.view == "map" else 0)
+        self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense
+        self._show_typed()
+        self._refresh_models()
+
+    def current_scene(self) -> Scene:
+        return Scene("polysemy", self.sentence_list(), list(self.session.models), selection=self.word,
+                     contextual_model=self.model.currentText() or None, layer=self.layer.value(), view=self._view())
+
+    def _view(self) -> str:
+        if self.contextual_box.isHidden():
+            return "static"
+        return "map" if self.views.currentIndex() == 1 else "neighbours"
+
+    # ------------------------------------------------------------ models
+
+    def _refresh_models(self) -> None:
+        for name, handle in self.session.models.items():  # a name now answered by another handle (the
+            if self._handles.get(name, handle) is not handle:  # scrubber's checkpoint): its vectors are stale
+                self.fetcher.forget(name)
+                self.indexer.forget(name)
+        self._handles = dict(self.session.models)
+        self.model.set_models(self.session.models, prefer=self.wanted_model)
+        self._model_changed()
+        self.static.query(self.word)  # (a scene's contextual models fetch the word's occurrences on demand)
+
+    def _handle(self) -> Any:
+        return self.session.models.get(self.model.currentText())
+
+    def _model_changed(self) -> None:
+        handle = self._handle()
+        for control in (self.layer, self.method):
+            control.setEnabled(handle is not None)
+        self.indexer.show_model(handle, "" if handle is not None else self.model.reason(), self.model.usable())
+        if handle is None:  # say why the contextual column is empty
+            reason = self.model.reason()
+            self.message.setText(reason[:1].upper() + reason[1:] + ". Load ELMo, GPT or BERT to compare occurrences.")
+            self._clear_contextual()
+            return
+        layers = int(handle.info.get("vector_layers", 1))
+        self.layer.blockSignals(True)
+        self.layer.setMaximum(max(0, layers - 1))
+        top = max(0, layers - 1)
+        self.layer.setValue(top if self.wanted_layer is None else min(self.wanted_layer, top))
+        self.layer.blockSignals(False)
+        self.layer_label.setText(f"layer {self.layer.value()}")
+        self.query_contextual()
+
+    # ------------------------------------------------------------ contextual column
+
+    def _layer_changed(self, value: int) -> None:
+        self.layer_label.setText(f"layer {value}")
+        self.query_contextual()
+
+    def _fetched(self, word: str) -> None:
+        handle = self._handle()
+        occurrences = self.fetcher.get(handle.name, word) if handle is not None else None
+        if occurrences is not None and not self.indexer.running:
+            self.progress.setValue(1000)
+            self.progress.setFormat(f"{len(occurrences.sentences)} of {occurrences.total:,} sentences")
+            self.progress.setToolTip(f"“{word}” occurs in {occurrences.total:,} sentences of the corpus; "
+                                     f"{handle.name if handle else ''} encoded {len(occurrences.sentences)} of them, "
+                                     "sampled across it (kept on disk for the next time)")
+        if word == self.word:
+            self.query_contextual()
+
+    def _fetch_progress(self, fraction: float, message: str) -> None:
+        if self.indexer.running:
+            return  # the index build's progress has the bar
+        handle = self._handle()
+        asked = self.fetcher.asked[1] if self.fetcher.asked else ()
+        self.progress.setValue(int(fraction * 1000))
+        self.progress.setToolTip(message)
+        if handle is not None and handle.name in asked:  # the chosen model: its answer is what we wait for
+            self.progress.setFormat("%p%")
+            self.message.setText(message)
+        else:  # the other models, for "All models": the bar says so and the answer above stays
+            self.progress.setFormat(f"All models: {len(asked)} more %p%")  # fits the bar; the names in its tooltip
+            self.progress.setToolTip(f"for the All models tab: {', '.join(asked)} — {message}")
+
+    def query_contextual(self) -> None:
+        handle = self._handle()
+        if handle is None or self.contextual_box.isHidden():  # (a static view: nobody would see the answer)
+            return
+        if not self.word:
+            self.message.setText("Click a word in the sentences.")
+            return
+        if self.wanted_model and self.wanted_model not in self.session.models and self.session.loading:
+            # a scene's model is on its way: encoding the word with a stand-in would only delay it
+            self.message.setText(f"waiting for {self.wanted_model} to load…")
+            return
+        word, layer, sentences, hits = self.word, self.layer.value(), self.sentence_list(), self.hits
+        index = self.indexer.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
+        if index is None:
+            self.context_runner.cancel()  # an answer still coming for another model, word or layer is stale now
+            if self._on_screen is not None and self._on_screen[:2] != (handle.name, word):
+                self._clear_contextual()  # another model's or word's neighbours never stand under this one's name
+            self.fetcher.fetch({handle.name: handle}, word, self.corpus)
+            self.message.setText(f"finding the occurrences of “{word}” in the corpus with {handle.name}…")
+            return
+        contextual = {n: self.session.models[n] for n in self.model.usable() if n != handle.name
+                      and (not self.scene_models_only or n in self.wanted_models)}
+        pending = {n: h for n, h in contextual.items() if n not in self.indexer.indexes and not self.fetcher.get(n, word)}
+        if pending and not self.fetcher.running:
+            self.fetcher.fetch(pending, word, self.corpus)  # for "All models", after this model's answer
+        method = {"PCA": "pca", "t-SNE": "tsne", "UMAP": "umap"}[self.method.currentText()]
+        last = self._last_map
+        previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
+        others = [(name, other, self.indexer.get(name) or self.fetcher.get(name, word))
+                  for name, other in contextual.items()]
+        others = [(name, other, ix) for name, other, ix in others if ix is not None]
+
+        def work() -> ContextualAnswer:
+            return contextual_answer(handle, word, layer, sentences, hits, index, others, method, previous)
+
+        self.context_runner.submit(work)
+
+    def contextual_rows(self) -> list[list[str]]:
+        rows = [["typed sentence", "rank", "similarity", "corpus sentence"]]
+        for sentence, hits in self._last_groups:
+            rows += [[sentence, str(i + 1), f"{h.similarity:.4f}", h.sentence] for i, h in enumerate(hits)]
+        return rows
+
+    def _show_contextual(self, answer: ContextualAnswer) -> None:
+        word, layer, groups, key, others = answer.word, answer.layer, answer.groups, answer.map_key, answer.others
+        self.by_layer.setText(layers_html(answer.by_layer, layer))
+        self._last_groups = groups
+        if answer.occurrence_map is None:
+            self.map.show_message(answer.map_error)
+            self._last_map = None
+        else:
+            self.map.show_map(answer.occurrence_map, word, COLOURS)
+            self._last_map = (key, answer.occurrence_map)
+        handle = self._handle()
+        self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
+                             "the nearest occurrences in the corpus (cosine)")
+        parts = []
+        for g, (sentence, hits) in enumerate(groups):
+            colour = COLOURS[g % len(COLOURS)]
+            parts.append(f"<p style='color:{colour}'><b>{g + 1}. {highlight(sentence, word)}</b></p><ul>")
+            for h in hits:
+                parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
+            parts.append("</ul>")
+        self.results.setHtml("".join(parts))
+        self._show_compare(handle.name if handle else "", word, layer, groups, others)
+        self._on_screen = (key[0], word, layer)
+        self._maybe_shown()
+
+    def _clear_contextual(self) -> None:
+        self._on_screen, self._last_groups, self._last_map = None, [], None
+        self.by_layer.clear()
+        self.results.clear()
+        self.compare.clear()
+        self.map.show_message("")
+
+    def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
+                      others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:
+        """Every contextual model at once: where each puts each typed occurrence."""
+        self._others = others
+        self.compare.setHtml(compare_html(name, word, layer, groups, others, COLOURS))
+
+    def _contextual_failed(self, message: str) -> None:
+        self._clear_contextual()
+        self.message.setText(message)

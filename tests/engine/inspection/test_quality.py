@@ -1,0 +1,146 @@
+"""The bundled quality sets and their scores: cloze top-k, leave-one-out sense separation per layer,
+and the GloVe bag-of-context baseline."""
+
+import math
+
+import numpy as np
+import pytest
+
+from engine import api
+from engine.inspection.quality import (
+    ClozeItem,
+    SenseItem,
+    _leave_one_out,
+    cloze_items,
+    cloze_scores,
+    glove_context_baseline,
+    sense_items,
+    sense_separation,
+)
+
+
+def test_the_bundled_sets_are_what_the_issue_asks_for():
+    cloze = cloze_items()
+    assert len(cloze) >= 60 and {c.kind for c in cloze} == {"everyday", "news", "knowledge"}
+    assert all(c.text.count("[MASK]") == 1 and c.answers for c in cloze)
+    senses = sense_items()
+    words = {s.word for s in senses}
+    assert len(words) >= 10
+    for word in words:
+        per_sense = {}
+        for s in senses:
+            if s.word == word:
+                per_sense[s.sense] = per_sense.get(s.sense, 0) + 1
+        assert len(per_sense) == 2 and min(per_sense.values()) >= 8, word
+
+
+def test_leave_one_out_gives_each_row_its_nearest_neighbours_sense():
+    vectors = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [0.8, 0.3]])
+    assert _leave_one_out(vectors, ["a", "a", "b", "b", "a"]) == (5, 5)
+    assert _leave_one_out(vectors, ["a", "b", "a", "b", "a"]) == (0, 5)  # every nearest neighbour has the other label
+
+
+def test_the_glove_baseline_separates_senses_by_their_context_words():
+    items = [SenseItem("bank", "river", s) for s in (
+        "the river bank was muddy and wet", "fish swam near the bank of the stream", "the bank flooded when the river rose")]
+    items += [SenseItem("bank", "money", s) for s in (
+        "the bank lent money to the company", "she paid the loan at the bank", "the bank raised interest rates on loans")]
+    glove = api.load("glove-6b-50d")
+    assert glove_context_baseline(glove, items) == 1.0
+
+
+def test_sense_separation_has_one_score_per_layer(contextual_runs):
+    bert = api.load(contextual_runs["bert"][0])
+    items = [SenseItem("piano", "x", "She played the piano on stage."), SenseItem("piano", "x", "The piano was old."),
+             SenseItem("piano", "y", "He tuned the piano at home."), SenseItem("piano", "y", "A piano fell.")]
+    scores = sense_separation(bert, items)
+    assert scores.shape == (bert.info["vector_layers"],) and ((scores >= 0) & (scores <= 1)).all()
+    with pytest.raises(api.Unsupported):
+        sense_separation(api.load("glove-6b-50d"), items)
+
+
+def test_cloze_scores_count_accepted_answers(contextual_runs):
+    bert = api.load(contextual_runs["bert"][0])
+    first = bert.fill_mask("the [MASK] played the piano", k=10)[0].tokens
+    items = [ClozeItem("everyday", "the [MASK] played the piano", (first[0].removeprefix("##"),)),
+             ClozeItem("everyday", "the [MASK] played the piano", ("zzzz-not-a-word",))]
+    scores = cloze_scores(bert, items)
+    assert scores == {"cloze_top1": 0.5, "cloze_top10": 0.5, "cloze_items": 2.0}
+    with pytest.raises(api.Unsupported):
+        cloze_scores(api.load(contextual_runs["gpt"][0]), items)
+
+
+def test_perplexity_per_word_scores_the_same_words_for_word_and_subword_models(runs, contextual_runs):
+    import math
+
+    from engine.inspection.quality import perplexity_per_word
+
+    sentences = ["the piano played a soft tune .", "a red bus drove down the road"]
+    ngram = api.load(runs["ngram"][0])
+    scores = [ngram.score(s) for s in sentences]
+    word_logprob = sum(sum(lp for t, lp in zip(r.tokens, r.token_logprobs, strict=True) if t != "</s>") for r in scores)
+    result = perplexity_per_word(ngram, sentences)
+    assert result["words"] == 14 and result["perplexity_per_word"] == pytest.approx(math.exp(-word_logprob / 14))
+    gpt = api.load(contextual_runs["gpt"][0])
+    total = sum(gpt.score(s).logprob for s in sentences)  # every BPE piece of every word
+    assert perplexity_per_word(gpt, sentences)["perplexity_per_word"] == pytest.approx(math.exp(-total / 14))
+    with pytest.raises(api.Unsupported):
+        perplexity_per_word(api.load(contextual_runs["bert"][0]), sentences)
+
+
+def test_spelling_is_a_distribution_over_words_that_prefers_familiar_spellings():
+    from itertools import product
+
+    from engine.inspection.quality import Spelling
+
+    spelling = Spelling(["cat", "car", "bat", "tab"])
+    # every string over its alphabet (a, b, c, r, t and "any other character"), plus ending: the mass of
+    # all strings up to length 6 approaches 1 from below, never beyond
+    letters = ["a", "b", "c", "r", "t", "?"]
+    mass = sum(math.exp(spelling.logprob("".join(w))) for n in range(7) for w in product(letters, repeat=n))
+    assert 0.5 < mass <= 1.0
+    assert spelling.logprob("cat") > spelling.logprob("tca") > spelling.logprob("qqq")
+    assert spelling.logprob("CAT") == spelling.logprob("cat")
+
+
+def test_open_vocabulary_perplexity_charges_a_word_model_for_spelling_the_words_it_does_not_know(runs):
+    from engine.inspection.quality import Spelling, perplexity_per_word
+
+    ngram = api.load(runs["ngram"][0])
+    unknown = "the zqxvwy ."
+    assert ngram.score(unknown).unknown == (False, True, False, False)  # ..., "</s>"
+    assert ngram.score("the qwzzk zqxvwy").unknown == (False, True, True, False)
+    known = "the ."
+    spelling = Spelling(["the", "piano", "zebra"])
+    closed = perplexity_per_word(ngram, [unknown])
+    opened = perplexity_per_word(ngram, [unknown], spelling)
+    assert closed["unknown_words"] == opened["unknown_words"] == 1
+    # the same words, one of them now paid for letter by letter
+    expected = math.exp(-(-math.log(closed["perplexity_per_word"]) * 3 + spelling.logprob("zqxvwy")) / 3)
+    assert opened["perplexity_per_word"] == pytest.approx(expected)
+    assert perplexity_per_word(ngram, [known], spelling) == perplexity_per_word(ngram, [known])
+
+
+def test_masked_word_scores_mask_one_word_per_sentence_and_count_the_models_hits(contextual_runs):
+    from engine.inspection.quality import masked_word_scores
+
+    bert = api.load(contextual_runs["bert"][0])
+    sentences = ["the cat sat on the mat", "a dog ran in the park today", "too short .", "the red bus drove"]
+    scores = masked_word_scores(bert, sentences)
+    assert scores["masked_items"] == 3  # "too short ." has too few words to mask
+    assert 0 <= scores["masked_top1"] <= scores["masked_top10"] <= 1
+    assert masked_word_scores(bert, sentences) == scores  # seeded: the same words every time
+
+    class Oracle:  # a model that always proposes the words of the sentence: every masked word is in its top 10
+        capabilities = bert.capabilities
+
+        def fill_mask(self, text, k=10):
+            from types import SimpleNamespace
+
+            words = [w for w in sentences[0].split() + sentences[1].split() + sentences[3].split()]
+            return [SimpleNamespace(tokens=tuple(dict.fromkeys(words))[:10])]
+
+    oracle = masked_word_scores(Oracle(), [sentences[0]])
+    assert oracle["masked_top10"] == 1.0
+    with pytest.raises(api.Unsupported):
+        masked_word_scores(api.load(contextual_runs["gpt"][0]), sentences)

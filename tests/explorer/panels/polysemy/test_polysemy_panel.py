@@ -1,0 +1,343 @@
+"""The polysemy lens against real models: static neighbours beside contextual neighbours — from the clicked
+word's occurrences encoded on demand, or from a whole-corpus index — which differ for the same word in two
+senses."""
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from explorer.panels.polysemy.answer import ContextualAnswer
+from explorer.scenes import check_scene
+from tests.conftest import settle_layout
+
+SHOTS = Path(__file__).resolve().parents[4] / "test-output" / "screenshots"
+
+
+@pytest.fixture
+def window(qtbot, contextual_runs, topic_corpus):
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    session = Session()
+    win = MainWindow(session)
+    win.polysemy.corpus = str(topic_corpus)
+    win.polysemy.indexer.settings = {"per_word": 8, "max_words": 200, "min_count": 3, "max_sentences": 2000}
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(20_000)
+
+
+def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    assert panel.model.currentText() == "bert" and panel.layer.maximum() == 2
+    assert "Click a word" in panel.message.text()
+    panel.indexer.build.click()  # the whole-corpus index: an option, for every frequent word at once
+    assert not panel.indexer.build.isEnabled() and panel.indexer.cancel.isEnabled()
+    qtbot.waitUntil(lambda: "bert" in panel.indexer.indexes, timeout=120_000)
+    assert panel.indexer.build.isEnabled() and panel.progress.value() == 1000
+    panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
+        panel.select("piano")
+    answer = blocker.args[0]
+    word, layer, groups, occ_map, by_layer = answer.word, answer.layer, answer.groups, answer.occurrence_map, answer.by_layer
+    assert occ_map.points.shape[0] == occ_map.typed.size and occ_map.typed.sum() == 2
+    assert len(by_layer) == 3 and all(-1 <= s <= 1 for s in by_layer)  # the two pianos' cosine at each layer
+    assert "cosine by layer" in panel.by_layer.text() and f"<b>2: {by_layer[2]:.2f}</b>" in panel.by_layer.text()
+    assert word == "piano" and layer == 2 and len(groups) == 2
+    first = [h.sentence for h in groups[0][1]]
+    second = [h.sentence for h in groups[1][1]]
+    assert first != second  # each typed occurrence has its own nearest occurrences
+    assert "piano" in panel.results.toPlainText()
+    def chips():
+        return [panel.chips.itemAt(i).widget().text() for i in range(panel.chips.count()) if panel.chips.itemAt(i).widget()]
+
+    qtbot.waitUntil(lambda: "truck" in chips(), timeout=5_000)
+    assert "piano" in chips() and "bank" not in chips()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "polysemy-tiny-bert.png"))
+    panel.views.setCurrentIndex(1)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        panel.layer.setValue(1)  # the map is aligned to the previous layer's
+    assert panel.map.scatter.data.size == occ_map.points.shape[0]
+    window.grab().save(str(SHOTS / "polysemy-map-tiny-bert.png"))
+
+
+def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(qtbot, window):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load("glove-6b-50d")
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
+        panel.select("bank")
+    assert panel.static.table.rowCount() == 1
+    assert "banks" in panel.static.table.item(0, 1).text()
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
+        panel.select("qqzzxxwv")
+    assert "not in the vocabulary" in panel.static.table.item(0, 1).text()
+
+
+def test_controls_a_model_cannot_serve_are_disabled_with_the_reason(qtbot, window, contextual_runs):
+    panel, words = window.polysemy, window.neighbours
+    assert not panel.indexer.build.isEnabled() and "no model is loaded" in panel.message.text().lower()
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load("glove-6b-50d")
+    assert not panel.indexer.build.isEnabled() and not panel.layer.isEnabled()
+    assert "whatever the sentence" in panel.message.text() and "glove-6b-50d" in panel.indexer.build.toolTip()
+    assert panel.model.itemText(0) == "glove-6b-50d (cannot)"
+    assert words.word.isEnabled() and words.model.currentText() == "glove-6b-50d"
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["gpt"][0]))
+    assert panel.model.currentText() == "gpt" and panel.indexer.build.isEnabled() and panel.layer.isEnabled()
+    assert words.model.currentText() == "glove-6b-50d" and words.model.usable() == ["glove-6b-50d"]
+    assert "one vector per occurrence" in words.model.reasons["gpt"]
+    from engine.api import Capability
+
+    gpt = window.session.models["gpt"]
+    assert "left to right" in gpt.missing(Capability.MASKED_LM) and gpt.missing(Capability.ATTENTION) == ""
+    window.session.models.pop("glove-6b-50d")
+    window.session.modelsChanged.emit()
+    assert not words.word.isEnabled() and "one vector per occurrence" in words.message.text()
+
+
+def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["gpt"][0]))
+    panel.indexer.settings = {**panel.indexer.settings, "max_sentences": 2000, "per_word": 10_000}
+    import engine.inspection.corpus_index as ci
+
+    original = ci.index_folder
+    ci.index_folder = lambda *a, **k: Path("/nonexistent-cache-for-test")
+    try:
+        panel.indexer.build.click()
+        panel.indexer.job.cancel()
+        with qtbot.waitSignal(panel.indexer.job.failed, timeout=60_000):
+            pass
+    finally:
+        ci.index_folder = original
+    assert "cancelled" in panel.message.text()
+    assert panel.indexer.build.isEnabled()
+
+
+def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
+    from explorer.scenes import Scene, SceneError, builtin_scenes, load_scene, save_scene
+
+    assert {"bank", "play", "star", "bat", "spring"} <= set(builtin_scenes())
+    assert load_scene("play").selection == "play"
+    scene = Scene("polysemy", ["He tuned the piano.", "The piano was loud."], [str(contextual_runs["elmo"][0])],
+                  selection="piano", contextual_model="elmo", layer=1, view="map")
+    save_scene(tmp_path / "mine.json", scene)
+    panel = window.polysemy
+    window.open_scene(str(tmp_path / "mine.json"))
+    qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=120_000)  # occurrences on demand
+    assert not panel.indexer.indexes  # no whole-corpus index was needed
+    assert panel.layer.value() == 1 and panel.views.currentIndex() == 1
+    assert panel.current_scene().sentences == scene.sentences
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(SceneError):
+        load_scene(str(tmp_path / "bad.json"))
+    window.open_scene(str(tmp_path / "bad.json"))
+    assert "not a scene file" in window.statusBar().currentMessage()
+
+
+def test_tables_export_to_csv(qtbot, window, tmp_path):
+    from explorer.widgets.export import table_rows, write_csv
+
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load("glove-6b-50d")
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
+        panel.select("bank")
+    write_csv(str(tmp_path / "t.csv"), table_rows(panel.static.table))
+    text = (tmp_path / "t.csv").read_text()
+    assert text.startswith("static model,") and "glove-6b-50d" in text and "banks" in text
+
+
+def test_all_models_tab_compares_every_indexed_model(qtbot, window, contextual_runs):
+    panel = window.polysemy
+    for kind in ("bert", "gpt"):
+        with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+            window.session.load(str(contextual_runs[kind][0]))
+    panel.sentences.setPlainText("She played the piano on stage.\nHe drove the truck past the piano shop.")
+    panel.indexer.index_all()
+    assert panel.indexer.queue == ["gpt"]  # one build at a time: the second waits
+    qtbot.waitUntil(lambda: {"bert", "gpt"} <= set(panel.indexer.indexes), timeout=180_000)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
+        panel.select("piano")
+    others = blocker.args[0].others
+    assert [name for name, _, _ in others] == ["gpt"] and len(others[0][2]) == 2  # two typed occurrences
+    text = panel.compare.toPlainText()
+    assert "bert (layer 2)" in text and "gpt (layer 2)" in text and "piano" in text
+    panel.views.setCurrentWidget(panel.compare)
+    settle_layout()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "polysemy-all-models-tiny.png"))
+
+
+@pytest.mark.parametrize("scene", ["bank", "play"])
+def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qtbot, window, scene):
+    """The speaker's demo: the shipped default models on the default corpus (a small index, for speed)."""
+    panel = window.polysemy
+    panel.corpus = "default"
+    panel.indexer.settings = {"per_word": 10, "max_words": 1500, "min_count": 3, "max_sentences": 3000}
+    window.open_scene(scene)
+    qtbot.waitUntil(lambda: len(window.session.models) == 7 and panel.model.currentText() == "minilm-mlm",
+                    timeout=240_000)  # the scene opens on the strongest contextual model: MiniLM, adapted here
+    assert "all-minilm-l6-v2" in window.session.models  # the real BERT as it ships, beside it
+    qtbot.waitUntil(lambda: panel.fetcher.get("minilm-mlm", scene) is not None, timeout=120_000)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as blocker:
+        panel.query_contextual()
+    word, groups = blocker.args[0].word, blocker.args[0].groups
+    assert word == scene and len(groups) == len(panel.sentence_list())
+    assert [h.sentence for h in groups[0][1]] != [h.sentence for h in groups[1][1]]
+    assert len({h.sentence for h in groups[0][1]}) == len(groups[0][1])  # each corpus sentence once
+    cues = {"bank": ("river", "money"), "play": ("theatre", "match")}[scene]  # each sense's own neighbours
+    senses = [" ".join(h.sentence.lower() for h in group[1]) for group in groups]
+    if scene == "bank":
+        assert "river" in senses[0] and "river" not in senses[1], cues
+    qtbot.waitUntil(lambda: panel.static.table.rowCount() == 2, timeout=30_000)  # GloVe and word2vec
+    statics = {panel.static.table.item(r, 0).text() for r in range(2)}
+    assert statics == {"glove-6b-50d", "word2vec-sgns"}
+    settle_layout()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / f"scene-{scene}-defaults.png"))
+    panel.views.setCurrentIndex(1)  # the map
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        panel.query_contextual()
+    settle_layout()
+    window.grab().save(str(SHOTS / f"scene-{scene}-defaults-map.png"))
+    # "All models": the other contextual models fetch the word's occurrences after the chosen one
+    qtbot.waitUntil(lambda: all(panel.fetcher.get(n, scene) is not None for n in ("elmo-tiny", "gpt-tiny", "bert-tiny")),
+                    timeout=240_000)
+    assert not panel.indexer.indexes  # no whole-corpus index was built
+    panel.views.setCurrentWidget(panel.compare)
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        panel.query_contextual()
+    settle_layout()
+    assert "elmo-tiny" in panel.compare.toPlainText() and "gpt-tiny" in panel.compare.toPlainText()
+    window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))
+
+
+def bus_clicked(qtbot, window, contextual_runs):
+    """bert loaded, two sentences typed, "bus" clicked and its occurrences fetched on demand: the lens."""
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    panel.sentences.setPlainText("The bus stopped near the market.\nShe played the piano on stage.")
+    with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
+        panel.select("bus")
+    return panel
+
+
+def test_a_clicked_words_occurrences_come_on_demand_without_an_index(qtbot, window, contextual_runs):
+    panel = bus_clicked(qtbot, window, contextual_runs)
+    qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText(), timeout=30_000)
+    assert not panel.indexer.indexes and panel.fetcher.get("bert", "bus").sentences
+    assert panel.progress.value() == 1000
+    with qtbot.waitSignal(panel.fetcher.failed, timeout=30_000):
+        panel.select("zebra")  # typed in no sentence above, and in no sentence of the corpus either
+    assert "no sentence" in panel.message.text()
+
+
+def test_an_answer_for_an_earlier_click_is_not_shown_while_the_new_words_occurrences_come(qtbot, window,
+                                                                                         contextual_runs):
+    import time
+
+    from explorer.screenshot import pending
+
+    panel = bus_clicked(qtbot, window, contextual_runs)
+    qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
+    shown = []
+    panel.context_runner.finished.connect(shown.append)
+    def old_answer() -> ContextualAnswer:
+        """An answer about "bus" that arrives while the occurrences of the next click are being encoded."""
+        deadline = time.monotonic() + 10
+        while not panel.fetcher.running and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return ContextualAnswer("bus", 1, [], ("bert", "bus", "pca"), None, "old", [], [])
+
+    panel.context_runner.submit(old_answer)
+    panel.select("piano")  # its occurrences are not fetched yet: the answer about "bus" above is stale
+    assert pending(panel)  # a screenshot waits for the occurrences being encoded
+    with qtbot.waitSignal(panel.fetcher.ready, timeout=60_000):
+        pass
+    qtbot.waitUntil(lambda: bool(shown) and not pending(panel), timeout=30_000)
+    assert all(result.word == "piano" for result in shown)
+    assert "piano" in panel.message.text() and "“bus”" not in panel.message.text()
+
+
+def test_switching_model_never_leaves_the_old_models_neighbours_under_the_new_name(qtbot, window, contextual_runs):
+    """A talk's bank slide once showed elmo-tiny's neighbours labelled minilm-mlm: the step's model loaded
+    last, its occurrences were still being encoded, and the slide was taken with the earlier model's answer."""
+    from explorer.screenshot import pending
+
+    panel = bus_clicked(qtbot, window, contextual_runs)
+    qtbot.waitUntil(lambda: "bus" in panel.results.toPlainText() and not pending(panel), timeout=30_000)
+    bert_answer = panel.results.toPlainText()
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["elmo"][0]))
+    shown = []
+    panel.shown.connect(lambda: shown.append((panel.model.currentText(), panel.results.toPlainText())))
+    panel.model.setCurrentText("elmo")  # its occurrences of "bus" are not encoded yet
+    assert panel.fetcher.running and panel.results.toPlainText() == ""
+    assert "elmo" in panel.message.text()
+    panel._maybe_shown()  # what the static column's answer calls, arriving meanwhile: not the whole slide yet
+    assert not shown
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        pass
+    model, text = shown[-1]
+    assert model == "elmo" and "bus" in text and text != bert_answer
+
+
+def test_the_lens_opens_on_the_catalogs_best_contextual_model_whatever_loads_first(qtbot, window, contextual_runs,
+                                                                                    monkeypatch):
+    """At start the lens showed bert-tiny, the first model to finish loading, instead of minilm-mlm."""
+    import engine.api
+
+    monkeypatch.setattr(engine.api, "preferred_models", lambda role: ["elmo", "bert"] if role == "contextual" else [])
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    assert panel.model.currentText() == "bert"
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["elmo"][0]))
+    assert panel.model.currentText() == "elmo"  # the catalog ranks it first
+
+
+def test_a_scene_waits_for_its_own_model_instead_of_encoding_with_a_stand_in(qtbot, window, contextual_runs):
+    """A talk's bank step encoded "bank" with elmo-tiny (loaded first) before minilm-mlm arrived: CPU spent
+    on an answer nobody sees, while the step waited for its own."""
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    asked = []  # every fetch the lens starts: (word, model names)
+    fetch = panel.fetcher.fetch
+    panel.fetcher.fetch = lambda handles, word, corpus: (asked.append((word, tuple(handles))), fetch(handles, word, corpus))
+    window.session.load(str(contextual_runs["elmo"][0]))  # as a talk or a scene does: its models, then the scene
+    panel.apply_scene(check_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
+                       "models": ["elmo"], "contextual_model": "elmo", "layer": None, "view": "neighbours"}, "a test's scene"))
+    assert "waiting for elmo" in panel.message.text() and not panel.fetcher.running
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000) as answer:
+        pass
+    assert answer.args[0].word == "bus" and "elmo" in panel.message.text() and panel.model.currentText() == "elmo"
+    assert asked and asked[0] == ("bus", ("elmo",))  # its own model first, never bert as a stand-in before it
+
+
+def test_a_static_view_encodes_no_occurrences(qtbot, window, contextual_runs):
+    """A talk's word2vec-and-GloVe step hides the contextual column: it encoded "play" with minilm-mlm anyway."""
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    panel.apply_scene(check_scene({"panel": "polysemy", "sentences": ["The bus stopped near the market."], "selection": "bus",
+                       "models": [], "contextual_model": None, "layer": None, "view": "static"}, "a test's scene"))
+    qtbot.waitUntil(lambda: not panel._debounce.isActive(), timeout=5_000)  # the typed sentences are read
+    assert not panel.fetcher.running and not panel.fetcher.found and not panel.context_runner.busy
+    panel.apply_scene(dataclasses.replace(panel.current_scene(), view="neighbours"))  # the column shown again: it answers
+    with qtbot.waitSignal(panel.context_runner.finished, timeout=60_000):
+        pass
+    assert "bus" in panel.results.toPlainText()

@@ -1,0 +1,35 @@
+"""The lens's "All models" view: occurrences two models both put near a typed occurrence are marked."""
+
+from types import SimpleNamespace
+
+from explorer.panels.polysemy.text import compare_html, shared_hits
+
+
+def hit(sentence, similarity=0.9):
+    return SimpleNamespace(sentence=sentence, similarity=similarity)
+
+
+def test_occurrences_two_models_share_are_marked():
+    river, money, other = "The bank of the river flooded.", "The bank raised its rates.", "A bank holiday."
+    a = ("model a", 2, [("by the river", [hit(river), hit(other)]), ("for money", [hit(money)])])
+    b = ("model b", 4, [("by the river", [hit(river)]), ("for money", [hit(other)])])
+    assert shared_hits([a, b]) == {(0, river)}  # the same sentence near the same typed occurrence
+    page = compare_html(a[0], "bank", a[1], a[2], [b], ["#000", "#111"])
+    assert page.count("◆ 0.90") == 2 and "◆ marks" in page  # once in each model's column
+    assert "◆" not in compare_html(a[0], "bank", a[1], a[2], [], ["#000"])  # one model: nothing to share
+
+
+def test_static_rows_shrink_to_one_line_when_the_table_widens(qtbot):
+    from explorer.panels.polysemy.static import StaticNeighbours
+    from explorer.session import Session
+
+    box = StaticNeighbours(Session())
+    qtbot.addWidget(box)
+    box.resize(300, 300)
+    box.show()
+    long = ", ".join(f"word{i} 0.{90 - i}" for i in range(8))
+    box._show([("glove-6b-50d", long), ("word2vec-sgns", long)])
+    narrow = box.table.rowHeight(0)
+    box.resize(1800, 300)  # the window laid out at its full width (a talk at 1920 px)
+    qtbot.waitUntil(lambda: box.table.rowHeight(0) < narrow, timeout=3_000)
+
