@@ -34,7 +34,7 @@ word2bert-train clm-head --base all-minilm-l6-v2 --train-layers 6 --seq-len 64 -
 for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns minilm-mlm minilm-gpt; do
   rm -rf "$here/checkpoints/$run"
   # minilm-mlm ships the mean of three saves' weights (a uniform soup: stages 4 and 5 and the 30%-masking run;
-  # chosen on held-out masked words by bench/averaging.py)
+  # chosen on held-out masked words by bench/studies/averaging.py)
   average=()
   [ "$run" = minilm-mlm ] && average=(--average-with "$work/minilm-mlm-7" "$work/minilm-mask30")
   word2bert-export "$work/$run" --to slim "$here/checkpoints/$run" "${average[@]}"

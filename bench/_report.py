@@ -1,13 +1,15 @@
-"""Shared by the bench scripts: machine description and writing a section of bench/RESULTS.md."""
+"""Shared by the bench scripts: machine description and writing a section of the RESULTS.md beside the
+script (bench/speed, quality, robustness, studies; the GPU check's in bench/RESULTS.md)."""
 
 from __future__ import annotations
 
 import os
 import platform
 import re
+import sys
 from pathlib import Path
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
+BENCH = Path(__file__).resolve().parent
 
 
 def machine() -> str:
@@ -25,15 +27,23 @@ def machine() -> str:
             f"{platform.python_version()}, torch {torch.__version__} ({default_threads()} threads), {gpu}")
 
 
-def write_section(name: str, body: str) -> None:
+def results_file(script: str | Path) -> Path:
+    """The RESULTS.md of a bench script's group (bench/RESULTS.md for a script at the top of bench/)."""
+    folder = Path(script).resolve().parent
+    return folder / "RESULTS.md" if folder.parent == BENCH else BENCH / "RESULTS.md"
+
+
+def write_section(name: str, body: str, script: str | Path | None = None) -> None:
+    """Write (or replace) section ``name`` of the RESULTS.md of ``script`` (default: the caller's file)."""
+    results = results_file(script or sys._getframe(1).f_code.co_filename)
     begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
-    text = RESULTS.read_text() if RESULTS.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
+    text = results.read_text() if results.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
     block = f"{begin}\n{body.rstrip()}\n{end}"
     if begin in text and end in text:
         text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    RESULTS.write_text(text)
+    results.write_text(text)
 
 
 def default_threads() -> int:

@@ -90,7 +90,7 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     words = ["--max-words", "30000"] if quick else []
     common = ["--device", dev, "--corpus", corpus, *words]
     out: list[Step] = []
-    sweep = [py, "bench/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
+    sweep = [py, "bench/speed/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
     # pytest-xdist where it is there (the GPU machine has it): 4 workers, a test file each at a time; the
     # whole engine suite took 300 s in one process on an H200 machine, most of it single-threaded Python
     workers = ["-n", "4", "--dist", "loadfile"] if importlib.util.find_spec("xdist") else []
@@ -137,7 +137,7 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                 "--out", str(runs / "minilm")]),
     ]
     if not quick:
-        bert_base = [py, "bench/bert_vs_transformers.py", "--device", dev, "--preset", "base", "--batch", "128",
+        bert_base = [py, "bench/speed/bert_vs_transformers.py", "--device", dev, "--preset", "base", "--batch", "128",
                      "--steps", "6", "--rounds", "3"]
         # transformers' eager training, ours, ours with a fused AdamW, ours compiled: one step, side by side
         out.append(Step("bert-base", 150, [*bert_base, "--levers",

@@ -40,7 +40,7 @@ def matmul(args) -> None:
     """The bf16 matrix product's measured rate: what the model FLOPs are a share of."""
     import torch
 
-    from bench.bert_vs_transformers import matmul_rate
+    from bench.speed.bert_vs_transformers import matmul_rate
     from engine.device import pick_device
 
     device = pick_device(args.device)

@@ -290,7 +290,7 @@ def _loaded_torch() -> Any:
 def one_thread_here() -> None:
     """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
     are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
-    (bench/attention_predictions_speed.py). Threads that start using torch later would inherit the
+    (bench/speed/attention_predictions_speed.py). Threads that start using torch later would inherit the
     setting: long jobs call ``all_threads_here`` first."""
     torch = _loaded_torch()
     if torch is not None:

@@ -159,7 +159,7 @@ def scaler_works(device_type: str) -> bool:
 def release_memory() -> bool:
     """Give the allocator's freed memory back to the system (glibc's ``malloc_trim``): queries on texts of
     varied length leave freed blocks of many sizes that glibc keeps, so the process grows with use
-    although nothing leaks (bench/memory.py). True where it could (Linux with glibc); a no-op elsewhere."""
+    although nothing leaks (bench/robustness/memory.py). True where it could (Linux with glibc); a no-op elsewhere."""
     global _TRIM
     if _TRIM is None:
         import ctypes
@@ -200,7 +200,7 @@ def cores() -> int:
 def threads_for(work: float) -> Iterator[None]:
     """Queries run on one thread (small forward passes are fastest so); a pass worth more than
     PARALLEL_WORK (a BERT-base at 20 tokens: 2e9) runs on every core for its duration: fill-mask and
-    attention of one keystroke took 121 ms on one thread, 90 ms on two (bench/attention_predictions_speed.py)."""
+    attention of one keystroke took 121 ms on one thread, 90 ms on two (bench/speed/attention_predictions_speed.py)."""
     import torch
 
     current = torch.get_num_threads()

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 def freeze_long_lived_objects() -> None:
     """Move every object alive now (modules, widgets, loaded models) out of the garbage collector's
     sight. A full collection otherwise scans them all, holding the GIL for ~100 ms in whichever thread
-    triggers it: a worker's collection froze the window (measured by bench/explorer_speed.py)."""
+    triggers it: a worker's collection froze the window (measured by bench/speed/explorer_speed.py)."""
     import gc
 
     gc.freeze()
@@ -33,7 +33,7 @@ _last_trim = [0.0]
 
 def release_memory_now_and_then() -> None:
     """After a query, at most every TRIM_EVERY_S: give freed memory back (varied text lengths must not
-    grow the app; bench/memory.py). Not after every query: a keystroke's second query (the attention
+    grow the app; bench/robustness/memory.py). Not after every query: a keystroke's second query (the attention
     after the masked top-k, on this same thread) would wait for it."""
     import time
 
@@ -161,7 +161,7 @@ _QUERY_POOL: QThreadPool | None = None
 def query_pool() -> QThreadPool:
     """The one thread that runs model queries, one after another. Two torch calls on two threads at
     once slow each other ~10x here (each brings its OpenMP team onto the same cores): a fill-mask and
-    an attention map took 40-90 ms side by side and 3 ms each in turn (bench/attention_predictions_speed.py)."""
+    an attention map took 40-90 ms side by side and 3 ms each in turn (bench/speed/attention_predictions_speed.py)."""
     global _QUERY_POOL
     if _QUERY_POOL is None:
         _QUERY_POOL = QThreadPool()

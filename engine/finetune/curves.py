@@ -2,7 +2,7 @@
 what pre-training buys (pretrained vs from scratch, all weights vs frozen).
 
 They come from fine-tuning run folders (their metrics.jsonl) or from a curves file, a small JSON that
-keeps only the curves of runs made elsewhere (the app ships one, recorded by bench/finetune_quality.py,
+keeps only the curves of runs made elsewhere (the app ships one, recorded by bench/quality/finetune_quality.py,
 so a talk can show the curves without fine-tuning for minutes first):
 
     {"task": "bbc-topics", "model": "bert-tiny", "metric": "accuracy", "made_by": "...",

@@ -42,7 +42,7 @@ PLL_BUDGET_BYTES = 256 * 2**20  # vocabulary logits held at once while a masked 
 PLL_MAX_TOKENS = 128  # a masked LM scores a sentence with one pass per token: at most this many
 # on a CPU, fewer for bigger models: a score's work grows as tokens² × weights, and this bounds it (a bert-tiny
 # reads 109 tokens, a MiniLM 54: a few seconds of one core each; the 22M-weight MiniLM took up to 21 s at 128,
-# bench/fuzz.py); never fewer than PLL_MIN_TOKENS
+# bench/robustness/fuzz.py); never fewer than PLL_MIN_TOKENS
 PLL_CPU_WORK = 128 * 128 * 4e6
 PLL_MIN_TOKENS = 32
 
@@ -71,7 +71,7 @@ class TransformerHandle(BaseHandle):
         """One forward pass of a short masked-LM text with attention and the logits at its [MASK]
         positions (none without a [MASK]), kept for the next query on the same text: as the speaker types,
         the masked view's fill_mask and the attention view's maps of one edit cost one pass, not two
-        (bench/attention_predictions_speed.py). Only the [MASK] rows go through the output head: on a
+        (bench/speed/attention_predictions_speed.py). Only the [MASK] rows go through the output head: on a
         BERT-base its 30k x 768 matrix is a fifth of the pass at 20 tokens. None for long texts and other
         objectives."""
         if self.adapter.objective != "masked" or len(ids) > SHARED_MAX_TOKENS:

@@ -3,7 +3,7 @@
 A query's matrices are short (a sentence is 10-30 rows), and for those the default path (MKL's sgemm)
 leaves most of the CPU unused: a BERT-base layer's 768 -> 3072 product on 36 rows took 1.25 ms that way
 and 0.78 ms from weights pre-packed for oneDNN, 4x less on 2 rows (the one position of a next-token
-query); a BERT-base keystroke's pass went from 67 to 40 ms (bench/attention_predictions_speed.py).
+query); a BERT-base keystroke's pass went from 67 to 40 ms (bench/speed/attention_predictions_speed.py).
 
 ``pack_linears(model)`` re-classes a loaded model's ``nn.Linear`` modules as ``PackedLinear`` (same
 parameters, same state dict); products written out in a model (BERT's fused Q/K/V, the tied decoder)

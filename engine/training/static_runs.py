@@ -303,7 +303,7 @@ def run_nnlm(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     # torch's AdamW moments (0.9, 0.999), as NNLM's own loop had: a rare word's row keeps its second
     # moment between its sightings (BERT's 0.98 forgot it and gave rare words large steps: perplexity 166
-    # against 162 on bench/language_models.py)
+    # against 162 on bench/quality/language_models.py)
     recipe = Recipe("nnlm", network, len(target_np), 1.0, lambda epoch: data, step_loss, evaluate,
                     {"vocab.txt": vocab.save}, {"corpus_words": n_words, "vocabulary_size": len(vocab)},
                     betas=(0.9, 0.999), eps=1e-8)

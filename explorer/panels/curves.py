@@ -1,6 +1,6 @@
 """Fine-tuning curves: what pre-training buys, drawn — the validation metric against examples seen for a
 pretrained model fine-tuned whole, the same model frozen, and the same network from scratch. It shows a
-curves file shipped with the app (recorded by bench/finetune_quality.py), any other curves file, or
+curves file shipped with the app (recorded by bench/quality/finetune_quality.py), any other curves file, or
 fine-tuning run folders (made in the Fine-tune tab). A talk's last step uses it."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Plot grids drawn with opaque lines: the grid colour is mixed with the background instead of laid
 over it translucently. Translucent lines across a wide plot are slow to paint (a 1920-px talk slide of
-fine-tuning curves: 26 ms a paint with pyqtgraph's alpha grid, 5 ms opaque; bench/talk_speed.py)."""
+fine-tuning curves: 26 ms a paint with pyqtgraph's alpha grid, 5 ms opaque; bench/speed/talk_speed.py)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ has; the user's own cache is left alone) and times whole ``word2bert-train word2
 The corpus conversion is cached before anything is timed (a fresh install pays it once either way).
 Medians of ``--rounds``; the difference first - next is what a user waits for.
 
-    python bench/first_run.py [--rounds 3] [--max-words 2000000]
+    python bench/speed/first_run.py [--rounds 3] [--max-words 2000000]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 
@@ -40,7 +40,7 @@ def main() -> None:
     p.add_argument("--max-words", type=int, default=None)
     args = p.parse_args()
     root = Path(tempfile.mkdtemp(prefix="first-run-"))
-    base = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    base = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     words = ["--max-words", str(args.max_words)] if args.max_words else []
 
     def train(out: Path) -> list[str]:
@@ -61,7 +61,7 @@ def main() -> None:
             rows[case].append((first, second))
             print(f"round {r + 1} {case}: first {first:.1f} s, next {second:.1f} s", flush=True)
     lines = ["## The first word2vec run after installing", "",
-             f"`python bench/first_run.py --rounds {args.rounds}{' --max-words ' + str(args.max_words) if args.max_words else ''}`: "
+             f"`python bench/speed/first_run.py --rounds {args.rounds}{' --max-words ' + str(args.max_words) if args.max_words else ''}`: "
              "whole `word2bert-train word2vec --epochs 1` commands on the default corpus, each case from an empty "
              "numba cache (a fresh install), the corpus conversion cached beforehand; medians of "
              f"{args.rounds} rounds.", f"Machine: {machine()}.", "",

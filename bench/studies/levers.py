@@ -4,7 +4,7 @@ encoder), the CPU time and tokens it took (from its metrics.jsonl, summed over r
 metrics, and its scores now on the bundled sets: sense separation (best layer) beside the GloVe
 bag-of-context baseline, and cloze top-10.
 
-    python bench/levers.py RUN [RUN ...]
+    python bench/studies/levers.py RUN [RUN ...]
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 
@@ -74,7 +74,7 @@ def levers(config: dict) -> str:
 
 def wic_dev(handle) -> str:
     """WiC dev accuracy at the layer (and threshold) that does best on WiC train."""
-    from bench.wic_sense_separation import dev_accuracy_by_layer, read_split
+    from bench.quality.wic_sense_separation import dev_accuracy_by_layer, read_split
 
     dev_accs, train_accs, _ = dev_accuracy_by_layer(handle, read_split("train", 1500), read_split("dev"))
     layer = max(range(len(train_accs)), key=train_accs.__getitem__)
@@ -112,7 +112,7 @@ def main() -> None:
     p.add_argument("--budget", type=float, default=None,
                    help="the runs were each stopped by --max-minutes BUDGET: write the equal-budget table")
     p.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
-                   help="what the budget counted (--budget-clock of the runs; bench/levers_budget.sh: cpu)")
+                   help="what the budget counted (--budget-clock of the runs; bench/studies/levers_budget.sh: cpu)")
     p.add_argument("--wic", action="store_true", help="also WiC dev (the layer chosen on WiC train)")
     p.add_argument("--section", default=None, help="the RESULTS.md section to write (default: levers, or "
                    "levers-BUDGETmin): a new set of runs keeps the tables of earlier sets, whose folders may be gone")
@@ -149,7 +149,7 @@ def main() -> None:
     wic_note = " WiC dev: the cosine threshold and the layer chosen on 1,500 WiC train pairs." if args.wic else ""
     body = "\n".join([
         heading, "", f"Machine: {machine()}", "",
-        f"`python bench/levers.py RUN …{' --budget ' + format(args.budget, 'g') if args.budget else ''}"
+        f"`python bench/studies/levers.py RUN …{' --budget ' + format(args.budget, 'g') if args.budget else ''}"
         f"{' --wic' if args.wic else ''}`: {budget}Each run's levers (from its config), steps, tokens seen, training "
         f"minutes (wall clock of its steps, summed over resumes), held-out metrics at its last evaluation, and its "
         f"scores now: sense separation (best layer; the GloVe bag-of-context baseline is **{baseline:.3f}**) and "

@@ -13,7 +13,7 @@ its workers), so that a defect that shows only with many threads (16 threads' ch
 the Huffman tree summed: diverged) shows as a row. ``--corpus`` takes a text file where the data
 packages are not installed (the GPU machine).
 
-    python bench/word2vec_vs_gensim.py [--epochs 5] [--rounds 3] [--max-words N] [--device cpu] [--torch-path]
+    python bench/speed/word2vec_vs_gensim.py [--epochs 5] [--rounds 3] [--max-words N] [--device cpu] [--torch-path]
                                        [--threads 2,4,8,16] [--corpus FILE] [--section NAME]
 """
 
@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
@@ -148,7 +148,7 @@ def report(rows, args, n, device) -> None:
         f"## word2vec vs gensim ({device.type}{', torch path' if args.torch_path else ''}"
         f"{', by thread count' if args.threads != '0' else ''})",
         "",
-        f"`python bench/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the "
+        f"`python bench/speed/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the "
         f"{'default corpus' if args.corpus == 'default' else 'default corpus as a text file'}, train part ({n:,} "
         f"tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; gensim's workers and our "
         f"kernel's threads as the row says (0: every core, {os.cpu_count()} here); ours with {path}. Speeds: "

@@ -5,7 +5,7 @@ varied length (up to ~400 words), as the app's query thread does; RSS after a 10
 (glibc's malloc_trim gives the allocator's freed pages back; the app's query thread calls it after a
 query at most every 2 s, so that a keystroke's second query does not wait for it).
 
-    python bench/memory.py [--queries 1000]
+    python bench/robustness/memory.py [--queries 1000]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import random
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 
@@ -79,7 +79,7 @@ def main() -> None:
                     f"{after:,.0f} MB | {growth:+.1%} | {'meets' if growth < 0.05 else 'misses'} |")
         print(rows[-1], flush=True)
     body = "\n".join(["## Memory under 1,000 mixed queries", "", f"Machine: {machine()}", "",
-                      f"`python bench/memory.py`: bert-tiny, gpt-tiny and elmo-tiny; fill-mask, next token, attention, "
+                      f"`python bench/robustness/memory.py`: bert-tiny, gpt-tiny and elmo-tiny; fill-mask, next token, attention, "
                       f"contextual vectors and sentence scores on texts of 5–400 words, one thread; RSS after a "
                       f"100-query warm-up and after {args.queries:,} more. Target: growth < 5%.", "",
                       "| run | RSS after warm-up | after the queries | growth | target |", "|---|---:|---:|---:|---|", *rows])

@@ -5,7 +5,7 @@
   process) and a corpus-index build (a worker thread) are going;
 * neighbour query latency on the default corpus index (p50/p95) and the index's build time and size.
 
-    python bench/explorer_speed.py [--model bert-tiny] [--index-sentences 20000]
+    python bench/speed/explorer_speed.py [--model bert-tiny] [--index-sentences 20000]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402

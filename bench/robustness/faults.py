@@ -7,7 +7,7 @@
   not two; the run must end ``failed`` with "the disk is full" on ``--json-events``, the CLI must exit
   with a one-line message, and the last checkpoint must still load.
 
-    python bench/faults.py [--trials 24] [--families word2vec,glove,elmo,gpt,bert]
+    python bench/robustness/faults.py [--trials 24] [--families word2vec,glove,elmo,gpt,bert]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 from bench._report import machine, write_section  # noqa: E402
@@ -137,7 +137,7 @@ def main() -> None:
     bad = [r for r in rows if r["state"].startswith("BAD") or (r["resumed"] or "").startswith("BAD")]
     loads = sum(r["state"] == "loads" for r in rows)
     lines = ["## Faults: kill -9 during training and saves, a full disk", "", f"Machine: {machine()}", "",
-             f"`python bench/faults.py`: {len(rows)} runs (families in turn: {', '.join(families)}; tiny settings, a "
+             f"`python bench/robustness/faults.py`: {len(rows)} runs (families in turn: {', '.join(families)}; tiny settings, a "
              "3,000-sentence slice of the default corpus, a checkpoint at every step so kills land in saves) killed "
              "with SIGKILL 2–12 s after start; then `api.load` and `--resume` on the folder.", "",
              "| family | killed after | the folder | last good step | --resume |", "|---|---:|---|---:|---|"]

@@ -2,7 +2,7 @@
 "bank" and "play" in typed sentences among occurrences in the held-out corpus, so a reader sees
 whether the senses separate (static vectors, by construction, cannot).
 
-    python bench/default_checkpoints.py [--occurrences 150]
+    python bench/quality/default_checkpoints.py [--occurrences 150]
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 

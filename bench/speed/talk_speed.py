@@ -5,7 +5,7 @@
 * stepping: in this process, the deck prepared once, then every step shown and painted (the window
   grabbed, so the paint is real) in turn, several rounds: median and p95 per step.
 
-    python bench/talk_speed.py [--rounds 5] [--skip-process]
+    python bench/speed/talk_speed.py [--rounds 5] [--skip-process]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 from bench._report import machine, write_section  # noqa: E402
@@ -70,7 +70,7 @@ def main() -> None:
     p.add_argument("--skip-process", action="store_true")
     args = p.parse_args()
     lines = ["## Talk mode: preparing the built-in deck, stepping through it", "", f"Machine: {machine()}", "",
-             "`python bench/talk_speed.py`. Target: stepping ≤ 100 ms per step (1920×1080, painted).", ""]
+             "`python bench/speed/talk_speed.py`. Target: stepping ≤ 100 ms per step (1920×1080, painted).", ""]
     if not args.skip_process:
         with tempfile.TemporaryDirectory() as tmp:
             cache = Path(tmp) / "cache"

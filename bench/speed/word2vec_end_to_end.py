@@ -1,9 +1,9 @@
 """word2vec as a user times it: the whole command, start to end, against gensim's whole ``Word2Vec(...)``
 call (its import included) on the same text file and settings; both run as fresh processes, alternating,
 median of the rounds. Also the training loop alone from ours (the run's own words/s) for comparison with
-bench/word2vec_vs_gensim.py.
+bench/speed/word2vec_vs_gensim.py.
 
-    python bench/word2vec_end_to_end.py [--corpus FILE] [--epochs 1,5] [--rounds 3]
+    python bench/speed/word2vec_end_to_end.py [--corpus FILE] [--epochs 1,5] [--rounds 3]
 
 Without --corpus, the default corpus's train part is written to a temporary text file first.
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 from bench._report import machine, write_section  # noqa: E402
@@ -158,7 +158,7 @@ def main() -> None:
         parts = {k: statistics.median(p[k] for p in split) for k in split[0]}
     body = "\n".join([
         "## word2vec end to end: the whole command vs gensim's whole call", "", f"Machine: {machine()}", "",
-        f"`python bench/word2vec_end_to_end.py --rounds {args.rounds}`: `word2bert-train word2vec --arch skipgram "
+        f"`python bench/speed/word2vec_end_to_end.py --rounds {args.rounds}`: `word2bert-train word2vec --arch skipgram "
         "--loss ns --epochs N --corpus FILE` as a process vs `python -c \"Word2Vec(LineSentence(FILE), sg=1, "
         "negative=5, vector_size=100, window=5, min_count=5, sample=1e-3, workers=2, epochs=N)\"` (imports "
         "included), alternating; median seconds. Speed ratio = gensim's time / ours (above 1: ours is faster).",

@@ -10,7 +10,7 @@ measured beside the others in the same rounds; on a GPU the bf16 matrix product'
 too (8192² by 8192²), so that the model FLOPs read as a share of what this card does, not of a data
 sheet.
 
-    python bench/bert_vs_transformers.py [--seq 128] [--batch 32] [--vocab 8000] [--rounds 5] [--steps 5] [--levers]
+    python bench/speed/bert_vs_transformers.py [--seq 128] [--batch 32] [--vocab 8000] [--rounds 5] [--steps 5] [--levers]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 

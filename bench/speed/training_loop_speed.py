@@ -2,7 +2,7 @@
 code before and after a change to the training loop. Rounds alternate between the checkouts; the median
 tokens/s of each (tokens trained / seconds from the first step to the last, from metrics.jsonl) is reported.
 
-    python bench/training_loop_speed.py OLD_CHECKOUT [NEW_CHECKOUT (default: this one)] [--kind bert]
+    python bench/speed/training_loop_speed.py OLD_CHECKOUT [NEW_CHECKOUT (default: this one)] [--kind bert]
         [--steps 40] [--rounds 3]
 """
 
@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 from bench._report import machine, write_section  # noqa: E402
@@ -58,7 +58,7 @@ def main() -> None:
     rounds = ", ".join(f"{o:,.0f} / {n:,.0f}" for o, n in zip(speeds["old"], speeds["new"], strict=True))
     write_section(f"training-loop-speed-{args.kind}",
                   f"## Whole-run training speed, two checkouts ({args.kind})\n\nMachine: {machine()}\n\n"
-                  f"`python bench/training_loop_speed.py {args.old}`: {line}. Rounds (old / new): {rounds}.")
+                  f"`python bench/speed/training_loop_speed.py {args.old}`: {line}. Rounds (old / new): {rounds}.")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ Measured after the typing debounce (150 ms, a design choice), p50/p95, for BERT-
 default) and a BERT-base-sized model (random weights: speed only). Also the model view's redraw time
 for 12 layers × 12 heads at 128 tokens.
 
-    python bench/attention_predictions_speed.py [--keys 40]
+    python bench/speed/attention_predictions_speed.py [--keys 40]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 import numpy as np  # noqa: E402

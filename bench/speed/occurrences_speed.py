@@ -9,7 +9,7 @@
 Targets (issue 15, 2-core machines): first click ≤ 5 s (MiniLM), ≤ 2 s (bert-tiny); cached ≤ 0.5 s; the
 scene ≤ 60 s cold, ≤ 15 s warm.
 
-    python bench/occurrences_speed.py [--words bank,play,bat] [--skip-scene]
+    python bench/speed/occurrences_speed.py [--words bank,play,bat] [--skip-scene]
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 from bench._report import machine, write_section  # noqa: E402
@@ -46,7 +46,7 @@ def main() -> None:
     args = p.parse_args()
     words = args.words.split(",")
     lines = ["## Occurrences on demand (polysemy lens)", "", f"Machine: {machine()}", "",
-             "`python bench/occurrences_speed.py`. Every core, as the app's background job that fetches them.", ""]
+             "`python bench/speed/occurrences_speed.py`. Every core, as the app's background job that fetches them.", ""]
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["WORD2BERT_CACHE"] = str(Path(tmp) / "cache")
         from engine import api

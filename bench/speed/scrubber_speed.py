@@ -6,7 +6,7 @@ encoded again).
 A tiny BERT run (4 layers × 256, the `tiny` preset) is trained here for a few steps on a slice of the
 default corpus with --keep-every, so the checkpoints are real run folders.
 
-    python bench/scrubber_speed.py [--rounds 3]
+    python bench/speed/scrubber_speed.py [--rounds 3]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from bench._report import machine, write_section  # noqa: E402
@@ -107,7 +107,7 @@ def main() -> None:
         window.close()
     lines = ["## Run scrubber: switching checkpoints with the lens and predictions on screen", "",
              f"Machine: {machine()}", "",
-             f"`python bench/scrubber_speed.py`: a `tiny` BERT run (4 layers × 256) trained here for 8 steps with "
+             f"`python bench/speed/scrubber_speed.py`: a `tiny` BERT run (4 layers × 256) trained here for 8 steps with "
              f"`--keep-every 2` ({len(steps)} checkpoints); the polysemy lens shows the contextual neighbours of "
              "*bank* in two sentences (its ~300 corpus occurrences encoded on demand) and the masked-LM view "
              "fills one [MASK]; the clock runs from the slider's move until both show the new step.", "",

@@ -2,7 +2,7 @@
 family, on the default corpus (issue 17: ≤ 2 s). The signal is sent right after the first logged
 training step; the clock stops when the process has exited (its checkpoint written).
 
-    python bench/stop_latency.py [--families word2vec,glove,elmo,gpt,bert]
+    python bench/speed/stop_latency.py [--families word2vec,glove,elmo,gpt,bert]
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 from engine.checkpoints.reading import has_training_state  # noqa: E402
@@ -53,7 +53,7 @@ def main() -> None:
             rows.append(f"| {family} | {first:.1f} s | **{stopped:.2f} s** | {status} |")
             print(rows[-1], flush=True)
     body = "\n".join(["## Ctrl-C: from SIGINT to a saved, resumable checkpoint", "", f"Machine: {machine()}", "",
-                      "`python bench/stop_latency.py`: `word2bert-train FAMILY --corpus default` (tiny presets for "
+                      "`python bench/speed/stop_latency.py`: `word2bert-train FAMILY --corpus default` (tiny presets for "
                       "ELMo, GPT and BERT), SIGINT right after the first logged step. Target ≤ 2 s. Before: GloVe "
                       "36.4 s (it looked at the stop flag once per epoch), ELMo 19.4 s; GPT 2.55 s until a Ctrl-C during a step's "
                       "forward pass skipped its backward pass (the last finished step is saved).", "",

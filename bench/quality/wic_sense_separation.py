@@ -4,7 +4,7 @@ of) WiC train, accuracy on WiC dev. Static vectors give the same vector twice: 0
 
 WiC is read from ../shared/data/wic/ (development only; never copied into the project).
 
-    python bench/wic_sense_separation.py [--models assets/checkpoints/bert-tiny,...] [--train-pairs 1500]
+    python bench/quality/wic_sense_separation.py [--models assets/checkpoints/bert-tiny,...] [--train-pairs 1500]
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
@@ -22,7 +22,7 @@ from engine import api  # noqa: E402
 from engine.data.sense_pairs import token_span  # noqa: E402
 from engine.data.text import word_spans  # noqa: E402
 
-WIC = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "wic"
+WIC = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "wic"
 DEFAULT_MODELS = ["assets/checkpoints/elmo-tiny", "assets/checkpoints/gpt-tiny", "assets/checkpoints/bert-tiny",
                   "all-minilm-l6-v2"]
 

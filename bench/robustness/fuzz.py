@@ -8,10 +8,10 @@ Models: the shipped defaults and built-ins (GloVe, word2vec, ELMo, GPT, BERT, al
 MiniLM) and, trained here in seconds on 200k words of the default corpus, a Kneser-Ney 3-gram and an
 NNLM (so every family is covered).
 
-    python bench/fuzz.py [--examples 10000] [--models bert-tiny,gpt-tiny]
+    python bench/robustness/fuzz.py [--examples 10000] [--models bert-tiny,gpt-tiny]
     # split over two cores, then one table:
-    python bench/fuzz.py --models A,B --save-rows a.json --no-write & python bench/fuzz.py --models C --save-rows c.json --no-write
-    python bench/fuzz.py --models "" --merge a.json,c.json
+    python bench/robustness/fuzz.py --models A,B --save-rows a.json --no-write & python bench/robustness/fuzz.py --models C --save-rows c.json --no-write
+    python bench/robustness/fuzz.py --models "" --merge a.json,c.json
     # finish what a stopped run did not reach: --models X --queries score,generate --save-rows x.json --no-write
     # more examples of a query: another --seed (rows of one query with different seeds add up when merged)
 """
@@ -28,7 +28,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 
@@ -228,7 +228,7 @@ def main() -> None:
     total = sum(r["calls"] for r in rows)
     failures = sum(sum(r["failures"].values()) for r in rows)
     slow = sum(r["slow"] for r in rows)
-    command = f"python bench/fuzz.py --examples {args.examples} --big-examples {args.big_examples}" + (
+    command = f"python bench/robustness/fuzz.py --examples {args.examples} --big-examples {args.big_examples}" + (
         " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
     lines = ["## Hostile text: every query of every model family, fuzzed", "", f"Machine: {machine()}", "",
              f"`{command}`: hypothesis-generated text (any Unicode, lone "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # "What N CPU minutes buy" (bench/RESULTS.md): one training lever or combination per run, each given N minutes
 # of its own CPU time (--budget-clock cpu, one thread), two runs side by side on two cores, then scored together.
-#     bench/levers_budget.sh [MINUTES] [RUNS_FOLDER] [LEVERS]
+#     bench/studies/levers_budget.sh [MINUTES] [RUNS_FOLDER] [LEVERS]
 # (default: 15 minutes, runs/, all levers: "baseline recipe glove distil adapt")
 set -euo pipefail
 N=${1:-15}
@@ -35,4 +35,4 @@ queue 1 & B=$!
 wait $A $B
 RUNS=()
 for l in "${ALL[@]}"; do RUNS+=("$OUT/lever$N-$l"); done
-python bench/levers.py "${RUNS[@]}" --budget "$N" --wic
+python bench/studies/levers.py "${RUNS[@]}" --budget "$N" --wic

@@ -3,7 +3,7 @@ separation per layer (leave-one-out nearest occurrence, 11 words × 2 senses × 
 bag-of-context baseline beside it, WiC dev (cosine threshold chosen on WiC train, per layer; --wic), and
 cloze top-1 / top-10 for masked LMs (72 everyday, news and general-knowledge sentences).
 
-    python bench/model_quality.py [--models NAME,PATH,...] [--extra runs/x,...] [--wic]
+    python bench/quality/model_quality.py [--models NAME,PATH,...] [--extra runs/x,...] [--wic]
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
@@ -38,7 +38,7 @@ def default_models() -> list[str]:
 
 def wic_by_layer(handle: object, train_pairs: int) -> tuple[list[float], int]:
     """WiC dev accuracy per layer (threshold chosen on train) and the layer that does best on train."""
-    from bench.wic_sense_separation import dev_accuracy_by_layer, read_split
+    from bench.quality.wic_sense_separation import dev_accuracy_by_layer, read_split
 
     dev, train, _ = dev_accuracy_by_layer(handle, read_split("train", train_pairs), read_split("dev"))
     return dev, int(np.argmax(train))
@@ -110,7 +110,7 @@ def main() -> None:
         print(rows[-1], flush=True)
     body = "\n".join([
         "## Model quality on the bundled sets", "", f"Machine: {machine()}", "",
-        "`python bench/model_quality.py" + (" --kn3" if args.kn3 else "") + (" --wic" if args.wic else "") + (f" --extra {args.extra}" if args.extra else "")
+        "`python bench/quality/model_quality.py" + (" --kn3" if args.kn3 else "") + (" --wic" if args.wic else "") + (f" --extra {args.extra}" if args.extra else "")
         + "`. Sense separation: each occurrence of a polysemous word gets the sense of its nearest other occurrence "
         "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "

@@ -4,9 +4,9 @@ For each model and strategy (pretrained-full, pretrained-frozen, from-scratch; t
 settings) it fine-tunes with the engine's own loop and records the best validation metric, the steps
 and the fine-tuning speed (median of the logged examples/s). Writes its section of bench/RESULTS.md.
 
-    python bench/finetune_quality.py                 # BERT-tiny and ELMo-tiny on BBC, BERT-tiny on NER
-    python bench/finetune_quality.py --device cuda   # on a GPU
-    python bench/finetune_quality.py --tasks bbc-topics --models bert-tiny --eval-every 15 --curves assets/curves
+    python bench/quality/finetune_quality.py                 # BERT-tiny and ELMo-tiny on BBC, BERT-tiny on NER
+    python bench/quality/finetune_quality.py --device cuda   # on a GPU
+    python bench/quality/finetune_quality.py --tasks bbc-topics --models bert-tiny --eval-every 15 --curves assets/curves
         # also keep each task's validation curves (the talk's last step shows the shipped ones)
 """
 
@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 
@@ -61,7 +61,7 @@ def run(model: str, task: str, strategy: str, args: argparse.Namespace, root: Pa
 def write_curves(folder: Path, task: str, model: str, run_dirs: list[str]) -> None:
     from engine import api
 
-    command = "python bench/finetune_quality.py " + " ".join(sys.argv[1:])
+    command = "python bench/quality/finetune_quality.py " + " ".join(sys.argv[1:])
     curves = api.curves_from_runs(run_dirs, made_by=f"{command} ({machine()}, {time.strftime('%Y-%m-%d')})")
     curves.task, curves.model = task, model
     folder.mkdir(parents=True, exist_ok=True)
@@ -96,7 +96,7 @@ def main() -> None:
     ROWS.write_text(json.dumps(rows, indent=1))
     lines = ["## Fine-tuning: what pre-training buys (BBC News topics, Twitter NER)", "",
              f"Machine: {machine()}", "",
-             "`python bench/finetune_quality.py`: each row fine-tunes with the engine's loop on the task's fixed "
+             "`python bench/quality/finetune_quality.py`: each row fine-tunes with the engine's loop on the task's fixed "
              f"split (batch {args.batch_size}, max {args.max_len} tokens, seed 0; BBC: the default learning rates, 1e-3 "
              "frozen and 2e-4 otherwise; NER: 1e-3 for all three, as tagging learns slowly from mostly-O labels). Best "
              "validation metric over the run's validations; speed = median examples/s of the logged steps."

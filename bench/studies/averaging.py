@@ -3,9 +3,9 @@
 Each candidate is a save or the uniform mean of several (built with the engine's own export into a temporary
 folder). The measure that chooses among them is held-out masked words: one word of every held-out sentence of
 the default corpus masked, in two draws (seeds 1 and 2) no earlier choice looked at; beside it the usual first
-1,000 sentences (seed 0, as bench/model_quality.py), the cloze set and sense separation (best and last layer).
+1,000 sentences (seed 0, as bench/quality/model_quality.py), the cloze set and sense separation (best and last layer).
 
-    python bench/averaging.py --name A=RUN[+SAVE...] [--name B=...] ... [--section KEY --title TITLE]
+    python bench/studies/averaging.py --name A=RUN[+SAVE...] [--name B=...] ... [--section KEY --title TITLE]
 
 (--section: another section of bench/RESULTS.md, so a later comparison — of a new recipe's run against the
 shipped model, say — stands beside the first instead of replacing it.)
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
@@ -28,7 +28,7 @@ from engine.cli.export import export_slim  # noqa: E402
 from engine.inspection.quality import cloze_scores, masked_word_scores, sense_separation  # noqa: E402
 
 SEEDS = (1, 2)
-FIRST = 1000  # bench/model_quality.py's held-out masked words: the first 1,000 sentences, seed 0
+FIRST = 1000  # bench/quality/model_quality.py's held-out masked words: the first 1,000 sentences, seed 0
 
 
 def pooled(handle: object, sentences: list[str]) -> tuple[float, float, int]:
@@ -65,11 +65,11 @@ def main() -> None:
             api.release_memory()
     best = max(rows, key=lambda r: r[2] + r[3])
     lines = [f"## {args.title}", "",
-             f"`python bench/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of `minilm-mlm` "
+             f"`python bench/studies/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of `minilm-mlm` "
              "and uniform means of them (`word2bert-export RUN --to slim OUT --average-with SAVE…`). The measure "
              f"that chooses is held-out masked words: one word of each of the {len(held):,} held-out sentences of the "
              f"default corpus, in {len(SEEDS)} draws no earlier choice looked at ({rows[0][4]:,} words); beside it the "
-             f"first {FIRST:,} sentences' draw of bench/model_quality.py, the cloze set (a test set: never used to "
+             f"first {FIRST:,} sentences' draw of bench/quality/model_quality.py, the cloze set (a test set: never used to "
              "choose) and sense separation on the sense set.",
              f"Machine: {machine()}", "",
              "| candidate | saves | held-out masked words, all draws: top-1 / top-10 | first 1,000 (model_quality) "

@@ -4,7 +4,7 @@ n-gram (Laplace and interpolated Kneser-Ney, orders 2-3) and the NNLM are traine
 engine.api.train as the CLI, on the same slice of the default corpus (train part), and all are scored
 on the same held-out documents, with the same vocabulary rule (min_count 3, rarer words -> <unk>).
 
-    python bench/language_models.py [--max-words 300000] [--nnlm-epochs 2]
+    python bench/quality/language_models.py [--max-words 300000] [--nnlm-epochs 2]
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
@@ -59,7 +59,7 @@ def main() -> None:
     lines = [
         "## Language-model perplexity and GloVe 6B-50d",
         "",
-        f"`python bench/language_models.py --max-words {args.max_words} --nnlm-epochs {args.nnlm_epochs}`: trained on "
+        f"`python bench/quality/language_models.py --max-words {args.max_words} --nnlm-epochs {args.nnlm_epochs}`: trained on "
         f"the first {args.max_words:,} words of the default corpus (train part), scored on all held-out documents "
         f"({len(heldout):,} sentences; `</s>` counted, unknown words as `<unk>`).",
         f"Machine: {machine()}.",

@@ -1,7 +1,7 @@
 """Inference latency of one 20-token sentence through the engine's handle (tokenise, forward, numpy out):
 attention maps, contextual vectors and fill-mask, for BERT-tiny and a BERT-base-sized model, p50/p95.
 
-    python bench/inference_latency.py [--runs 200] [--device cpu]
+    python bench/speed/inference_latency.py [--runs 200] [--device cpu]
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import torch  # noqa: E402
 
