@@ -183,6 +183,20 @@ def corpora() -> list[str]:
     return corpus_names()
 
 
+def cache_folder() -> Path:
+    """Where word2bert keeps what it builds once (``$WORD2BERT_CACHE`` or the platform's cache folder)."""
+    from engine.data.cache import cache_dir
+
+    return cache_dir()
+
+
+def clear_cache() -> tuple[int, int]:
+    """Empty the cache folder: (entries removed, bytes freed). Everything is built again when next needed."""
+    from engine.data.cache import clear_cache as clear
+
+    return clear()
+
+
 def trained_text(info: dict[str, Any]) -> str:
     """What a run was trained on, in a few words (a handle's ``info`` or a run's config): the default
     corpus with the sources it had then, or a file's name."""

@@ -22,16 +22,25 @@ def run(argv: list[str]) -> int:
                         help="present a talk deck full screen (default: the built-in story, language model to BERT)")
     parser.add_argument("--export", metavar="DIR", help="with --talk: write every step as a 1920x1080 PNG "
                         "(and talk.pdf) once all are computed, then exit")
+    parser.add_argument("--clear-cache", action="store_true",
+                        help="remove what the app built once (converted corpora, word indexes, occurrence vectors), then exit")
     args = parser.parse_args(argv[1:])
+    if args.clear_cache:
+        from engine.api import cache_folder, clear_cache
+
+        entries, size = clear_cache()
+        print(f"word2bert: cleared {cache_folder()}: {entries:,} {'entry' if entries == 1 else 'entries'}, "
+              f"{size / 2**20:,.1f} MB")
+        return 0
     if args.export and args.talk is None:
         parser.error("--export needs --talk")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     scene_error = ""
     if args.scene:  # read before any window: a misspelt scene says so at once (and a screenshot of it exits)
-        from explorer.scenes import SceneError, load_scene
+        from explorer.scenes import SceneError, check_answerable, load_scene
 
         try:
-            load_scene(args.scene)
+            check_answerable(load_scene(args.scene), args.scene)
         except SceneError as e:
             scene_error = str(e)
             print(f"word2bert: {scene_error}", file=sys.stderr)
@@ -87,14 +96,13 @@ def run(argv: list[str]) -> int:
             app.quit()
 
         panel = window.tabs.currentWidget()
-        if args.scene and panel is window.polysemy:  # wait for the contextual neighbours (the index may need building)
-            window.polysemy.context_runner.finished.connect(lambda _: shot.take_after(300))
-            window.polysemy.context_runner.failed.connect(failed)
-        elif args.scene and panel is window.finetune:  # a curves scene: once the curves are drawn
-            window.finetune.curves.shown.connect(lambda: shot.take_after(500))
-            window.finetune.curves.runner.failed.connect(failed)
-        elif args.scene:  # the attention or predictions panel: once its results are drawn
-            panel.shown.connect(lambda: shot.take_after(500))  # type: ignore[attr-defined]
+        if args.scene:  # the scene's panel (a ScenePanel): once its results are drawn, or the moment they cannot be
+            shown: Any = window.finetune.curves if panel is window.finetune else panel  # a ScenePanel
+            if shown is window.polysemy:  # the contextual neighbours (the index may need building)
+                window.polysemy.context_runner.finished.connect(lambda _: shot.take_after(300))
+            else:
+                shown.shown.connect(lambda: shot.take_after(500))
+            shown.failed.connect(failed)
         elif args.word:
             window.neighbours.runner.finished.connect(lambda _: shot.take_after(100))
             window.neighbours.runner.failed.connect(failed)
@@ -128,17 +136,22 @@ def run_talk(app: Any, window: Any, deck_path: str | None, export: str | None) -
     written as a PNG once all are computed, then the app exits."""
     from PySide6.QtCore import QTimer
 
-    from explorer.scenes import SceneError
+    from explorer.scenes import SceneError, check_answerable
     from explorer.talk.deck import load_deck
 
     try:
         deck = load_deck(deck_path)
+        for i, step in enumerate(deck.steps):
+            check_answerable(step, f"{deck_path or 'the built-in deck'}, step {i + 1}")
     except SceneError as e:
         print(f"word2bert: {e}", file=sys.stderr)
         return 2
     talk = window.start_talk(deck, full_screen=not export)
     status = {"code": 0}
     if export:
+        load_errors: list[str] = []
+        window.session.error.connect(load_errors.append)  # a model that cannot load: its steps say so, and so do we
+
         def write() -> None:
             try:
                 paths = talk.export(export)
@@ -147,6 +160,13 @@ def run_talk(app: Any, window: Any, deck_path: str | None, export: str | None) -
                 print(f"word2bert: could not export the talk: {e}", file=sys.stderr)
                 status["code"] = 1
             finally:
+                problems = list(dict.fromkeys(load_errors)) + [
+                    f"step {i + 1} ({talk.steps[i].title or talk.steps[i].panel}): {why}"
+                    for i, why in sorted(talk.failures.items())]
+                for line in problems:
+                    print(f"word2bert: {line}", file=sys.stderr)
+                if problems:
+                    status["code"] = 1
                 app.quit()
 
         def timed_out() -> None:

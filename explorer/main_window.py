@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QTabWidget,
 )
 
@@ -38,6 +39,13 @@ def device_summary() -> str:
     from engine import api
 
     return api.device_summary()
+
+
+def _clear_cache() -> str:
+    from engine import api
+
+    entries, size = api.clear_cache()
+    return f"cache cleared: {entries:,} {'entry' if entries == 1 else 'entries'}, {size / 2**20:,.1f} MB freed ({api.cache_folder()})"
 
 
 def process_memory_mb() -> float:
@@ -106,6 +114,13 @@ class MainWindow(QMainWindow):
             self.statusBar().addPermanentWidget(w)
         self.statusBar().showMessage("starting…")
         session.status.connect(self.statusBar().showMessage)
+        from explorer.notices import NOTICE_MS, Notices
+
+        self.notices = Notices(self)  # the engine's notices: a damaged cache entry rebuilt, a cache not writable
+        self.notices.said.connect(lambda text: self.statusBar().showMessage(text, NOTICE_MS))
+        self._cache_runner = TaskRunner(self, QThreadPool.globalInstance())
+        self._cache_runner.finished.connect(self._cache_cleared)
+        self._cache_runner.failed.connect(self.statusBar().showMessage)
         self._device = TaskRunner(self, QThreadPool.globalInstance())
         self._device.finished.connect(self._device_found)
         self._device.submit(device_summary)
@@ -134,6 +149,7 @@ class MainWindow(QMainWindow):
             "&File": [("Open run or Hugging Face folder…", QKeySequence.StandardKey.Open, self.open_folder),
                       ("Open vectors file…", None, self.open_file),
                       ("Open a run's history (checkpoints)…", None, self.open_history),
+                      ("Clear the cache folder…", None, self.clear_cache),
                       ("Quit", QKeySequence.StandardKey.Quit, self.close)],
             "&View": [("Zoom in", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(+1)),
                       ("Zoom out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1)),
@@ -155,6 +171,21 @@ class MainWindow(QMainWindow):
                     action.setShortcut(shortcut)
                 action.triggered.connect(slot)
                 menu.addAction(action)
+
+    def clear_cache(self, confirm: bool = True) -> None:
+        """Remove what the app built once to answer fast (converted corpora, word indexes, occurrence
+        vectors): it is built again when next needed."""
+        from engine.api import cache_folder
+
+        if confirm and QMessageBox.question(
+                self, "Clear the cache folder", f"Remove everything in {cache_folder()}?\n\nCorpora, word indexes "
+                "and occurrence vectors are built again when next needed (seconds to a minute each).") \
+                != QMessageBox.StandardButton.Yes:
+            return
+        self._cache_runner.submit(_clear_cache)
+
+    def _cache_cleared(self, text: str) -> None:
+        self.statusBar().showMessage(text, 15_000)
 
     def zoom(self, step: int) -> None:
         level = 0 if step == 0 else int(str(self.settings.value("zoom", 0))) + step

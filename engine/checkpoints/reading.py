@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from engine.checkpoints import file_lock
 from engine.checkpoints.files import (
     CONFIG,
     PICKLE_SUFFIXES,
@@ -19,9 +20,16 @@ from engine.checkpoints.files import (
     WEIGHTS,
     refuse_pickle,
 )
-from engine.checkpoints.saves import STAGING, finish_interrupted_save
+from engine.checkpoints.saves import COMMIT, OWNER, STAGING, finish_interrupted_save
 from engine.config.settings import FORMAT_VERSION
 from engine.errors import CheckpointError
+
+T = TypeVar("T")
+COMMIT_WAIT_S = 10.0  # a commit moves a few files in place: milliseconds; a reader waits at most this long
+
+
+class MixedSave(CheckpointError):
+    """config.json and model.safetensors come from two saves (read while a save was being committed)."""
 
 MAX_CONFIG_BYTES = 10 * 2**20  # a config.json is a few kB; anything this large is not one
 
@@ -110,9 +118,7 @@ def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
     except Exception as e:  # safetensors raises its own error types for damaged files
         raise CheckpointError(f"{path} is damaged or truncated ({e})") from None
     if config.get("save_id") and meta.get("save_id") != config["save_id"]:
-        raise CheckpointError(
-            f"{run_dir}: config.json and {WEIGHTS} come from different saves (an interrupted save?)"
-        )
+        raise MixedSave(f"{run_dir}: config.json and {WEIGHTS} come from different saves (an interrupted save?)")
     if expected is not None:
         check_shapes(tensors, expected, str(run_dir))
     return tensors
@@ -177,3 +183,43 @@ def _known_layout(state: dict[str, Any], path: Path) -> dict[str, Any]:
         raise CheckpointError(f"{path} was saved by a newer word2bert (training-state layout {layout!r}; this "
                               f"version reads up to {STATE_LAYOUT}): resume it with that version, or load its weights")
     return state
+
+
+def committing(run_dir: str | Path) -> bool:
+    """Whether a live process is moving a complete save into ``run_dir`` right now (its files are a mix
+    of two saves for these milliseconds)."""
+    stage = Path(run_dir) / STAGING
+    return (stage / COMMIT).is_file() and file_lock.held(stage / OWNER)
+
+
+def _save_id(run_dir: Path) -> object:
+    try:
+        config = _read_json(run_dir / CONFIG)  # a regular file of a sane size only (never a pipe left open)
+    except CheckpointError:
+        return None
+    return config.get("save_id") if isinstance(config, dict) else None
+
+
+def read_complete(run_dir: str | Path, read: Callable[[], T], wait_s: float = COMMIT_WAIT_S) -> T:
+    """``read()`` of a run folder that a training process may be saving into, seeing one complete save:
+    it waits out a commit in progress, and reads again when a save was committed while it read (its
+    config.json's ``save_id`` changed) or it met two saves' files (``MixedSave``)."""
+    import time
+
+    run_dir = Path(run_dir)
+    deadline = time.monotonic() + wait_s
+    while True:
+        if committing(run_dir) and time.monotonic() < deadline:
+            time.sleep(0.01)
+            continue
+        before = _save_id(run_dir)
+        try:
+            result = read()
+        except MixedSave:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+            continue
+        if (_save_id(run_dir) != before or committing(run_dir)) and time.monotonic() < deadline:
+            continue  # a save landed (or is landing) while we read: what we read may mix the two
+        return result

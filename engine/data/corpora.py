@@ -24,9 +24,7 @@ from __future__ import annotations
 import bz2
 import importlib.util
 import json
-import os
 import re
-import threading
 import unicodedata
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -34,10 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.data.cache import cache_dir, open_entry, write_entry
 from engine.errors import CorpusError
 
 HELDOUT_PER_MILLE = 30
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: each corpus an entry of the cache folder (a folder with its checksums)
 
 
 @dataclass(frozen=True)
@@ -192,26 +191,14 @@ UNIONS = {"default": DEFAULT_SOURCES, "wiki-news": WIKI_NEWS}
 
 # ---------------------------------------------------------------- cache file format
 
-def cache_dir() -> Path:
-    override = os.environ.get("WORD2BERT_CACHE")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("word2bert"))
-
 
 def _write_cache(path: Path, docs: Iterator[Document]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # the process and the thread in the name: two threads of the app may convert the same corpus at once
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "w", encoding="utf-8") as f:
+    with open(path, "w", encoding="utf-8") as f:
         for doc in docs:
             f.write(f"#doc\t{doc.source}\t{doc.title}\n")
             for s in doc.sentences:
                 f.write(s.replace("\n", " ") + "\n")
             f.write("\n")
-    os.replace(tmp, path)
 
 
 def _read_cache(path: Path) -> Iterator[Document]:
@@ -267,17 +254,22 @@ class Corpus:
 
 
 def _cached_source(names: list[str]) -> Callable[[], Iterator[Document]]:
+    """The package corpora ``names``, parsed once into a cache entry (engine/data/cache.py: verified when
+    opened, built again if damaged) and read from it; read from the packages each time where the cache
+    folder cannot be written."""
     label = "+".join(names)
 
-    def make() -> Iterator[Document]:
-        path = cache_dir() / "corpora" / f"{label}-v{CACHE_VERSION}.txt"
-        if not path.exists():
-            def all_docs() -> Iterator[Document]:
-                for n in names:
-                    yield from PACKAGE_SOURCES[n][0]()
+    def all_docs() -> Iterator[Document]:
+        for n in names:
+            yield from PACKAGE_SOURCES[n][0]()
 
-            _write_cache(path, all_docs())
-        return _read_cache(path)
+    def make() -> Iterator[Document]:
+        folder = cache_dir() / "corpora" / f"{label}-v{CACHE_VERSION}"
+        source = corpus_identity(label)
+        if open_entry(folder, source) is None and not write_entry(
+                folder, source, {"text.txt": lambda path: _write_cache(path, all_docs())}):
+            return all_docs()
+        return _read_cache(folder / "text.txt")
 
     return make
 

@@ -38,10 +38,16 @@ def loaders() -> dict[str, Loader]:
 
 
 def load_run(run_dir: str | Path) -> ModelHandle:
-    """A word2bert run folder, rebuilt by the loader of its kind."""
+    """A word2bert run folder, rebuilt by the loader of its kind: one complete save of it, even while a
+    training process saves into it (``read_complete``)."""
+    from engine.checkpoints.reading import read_complete
+
+    return read_complete(run_dir, lambda: _load_run(Path(run_dir)))
+
+
+def _load_run(run_dir: Path) -> ModelHandle:
     from engine.checkpoints.reading import read_config
 
-    run_dir = Path(run_dir)
     config = read_config(run_dir)
     known = loaders()
     kind = config["kind"]

@@ -8,7 +8,6 @@ Built once per (model, corpus, settings) with progress and cancel, saved as safe
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import threading
@@ -23,7 +22,7 @@ import numpy as np
 
 from engine.errors import Cancelled, InputError, UnknownWord, Word2BertError  # noqa: F401 - Cancelled re-exported
 
-INDEX_VERSION = 2  # 2: sentences sampled evenly from the whole corpus
+INDEX_VERSION = 3  # 2: sentences sampled evenly from the whole corpus; 3: a cache entry with checksums
 SAMPLE_FROM = 20  # read up to this many times max_sentences candidate sentences, then sample
 
 
@@ -91,15 +90,16 @@ class CorpusIndex:
 
     # ------------------------------------------------------------ files
 
-    def save(self, path: Path) -> None:
-        from engine.checkpoints.files import atomic_write_bytes, atomic_write_with
+    def save(self, path: Path, source: str) -> bool:
+        """Write the index as a cache entry (engine/data/cache.py) built from ``source``; False where the
+        cache folder cannot be written."""
+        from engine.data.cache import write_entry
 
-        path.mkdir(parents=True, exist_ok=True)
         arrays = {"vectors": self.vectors, "occ_word": self.occ_word, "occ_sentence": self.occ_sentence,
                   "occ_position": self.occ_position}
-        atomic_write_with(path / "index.safetensors", lambda p: write_safetensors(p, arrays))
         doc = {"version": INDEX_VERSION, "words": self.words, "sentences": self.sentences, "info": self.info}
-        atomic_write_bytes(path / "index.json", json.dumps(doc).encode())
+        return write_entry(path, source, {"index.safetensors": lambda p: write_safetensors(p, arrays),
+                                          "index.json": lambda p: p.write_bytes(json.dumps(doc).encode())})
 
     @classmethod
     def load(cls, path: Path) -> CorpusIndex:
@@ -162,11 +162,18 @@ def index_folder(handle: Any, corpus: str, per_word: int, max_words: int, min_co
                  max_sentences: int = 40_000) -> Path:
     """In the cache folder (never inside a run folder or the source tree: the shipped defaults live in
     assets/), one folder per model (its path, and its weights' time stamp) and per settings."""
-    from engine.data.corpora import cache_dir, corpus_identity
+    from engine.data.corpora import cache_dir
 
-    key = hashlib.sha1(f"{INDEX_VERSION}|{corpus_identity(corpus)}|{per_word}|{max_words}|{min_count}|{max_sentences}".encode()
-                       ).hexdigest()[:12]
+    key = hashlib.sha1(_source(handle, corpus, per_word, max_words, min_count, max_sentences).encode()).hexdigest()[:12]
     return cache_dir() / "corpus-index" / model_key(handle) / f"{Path(corpus).name}-{key}"
+
+
+def _source(handle: Any, corpus: str, per_word: int, max_words: int, min_count: int, max_sentences: int) -> str:
+    """What an index is built from: the model (its weights' time stamp), the corpus's text, the settings."""
+    from engine.data.corpora import corpus_identity
+
+    return (f"corpus index {INDEX_VERSION} by {model_key(handle)} of {corpus_identity(corpus)}: {per_word} per word, "
+            f"{max_words} words, min count {min_count}, {max_sentences} sentences")
 
 
 def model_key(handle: Any) -> str:
@@ -185,15 +192,18 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
                        progress: Callable[[float, str], None] | None = None, use_cache: bool = True) -> CorpusIndex:
     """Index the contextual vectors of up to ``per_word`` occurrences of the ``max_words`` most frequent
     words (seen at least ``min_count`` times) in the first ``max_sentences`` sentences of ``corpus``."""
+    from engine.data.cache import discard, notice, open_entry
     from engine.data.corpora import get_corpus
     from engine.data.text import word_tokenize
 
     folder = index_folder(handle, corpus, per_word, max_words, min_count, max_sentences)
-    if use_cache and (folder / "index.json").exists():
+    source = _source(handle, corpus, per_word, max_words, min_count, max_sentences)
+    if use_cache and open_entry(folder, source) is not None:
         try:
             return CorpusIndex.load(folder)
-        except (OSError, ValueError, KeyError, InputError):
-            pass  # damaged or old: rebuild
+        except (OSError, ValueError, KeyError, TypeError, InputError) as e:  # sound files, unreadable content
+            notice(f"cache: the corpus index of {handle.name} could not be read ({e}); building it again")
+            discard(folder)
     t0 = time.perf_counter()
     if progress is not None:
         progress(0.0, "reading the corpus")
@@ -273,8 +283,7 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
     index = CorpusIndex(vocab, kept_sentences, vectors, np.asarray(occ_word, np.int32),
                         np.asarray(occ_sentence, np.int32), np.asarray(occ_position, np.int16), info)
     if use_cache:
-        with contextlib.suppress(OSError):  # a read-only place: keep it in memory only
-            index.save(folder)
+        index.save(folder, source)  # where the cache cannot be written: in memory only
     if progress is not None:
         progress(1.0, f"indexed {len(index):,} occurrences of {len(vocab):,} words ({info['memory_mb']} MB)")
     return index

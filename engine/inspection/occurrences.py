@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import threading
@@ -22,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from engine.data.cache import discard, notice, open_entry, write_entry
+from engine.data.corpora import corpus_identity
 from engine.errors import InputError, UnknownWord
 from engine.inspection.corpus_index import (
     Cancelled,
@@ -31,8 +32,8 @@ from engine.inspection.corpus_index import (
     write_safetensors,
 )
 
-WORD_INDEX_VERSION = 1
-OCCURRENCES_VERSION = 1
+WORD_INDEX_VERSION = 2  # 2: cache entries with checksums (engine/data/cache.py)
+OCCURRENCES_VERSION = 2
 
 
 class WordIndex:
@@ -70,8 +71,6 @@ def _folder(kind: str, *parts: str) -> Path:
 
 
 def _corpus_key(corpus: str) -> str:
-    from engine.data.corpora import corpus_identity
-
     # the identity, not the name: "default" made of other sources, or an edited file, is another text
     return f"{Path(corpus).name}-{hashlib.sha1(corpus_identity(corpus).encode()).hexdigest()[:10]}"
 
@@ -79,18 +78,19 @@ def _corpus_key(corpus: str) -> str:
 def word_index(corpus: str = "default", progress: Callable[[float, str], None] | None = None,
                use_cache: bool = True) -> WordIndex:
     """The word -> sentences index of ``corpus`` (built on first use, then memory-mapped from the cache)."""
-    from engine.checkpoints.files import atomic_write_bytes, atomic_write_with
     from engine.data.corpora import get_corpus
     from engine.data.text import word_tokenize
 
     folder = _folder("word-index", f"v{WORD_INDEX_VERSION}", _corpus_key(corpus))
-    if use_cache and (folder / "words.json").exists():
+    source = f"word index {WORD_INDEX_VERSION} of {corpus_identity(corpus)}"
+    if use_cache and open_entry(folder, source) is not None:
         try:
             a = map_safetensors(folder / "index.safetensors")
             words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
             return WordIndex(words, a["word_starts"], a["postings"], a["text"], a["sentence_starts"], corpus)
-        except (OSError, ValueError, KeyError):
-            pass  # damaged: build again
+        except (OSError, ValueError, KeyError, InputError) as e:  # sound files of the wrong shape: build again
+            notice(f"cache: the word index of '{corpus}' could not be read ({e}); building it again")
+            discard(folder)
     if progress is not None:
         progress(0.0, f"indexing the words of the corpus '{corpus}'")
     seen: set[str] = set()
@@ -121,12 +121,10 @@ def word_index(corpus: str = "default", progress: Callable[[float, str], None] |
     sentence_starts = np.asarray(starts, np.int64)
     index = WordIndex(words, word_starts, postings, text, sentence_starts, corpus)
     if use_cache:
-        with contextlib.suppress(OSError):
-            folder.mkdir(parents=True, exist_ok=True)
-            arrays: dict[str, np.ndarray] = {"word_starts": word_starts, "postings": postings, "text": text,
-                      "sentence_starts": sentence_starts}
-            atomic_write_with(folder / "index.safetensors", lambda p: write_safetensors(p, arrays))
-            atomic_write_bytes(folder / "words.json", json.dumps(words).encode())
+        arrays: dict[str, np.ndarray] = {"word_starts": word_starts, "postings": postings, "text": text,
+                                         "sentence_starts": sentence_starts}
+        write_entry(folder, source, {"index.safetensors": lambda p: write_safetensors(p, arrays),
+                                     "words.json": lambda p: p.write_bytes(json.dumps(words).encode())})
     if progress is not None:
         progress(1.0, f"{len(words):,} words in {len(index):,} sentences")
     return index
@@ -170,21 +168,22 @@ def word_occurrences(handle: Any, word: str, corpus: str = "default", *, limit: 
                      use_cache: bool = True, index: WordIndex | None = None) -> WordOccurrences:
     """``handle``'s vectors of up to ``limit`` occurrences of ``word`` in ``corpus`` (sampled evenly), cached
     per (model, corpus, word). ``stop`` cancels (``Cancelled``; nothing is saved)."""
-    from engine.checkpoints.files import atomic_write_bytes, atomic_write_with
     from engine.data.text import word_tokenize
 
     key = word.strip().lower()
     if not key or len(key) > 100:
         raise InputError("type a word")
     name = hashlib.sha1(key.encode("utf-8")).hexdigest()[:16]
-    folder = _folder("occurrences", f"v{OCCURRENCES_VERSION}", model_key(handle), f"{_corpus_key(corpus)}-{limit}")
-    if use_cache and (folder / f"{name}.json").exists():
+    folder = _folder("occurrences", f"v{OCCURRENCES_VERSION}", model_key(handle), f"{_corpus_key(corpus)}-{limit}", name)
+    source = f"occurrences {OCCURRENCES_VERSION} of '{key}' by {model_key(handle)} in {corpus_identity(corpus)}, {limit}"
+    if use_cache and open_entry(folder, source) is not None:
         try:
-            doc = json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))
-            vectors = map_safetensors(folder / f"{name}.safetensors")["vectors"]
+            doc = json.loads((folder / "occurrences.json").read_text(encoding="utf-8"))
+            vectors = map_safetensors(folder / "vectors.safetensors")["vectors"]
             return WordOccurrences(doc["word"], doc["sentences"], doc["positions"], vectors, doc["total"])
-        except (OSError, ValueError, KeyError):
-            pass
+        except (OSError, ValueError, KeyError, TypeError, InputError) as e:
+            notice(f"cache: the occurrences of '{key}' could not be read ({e}); encoding them again")
+            discard(folder)
     index = index or word_index(corpus)
     found = index.sentences_of(key)
     chosen = found[np.linspace(0, len(found) - 1, min(limit, len(found))).astype(np.int64)] if len(found) else found
@@ -218,9 +217,7 @@ def word_occurrences(handle: Any, word: str, corpus: str = "default", *, limit: 
     vectors = np.stack(rows) if rows else np.zeros((0, 1, 1), np.float16)
     result = WordOccurrences(key, sentences, positions, vectors, int(len(found)))
     if use_cache:
-        with contextlib.suppress(OSError):
-            folder.mkdir(parents=True, exist_ok=True)
-            atomic_write_with(folder / f"{name}.safetensors", lambda p: write_safetensors(p, {"vectors": vectors}))
-            doc = {"word": key, "sentences": sentences, "positions": positions, "total": result.total}
-            atomic_write_bytes(folder / f"{name}.json", json.dumps(doc).encode())
+        doc = {"word": key, "sentences": sentences, "positions": positions, "total": result.total}
+        write_entry(folder, source, {"vectors.safetensors": lambda p: write_safetensors(p, {"vectors": vectors}),
+                                     "occurrences.json": lambda p: p.write_bytes(json.dumps(doc).encode())})
     return result

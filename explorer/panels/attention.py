@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.attention_results import AttentionResult, attention_result, per_head_other
-from explorer.scenes import Scene
+from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.head_atlas import HeadAtlas
@@ -43,7 +43,8 @@ MIXES = ("average over heads", "attention rollout", "compared: difference of the
 
 class AttentionPanel(QWidget):
     shown = Signal()  # results are on screen (scenes' screenshots wait for it)
-    VIEWS = ("head", "model", "atlas", "rollout")
+    failed = Signal(str)  # they cannot be shown: why
+    VIEWS = VIEWS["attention"]
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         from engine.api import Capability
@@ -286,6 +287,7 @@ class AttentionPanel(QWidget):
 
     def _failed(self, message: str) -> None:
         self.message.setText(message)
+        self.failed.emit(message)
 
     def _make_head_buttons(self, heads: int) -> None:
         for button in self.head_buttons:

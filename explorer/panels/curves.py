@@ -44,6 +44,7 @@ def source_text(source: str | list[str]) -> str:
 
 class CurvesPanel(QWidget):
     shown = Signal()  # curves are on screen (talk decks and screenshots wait for it)
+    failed = Signal(str)  # they cannot be read: why
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -132,6 +133,7 @@ class CurvesPanel(QWidget):
         self.plot.clear()
         self.heading.setText(message)
         self.summary.setText("")
+        self.failed.emit(message)
         self.shown.emit()  # the message is what this view shows (a talk waits for its steps to show)
 
     def _show(self, curves: Any) -> None:

@@ -44,6 +44,7 @@ def parse_analogy(text: str) -> tuple[str, str, str] | None:
 
 class NeighboursPanel(QWidget):
     shown = Signal()  # neighbours are on screen (talk decks and screenshots wait for it)
+    failed = Signal(str)  # they cannot be shown: why
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -148,3 +149,4 @@ class NeighboursPanel(QWidget):
     def _fail(self, message: str) -> None:
         self.table.setRowCount(0)
         self.message.setText(message)
+        self.failed.emit(message)

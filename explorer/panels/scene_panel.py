@@ -13,6 +13,7 @@ class ScenePanel(Protocol):
     gives back the scene it shows, and lays itself out for a projector."""
 
     shown: Any  # Signal(): the step's results are on screen
+    failed: Any  # Signal(str): the step's results cannot be shown, and why (a screenshot or export stops waiting)
 
     def apply_scene(self, scene: Scene) -> None: ...
 

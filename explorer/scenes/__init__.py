@@ -12,6 +12,9 @@ from typing import Any
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves")
+# the views a scene may name, per panel (the panels show them in this order)
+VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
+         "predictions": ("masked", "next", "probability", "nsp")}
 
 
 class SceneError(ValueError):
@@ -84,7 +87,36 @@ def check_scene(scene: Any, origin: str) -> Scene:
         raise SceneError(f"{origin}: 'curves' must name a curves file or list fine-tuning run folders")
     if scene.get("layer") is not None and (isinstance(scene["layer"], bool) or not isinstance(scene["layer"], int)):
         raise SceneError(f"{origin}: 'layer' must be a whole number or null")
+    views = VIEWS.get(scene["panel"], ())
+    if scene.get("view") and views and scene["view"] not in views:
+        raise SceneError(f"{origin}: 'view' {scene['view']!r} is not a view of the {scene['panel']} panel "
+                         f"(one of {', '.join(views)})")
     return Scene(**scene)
+
+
+def check_answerable(scene: Scene, origin: str) -> None:
+    """What a scene given on the command line (``--scene``, ``--talk``) asks that a fresh app cannot do:
+    a model that does not exist, a contextual model it does not load, a polysemy word that is not in its
+    sentences. Said before any window, naming the field, rather than waited for in vain. (A scene made in
+    the app names the models loaded there, which a check of names alone cannot know.)"""
+    from engine.api import BUILTIN_MODELS, default_checkpoints
+
+    shipped = default_checkpoints()
+    for name in scene.models:
+        if name not in BUILTIN_MODELS and name not in shipped and not Path(name).expanduser().exists():
+            raise SceneError(f"{origin}: 'models' names {name!r}, which is neither a model of the app "
+                             f"({', '.join([*BUILTIN_MODELS, *shipped])}) nor a folder or file here")
+    chosen = scene.contextual_model
+    if chosen and scene.models and chosen not in scene.models + [Path(m).name for m in scene.models]:
+        raise SceneError(f"{origin}: 'contextual_model' {chosen!r} is not one of its 'models' "
+                         f"({', '.join(scene.models)})")
+    word = (scene.selection or "").strip().lower()
+    if scene.panel == "polysemy" and word:
+        from engine.api import word_spans
+
+        words = {text[a:b].lower() for text in scene.sentences for a, b in word_spans(text)}
+        if word not in words:
+            raise SceneError(f"{origin}: 'selection' {scene.selection!r} is not a word of its sentences")
 
 
 def clean_text(text: str) -> str:

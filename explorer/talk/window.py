@@ -125,11 +125,13 @@ class TalkWindow(QWidget):
         layout.addWidget(self.stack, 1)
 
         self.done: set[int] = set()
+        self.failures: dict[int, str] = {}  # steps whose results cannot be shown: why (their message is on screen)
         self.panels: list[Any] = []  # QWidgets that are ScenePanels (make_panel checks each kind)
         for i, scene in enumerate(self.steps):
             panel = make_panel(scene.panel, session)
             panel.set_presenting(True)
             panel.shown.connect(lambda i=i: self._step_shown(i))
+            panel.failed.connect(lambda why, i=i: self._step_failed(i, why))
             self.panels.append(panel)
             self.stack.addWidget(cast(QWidget, panel))  # every panel is a QWidget as well as a ScenePanel
         self._digits = ""
@@ -166,6 +168,13 @@ class TalkWindow(QWidget):
         if len(self.done) == len(self.steps):
             self.progress.hide()
             self.ready.emit()
+
+    def _step_failed(self, i: int, why: str) -> None:
+        """A step that cannot show its results is as prepared as it will be (an export says why)."""
+        if self.session.loading and any(m not in self.session.models for m in self.steps[i].models):
+            return  # a stand-in model's failure: the step is asked again when its own model arrives
+        self.failures[i] = why
+        self._step_shown(i)
 
     def _check_unanswerable(self) -> None:
         """Once every model has loaded (or failed to), a step whose panel has no model that can answer

@@ -181,3 +181,52 @@ def test_a_misspelt_scene_says_so_and_a_screenshot_of_it_exits_at_once(capsys, t
     err = capsys.readouterr().err
     assert "no scene 'bnak'" in err and "bank" in err  # and the built-in ones it could have meant
     assert not (tmp_path / "x.png").exists()
+
+
+def test_a_cache_notice_from_a_worker_thread_reaches_the_status_bar_and_the_cache_can_be_cleared(
+        qtbot, make_window, tmp_path, monkeypatch):
+    import logging
+    import threading
+
+    from engine.inspection.occurrences import word_index
+    from explorer.app import run
+
+    monkeypatch.setenv("WORD2BERT_CACHE", str(tmp_path / "cache"))
+    win = make_window()
+    said = "cache: word-index/v2/x was unusable (index.safetensors is damaged); building it again"
+    worker = threading.Thread(target=lambda: logging.getLogger("word2bert.cache").warning(said))
+    worker.start()
+    worker.join()
+    qtbot.waitUntil(lambda: win.statusBar().currentMessage() == said, timeout=5_000)
+    corpus = tmp_path / "mine.txt"
+    corpus.write_text("A small corpus for the cache.\nIt has two lines.\n", encoding="utf-8")
+    word_index(str(corpus))
+    assert any((tmp_path / "cache").iterdir())
+    win.clear_cache(confirm=False)  # File → Clear the cache folder…, its question answered
+    qtbot.waitUntil(lambda: win.statusBar().currentMessage().startswith("cache cleared: 1 entry,"), timeout=10_000)
+    assert not any((tmp_path / "cache").iterdir())
+    word_index(str(corpus))
+    assert run(["word2bert", "--clear-cache"]) == 0 and not any((tmp_path / "cache").iterdir())  # the same, no window
+
+
+def test_a_scene_the_app_cannot_apply_exits_with_its_reason_within_seconds(tmp_path, contextual_runs):
+    """A scene that reads well but cannot be answered (here: a word no sentence of the corpus holds) ended
+    in the status bar while `--screenshot` waited 900 s for a result."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    bert = str(contextual_runs["bert"][0])
+    scene = tmp_path / "zyxwq.json"
+    scene.write_text(json.dumps({"panel": "polysemy", "sentences": ["The zyxwq sat on the bank."], "selection": "zyxwq",
+                                 "models": [bert], "contextual_model": bert}), encoding="utf-8")
+    start = time.monotonic()
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "explorer", "--no-default-models", "--scene", str(scene), "--screenshot",
+                           str(tmp_path / "x.png")], cwd=Path(__file__).resolve().parents[2], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and time.monotonic() - start < 120
+    assert "zyxwq" in done.stderr and not (tmp_path / "x.png").exists()

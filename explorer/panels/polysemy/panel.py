@@ -47,6 +47,7 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
 
 class PolysemyPanel(QWidget):
     shown = Signal()  # the contextual neighbours (or, in the static view, the static ones) are on screen
+    failed = Signal(str)  # they cannot be shown: why
 
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -427,3 +428,4 @@ class PolysemyPanel(QWidget):
     def _contextual_failed(self, message: str) -> None:
         self._clear_contextual()
         self.message.setText(message)
+        self.failed.emit(message)

@@ -12,14 +12,15 @@ from explorer.panels.predictions.masked import MaskedView
 from explorer.panels.predictions.next_sentence import NextSentenceView
 from explorer.panels.predictions.next_token import NextTokenView
 from explorer.panels.predictions.sentence_probability import SentenceProbabilityView
-from explorer.scenes import Scene
+from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
 
 
 class PredictionsPanel(QWidget):
     shown = Signal()  # the view on screen has its results (scenes' screenshots wait for it)
+    failed = Signal(str)  # the view on screen cannot show them: why
     focus_token = Signal(str, int)  # (text, token position): show where it attends in the attention panel
-    VIEWS = ("masked", "next", "probability", "nsp")
+    VIEWS = VIEWS["predictions"]
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -35,6 +36,7 @@ class PredictionsPanel(QWidget):
         for name, view, title in zip(self.VIEWS, self._views(), titles, strict=True):
             self.views.addTab(view, title)
             view.shown.connect(lambda name=name: self._shown(name))
+            view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
         self.masked.focus_token.connect(self.focus_token)
         QVBoxLayout(self).addWidget(self.views)
         session.modelsChanged.connect(self._refresh_models)
@@ -53,6 +55,10 @@ class PredictionsPanel(QWidget):
     def _shown(self, view: str) -> None:
         if self.VIEWS[self.views.currentIndex()] == view:  # only the view on screen counts as shown
             self.shown.emit()
+
+    def _failed(self, view: str, message: str) -> None:
+        if self.VIEWS[self.views.currentIndex()] == view:
+            self.failed.emit(message)
 
     def _refresh_models(self) -> None:
         for view in self._views():

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -218,3 +219,57 @@ def test_a_training_state_names_its_layout_and_a_newer_one_is_refused_by_name(tm
              training_state={"step": 2, "layout": STATE_LAYOUT + 1})  # what a later version would write
     with pytest.raises(CheckpointError, match="saved by a newer word2bert"):
         read_training_state(run_dir)
+
+
+WRITER = """
+import sys
+from engine.checkpoints.reading import read_config, read_tensors
+from engine.checkpoints.saves import save_run
+import time
+run, first, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+config = read_config(run)
+base = read_tensors(run, config, framework="np")
+config = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
+end, i = time.monotonic() + seconds, first
+while True:  # a training process saving again and again: every weight of save i is i
+    weights = {k: (v * 0 + i).astype(v.dtype) if v.dtype.kind == "f" else v for k, v in base.items()}
+    save_run(run, "word2vec", {**config, "trained_steps": i}, weights)
+    i += 1
+    if time.monotonic() > end:
+        break
+"""
+
+
+def test_a_run_being_saved_into_is_read_as_one_complete_save_at_a_time(runs, tmp_path):
+    """The app reading a run while a training process writes checkpoints into it: no load fails with a
+    mix of two saves, and what is read is one save (its weights and its config.json agree)."""
+    import shutil
+
+    from engine.checkpoints.reading import read_complete
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(runs["word2vec"][0], run_dir)
+    root = Path(__file__).resolve().parents[3]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    subprocess.run([sys.executable, "-c", WRITER, str(run_dir), "0", "0"], cwd=root, env=env, check=True)
+    api.load(run_dir)  # the loader's imports made before the clock starts
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), "1", "5"], cwd=root, env=env,
+                              stderr=subprocess.PIPE, text=True)
+
+    def one_save():
+        config = read_config(run_dir)
+        return config, read_tensors(run_dir, config, framework="np")
+
+    seen, loads = set(), 0
+    try:
+        while writer.poll() is None:
+            config, weights = read_complete(run_dir, one_save)
+            step = config["trained_steps"]
+            assert all((w == step).all() for w in weights.values() if w.dtype.kind == "f"), step  # one save's
+            seen.add(step)
+            assert api.load(run_dir).info["trained_steps"] >= step  # never "come from different saves"
+            loads += 1
+    finally:
+        writer.wait(timeout=120)
+    assert writer.returncode == 0, writer.stderr.read()
+    assert loads >= 5 and len(seen) >= 3, (loads, seen)

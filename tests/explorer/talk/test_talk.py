@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 
 from engine import api
-from explorer.scenes import SceneError, check_scene
+from explorer.scenes import SceneError, check_answerable, check_scene
 from explorer.talk.deck import check_deck, load_deck, save_deck
 from explorer.talk.window import BODY_PX, EXPORT_SIZE
 
@@ -44,6 +44,21 @@ def test_bad_decks_are_refused_with_a_reason(tmp_path):
     bad.write_text("{not json", encoding="utf-8")
     with pytest.raises(SceneError, match="not a deck file"):
         load_deck(bad)
+    with pytest.raises(SceneError, match="'view' 'heads' is not a view of the attention panel"):
+        check_scene({"panel": "attention", "sentences": ["a b"], "view": "heads"}, "x.json")
+    # what a step given on the command line asks that a fresh app cannot do is said before any window
+    with pytest.raises(SceneError, match="step 1: 'models' names 'bert-tny', which is neither a model of the app"):
+        check_answerable(check_scene({"panel": "predictions", "sentences": ["a [MASK]"], "models": ["bert-tny"]},
+                                     "step 1"), "step 1")
+    with pytest.raises(SceneError, match="'contextual_model' 'minilm-mlm' is not one of its 'models' \\(bert-tiny\\)"):
+        check_answerable(check_scene({"panel": "predictions", "sentences": ["a [MASK]"], "models": ["bert-tiny"],
+                                      "contextual_model": "minilm-mlm"}, "x"), "step 1")
+    with pytest.raises(SceneError, match="'selection' 'bnak' is not a word of its sentences"):
+        check_answerable(check_scene({"panel": "polysemy", "sentences": ["The bank of the river."],
+                                      "selection": "bnak"}, "x"), "x.json")
+    check_answerable(check_scene({"panel": "polysemy", "sentences": ["The Bank of the river."], "selection": "bank",
+                                  "models": ["glove-6b-50d", str(tmp_path)], "contextual_model": tmp_path.name}, "x"),
+                     "x.json")  # a folder is a model, named by its folder's name
     deck = check_deck({"steps": [{"panel": "predictions", "view": "masked", "sentences": ["a \ud800 [MASK]"]}]})
     assert deck.steps[0].sentences == ["a \ufffd [MASK]"]  # a lone surrogate (valid JSON) is replaced
     assert deck.steps[0].title.startswith("Predictions")  # a step without a title gets one
@@ -251,3 +266,33 @@ def test_a_talks_polysemy_slide_shows_every_static_model_and_gives_the_rest_to_t
     from explorer.tasks import wait_for_workers
 
     assert wait_for_workers(30_000)
+
+
+def _app(args, tmp_path):
+    """The app as its user starts it, in a process of its own (its window and workers end with it)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)}
+    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=Path(__file__).resolve().parents[3],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_an_export_with_a_step_that_cannot_be_answered_writes_the_rest_and_exits_with_the_reason(
+        tmp_path, contextual_runs):
+    import json
+
+    bert = str(contextual_runs["bert"][0])
+    deck = tmp_path / "deck.json"
+    deck.write_text(json.dumps({"title": "t", "steps": [
+        {"panel": "predictions", "view": "masked", "sentences": ["the cat sat on the [MASK] ."], "models": [bert],
+         "contextual_model": bert, "title": "fine"},
+        {"panel": "polysemy", "sentences": ["The zyxwq sat on the bank."], "selection": "zyxwq", "models": [bert],
+         "contextual_model": bert, "title": "a word no corpus sentence holds"}]}), encoding="utf-8")
+    done = _app(["--no-default-models", "--talk", str(deck), "--export", str(tmp_path / "out")], tmp_path)
+    assert done.returncode == 1
+    err = done.stderr
+    assert "step 2 (a word no corpus sentence holds)" in err and "zyxwq" in err
+    assert len(list((tmp_path / "out").glob("*.png"))) == 2  # every step written, the failed one with its message
