@@ -1,7 +1,7 @@
 """What the shipped and built-in models know, on the bundled public sets (engine/data/sets/): sense
 separation per layer (leave-one-out nearest occurrence, 11 words × 2 senses × 8 sentences) with the GloVe
 bag-of-context baseline beside it, WiC dev (cosine threshold chosen on WiC train, per layer; --wic), and
-cloze top-1 / top-10 for masked LMs (72 everyday, news and general-knowledge sentences).
+cloze top-1 / top-10 for masked LMs (102 everyday, news and general-knowledge sentences; 72 before 2026-11-27).
 
     python bench/quality/model_quality.py [--models NAME,PATH,...] [--extra runs/x,...] [--wic]
 """
@@ -22,6 +22,7 @@ from engine.data.sense_pairs import BUNDLED  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
 from engine.inspection.quality import (  # noqa: E402
     Spelling,
+    cloze_items,
     cloze_scores,
     glove_context_baseline,
     masked_word_scores,
@@ -114,7 +115,7 @@ def main() -> None:
         + "`. Sense separation: each occurrence of a polysemous word gets the sense of its nearest other occurrence "
         "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
-        f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 (72 sentences); in brackets the same for one random word "
+        f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 ({len(cloze_items())} sentences); in brackets the same for one random word "
         f"(letters only) masked in each of the first {MASKED_SENTENCES:,} held-out sentences of four words or more, a larger "
         "set nobody picked. WiC dev: cosine "
         "threshold per layer and the layer chosen on WiC train (shown with --wic). Perplexity per word on the default corpus's "

@@ -25,7 +25,12 @@ import numpy as np  # noqa: E402
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.cli.export import export_slim  # noqa: E402
-from engine.inspection.quality import cloze_scores, masked_word_scores, sense_separation  # noqa: E402
+from engine.inspection.quality import (  # noqa: E402
+    cloze_items,
+    cloze_scores,
+    masked_word_scores,
+    sense_separation,
+)
 
 SEEDS = (1, 2)
 FIRST = 1000  # bench/quality/model_quality.py's held-out masked words: the first 1,000 sentences, seed 0
@@ -82,7 +87,7 @@ def main() -> None:
                      f"{cloze['cloze_top1']:.3f} / {cloze['cloze_top10']:.3f} | "
                      f"{float(np.max(senses)):.3f} ({int(np.argmax(senses))}) / {float(senses[-1]):.3f} |")
     lines += ["", "Chosen: the highest top-1 + top-10 over all draws. The differences between these candidates are a "
-              "few words in a thousand: within the noise of the set, as the cloze set's are of 72 items."]
+              f"few words in a thousand: within the noise of the set, as the cloze set's are of its {len(cloze_items())} items."]
     write_section(args.section, "\n".join(lines))
 
 
