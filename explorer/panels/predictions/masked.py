@@ -42,7 +42,7 @@ class MaskedView(QWidget):
         super().__init__(parent)
         self.session = session
         self.last: tuple[str, list[tuple[str, Any]]] | None = None
-        self.text = QLineEdit("The man went to the [MASK] to buy a gallon of milk.")
+        self.text = QLineEdit("She deposited the money at the [MASK] on Monday.")  # the masked scene's sentence
         self.model = ModelPicker(Capability.MASKED_LM, role="masked_lm")
         self.compare = QCheckBox("compare with")
         self.model2 = ModelPicker(Capability.MASKED_LM)
