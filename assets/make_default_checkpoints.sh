@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Train the default checkpoints the app opens with, with the engine's own CLI on the default corpus,
-# then write slim fp16 copies into assets/checkpoints/. Usage: bash assets/make_default_checkpoints.sh [WORK_DIR]
+# Train the default checkpoints the app opens with, with the engine's own CLI, then write slim fp16 copies into
+# assets/checkpoints/. Those trained before 2026-11-27 read the default corpus of then, now named wiki-news;
+# word2vec-sgns and minilm-mlm's last stage read today's default (wiki + news + conversation). Usage: bash assets/make_default_checkpoints.sh [WORK_DIR]
 # The exact commands, machine, time and final metrics of the shipped ones are in assets/checkpoints/README.md.
 set -euo pipefail
 work=${1:-/tmp/word2bert-defaults}
@@ -9,33 +10,39 @@ mkdir -p "$work"
 # BERT with the small-model recipe (lr 1e-3, 64-token windows, whole-word masking, no dropout), its WordPiece
 # embeddings started from GloVe 6B-50d, MLM + NSP, 100 minutes of its own CPU time with the learning rate
 # decaying to 0 as they are spent (the shipped one: one thread, OMP_NUM_THREADS=1)
-word2bert-train bert --corpus default --preset tiny --seq-len 64 --lr 1e-3 --whole-word --dropout 0 --init-embeddings glove-6b-50d --nsp --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/bert-tiny"
-word2bert-train gpt --corpus default --preset tiny --out "$work/gpt-tiny" --max-steps 1000 --eval-every 250 --keep-every 500
+word2bert-train bert --corpus wiki-news --preset tiny --seq-len 64 --lr 1e-3 --whole-word --dropout 0 --init-embeddings glove-6b-50d --nsp --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/bert-tiny"
+word2bert-train gpt --corpus wiki-news --preset tiny --out "$work/gpt-tiny" --max-steps 1000 --eval-every 250 --keep-every 500
 # ELMo: 100 minutes of its own CPU time, dropout 0, the learning rate decaying to 0 as they are spent (the shipped one
 # was stopped after 88 of them; one thread)
-word2bert-train elmo --corpus default --preset tiny --batch-size 64 --lr 2e-3 --dropout 0 --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny"
+word2bert-train elmo --corpus wiki-news --preset tiny --batch-size 64 --lr 2e-3 --dropout 0 --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny"
 word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --out "$work/word2vec-sgns"
 # all-MiniLM-L6-v2 given a masked-LM head (the rest loads from its pip package): first the head and its top 2
 # layers, then, starting from that, the head and its top 4 layers
-word2bert-train mlm-head --base all-minilm-l6-v2 --train-layers 2 --corpus default --batch-size 32 --max-steps 4000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-head"
-word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-head" --train-layers 4 --lr 1e-4 --warmup 100 --corpus default --batch-size 32 --max-steps 3000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-4"
+word2bert-train mlm-head --base all-minilm-l6-v2 --train-layers 2 --corpus wiki-news --batch-size 32 --max-steps 4000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-head"
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-head" --train-layers 4 --lr 1e-4 --warmup 100 --corpus wiki-news --batch-size 32 --max-steps 3000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-4"
 # then all 6 layers on 64-token windows for a 100-minute CPU budget, twice: lr 1e-4, then 5e-5 (the shipped
 # ones: one thread each, OMP_NUM_THREADS=1)
-word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-4" --train-layers 6 --seq-len 64 --lr 1e-4 --warmup 100 --corpus default --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 500 --keep-every 1000 --out "$work/minilm-mlm-6"
-word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-6" --train-layers 6 --seq-len 64 --lr 5e-5 --warmup 100 --corpus default --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 500 --keep-every 1000 --out "$work/minilm-mlm-7"
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-4" --train-layers 6 --seq-len 64 --lr 1e-4 --warmup 100 --corpus wiki-news --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 500 --keep-every 1000 --out "$work/minilm-mlm-6"
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-6" --train-layers 6 --seq-len 64 --lr 5e-5 --warmup 100 --corpus wiki-news --max-minutes 100 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 500 --keep-every 1000 --out "$work/minilm-mlm-7"
 # then word senses taught directly beside the masked LM: the bundled word-in-context sentences (sense-train: 34
 # words in two senses, none a word of the scored sense set), on windows of whole sentences, for a 45-minute CPU budget
-word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-7" --train-layers 6 --seq-len 64 --windows sentences --lr 3e-5 --warmup 20 --corpus default --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 45 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 100 --keep-every 100 --out "$work/minilm-mlm"
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-7" --train-layers 6 --seq-len 64 --windows sentences --lr 3e-5 --warmup 20 --corpus wiki-news --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 45 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 100 --keep-every 100 --out "$work/minilm-mlm"
 # and a short run from there with 30% of the words masked (the shipped one was stopped with Ctrl-C at step 458,
 # about 30 of its 60 CPU minutes)
-word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm" --train-layers 6 --seq-len 64 --windows sentences --mask-prob 0.3 --lr 3e-5 --warmup 20 --corpus default --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 60 --budget-clock cpu --budget-schedule --max-steps 458 --eval-every 100 --keep-every 100 --out "$work/minilm-mask30"
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm" --train-layers 6 --seq-len 64 --windows sentences --mask-prob 0.3 --lr 3e-5 --warmup 20 --corpus wiki-news --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 60 --budget-clock cpu --budget-schedule --max-steps 458 --eval-every 100 --keep-every 100 --out "$work/minilm-mask30"
 # all-MiniLM-L6-v2 made a GPT (causal attention, next-token head), all 6 layers trained here
-word2bert-train clm-head --base all-minilm-l6-v2 --train-layers 6 --seq-len 64 --batch-size 32 --lr 3e-4 --warmup 100 --corpus default --max-steps 2400 --eval-every 200 --keep-every 400 --out "$work/minilm-gpt"
-for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns minilm-mlm minilm-gpt; do
-  rm -rf "$here/checkpoints/$run"
-  # minilm-mlm ships the mean of three saves' weights (a uniform soup: stages 4 and 5 and the 30%-masking run;
-  # chosen on held-out masked words by bench/studies/averaging.py)
+word2bert-train clm-head --base all-minilm-l6-v2 --train-layers 6 --seq-len 64 --batch-size 32 --lr 3e-4 --warmup 100 --corpus wiki-news --max-steps 2400 --eval-every 200 --keep-every 400 --out "$work/minilm-gpt"
+# minilm-mlm's stage 6: the mean of three saves' weights (a uniform soup: stages 4 and 5 and the 30%-masking run;
+# chosen on held-out masked words by bench/studies/averaging.py) ...
+word2bert-export "$work/minilm-mlm" --to slim "$work/minilm-mlm-soup" --average-with "$work/minilm-mlm-7" "$work/minilm-mask30"
+# ... stage 7: 80 CPU minutes more on the default corpus with conversation, the same recipe as stage 5 ...
+word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-soup" --train-layers 6 --seq-len 64 --windows sentences --lr 3e-5 --warmup 20 --corpus default --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 80 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 100 --keep-every 100 --out "$work/minilm-chat"
+for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns minilm-chat minilm-gpt; do
+  name=${run/minilm-chat/minilm-mlm}
+  rm -rf "$here/checkpoints/$name"
+  # ... and minilm-mlm ships the mean of stage 7's last save and stage 6 (chosen on held-out masked words of the
+  # new default among the candidates that keep sense separation and WiC: bench/studies/RESULTS.md)
   average=()
-  [ "$run" = minilm-mlm ] && average=(--average-with "$work/minilm-mlm-7" "$work/minilm-mask30")
-  word2bert-export "$work/$run" --to slim "$here/checkpoints/$run" "${average[@]}"
+  [ "$run" = minilm-chat ] && average=(--average-with "$work/minilm-mlm-soup")
+  word2bert-export "$work/$run" --to slim "$here/checkpoints/$name" "${average[@]}"
 done
