@@ -183,6 +183,13 @@ def corpora() -> list[str]:
     return corpus_names()
 
 
+def sense_chance() -> float:
+    """The sense-separation score of guessing (the Run history draws it as its chance line)."""
+    from engine.inspection.quality import sense_chance as chance
+
+    return chance()
+
+
 def cache_folder() -> Path:
     """Where word2bert keeps what it builds once (``$WORD2BERT_CACHE`` or the platform's cache folder)."""
     from engine.data.cache import cache_dir

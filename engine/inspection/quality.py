@@ -148,6 +148,19 @@ def sense_separation(handle: Any, items: list[SenseItem] | None = None) -> np.nd
     return right / counted
 
 
+def sense_chance(items: list[SenseItem] | None = None) -> float:
+    """What ``sense_separation`` scores by chance: the share of a word's other occurrences that share an
+    occurrence's sense, over every occurrence (with 8 sentences per sense, 7 of 15: about 0.47, not 0.5)."""
+    hits = counted = 0.0
+    for group in _by_word(items if items is not None else sense_items()).values():
+        senses = [item.sense for item in group]
+        if len(senses) < 3:
+            continue
+        hits += sum((senses.count(s) - 1) / (len(senses) - 1) for s in senses)
+        counted += len(senses)
+    return hits / counted if counted else 0.5
+
+
 def glove_context_baseline(glove: Any, items: list[SenseItem] | None = None, window: int = 10) -> float:
     """The same leave-one-out accuracy with the mean GloVe vector of the words within ``window`` of the
     target (the target itself left out): what the sentence says, with no contextual model."""

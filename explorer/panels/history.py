@@ -31,6 +31,9 @@ from explorer.widgets.loss_plot import LossPlot
 TASKS = ("senses", "cloze")
 CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory (the memory cap)
 SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd"}
+# the last layer dashed with triangles: where it is the best layer, both curves still show
+SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {"symbol": "t", "dashed": True},
+                "cloze top-10": {"symbol": "s"}}
 
 
 class HistoryPanel(QWidget):
@@ -41,6 +44,7 @@ class HistoryPanel(QWidget):
         self.history: list[Any] = []  # KeptCheckpoint, oldest first
         self.loaded: OrderedDict[str, Any] = OrderedDict()  # checkpoint path -> handle (LRU)
         self.scores: dict[int, dict[str, Any]] = {}  # step -> scores row
+        self.chance_line: Any = None  # drawn with the first scores
         self.job: BackgroundJob | None = None
         self.open_button = QPushButton("Open run…")
         self.open_button.clicked.connect(self.choose_run)
@@ -316,9 +320,22 @@ class HistoryPanel(QWidget):
                   "cloze top-10": cloze.get("cloze_top10")}
         for name, value in values.items():
             if value is not None:
-                self.quality.curve(name, colour=SCORE_CURVES[name], symbol="o")
+                self.quality.curve(name, colour=SCORE_CURVES[name], **SCORE_STYLES[name])  # type: ignore[arg-type]
+                self._show_chance()
                 self.quality.append(name, step, value)
         self.quality.redraw_now()
+
+    def _show_chance(self) -> None:
+        """A dashed line at what sense separation scores by guessing: 0.52 at step 300 is not progress."""
+        if self.chance_line is not None:
+            return
+        from engine.api import sense_chance
+
+        chance = sense_chance()
+        self.chance_line = pg.InfiniteLine(
+            pos=chance, angle=0, movable=False, pen=pg.mkPen("#7f7f7f", width=1.5, style=Qt.PenStyle.DashLine),
+            label=f"senses by chance {chance:.2f}", labelOpts={"position": 0.05, "color": "#555555", "anchors": [(0, 1), (0, 1)]})
+        self.quality.addItem(self.chance_line)
 
     def shutdown(self) -> None:
         self.cancel_scores()

@@ -33,18 +33,22 @@ class _Buffer:
 
 
 class Smoother:
-    """Exponential moving average with bias correction (TensorBoard's smoothing): the first points are not
-    dragged toward the first value, so an early fast drop shows at once."""
+    """Exponential moving average (TensorBoard's smoothing), its weight held down while a curve is short:
+    at most ``weight``, and never a memory longer than a fifth of the points so far (the first five points are
+    the raw loss). A run that logged six points is not drawn a whole point behind its last loss, and an early
+    fast drop shows at once."""
 
     def __init__(self, weight: float = 0.8) -> None:
         self.weight = weight
-        self.state: dict[str, tuple[float, int]] = {}  # curve -> (raw average, points)
+        self.state: dict[str, tuple[float, int]] = {}  # curve -> (average, points)
 
     def __call__(self, name: str, value: float) -> float:
         average, n = self.state.get(name, (0.0, 0))
-        average, n = self.weight * average + (1 - self.weight) * value, n + 1
+        n += 1
+        weight = min(self.weight, max(0.0, 1 - 5 / n))  # an average over about 1/(1 - weight) points
+        average = weight * average + (1 - weight) * value
         self.state[name] = (average, n)
-        return average / (1 - self.weight**n)
+        return average
 
     def forget(self, name: str | None = None) -> None:
         if name is None:

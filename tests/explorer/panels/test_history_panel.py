@@ -3,6 +3,7 @@ the model every panel uses; senses emerging scored per checkpoint; a Trainer-sty
 
 import numpy as np
 import pytest
+from PySide6.QtCore import Qt
 
 from tests.conftest import settle_layout, tiny_spec
 
@@ -68,6 +69,9 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     xs, ys = panel.quality.points("senses (best layer)")
     assert list(xs) == [2, 4, 6] and all(0 <= y <= 1 for y in ys)
     assert (bert_run / "checkpoint_scores.json").is_file()  # cached in the run
+    # read without over-reading: guessing's score drawn (0.47, not 0.5), the last layer visible on the best one
+    assert panel.chance_line is not None and abs(panel.chance_line.value() - 7 / 15) < 1e-9
+    assert panel.quality.curves["senses (last layer)"].opts["pen"].style() == Qt.PenStyle.DashLine
     settle_layout()
     from tests.explorer.panels.test_attention_predictions import shot
 

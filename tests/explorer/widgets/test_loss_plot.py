@@ -45,3 +45,14 @@ def test_smoothing_is_debiased_and_follows_a_drop_quickly():
     assert fast < plain - 0.5  # the loss fell from 5 to 1: the debiased curve shows it sooner
     smooth.forget("b")
     assert smooth("b", 2.0) == 2.0
+
+
+def test_a_short_run_is_not_drawn_far_behind_its_last_loss():
+    """Six logged points: the smoothed curve ended at 7.98 where the loss was 7.55."""
+    from explorer.widgets.loss_plot import Smoother
+
+    smooth = Smoother(0.8)
+    last = [smooth("six", x) for x in (9.5, 8.9, 8.4, 8.0, 7.8, 7.55)][-1]
+    assert abs(last - 7.55) < 0.1
+    noisy = [smooth("long", 5.0 + (0.5 if i % 2 else -0.5)) for i in range(200)]
+    assert max(noisy[-50:]) - min(noisy[-50:]) < 0.5  # a long run is still smoothed (raw: 1.0 apart)
