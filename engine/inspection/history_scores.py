@@ -1,7 +1,9 @@
 """Scores along a run's history: for every checkpoint it kept, sense separation on the bundled sense set
 (best layer and last layer), cloze top-10 and held-out perplexity per word — the moment a model starts
-to tell *bank* (river) from *bank* (money). Each checkpoint's row is cached in the run folder
-(``checkpoint_scores.json``, keyed by the checkpoint's save), so the curve is computed once.
+to tell *bank* (river) from *bank* (money). Each checkpoint's row is cached in the cache folder, one file per
+run (keyed by the checkpoint's save), so the curve is computed once — never in the run folder, which the user
+gave to be read (a Hugging Face Trainer's output, a shipped checkpoint, a colleague's run). Rows that an earlier
+version cached in the run (``checkpoint_scores.json``) are still read.
 
 ``quality`` is the one place a handle gets a bundled-set score (word2bert-eval uses it too)."""
 
@@ -49,6 +51,16 @@ def _save_id(folder: str) -> str:
         return ""
 
 
+def scores_file(run_dir: str | Path) -> Path:
+    """Where a run's checkpoint scores are cached: the cache folder, by the run's resolved path."""
+    import hashlib
+
+    from engine.data.cache import cache_dir
+
+    resolved = Path(run_dir).resolve()
+    return cache_dir() / "checkpoint-scores" / f"{resolved.name}-{hashlib.sha1(str(resolved).encode()).hexdigest()[:12]}.json"
+
+
 def _read_cache(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -75,8 +87,8 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
 
         load = load_model
     history = run_history(run_dir)
-    cache_path = Path(run_dir) / CACHE
-    cache = _read_cache(cache_path)
+    cache_path = scores_file(run_dir)
+    cache = {**_read_cache(Path(run_dir) / CACHE), **_read_cache(cache_path)}  # an earlier version's, then ours
     for i, kept in enumerate(history):
         if stop is not None and stop.is_set():
             return
@@ -100,7 +112,8 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
                 row["error"] = str(e)
             else:
                 cache[key] = row
-                with contextlib.suppress(OSError):  # a read-only run (a shipped one): the scores are not kept
+                with contextlib.suppress(OSError):  # a cache folder that cannot be written: scored again next time
+                    cache_path.parent.mkdir(parents=True, exist_ok=True)
                     atomic_write_bytes(cache_path, json.dumps(cache, indent=1).encode())
         yield {**row, "step": kept.step, "path": kept.path}
     if progress is not None:

@@ -32,9 +32,15 @@ def test_a_trainer_style_folder_of_checkpoints_is_a_run(contextual_runs, tmp_pat
     (root / "checkpoint-1500").mkdir()  # a checkpoint cut off before its config: not listed
     shutil.copy(root / "checkpoint-500" / "config.json", root / "notes.json")
     assert [(k.step, k.path.endswith(f"checkpoint-{k.step}")) for k in run_history(root)] == [(500, True), (1000, True)]
+    before = sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+    from engine import api
+
+    rows = list(api.checkpoint_scores(root, ("senses",)))
+    assert [r["step"] for r in rows] == [500, 1000] and all("senses" in r for r in rows)
+    assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before  # nothing written into the user's folder
 
 
-def test_scores_along_a_run_are_computed_once_and_kept_in_the_run(contextual_runs, tmp_path):
+def test_scores_along_a_run_are_computed_once_and_kept_in_the_cache_folder(contextual_runs, tmp_path):
     import threading
 
     from engine import api
@@ -52,7 +58,7 @@ def test_scores_along_a_run_are_computed_once_and_kept_in_the_run(contextual_run
     def no_loading(path):
         raise AssertionError(f"{path} was loaded again")
 
-    again = list(api.checkpoint_scores(run_dir, ("senses", "cloze"), load=no_loading))  # from the run's cache
+    again = list(api.checkpoint_scores(run_dir, ("senses", "cloze"), load=no_loading))  # from the cache
     assert [r["senses"] for r in again] == [r["senses"] for r in rows]
     stop = threading.Event()
     stop.set()

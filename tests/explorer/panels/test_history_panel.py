@@ -68,7 +68,9 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     qtbot.waitUntil(lambda: not panel.job.running, timeout=120_000)
     xs, ys = panel.quality.points("senses (best layer)")
     assert list(xs) == [2, 4, 6] and all(0 <= y <= 1 for y in ys)
-    assert (bert_run / "checkpoint_scores.json").is_file()  # cached in the run
+    from engine.inspection.history_scores import scores_file
+
+    assert scores_file(bert_run).is_file() and not (bert_run / "checkpoint_scores.json").exists()  # never in the run
     # read without over-reading: guessing's score drawn (0.47, not 0.5), the last layer visible on the best one
     assert panel.chance_line is not None and abs(panel.chance_line.value() - 7 / 15) < 1e-9
     assert panel.quality.curves["senses (last layer)"].opts["pen"].style() == Qt.PenStyle.DashLine
