@@ -102,7 +102,7 @@ def keystrokes(app: object, handle: object, keys: int) -> tuple[float, float, in
         if i >= 5:  # after warm-up
             times.append(time.perf_counter() - t0)
         time.sleep(0.1)  # the next key comes a moment later (typing speed), not on the same tick
-    tokens = len(attention.result["maps"].tokens)
+    tokens = len(attention.result.maps.tokens)
     for panel in (attention, predictions):
         panel.close()
     return *percentiles(times), tokens
