@@ -66,3 +66,37 @@ def tokens_seen(folder: str | Path) -> int | None:
         return steps * batch * int(model.get("accumulate", 1)) * length
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tuple[int, str, float]]]:
+    """A Hugging Face Trainer run's logged history, from its ``trainer_state.json`` (the run folder's, else
+    the latest ``checkpoint-N``'s, which holds every entry before it): the training loss by step, and each
+    evaluation's losses as (step, name, value). Empty when there is none or it cannot be read."""
+    from engine.checkpoints.reading import _read_json
+
+    run = Path(run_dir)
+    candidates = [run / "trainer_state.json"] + sorted(
+        (f / "trainer_state.json" for f in run.iterdir() if _TRAINER.match(f.name)) if run.is_dir() else [],
+        key=lambda f: int(_TRAINER.match(f.parent.name).group(1)), reverse=True)  # type: ignore[union-attr]
+    for path in candidates:
+        if not path.is_file():
+            continue
+        try:
+            state = _read_json(path)
+        except CheckpointError:
+            continue
+        entries = state.get("log_history") if isinstance(state, dict) else None
+        if not isinstance(entries, list):
+            continue
+        losses, held_out = [], []
+        for entry in entries:
+            if not isinstance(entry, dict) or not isinstance(entry.get("step"), (int, float)):
+                continue
+            step = int(entry["step"])
+            if isinstance(entry.get("loss"), (int, float)):
+                losses.append((step, float(entry["loss"])))
+            for key, value in entry.items():
+                if key.startswith("eval_") and key.endswith("loss") and isinstance(value, (int, float)):
+                    held_out.append((step, key.replace("eval_", "eval "), float(value)))
+        return sorted(losses), held_out
+    return [], []

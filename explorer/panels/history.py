@@ -139,6 +139,8 @@ class HistoryPanel(QWidget):
             losses = [(e.step, e.loss) for e in events if isinstance(e, api.StepMetrics)]
             held_out = [(e.step, key, value) for e in events if isinstance(e, api.EvalMetrics)
                         for key, value in e.metrics.items() if key.endswith("loss")]  # mlm_loss, loss, …
+            if not events:  # a Hugging Face Trainer's run: its trainer_state.json's log
+                losses, held_out = api.trainer_log(run_dir)
             cached = list(api.checkpoint_scores(run_dir, TASKS, cached_only=True))  # scored before
             return str(run_dir), history, losses, cached, held_out
 
@@ -160,11 +162,14 @@ class HistoryPanel(QWidget):
             self.loss.curve(name, dashed=True, symbol="o", colour="#9467bd", width=2)
             self.loss.append(name, step, value)
         self.loss.redraw_now()
-        self.checkpoint_ticks.setData([k.step for k in history], [self._loss_at(k.step, losses) for k in history])
+        if losses:  # each kept checkpoint on the curve (none drawn at a made-up loss of 0)
+            self.checkpoint_ticks.setData([k.step for k in history], [self._loss_at(k.step, losses) for k in history])
+        else:
+            self.checkpoint_ticks.setData([], [])
         for row in cached:
             self._add_scores(row)
         self.title.setText(f"{run_dir}: {len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}"
-                           + ("" if losses else " (no loss curve: not a word2bert run)"))
+                           + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)"))
         self.slider.blockSignals(True)
         self.slider.setMaximum(len(history) - 1)
         self.slider.setValue(len(history) - 1)

@@ -92,7 +92,20 @@ def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, t
     qtbot.waitUntil(lambda: "trainer-run (scrubber)" in window.session.models, timeout=60_000)
     assert [k.step for k in panel.history] == [500, 1000]
     assert "no loss curve" in panel.title.text()
+    assert not panel.checkpoint_ticks.data.size  # no checkpoint drawn at a made-up loss of 0
     assert "checkpoint-1000" in window.session.models["trainer-run (scrubber)"].path
+    # with the Trainer's own log: its loss curve, its evaluations and the checkpoints on the curve
+    import json
+
+    log = [{"loss": 3.2, "step": 500}, {"eval_loss": 3.0, "step": 500}, {"loss": 2.5, "step": 1000}]
+    (root / "checkpoint-1000" / "trainer_state.json").write_text(json.dumps({"log_history": log}), encoding="utf-8")
+    panel.open_run(str(root))
+    qtbot.waitUntil(lambda: "no loss curve" not in panel.title.text() and "reading" not in panel.title.text(),
+                    timeout=60_000)
+    xs, ys = panel.loss.points("loss")
+    assert list(xs) == [500, 1000] and list(ys) == [3.2, 2.5]
+    assert list(panel.loss.points("held-out eval loss")[1]) == [3.0]
+    assert sorted(panel.checkpoint_ticks.getData()[1]) == [2.5, 3.2]
 
 
 def test_a_folder_without_checkpoints_says_why(qtbot, window, tmp_path):
