@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.data.sense_pairs import token_span  # noqa: E402
+from engine.data.sense_pairs import BUNDLED, token_span  # noqa: E402
 from engine.data.text import word_spans  # noqa: E402
 
 WIC = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "wic"
@@ -106,7 +106,9 @@ def main() -> None:
         accs, train_accs, pairs = dev_accuracy_by_layer(handle, train, dev)
         best = int(np.argmax(train_accs))  # the layer chosen on train, as the threshold is: dev stays unseen
         cells = ", ".join(f"{a:.3f}" for a in accs)
-        trained = " ‡ (trained on WiC train pairs: not zero-shot)" if handle.info.get("sense_pairs") else ""
+        pairs = handle.info.get("sense_pairs")  # the bundled sense-train sentences are not WiC's: still zero-shot
+        trained = (" ‡ (trained on another pairs file, WiC train's say: not zero-shot)" if pairs and pairs not in BUNDLED
+                   else " † (word2bert's own sense-train pairs; zero-shot on WiC)" if pairs else "")
         lines.append(f"| {handle.name} ({handle.kind}){trained} | {cells} | {best} | {accs[best]:.3f} | {pairs} |")
         print(lines[-1], flush=True)
     body = "\n".join(lines)
