@@ -34,7 +34,7 @@ class MixedSave(CheckpointError):
 MAX_CONFIG_BYTES = 10 * 2**20  # a config.json is a few kB; anything this large is not one
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
     """A JSON file read safely: only a regular file (not a folder, a FIFO or a device), at most
     MAX_CONFIG_BYTES, nesting that Python can parse."""
     import stat
@@ -82,7 +82,7 @@ def read_config(run_dir: str | Path) -> dict[str, Any]:
                 "unpickled. Convert them to safetensors first."
             )
         raise CheckpointError(f"{run_dir} has no config.json: it is not a run folder (or the save was interrupted)")
-    config = _read_json(cfg_path)
+    config = read_json(cfg_path)
     if not isinstance(config, dict):
         raise CheckpointError(f"{cfg_path} does not hold a JSON object")
     if "format_version" not in config:
@@ -192,12 +192,13 @@ def committing(run_dir: str | Path) -> bool:
     return (stage / COMMIT).is_file() and file_lock.held(stage / OWNER)
 
 
-def _save_id(run_dir: Path) -> object:
+def save_id(run_dir: str | Path) -> str:
+    """The ``save_id`` of a run folder's config.json ("" when there is none or it cannot be read safely)."""
     try:
-        config = _read_json(run_dir / CONFIG)  # a regular file of a sane size only (never a pipe left open)
+        config = read_json(Path(run_dir) / CONFIG)  # a regular file of a sane size only (never a pipe left open)
     except CheckpointError:
-        return None
-    return config.get("save_id") if isinstance(config, dict) else None
+        return ""
+    return str(config.get("save_id") or "") if isinstance(config, dict) else ""
 
 
 def read_complete(run_dir: str | Path, read: Callable[[], T], wait_s: float = COMMIT_WAIT_S) -> T:
@@ -212,7 +213,7 @@ def read_complete(run_dir: str | Path, read: Callable[[], T], wait_s: float = CO
         if committing(run_dir) and time.monotonic() < deadline:
             time.sleep(0.01)
             continue
-        before = _save_id(run_dir)
+        before = save_id(run_dir)
         try:
             result = read()
         except MixedSave:
@@ -220,6 +221,6 @@ def read_complete(run_dir: str | Path, read: Callable[[], T], wait_s: float = CO
                 raise
             time.sleep(0.01)
             continue
-        if (_save_id(run_dir) != before or committing(run_dir)) and time.monotonic() < deadline:
+        if (save_id(run_dir) != before or committing(run_dir)) and time.monotonic() < deadline:
             continue  # a save landed (or is landing) while we read: what we read may mix the two
         return result

@@ -72,17 +72,17 @@ def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tupl
     """A Hugging Face Trainer run's logged history, from its ``trainer_state.json`` (the run folder's, else
     the latest ``checkpoint-N``'s, which holds every entry before it): the training loss by step, and each
     evaluation's losses as (step, name, value). Empty when there is none or it cannot be read."""
-    from engine.checkpoints.reading import _read_json
+    from engine.checkpoints.reading import read_json
 
     run = Path(run_dir)
-    candidates = [run / "trainer_state.json"] + sorted(
-        (f / "trainer_state.json" for f in run.iterdir() if _TRAINER.match(f.name)) if run.is_dir() else [],
-        key=lambda f: int(_TRAINER.match(f.parent.name).group(1)), reverse=True)  # type: ignore[union-attr]
+    kept = sorted(((int(m.group(1)), f) for f in (run.iterdir() if run.is_dir() else [])
+                   if (m := _TRAINER.match(f.name))), reverse=True)  # the latest first
+    candidates = [run / "trainer_state.json", *(f / "trainer_state.json" for _, f in kept)]
     for path in candidates:
         if not path.is_file():
             continue
         try:
-            state = _read_json(path)
+            state = read_json(path)
         except CheckpointError:
             continue
         entries = state.get("log_history") if isinstance(state, dict) else None

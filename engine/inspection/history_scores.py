@@ -44,13 +44,6 @@ def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: in
     return {"by_layer": rounded, "best_layer": best, "best": rounded[best], "last": rounded[-1]}
 
 
-def _save_id(folder: str) -> str:
-    try:
-        return str(json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get("save_id", ""))
-    except (OSError, ValueError, AttributeError):
-        return ""
-
-
 def scores_file(run_dir: str | Path) -> Path:
     """Where a run's checkpoint scores are cached: the cache folder, by the run's resolved path."""
     import hashlib
@@ -80,6 +73,7 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
     one scored; the others are computed (the cache is rewritten after each; a checkpoint that fails is
     tried again next time). ``stop`` ends early; ``cached_only`` yields the cached rows alone."""
     from engine.checkpoints.files import atomic_write_bytes
+    from engine.checkpoints.reading import save_id
     from engine.handles.history import run_history, tokens_seen
 
     if load is None:
@@ -95,7 +89,7 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
         if progress is not None:
             progress(i / len(history), f"step {kept.step:,}: scoring ({i + 1} of {len(history)})")
         rel = str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or "."
-        key = f"{rel}|{_save_id(kept.path)}|{','.join(tasks)}"
+        key = f"{rel}|{save_id(kept.path)}|{','.join(tasks)}"
         row = cache.get(key)
         if not isinstance(row, dict) and cached_only:
             continue

@@ -73,14 +73,14 @@ def test_whole_word_masking_masks_every_piece_of_a_chosen_word():
     gen = torch.Generator().manual_seed(0)
     _, labels = mask_words(ids, special, continuation, torch.tensor([4, 6, 7]), mask_id=10, prob=0.3,
                            generator=gen)
-    chosen = (labels != IGNORE).numpy()
+    chosen = (labels != IGNORE).cpu().numpy()
     assert not chosen[:, 0].any() and not chosen[:, -1].any()
     assert np.array_equal(chosen[:, 1], chosen[:, 2]) and np.array_equal(chosen[:, 1], chosen[:, 3])  # a ##b ##c
     assert np.array_equal(chosen[:, 4], chosen[:, 5])  # d ##e
     assert 0.2 < chosen[:, 1].mean() < 0.4 and 0.2 < chosen[:, 6].mean() < 0.4
     _, by_piece = mask_words(ids, special, continuation, torch.tensor([4, 6, 7]), mask_id=10, prob=0.3,
                              whole_word=False, generator=gen)
-    pieces = (by_piece != IGNORE).numpy()
+    pieces = (by_piece != IGNORE).cpu().numpy()
     assert not np.array_equal(pieces[:, 1], pieces[:, 2])  # without whole words, pieces are drawn apart
 
 

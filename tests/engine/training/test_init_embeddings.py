@@ -32,7 +32,7 @@ def test_rows_glove_knows_start_as_its_projected_vectors_and_keep_its_cosines():
     assert info["init_embeddings_rows"] == 6  # money bank deposit ing river piano (not [PAD], [CLS], xqzzv)
     for unknown in (0, 1, 7):
         assert torch.equal(emb.weight[unknown], before[unknown])  # left random
-    w = emb.weight.detach().numpy()
+    w = emb.weight.detach().cpu().numpy()
 
     def cos(a, b):
         return float(a @ b / np.linalg.norm(a) / np.linalg.norm(b))
