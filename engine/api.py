@@ -177,6 +177,13 @@ def model_kinds() -> list[str]:
     return list(FAMILIES)
 
 
+def default_steps(kind: str) -> int:
+    """The step cap a family's training opens with in the app (its declaration says); 0: whole epochs."""
+    from engine.families import family
+
+    return family(kind).default_steps
+
+
 def corpora() -> list[str]:
     from engine.data.corpora import corpus_names
 

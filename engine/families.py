@@ -61,6 +61,10 @@ class Family:
     description: str = ""
     problems: Callable[[Any], list[str]] = _no_problems  # what only this family asks of its settings
     options: Mapping[str, Option] = field(default_factory=dict)  # the CLI's names for settings
+    aliases: Mapping[str, str] = field(default_factory=dict)  # other CLI flags for a setting (--dim: vector_size)
+    # the step cap the app's Train tab opens with; 0: whole epochs (a family that trains an epoch in seconds
+    # to a minute here, where 300 steps would stop it before its vectors mean anything)
+    default_steps: int = 300
     # "module:function" answering whether a run can train on the CPU without importing torch here
     # (word2vec's compiled kernel: numba installed); empty: never
     without_torch: str = ""
@@ -145,6 +149,7 @@ _WORD2VEC_OPTIONS = {
     "loss": Option("ns: negative sampling (default); hs: hierarchical softmax", {"ns": {"hs": 0}, "hs": {"hs": 1}}),
 }
 
+_DIM = {"dim": "vector_size"}  # gensim's name, and the word2vec tool's -size, as the issue spelled it
 _ENCODERS = "engine.finetune.encoders"
 _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "engine.training.contextual_runs",
                                                "engine.training.adapt_runs")
@@ -152,15 +157,15 @@ _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "e
 # in the order of the lineage: the order the app and the CLI list them in
 FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("ngram", NGramConfig, f"{_STATIC_RUNS}:run_ngram", "engine.handles.static:load_ngram",
-           description="n-gram language model (Laplace or Kneser-Ney)"),
+           description="n-gram language model (Laplace or Kneser-Ney)", default_steps=0),
     Family("nnlm", NNLMConfig, f"{_STATIC_RUNS}:run_nnlm", "engine.handles.static:load_nnlm", _nnlm_weights,
            description="Bengio's neural language model"),
     Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",
            description="word2vec: skip-gram or CBOW, negative sampling or hierarchical softmax",
-           problems=_word2vec_problems, options=_WORD2VEC_OPTIONS,
+           problems=_word2vec_problems, options=_WORD2VEC_OPTIONS, aliases=_DIM, default_steps=0,
            without_torch="engine.models.word2vec.cpu:available", inference_weights=_word2vec_inference),
     Family("glove", GloveConfig, f"{_STATIC_RUNS}:run_glove", "engine.handles.static:load_glove",
-           description="GloVe: global co-occurrence vectors"),
+           description="GloVe: global co-occurrence vectors", aliases=_DIM, default_steps=0),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,
            description="ELMo: character CNN and bidirectional LSTM language models",
            encoder=f"{_ENCODERS}:ELMO_ENCODER"),

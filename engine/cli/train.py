@@ -16,9 +16,6 @@ from engine.data import prefetch
 from engine.errors import Word2BertError
 from engine.families import family
 
-# word2vec's CLI mirrors gensim; these flags are spelled as in the word2vec tool / the issue
-ALIASES = {"word2vec": {"dim": "vector_size"}, "glove": {"dim": "vector_size"}, "nnlm": {}, "ngram": {}}
-
 
 def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
     group = parser.add_argument_group(f"{kind} settings")
@@ -31,7 +28,7 @@ def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
         else:
             typ = type(default) if default is not None else int
             group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=f"(default {default})")
-    for alias, target in ALIASES.get(kind, {}).items():
+    for alias, target in family(kind).aliases.items():
         group.add_argument("--" + alias, dest=f"m_{target}", type=int, default=None, help=f"same as --{target.replace('_', '-')}")
     for name, option in family(kind).options.items():  # the family's own names for its settings
         group.add_argument("--" + name, dest=f"o_{name}", choices=list(option.values), default=None, help=option.help)

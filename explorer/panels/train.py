@@ -34,13 +34,13 @@ def _fmt_eta(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-WHOLE_EPOCHS = ("ngram", "word2vec", "glove")  # seconds to a minute an epoch here: they train to the end
-
-
 def default_steps(kind: str) -> int:
-    """The Max steps a family opens with: none for the fast static ones (300 word2vec steps are a third of
-    a second: the run would stop before its vectors mean anything), 300 for the gradient-trained networks."""
-    return 0 if kind in WHOLE_EPOCHS else 300
+    """The Max steps a family opens with, as its declaration says: none for the fast static ones (300
+    word2vec steps are a third of a second: the run would stop before its vectors mean anything), 300 for
+    the gradient-trained networks."""
+    from engine import api
+
+    return api.default_steps(kind)
 
 
 class TrainPanel(QWidget):
