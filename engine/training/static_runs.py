@@ -22,8 +22,9 @@ from engine.data.corpora import run_corpus_fields
 from engine.data.text import encode_sentences, remap_ids
 from engine.data.vocab import Vocab
 from engine.errors import CheckpointError, CorpusError
-from engine.training.context import LoggedLoss, TrainContext
+from engine.training.context import TrainContext
 from engine.training.events import TrainEvent
+from engine.training.hand_loop import HandLoop
 
 
 def _base_config(ctx: TrainContext, vocab: Vocab, corpus_words: int, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -139,45 +140,33 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
         yield ctx.finished("completed", "the run had already finished")
         return
     yield ctx.started(cfg.epochs * n_words, "words", {"vocabulary_size": len(vocab), "corpus_words": n_words})
-    metrics: dict[str, float] = {}
 
-    def save(epoch: int, chunk: int) -> Any:
-        save_run(ctx.run_dir, "word2vec", _base_config(ctx, vocab, n_words, metrics), model.tensors(),
-                 files={"vocab.txt": vocab.save}, training_state={"epoch": epoch, "chunk": chunk, "step": ctx.step})
-        return ctx.saved()
+    def save(position: dict[str, int]) -> None:
+        save_run(ctx.run_dir, "word2vec", _base_config(ctx, vocab, n_words, loop.metrics), model.tensors(),
+                 files={"vocab.txt": vocab.save}, training_state={**position, "step": ctx.step})
 
     bounds = chunk_bounds(starts)
     done_before = start_epoch * n_words + (int(starts[bounds[start_chunk][0]]) if start_chunk < len(bounds) else 0)
-    logged = LoggedLoss()  # numbers from the CPU kernel; 0-d tensors from the GPU steps, read only when logged
+    loop = HandLoop(ctx, save, model.finite, hint="try a smaller --alpha")
     for info in train_steps(ids, starts, seed=ctx.spec.seed, start_epoch=start_epoch, start_chunk=start_chunk):
-        ctx.step += 1
-        logged.add(info["step_loss"], info["pairs"])
-        if ctx.should_log():
-            loss = logged.take()
-            if not ctx.finite(loss):
-                yield ctx.diverged(hint="try a smaller --alpha")
-                return
-            yield ctx.step_metrics(info["epoch"], info["words_done"], loss, info["lr"], done_before)
-        if ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not info["chunk_done"]:
+        # the loss: numbers from the CPU kernel, 0-d tensors from the GPU steps (read only when logged)
+        yield from loop.step(info["step_loss"], info["pairs"], info["epoch"], info["words_done"], info["lr"], done_before)
+        if loop.ended:
+            return
+        if not info["chunk_done"]:
             continue
-        if info["chunk_done"]:
-            epoch, chunk = info["epoch"], info["chunk"] + 1
-            if chunk == info["n_chunks"]:
-                epoch, chunk = epoch + 1, 0
-            last = epoch >= cfg.epochs
-            saving = ctx.stop.is_set() or chunk == 0 or bool(ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps)
-            if saving and not model.finite():  # never overwrite the last good checkpoint
-                yield ctx.diverged("the vectors", hint="try a smaller --alpha")
-                return
-            if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and not last):
-                yield save(epoch, chunk)
-                yield ctx.stopped()
-                return
-            if chunk == 0:
-                metrics = _quick_similarity(vocab.words, model.word_vectors())
-                yield ctx.eval_metrics(metrics)
-                yield save(epoch, chunk)
-    yield ctx.finished("completed", metrics=metrics)
+        epoch, chunk = info["epoch"], info["chunk"] + 1
+        if chunk == info["n_chunks"]:
+            epoch, chunk = epoch + 1, 0
+        position = {"epoch": epoch, "chunk": chunk}
+        if chunk == 0:  # an epoch's end: its word similarity, a save, and a stop there if one was asked for
+            yield from loop.epoch_end(position, lambda: _quick_similarity(vocab.words, model.word_vectors()),
+                                      last=epoch >= cfg.epochs)
+        elif ctx.stop.is_set() or loop.past_max_steps():  # mid-epoch: saved where it is
+            yield from loop.stop(position)
+        if loop.ended:
+            return
+    yield ctx.finished("completed", metrics=loop.metrics)
 
 
 # ---------------------------------------------------------------- GloVe
@@ -205,42 +194,30 @@ def run_glove(ctx: TrainContext) -> Iterator[TrainEvent]:
         start_epoch, ctx.step = int(state["epoch"]), int(state["step"])
         start_batch = int(state.get("batch", 0))  # stopped mid-epoch: the rest of that epoch first
     yield ctx.started(cfg.epochs * len(vals), "pairs", {"vocabulary_size": len(vocab), "nonzeros": len(vals)})
-    metrics: dict[str, float] = {}
 
-    def save(epoch: int, batch: int = 0) -> Any:
-        state = {"epoch": epoch, "batch": batch, "step": ctx.step,
-                 "model": {k: v.cpu() for k, v in model.state_dict().items()}, "optimizer": opt.state_dict()}
-        save_run(ctx.run_dir, "glove", _base_config(ctx, vocab, n_words, metrics), {"vectors": model.vectors()},
+    def save(position: dict[str, int]) -> None:
+        state = {**position, "step": ctx.step, "model": {k: v.cpu() for k, v in model.state_dict().items()},
+                 "optimizer": opt.state_dict()}
+        save_run(ctx.run_dir, "glove", _base_config(ctx, vocab, n_words, loop.metrics), {"vectors": model.vectors()},
                  files={"vocab.txt": vocab.save}, training_state=state)
-        return ctx.saved()
 
-    logged = LoggedLoss()
+    loop = HandLoop(ctx, save, lambda: bool(np.isfinite(model.vectors()).all()))
     steps = train_steps(model, rows, cols, vals, ctx.device, seed=ctx.spec.seed, start_epoch=start_epoch,
                         optimizer=opt, start_batch=start_batch)
     for info in steps:
-        ctx.step += 1
-        logged.add(info["step_loss"], info["count"])
-        if ctx.should_log() or info["epoch_done"]:
-            loss = logged.take()
-            if not ctx.finite(loss):
-                yield ctx.diverged()
-                return
-            yield ctx.step_metrics(info["epoch"], info["done"], loss, cfg.learning_rate)
-        if ctx.stop.is_set() and not info["epoch_done"]:  # Ctrl-C mid-epoch: save where it is, at once
-            if not np.isfinite(model.vectors()).all():  # never overwrite the last good checkpoint
-                yield ctx.diverged("the vectors")
-                return
-            yield save(info["epoch"], info["batch"])
-            yield ctx.stopped(f"at step {ctx.step} (epoch {info['epoch'] + 1})")
+        epoch = info["epoch"]
+        yield from loop.step(info["step_loss"], info["count"], epoch, info["done"], cfg.learning_rate,
+                             log=info["epoch_done"])
+        if loop.ended:
             return
         if info["epoch_done"]:
-            metrics = _quick_similarity(vocab.words, model.vectors())
-            yield ctx.eval_metrics(metrics)
-            yield save(info["epoch"] + 1)
-            if ctx.stop.is_set() or (ctx.spec.max_steps and ctx.step >= ctx.spec.max_steps and info["epoch"] + 1 < cfg.epochs):
-                yield ctx.stopped(f"after epoch {info['epoch'] + 1}")
-                return
-    yield ctx.finished("completed", metrics=metrics)
+            yield from loop.epoch_end({"epoch": epoch + 1, "batch": 0},
+                                      lambda: _quick_similarity(vocab.words, model.vectors()), last=epoch + 1 >= cfg.epochs)
+        elif ctx.stop.is_set():  # Ctrl-C mid-epoch: saved where it is, at once (the rest of the epoch on --resume)
+            yield from loop.stop({"epoch": epoch, "batch": info["batch"]}, f"at step {ctx.step} (epoch {epoch + 1})")
+        if loop.ended:
+            return
+    yield ctx.finished("completed", metrics=loop.metrics)
 
 
 # ---------------------------------------------------------------- n-gram

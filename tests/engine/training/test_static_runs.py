@@ -93,6 +93,24 @@ def test_non_finite_loss_reports_diverged_and_saves_nothing_bad(topic_corpus, tm
         assert np.isfinite(api.load(tmp_path / "d").static_vectors().vectors).all()
 
 
+@pytest.mark.parametrize("kind", ["word2vec", "glove"])
+def test_a_learning_rate_that_blows_up_ends_diverged_and_keeps_only_finite_weights(kind, topic_corpus, tmp_path):
+    """Both hand-written loops share one skeleton (engine.training.hand_loop): a loss or weights that are
+    no longer finite end the run as diverged, and no save writes them over the last good checkpoint."""
+    if kind == "word2vec":
+        spec = w2v_spec(topic_corpus, tmp_path / kind)
+        spec.model.alpha = 1e30
+    else:
+        spec = RunSpec("glove", out=str(tmp_path / kind), corpus=str(topic_corpus), log_every=1,
+                       model=GloveConfig(vector_size=8, min_count=1, epochs=3, learning_rate=1e30))
+    events = run(spec)
+    assert events[-1].status == "diverged", events[-1]
+    assert "no longer finite" in events[-1].message
+    weights = tmp_path / kind / "model.safetensors"
+    if weights.exists():
+        assert np.isfinite(api.load(tmp_path / kind).static_vectors().vectors).all()
+
+
 def test_out_folder_with_a_run_is_not_overwritten(runs, topic_corpus):
     with pytest.raises(CheckpointError, match="already holds a run"):
         run(w2v_spec(topic_corpus, runs["word2vec"][0]))
