@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
+from explorer.failures import explain
 from explorer.panels.attention import AttentionPanel
 from explorer.panels.finetune import FinetunePanel
 from explorer.panels.history import HistoryPanel
@@ -27,7 +28,7 @@ from explorer.panels.polysemy.panel import PolysemyPanel
 from explorer.panels.predictions.panel import PredictionsPanel
 from explorer.panels.train import TrainPanel
 from explorer.session import Session
-from explorer.tasks import TaskRunner, wait_for_workers
+from explorer.tasks import BackgroundJob, ProcessTrainJob, TaskRunner, wait_for_workers
 from explorer.theme import apply_theme, apply_zoom
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ class MainWindow(QMainWindow):
         try:
             scene = load_scene(name_or_path)
         except SceneError as e:
-            self.statusBar().showMessage(str(e))
+            self.statusBar().showMessage(explain(e))
             return
         for model in scene.models:
             if model not in self.session.models:
@@ -271,7 +272,7 @@ class MainWindow(QMainWindow):
             try:
                 self.start_talk(load_deck(path))
             except SceneError as e:
-                self.statusBar().showMessage(str(e))
+                self.statusBar().showMessage(explain(e))
 
     def start_talk(self, deck: Deck | None, full_screen: bool = True) -> object:
         """Present ``deck`` (default: the built-in one) in its own window; Esc comes back here."""
@@ -348,7 +349,7 @@ class MainWindow(QMainWindow):
         self.stop_jobs()
         super().closeEvent(event)
 
-    def running_jobs(self) -> list[object]:
+    def running_jobs(self) -> list[BackgroundJob | ProcessTrainJob]:
         """Every long job of every panel that is still running (index builds, atlas, training, fine-tuning)."""
         jobs = (self.polysemy.indexer.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.job)
         return [job for job in jobs if job is not None and job.running]
@@ -359,10 +360,10 @@ class MainWindow(QMainWindow):
         self.finetune.queue.clear()  # no queued fine-tuning run starts while the app closes
         jobs = self.running_jobs()
         for job in jobs:
-            job.cancel()  # type: ignore[attr-defined]
-        runs = [job for job in jobs if hasattr(job, "wait")]
+            job.cancel()
+        runs = [job for job in jobs if isinstance(job, ProcessTrainJob)]  # a process that saves as it stops
         if runs:
             self.statusBar().showMessage(f"saving {len(runs)} training run(s) before closing…")
             for job in runs:
-                job.wait(wait_ms)  # type: ignore[attr-defined]
+                job.wait(wait_ms)
         wait_for_workers(5_000)

@@ -9,11 +9,12 @@ import logging
 import os
 import signal
 import threading
-import traceback
 from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from explorer.failures import explain
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def release_memory_now_and_then() -> None:
 
 class _Relay(QObject):
     done = Signal(int, object)
-    failed = Signal(int, str)
+    failed = Signal(int, object)  # the exception itself: ``explorer.failures.explain`` says it
 
 
 class _Job(QRunnable):
@@ -71,12 +72,8 @@ class _Job(QRunnable):
 
                 with cancellable(self.stop):  # long queries stop between their steps once superseded
                     result = self.fn()
-        except Exception as e:  # every failure becomes a readable message; the log keeps the traceback
-            from engine.api import Word2BertError
-
-            if not isinstance(e, Word2BertError):
-                log.error("task failed:\n%s", traceback.format_exc())
-            self._send(self.relay.failed, str(e) or type(e).__name__)
+        except Exception as e:  # the exception travels to the GUI thread as itself (explorer.failures)
+            self._send(self.relay.failed, e)
             return
         self._send(self.relay.done, result)
         if self.one_thread:
@@ -92,7 +89,7 @@ class _Job(QRunnable):
 class _JobRelay(QObject):
     progress = Signal(float, str)
     done = Signal(object)
-    failed = Signal(str)
+    failed = Signal(object)
 
 
 class BackgroundJob(QObject):
@@ -103,7 +100,8 @@ class BackgroundJob(QObject):
 
     progress = Signal(float, str)
     finished = Signal(object)
-    failed = Signal(str)
+    failed = Signal(str)  # what went wrong, in the words of ``explorer.failures.explain``
+    error = Signal(object)  # the exception itself, just before ``failed``
 
     def __init__(self, fn: Callable[[Callable[[float, str], None], Any], Any], parent: QObject | None = None,
                  pool: QThreadPool | None = None) -> None:
@@ -140,8 +138,8 @@ class BackgroundJob(QObject):
     def _relay_done(self, _request: int, result: object) -> None:
         self._relay.done.emit(result)
 
-    def _relay_failed(self, _request: int, message: str) -> None:
-        self._relay.failed.emit(message)
+    def _relay_failed(self, _request: int, error: BaseException) -> None:
+        self._relay.failed.emit(error)
 
     def cancel(self) -> None:
         self.stop.set()
@@ -150,9 +148,10 @@ class BackgroundJob(QObject):
         self.running = False
         self.finished.emit(result)
 
-    def _failed(self, message: str) -> None:
+    def _failed(self, error: BaseException) -> None:
         self.running = False
-        self.failed.emit(message)
+        self.error.emit(error)
+        self.failed.emit(explain(error))
 
 
 _QUERY_POOL: QThreadPool | None = None
@@ -179,7 +178,8 @@ class TaskRunner(QObject):
     for the latest request."""
 
     finished = Signal(object)
-    failed = Signal(str)
+    failed = Signal(str)  # what went wrong, in the words of ``explorer.failures.explain``
+    error = Signal(object)  # the exception itself, just before ``failed``
 
     def __init__(self, parent: QObject | None = None, pool: QThreadPool | None = None) -> None:
         super().__init__(parent)
@@ -221,10 +221,11 @@ class TaskRunner(QObject):
             self._stop = None
             self.finished.emit(result)
 
-    def _on_failed(self, request: int, message: str) -> None:
+    def _on_failed(self, request: int, error: BaseException) -> None:
         if request == self._latest:
             self._stop = None
-            self.failed.emit(message)
+            self.error.emit(error)
+            self.failed.emit(explain(error))
 
 
 class ProcessTrainJob(QObject):

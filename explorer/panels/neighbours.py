@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.failures import explain
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
@@ -120,7 +121,7 @@ class NeighboursPanel(QWidget):
             analogy = parse_analogy(word)
         except ValueError as e:
             self.runner.cancel()  # an answer still coming for the text before is stale
-            self._fail(str(e))
+            self._fail(explain(e))
             return
         self.message.setText(f"searching {name}…")
         k = self.k

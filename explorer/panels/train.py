@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.failures import explain
 from explorer.session import Session
 from explorer.tasks import ProcessTrainJob
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
@@ -175,7 +176,7 @@ class TrainPanel(QWidget):
             cfg = api.model_config(kind, self._preset(kind),
                                    **self.settings.values())
         except ValueError as e:
-            self.status.setText(str(e))
+            self.status.setText(explain(e))
             return
         base = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
         self.run_name, n = base, 1

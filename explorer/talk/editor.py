@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.failures import explain
 from explorer.scenes import SceneError
 from explorer.talk.deck import Deck
 
@@ -98,7 +99,7 @@ class DeckEditor(QDialog):
         try:
             deck = load_deck(path)
         except SceneError as e:
-            self.message.setText(str(e))
+            self.message.setText(explain(e))
             return
         self.deck.title, self.deck.steps = deck.title, deck.steps  # the main window's deck, in place
         self.refresh()

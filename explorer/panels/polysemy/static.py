@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.failures import explain
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
@@ -87,7 +88,7 @@ class StaticNeighbours(QGroupBox):
                 try:
                     rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in h.static_neighbours(word, 8))))
                 except Word2BertError as e:
-                    rows.append((h.name, str(e)))
+                    rows.append((h.name, explain(e)))
             return rows
 
         self.runner.submit(work)

@@ -3,8 +3,10 @@ prediction to see where that position attends), and a BERT training example draw
 
 from __future__ import annotations
 
+import functools
 import html
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
@@ -21,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.failures import Outcome, attempt
 from explorer.panels.predictions.bars import sentence_case, whole_word
 from explorer.session import Session
 from explorer.tasks import TaskRunner
@@ -32,6 +35,17 @@ DEBOUNCE_MS = 150
 MASK = "[MASK]"
 
 
+@dataclass(frozen=True)
+class MaskedAnswer:
+    """What the worker found for one text: each model's top-k per [MASK] (or why that model could not),
+    and the first model's logit lens when it is on screen (None: off)."""
+
+    text: str
+    per_model: list[tuple[str, Outcome[Any]]]  # (model name, its fill_mask result)
+    lens_model: str
+    lens: Outcome[Any] | None
+
+
 class MaskedView(QWidget):
     shown = Signal()
     focus_token = Signal(str, int)  # (text, token position)
@@ -41,7 +55,7 @@ class MaskedView(QWidget):
 
         super().__init__(parent)
         self.session = session
-        self.last: tuple[str, list[tuple[str, Any]]] | None = None
+        self.last: MaskedAnswer | None = None
         self.text = QLineEdit("She deposited the money at the [MASK] on Monday.")  # the masked scene's sentence
         self.model = ModelPicker(Capability.MASKED_LM, role="masked_lm")
         self.compare = QCheckBox("compare with")
@@ -191,38 +205,27 @@ class MaskedView(QWidget):
 
         with_lens = self.lens_switch.isChecked()  # computed only when on screen
 
-        def work() -> tuple[str, list[tuple[str, Any]], Any]:
-            from engine.api import Word2BertError
-
-            out: list[tuple[str, Any]] = []
-            for h in handles:
-                try:
-                    out.append((h.name, h.fill_mask(text, k=8)))
-                except Word2BertError as e:
-                    out.append((h.name, str(e)))
-            lens: Any = None
-            if with_lens:
-                try:
-                    lens = (handles[0].name, handles[0].logit_lens(text, k=5))
-                except Word2BertError as e:
-                    lens = str(e)
-            return text, out, lens
+        def work() -> MaskedAnswer:
+            per_model = [(h.name, attempt(functools.partial(h.fill_mask, text, k=8))) for h in handles]
+            lens = attempt(lambda: handles[0].logit_lens(text, k=5)) if with_lens else None
+            return MaskedAnswer(text, per_model, handles[0].name, lens)
 
         self.runner.submit(work)
 
-    def _show(self, result: tuple[str, list[tuple[str, Any]], Any]) -> None:
-        text, per_model, lens = result
-        self.last = (text, per_model)
-        if isinstance(lens, str):
-            self.lens.show_message(lens)
+    def _show(self, answer: MaskedAnswer) -> None:
+        text, per_model, lens = answer.text, answer.per_model, answer.lens
+        self.last = answer
+        if lens is not None and lens.failed:
+            self.lens.show_message(lens.message)
         elif lens is not None:
-            self.lens.show_lens(*lens)
+            self.lens.show_lens(answer.lens_model, lens.value)
         before = text.split(MASK)
         notes = []
-        for i, (bars_view, (name, candidates)) in enumerate(zip(self.results, per_model, strict=False)):
-            if isinstance(candidates, str):
-                bars_view.show_message(name, candidates)
+        for i, (bars_view, (name, outcome)) in enumerate(zip(self.results, per_model, strict=False)):
+            if outcome.failed:
+                bars_view.show_message(name, outcome.message)
                 continue
+            candidates: Any = outcome.value
             sections = []
             for m, mask in enumerate(candidates):
                 rows = [(whole_word(t, before[m] if m < len(before) else ""), p)

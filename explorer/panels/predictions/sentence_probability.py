@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.failures import explain
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
@@ -135,7 +136,7 @@ class SentenceProbabilityView(QWidget):
                     except Cancelled:
                         raise
                     except Word2BertError as e:  # this sentence only: the rest of the table still shows
-                        scores.append(Unscored(str(e)))
+                        scores.append(Unscored(explain(e)))
                 name = f"{h.name} ({'pseudo-' if Capability.MASKED_LM in h.capabilities else ''}log p)"
                 columns.append(ScoreColumn(name, scores))
             return ScoreTable(sentences, columns)

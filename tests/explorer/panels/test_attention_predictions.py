@@ -102,8 +102,9 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
         for text in edits:  # faster than the debounce: only the last is asked for
             panel.masked.text.setText(text)
     assert panel.masked.runner.latest == asked_before + 1  # one request for the three edits
-    assert panel.masked.last[0] == edits[-1]
-    name, candidates = panel.masked.last[1][0]
+    assert panel.masked.last.text == edits[-1]
+    name, outcome = panel.masked.last.per_model[0]
+    candidates = outcome.value
     assert name == "bert" and len(candidates) == 2 and abs(sum(candidates[0].probs) - 1) < 1.0
     assert "[MASK] 2" in panel.masked.results[0].toPlainText()
     with qtbot.waitSignal(panel.masked.runner.finished, timeout=30_000):
@@ -111,7 +112,7 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
     lens = panel.masked.lens.table
     assert lens.rowCount() == 3 and lens.verticalHeaderItem(0).text() == "output"
     assert lens.verticalHeaderItem(2).text() == "embeddings" and "not what they were trained" in panel.masked.lens.note.text()
-    assert lens.item(0, 0).text().split()[0] == panel.masked.last[1][0][1][0].tokens[0]  # the top row is the model's own
+    assert lens.item(0, 0).text().split()[0] == panel.masked.last.per_model[0][1].value[0].tokens[0]  # the top row is the model's own
     shot(qtbot, window, "predictions-masked")
     def chips():
         return [panel.masked.chips.itemAt(i).widget() for i in range(panel.masked.chips.count()) if panel.masked.chips.itemAt(i).widget()]
@@ -293,7 +294,7 @@ def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, con
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         pass
     qtbot.waitUntil(lambda: not pending(panel), timeout=5_000)
-    assert panel.masked.last[0] == "She played the [MASK]."
+    assert panel.masked.last.text == "She played the [MASK]."
 
 
 def test_a_sentence_one_model_cannot_score_shows_a_dash_with_the_reason_and_no_difference(qtbot):

@@ -48,15 +48,15 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     masked = window.predictions.masked
     masked.text.setText("the [MASK] sat on the mat .")
     masked.model.setCurrentText(alias)
-    qtbot.waitUntil(lambda: masked.last is not None and masked.last[1][0][0] == alias, timeout=30_000)
-    before = masked.last[1][0][1][0].probs
+    qtbot.waitUntil(lambda: masked.last is not None and masked.last.per_model[0][0] == alias, timeout=30_000)
+    before = masked.last.per_model[0][1].value[0].probs
     with qtbot.waitSignal(window.predictions.shown, timeout=30_000):  # the view re-runs with the new step
         panel.slider.setValue(0)
     first = window.session.models[alias]
     assert first is not last and first.path.endswith("step-0000002") and panel.marker.value() == 2
-    assert first.name == alias and masked.last[1][0][0] == alias  # the panels say the scrubber's name
+    assert first.name == alias and masked.last.per_model[0][0] == alias  # the panels say the scrubber's name
     assert masked.model.currentText() == alias  # the user's choice kept
-    assert not np.allclose(masked.last[1][0][1][0].probs, before)  # step 2 predicts otherwise than step 6
+    assert not np.allclose(masked.last.per_model[0][1].value[0].probs, before)  # step 2 predicts otherwise than step 6
     panel.select_step(5)  # a click on the curve: the nearest kept checkpoint
     assert panel.current().step in (4, 6)
     panel.slider.setValue(0)
