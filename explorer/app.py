@@ -16,7 +16,9 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--no-default-models", action="store_true",
                         help="do not load GloVe 6B-50d, all-MiniLM-L6-v2 and the shipped default checkpoints at start")
     parser.add_argument("--word", default="", help="word to show at start")
-    parser.add_argument("--scene", help="open a scene: a built-in name (bank, play, star, bat, spring) or a .json file")
+    from explorer.scenes import builtin_scenes
+
+    parser.add_argument("--scene", help=f"open a scene: a built-in name ({', '.join(builtin_scenes())}) or a .json file")
     parser.add_argument("--screenshot", metavar="FILE.png", help="save the window once results are shown, then exit")
     parser.add_argument("--talk", nargs="?", const="", metavar="DECK.json",
                         help="present a talk deck full screen (default: the built-in story, language model to BERT)")

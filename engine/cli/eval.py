@@ -43,8 +43,22 @@ def eval_main(argv: list[str] | None = None) -> int:
         print(json.dumps(result))
     else:
         for key, value in result.items():
-            print(f"{key}: {value}")
+            print(f"{key}: {plain(value)}")
     return 0
+
+
+def plain(value: Any) -> str:
+    """A result for people: numbers to four significant digits, a task's several scores as "name value"
+    pairs (JSON keeps every digit: --json)."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {plain(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(plain(v) for v in value)
+    return str(value)
 
 
 def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: bool) -> int:
@@ -69,7 +83,7 @@ def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: b
             row.update({t: quality(handle, t, corpus) for t in tasks if t in QUALITY_TASKS})
         except (Word2BertError, ValueError) as e:
             row = {"step": kept.step, "path": kept.path, "error": str(e)}
-        print(json.dumps(row) if as_json else " ".join(f"{k}: {v}" for k, v in row.items()), flush=True)
+        print(json.dumps(row) if as_json else "; ".join(f"{k}: {plain(v)}" for k, v in row.items()), flush=True)
     return 0
 
 

@@ -28,6 +28,16 @@ def _fmt_count(x: float) -> str:
     return f"{x:.0f}"
 
 
+def _amount(ev: Any) -> str:
+    """The run's work as people count it: word2vec's 10.9M words are 2.2M corpus words read 5 times."""
+    total = f"{_fmt_count(ev.total)} {ev.unit}"
+    corpus = ev.info.get("corpus_words")
+    if ev.unit == "words" and corpus and ev.total > corpus * 1.01:
+        epochs = ev.total / corpus
+        return f"{_fmt_count(corpus)} corpus words × {epochs:.0f} epochs = {total}"
+    return total
+
+
 def exit_now(code: int) -> NoReturn:
     """End a command's process without tearing its modules down: everything is saved and closed by then,
     and torch's and numba's teardown took 0.7 s of a 6 s word2vec command. Output is flushed first
@@ -73,6 +83,11 @@ class _Progress:
         self.stream.flush()
 
 
+# what a training command's exit status says (README "Exit status"): a script tells a finished run from one
+# that stopped part-way (Ctrl-C, --max-steps, --max-minutes: resumable with --resume) or went wrong
+EXIT_STATUS = {"completed": 0, "failed": 1, "bad input": 2, "diverged": 3, "stopped": 4, "aborted": 130}
+
+
 def show_event(ev: Any, bar: _Progress, status: int) -> int:
     """Print one training event for people (stderr); returns the exit status so far."""
     from engine.training.events import (
@@ -85,7 +100,9 @@ def show_event(ev: Any, bar: _Progress, status: int) -> int:
     )
 
     if isinstance(ev, RunStarted):
-        print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_fmt_count(ev.total)} {ev.unit})", file=sys.stderr)
+        print(f"training {ev.kind} on {ev.device} -> {ev.run_dir} ({_amount(ev)})", file=sys.stderr)
+        if ev.resumed_step:
+            print(f"resuming from step {ev.resumed_step}", file=sys.stderr)
         for note in ev.info.get("notes", []):
             print(f"note: {note}", file=sys.stderr)
     elif isinstance(ev, StepMetrics):
@@ -102,7 +119,7 @@ def show_event(ev: Any, bar: _Progress, status: int) -> int:
             bar.line(f"probe (step {ev.step}): {text[:50]!r} -> {label} ({p:.2f})", final=True)
     elif isinstance(ev, RunFinished):
         bar.line(f"{ev.status}: {ev.message or ev.run_dir}", final=True)
-        status = {"completed": 0, "stopped": 0, "diverged": 3}.get(ev.status, 1)
+        status = EXIT_STATUS.get(ev.status, 1)
     return status
 
 
@@ -173,7 +190,7 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
         if json_events and failed_event_for is not None:
             print(json.dumps({"event": "finished", "status": "failed", "step": 0, "run_dir": failed_event_for,
                               "message": str(e), "metrics": {}}), flush=True)
-        return 2
+        return EXIT_STATUS["bad input"]
     except NotStarted:
         message = "stopped before training began: nothing was trained, nothing to save"
         print(f"\n{message}", file=sys.stderr)
@@ -181,10 +198,10 @@ def run_events(events: Callable[[], Iterator[Any]], stop: threading.Event, *, pr
             print(json.dumps({"event": "finished", "status": "stopped", "step": 0,
                               "run_dir": run_dir or failed_event_for or "",
                               "message": message, "metrics": {}}), flush=True)
-        return 0
+        return EXIT_STATUS["stopped"]
     except KeyboardInterrupt:
         print(f"\naborted; {aborted}", file=sys.stderr)
-        return 130
+        return EXIT_STATUS["aborted"]
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

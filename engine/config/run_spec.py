@@ -41,6 +41,10 @@ class RunSpec:
         problems = check_config(self.kind, self.model)
         if self.max_minutes is not None and not (isinstance(self.max_minutes, (int, float)) and 0 < self.max_minutes < 1e6):
             problems.append(f"max minutes must be a positive number of minutes, not {self.max_minutes!r}")
+        for name, value, least in (("max steps", self.max_steps, 1), ("max words", self.max_words, 1),
+                                   ("log every", self.log_every, 1), ("checkpoint every", self.checkpoint_every, 0)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+                problems.append(f"{name} must be a whole number of at least {least}, not {value!r}")
         if self.budget_schedule and not self.max_minutes:
             problems.append("a learning rate that follows the time budget needs a budget (max minutes)")
         if self.budget_clock not in ("wall", "cpu"):

@@ -127,6 +127,22 @@ def default_checkpoints() -> list[str]:
     return sorted(p.name for p in DEFAULT_CHECKPOINTS.iterdir() if (p / "config.json").is_file())
 
 
+def model_names() -> list[str]:
+    """Every model that loads by name: the packages' and the shipped default checkpoints."""
+    return [*BUILTIN_MODELS, *default_checkpoints()]
+
+
+def unknown_model(name: str) -> str:
+    """What to say of a name that is neither a model's name nor a file or folder: the names there are, and
+    the closest one when the name looks like a misspelling of it ("bert-tinny": bert-tiny)."""
+    import difflib
+
+    names = model_names()
+    close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.75)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    return f"no model called {name!r} and no run folder or vectors file there{hint} (models by name: {', '.join(names)})"
+
+
 def load(path_or_name: str | Path) -> ModelHandle:
     """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
     "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
@@ -159,7 +175,7 @@ def load(path_or_name: str | Path) -> ModelHandle:
         lowercase = all(w == w.lower() for w in vectors.words[:1000])
         return BaseHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
     if not path.exists():
-        raise CheckpointError(f"no run folder or vectors file at {name} (built-in models: {', '.join(BUILTIN_MODELS)})")
+        raise CheckpointError(unknown_model(name))
     from engine.handles.hf import is_hf_folder, load_hf
 
     if is_hf_folder(path):

@@ -67,7 +67,24 @@ def run_events(ctx: TrainContext, events: Iterator[TrainEvent], *, write: bool =
     """Yield a run's events, each also appended to RUN/metrics.jsonl (``write``: only DDP's rank 0 writes),
     until the ``RunFinished``. Out of device memory ends the run as ``failed`` (its last checkpoint stays);
     a ``Word2BertError`` (bad corpus, bad folder) propagates to the caller."""
+    created = write and not ctx.resume and not ctx.run_dir.exists()
     ctx.run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        yield from _logged_events(ctx, events, write)
+    except BaseException:
+        if created:  # it failed (or was stopped) before anything was saved: no empty run folder stays
+            _remove_unsaved(ctx.run_dir)
+        raise
+
+
+def _remove_unsaved(run_dir: Path) -> None:
+    import shutil
+
+    if not (run_dir / "config.json").exists():
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _logged_events(ctx: TrainContext, events: Iterator[TrainEvent], write: bool) -> Iterator[TrainEvent]:
     path = ctx.run_dir / METRICS if write else Path(os.devnull)
     with open(path, "a" if ctx.resume else "w", encoding="utf-8") as metrics_file:
         sink: Any = metrics_file

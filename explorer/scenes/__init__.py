@@ -50,7 +50,11 @@ def builtin_scenes() -> list[str]:
 def load_scene(name_or_path: str) -> Scene:
     path = BUILTIN / f"{name_or_path}.json" if name_or_path in builtin_scenes() else Path(name_or_path)
     if not path.is_file():
-        raise SceneError(f"no scene '{name_or_path}' (built-in: {', '.join(builtin_scenes())})")
+        import difflib
+
+        close = difflib.get_close_matches(name_or_path, builtin_scenes(), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        raise SceneError(f"no scene '{name_or_path}'{hint} (built-in: {', '.join(builtin_scenes())})")
     try:
         scene = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

@@ -179,8 +179,18 @@ def test_a_misspelt_scene_says_so_and_a_screenshot_of_it_exits_at_once(capsys, t
 
     assert run(["word2bert", "--scene", "bnak", "--screenshot", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
-    assert "no scene 'bnak'" in err and "bank" in err  # and the built-in ones it could have meant
+    assert "no scene 'bnak'; did you mean bank?" in err  # and the built-in ones it could have meant
     assert not (tmp_path / "x.png").exists()
+
+
+def test_help_lists_every_built_in_scene(capsys):
+    from explorer.app import run
+    from explorer.scenes import builtin_scenes
+
+    with pytest.raises(SystemExit):
+        run(["word2bert", "--help"])
+    text = " ".join(capsys.readouterr().out.split()).replace("- ", "-")  # argparse wraps the help, at hyphens too
+    assert len(builtin_scenes()) >= 10 and all(name in text for name in builtin_scenes())
 
 
 def test_a_cache_notice_from_a_worker_thread_reaches_the_status_bar_and_the_cache_can_be_cleared(
