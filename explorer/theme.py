@@ -64,9 +64,12 @@ def apply_zoom(app: Any, level: int) -> None:
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     app.setFont(font)
     import pyqtgraph as pg
+    from PySide6.QtWidgets import QLabel
 
     for widget in app.allWidgets():  # plot axes keep their own fonts: give them the zoomed one
         if isinstance(widget, pg.GraphicsView):
+            for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
+                label.setFont(font)
             for item in widget.items():
                 if isinstance(item, pg.AxisItem):
                     item.setStyle(tickFont=font)

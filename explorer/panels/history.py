@@ -70,18 +70,20 @@ class HistoryPanel(QWidget):
         self.progress = QProgressBar(maximum=1000, textVisible=True)
         self.message = QLabel("")
         self.message.setWordWrap(True)
-        self.loss = LossPlot(y_label="training loss")
-        self.loss.setMinimumHeight(160)
+        self.loss = LossPlot(y_label="training loss", empty_text="Open a run: its training loss, with a tick at "
+                                                                "each checkpoint it kept")
         self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ff7f0e", width=2))
         self.loss.addItem(self.marker)
         self.checkpoint_ticks = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#ff7f0e"), pen=None)
         self.loss.addItem(self.checkpoint_ticks)
         self.loss.scene().sigMouseClicked.connect(self._plot_clicked)
-        self.quality = LossPlot(y_label="score (0-1)")
-        self.quality.setMinimumHeight(140)
+        self.quality = LossPlot(y_label="score (0-1)", empty_text="Score the checkpoints to see word senses "
+                                                                  "emerge as the run trained")
         self.quality.setXLink(self.loss)
         self.quality_marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ff7f0e", width=2))
         self.quality.addItem(self.quality_marker)
+        for marker in (self.marker, self.quality_marker):
+            marker.setVisible(False)  # the checkpoint shown: none until a run is open
         self.quality.scene().sigMouseClicked.connect(lambda e: self._plot_clicked(e, self.quality))
 
         top = QHBoxLayout()
@@ -161,6 +163,8 @@ class HistoryPanel(QWidget):
             name = f"held-out {key.replace('_', ' ')}"
             self.loss.curve(name, dashed=True, symbol="o", colour="#9467bd", width=2)
             self.loss.append(name, step, value)
+        self.loss.set_empty_text(f"{Path(run_dir).name} logged no training loss (a folder of checkpoints "
+                                 "without word2bert's metrics.jsonl or a Trainer's trainer_state.json)")
         self.loss.redraw_now()
         if losses:  # each kept checkpoint on the curve (none drawn at a made-up loss of 0)
             self.checkpoint_ticks.setData([k.step for k in history], [self._loss_at(k.step, losses) for k in history])
@@ -203,6 +207,7 @@ class HistoryPanel(QWidget):
             return
         for marker in (self.marker, self.quality_marker):
             marker.setValue(kept.step)
+            marker.setVisible(True)
         self.step_label.setText(f"step {kept.step:,}")
         if kept.path in self.loaded:
             self.loaded.move_to_end(kept.path)

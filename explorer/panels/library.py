@@ -66,7 +66,8 @@ def _label(name: str, names: set[str]) -> str:
     return "/".join(parts[-2:]) if parts[-1] in names and len(parts) > 1 else parts[-1]
 
 
-HINT = "Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence."
+HINT = ("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence. "
+        "Double-click an available one to load it; select one to read what it is.")
 ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown under the tree when it is selected
 
 
@@ -78,7 +79,8 @@ class LibraryPanel(QWidget):
         self.tree.setHeaderLabels(["model", "what it is", "can do"])
         self.tree.setRootIsDecorated(True)
         self.loaded = QTreeWidgetItem(["Loaded"])
-        self.available = QTreeWidgetItem(["Available — double-click to load"])
+        self.available = QTreeWidgetItem(["Available"])
+        self.available.setToolTip(0, "double-click one to load it")
         self.tree.addTopLevelItems([self.loaded, self.available])
         self.hint = QLabel(HINT)
         self.hint.setWordWrap(True)
@@ -99,10 +101,12 @@ class LibraryPanel(QWidget):
         for name, handle in self.session.models.items():
             item = QTreeWidgetItem([name, describe(handle), capability_names(handle)])
             lines = [str(handle.info[k]) for k in ("what", "trained", "headline") if handle.info.get(k)]
-            item.setToolTip(1, "\n".join([*lines, str(handle.info.get("path", ""))]).strip())
+            for column in (0, 1):
+                item.setToolTip(column, "\n".join([*lines, str(handle.info.get("path", ""))]).strip())
             item.setData(0, ABOUT, about(name, handle.info, describe(handle)) + f"<br>Can do: {capability_names(handle)}")
             self.loaded.addChild(item)
         self.loaded.setExpanded(True)
+        self._fit_columns()
         recent = list(self.session.recent)
 
         def work() -> list[tuple[str, str, dict[str, Any]]]:
@@ -141,14 +145,29 @@ class LibraryPanel(QWidget):
                 continue  # loaded already (by name, or a recent run's folder loaded under its name)
             label = _label(name, names)
             item = QTreeWidgetItem([label, desc, ""])
-            item.setToolTip(0, name)
+            item.setToolTip(0, name)  # the whole path of a recent run (its label is shortened)
             item.setToolTip(1, desc)
             item.setData(0, Qt.ItemDataRole.UserRole, name)
             item.setData(0, ABOUT, about(name, info, desc) + "<br><i>double-click to load</i>")
             self.available.addChild(item)
         self.available.setExpanded(True)
-        for col in range(2):
-            self.tree.resizeColumnToContents(col)
+        self._fit_columns()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The names in full; "what it is" and "can do" only where the dock leaves them room to be read
+        (a column cut to "St", "ou" said nothing): in a narrow dock the selected model's details are below
+        the tree, and its description is its tooltip."""
+        self.tree.resizeColumnToContents(0)
+        room = self.tree.viewport().width() - self.tree.columnWidth(0)
+        narrow = room < 24 * self.fontMetrics().averageCharWidth()
+        for column in (1, 2):
+            self.tree.setColumnHidden(column, narrow)
+        if not narrow:
+            self.tree.resizeColumnToContents(2)
 
     def _open(self, item: QTreeWidgetItem, _column: int) -> None:
         name = item.data(0, Qt.ItemDataRole.UserRole)

@@ -126,14 +126,12 @@ class TalkWindow(QWidget):
 
         self.done: set[int] = set()
         self.failures: dict[int, str] = {}  # steps whose results cannot be shown: why (their message is on screen)
-        self.panels: list[Any] = []  # QWidgets that are ScenePanels (make_panel checks each kind)
-        for i, scene in enumerate(self.steps):
-            panel = make_panel(scene.panel, session)
-            panel.set_presenting(True)
-            panel.shown.connect(lambda i=i: self._step_shown(i))
-            panel.failed.connect(lambda why, i=i: self._step_failed(i, why))
-            self.panels.append(panel)
-            self.stack.addWidget(cast(QWidget, panel))  # every panel is a QWidget as well as a ScenePanel
+        # QWidgets that are ScenePanels (make_panel checks each kind), built one per turn of the event loop
+        # (a ten-step deck took 0.3-0.7 s to build at once: the window froze as it opened); None: not yet
+        self.panels: list[Any] = [None] * len(self.steps)
+        for _ in self.steps:
+            self.stack.addWidget(QWidget())  # each step's place, until its panel is built
+        self._next_to_build = 0
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
@@ -150,12 +148,38 @@ class TalkWindow(QWidget):
         return list(dict.fromkeys(m for scene in self.steps for m in scene.models))
 
     def prepare(self) -> None:
-        """Load what the steps need (once for all) and let every step compute its results now."""
+        """Load what the steps need (once for all) and let every step compute its results now: the first
+        step's panel at once, the others one per turn of the event loop."""
         for name in self.models_needed():
             if name not in self.session.models:
                 self.session.load(name)
-        for panel, scene in zip(self.panels, self.steps, strict=True):
+        self._build_next()
+
+    def _build_next(self) -> None:
+        while self._next_to_build < len(self.steps) and self.panels[self._next_to_build] is not None:
+            self._next_to_build += 1  # built already (a step the speaker jumped to)
+        if self._next_to_build < len(self.steps):
+            self.panel(self._next_to_build)
+            QTimer.singleShot(0, self._build_next)
+
+    def panel(self, i: int) -> Any:
+        """Step ``i``'s panel, built (and asked for its results) the first time it is needed."""
+        if self.panels[i] is None:
+            scene = self.steps[i]
+            panel = make_panel(scene.panel, self.session)
+            panel.set_presenting(True)
+            panel.shown.connect(lambda i=i: self._step_shown(i))
+            panel.failed.connect(lambda why, i=i: self._step_failed(i, why))
+            self.panels[i] = panel
+            current = self.stack.currentIndex()
+            placeholder = self.stack.widget(i)
+            self.stack.insertWidget(i, cast(QWidget, panel))  # every panel is a QWidget as well as a ScenePanel
+            if placeholder is not None:
+                self.stack.removeWidget(placeholder)
+                placeholder.deleteLater()
+            self.stack.setCurrentIndex(current)
             panel.apply_scene(scene)
+        return self.panels[i]
 
     def _step_shown(self, i: int) -> None:
         missing = [m for m in self.steps[i].models if m not in self.session.models]
@@ -184,6 +208,8 @@ class TalkWindow(QWidget):
         if self.session.loading:
             return
         for i, panel in enumerate(self.panels):
+            if panel is None:
+                continue  # not built yet: it says when it is shown
             if not panel.findChildren(ModelPicker):
                 continue  # a view of no model (fine-tuning curves): ready when it shows what it read
             pickers = [p for p in panel.findChildren(ModelPicker) if p.isVisibleTo(panel) and p.isEnabled()]
@@ -204,6 +230,7 @@ class TalkWindow(QWidget):
 
     def go(self, i: int) -> None:
         i = max(0, min(len(self.steps) - 1, i))
+        self.panel(i)
         self.stack.setCurrentIndex(i)
         scene = self.steps[i]
         self.title.setText(scene.title or "")

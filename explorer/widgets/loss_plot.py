@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtWidgets import QApplication, QLabel
 
 from explorer.widgets.plot_grid import opaque_grid
 
@@ -58,10 +59,21 @@ class Smoother:
 
 
 class LossPlot(pg.PlotWidget):
-    def __init__(self, parent: Any = None, y_label: str = "loss") -> None:
+    """Curves over steps. With nothing drawn yet it says so (``empty_text``) over a grid without numbers,
+    instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
+
+    def __init__(self, parent: Any = None, y_label: str = "loss", empty_text: str = "nothing to draw yet") -> None:
         super().__init__(parent, background="w")
+        self.y_label = y_label
         self.setLabel("bottom", "step")
         self.setLabel("left", y_label)
+        self.empty = QLabel(empty_text, self)
+        self.empty.setFont(QApplication.font())  # the app's (zoomed) font, not the plot's own small one
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setStyleSheet("color: #666; background: rgba(255, 255, 255, 230); padding: 4px;")
+        self.empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._showing_empty: bool | None = None
         opaque_grid(self.getPlotItem(), background="w")
         for axis in ("left", "bottom"):  # 0.35 stays 0.35, not "350 (x0.001)"
             self.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
@@ -75,6 +87,47 @@ class LossPlot(pg.PlotWidget):
         self._timer = QTimer(self, interval=100)
         self._timer.timeout.connect(self._redraw)
         self._timer.start()
+        self._show_empty(True)
+
+    def set_empty_text(self, text: str) -> None:
+        self.empty.setText(text)
+        self._place_empty()
+
+    def has_points(self) -> bool:
+        return any(b.n for name, b in self.buffers.items() if self.curves[name].isVisible())
+
+    def _show_empty(self, empty: bool) -> None:
+        if empty == self._showing_empty:
+            return
+        self._showing_empty = empty
+        self.empty.setVisible(empty)
+        self._place_empty()
+        for axis in ("left", "bottom"):  # no numbers on an axis that measures nothing yet
+            self.getPlotItem().getAxis(axis).setStyle(showValues=not empty)
+
+    def resizeEvent(self, event: Any) -> None:
+        super().resizeEvent(event)
+        self._place_empty()
+
+    def _place_empty(self) -> None:
+        empty = self.__dict__.get("empty")  # (a resize comes while pyqtgraph's __init__ runs)
+        if empty is not None:  # centred over the plot area, as wide as its words (wrapped when the plot is narrow)
+            area = self.rect().adjusted(60, 10, -10, -40)
+            width = min(area.width(), empty.fontMetrics().horizontalAdvance(empty.text()) + 16)
+            height = min(area.height(), empty.heightForWidth(width))
+            empty.setGeometry(area.x() + (area.width() - width) // 2, area.y() + (area.height() - height) // 2,
+                              width, height)
+
+    def minimumSizeHint(self) -> QSize:
+        """Tall enough for the y-axis label in the font of the moment (presentation zoom included)."""
+        label = self.fontMetrics().horizontalAdvance(self.y_label) + 60
+        return QSize(160, max(120, label))
+
+    def setLabel(self, axis: str, text: str | None = None, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
+        self.getPlotItem().setLabel(axis, text, *args, **kwargs)
+        if axis == "left" and text:
+            self.y_label = text
+            self.updateGeometry()
 
     def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None, colour: str | None = None,
               width: float = 2, alpha: int = 255) -> str:
@@ -127,6 +180,7 @@ class LossPlot(pg.PlotWidget):
             self.legend.addItem(item, name)
         else:
             self.legend.removeItem(item)
+        self._show_empty(not self.has_points())
 
     def clear_curves(self) -> None:
         for item in self.curves.values():
@@ -136,6 +190,7 @@ class LossPlot(pg.PlotWidget):
         self.buffers.clear()
         self._dirty.clear()
         self.smoother.forget()
+        self._show_empty(True)
 
     def points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         return self.buffers[name].data()
@@ -144,6 +199,9 @@ class LossPlot(pg.PlotWidget):
         self._redraw()
 
     def _redraw(self) -> None:
+        if not self._dirty:
+            return
         for name in self._dirty:
             self.curves[name].setData(*self.buffers[name].data())
         self._dirty.clear()
+        self._show_empty(not self.has_points())

@@ -47,9 +47,10 @@ class RunMonitor(QSplitter):
         self.batch: dict[str, int] = {}  # run -> examples per step
         self.runs = QListWidget()
         self.runs.itemChanged.connect(lambda _: self.apply_visibility())
-        self.loss_plot = LossPlot(y_label="training loss")
-        self.eval_plot = LossPlot(y_label=eval_label)
-        self.extra_plot = LossPlot(y_label="per second" if extra == SPEED else "learning rate")
+        self.loss_plot = LossPlot(y_label="training loss", empty_text="Start a run: its training loss grows here")
+        self.eval_plot = LossPlot(y_label=eval_label, empty_text=f"its {eval_label} metrics, at each evaluation")
+        self.extra_plot = LossPlot(y_label="per second" if extra == SPEED else "learning rate",
+                                   empty_text="its speed" if extra == SPEED else "its learning rate")
         self.metric_choice = QComboBox()
         self.metric_choice.currentTextChanged.connect(lambda _: self.apply_visibility())
         self.x_axis = QComboBox()

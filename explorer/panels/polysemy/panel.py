@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QScrollArea,
     QSizePolicy,
     QSlider,
     QSplitter,
@@ -37,6 +36,7 @@ from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
+from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.occurrence_map import OccurrenceMapView
 
@@ -62,22 +62,13 @@ class PolysemyPanel(QWidget):
 
         self.sentences = QPlainTextEdit(DEFAULT_SENTENCES)
         self.sentences.setPlaceholderText("one sentence per line")
-        self.chips = QHBoxLayout()
-        self.chips.setSpacing(2)
+        self.chips = FlowLayout(spacing=2)  # a sentence's words wrap onto more lines instead of being cut
         chip_box = QWidget()
         chip_box.setLayout(self.chips)
-        chip_scroll = QScrollArea()  # a long sentence's chips scroll instead of widening the panel
-        chip_scroll.setWidget(chip_box)
-        chip_scroll.setWidgetResizable(True)
-        chip_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        chip_scroll.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        sample = QToolButton()
-        sample.setText("Wg")
-        chip_scroll.setFixedHeight(sample.sizeHint().height() + 34)
         left = QVBoxLayout()
         left.addWidget(QLabel("Sentences (one per line) — click a word:"))
         left.addWidget(self.sentences, 1)
-        left.addWidget(chip_scroll)
+        left.addWidget(chip_box)
 
         self.static = StaticNeighbours(session)
         self.static.runner.finished.connect(self._static_shown)
@@ -210,7 +201,6 @@ class PolysemyPanel(QWidget):
             chip.clicked.connect(lambda _=False, word=w: self.select(word))
             self.chips.addWidget(chip)
             chip.show()  # children added to a visible widget must be shown
-        self.chips.addStretch(1)
         if self.word:
             self.select(self.word)
 
@@ -323,7 +313,8 @@ class PolysemyPanel(QWidget):
         occurrences = self.fetcher.get(handle.name, word) if handle is not None else None
         if occurrences is not None and not self.indexer.running:
             self.progress.setValue(1000)
-            self.progress.setFormat(f"{len(occurrences.sentences)} of {occurrences.total:,} sentences")
+            n = len(occurrences.sentences)  # finished: a full bar that says done (not "290 of 421", as if loading)
+            self.progress.setFormat(f"✓ {n:,} sentences sampled" if n < occurrences.total else f"✓ all {n:,} sentences")
             self.progress.setToolTip(f"“{word}” occurs in {occurrences.total:,} sentences of the corpus; "
                                      f"{handle.name if handle else ''} encoded {len(occurrences.sentences)} of them, "
                                      "sampled across it (kept on disk for the next time)")

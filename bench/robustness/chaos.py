@@ -1,0 +1,100 @@
+"""Chaos in the window, at length (issue 37, item 4): the seeded monkey of bench/robustness/monkey.py drives
+the app with every default model loaded — typing hostile text, clicking, switching models, layers, views
+and tabs, opening scenes, zooming, the talk deck and its window, small trainings started and stopped, the
+checkpoint scrubber on a run — for ``--minutes`` (30 by default). It records the uncaught exceptions (the
+goal: 0), the event loop's stalls (gaps of a 10 ms timer: a histogram, the worst, and where the GUI thread
+was while it stalled), and RSS, threads and open files after a warm-up and at the end (the goal: RSS
+growth under 5% after the warm-up). Writes the section "Chaos in the window" of bench/robustness/RESULTS.md.
+
+    QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py [--minutes 30] [--seed 7] [--history-run RUN]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench._report import machine, write_section  # noqa: E402
+from bench.robustness.monkey import STALL_MS, Monkey, open_files, rss_mb, threads, wait  # noqa: E402
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--minutes", type=float, default=30.0)
+    p.add_argument("--warmup-minutes", type=float, default=3.0)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--history-run", default=None, help="a run folder with kept checkpoints for the scrubber")
+    p.add_argument("--no-train", action="store_true", help="leave out starting and stopping small trainings")
+    args = p.parse_args()
+
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication(sys.argv[:1])
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+    from explorer.tasks import wait_for_workers
+
+    session = Session()
+    window = MainWindow(session)
+    window.resize(1600, 1000)
+    window.show()
+    for name in ("glove-6b-50d", "all-minilm-l6-v2"):
+        session.load(name)
+    session.load_defaults()
+    t0 = time.monotonic()
+    while session.loading and time.monotonic() - t0 < 300:
+        wait(app, 0.2)
+    loaded = list(session.models)
+    monkey = Monkey(window, args.seed, pace_ms=80, train=not args.no_train, history_run=args.history_run)
+    monkey.start()
+    wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
+    monkey.measure()
+    start = {"rss": rss_mb(), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    samples = [(0.0, start["rss"])]
+    began = time.monotonic()
+    while time.monotonic() - began < args.minutes * 60:
+        wait(app, 60)
+        samples.append(((time.monotonic() - began) / 60, rss_mb()))
+        print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB, "
+              f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
+    monkey.stop()
+    window.zoom(0)
+    wait(app, 5)
+    end = {"rss": rss_mb(), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    wait_for_workers(120_000)
+    Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
+
+    hist = monkey.stalls.histogram
+    culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
+    growth = (end["rss"] - start["rss"]) / start["rss"] * 100
+    body = f"""## Chaos in the window
+
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}` ({machine()};
+models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
+{args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
+actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
+action: `bench/robustness/chaos-log.txt`, not committed).
+
+| | after the warm-up | at the end |
+|---|---|---|
+| RSS | {start['rss']:,.0f} MB | {end['rss']:,.0f} MB ({growth:+.1f}%) |
+| threads | {start['threads']} | {end['threads']} |
+| open files | {start['files']} | {end['files']} |
+
+- Uncaught exceptions: **{len(monkey.exceptions)}**.
+- Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
+  **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
+- RSS each minute (MB): {', '.join(f'{r:,.0f}' for _, r in samples)}.
+- Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
+  no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
+"""
+    write_section("chaos", body)
+    print(body)
+
+
+if __name__ == "__main__":
+    main()

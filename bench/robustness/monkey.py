@@ -1,0 +1,366 @@
+"""A seeded, replayable monkey for the main window (issue 37): random user actions on every tab — typing
+(hostile text included), clicking word buttons, switching models, layers, views and tabs, opening
+scenes, zooming, adding views to the talk deck, opening and closing the talk window and dialogs,
+starting and stopping small trainings, moving the checkpoint scrubber — while a 10 ms timer measures
+how long the event loop was kept from it (a stall: a tick later than 250 ms) and every uncaught
+exception is counted.
+
+The same seed replays the same choices: each action picks its target among the widgets shown at that
+moment, in a stable order (their place in the widget tree), with the seeded ``random.Random``; the log
+says what was done, step by step (``Monkey.log``), so that a failure can be walked through again.
+
+Used by tests/explorer/test_chaos.py (a short run in the suite) and bench/robustness/chaos.py (30 minutes,
+RSS and the stall histogram into bench/robustness/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QElapsedTimer, QObject, QTimer
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QAbstractSlider,
+    QApplication,
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QLineEdit,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QTabWidget,
+    QToolButton,
+    QWidget,
+)
+
+STALL_MS = 250
+TICK_MS = 10
+
+HOSTILE = [
+    "",
+    " ",
+    "[MASK]",
+    "[MASK] [MASK] [MASK] [MASK] [MASK] [MASK] [MASK] [MASK]",
+    "bank " * 400,
+    "The river [MASK] was muddy 🌊🏦 after the rain.",
+    "‮ reversed text ‬ with bidi controls",
+    "e\u0301\u0301\u0301 combining accents and \u200b zero widths",
+    "<b>html</b> &amp; <script>alert(1)</script>",
+    "tab\tand\nnewline\r\nand \x00 nul and \x1b[31m escape",
+    "日本語のテキストと中文和한국어",
+    "a" * 3000,
+    "- + - + king - man + woman",
+    "The man went to the [MASK] to buy a gallon of milk.",
+    "She deposited the money at the bank on Monday.",
+    "We sat on the bank of the river and watched the boats.",
+    "He hit the ball with a bat. A bat flew out of the cave at night.",
+    "The children play in the park. We saw a play at the theatre.",
+]
+
+WORDS = ["bank", "play", "bat", "star", "spring", "king", "queen", "river", "money", "match", "the", "zzqx", ""]
+
+# buttons that open a modal file dialog (their own event loop; a person answers them) or leave the app
+NOT_PRESSED = ("…", "...", "Quit", "Clear the cache", "Export", "Save")
+
+
+@dataclass
+class Stalls:
+    """Gaps between ticks of a timer that should fire every TICK_MS: how long the window could not answer."""
+
+    worst_ms: float = 0.0
+    over: list[float] = field(default_factory=list)  # the gaps over STALL_MS
+    histogram: dict[str, int] = field(default_factory=lambda: {"<50": 0, "50-100": 0, "100-250": 0, "250-1000": 0,
+                                                                ">1000": 0})
+
+    def add(self, gap_ms: float) -> None:
+        self.worst_ms = max(self.worst_ms, gap_ms)
+        bucket = ("<50" if gap_ms < 50 else "50-100" if gap_ms < 100 else "100-250" if gap_ms < STALL_MS
+                  else "250-1000" if gap_ms < 1000 else ">1000")
+        self.histogram[bucket] += 1
+        if gap_ms >= STALL_MS:
+            self.over.append(gap_ms)
+
+
+class Monkey(QObject):
+    """Drive ``window`` (explorer.main_window.MainWindow) with seeded random actions, one every ``pace_ms``."""
+
+    def __init__(self, window: Any, seed: int, pace_ms: int = 60, train: bool = False,
+                 history_run: str | None = None) -> None:
+        super().__init__(window)
+        self.window, self.rng, self.pace_ms = window, random.Random(seed), pace_ms
+        self.train, self.history_run = train, history_run
+        self.log: list[str] = []
+        self.exceptions: list[str] = []
+        self.stalls = Stalls()
+        self.steps = 0
+        self._talk: Any = None
+        self._clock = QElapsedTimer()
+        self._ticker = QTimer(self, interval=TICK_MS)
+        self._ticker.timeout.connect(self._tick)
+        self._actor = QTimer(self, interval=pace_ms)
+        self._actor.timeout.connect(self._act)
+        self._measuring = False
+        self._previous_hook: Callable[..., Any] | None = None
+        self.culprits: dict[str, int] = {}  # where the GUI thread was while it stalled: frame -> samples
+        self._last_tick = time.monotonic()
+        self._gui_thread = threading.get_ident()
+        self._sampling = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
+        self.actions: list[tuple[str, Callable[[], str]]] = [
+            ("tab", self.switch_tab), ("type", self.type_text), ("type", self.type_text), ("click", self.click),
+            ("click", self.click), ("choose", self.choose), ("slide", self.slide), ("spin", self.spin),
+            ("tick", self.tick_box), ("view", self.switch_view), ("scene", self.open_scene), ("zoom", self.zoom),
+            ("deck", self.add_to_deck), ("talk", self.talk), ("dialogs", self.close_dialogs),
+        ]
+        if train:
+            self.actions += [("train", self.training)]
+        if history_run:
+            self.actions += [("scrub", self.scrub)]
+
+    # ---------------------------------------------------------------- running
+
+    def start(self) -> None:
+        self._previous_hook = sys.excepthook
+        sys.excepthook = self._excepthook
+        self._clock.start()
+        self._ticker.start()
+        self._actor.start()
+        self._sampler.start()
+
+    def measure(self, on: bool = True) -> None:
+        """Count stalls from now on (after the warm-up: loading the models at start is not the monkey's)."""
+        self._measuring = on
+        self._clock.restart()
+
+    def stop(self) -> None:
+        self._sampling.set()
+        self._actor.stop()
+        self._ticker.stop()
+        self.close_dialogs()
+        if self._talk is not None:
+            self._talk.close()
+            self._talk = None
+        self.window.stop_jobs(wait_ms=60_000)  # an index build, a corpus atlas, a training: stopped as Stop does
+        if self._previous_hook is not None:
+            sys.excepthook = self._previous_hook
+
+    def _excepthook(self, kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        self.exceptions.append("".join(traceback.format_exception(kind, value, tb)))
+        self.log.append(f"!! exception: {kind.__name__}: {value}")
+
+    def _sample(self) -> None:
+        """While the GUI thread has not ticked for 200 ms, note where it is (our code's innermost frame and
+        the library frame under it) every 50 ms: what a stall was spent on."""
+        while not self._sampling.wait(0.05):
+            if not self._measuring or time.monotonic() - self._last_tick < 0.2:
+                continue
+            frame = sys._current_frames().get(self._gui_thread)
+            ours, below = "", ""
+            while frame is not None:
+                where = f"{frame.f_code.co_filename.rsplit('/', 2)[-1]}:{frame.f_code.co_name}"
+                if "/word2bert/" in frame.f_code.co_filename or "/explorer/" in frame.f_code.co_filename \
+                        or "/engine/" in frame.f_code.co_filename:
+                    ours = ours or where
+                elif not ours:
+                    below = below or where
+                frame = frame.f_back
+            key = f"{ours or '?'} > {below or '-'}"
+            self.culprits[key] = self.culprits.get(key, 0) + 1
+
+    def _tick(self) -> None:
+        self._last_tick = time.monotonic()
+        gap = self._clock.restart()
+        if self._measuring:
+            self.stalls.add(max(0.0, float(gap)))
+            if gap >= STALL_MS:
+                self.log.append(f"!! stall {gap} ms (tab {self.window.tabs.tabText(self.window.tabs.currentIndex())})")
+
+    def _act(self) -> None:
+        name, action = self.rng.choice(self.actions)
+        self.steps += 1
+        began = time.perf_counter()
+        try:
+            done = action()
+        except Exception as e:  # a monkey action's own slip is not the app's: logged, counted apart
+            done = f"(could not: {type(e).__name__}: {e})"
+        took = (time.perf_counter() - began) * 1000
+        self.log.append(f"{self.steps:5d} {name}: {done}" + (f"  [{took:.0f} ms]" if took >= 50 else ""))
+
+    # ---------------------------------------------------------------- what is on screen
+
+    def panel(self) -> QWidget:
+        return self.window.tabs.currentWidget()
+
+    def shown(self, kind: type | tuple[type, ...], within: QWidget | None = None) -> list[Any]:
+        """The widgets of ``kind`` a person could use now, in the widget tree's order (stable: replayable)."""
+        root = within or self.panel()
+        return [w for w in root.findChildren(QWidget) if isinstance(w, kind) and w.isVisible() and w.isEnabled()]
+
+    def pick(self, items: list[Any]) -> Any:
+        return items[self.rng.randrange(len(items))] if items else None
+
+    # ---------------------------------------------------------------- the actions
+
+    def switch_tab(self) -> str:
+        index = self.rng.randrange(self.window.tabs.count())
+        self.window.tabs.setCurrentIndex(index)
+        return self.window.tabs.tabText(index)
+
+    def type_text(self) -> str:
+        target = self.pick([w for w in self.shown((QLineEdit, QPlainTextEdit)) if not w.isReadOnly()
+                            and not isinstance(w.parent(), (QComboBox, QSpinBox))])
+        if target is None:
+            return "nothing to type in"
+        text = self.pick(HOSTILE) if self.rng.random() < 0.7 else self.pick(WORDS)
+        if isinstance(target, QPlainTextEdit):
+            target.setPlainText(text)
+        elif self.rng.random() < 0.5:  # keystroke by keystroke, as typed (each one a new query, the old dropped)
+            target.clear()
+            for ch in text[:40]:
+                target.insert(ch)
+        else:
+            target.setText(text)
+        return f"{type(target).__name__} {target.objectName() or ''} <- {text[:40]!r}"
+
+    def click(self) -> str:
+        buttons = [b for b in self.shown(QAbstractButton)
+                   if isinstance(b, (QPushButton, QToolButton)) and not isinstance(b, QCheckBox)
+                   and not any(mark in b.text() for mark in NOT_PRESSED) and b.text()
+                   and (self.train or b.text() not in ("Start", "Resume", "Ablation", "Build corpus index",
+                                                       "Index all models", "Run all", "Senses emerging: score every checkpoint"))]
+        button = self.pick(buttons)
+        if button is None:
+            return "nothing to click"
+        button.click()
+        return f"button {button.text()!r}"
+
+    def choose(self) -> str:
+        box = self.pick([b for b in self.shown(QComboBox) if b.count() > 1])
+        if box is None:
+            return "no choice"
+        box.setCurrentIndex(self.rng.randrange(box.count()))
+        return f"combo -> {box.currentText()!r}"
+
+    def slide(self) -> str:
+        slider = self.pick([s for s in self.shown(QAbstractSlider) if not isinstance(s.parent(), QWidget)
+                            or s.maximum() > s.minimum()])
+        if slider is None or slider.maximum() <= slider.minimum():
+            return "no slider"
+        slider.setValue(self.rng.randint(slider.minimum(), slider.maximum()))
+        return f"slider -> {slider.value()}"
+
+    def spin(self) -> str:
+        box = self.pick(self.shown(QSpinBox))
+        if box is None:
+            return "no spin box"
+        box.setValue(self.rng.randint(box.minimum(), min(box.maximum(), box.minimum() + 20)))
+        return f"spin -> {box.value()}"
+
+    def tick_box(self) -> str:
+        box = self.pick(self.shown(QCheckBox))
+        if box is None:
+            return "no check box"
+        box.click()
+        return f"check {box.text()!r} -> {box.isChecked()}"
+
+    def switch_view(self) -> str:
+        tabs = self.pick([t for t in self.shown(QTabWidget) if t.count() > 1])
+        if tabs is None:
+            return "no inner views"
+        index = self.rng.randrange(tabs.count())
+        tabs.setCurrentIndex(index)
+        return f"view {tabs.tabText(index)!r}"
+
+    def open_scene(self) -> str:
+        from explorer.scenes import builtin_scenes
+
+        name = self.pick(builtin_scenes() + ["no-such-scene"])
+        self.window.open_scene(name)
+        return name
+
+    def zoom(self) -> str:
+        step = self.pick([1, -1, 0, 1, -1])
+        self.window.zoom(step)
+        return str(self.window.settings.value("zoom"))
+
+    def add_to_deck(self) -> str:
+        before = len(self.window.deck.steps)
+        self.window.add_to_deck()
+        return f"deck {before} -> {len(self.window.deck.steps)} steps"
+
+    def talk(self) -> str:
+        if self._talk is not None:
+            self._talk.close()
+            self._talk = None
+            return "talk closed"
+        if not self.window.deck.steps:
+            return "no deck yet"
+        self._talk = self.window.start_talk(self.window.deck, full_screen=False)
+        return "talk opened"
+
+    def close_dialogs(self) -> str:
+        closed = 0
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, (QDialog, QMessageBox)) and widget.isVisible():
+                widget.reject()
+                closed += 1
+        return f"{closed} closed"
+
+    def training(self) -> str:
+        """A small training run from the Pretrain tab (n-gram or word2vec, seconds), or Stop on one running."""
+        train = self.window.train
+        if train.job is not None and train.job.running:
+            train.stop.click()
+            return "stop"
+        self.window.tabs.setCurrentWidget(train)
+        train.kind.setCurrentText(self.pick(["ngram", "word2vec"]))
+        train.corpus.setCurrentText("bbc-news")
+        train.start.click()
+        return f"start {train.kind.currentText()}"
+
+    def scrub(self) -> str:
+        history = self.window.history
+        if history.run_dir != self.history_run:
+            self.window.tabs.setCurrentWidget(history)
+            history.open_run(self.history_run)
+            return "open run"
+        slider = history.slider
+        if slider.maximum() > slider.minimum():
+            slider.setValue(self.rng.randint(slider.minimum(), slider.maximum()))
+        return f"checkpoint {slider.value()}"
+
+
+def rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def open_files() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+def threads() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/task"))
+
+
+def wait(app: QApplication, seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        app.processEvents()
+        time.sleep(0.005)
