@@ -9,7 +9,13 @@ import sys
 from typing import Any
 
 from engine.errors import Word2BertError
-from engine.inspection.history_scores import QUALITY_TASKS, quality
+from engine.inspection import history_scores
+from engine.inspection.history_scores import (
+    CHECKPOINT_TASKS,
+    QUALITY_TASKS,
+    checkpoint_scores,
+    quality,
+)
 
 
 def eval_main(argv: list[str] | None = None) -> int:
@@ -72,17 +78,29 @@ def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: b
     except Word2BertError as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)
         return 2
-    for kept in history:
-        try:
-            handle = load(kept.path)
-            row: dict[str, Any] = {"step": kept.step, "path": kept.path}
-            tokens = tokens_seen(kept.path)
-            if tokens is not None:
-                row["tokens_seen"] = tokens
-            row.update(evaluate_handle(handle, [t for t in tasks if t in TASKS], corpus))
-            row.update({t: quality(handle, t, corpus) for t in tasks if t in QUALITY_TASKS})
-        except (Word2BertError, ValueError) as e:
-            row = {"step": kept.step, "path": kept.path, "error": str(e)}
+    scored = tuple(t for t in tasks if t in CHECKPOINT_TASKS)  # cached per checkpoint, perplexity on a sample
+    static = [t for t in tasks if t in TASKS and t not in scored]  # vectors' tasks: quick, not cached
+    print(f"word2bert-eval: {len(history)} checkpoints of {run}; "
+          + (f"perplexity on the first {history_scores.PERPLEXITY_SENTENCES} held-out sentences (the same for every checkpoint); "
+             if {"perplexity", "perplexity-per-word"} & set(scored) else "")
+          + "scores already computed for a checkpoint are read from the cache folder", file=sys.stderr, flush=True)
+
+    def said(fraction: float, message: str) -> None:
+        print(f"word2bert-eval: {message}", file=sys.stderr, flush=True)
+
+    rows = checkpoint_scores(run, scored, progress=said, corpus=corpus) if scored else (
+        {"step": k.step, "path": k.path} for k in history)
+    for kept, row in zip(history, rows, strict=True):
+        row = dict(row)
+        tokens = tokens_seen(kept.path)
+        if tokens is not None:
+            row.setdefault("tokens_seen", tokens)
+        if static and "error" not in row:
+            try:
+                row.update({k: v for k, v in evaluate_handle(load(kept.path), static, corpus).items()
+                            if k not in ("model", "kind")})
+            except (Word2BertError, ValueError) as e:
+                row["error"] = str(e)
         print(json.dumps(row) if as_json else "; ".join(f"{k}: {plain(v)}" for k, v in row.items()), flush=True)
     return 0
 

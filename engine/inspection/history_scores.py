@@ -10,6 +10,7 @@ version cached in the run (``checkpoint_scores.json``) are still read.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -19,8 +20,11 @@ from typing import Any
 from engine.errors import Unsupported, Word2BertError
 
 QUALITY_TASKS = ("cloze", "senses", "perplexity-per-word")
+CHECKPOINT_TASKS = (*QUALITY_TASKS, "perplexity")  # what a run's history can be scored on, checkpoint by checkpoint
 CACHE = "checkpoint_scores.json"
-PERPLEXITY_SENTENCES = 300  # held-out sentences scored per checkpoint (the curve, not the final figure)
+# held-out sentences scored per checkpoint: the first ones of the corpus's held-out part, the same for every
+# checkpoint (the curve along training, not the final figure: word2bert-eval without --all-checkpoints)
+PERPLEXITY_SENTENCES = 300
 
 
 def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: int | None = None) -> dict[str, Any]:
@@ -30,11 +34,13 @@ def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: in
     try:
         if task == "cloze":
             return cloze_scores(handle)
-        if task == "perplexity-per-word":
+        if task in ("perplexity-per-word", "perplexity"):
             from engine.data.corpora import get_corpus, trained_on
 
             name = corpus or trained_on(handle.info)
-            sentences = list(get_corpus(name).sentences("heldout"))[:max_sentences]
+            sentences = list(itertools.islice(get_corpus(name).sentences("heldout"), max_sentences))
+            if task == "perplexity":
+                return {"perplexity": handle.perplexity(sentences), "corpus": name, "sentences": len(sentences)}
             return {**perplexity_per_word(handle, sentences), "corpus": name}
         by_layer = sense_separation(handle)
     except Unsupported as e:
@@ -66,7 +72,7 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
                       stop: threading.Event | None = None,
                       progress: Callable[[float, str], None] | None = None,
                       load: Callable[[str], Any] | None = None,
-                      cached_only: bool = False) -> Iterator[dict[str, Any]]:
+                      cached_only: bool = False, corpus: str | None = None) -> Iterator[dict[str, Any]]:
     """One row per kept checkpoint, oldest first: ``step``, ``path``, ``tokens_seen`` (when the run says),
     and for each task its result (``senses``: by_layer/best/last; ``cloze``: top1/top10;
     ``perplexity-per-word``), or ``error``. Rows come from the cache when the checkpoint's save is the
@@ -86,13 +92,14 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
     for i, kept in enumerate(history):
         if stop is not None and stop.is_set():
             return
-        if progress is not None:
-            progress(i / len(history), f"step {kept.step:,}: scoring ({i + 1} of {len(history)})")
         rel = str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or "."
-        key = f"{rel}|{save_id(kept.path)}|{','.join(tasks)}"
+        key = f"{rel}|{save_id(kept.path)}|{','.join(tasks)}" + (f"|{corpus}" if corpus else "")
         row = cache.get(key)
         if not isinstance(row, dict) and cached_only:
             continue
+        if progress is not None:
+            doing = "scored before (cache)" if isinstance(row, dict) else "scoring"
+            progress(i / len(history), f"step {kept.step:,}: {doing} ({i + 1} of {len(history)})")
         if not isinstance(row, dict):
             row = {"step": kept.step, "path": kept.path}
             tokens = tokens_seen(kept.path)
@@ -101,7 +108,7 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
             try:
                 handle = load(kept.path)
                 for task in tasks:
-                    row[task] = quality(handle, task, max_sentences=PERPLEXITY_SENTENCES)
+                    row[task] = quality(handle, task, corpus, max_sentences=PERPLEXITY_SENTENCES)
             except (Word2BertError, ValueError) as e:
                 row["error"] = str(e)
             else:

@@ -70,3 +70,31 @@ def test_scores_along_a_run_are_computed_once_and_kept_in_the_cache_folder(conte
     stop = threading.Event()
     stop.set()
     assert list(api.checkpoint_scores(run_dir, ("senses",), stop=stop)) == []
+
+
+def test_perplexity_along_a_run_scores_a_stated_sample_says_what_it_does_and_a_rerun_reuses_it(
+        topic_corpus, tmp_path, capsys, monkeypatch):
+    """`--all-checkpoints --tasks perplexity` printed nothing for minutes and recomputed everything when run
+    again: now the same first held-out sentences for every checkpoint, progress on stderr, and the second
+    run reads every row from the cache folder (never from or into the run folder)."""
+    from engine import api
+    from engine.cli.eval import eval_main
+    from engine.inspection import history_scores
+    from tests.conftest import tiny_spec
+
+    spec = tiny_spec("gpt", topic_corpus, tmp_path / "run", max_steps=4, keep_every=2, eval_every=0)
+    assert list(api.train(spec))[-1].status == "completed"
+    monkeypatch.setattr(history_scores, "PERPLEXITY_SENTENCES", 7)
+    args = [str(tmp_path / "run"), "--all-checkpoints", "--tasks", "perplexity,cloze", "--json"]
+    before = sorted(p.name for p in (tmp_path / "run").rglob("*"))
+    assert eval_main(args) == 0
+    out = capsys.readouterr()
+    rows = [json.loads(line) for line in out.out.splitlines()]
+    assert [r["step"] for r in rows] == [2, 4] and all(r["perplexity"]["sentences"] == 7 for r in rows)
+    assert rows[0]["perplexity"]["perplexity"] > rows[1]["perplexity"]["perplexity"]  # it learned between them
+    assert "first 7 held-out sentences" in out.err and "step 2: scoring (1 of 2)" in out.err
+    calls = []
+    monkeypatch.setattr(history_scores, "quality", lambda *a, **k: calls.append(a) or {})
+    assert eval_main(args) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == rows and not calls  # all cached
+    assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == before  # nothing written into the run
