@@ -54,8 +54,12 @@ def run_history(run_dir: str | Path) -> list[KeptCheckpoint]:
 def tokens_seen(folder: str | Path) -> int | None:
     """Text tokens a contextual run had trained on at this checkpoint, from its config.json: steps × the
     tokens of text a step reads (``tokens_per_step``: padding of sentence windows not counted), or, in runs
-    saved before that was written, steps × batch × accumulation × length. None when the run does not say
-    (static families, Hugging Face folders)."""
+    saved before that was written, steps × batch × accumulation × length. A Hugging Face Trainer's
+    checkpoint: the ``num_input_tokens_seen`` its trainer_state.json logged (a Trainer counts them when asked
+    to: ``include_num_input_tokens_seen``). None when the run does not say (static families, other folders)."""
+    trainer = _trainer_tokens(Path(folder) / "trainer_state.json")
+    if trainer is not None:
+        return trainer
     try:
         config = json.loads((Path(folder) / "config.json").read_text(encoding="utf-8"))
         steps = int(config["trained_steps"])
@@ -66,6 +70,26 @@ def tokens_seen(folder: str | Path) -> int | None:
         return steps * batch * int(model.get("accumulate", 1)) * length
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+def _trainer_tokens(path: Path) -> int | None:
+    from engine.checkpoints.reading import read_json
+    from engine.errors import CheckpointError
+
+    if not path.is_file():
+        return None
+    try:
+        state = read_json(path)
+    except CheckpointError:
+        return None
+    if not isinstance(state, dict):
+        return None
+    entries = [state, *reversed([e for e in state.get("log_history") or [] if isinstance(e, dict)])]
+    for entry in entries:  # the state's own count, else the latest logged one
+        value = entry.get("num_input_tokens_seen")
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+            return int(value)
+    return None
 
 
 def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tuple[int, str, float]]]:

@@ -32,8 +32,10 @@ def test_a_trainer_style_folder_of_checkpoints_is_a_run(contextual_runs, tmp_pat
     (root / "checkpoint-1500").mkdir()  # a checkpoint cut off before its config: not listed
     shutil.copy(root / "checkpoint-500" / "config.json", root / "notes.json")
     assert [(k.step, k.path.endswith(f"checkpoint-{k.step}")) for k in run_history(root)] == [(500, True), (1000, True)]
-    log = {"log_history": [{"loss": 3.2, "learning_rate": 5e-5, "step": 500}, {"eval_loss": 3.0, "step": 500},
-                           {"loss": 2.5, "learning_rate": 2e-5, "step": 1000}, {"train_runtime": 9.5, "step": 1000}]}
+    log = {"log_history": [{"loss": 3.2, "learning_rate": 5e-5, "step": 500, "num_input_tokens_seen": 64_000},
+                           {"eval_loss": 3.0, "step": 500},
+                           {"loss": 2.5, "learning_rate": 2e-5, "step": 1000, "num_input_tokens_seen": 128_000},
+                           {"train_runtime": 9.5, "step": 1000}]}
     (root / "checkpoint-1000" / "trainer_state.json").write_text(json.dumps(log), encoding="utf-8")
     (root / "checkpoint-500" / "trainer_state.json").write_text(json.dumps({"log_history": log["log_history"][:2]}))
     from engine.handles.history import trainer_log
@@ -44,6 +46,7 @@ def test_a_trainer_style_folder_of_checkpoints_is_a_run(contextual_runs, tmp_pat
 
     rows = list(api.checkpoint_scores(root, ("senses",)))
     assert [r["step"] for r in rows] == [500, 1000] and all("senses" in r for r in rows)
+    assert [r["tokens_seen"] for r in rows] == [64_000, 128_000]  # what each checkpoint's Trainer state counted
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*")) == before  # nothing written into the user's folder
 
 
