@@ -219,7 +219,8 @@ class MainWindow(QMainWindow):
         if scene.panel == "curves":  # the Fine-tune tab's recorded curves
             self.finetune.results.setCurrentWidget(self.finetune.curves)
             return self.finetune
-        panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours}
+        panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours,
+                  "history": self.history}
         return panels.get(scene.panel, self.polysemy)
 
     def _show_attention_of(self, text: str, position: int) -> None:
@@ -233,7 +234,8 @@ class MainWindow(QMainWindow):
         current = self.tabs.currentWidget()
         if current is self.finetune:  # its recorded curves (or the runs it overlays) as a step
             return self.finetune.curves
-        return current if current in (self.attention, self.predictions, self.neighbours) else self.polysemy
+        shown = (self.attention, self.predictions, self.neighbours, self.history)
+        return current if current in shown else self.polysemy
 
     def add_to_deck(self) -> None:
         """The view on screen (its sentences, word, model, layer) becomes the deck's next step."""

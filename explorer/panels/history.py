@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.loss_plot import LossPlot
@@ -37,6 +38,9 @@ SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {
 
 
 class HistoryPanel(QWidget):
+    shown = Signal()  # a scene's checkpoint is the scrubber's model (a screenshot or a talk step may be taken)
+    failed = Signal(str)  # the scene's run or checkpoint cannot be shown: why
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
@@ -112,6 +116,7 @@ class HistoryPanel(QWidget):
         self.history_runner.finished.connect(self._history_read)
         self.history_runner.failed.connect(self._history_failed)
         self.slider.valueChanged.connect(self._slid)
+        self._wanted_step: int | None = None  # a scene's step, until its checkpoint is shown
 
     # ------------------------------------------------------------ the run
 
@@ -180,10 +185,16 @@ class HistoryPanel(QWidget):
         self.slider.blockSignals(False)
         for control in (self.slider, self.score, self.compare):
             control.setEnabled(True)
-        self._slid(self.slider.value())
+        last = self.slider.value()
+        if self._wanted_step is not None:
+            self.select_step(self._wanted_step)  # (moving the slider shows that checkpoint)
+        if self.slider.value() == last:
+            self._slid(last)
 
     def _history_failed(self, message: str) -> None:
         self.title.setText(message)
+        if self._wanted_step is not None or self.run_dir:
+            self.failed.emit(message)
         self.history = []
         for control in (self.slider, self.score, self.compare):
             control.setEnabled(False)
@@ -233,6 +244,7 @@ class HistoryPanel(QWidget):
 
     def _load_failed(self, message: str) -> None:
         self.message.setText(f"this checkpoint cannot be loaded: {message}")
+        self.failed.emit(f"this checkpoint cannot be loaded: {message}")
 
     def _use(self, kept: Any, handle: Any) -> None:
         """The selected checkpoint answers in every panel showing the scrubber's model."""
@@ -242,6 +254,34 @@ class HistoryPanel(QWidget):
         self.message.setText(f"“{self.alias}” is step {kept.step:,}" + (f" ({tokens:,} tokens seen)" if tokens else "")
                              + ": choose it in any panel; moving the slider re-runs what is on screen.")
         self.session.set_model(self.alias, handle)
+        wanted = self._wanted_step
+        if wanted is None or kept is min(self.history, key=lambda k: abs(k.step - wanted)):
+            self._wanted_step = None
+            self.shown.emit()
+
+    # ------------------------------------------------------------ scenes
+
+    def apply_scene(self, scene: Scene) -> None:
+        """Open the scene's run at the kept checkpoint nearest its step (the last one when it names none)."""
+        self._wanted_step = scene.step
+        run = str(Path(scene.run or "").expanduser())
+        if run != self.run_dir or not self.history:
+            self.open_run(run)
+        else:
+            before = self.slider.value()
+            if scene.step is not None:
+                self.select_step(scene.step)
+            if self.slider.value() == before:
+                self._slid(before)
+
+    def current_scene(self) -> Scene:
+        kept = self.current()
+        return Scene("history", run=self.run_dir or None, step=kept.step if kept is not None else None,
+                     title=f"{Path(self.run_dir).name}, step {kept.step:,}" if kept is not None else None)
+
+    def set_presenting(self, on: bool) -> None:
+        """A talk's step: the run stays the scene's (no Open run… button on the slide)."""
+        self.open_button.setVisible(not on)
 
     def select_step(self, step: int) -> None:
         """Jump to the kept checkpoint nearest ``step``."""

@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
-FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves"}
-PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves")
+FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
+          "step"}
+PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
@@ -36,6 +37,8 @@ class Scene:
     layer: int | None = None
     view: str | None = None
     curves: str | list[str] | None = None
+    run: str | None = None  # the Run history's run folder (a scene of the "history" panel)
+    step: int | None = None  # the checkpoint it shows: the kept one nearest this step (None: the last)
 
     def to_json(self) -> dict[str, Any]:
         """The scene's JSON: its panel, sentences and models, and every other field that is set."""
@@ -67,8 +70,8 @@ def check_scene(scene: Any, origin: str) -> Scene:
     (lone surrogates, which JSON allows, replaced), and its models as a list of names."""
     if isinstance(scene, Scene):
         scene = scene.to_json()
-    if isinstance(scene, dict) and scene.get("panel") == "curves":
-        scene.setdefault("sentences", [])  # curves need no sentences
+    if isinstance(scene, dict) and scene.get("panel") in ("curves", "history"):
+        scene.setdefault("sentences", [])  # curves and a run's history need no sentences
     if not isinstance(scene, dict) or not isinstance(scene.get("sentences"), list) or "panel" not in scene:
         raise SceneError(f"{origin} is not a scene (it needs 'panel' and a list of 'sentences')")
     unknown = sorted(set(scene) - FIELDS)
@@ -82,15 +85,18 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise SceneError(f"{origin}: 'models' must be a list of model names")
     scene["sentences"] = [clean_text(s) for s in scene["sentences"]]
-    for key in ("title", "selection", "contextual_model", "view"):
+    for key in ("title", "selection", "contextual_model", "view", "run"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
     curves = scene.get("curves")
     if curves is not None and not isinstance(curves, str) and not (
             isinstance(curves, list) and all(isinstance(c, str) for c in curves)):
         raise SceneError(f"{origin}: 'curves' must name a curves file or list fine-tuning run folders")
-    if scene.get("layer") is not None and (isinstance(scene["layer"], bool) or not isinstance(scene["layer"], int)):
-        raise SceneError(f"{origin}: 'layer' must be a whole number or null")
+    for key in ("layer", "step"):
+        if scene.get(key) is not None and (isinstance(scene[key], bool) or not isinstance(scene[key], int)):
+            raise SceneError(f"{origin}: '{key}' must be a whole number or null")
+    if scene["panel"] == "history" and not scene.get("run"):
+        raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
     views = VIEWS.get(scene["panel"], ())
     if scene.get("view") and views and scene["view"] not in views:
         raise SceneError(f"{origin}: 'view' {scene['view']!r} is not a view of the {scene['panel']} panel "
@@ -110,6 +116,8 @@ def check_answerable(scene: Scene, origin: str) -> None:
         if name not in BUILTIN_MODELS and name not in shipped and not Path(name).expanduser().exists():
             raise SceneError(f"{origin}: 'models' names {name!r}, which is neither a model of the app "
                              f"({', '.join([*BUILTIN_MODELS, *shipped])}) nor a folder or file here")
+    if scene.run and not Path(scene.run).expanduser().is_dir():
+        raise SceneError(f"{origin}: 'run' {scene.run!r} is not a folder here")
     chosen = scene.contextual_model
     if chosen and scene.models and chosen not in scene.models + [Path(m).name for m in scene.models]:
         raise SceneError(f"{origin}: 'contextual_model' {chosen!r} is not one of its 'models' "

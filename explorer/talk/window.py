@@ -68,6 +68,10 @@ def make_panel(name: str, session: Session) -> ScenePanel:
         from explorer.panels.curves import CurvesPanel
 
         return CurvesPanel(session)
+    if name == "history":
+        from explorer.panels.history import HistoryPanel
+
+        return HistoryPanel(session)
     from explorer.panels.polysemy.panel import PolysemyPanel
 
     return PolysemyPanel(session)

@@ -113,3 +113,33 @@ def test_a_folder_without_checkpoints_says_why(qtbot, window, tmp_path):
     panel.open_run(str(tmp_path))
     qtbot.waitUntil(lambda: "holds no checkpoints" in panel.title.text(), timeout=10_000)
     assert not panel.slider.isEnabled() and not panel.score.isEnabled()
+
+
+def test_a_scene_opens_a_run_in_the_run_history_at_a_step_and_a_bad_one_says_why(qtbot, window, bert_run, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from explorer.scenes import SceneError, check_scene, load_scene
+
+    path = tmp_path / "history.json"
+    path.write_text(json.dumps({"panel": "history", "run": str(bert_run), "step": 3, "title": "halfway"}))
+    panel = window.history
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        window.open_scene(str(path))
+    assert window.tabs.currentWidget() is panel
+    assert panel.current().step == 2  # the kept checkpoint nearest step 3 (2 and 4 are as near: the first)
+    assert "bert-run (scrubber)" in window.session.models and panel.marker.value() == 2
+    scene = panel.current_scene()
+    assert (scene.panel, scene.run, scene.step) == ("history", str(bert_run), 2)
+    assert check_scene(scene.to_json(), "again").step == 2  # it saves and reads back
+    for bad, why in (({"panel": "history"}, "needs 'run'"), ({"panel": "history", "run": "x", "step": "2"},
+                                                               "'step' must be a whole number")):
+        with pytest.raises(SceneError, match=why):
+            check_scene(bad, "x.json")
+    (tmp_path / "gone.json").write_text(json.dumps({"panel": "history", "run": str(tmp_path / "no-run")}))
+    assert load_scene(str(tmp_path / "gone.json")).run  # read; the app's check names the missing folder:
+    done = subprocess.run([sys.executable, "-m", "explorer", "--no-default-models", "--scene", str(tmp_path / "gone.json"),
+                           "--screenshot", str(tmp_path / "x.png")], capture_output=True, text=True, timeout=120,
+                          env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert done.returncode != 0 and "is not a folder here" in done.stderr and not (tmp_path / "x.png").exists()
