@@ -21,8 +21,9 @@ def explain(error: BaseException) -> str:
     model without that ability, a damaged file); for anything else, what Python says, and the traceback
     goes to the log (a bug to report, not the user's fault)."""
     from engine.api import Word2BertError
+    from explorer.scenes import SceneError
 
-    if not isinstance(error, Word2BertError):
+    if not isinstance(error, (Word2BertError, SceneError)):  # what the engine or a scene file refuses: no bug
         log.error("unexpected failure:\n%s", "".join(traceback.format_exception(error)))
     return str(error) or type(error).__name__
 

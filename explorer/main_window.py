@@ -3,6 +3,7 @@ settings kept between runs (window layout, theme, zoom, recent models, last sent
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -283,8 +284,12 @@ class MainWindow(QMainWindow):
 
         deck = load_deck() if deck is None else check_deck(deck)
         if self.talk is not None:
-            self.talk.close()  # type: ignore[attr-defined]
+            with contextlib.suppress(RuntimeError):  # (gone already: closed from its own window's title bar)
+                self.talk.close()  # type: ignore[attr-defined]
         talk = TalkWindow(self.session, deck)
+        # closed, it goes, with its panels, their answers and the cache files they map (a closed talk window
+        # stayed alive, refreshing its panels at every model change: bench/robustness/chaos.py)
+        talk.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         talk.left.connect(self._talk_left)
         self.talk = talk
         if full_screen:

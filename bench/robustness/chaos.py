@@ -19,7 +19,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.monkey import STALL_MS, Monkey, open_files, rss_mb, threads, wait  # noqa: E402
+from bench.robustness.monkey import (  # noqa: E402
+    STALL_MS,
+    Monkey,
+    open_file_kinds,
+    open_files,
+    rss_mb,
+    threads,
+    wait,
+)
 
 
 def main() -> None:
@@ -65,6 +73,7 @@ def main() -> None:
     window.zoom(0)
     wait(app, 5)
     end = {"rss": rss_mb(), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    files_at_end = open_file_kinds()
     wait_for_workers(120_000)
     Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
 
@@ -89,6 +98,7 @@ action: `bench/robustness/chaos-log.txt`, not committed).
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
 - RSS each minute (MB): {', '.join(f'{r:,.0f}' for _, r in samples)}.
+- Open files at the end, by kind: {files_at_end}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
 """

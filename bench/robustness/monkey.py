@@ -15,6 +15,7 @@ RSS and the stall histogram into bench/robustness/RESULTS.md).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import sys
 import threading
@@ -147,7 +148,8 @@ class Monkey(QObject):
         self._ticker.stop()
         self.close_dialogs()
         if self._talk is not None:
-            self._talk.close()
+            with contextlib.suppress(RuntimeError):
+                self._talk.close()
             self._talk = None
         self.window.stop_jobs(wait_ms=60_000)  # an index build, a corpus atlas, a training: stopped as Stop does
         if self._previous_hook is not None:
@@ -299,7 +301,8 @@ class Monkey(QObject):
 
     def talk(self) -> str:
         if self._talk is not None:
-            self._talk.close()
+            with contextlib.suppress(RuntimeError):  # (gone already: a closed talk window is deleted)
+                self._talk.close()
             self._talk = None
             return "talk closed"
         if not self.window.deck.steps:
@@ -351,6 +354,29 @@ def open_files() -> int:
     import os
 
     return len(os.listdir("/proc/self/fd"))
+
+
+def open_file_kinds(top: int = 6) -> str:
+    """What the open files are (a leak shows as one kind growing): counts by folder or kind."""
+    import collections
+    import os
+
+    kinds: collections.Counter[str] = collections.Counter()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            target = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if "/word2bert/" in target:  # the cache folder: which kind of entry
+            parts = target.split("/word2bert/", 1)[1].split("/")
+            target = f"cache/{parts[0]}/…/{parts[-1]}"
+        elif target.startswith("/"):
+            parts = target.split("/")
+            target = "/".join(parts[:4]) + ("/…" + os.path.splitext(target)[1] if len(parts) > 4 else "")
+        else:
+            target = target.split(":")[0]  # socket, pipe, anon_inode
+        kinds[target] += 1
+    return ", ".join(f"{k} ×{n}" for k, n in kinds.most_common(top))
 
 
 def threads() -> int:

@@ -136,6 +136,7 @@ class TalkWindow(QWidget):
         for _ in self.steps:
             self.stack.addWidget(QWidget())  # each step's place, until its panel is built
         self._next_to_build = 0
+        self._closed = False  # closed (and deleted): late signals and the build's next turn do nothing
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
@@ -160,6 +161,8 @@ class TalkWindow(QWidget):
         self._build_next()
 
     def _build_next(self) -> None:
+        if self._closed:
+            return
         while self._next_to_build < len(self.steps) and self.panels[self._next_to_build] is not None:
             self._next_to_build += 1  # built already (a step the speaker jumped to)
         if self._next_to_build < len(self.steps):
@@ -186,6 +189,8 @@ class TalkWindow(QWidget):
         return self.panels[i]
 
     def _step_shown(self, i: int) -> None:
+        if self._closed:
+            return
         missing = [m for m in self.steps[i].models if m not in self.session.models]
         if missing and self.session.loading:  # its models still loading: the results will be redone
             return
@@ -199,6 +204,8 @@ class TalkWindow(QWidget):
 
     def _step_failed(self, i: int, why: str) -> None:
         """A step that cannot show its results is as prepared as it will be (an export says why)."""
+        if self._closed:
+            return
         if self.session.loading and any(m not in self.session.models for m in self.steps[i].models):
             return  # a stand-in model's failure: the step is asked again when its own model arrives
         self.failures[i] = why
@@ -284,6 +291,8 @@ class TalkWindow(QWidget):
         self.left.emit()
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        self._closed = True
+        self._watch.stop()
         app_instance().removeEventFilter(self)
         super().closeEvent(event)
 

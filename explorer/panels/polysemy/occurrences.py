@@ -5,11 +5,16 @@ A new click cancels the fetch under way; a cancelled or superseded fetch reports
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from explorer.tasks import BackgroundJob
+
+KEPT = 48  # (model, word) answers kept in memory: each holds its vectors mapped from the cache folder (an open
+# file and its pages); older ones are read again from disk when clicked (bench/robustness/chaos.py: 1,042
+# files open and RSS 2.6 -> 6.7 GB after two minutes of clicking words when every answer was kept)
 
 
 class OccurrenceFetcher(QObject):
@@ -20,16 +25,19 @@ class OccurrenceFetcher(QObject):
     def __init__(self, parent: QObject | None = None, limit: int = 300) -> None:
         super().__init__(parent)
         self.limit = limit
-        self.found: dict[tuple[str, str], Any] = {}  # (model name, word) -> WordOccurrences
+        self.found: OrderedDict[tuple[str, str], Any] = OrderedDict()  # (model name, word) -> WordOccurrences
         self.job: BackgroundJob | None = None
         self.asked: tuple[str, tuple[str, ...]] | None = None  # (word, model names) of the fetch under way
 
     def get(self, name: str, word: str) -> Any:
-        return self.found.get((name, word))
+        found = self.found.get((name, word))
+        if found is not None:
+            self.found.move_to_end((name, word))  # the latest clicked stay longest
+        return found
 
     def forget(self, name: str) -> None:
         """A model's occurrences, dropped (another checkpoint now answers under its name)."""
-        self.found = {key: value for key, value in self.found.items() if key[0] != name}
+        self.found = OrderedDict((key, value) for key, value in self.found.items() if key[0] != name)
 
     def missing(self, names: list[str], word: str) -> list[str]:
         return [n for n in names if (n, word) not in self.found]
@@ -79,6 +87,8 @@ class OccurrenceFetcher(QObject):
         word, found = result
         for name, occurrences in found.items():
             self.found[(name, word)] = occurrences
+            while len(self.found) > KEPT:
+                self.found.popitem(last=False)
         if job is self.job:
             self.asked = None
             self.ready.emit(word)

@@ -162,7 +162,7 @@ class PolysemyPanel(QWidget):
         self.indexer.built.connect(lambda _name: self.query_contextual())
         self.indexer.status.connect(self.message.setText)
         session.modelsChanged.connect(self._refresh_models)
-        session.error.connect(lambda _: self.query_contextual())  # a scene's model failed: use what there is
+        session.error.connect(self._model_failed)  # (a bound method: a lambda kept the panel alive for good)
         self._sentences_changed()
         self._model_changed()  # no model yet: the controls say why they are off
 
@@ -303,6 +303,9 @@ class PolysemyPanel(QWidget):
         self.query_contextual()
 
     # ------------------------------------------------------------ contextual column
+
+    def _model_failed(self, _message: str) -> None:
+        self.query_contextual()  # a scene's model failed to load: answer with the models there are
 
     def _layer_changed(self, value: int) -> None:
         self.layer_label.setText(f"layer {value}")
