@@ -50,6 +50,25 @@ BACK = {Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace}
 CLICKER = {Qt.Key.Key_PageDown, Qt.Key.Key_PageUp, Qt.Key.Key_Escape}
 
 
+def release_legends(window: QWidget) -> None:
+    """Unhook every plot legend's anchor before ``window`` is deleted: pyqtgraph's anchor handler read a
+    plot already deleted when the legend's geometry changed during the teardown (bench/robustness/chaos.py,
+    once in 7,000 actions)."""
+    import contextlib
+
+    import pyqtgraph as pg
+
+    for view in window.findChildren(pg.GraphicsView):
+        for item in view.items():
+            if not isinstance(item, pg.LegendItem):
+                continue
+            handler = item._GraphicsWidgetAnchor__geometryChanged  # pyqtgraph's private name for it
+            for source in (item, getattr(item, "_GraphicsWidgetAnchor__parent", None)):
+                if source is not None:
+                    with contextlib.suppress(RuntimeError, TypeError):
+                        source.geometryChanged.disconnect(handler)
+
+
 def make_panel(name: str, session: Session) -> ScenePanel:
     """A fresh panel for one step (imported here: the panels pull in pyqtgraph)."""
     if name == "attention":
@@ -293,6 +312,7 @@ class TalkWindow(QWidget):
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         self._closed = True
         self._watch.stop()
+        release_legends(self)
         app_instance().removeEventFilter(self)
         super().closeEvent(event)
 
