@@ -31,29 +31,35 @@ class ModelPicker(QComboBox):
         self.reasons: dict[str, str] = {}
         self.user_chose = False  # a model picked by hand stays picked as others load
         self.activated.connect(lambda _: setattr(self, "user_chose", True))
+        self._listed: list[tuple[str, str]] = []  # (name, reason) of the rows shown
+        self._role_cache: list[str] | None = None
 
     def _role_models(self) -> list[str]:
         if not self.role:
             return []
-        from engine.api import preferred_models  # light: reads the catalog, no torch
+        if self._role_cache is None:  # the catalog is read once (it was read at every model change)
+            from engine.api import preferred_models  # light: reads the catalog, no torch
 
-        return preferred_models(self.role)
+            self._role_cache = preferred_models(self.role)
+        return self._role_cache
 
     def set_models(self, models: dict[str, Any], prefer: str = "") -> None:
         """List ``models`` (name -> handle) and choose ``prefer`` if it fits, else the current choice if it
         still fits, else the first model that fits. Emits no signal: the panel updates itself after."""
         current = self.currentText()
         self.blockSignals(True)
-        self._items.clear()
         self.reasons = {name: why_not(handle, self.needs) for name, handle in models.items()}
-        for name in models:
-            item = QStandardItem(name)
-            reason = self.reasons[name]
-            if reason:
-                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled & ~Qt.ItemFlag.ItemIsSelectable)
-                item.setToolTip(reason)
-                item.setText(f"{name} (cannot)")
-            self._items.appendRow(item)
+        listed = list(self.reasons.items())
+        if listed != self._listed:  # the rows change only when the models or what they can do do (the
+            self._listed = listed  # scrubber swaps a checkpoint under one name at every slider move)
+            self._items.clear()
+            for name, reason in listed:
+                item = QStandardItem(name)
+                if reason:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled & ~Qt.ItemFlag.ItemIsSelectable)
+                    item.setToolTip(reason)
+                    item.setText(f"{name} (cannot)")
+                self._items.appendRow(item)
         usable = self.usable()
         order = [prefer, current if self.user_chose else "", *self._role_models(), current]
         choice = next((n for n in order if n and n in usable), usable[0] if usable else "")
