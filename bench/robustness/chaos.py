@@ -19,12 +19,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
+from bench.robustness.memory import rss_mb  # noqa: E402
 from bench.robustness.monkey import (  # noqa: E402
     STALL_MS,
     Monkey,
     open_file_kinds,
     open_files,
-    rss_mb,
     threads,
     wait,
 )

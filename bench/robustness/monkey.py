@@ -253,9 +253,8 @@ class Monkey(QObject):
         return f"combo -> {box.currentText()!r}"
 
     def slide(self) -> str:
-        slider = self.pick([s for s in self.shown(QAbstractSlider) if not isinstance(s.parent(), QWidget)
-                            or s.maximum() > s.minimum()])
-        if slider is None or slider.maximum() <= slider.minimum():
+        slider = self.pick([s for s in self.shown(QAbstractSlider) if s.maximum() > s.minimum()])
+        if slider is None:
             return "no slider"
         slider.setValue(self.rng.randint(slider.minimum(), slider.maximum()))
         return f"slider -> {slider.value()}"
@@ -340,14 +339,6 @@ class Monkey(QObject):
         if slider.maximum() > slider.minimum():
             slider.setValue(self.rng.randint(slider.minimum(), slider.maximum()))
         return f"checkpoint {slider.value()}"
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def open_files() -> int:

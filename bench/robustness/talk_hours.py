@@ -19,7 +19,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.monkey import open_files, rss_mb, threads, wait  # noqa: E402
+from bench.robustness.memory import rss_mb  # noqa: E402
+from bench.robustness.monkey import open_files, threads, wait  # noqa: E402
 
 
 def main() -> None:

@@ -21,20 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-
-
-def make_run(folder: Path) -> Path:
-    from engine import api
-    from engine.data.corpora import get_corpus
-
-    corpus = folder / "slice.txt"
-    sentences = get_corpus("default").sentences("train")
-    corpus.write_text("\n".join(s for _, s in zip(range(6000), sentences, strict=False)) + "\n", encoding="utf-8")
-    cfg = api.model_config("bert", preset="tiny", batch_size=16, seq_len=64, eval_every=0, keep_every=2)
-    spec = api.RunSpec("bert", out=str(folder / "run"), corpus=str(corpus), model=cfg, max_steps=12, seed=0)
-    events = list(api.train(spec))
-    assert events[-1].status == "completed", events[-1]
-    return folder / "run"
+from bench.speed.scrubber_speed import make_run  # noqa: E402 (the same tiny BERT run, 12 steps here)
 
 
 def timed(args: list[str], env: dict[str, str]) -> tuple[float, str, str]:
@@ -50,7 +37,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "WORD2BERT_CACHE": str(Path(tmp) / "cache")}
-        run = make_run(Path(tmp))
+        run = make_run(Path(tmp), steps=12)
         steps = [k.step for k in run_history(run)]
         args = [str(run), "--all-checkpoints", "--tasks", "senses,cloze,perplexity", "--corpus", "default", "--json"]
         cold, out, err = timed(args, env)

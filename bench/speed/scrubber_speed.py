@@ -25,7 +25,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from bench._report import machine, write_section  # noqa: E402
 
 
-def make_run(folder: Path) -> Path:
+def make_run(folder: Path, steps: int = 8) -> Path:
+    """A tiny BERT run kept every 2 steps, trained on a 6,000-sentence slice of the default corpus."""
     from engine import api
     from engine.data.corpora import get_corpus
 
@@ -33,7 +34,7 @@ def make_run(folder: Path) -> Path:
     sentences = get_corpus("default").sentences("train")
     corpus.write_text("\n".join(s for _, s in zip(range(6000), sentences, strict=False)) + "\n", encoding="utf-8")
     cfg = api.model_config("bert", preset="tiny", batch_size=16, seq_len=64, eval_every=0, keep_every=2)
-    spec = api.RunSpec("bert", out=str(folder / "run"), corpus=str(corpus), model=cfg, max_steps=8, seed=0)
+    spec = api.RunSpec("bert", out=str(folder / "run"), corpus=str(corpus), model=cfg, max_steps=steps, seed=0)
     events = list(api.train(spec))
     assert events[-1].status == "completed", events[-1]
     return folder / "run"

@@ -11,10 +11,12 @@ A loop drives it with ``yield from`` and returns when ``ended`` is set::
         yield from loop.step(info["loss"], info["count"], epoch, done, lr)
         if loop.ended:
             return
-        if at_a_boundary:
-            yield from loop.save_or_stop(position, stop=..., evaluate=...)
-            if loop.ended:
-                return
+        if at_an_epoch_end:
+            yield from loop.epoch_end(position, evaluate, last=...)  # evaluate, save, stop if asked
+        elif stopping_mid_epoch:
+            yield from loop.stop(position)  # save where it is, end as stopped
+        if loop.ended:
+            return
 """
 
 from __future__ import annotations
@@ -56,12 +58,15 @@ class HandLoop:
                 return
             yield ctx.step_metrics(epoch, done, value, lr, done_before)
 
+    def _diverged_weights(self) -> Iterator[TrainEvent]:
+        """The weights are no longer finite: the run ends as diverged, and the last good checkpoint stays."""
+        self.ended = True
+        yield self.ctx.diverged(self.weights, hint=self.hint)
+
     def save(self, position: dict[str, int]) -> Iterator[TrainEvent]:
-        """Save at ``position`` unless the weights are no longer finite (then the run ends as diverged, and
-        the last good checkpoint stays)."""
+        """Save at ``position`` unless the weights are no longer finite."""
         if not self._finite():
-            self.ended = True
-            yield self.ctx.diverged(self.weights, hint=self.hint)
+            yield from self._diverged_weights()
             return
         self._save(position)
         yield self.ctx.saved()
@@ -78,13 +83,13 @@ class HandLoop:
         """An epoch ended: evaluate, save, and stop there if asked to (or past ``--max-steps`` with epochs
         still to go). ``evaluate``'s metrics are kept in ``metrics`` for the run's end."""
         ctx = self.ctx
-        if not self._finite():  # nothing to evaluate, and the last good checkpoint stays
-            self.ended = True
-            yield ctx.diverged(self.weights, hint=self.hint)
+        if not self._finite():  # nothing to evaluate (checked once: GloVe's check builds its vectors)
+            yield from self._diverged_weights()
             return
         self.metrics = evaluate()
         yield ctx.eval_metrics(self.metrics)
-        yield from self.save(position)
-        if not self.ended and (ctx.stop.is_set() or (self.past_max_steps() and not last)):
+        self._save(position)
+        yield ctx.saved()
+        if ctx.stop.is_set() or (self.past_max_steps() and not last):
             self.ended = True
             yield ctx.stopped(f"after epoch {position['epoch']}")

@@ -185,11 +185,7 @@ class HistoryPanel(QWidget):
         self.slider.blockSignals(False)
         for control in (self.slider, self.score, self.compare):
             control.setEnabled(True)
-        last = self.slider.value()
-        if self._wanted_step is not None:
-            self.select_step(self._wanted_step)  # (moving the slider shows that checkpoint)
-        if self.slider.value() == last:
-            self._slid(last)
+        self._show_step(self._wanted_step)
 
     def _history_failed(self, message: str) -> None:
         self.title.setText(message)
@@ -268,11 +264,7 @@ class HistoryPanel(QWidget):
         if run != self.run_dir or not self.history:
             self.open_run(run)
         else:
-            before = self.slider.value()
-            if scene.step is not None:
-                self.select_step(scene.step)
-            if self.slider.value() == before:
-                self._slid(before)
+            self._show_step(scene.step)
 
     def current_scene(self) -> Scene:
         kept = self.current()
@@ -282,6 +274,14 @@ class HistoryPanel(QWidget):
     def set_presenting(self, on: bool) -> None:
         """A talk's step: the run stays the scene's (no Open run… button on the slide)."""
         self.open_button.setVisible(not on)
+
+    def _show_step(self, step: int | None) -> None:
+        """Show the kept checkpoint nearest ``step`` (None: the one selected), moved to or not."""
+        before = self.slider.value()
+        if step is not None:
+            self.select_step(step)  # moving the slider shows that checkpoint
+        if self.slider.value() == before:
+            self._slid(before)
 
     def select_step(self, step: int) -> None:
         """Jump to the kept checkpoint nearest ``step``."""

@@ -109,13 +109,13 @@ def check_answerable(scene: Scene, origin: str) -> None:
     a model that does not exist, a contextual model it does not load, a polysemy word that is not in its
     sentences. Said before any window, naming the field, rather than waited for in vain. (A scene made in
     the app names the models loaded there, which a check of names alone cannot know.)"""
-    from engine.api import BUILTIN_MODELS, default_checkpoints
+    from engine.api import model_names
 
-    shipped = default_checkpoints()
+    named = model_names()
     for name in scene.models:
-        if name not in BUILTIN_MODELS and name not in shipped and not Path(name).expanduser().exists():
+        if name not in named and not Path(name).expanduser().exists():
             raise SceneError(f"{origin}: 'models' names {name!r}, which is neither a model of the app "
-                             f"({', '.join([*BUILTIN_MODELS, *shipped])}) nor a folder or file here")
+                             f"({', '.join(named)}) nor a folder or file here")
     if scene.run and not Path(scene.run).expanduser().is_dir():
         raise SceneError(f"{origin}: 'run' {scene.run!r} is not a folder here")
     chosen = scene.contextual_model
