@@ -6,6 +6,7 @@ lines that the check collects (and failing with a message where the device does 
     python bench/gpu_figures.py elmo --device cuda --corpus corpus.txt [--steps 300]
     python bench/gpu_figures.py minilm --device cuda --corpus corpus.txt [--word bank]
     python bench/gpu_figures.py queries --device cuda --corpus corpus.txt --run RUN [--run RUN...]
+    python bench/gpu_figures.py profile --device cuda --corpus corpus.txt --family elmo [--steps 40]
 """
 
 from __future__ import annotations
@@ -97,9 +98,17 @@ def word2vec(args) -> None:
                                 torch.from_numpy(sent).to(device), keep_t, base, gen)
         sync(device)
     figure(f"word2vec_sgns_examples_{device.type}", words / args.epochs / (time.perf_counter() - t0), "words/s")
-    for batch in [0, *(int(b) for b in args.batch_pairs.split(",") if b)]:
+    from engine.models.word2vec import graphed
+
+    # the step eagerly and as a CUDA graph (the default on CUDA), then any other batch sizes asked (graphed)
+    graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
+    variants = [(0, False), *([(0, True)] if graphs else []),
+                *((int(b), graphs) for b in args.batch_pairs.split(",") if b)]
+    for batch, graph in variants:
+        graphed.ENABLED = graph
         cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
         model = Word2VecModel(vocab, cfg, device, seed=1)
+        captures = graphed.STATS["captured"]
         with torch.no_grad():  # warm-up: kernels, allocator
             for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
                 if i > 5:
@@ -117,9 +126,11 @@ def word2vec(args) -> None:
         vectors = model.word_vectors()
         ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
             if np.all(np.isfinite(vectors)) else float("nan")
-        name = f"word2vec_sgns_{device.type}" + (f"_batch{batch}" if batch else "")
-        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}: {words:,} words in {elapsed:.2f} s, "
-              f"WordSim-353 {ws}", flush=True)
+        captured = graphed.STATS["captured"] > captures
+        name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
+            (f"_batch{batch}" if batch else "")
+        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {'graph' if captured else 'eager'}: "
+              f"{words:,} words ({args.epochs} epochs) in {elapsed:.2f} s, WordSim-353 {ws}", flush=True)
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
 
@@ -148,6 +159,41 @@ def elmo(args) -> None:
         if not rates:
             raise SystemExit(f"elmo: no speed reported ({status})")
         figure("elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}", statistics.median(rates), f"{unit}/s")
+
+
+def profile(args) -> None:
+    """Where a training step's time goes on the device: ``--family``'s pretraining run (the loop, the model,
+    the optimizer) for ``--steps`` steps under torch.profiler, the ops that take the most device time and
+    the most host time, and the synchronisations (a host that waits for the device cannot queue ahead)."""
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from engine import api
+    from engine.config.run_spec import RunSpec
+    from engine.config.settings import model_config
+
+    warm = RunSpec(args.family, out=str(Path(args.out or "/tmp/gpu-figures-profile") / "warm"), corpus=args.corpus,
+                   device=args.device, model=model_config(args.family), max_steps=5, log_every=5,
+                   max_words=args.max_words)
+    for _ in api.train(warm):  # the corpus read and cached, the kernels' first calls
+        pass
+    spec = RunSpec(args.family, out=str(Path(args.out or "/tmp/gpu-figures-profile") / "run"), corpus=args.corpus,
+                   device=args.device, model=model_config(args.family), max_steps=args.steps,
+                   log_every=max(1, args.steps // 4), max_words=args.max_words)
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with torch_profile(activities=activities) as prof:
+        for _ in api.train(spec):
+            pass
+    events = prof.key_averages()
+    device_key = "self_device_time_total" if hasattr(events[0], "self_device_time_total") else "self_cuda_time_total"
+    print(f"{args.family}: {args.steps} steps (the corpus read included in the host time)")
+    print(events.table(sort_by=device_key, row_limit=15, max_name_column_width=60))
+    print(events.table(sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=60))
+    launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC"))
+    syncs = sum(e.count for e in events if "Synchronize" in e.key)  # cudaStreamSynchronize & co (a .item() of the device's)
+    figure(f"{args.family}_kernel_launches_per_step", launches / args.steps, "launches")
+    figure(f"{args.family}_host_syncs_per_step", syncs / args.steps, "syncs")
 
 
 def minilm(args) -> None:
@@ -225,7 +271,8 @@ def queries(args) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["matmul", "word2vec", "elmo", "minilm", "queries"])
+    p.add_argument("what", choices=["matmul", "word2vec", "elmo", "minilm", "queries", "profile"])
+    p.add_argument("--family", default="elmo", help="profile: the family whose pretraining is profiled")
     p.add_argument("--run", dest="runs", action="append", default=[], help="a run folder (queries; repeatable)")
     p.add_argument("--device", default=None)
     p.add_argument("--corpus", default="default")
@@ -237,7 +284,8 @@ def main() -> None:
     p.add_argument("--batch-sizes", default="", help="elmo: more batch sizes to measure (comma-separated)")
     p.add_argument("--words", default="bank,play,match", help="the words whose occurrences are encoded")
     args = p.parse_args()
-    {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries}[args.what](args)
+    {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries,
+     "profile": profile}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ pool average scaled by k/M: an unbiased estimate of the k-sample sum, computed a
 products. With M = g = 16, a noise row receives about k = 5 pair gradients per draw, as in plain SGD,
 while each pair reads one noise row instead of k. (One pool shared by a whole batch gives every drawn
 noise word hundreds of stale gradients and diverges.) The gradients are written by hand (no autograd)
-and applied with ``index_add_`` (plain SGD, like the original).
+and applied with ``index_add_`` (plain SGD, like the original). On CUDA the skip-gram negative-sampling
+step is recorded once as a CUDA graph and replayed (``engine.models.word2vec.graphed``): a step's thirty
+small kernels cost more to launch than to run. Each chunk's noise words are drawn in one call.
 
 Optional fastText-style sub-words: character n-grams (min_n..max_n) of "<word>" hashed (FNV-1a) into
 ``subword_buckets`` rows; a word's input vector is the mean of its word row and its n-gram rows, so an
@@ -36,6 +38,7 @@ from engine.config.settings import Word2VecConfig
 from engine.data.vocab import Vocab
 from engine.models.word2vec.arrays import KernelSteps
 from engine.models.word2vec.examples import expand_hs_torch, make_examples_torch
+from engine.models.word2vec.graphed import GraphedStep, graphed_step
 from engine.models.word2vec.steps import CHUNK_WORDS, chunk_bounds, run_chunks
 from engine.models.word2vec.subwords import ngram_rows, subword_table
 
@@ -219,6 +222,8 @@ class _TorchSteps:
         # word collects about as many summed (stale) gradients per step as in skip-gram; more diverges.
         per_batch = cfg.batch_pairs if cfg.sg else max(cfg.negative_group, cfg.batch_pairs // max(1, cfg.window))
         self.per_batch = per_batch - (per_batch % cfg.negative_group if not cfg.hs else 0)
+        self.graphed: GraphedStep | None = None  # skip-gram NS on CUDA: the step as a CUDA graph
+        self.tried_graph = False
 
     def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
         model, cfg, device, per_batch = self.model, self.model.cfg, self.model.device, self.per_batch
@@ -237,6 +242,14 @@ class _TorchSteps:
             pair_t, node_t, code_t, ends_t = expand_hs_torch(out, self.codes, self.points, self.lengths)
             ends = ends_t.cpu().numpy()  # read on the host once a chunk: where each step's triples end
         n_batches = max(1, math.ceil(P / per_batch))
+        if not cfg.hs:  # the chunk's noise words in one draw: a pool of M for each group of g pairs
+            G_full = per_batch // cfg.negative_group
+            draw = torch.randint(len(self.table), (n_batches * G_full, cfg.shared_negatives), device=device,
+                                 generator=self.noise_gen)
+            noise = self.table[draw]
+            if self.graphed is None and not self.tried_graph:
+                self.tried_graph = True
+                self.graphed = graphed_step(model, per_batch, G_full, cfg.shared_negatives)
         for b in range(n_batches):
             a, z = b * per_batch, min(P, (b + 1) * per_batch)
             f0, f1 = b / n_batches, (b + 1) / n_batches
@@ -253,8 +266,11 @@ class _TorchSteps:
                 if z <= a:
                     continue
                 G = (z - a) // cfg.negative_group
-                draw = torch.randint(len(self.table), (G, cfg.shared_negatives), device=device, generator=self.noise_gen)
-                loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], self.table[draw], lr)
+                negs = noise[b * G_full : b * G_full + G]
+                if self.graphed is not None and z - a == per_batch:
+                    loss = self.graphed(inp[a:z], out[a:z], negs, lr)
+                else:
+                    loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], negs, lr)
             yield f0, f1, loss, z - a
 
 
