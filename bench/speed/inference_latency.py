@@ -21,9 +21,9 @@ from engine.config.settings import BertConfig, apply_preset  # noqa: E402
 from engine.data.corpora import package_dir  # noqa: E402
 from engine.data.text import load_subword_tokenizer  # noqa: E402
 from engine.device import pick_device  # noqa: E402
-from engine.handles.adapters import BertAdapter  # noqa: E402
 from engine.handles.transformer import TransformerHandle  # noqa: E402
 from engine.models.bert import Bert  # noqa: E402
+from engine.models.wrappers.ours import BertAdapter  # noqa: E402
 
 SENTENCE = "She walked along the river bank at dawn and then deposited her [MASK] at the bank downtown ."
 

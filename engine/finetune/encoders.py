@@ -1,10 +1,13 @@
-"""Pre-trained networks seen by fine-tuning: one small wrapper per family that turns text into ids
-and ids into per-token states and a sentence vector.
+"""Pre-trained networks seen by fine-tuning: text into ids, ids into per-token states and a sentence vector.
 
     ours BERT   [CLS] A [SEP] B [SEP]   sentence vector: tanh(W_pool h_[CLS])        (BERT §4.1)
     ours GPT    <s> A <$> B <e>         sentence vector: the state at the last token  (GPT §3.3)
     ours ELMo   <s> w1..wn </s>         a learned scalar mix of the biLM layers, mean over words (ELMo §3.3)
-    Hugging Face encoders like BERT, decoders like GPT, through AutoModel (bare network)
+    Hugging Face encoders like BERT, decoders like GPT, their base model (no LM head)
+
+A Transformer's encoder is a view of the one wrapper its queries use (``TransformerEncoder`` over an
+``engine.models.wrappers`` Adapter): the choices are made there, once. ELMo, whose queries go through
+its own handle, keeps its encoder here.
 
 ``layer_of(name)`` places every parameter at a depth (0 = embeddings, 1..L = layers, L + 1 = what sits
 on top: pooler, final norm) so the strategies can freeze the bottom of any of them the same way.
@@ -21,19 +24,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from engine.data.inputs import (
-    Encoded,
-    Specials,
-    assemble,
-    bert_specials,
-    encode_text,
-    hf_specials,
-    reads_left_to_right,
-    separator,
-    whole_texts,
-)
+from engine.data.inputs import Encoded, Specials, assemble, encode_text
 from engine.data.text import word_spans
 from engine.models.hf_lock import one_thread_in_transformers
+from engine.models.wrappers.hf import HFAdapter
+from engine.models.wrappers.ours import BertAdapter, GPTAdapter
+from engine.models.wrappers.protocol import Adapter, reset_weights
+
+HF_KIND = "hf"  # a Hugging Face model's encoder (its untrained network rebuilt from the run's hf/ folder)
+CPU = torch.device("cpu")  # where a rebuilt encoder starts; the recipe moves it
 
 _LAYER = re.compile(r"(?:^|\.)(?:layer|layers|h|blocks|lstms)\.(\d+)\.")
 _EMBEDDING = re.compile(r"emb|wte|wpe|token_encoder|shared")
@@ -76,13 +75,7 @@ class Encoder(nn.Module):
 
     def reset(self) -> None:
         """Random weights, same architecture (the from-scratch ablation)."""
-        for module in self.network.modules():
-            if isinstance(module, (nn.Linear, nn.Embedding)):
-                nn.init.normal_(module.weight, std=0.02)
-                if isinstance(module, nn.Linear) and module.bias is not None:
-                    nn.init.zeros_(module.bias)
-            elif hasattr(module, "reset_parameters") and not isinstance(module, nn.LayerNorm):
-                module.reset_parameters()
+        reset_weights(self.network)
 
     def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
         """The language-model loss on the task's own text (GPT's auxiliary objective); None if unavailable."""
@@ -91,68 +84,49 @@ class Encoder(nn.Module):
     def files(self) -> dict[str, Callable[[Path], None]]:
         return {}
 
+    def save_network(self, folder: Path) -> None:
+        """Write what rebuilds the network untrained into ``folder`` where its settings cannot say it."""
+        return None
+
     def describe(self) -> dict[str, Any]:
         return {}
 
 
-class SubwordEncoder(Encoder):
-    """Transformers with a ``tokenizers.Tokenizer``: our BERT and GPT, Hugging Face checkpoints."""
+class TransformerEncoder(Encoder):
+    """A Transformer as fine-tuning sees it: a view of its one wrapper (engine.models.wrappers), which
+    makes every choice — the special tokens around a text or a pair, whether it reads left to right, how
+    long a text it reads, its sentence vector, what trains — for queries and fine-tuning alike. ``kind``:
+    the family's ("bert", "gpt"), or "hf" for a Hugging Face model."""
 
-    tokenizer: Any
-    specials: Specials
+    def __init__(self, adapter: Adapter, kind: str) -> None:
+        super().__init__()
+        self.kind = kind
+        self.network = adapter.body  # a submodule: its parameters are the encoder's
+        self.adapter = adapter  # not a module: the network is registered once, above
+        self.dim, self.max_len, self.n_layers = adapter.hidden_size, adapter.max_len, adapter.n_layers
 
     def encode(self, text: str | list[str], pair: str | None = None, max_len: int | None = None,
                truncate_first: bool = True) -> Encoded:
         limit = min(max_len or self.max_len, self.max_len)
-        return encode_text(self.tokenizer, self.specials, text, pair, limit, truncate_first)
+        return encode_text(self.adapter.tokenizer, self.adapter.task_specials, text, pair, limit, truncate_first)
 
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.adapter.features(ids, segments, mask)
 
-class OurTransformerEncoder(SubwordEncoder):
-    """Our BERT or GPT: sizes from its config, its tokenizer.json saved beside the fine-tuned weights."""
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.adapter.pooled(states, mask)
 
-    def __init__(self, network: Any, tokenizer: Any) -> None:
-        super().__init__()
-        self.network, self.tokenizer = network, tokenizer
-        cfg = network.cfg
-        self.dim, self.max_len, self.n_layers = cfg.hidden, cfg.max_len, cfg.layers
+    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+        return self.adapter.lm_loss(states, ids, mask)
+
+    def reset(self) -> None:
+        self.adapter.reset()
 
     def files(self) -> dict[str, Callable[[Path], None]]:
-        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
+        return self.adapter.files()
 
-
-class BertEncoder(OurTransformerEncoder):
-    kind = "bert"
-
-    def __init__(self, network: Any, tokenizer: Any) -> None:
-        super().__init__(network, tokenizer)
-        self.specials = bert_specials(tokenizer)
-
-    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.network.encode(ids, segments, mask)[0][-1]
-
-    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.network.pooled(states)
-
-
-class GPTEncoder(OurTransformerEncoder):
-    kind = "gpt"
-
-    def __init__(self, network: Any, tokenizer: Any) -> None:
-        super().__init__(network, tokenizer)
-        byte_level = getattr(network.cfg, "tokenizer", "bpe") == "bpe"
-        delimiter = tokenizer.token_to_id(separator(byte_level))
-        self.specials = Specials((delimiter,), (delimiter,), (delimiter,), 1)  # GPT §3.3: start, delimiter, extract
-
-    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.network.encode(ids)[0][-1]
-
-    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.network.last_token(states, mask.sum(1))
-
-    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        logits = self.network.logits(states[:, :-1]).float()  # (B, T-1, V)
-        keep = mask[:, 1:]
-        return nn.functional.cross_entropy(logits[keep], ids[:, 1:][keep])
+    def save_network(self, folder: Path) -> None:
+        self.adapter.save_network(folder)
 
 
 class ElmoEncoder(Encoder):
@@ -235,45 +209,6 @@ class ElmoEncoder(Encoder):
         return {"layer_weights": [round(x, 4) for x in w], "gamma": float(self.mix.gamma.detach())}
 
 
-class HFEncoder(SubwordEncoder):
-    """A Hugging Face checkpoint's bare network (AutoModel); the LM head, if any, is not used."""
-
-    kind = "hf"
-
-    def __init__(self, network: Any, hf_tokenizer: Any, max_len: int) -> None:
-        super().__init__()
-        self.network, self.hf_tokenizer = network, hf_tokenizer
-        self.tokenizer = whole_texts(hf_tokenizer.backend_tokenizer)
-        config = network.config
-        self.dim, self.max_len = config.hidden_size, max_len
-        self.n_layers = int(config.num_hidden_layers)
-        self.causal = reads_left_to_right(config)  # as the query wrapper decides (engine.handles.hf)
-        self.takes_segments = getattr(config, "type_vocab_size", 0) > 1
-        self.specials = hf_specials(hf_tokenizer, config.model_type, self.causal, self.takes_segments)
-
-    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        kwargs = {"input_ids": ids, "attention_mask": mask.long()}
-        if self.takes_segments:
-            kwargs["token_type_ids"] = segments
-        return self.network(**kwargs).last_hidden_state
-
-    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        if self.causal:
-            return states[torch.arange(states.shape[0], device=states.device), mask.sum(1) - 1]
-        pooler = getattr(self.network, "pooler", None)
-        if pooler is not None:
-            return pooler(states)
-        return states[:, 0]
-
-    def reset(self) -> None:
-        self.network.apply(self.network._init_weights)
-
-    def save_folder(self, folder: Path) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        self.network.config.save_pretrained(folder)
-        self.hf_tokenizer.save_pretrained(folder)
-
-
 # ---------------------------------------------------------------- building
 
 def encoder_from_handle(handle: Any) -> Encoder:
@@ -286,8 +221,7 @@ def encoder_from_handle(handle: Any) -> Encoder:
     if declaration is not None and declaration.encoder:
         return declaration.encoders().from_handle(handle)
     if handle.kind.startswith("hf-"):
-        adapter = handle.adapter
-        return HFEncoder(adapter.model.base_model, adapter.hf_tokenizer, adapter.max_len)
+        return TransformerEncoder(handle.adapter, HF_KIND)
     raise Unsupported(f"{handle.name} ({handle.kind}) is not a contextual network: fine-tuning needs ELMo, GPT, "
                       "BERT or a Hugging Face Transformer")
 
@@ -304,11 +238,11 @@ def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     transformers.logging.set_verbosity_error()
-    folder = run_dir / "hf"
+    folder = run_dir / HF_KIND
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     network = AutoModel.from_config(config, attn_implementation="eager")
     tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
-    return HFEncoder(network, tokenizer, int(base.get("max_len", 512)))
+    return TransformerEncoder(HFAdapter(network, tokenizer, "none", CPU, int(base.get("max_len", 512))), HF_KIND)
 
 
 # ---------------------------------------------------------------- each family's (engine.families names them)
@@ -327,7 +261,8 @@ def _bert_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     from engine.data.text import load_subword_tokenizer
     from engine.models.bert import Bert
 
-    return BertEncoder(Bert(config_from_dict("bert", base["model"])), load_subword_tokenizer(run_dir / "tokenizer.json"))
+    network, tokenizer = Bert(config_from_dict("bert", base["model"])), load_subword_tokenizer(run_dir / "tokenizer.json")
+    return TransformerEncoder(BertAdapter(network, tokenizer, CPU), "bert")
 
 
 def _gpt_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
@@ -335,7 +270,8 @@ def _gpt_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     from engine.data.text import load_subword_tokenizer
     from engine.models.gpt import GPT
 
-    return GPTEncoder(GPT(config_from_dict("gpt", base["model"])), load_subword_tokenizer(run_dir / "tokenizer.json"))
+    network, tokenizer = GPT(config_from_dict("gpt", base["model"])), load_subword_tokenizer(run_dir / "tokenizer.json")
+    return TransformerEncoder(GPTAdapter(network, tokenizer, CPU), "gpt")
 
 
 def _elmo_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
@@ -347,6 +283,6 @@ def _elmo_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     return ElmoEncoder(BiLM(config_from_dict("elmo", base["model"]), len(vocab)), vocab)
 
 
-BERT_ENCODER = EncoderMaker(lambda handle: BertEncoder(handle.adapter.model, handle.adapter.tokenizer), _bert_from_folder)
-GPT_ENCODER = EncoderMaker(lambda handle: GPTEncoder(handle.adapter.model, handle.adapter.tokenizer), _gpt_from_folder)
+BERT_ENCODER = EncoderMaker(lambda handle: TransformerEncoder(handle.adapter, "bert"), _bert_from_folder)
+GPT_ENCODER = EncoderMaker(lambda handle: TransformerEncoder(handle.adapter, "gpt"), _gpt_from_folder)
 ELMO_ENCODER = EncoderMaker(lambda handle: ElmoEncoder(handle.model, handle.vocab), _elmo_from_folder)

@@ -25,7 +25,7 @@ from engine.checkpoints.saves import save_run
 from engine.data.tasks import load_task
 from engine.errors import CheckpointError, InputError
 from engine.finetune.batches import tensorize
-from engine.finetune.encoders import Encoder, HFEncoder, encoder_from_handle
+from engine.finetune.encoders import HF_KIND, Encoder, encoder_from_handle
 from engine.finetune.predict import REPORT, evaluate, probe
 from engine.finetune.spec import FinetuneSpec
 from engine.models.task_heads import FinetuneModel
@@ -122,8 +122,8 @@ def _run(ctx: TrainContext, spec: FinetuneSpec, load: Callable[[str], Any]) -> I
     eval_every = spec.eval_every or max(5, total // 8)
     probe_every = spec.probe_every or eval_every
     lr = spec.learning_rate()
-    if isinstance(encoder, HFEncoder) and not spec.resume:
-        encoder.save_folder(run_dir / "hf")
+    if not spec.resume:
+        encoder.save_network(run_dir / HF_KIND)  # a Hugging Face network's config and tokenizer; ours: nothing
     base = _base_config(handle, encoder)
     metric_name = MAIN_METRIC[family]
     notes = list(task.notes)

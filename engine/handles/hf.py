@@ -9,20 +9,16 @@ encoder and says so: vectors and attention work, fill-mask explains why it canno
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 from typing import Any
 
-import torch
-
-from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
+from engine.data.inputs import reads_left_to_right
 from engine.device import pick_device
-from engine.errors import CheckpointError, Unsupported
-from engine.handles.adapters import ForwardOutput
+from engine.errors import CheckpointError
 from engine.handles.transformer import TransformerHandle
 from engine.models.hf_lock import one_thread_in_transformers
-from engine.models.packed_linear import pack_linears
+from engine.models.wrappers.hf import HFAdapter
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
 
@@ -40,68 +36,6 @@ def is_hf_folder(path: Path) -> bool:
     except (OSError, ValueError, RecursionError):
         return False
     return isinstance(data, dict) and "format_version" not in data and ("model_type" in data or "architectures" in data)
-
-
-class HFAdapter:
-    def __init__(self, model: Any, tokenizer: Any, objective: str, device: torch.device, max_len: int,
-                 missing_head_reason: str = "") -> None:
-        self.model, self.device, self.objective = model.to(device).eval(), device, objective
-        pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
-        self.hf_tokenizer = tokenizer
-        backend = whole_texts(tokenizer.backend_tokenizer)
-        self.tokenizer = backend
-        self.max_len = max_len
-        self.mask_id = tokenizer.mask_token_id
-        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
-        self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
-        self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
-        self.missing_head_reason = missing_head_reason
-        params = inspect.signature(model.forward).parameters
-        self.takes_segments = "token_type_ids" in params and getattr(model.config, "type_vocab_size", 0) > 1
-        decoder = objective == "causal" or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None)
-        if decoder:  # a language model's input: BOS, then the text (nothing after it)
-            bos = tokenizer.bos_token_id
-            self.specials = Specials((bos,) if bos is not None else ())
-        else:
-            self.specials = hf_specials(tokenizer, model.config.model_type, False, self.takes_segments)
-
-    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
-                pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
-        mask = torch.ones_like(ids) if pad_mask is None else pad_mask.long()
-        kwargs: dict[str, Any] = {"input_ids": ids, "output_hidden_states": True, "output_attentions": attention,
-                                  "attention_mask": mask}
-        if self.takes_segments and segments is not None:
-            kwargs["token_type_ids"] = segments
-        out = self.model(**kwargs)
-        lg = getattr(out, "logits", None)
-        if lg is None:
-            lg = getattr(out, "prediction_logits", None)
-        if lg is not None and positions is not None:
-            lg = lg[:, positions]
-        if lg is not None and row_positions is not None:
-            lg = lg[torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, V)
-        return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
-                             getattr(out, "seq_relationship_logits", None) if nsp else None)
-
-    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
-        """The logit lens: a BERT-style prediction head (a masked LM's, or a BERT made causal: a transform,
-        then the decoder) on every layer's state; else a causal LM's final norm (GPT-2's ln_f: already
-        applied to the last state by transformers) and output layer."""
-        h = torch.stack(states)  # (layers + 1, d)
-        head = getattr(self.model, "cls", None)
-        if head is None and self.objective == "masked":
-            head = getattr(self.model, "lm_head", None)
-            if head is None:
-                raise Unsupported(f"{type(self.model).__name__}: no masked-LM head to read layers with")
-        if head is not None:
-            return getattr(head, "predictions", head)(h)  # BertForPreTraining's heads: the MLM one
-        base = self.model.base_model
-        norm = next((getattr(base, n) for n in ("ln_f", "norm", "final_layer_norm") if getattr(base, n, None) is not None),
-                    None)
-        if norm is not None:
-            h = torch.cat([norm(h[:-1]), h[-1:]])
-        return self.model.get_output_embeddings()(h)
 
 
 @one_thread_in_transformers

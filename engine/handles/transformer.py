@@ -22,8 +22,9 @@ from engine.data.inputs import encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
-from engine.handles.adapters import Adapter, BertAdapter, ForwardOutput, GPTAdapter, OurAdapter  # noqa: F401 - re-exported
 from engine.handles.base import BaseHandle, check_k, check_text, run_info
+from engine.models.wrappers.ours import BertAdapter, GPTAdapter
+from engine.models.wrappers.protocol import Adapter, ForwardOutput
 from engine.results import (
     AttentionMaps,
     Capability,

@@ -1,54 +1,27 @@
-"""What a transformer handle talks to: an ``Adapter`` that runs one network (ours or a Hugging Face
-model) and says what it reads and predicts. Our BERT and GPT have one each here; a Hugging Face
-model's is ``engine.handles.hf.HFAdapter``."""
+"""Our BERT's and GPT's wrappers (``engine.models.wrappers.protocol.Adapter``): what each reads and
+predicts for a query, and what fine-tuning trains (no branch on the family's name)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import torch
+from torch import nn
 
 from engine.data.inputs import Specials, bert_specials, separator
 from engine.models.packed_linear import pack_linears
-
-
-@dataclass
-class ForwardOutput:
-    hidden: list[torch.Tensor]  # (layers + 1) x (B, T, d); 0 = the input (embedding) layer
-    attentions: list[torch.Tensor]  # layers x (B, H, T, T), when asked
-    logits: torch.Tensor | None  # (B, T, V) or (B, P, V) for asked positions, when the model has an LM head
-    nsp: torch.Tensor | None  # (B, 2), index 0 = IsNext
-
-
-class Adapter(Protocol):
-    objective: str  # "masked", "causal" or "none" (no LM head)
-    tokenizer: Any  # a tokenizers.Tokenizer
-    max_len: int
-    mask_id: int | None
-    specials: Specials  # the special tokens around a text (or a pair): BERT's [CLS]/[SEP], GPT's BOS
-    has_nsp: bool
-    byte_level: bool
-    missing_head_reason: str
-
-    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
-                logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
-                pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
-        """pad_mask (B, T): 1 on real tokens (right padding). logits (B, T, V), or (B, len(positions), V)
-        when only those positions are asked for, or (B, V) at one position per row (row_positions)."""
-
-    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
-        """(layers + 1) x (d,) hidden states at one position -> (layers + 1, V) logits through the output
-        head (the logit lens)."""
+from engine.models.wrappers.protocol import ForwardOutput, reset_weights
 
 
 class OurAdapter:
-    """Our BERT or GPT behind the Adapter interface: what the two share. ``BertAdapter`` and
-    ``GPTAdapter`` say what each reads and predicts (no branch on the family's name)."""
+    """What our BERT and GPT share; ``BertAdapter`` and ``GPTAdapter`` say what each reads and predicts."""
 
     model: Any  # engine.models.bert.Bert or engine.models.gpt.GPT
     objective = ""
     byte_level = False
+    causal = False
 
     def __init__(self, kind: str, model: Any, tokenizer: Any, device: torch.device) -> None:
         self.kind, self.model, self.tokenizer, self.device = kind, model.to(device).eval(), tokenizer, device
@@ -58,7 +31,11 @@ class OurAdapter:
         self.mask_id = tokenizer.token_to_id("[MASK]")
         self.pad_id = tokenizer.token_to_id("[PAD]")
         self.specials = Specials()
+        self.task_specials = Specials()
         self.missing_head_reason = ""
+        self.body: nn.Module = self.model
+        self.hidden_size: int = model.cfg.hidden
+        self.n_layers: int = model.cfg.layers
 
     def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
                 attention: bool) -> tuple[list[torch.Tensor], Any]:
@@ -78,16 +55,32 @@ class OurAdapter:
         ns = self.model.nsp_logits(hidden[-1]) if nsp and self.has_nsp else None
         return ForwardOutput(hidden, atts, lg, ns)
 
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self._encode(ids, segments, mask, False)[0][-1]
+
+    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+        return None
+
+    def reset(self) -> None:
+        reset_weights(self.body)
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {"tokenizer.json": lambda p: self.tokenizer.save(str(p))}
+
+    def save_network(self, folder: Path) -> None:
+        return None  # rebuilt from the run's config.json and its tokenizer.json
+
 
 class BertAdapter(OurAdapter):
-    """A masked LM that reads both sides ([CLS] A [SEP] B [SEP]), with next-sentence prediction if trained so."""
+    """A masked LM that reads both sides ([CLS] A [SEP] B [SEP]), with next-sentence prediction if trained
+    so; its sentence vector is the pooler's tanh(W h_[CLS]) (BERT §4.1)."""
 
     objective = "masked"
 
     def __init__(self, model: Any, tokenizer: Any, device: torch.device, kind: str = "bert") -> None:
         super().__init__(kind, model, tokenizer, device)
         self.has_nsp = bool(model.cfg.nsp)
-        self.specials = bert_specials(tokenizer)
+        self.specials = self.task_specials = bert_specials(tokenizer)
 
     def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
                 attention: bool) -> tuple[list[torch.Tensor], Any]:
@@ -99,16 +92,23 @@ class BertAdapter(OurAdapter):
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
         return self.model.mlm_logits(torch.stack(states))  # (layers + 1, V)
 
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.model.pooled(states)
+
 
 class GPTAdapter(OurAdapter):
-    """A left-to-right LM: texts start with (and are separated by) its separator token."""
+    """A left-to-right LM: a query's text starts with its separator token; a task's text or pair is
+    <s> A <$> B <e> with that one token in the three places (GPT §3.3), read at the last token."""
 
     objective = "causal"
+    causal = True
 
     def __init__(self, model: Any, tokenizer: Any, device: torch.device, kind: str = "gpt") -> None:
         super().__init__(kind, model, tokenizer, device)
         self.byte_level = getattr(model.cfg, "tokenizer", "bpe") == "bpe"
-        self.specials = Specials((tokenizer.token_to_id(separator(self.byte_level)),))
+        delimiter = tokenizer.token_to_id(separator(self.byte_level))
+        self.specials = Specials((delimiter,))
+        self.task_specials = Specials((delimiter,), (delimiter,), (delimiter,), 1)
 
     def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
                 attention: bool) -> tuple[list[torch.Tensor], Any]:
@@ -121,3 +121,11 @@ class GPTAdapter(OurAdapter):
         h = torch.stack(states)  # (layers + 1, d)
         # the last state already went through the final LayerNorm; the ones below get it here
         return self.model.logits(torch.cat([self.model.final_norm(h[:-1]), h[-1:]]))
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.model.last_token(states, mask.sum(1))
+
+    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        logits = self.model.logits(states[:, :-1]).float()  # (B, T-1, V)
+        keep = mask[:, 1:]
+        return nn.functional.cross_entropy(logits[keep], ids[:, 1:][keep])

@@ -1,0 +1,115 @@
+"""A Hugging Face model's wrapper (``engine.models.wrappers.protocol.Adapter``), for the checkpoint
+folders engine/handles/hf.py loads and for fine-tuning them: the decoder question (``reads_left_to_right``),
+the special tokens and the maximum length are decided here once."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
+from engine.errors import Unsupported
+from engine.models.packed_linear import pack_linears
+from engine.models.wrappers.protocol import ForwardOutput
+
+
+class HFAdapter:
+    """A Hugging Face model behind the one wrapper: the model with its LM head for queries (or the bare
+    network where the folder has none), its base model for fine-tuning."""
+
+    def __init__(self, model: Any, tokenizer: Any, objective: str, device: torch.device, max_len: int,
+                 missing_head_reason: str = "") -> None:
+        self.model, self.device, self.objective = model.to(device).eval(), device, objective
+        pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
+        self.hf_tokenizer = tokenizer
+        backend = whole_texts(tokenizer.backend_tokenizer)
+        self.tokenizer = backend
+        self.max_len = max_len
+        self.mask_id = tokenizer.mask_token_id
+        self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
+        self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
+        self.missing_head_reason = missing_head_reason
+        params = inspect.signature(model.forward).parameters
+        self.takes_segments = "token_type_ids" in params and getattr(model.config, "type_vocab_size", 0) > 1
+        config = model.config
+        self.causal = objective == "causal" or reads_left_to_right(config)
+        self.body: Any = model.base_model  # fine-tuning trains the network (a PreTrainedModel), not the LM head
+        self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
+        self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
+        if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None):
+            bos = tokenizer.bos_token_id  # a language model's query: BOS, then the text (nothing after it)
+            self.specials = Specials((bos,) if bos is not None else ())
+        else:
+            self.specials = hf_specials(tokenizer, config.model_type, False, self.takes_segments)
+
+    def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
+                logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
+                pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
+        mask = torch.ones_like(ids) if pad_mask is None else pad_mask.long()
+        kwargs: dict[str, Any] = {"input_ids": ids, "output_hidden_states": True, "output_attentions": attention,
+                                  "attention_mask": mask}
+        if self.takes_segments and segments is not None:
+            kwargs["token_type_ids"] = segments
+        out = self.model(**kwargs)
+        lg = getattr(out, "logits", None)
+        if lg is None:
+            lg = getattr(out, "prediction_logits", None)
+        if lg is not None and positions is not None:
+            lg = lg[:, positions]
+        if lg is not None and row_positions is not None:
+            lg = lg[torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, V)
+        return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
+                             getattr(out, "seq_relationship_logits", None) if nsp else None)
+
+    def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
+        """The logit lens: a BERT-style prediction head (a masked LM's, or a BERT made causal: a transform,
+        then the decoder) on every layer's state; else a causal LM's final norm (GPT-2's ln_f: already
+        applied to the last state by transformers) and output layer."""
+        h = torch.stack(states)  # (layers + 1, d)
+        head = getattr(self.model, "cls", None)
+        if head is None and self.objective == "masked":
+            head = getattr(self.model, "lm_head", None)
+            if head is None:
+                raise Unsupported(f"{type(self.model).__name__}: no masked-LM head to read layers with")
+        if head is not None:
+            return getattr(head, "predictions", head)(h)  # BertForPreTraining's heads: the MLM one
+        base = self.model.base_model
+        norm = next((getattr(base, n) for n in ("ln_f", "norm", "final_layer_norm") if getattr(base, n, None) is not None),
+                    None)
+        if norm is not None:
+            h = torch.cat([norm(h[:-1]), h[-1:]])
+        return self.model.get_output_embeddings()(h)
+
+    def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        kwargs = {"input_ids": ids, "attention_mask": mask.long()}
+        if self.takes_segments:
+            kwargs["token_type_ids"] = segments
+        return self.body(**kwargs).last_hidden_state
+
+    def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """A decoder's last real token; an encoder's pooler where it has one, else its first token."""
+        if self.causal:
+            return states[torch.arange(states.shape[0], device=states.device), mask.sum(1) - 1]
+        pooler = getattr(self.body, "pooler", None)
+        if pooler is not None:
+            return pooler(states)
+        return states[:, 0]
+
+    def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
+        return None
+
+    def reset(self) -> None:
+        self.body.apply(self.body._init_weights)
+
+    def files(self) -> dict[str, Callable[[Path], None]]:
+        return {}  # the folder save_network writes rebuilds it
+
+    def save_network(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.body.config.save_pretrained(folder)
+        self.hf_tokenizer.save_pretrained(folder)
