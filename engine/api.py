@@ -66,6 +66,8 @@ from engine.inspection.attention_stats import (
     rollout,
 )
 from engine.inspection.history_scores import checkpoint_scores
+from engine.inspection.lab import causal_trace, lens_grid
+from engine.lab_results import LENS_MEASURES, CausalTrace, LensGrid
 from engine.results import (
     Answer,
     AttentionMaps,
@@ -438,7 +440,8 @@ __all__ = [
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
-    "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "model_names", "release_memory",
+    "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
+    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "model_names", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "checkpoint_scores",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
 ]

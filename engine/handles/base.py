@@ -194,6 +194,14 @@ class BaseHandle:
     def fill_mask(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no masked-LM head: only BERT-style models fill [MASK]")
 
+    def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> Any:
+        raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the lens "
+                          "needs a Transformer language model (BERT, GPT)")
+
+    def causal_trace(self, text: str, subject: str, samples: int = 3) -> Any:
+        raise Unsupported(f"{self.name} ({self.kind}): causal tracing restores a Transformer's hidden states; "
+                          "it needs a Transformer language model (BERT, GPT)")
+
     def logit_lens(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "
                           "needs a Transformer language model (BERT, GPT)")

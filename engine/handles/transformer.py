@@ -23,6 +23,7 @@ from engine.data.text import word_spans
 from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
 from engine.handles.base import BaseHandle, check_k, check_text, run_info
+from engine.lab_results import CausalTrace, LensGrid
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
 from engine.models.wrappers.protocol import Adapter, ForwardOutput
 from engine.results import (
@@ -67,6 +68,7 @@ class TransformerHandle(BaseHandle):
         self._shared: tuple[Any, ForwardOutput] | None = None  # the last short text's full forward pass
         self._shared_lock = threading.Lock()
         self._n_parameters: int | None = None  # (counted once: it decides how many threads a pass gets)
+        self.tuned_lens: Any = None  # engine.models.tuned_lens.TunedLens, when loaded from a tuned-lens run
 
     def _shared_forward(self, ids: list[int], segments: list[int]) -> ForwardOutput | None:
         """One forward pass of a short masked-LM text with attention and the logits at its [MASK]
@@ -249,6 +251,24 @@ class TransformerHandle(BaseHandle):
         layers = tuple(TokenCandidates(text, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))
                        for idx, val in zip(indices, values, strict=True))
         return LogitLens(text, position, layers)
+
+    def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
+        """Every layer's prediction at every position (engine.handles.lens): ``lens`` "logit", or "tuned"
+        where a tuned lens was trained for this model and loaded with it."""
+        from engine.handles.lens import lens_grid
+
+        if lens not in ("logit", "tuned"):
+            raise InputError(f"no lens '{lens}' (logit or tuned)")
+        if lens == "tuned" and self.tuned_lens is None:
+            raise Unsupported(f"{self.name} has no tuned lens: train one with word2bert-train tuned-lens --model "
+                              f"{self.name}, then open that run")
+        return lens_grid(self, text, k, self.tuned_lens if lens == "tuned" else None)
+
+    def causal_trace(self, text: str, subject: str, samples: int = 3) -> CausalTrace:
+        """Where the prediction at the [MASK] (or after the text) comes from (engine.handles.lens)."""
+        from engine.handles.lens import causal_trace
+
+        return causal_trace(self, text, subject, samples=samples)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         k = check_k(k)

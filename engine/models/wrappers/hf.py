@@ -14,7 +14,7 @@ import torch
 from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
 from engine.errors import Unsupported
 from engine.models.packed_linear import pack_linears
-from engine.models.wrappers.protocol import ForwardOutput
+from engine.models.wrappers.protocol import ForwardOutput, blocks_of
 
 
 class HFAdapter:
@@ -102,6 +102,9 @@ class HFAdapter:
 
     def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
         return None
+
+    def layer_modules(self) -> tuple[Any, list[Any]]:
+        return self.body.get_input_embeddings(), blocks_of(self.body, self.n_layers)
 
     def reset(self) -> None:
         self.body.apply(self.body._init_weights)

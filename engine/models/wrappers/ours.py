@@ -12,7 +12,7 @@ from torch import nn
 
 from engine.data.inputs import Specials, bert_specials, separator
 from engine.models.packed_linear import pack_linears
-from engine.models.wrappers.protocol import ForwardOutput, reset_weights
+from engine.models.wrappers.protocol import ForwardOutput, blocks_of, reset_weights
 
 
 class OurAdapter:
@@ -57,6 +57,9 @@ class OurAdapter:
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self._encode(ids, segments, mask, False)[0][-1]
+
+    def layer_modules(self) -> tuple[nn.Module, list[nn.Module]]:
+        return self.model.token_emb, blocks_of(self.model, self.n_layers)
 
     def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
         return None

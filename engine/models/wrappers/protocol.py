@@ -48,8 +48,12 @@ class Adapter(Protocol):
         when only those positions are asked for, or (B, V) at one position per row (row_positions)."""
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
-        """(layers + 1) x (d,) hidden states at one position -> (layers + 1, V) logits through the output
-        head (the logit lens)."""
+        """(layers + 1) x (..., d) hidden states -> (layers + 1, ..., V) logits through the output head (the
+        logit lens): one position's states, or every position's."""
+
+    def layer_modules(self) -> tuple[nn.Module, list[nn.Module]]:
+        """The token embedding and the blocks whose outputs are hidden states 1..layers: where causal
+        tracing noises a token and restores a state (forward hooks)."""
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """(B, T) -> (B, T, hidden_size): the last layer's states, with gradients where they are on."""
@@ -69,6 +73,15 @@ class Adapter(Protocol):
     def save_network(self, folder: Path) -> None:
         """Write what rebuilds this network untrained into ``folder`` (a Hugging Face config and tokenizer);
         ours need nothing there (their settings go into the run's config.json)."""
+
+
+def blocks_of(network: nn.Module, n_layers: int) -> list[nn.Module]:
+    """The first list of ``n_layers`` modules in ``network``: its Transformer blocks, whatever their name
+    (ours: layers or blocks; Hugging Face: encoder.layer, h, layers)."""
+    for module in network.modules():
+        if isinstance(module, nn.ModuleList) and len(module) == n_layers:
+            return list(module)
+    raise ValueError(f"{type(network).__name__}: no list of {n_layers} blocks")
 
 
 def reset_weights(network: nn.Module) -> None:

@@ -1,0 +1,209 @@
+"""The lab's queries of a Transformer language model (ours or a Hugging Face folder), through its one
+wrapper (engine/models/wrappers):
+
+* ``lens_grid``: every layer's state at every position read through the model's own output head (the
+  logit lens, nostalgebraist 2020), or first through that layer's trained translator (the tuned lens,
+  Belrose et al. 2023): the top predictions, their entropy, their distance from the final layer and the
+  rank of the actual token, layers × tokens.
+* ``causal_trace``: where a prediction comes from (Meng et al. 2022, "Locating and Editing Factual
+  Associations in GPT"): the subject's token embeddings are noised, then one (layer, position) state at a
+  time is put back from the clean run, and the prediction's probability measured again.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.data.text import word_spans
+from engine.errors import InputError, Unsupported
+from engine.handles.base import check_k, check_text
+from engine.lab_results import CausalTrace, LensGrid
+
+MASK_TEXT = "[MASK]"
+MAX_GRID_TOKENS = 64  # a sentence; the grid's logits are (layers + 1) x tokens x vocabulary
+POSITION_CHUNK = 16  # positions read through the head at once (a GPT-2's 13 x 16 x 50k floats: 42 MB)
+TRACE_ROWS = 256  # corrupted copies run in one batch
+NOISE_TIMES_STD = 3.0  # Meng et al.: 3 x the standard deviation of the token embeddings
+
+
+def _model_text(handle: Any, text: str) -> str:
+    adapter = handle.adapter
+    if adapter.objective not in ("masked", "causal"):
+        raise Unsupported(adapter.missing_head_reason or f"{handle.name} has no output head to read layers with")
+    text = check_text(text)
+    if adapter.objective == "masked" and MASK_TEXT in text:
+        text = text.replace(MASK_TEXT, adapter.tokenizer.id_to_token(adapter.mask_id))
+    return text
+
+
+def _inputs(handle: Any, text: str, most: int) -> tuple[list[int], list[int], list[bool], str]:
+    ids, segments, _, special, notice = handle._encode(_model_text(handle, text))
+    if len(ids) > most:
+        ids, segments, special = ids[:most], segments[:most], special[:most]
+        notice = f"the text is longer than {most} tokens; the first {most} are shown"
+    return ids, segments, [bool(s) for s in special], notice
+
+
+def lens_grid(handle: Any, text: str, k: int = 5, translators: Any = None) -> LensGrid:
+    """``handle``'s lens over ``text`` (masked LMs: [MASK] where a word is hidden), the first
+    ``MAX_GRID_TOKENS`` tokens; ``translators``: a tuned lens (``engine.models.tuned_lens``) or None."""
+    k = check_k(k, 20)
+    adapter = handle.adapter
+    ids, segments, special, notice = _inputs(handle, text, MAX_GRID_TOKENS)
+    masked = adapter.objective == "masked"
+    n = len(ids)
+    if masked:  # the token at each position, unknown where it is hidden
+        target_ids = [-1 if special[t] or ids[t] == adapter.mask_id else ids[t] for t in range(n)]
+    else:  # the token after each position
+        target_ids = [ids[t + 1] if t + 1 < n and not special[t + 1] else -1 for t in range(n)]
+    out = handle._forward(ids, segments)
+    hidden = [h[0] for h in out.hidden]  # (layers + 1) x (T, d)
+    layers = len(hidden)
+    top_p = np.zeros((layers, n, k), np.float32)
+    top_i = np.zeros((layers, n, k), np.int64)
+    entropy, kl = np.zeros((layers, n), np.float32), np.zeros((layers, n), np.float32)
+    rank = np.full((layers, n), np.nan, np.float32)
+    with torch.inference_mode():
+        if translators is not None:
+            hidden = translators.translate(hidden)
+        for a in range(0, n, POSITION_CHUNK):
+            z = min(n, a + POSITION_CHUNK)
+            logp = adapter.read_layers([h[a:z] for h in hidden]).float().log_softmax(-1)  # (layers, c, V)
+            p = logp.exp()
+            entropy[:, a:z] = (-(p * logp).sum(-1)).cpu().numpy()
+            kl[:, a:z] = (p[-1] * (logp[-1] - logp)).sum(-1).clamp_min(0).cpu().numpy()
+            top = p.topk(min(k, p.shape[-1]), dim=-1)
+            top_p[:, a:z, : top.values.shape[-1]] = top.values.cpu().numpy()
+            top_i[:, a:z, : top.indices.shape[-1]] = top.indices.cpu().numpy()
+            for t in range(a, z):
+                if target_ids[t] >= 0:
+                    column = logp[:, t - a]  # (layers, V)
+                    rank[:, t] = ((column > column[:, target_ids[t] : target_ids[t] + 1]).sum(-1) + 1).cpu().numpy()
+    names: dict[int, str] = {}
+
+    def name(i: int) -> str:
+        if i not in names:
+            names[i] = handle._token_text(i)
+        return names[i]
+
+    tops = tuple(tuple(tuple(name(int(i)) for i in top_i[layer, t]) for t in range(n)) for layer in range(layers))
+    return LensGrid(text, "tuned" if translators is not None else "logit", adapter.objective,
+                    tuple(name(i) for i in ids), tuple(special), tuple(name(i) if i >= 0 else None for i in target_ids),
+                    tops, top_p, entropy, kl, rank, notice)
+
+
+def subject_positions(handle: Any, text: str, subject: str) -> list[int]:
+    """The model's token positions of ``subject``'s words in ``text`` (their first occurrence)."""
+    text_model = _model_text(handle, text)
+    _, _, offsets, special, _ = handle._encode(text_model)
+    subject = subject.strip()
+    if not subject:
+        raise InputError("name the subject: the words whose embeddings are noised")
+    start = text_model.lower().find(subject.lower())
+    if start < 0:
+        raise InputError(f"'{subject}' is not in the text")
+    end = start + len(subject)
+    spans = [(a, b) for a, b in word_spans(text_model) if a < end and b > start]
+    lo, hi = spans[0][0], spans[-1][1]
+    found = [t for t, (a, b) in enumerate(offsets) if not special[t] and b > a and a < hi and b > lo]
+    if not found:
+        raise InputError(f"'{subject}' lies beyond the part of the text this model reads")
+    return found
+
+
+def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, noise: float | None = None,
+                 seed: int = 0) -> CausalTrace:
+    """Restore each (layer, position) state of the clean run into a run whose ``subject`` embeddings are
+    noised (``samples`` noise draws, N(0, noise²) with ``noise`` 3 x the token embeddings' standard
+    deviation unless given), and measure the clean prediction's probability at the [MASK] (masked LMs)
+    or after the last token (left-to-right LMs)."""
+    adapter = handle.adapter
+    ids, segments, special, _ = _inputs(handle, text, adapter.max_len)
+    if adapter.objective == "masked":
+        if adapter.mask_id not in ids:
+            raise InputError("the text has no [MASK]: tracing explains the prediction at a [MASK]")
+        position = ids.index(adapter.mask_id)
+    else:
+        position = len(ids) - 1
+    subj = subject_positions(handle, text, subject)
+    samples = max(1, min(int(samples), 10))
+    embedding, blocks = adapter.layer_modules()
+    n, layers = len(ids), len(blocks) + 1
+    device = next(adapter.body.parameters()).device
+    with torch.inference_mode():
+        std = float(embedding.weight.float().std()) * NOISE_TIMES_STD if noise is None else float(noise)
+        generator = torch.Generator().manual_seed(seed)
+        draws = torch.randn(samples, len(subj), embedding.weight.shape[1], generator=generator) * std
+
+    clean_states: list[torch.Tensor] = []
+    plan: dict[str, Any] = {}  # what the hooks do in the pass under way
+
+    def first(output: Any) -> torch.Tensor:
+        return output[0] if isinstance(output, tuple) else output
+
+    def with_first(output: Any, x: torch.Tensor) -> Any:
+        return (x, *output[1:]) if isinstance(output, tuple) else x
+
+    def noise_hook(module: Any, inputs: Any, output: Any) -> Any:
+        rows = plan.get("noise")  # (B, len(subj), d) per row, or None in the clean pass
+        if rows is None:
+            return output
+        x = output.clone()
+        x[:, subj] = x[:, subj] + rows.to(x.dtype)
+        return x
+
+    def block_hook(index: int) -> Any:
+        def hook(module: Any, inputs: Any, output: Any) -> Any:
+            x = first(output)
+            if "restore" not in plan:  # the clean pass: keep every block's output
+                clean_states.append(x[0].clone())
+                return output
+            rows = [r for r, (layer, _) in enumerate(plan["restore"]) if layer == index + 1]
+            if not rows:
+                return output
+            x = x.clone()
+            for r in rows:
+                t = plan["restore"][r][1]
+                x[r, t] = clean_states[index][t]
+            return with_first(output, x)
+        return hook
+
+    handles = [embedding.register_forward_hook(noise_hook)]
+    handles += [block.register_forward_hook(block_hook(i)) for i, block in enumerate(blocks)]
+    try:
+        with torch.inference_mode():
+            clean = _probs_at(handle, [ids], [segments], position)[0]
+            target = int(clean.argmax())
+            p_clean = float(clean[target])
+            cells = [(layer, t) for layer in range(layers) for t in range(n)]
+            jobs = [(s, cell) for s in range(samples) for cell in [(-1, -1), *cells]]  # (-1, -1): nothing restored
+            results = np.zeros(len(jobs), np.float64)
+            for a in range(0, len(jobs), TRACE_ROWS):
+                chunk = jobs[a : a + TRACE_ROWS]
+                rows = draws[[s for s, _ in chunk]].to(device)  # (B, len(subj), d)
+                for r, (_, (layer, t)) in enumerate(chunk):
+                    if layer == 0 and t in subj:  # the embedding row: this token left un-noised
+                        rows[r, subj.index(t)] = 0.0
+                plan.clear()
+                plan.update({"noise": rows, "restore": [cell for _, cell in chunk]})
+                probs = _probs_at(handle, [ids] * len(chunk), [segments] * len(chunk), position)
+                results[a : a + len(chunk)] = probs[:, target].double().cpu().numpy()
+    finally:
+        for h in handles:
+            h.remove()
+        plan.clear()
+    per_sample = results.reshape(samples, 1 + len(cells))
+    p_corrupt = float(per_sample[:, 0].mean())
+    restored = per_sample[:, 1:].mean(0).reshape(layers, n).astype(np.float32)
+    return CausalTrace(text, tuple(handle._token_text(i) for i in ids), tuple(subj), position,
+                       handle._token_text(target), p_clean, p_corrupt, restored, samples, std)
+
+
+def _probs_at(handle: Any, ids: list[list[int]], segments: list[list[int]], position: int) -> torch.Tensor:
+    """(B, V) the model's distribution at ``position`` of each row."""
+    out = handle._forward(ids, segments, logits=True, positions=[position])
+    assert out.logits is not None
+    return out.logits[:, 0].float().softmax(-1)

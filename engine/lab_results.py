@@ -1,0 +1,85 @@
+"""What the lab's queries return (engine.api.lens_grid, engine.api.causal_trace): numpy arrays and
+frozen dataclasses on the CPU, like engine.results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+# what colours a lens grid's cells; each is an array of LensGrid
+LENS_MEASURES = {
+    "probability": "the top prediction's probability",
+    "entropy": "entropy of the layer's distribution (nats): low = sure",
+    "kl": "KL divergence from the final layer's distribution (nats): 0 = the final answer already",
+    "rank": "rank of the actual token (1 = the top prediction)",
+}
+
+
+@dataclass(frozen=True)
+class LensGrid:
+    """What every layer predicts at every position, each layer's state read through the model's own
+    output head (the logit lens) or first through that layer's trained translator (the tuned lens).
+
+    Row 0 is the embedding layer, the last row the model's own prediction. A masked LM predicts, at each
+    position, the token there (at a [MASK]: the hidden one); a left-to-right LM the token after it."""
+
+    text: str
+    lens: str  # "logit" or "tuned"
+    objective: str  # "masked" or "causal"
+    tokens: tuple[str, ...]  # the model's tokens, special ones included
+    special: tuple[bool, ...]  # per token: a special token the model adds ([CLS], [SEP], BOS)
+    targets: tuple[str | None, ...]  # per position: the actual token to predict (None: unknown or none)
+    top_tokens: tuple[tuple[tuple[str, ...], ...], ...]  # [layer][position]: the k best, best first
+    top_probs: np.ndarray  # (layers + 1, T, k)
+    entropy: np.ndarray  # (layers + 1, T) nats
+    kl: np.ndarray  # (layers + 1, T) KL(final || layer), nats
+    rank: np.ndarray  # (layers + 1, T) rank of the target, 1 = top; nan where there is no target
+    notice: str = ""
+
+    @property
+    def layers(self) -> int:
+        return int(self.entropy.shape[0])
+
+    def measure(self, name: str) -> np.ndarray:
+        """(layers + 1, T) values of one of LENS_MEASURES."""
+        if name == "probability":
+            return self.top_probs[..., 0]
+        if name in ("entropy", "kl", "rank"):
+            return getattr(self, name)
+        raise ValueError(f"no lens measure '{name}' (there are {', '.join(LENS_MEASURES)})")
+
+
+MIN_LOST = 0.01  # a trace whose noise cost the prediction less probability than this explains nothing
+
+
+@dataclass(frozen=True)
+class CausalTrace:
+    """Why a prediction happens (Meng et al. 2022): the subject's token embeddings are noised, then one
+    layer's state at one position is restored from the clean run; ``restored[l, t]`` is the probability
+    of the clean prediction afterwards (row 0: the embedding of token t left un-noised)."""
+
+    text: str
+    tokens: tuple[str, ...]
+    subject: tuple[int, ...]  # positions whose embeddings are noised
+    position: int  # where the prediction is read (the [MASK], or the last token)
+    target: str  # the clean run's prediction there
+    p_clean: float
+    p_corrupt: float  # the mean over noise samples, nothing restored
+    restored: np.ndarray  # (layers + 1, T)
+    samples: int
+    noise: float  # the noise's standard deviation
+
+    @property
+    def informative(self) -> bool:
+        """Whether the noise cost the prediction enough probability for restoring to show anything."""
+        return self.p_clean - self.p_corrupt >= MIN_LOST
+
+    @property
+    def effect(self) -> np.ndarray:
+        """(layers + 1, T): the share of the probability lost to the noise that restoring brings back
+        (0 = nothing, 1 = all of it)."""
+        lost = self.p_clean - self.p_corrupt
+        if lost < MIN_LOST:  # the noise did not hurt the prediction: there is nothing to bring back
+            return np.zeros_like(self.restored)
+        return (self.restored - self.p_corrupt) / lost

@@ -1,0 +1,99 @@
+"""The lab's lens over every layer and position, and causal tracing (engine/handles/lens.py), on our BERT
+and GPT and on Hugging Face folders: what a researcher would check first."""
+
+import numpy as np
+import pytest
+
+from engine import api
+from engine.errors import InputError, Unsupported
+from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
+
+
+@pytest.fixture(scope="module")
+def lab_handles(contextual_runs, tmp_path_factory):
+    root = tmp_path_factory.mktemp("lab")
+    return {"bert": api.load(contextual_runs["bert"][0]), "gpt": api.load(contextual_runs["gpt"][0]),
+            "hf-bert": api.load(tiny_hf_folder(root / "enc", contextual_runs, decoder=False)),
+            "hf-decoder": api.load(tiny_hf_folder(root / "dec", contextual_runs, decoder=True))}
+
+
+TEXT = {"bert": "the striker scored a [MASK] in the match", "gpt": "the striker scored a goal in the"}
+
+
+def _text(handle):
+    return TEXT["bert"] if handle.adapter.objective == "masked" else TEXT["gpt"]
+
+
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-bert", "hf-decoder"])
+def test_the_lens_grids_last_layer_is_the_models_own_prediction_at_every_position(lab_handles, which):
+    handle = lab_handles[which]
+    grid = api.lens_grid(handle, _text(handle), k=3)
+    ids, segments, _, _, _ = handle._encode(handle.adapter.tokenizer.id_to_token(handle.adapter.mask_id).join(
+        _text(handle).split("[MASK]")) if "[MASK]" in _text(handle) else _text(handle))
+    logits = handle._forward(ids, segments, logits=True).logits[0].float()  # (T, V): the model's own head
+    own = [handle._token_text(int(i)) for i in logits.argmax(-1)]
+    assert [grid.top_tokens[-1][t][0] for t in range(len(ids))] == own
+    assert np.allclose(grid.top_probs[-1, :, 0], logits.softmax(-1).max(-1).values.numpy(), atol=1e-5)
+    assert grid.layers == handle.adapter.n_layers + 1 and grid.tokens[0] == handle._token_text(ids[0])
+    assert np.allclose(grid.kl[-1], 0.0, atol=1e-5)  # the final layer is its own reference
+    assert np.all(grid.entropy >= 0) and np.all(grid.top_probs[..., 0] >= grid.top_probs[..., 1])
+
+
+def test_a_masked_lm_is_ranked_on_the_words_it_sees_a_causal_one_on_the_next_word(lab_handles):
+    masked = api.lens_grid(lab_handles["bert"], TEXT["bert"])
+    hidden = masked.tokens.index("[MASK]")
+    assert masked.targets[hidden] is None and np.isnan(masked.rank[:, hidden]).all()
+    assert masked.targets[1] == masked.tokens[1]  # a masked LM's position predicts its own token
+    causal = api.lens_grid(lab_handles["gpt"], TEXT["gpt"])
+    assert causal.targets[1] == causal.tokens[2] and causal.targets[-1] is None  # the next token; none after the last
+    assert np.all(causal.rank[:, :-1] >= 1)
+
+
+def test_the_lens_refuses_what_it_cannot_read(lab_handles, tmp_path):
+    with pytest.raises(Unsupported, match="tuned lens"):
+        api.lens_grid(lab_handles["bert"], TEXT["bert"], lens="tuned")
+    with pytest.raises(InputError):
+        api.lens_grid(lab_handles["bert"], "   ")
+
+
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-decoder"])
+def test_tracing_with_nothing_corrupted_restores_everything(lab_handles, which):
+    from engine.handles.lens import causal_trace
+
+    handle = lab_handles[which]
+    trace = causal_trace(handle, _text(handle), "striker", samples=2, noise=0.0)
+    assert trace.p_corrupt == pytest.approx(trace.p_clean, abs=1e-5)
+    assert np.allclose(trace.restored, trace.p_clean, atol=1e-5)
+    assert not trace.informative and np.all(trace.effect == 0)
+
+
+@pytest.mark.parametrize("which", ["bert", "gpt"])
+def test_restoring_the_last_layer_at_the_prediction_brings_all_of_it_back(lab_handles, which):
+    """Noise on the subject; the final state at the read position restored gives the clean prediction
+    back exactly, and the subject's own embedding restored at every noised token does too."""
+    handle = lab_handles[which]
+    trace = api.causal_trace(handle, _text(handle), "striker", samples=2)
+    assert trace.restored.shape == (handle.adapter.n_layers + 1, len(trace.tokens))
+    assert trace.tokens[trace.position] == ("[MASK]" if which == "bert" else trace.tokens[-1])
+    assert trace.restored[-1, trace.position] == pytest.approx(trace.p_clean, abs=1e-5)
+    assert trace.subject and all(trace.tokens[t].strip().lstrip("#").lower() in "striker" for t in trace.subject)
+    if len(trace.subject) == 1:  # un-noising the only noised token is the clean run
+        assert trace.restored[0, trace.subject[0]] == pytest.approx(trace.p_clean, abs=1e-5)
+
+
+def test_tracing_says_what_is_wrong_with_its_question(lab_handles):
+    with pytest.raises(InputError, match="not in the text"):
+        api.causal_trace(lab_handles["bert"], TEXT["bert"], "goalkeeper")
+    with pytest.raises(InputError, match=r"\[MASK\]"):
+        api.causal_trace(lab_handles["bert"], "the striker scored a goal", "striker")
+    static = api.load("word2vec-sgns")
+    with pytest.raises(Unsupported):
+        api.causal_trace(static, TEXT["gpt"], "striker")
+    with pytest.raises(Unsupported):
+        api.lens_grid(static, TEXT["gpt"])
+
+
+def test_a_trace_is_the_same_from_the_same_seed(lab_handles):
+    a = api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "striker", samples=2)
+    b = api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "striker", samples=2)
+    assert np.array_equal(a.restored, b.restored) and a.p_corrupt == b.p_corrupt
