@@ -11,11 +11,15 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step"}
+          "step", "lab", "measure", "show", "subject", "compare"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
+# the lab under the Masked LM and Next token views: its tabs, its measures (engine.api.LENS_MEASURES), A/B
+LABS = ("grid", "trace")
+MEASURES = ("probability", "entropy", "kl", "rank")
+SHOWS = ("A", "B", "A − B")
 
 
 class SceneError(ValueError):
@@ -39,6 +43,11 @@ class Scene:
     curves: str | list[str] | None = None
     run: str | None = None  # the Run history's run folder (a scene of the "history" panel)
     step: int | None = None  # the checkpoint it shows: the kept one nearest this step (None: the last)
+    lab: str | None = None  # the Masked LM / Next token view's lab open on its "grid" or its "trace"
+    measure: str | None = None  # what colours the lens grid (MEASURES)
+    show: str | None = None  # the grid of model A, of the compared B, or A − B (SHOWS)
+    subject: str | None = None  # the words causal tracing noises
+    compare: str | None = None  # the model compared with (B)
 
     def to_json(self) -> dict[str, Any]:
         """The scene's JSON: its panel, sentences and models, and every other field that is set."""
@@ -85,7 +94,7 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise SceneError(f"{origin}: 'models' must be a list of model names")
     scene["sentences"] = [clean_text(s) for s in scene["sentences"]]
-    for key in ("title", "selection", "contextual_model", "view", "run"):
+    for key in ("title", "selection", "contextual_model", "view", "run", "lab", "measure", "show", "subject", "compare"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
     curves = scene.get("curves")
@@ -97,6 +106,11 @@ def check_scene(scene: Any, origin: str) -> Scene:
             raise SceneError(f"{origin}: '{key}' must be a whole number or null")
     if scene["panel"] == "history" and not scene.get("run"):
         raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
+    for key, allowed in (("lab", LABS), ("measure", MEASURES), ("show", SHOWS)):
+        if scene.get(key) is not None and scene[key] not in allowed:
+            raise SceneError(f"{origin}: '{key}' {scene[key]!r} is not one of {', '.join(allowed)}")
+    if scene.get("lab") and (scene["panel"] != "predictions" or scene.get("view") not in ("masked", "next")):
+        raise SceneError(f"{origin}: 'lab' opens under the predictions panel's masked or next view")
     views = VIEWS.get(scene["panel"], ())
     if scene.get("view") and views and scene["view"] not in views:
         raise SceneError(f"{origin}: 'view' {scene['view']!r} is not a view of the {scene['panel']} panel "
@@ -118,6 +132,8 @@ def check_answerable(scene: Scene, origin: str) -> None:
                              f"({', '.join(named)}) nor a folder or file here")
     if scene.run and not Path(scene.run).expanduser().is_dir():
         raise SceneError(f"{origin}: 'run' {scene.run!r} is not a folder here")
+    if scene.compare and scene.compare not in scene.models + [Path(m).name for m in scene.models]:
+        raise SceneError(f"{origin}: 'compare' {scene.compare!r} is not one of its 'models' ({', '.join(scene.models)})")
     chosen = scene.contextual_model
     if chosen and scene.models and chosen not in scene.models + [Path(m).name for m in scene.models]:
         raise SceneError(f"{origin}: 'contextual_model' {chosen!r} is not one of its 'models' "

@@ -29,14 +29,16 @@ def write_csv(path: str, rows: list[list[str]]) -> None:
         csv.writer(f).writerows(rows)
 
 
-def add_csv_export(widget: QWidget, rows: Callable[[], list[list[str]]], name: str) -> None:
-    """Right-click on ``widget``: copy as tab-separated text, or save as CSV."""
+def add_csv_export(widget: QWidget, rows: Callable[[], list[list[str]]], name: str, png: bool = False) -> None:
+    """Right-click on ``widget``: copy as tab-separated text, or save as CSV (with ``png``: or as a picture
+    of the widget, for a table drawn in colours)."""
     widget.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
 
     def menu(pos) -> None:
         m = QMenu(widget)
         copy = m.addAction("Copy as text")
         save = m.addAction("Save as CSV…")
+        picture = m.addAction("Save as PNG…") if png else None
         chosen = m.exec(widget.mapToGlobal(pos))
         if chosen is copy:
             QApplication.clipboard().setText("\n".join("\t".join(r) for r in rows()))
@@ -44,5 +46,9 @@ def add_csv_export(widget: QWidget, rows: Callable[[], list[list[str]]], name: s
             path, _ = QFileDialog.getSaveFileName(widget, f"Save {name} as CSV", f"{name}.csv", "CSV (*.csv)")
             if path:
                 write_csv(path, rows())
+        elif picture is not None and chosen is picture:
+            path, _ = QFileDialog.getSaveFileName(widget, f"Save {name} as PNG", f"{name}.png", "PNG (*.png)")
+            if path:
+                widget.grab().save(path)
 
     widget.customContextMenuRequested.connect(menu)

@@ -27,7 +27,7 @@ from explorer.failures import Outcome, attempt
 from explorer.panels.predictions.bars import sentence_case, whole_word
 from explorer.session import Session
 from explorer.tasks import TaskRunner
-from explorer.widgets.logit_lens_table import LogitLensTable
+from explorer.widgets.lens_lab import LensLab, lab_fields, open_lab
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
@@ -37,13 +37,10 @@ MASK = "[MASK]"
 
 @dataclass(frozen=True)
 class MaskedAnswer:
-    """What the worker found for one text: each model's top-k per [MASK] (or why that model could not),
-    and the first model's logit lens when it is on screen (None: off)."""
+    """What the worker found for one text: each model's top-k per [MASK] (or why that model could not)."""
 
     text: str
     per_model: list[tuple[str, Outcome[Any]]]  # (model name, its fill_mask result)
-    lens_model: str
-    lens: Outcome[Any] | None
 
 
 class MaskedView(QWidget):
@@ -69,8 +66,11 @@ class MaskedView(QWidget):
         self._positions: list[list[int]] = [[], []]  # per model: the token position of each [MASK] shown
         for i, bars_view in enumerate(self.results):
             bars_view.clicked.connect(lambda section, _row, i=i: self._prediction_clicked(i, section))
-        self.lens_switch = QCheckBox("What every layer predicts (logit lens)")
-        self.lens = LogitLensTable()
+        self.lens_switch = QCheckBox("The lab: what every layer predicts at every token, and why (lens, causal tracing)")
+        self.lens = LensLab()
+        self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
+        self.wanted_compare = ""  # a scene's compared model, chosen as it loads
+        self.lens.ready.connect(self._lab_ready)
         self.lens.setVisible(False)
         self.lens_switch.toggled.connect(self._lens_toggled)
         self.learn = QPushButton("Learn how BERT was trained: draw a training example")
@@ -145,7 +145,7 @@ class MaskedView(QWidget):
     def set_presenting(self, on: bool) -> None:
         for widget in (self.learn, self.example, self.lens_switch):
             widget.setVisible(not on)
-        self.lens.setVisible(not on and self.lens_switch.isChecked())
+        self.lens.setVisible(self.lens_switch.isChecked())  # a lab scene shows its lab in a talk too
 
     def _message(self, message: str) -> None:
         self.hint.setText(message)
@@ -203,22 +203,17 @@ class MaskedView(QWidget):
             self._message("No [MASK] yet: type [MASK] where a word should be, or click a word above to mask it.")
             return
 
-        with_lens = self.lens_switch.isChecked()  # computed only when on screen
+        if self.lens_switch.isChecked():  # computed only when on screen
+            self.lens.set_query(text, handles)
 
         def work() -> MaskedAnswer:
-            per_model = [(h.name, attempt(functools.partial(h.fill_mask, text, k=8))) for h in handles]
-            lens = attempt(lambda: handles[0].logit_lens(text, k=5)) if with_lens else None
-            return MaskedAnswer(text, per_model, handles[0].name, lens)
+            return MaskedAnswer(text, [(h.name, attempt(functools.partial(h.fill_mask, text, k=8))) for h in handles])
 
         self.runner.submit(work)
 
     def _show(self, answer: MaskedAnswer) -> None:
-        text, per_model, lens = answer.text, answer.per_model, answer.lens
+        text, per_model = answer.text, answer.per_model
         self.last = answer
-        if lens is not None and lens.failed:
-            self.lens.show_message(lens.message)
-        elif lens is not None:
-            self.lens.show_lens(answer.lens_model, lens.value)
         before = text.split(MASK)
         notes = []
         for i, (bars_view, (name, outcome)) in enumerate(zip(self.results, per_model, strict=False)):
@@ -240,7 +235,8 @@ class MaskedView(QWidget):
             self.results[1].clear()
         self.hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each "
                           "(click one to see where that position attends)")
-        self.shown.emit()
+        if not self.lab_scene:  # a lab scene is shown when its lab is
+            self.shown.emit()
 
     def _prediction_clicked(self, model: int, section: int) -> None:
         positions = self._positions[model]
@@ -287,10 +283,21 @@ class MaskedView(QWidget):
         parts.append("</table>")
         self.example.setHtml("".join(parts))
 
+    def _lab_ready(self) -> None:
+        if self.lab_scene:
+            self.lab_scene = False
+            self.shown.emit()
+
+    def open_lab(self, scene: Any) -> None:
+        open_lab(self, scene)
+
+    def lab_fields(self) -> dict[str, Any]:
+        return lab_fields(self)
+
     def refresh_models(self, prefer: str) -> None:
         self.model.set_models(self.session.models, prefer=prefer)
-        self.model2.set_models(self.session.models,
-                               prefer=next((n for n in self.model.usable() if n != self.model.currentText()), ""))
+        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
+            (n for n in self.model.usable() if n != self.model.currentText()), ""))
         self.query()
 
     def set_sentences(self, sentences: list[str]) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDoubleSpinBox,
     QHBoxLayout,
     QLabel,
@@ -20,6 +21,7 @@ from PySide6.QtWidgets import (
 from explorer.panels.predictions.bars import sentence_case
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.lens_lab import LensLab, lab_fields, open_lab
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
@@ -44,11 +46,22 @@ class NextTokenView(QWidget):
         self.sample = QPushButton("Continue (sampled)")
         self.continuation = QLabel()
         self.continuation.setWordWrap(True)
+        self.compare = QCheckBox("compare with")  # in the lab: model B's lens beside A's
+        self.model2 = ModelPicker(Capability.NEXT_TOKEN)
+        self.model2.setEnabled(False)
+        self.lens_switch = QCheckBox("The lab: what every layer predicts at every token, and why (lens, causal tracing)")
+        self.lens = LensLab()
+        self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
+        self.wanted_compare = ""  # a scene's compared model, chosen as it loads
+        self.lens.ready.connect(self._lab_ready)
+        self.lens.setVisible(False)
         layout = QVBoxLayout(self)
         row = QHBoxLayout()
         row.addWidget(QLabel("Text:"))
         row.addWidget(self.text, 3)
         row.addWidget(self.model, 1)
+        row.addWidget(self.compare)
+        row.addWidget(self.model2, 1)
         layout.addLayout(row)
         layout.addWidget(self.message)
         layout.addWidget(scrolling(self.results), 1)
@@ -60,6 +73,8 @@ class NextTokenView(QWidget):
         gen.addStretch(1)
         layout.addLayout(gen)
         layout.addWidget(self.continuation)
+        layout.addWidget(self.lens_switch)
+        layout.addWidget(self.lens, 2)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self.message.setText)
@@ -69,7 +84,10 @@ class NextTokenView(QWidget):
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.query)
         self.text.textChanged.connect(lambda _: self._debounce.start())
-        self.model.currentIndexChanged.connect(lambda _: self.query())
+        for picker in (self.model, self.model2):
+            picker.currentIndexChanged.connect(lambda _: self.query())
+        self.compare.toggled.connect(self._compare_toggled)
+        self.lens_switch.toggled.connect(self._lens_toggled)
         self.greedy.clicked.connect(lambda: self.continue_text(0.0))
         self.sample.clicked.connect(lambda: self.continue_text(self.temperature.value()))
 
@@ -87,12 +105,24 @@ class NextTokenView(QWidget):
             self.message.setText("Type the beginning of a sentence.")
             return
         self.runner.submit(lambda: (text, handle.name, handle.next_token(text, k=10)))
+        if self.lens_switch.isChecked():  # computed only when on screen
+            other = self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
+            self.lens.set_query(text, [handle, *([other] if other is not None else [])])
+
+    def _compare_toggled(self, on: bool) -> None:
+        self.model2.setEnabled(on)
+        self.query()
+
+    def _lens_toggled(self, on: bool) -> None:
+        self.lens.setVisible(on)
+        self.query()
 
     def _show(self, result: tuple[str, str, Any]) -> None:
         text, name, candidates = result
         self.message.setText(f"{name}: the likeliest next tokens after “{text}”")
         self.results.set_results(name, [("", list(zip(candidates.tokens, candidates.probs, strict=True)))])
-        self.shown.emit()
+        if not self.lab_scene:  # a lab scene is shown when its lab is
+            self.shown.emit()
 
     def continue_text(self, temperature: float) -> None:
         handle = self.session.models.get(self.model.currentText())
@@ -108,8 +138,21 @@ class NextTokenView(QWidget):
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
         self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
 
+    def _lab_ready(self) -> None:
+        if self.lab_scene:
+            self.lab_scene = False
+            self.shown.emit()
+
+    def open_lab(self, scene: Any) -> None:
+        open_lab(self, scene)
+
+    def lab_fields(self) -> dict[str, Any]:
+        return lab_fields(self)
+
     def refresh_models(self, prefer: str) -> None:
         self.model.set_models(self.session.models, prefer=prefer)
+        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
+            (n for n in self.model.usable() if n != self.model.currentText()), ""))
         self.query()
 
     def set_sentences(self, sentences: list[str]) -> None:

@@ -69,7 +69,10 @@ class PredictionsPanel(QWidget):
         self.wanted_model = scene.contextual_model or ""
         index = self.VIEWS.index(view) if view in self.VIEWS else 0
         self.views.setCurrentIndex(index)
-        self._views()[index].set_sentences(list(scene.sentences))
+        view = self._views()[index]
+        if view is self.masked or view is self.next:  # the views with the lab under them
+            view.open_lab(scene)
+        view.set_sentences(list(scene.sentences))
         # a talk's step scores with its own models only: one loaded for a later step must not add a column
         # (and a rescoring) to this one
         self.probability.only = list(scene.models) if self.presenting else None
@@ -77,5 +80,7 @@ class PredictionsPanel(QWidget):
 
     def current_scene(self) -> Scene:
         index = self.views.currentIndex()
-        return Scene("predictions", self._views()[index].sentences(), list(self.session.models), selection="",
-                     contextual_model=self.masked.model.currentText(), view=self.VIEWS[index])
+        view = self._views()[index]
+        lab = view.lab_fields() if view is self.masked or view is self.next else {}
+        return Scene("predictions", view.sentences(), list(self.session.models), selection="",
+                     contextual_model=self.masked.model.currentText(), view=self.VIEWS[index], **lab)

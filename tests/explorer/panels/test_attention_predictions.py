@@ -107,12 +107,13 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
     candidates = outcome.value
     assert name == "bert" and len(candidates) == 2 and abs(sum(candidates[0].probs) - 1) < 1.0
     assert "[MASK] 2" in panel.masked.results[0].toPlainText()
-    with qtbot.waitSignal(panel.masked.runner.finished, timeout=30_000):
-        panel.masked.lens_switch.setChecked(True)  # what every layer predicts, beside the top-k
-    lens = panel.masked.lens.table
-    assert lens.rowCount() == 3 and lens.verticalHeaderItem(0).text() == "output"
-    assert lens.verticalHeaderItem(2).text() == "embeddings" and "not what they were trained" in panel.masked.lens.note.text()
-    assert lens.item(0, 0).text().split()[0] == panel.masked.last.per_model[0][1].value[0].tokens[0]  # the top row is the model's own
+    with qtbot.waitSignal(panel.masked.lens.shown, timeout=30_000):
+        panel.masked.lens_switch.setChecked(True)  # what every layer predicts at every token, beside the top-k
+    grid = panel.masked.lens.grid
+    assert grid.rowCount() == 3 and grid.verticalHeaderItem(0).text() == "output"
+    assert grid.verticalHeaderItem(2).text() == "embeddings" and "Only the output was trained" in panel.masked.lens.grid_note.text()
+    first_mask = [grid.horizontalHeaderItem(c).text() for c in range(grid.columnCount())].index("[MASK]")
+    assert grid.item(0, first_mask).text().split()[0] == panel.masked.last.per_model[0][1].value[0].tokens[0]  # the output row is the model's own
     shot(qtbot, window, "predictions-masked")
     def chips():
         return [panel.masked.chips.itemAt(i).widget() for i in range(panel.masked.chips.count()) if panel.masked.chips.itemAt(i).widget()]

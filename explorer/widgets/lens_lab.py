@@ -1,0 +1,304 @@
+"""The lab under a prediction view (Masked LM, Next token): what every layer predicts at every position
+(the lens grid: model A, the compared model B, or A − B, in a chosen measure; click a cell for its top
+words) and why the prediction happens (causal tracing: the subject's words noised, each layer × token
+state restored, the heatmap of what comes back)."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.failures import Outcome, attempt
+from explorer.tasks import TaskRunner
+from explorer.widgets.export import add_csv_export
+from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
+
+SHOW = ("A", "B", "A − B")
+LENSES = {"logit lens": "logit", "tuned lens": "tuned"}
+
+
+@dataclass(frozen=True)
+class GridAnswer:
+    text: str
+    grids: list[tuple[str, Outcome[Any]]]  # (model name, its LensGrid)
+
+
+def _tip(grid: Any, layer: int, t: int) -> str:
+    words = ", ".join(f"{w.strip() or '␣'} {p:.0%}" for w, p in zip(grid.top_tokens[layer][t], grid.top_probs[layer, t],
+                                                                   strict=False))
+    target = grid.targets[t]
+    rank = f"; the actual token '{target.strip()}' ranks #{grid.rank[layer, t]:.0f}" if target is not None else ""
+    return (f"{layer_label(layer, grid.layers - 1)}, token '{grid.tokens[t].strip()}': {words}; entropy "
+            f"{grid.entropy[layer, t]:.2f}, KL to the output {grid.kl[layer, t]:.2f}{rank}")
+
+
+class LensLab(QWidget):
+    shown = Signal()  # a grid or a trace is on screen
+    ready = Signal()  # what a scene asked for (``wanted``: the grid, or the trace after it) is on screen
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        from engine.api import LENS_MEASURES
+
+        super().__init__(parent)
+        self.text = ""
+        self.handles: list[Any] = []
+        self.wanted = ""  # a scene's "grid" or "trace": ``ready`` fires once it is on screen
+        self.answer: GridAnswer | None = None
+        self.trace_result: Any = None
+        self.tabs = QTabWidget()
+        # ---- the grid
+        self.lens = QComboBox()
+        self.lens.addItems(list(LENSES))
+        self.measure = QComboBox()
+        for name, what in LENS_MEASURES.items():
+            self.measure.addItem(name, name)
+            self.measure.setItemData(self.measure.count() - 1, what, 3)  # Qt.ToolTipRole
+        self.show_which = QComboBox()
+        self.show_which.addItems(list(SHOW))
+        self.grid_note = QLabel()
+        self.grid_note.setWordWrap(True)
+        self.grid = LayerTokenTable()
+        self.detail = QLabel("click a cell for the words that layer predicts there")
+        self.detail.setWordWrap(True)
+        grid_page = QWidget()
+        g = QVBoxLayout(grid_page)
+        controls = QHBoxLayout()
+        for label, widget in (("lens", self.lens), ("colour by", self.measure), ("show", self.show_which)):
+            controls.addWidget(QLabel(label))
+            controls.addWidget(widget)
+        controls.addStretch(1)
+        g.addLayout(controls)
+        g.addWidget(self.grid_note)
+        g.addWidget(self.grid, 1)
+        g.addWidget(self.detail)
+        # ---- tracing
+        self.subject = QLineEdit()
+        self.subject.setPlaceholderText("the subject's words, e.g. France")
+        self.trace_button = QPushButton("Trace")
+        self.trace_note = QLabel("noise the subject's words, then restore one state at a time: which layer and "
+                                 "token carry the prediction? (Meng et al. 2022)")
+        self.trace_note.setWordWrap(True)
+        self.trace_map = LayerTokenTable()
+        trace_page = QWidget()
+        t = QVBoxLayout(trace_page)
+        row = QHBoxLayout()
+        row.addWidget(QLabel("subject"))
+        row.addWidget(self.subject, 1)
+        row.addWidget(self.trace_button)
+        t.addLayout(row)
+        t.addWidget(self.trace_note)
+        t.addWidget(self.trace_map, 1)
+        add_csv_export(self.grid, self.grid.export_rows, "lens-grid", png=True)
+        add_csv_export(self.trace_map, self.trace_map.export_rows, "causal-trace", png=True)
+        self.tabs.addTab(grid_page, "Every layer, every token")
+        self.tabs.addTab(trace_page, "Why this prediction (causal tracing)")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.tabs)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show_grids)
+        self.runner.failed.connect(self.grid_note.setText)
+        self.trace_runner = TaskRunner(self)
+        self.trace_runner.finished.connect(self._show_trace)
+        self.trace_runner.failed.connect(self.trace_note.setText)
+        self.lens.currentIndexChanged.connect(lambda _: self.query())
+        self.measure.currentIndexChanged.connect(lambda _: self._render())
+        self.show_which.currentIndexChanged.connect(lambda _: self._render())
+        self.grid.cell_clicked.connect(self._cell_clicked)
+        self.trace_button.clicked.connect(self.trace)
+        self.subject.returnPressed.connect(self.trace)
+
+    # ------------------------------------------------------------ scenes
+
+    def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None) -> None:
+        """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace."""
+        self.wanted = lab
+        self.tabs.setCurrentIndex(1 if lab == "trace" else 0)
+        if measure:
+            self.measure.setCurrentIndex(max(0, self.measure.findData(measure)))
+        if show in SHOW:
+            self.show_which.setCurrentIndex(SHOW.index(show))
+        if subject:
+            self.subject.setText(subject)
+
+    def state(self) -> dict[str, str]:
+        """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
+        return {"lab": "trace" if self.tabs.currentIndex() == 1 else "grid", "measure": self.measure.currentData(),
+                "show": self.show_which.currentText(), "subject": self.subject.text()}
+
+    # ------------------------------------------------------------ asking
+
+    def set_query(self, text: str, handles: list[Any]) -> None:
+        """The view's text and models (the first is A, a second is the compared B); the grid follows."""
+        if text != self.text or [h.name for h in handles] != [h.name for h in self.handles]:
+            self.trace_result = None  # a trace of another text or model no longer answers
+        self.text, self.handles = text, handles
+        self.show_which.setEnabled(len(handles) > 1)
+        if len(handles) < 2:
+            self.show_which.setCurrentIndex(0)
+        if not self.subject.text().strip():
+            self.subject.setText(guess_subject(text))
+        self.query()
+
+    def query(self) -> None:
+        if not self.handles or not self.text.strip():
+            return
+        text, handles, lens = self.text, list(self.handles), LENSES[self.lens.currentText()]
+
+        def work() -> GridAnswer:
+            return GridAnswer(text, [(h.name, attempt(functools.partial(h.lens_grid, text, 5, lens))) for h in handles])
+
+        self.runner.submit(work)
+
+    def trace(self) -> None:
+        if not self.handles or not self.text.strip():
+            return
+        handle, text, subject = self.handles[0], self.text, self.subject.text()
+        self.trace_note.setText(f"tracing {handle.name}: {text!r}, the subject '{subject}' noised…")
+        self.trace_runner.submit(lambda: (handle.name, handle.causal_trace(text, subject, 3)))
+
+    # ------------------------------------------------------------ showing
+
+    def _show_grids(self, answer: GridAnswer) -> None:
+        self.answer = answer
+        self._render()
+        self.shown.emit()
+        if self.wanted == "trace" and self.trace_result is None:
+            self.trace()  # a tracing scene: the heatmap of the text on screen
+        elif self.wanted == "grid":
+            self.wanted = ""
+            self.ready.emit()
+
+    def _grid_of(self, index: int) -> tuple[str, Any]:
+        assert self.answer is not None
+        name, outcome = self.answer.grids[min(index, len(self.answer.grids) - 1)]
+        return name, (None if outcome.failed else outcome.value)
+
+    def _render(self) -> None:
+        if self.answer is None or not self.answer.grids:
+            return
+        measure = self.measure.currentData() or "probability"
+        which = SHOW[self.show_which.currentIndex()] if len(self.answer.grids) > 1 else "A"
+        name_a, a = self._grid_of(0)
+        if which == "B":
+            name_a, a = self._grid_of(1)
+        if a is None:
+            failed = next(o for n, o in self.answer.grids if n == name_a)
+            self.grid.setRowCount(0)
+            self.grid_note.setText(f"{name_a}: {failed.message}")
+            return
+        legend = "yellow = low (decided)" if measure in REVERSED else "yellow = high"
+        note = (f"{name_a}, the {a.lens} lens: what each layer (rows, the output on top) predicts at each token "
+                f"({'the word there' if a.objective == 'masked' else 'the next word'}), coloured by "
+                f"{measure} ({legend}). Only the output was trained to be read this way.")
+        if which == "A − B":
+            name_b, b = self._grid_of(1)
+            if b is None or b.tokens != a.tokens or b.layers != a.layers:
+                why = "failed" if b is None else (f"reads {len(b.tokens)} tokens in {b.layers} layers, {name_a} "
+                                                  f"{len(a.tokens)} in {a.layers}")
+                self.grid_note.setText(f"A − B needs the same tokens and layers: {name_b} {why}. Showing A.")
+                self._draw(a, measure, note)
+                return
+            diff = a.measure(measure) - b.measure(measure)
+            texts = [[f"{a.top_tokens[layer][t][0].strip()}/{b.top_tokens[layer][t][0].strip()}"
+                      for t in range(len(a.tokens))] for layer in range(a.layers)]
+            tips = [[f"{name_a}: {_tip(a, layer, t)}\n{name_b}: {_tip(b, layer, t)}" for t in range(len(a.tokens))]
+                    for layer in range(a.layers)]
+            self.grid.show_cells(texts, diff, a.tokens, tips, signed=True, words=texts)
+            self.grid_note.setText(f"{name_a} − {name_b}, {measure}: red where {name_a}'s is higher, blue where "
+                                   f"{name_b}'s is; each cell names A's top word / B's.")
+            return
+        self._draw(a, measure, note + (f" {a.notice}." if a.notice else ""))
+
+    def _draw(self, grid: Any, measure: str, note: str) -> None:
+        values = grid.measure(measure)
+        n = len(grid.tokens)
+        texts = [[f"{grid.top_tokens[layer][t][0].strip() or '␣'}"
+                  + ("" if measure == "probability" else f" {value_text(float(values[layer, t]), measure)}")
+                  for t in range(n)] for layer in range(grid.layers)]
+        tips = [[_tip(grid, layer, t) for t in range(n)] for layer in range(grid.layers)]
+        words = [[grid.top_tokens[layer][t][0].strip() for t in range(n)] for layer in range(grid.layers)]
+        self.grid.show_cells(texts, values, grid.tokens, tips, reverse=measure in REVERSED, log=measure == "rank",
+                             value_range=(0.0, 1.0) if measure == "probability" else None, words=words)
+        self.grid_note.setText(note)
+
+    def _cell_clicked(self, layer: int, position: int) -> None:
+        if self.answer is None:
+            return
+        lines = []
+        for name, outcome in self.answer.grids:
+            grid = outcome.value
+            if grid is not None and layer < grid.layers and position < len(grid.tokens):
+                lines.append(f"{name}: {_tip(grid, layer, position)}")
+        self.detail.setText("\n".join(lines))
+
+    def _show_trace(self, result: tuple[str, Any]) -> None:
+        name, trace = result
+        self.trace_result = trace
+        n = len(trace.tokens)
+        layers = trace.restored.shape[0]
+        texts = [[value_text(float(trace.restored[layer, t]), "probability") for t in range(n)] for layer in range(layers)]
+        tips = [[f"{layer_label(layer, layers - 1)}, token '{trace.tokens[t].strip()}' restored: "
+                 f"P({trace.target.strip()}) = {trace.restored[layer, t]:.1%}" for t in range(n)] for layer in range(layers)]
+        tokens = tuple(f"{tok}*" if i in trace.subject else tok for i, tok in enumerate(trace.tokens))
+        # coloured from the noised run's probability (dark) to the clean run's (yellow); a trace whose noise
+        # cost nothing is drawn on 0..1, all dark, rather than stretching a rounding error over the colours
+        top = max(trace.p_clean, float(trace.restored.max()))
+        scale = (trace.p_corrupt, top) if trace.informative else (0.0, 1.0)
+        self.trace_map.show_cells(texts, trace.restored, tokens, tips, value_range=scale)
+        lost = ("" if trace.informative else " The noise hardly changed the prediction: this trace shows "
+                "little; try other subject words.")
+        self.trace_note.setText(
+            f"{name} predicts '{trace.target.strip()}' at '{trace.tokens[trace.position].strip()}' with "
+            f"P = {trace.p_clean:.1%}; with the subject (*) noised, {trace.p_corrupt:.1%}. Each cell: P after "
+            f"restoring that layer's state at that token (mean of {trace.samples} noise draws): yellow where it "
+            f"brings the prediction back.{lost}")
+        self.shown.emit()
+        if self.wanted == "trace":
+            self.wanted = ""
+            self.ready.emit()
+
+
+def guess_subject(text: str) -> str:
+    """A first subject to trace: the text's last capitalised word after its first (a name: 'France'), else
+    its longest word."""
+    words = [w.strip(".,;:!?\"'()") for w in text.replace("[MASK]", " ").split()]
+    words = [w for w in words if w]
+    names = [w for w in words[1:] if w[0].isupper()]
+    if names:
+        return names[-1]
+    return max(words, key=len) if words else ""
+
+
+def open_lab(view: Any, scene: Any) -> None:
+    """A scene's lab in a prediction view (one with ``lens_switch``, ``lens``, ``compare``, ``model2``): the
+    compared model, then the lab open on what the scene asks; the view says ``shown`` once that is there."""
+    view.wanted_compare = scene.compare or ""
+    view.lab_scene = bool(scene.lab)
+    if scene.compare:
+        view.model2.set_models(view.session.models, prefer=scene.compare)
+    view.compare.setChecked(bool(scene.compare))
+    if scene.lab:
+        view.lens.apply(scene.lab, scene.measure, scene.show, scene.subject)
+    view.lens_switch.setChecked(bool(scene.lab))
+
+
+def lab_fields(view: Any) -> dict[str, Any]:
+    """A saved scene's lab fields from a prediction view (none while its lab is closed)."""
+    fields: dict[str, Any] = {"compare": view.model2.currentText() if view.compare.isChecked() else None}
+    if view.lens_switch.isChecked():
+        fields.update(view.lens.state())
+    return fields

@@ -1,0 +1,82 @@
+"""The lab under the Masked LM and Next token views (explorer/widgets/lens_lab.py): the lens grid of every
+layer at every token, A against B, and the causal-tracing heatmap, opened by scenes as a speaker or a
+researcher would."""
+
+import pytest
+
+from explorer.scenes import MEASURES, SceneError, check_scene
+from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
+from tests.explorer.panels.test_attention_predictions import load, shot, window  # noqa: F401 - a fixture
+
+
+def header(table, axis="h"):
+    item = table.horizontalHeaderItem if axis == "h" else table.verticalHeaderItem
+    return [item(i).text() for i in range(table.columnCount() if axis == "h" else table.rowCount())]
+
+
+def test_a_lab_scene_opens_the_grid_of_two_models_and_their_difference(qtbot, window, contextual_runs, tmp_path):  # noqa: F811
+    other = tiny_hf_folder(tmp_path / "hf-bert", contextual_runs, decoder=False)  # the same tokens, two layers too
+    load(qtbot, window, contextual_runs["bert"][0], other)
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    scene = check_scene({"panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"],
+                         "models": ["bert", "hf-bert"], "contextual_model": "bert", "lab": "grid", "measure": "rank",
+                         "compare": "hf-bert"}, "test")
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.apply_scene(scene)
+    lab = panel.masked.lens
+    assert panel.masked.lens_switch.isChecked() and lab.isVisible() and panel.masked.compare.isChecked()
+    assert [name for name, _ in lab.answer.grids] == ["bert", "hf-bert"]
+    grid = lab.grid
+    assert header(grid, "v")[0] == "output" and header(grid, "v")[-1] == "embeddings"
+    assert "[MASK]" in header(grid) and "rank" in lab.grid_note.text()
+    words = header(grid)
+    a = lab.answer.grids[0][1].value
+    t = words.index("drove")  # the output's top word there, and where the word itself ranks
+    assert grid.item(0, t).text() == f"{a.top_tokens[-1][t][0]} #{a.rank[-1, t]:.0f}"
+    assert grid.item(0, words.index("[MASK]")).text().endswith("–")  # a hidden word has no rank
+    lab.show_which.setCurrentIndex(2)  # A − B, in the same measure
+    assert "red where bert's is higher" in lab.grid_note.text() and "/" in grid.item(0, 1).text()
+    grid.cell_clicked.emit(0, words.index("[MASK]"))
+    assert lab.detail.text().count("[MASK]") == 2  # both models' top words at that cell
+    saved = panel.current_scene()
+    assert (saved.lab, saved.measure, saved.show, saved.compare) == ("grid", "rank", "A − B", "hf-bert")
+    shot(qtbot, window, "lab-lens-grid-a-minus-b")
+
+
+def test_a_tracing_scene_shows_where_the_next_word_is_carried(qtbot, window, contextual_runs):  # noqa: F811
+    load(qtbot, window, contextual_runs["gpt"][0])
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    scene = check_scene({"panel": "predictions", "view": "next", "sentences": ["he drove the truck to the"],
+                         "models": ["gpt"], "contextual_model": "gpt", "lab": "trace", "subject": "truck"}, "test")
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.apply_scene(scene)
+    lab = panel.next.lens
+    trace = lab.trace_result
+    assert trace is not None and lab.tabs.currentIndex() == 1
+    columns = header(lab.trace_map)
+    assert [c for c in columns if c.endswith("*")] == [columns[t] for t in trace.subject]  # the noised words marked
+    assert lab.trace_map.rowCount() == trace.restored.shape[0]
+    top_right = lab.trace_map.item(0, trace.position).text()  # the output state at the prediction: all of it back
+    assert top_right.rstrip("%") and abs(float(top_right.rstrip("%")) / 100 - trace.p_clean) < 0.01
+    assert f"predicts '{trace.target.strip()}'" in lab.trace_note.text()
+    assert panel.current_scene().lab == "trace" and panel.current_scene().subject == "truck"
+    rows = lab.trace_map.export_rows()  # the CSV: the numbers behind the colours, the output first
+    assert [c.strip() or "␣" for c in rows[0][1:]] == columns and rows[1][0] == "output"
+    assert float(rows[1][1 + trace.position]) == pytest.approx(trace.restored[-1, trace.position], rel=1e-5)
+    shot(qtbot, window, "lab-causal-trace")
+
+
+def test_a_lab_scene_is_checked_when_read():
+    from engine.api import LENS_MEASURES
+
+    assert tuple(LENS_MEASURES) == MEASURES
+    base = {"panel": "predictions", "view": "masked", "sentences": ["a [MASK]"], "models": []}
+    with pytest.raises(SceneError, match="'measure' 'loss'"):
+        check_scene({**base, "lab": "grid", "measure": "loss"}, "s")
+    with pytest.raises(SceneError, match="masked or next view"):
+        check_scene({**base, "view": "probability", "lab": "grid"}, "s")
+    with pytest.raises(SceneError, match="'lab' 'heatmap'"):
+        check_scene({**base, "lab": "heatmap"}, "s")
+    assert check_scene({**base, "lab": "trace", "subject": "France"}, "s").subject == "France"
