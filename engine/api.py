@@ -376,7 +376,7 @@ def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[Tra
     CheckpointSaved) and last a RunFinished. Setting ``stop`` saves a resumable checkpoint and ends."""
     from engine.training.loop import train as _train
 
-    return _train(spec, stop)
+    return _train(spec, stop, load=load)
 
 
 def describe_run(run_dir: str | Path) -> str:

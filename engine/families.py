@@ -25,6 +25,7 @@ from engine.config.settings import (
     MlmHeadConfig,
     NGramConfig,
     NNLMConfig,
+    TunedLensConfig,
     Word2VecConfig,
 )
 
@@ -138,6 +139,17 @@ def _head_problems(cfg: Any) -> list[str]:
     return problems
 
 
+def _lens_problems(cfg: Any) -> list[str]:
+    problems = []
+    if not str(cfg.base or "").strip():
+        problems.append("base (--model) must name the language model the lens reads (e.g. minilm-mlm)")
+    if cfg.seq_len < 4:
+        problems.append("seq_len must be at least 4")
+    if cfg.positions < 1:
+        problems.append("positions must be at least 1")
+    return problems
+
+
 def _word2vec_inference(config: Mapping[str, Any], tensors: Mapping[str, Any]) -> dict[str, Any]:
     """The vectors (and syn0 where sub-words spell unseen words): syn1 only trains."""
     subwords = bool(config.get("model", {}).get("subword_buckets"))
@@ -180,6 +192,9 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
            description="a masked-LM head trained on a Hugging Face encoder", problems=_head_problems),
     Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",
            description="a causal-LM head trained on a Hugging Face encoder", problems=_head_problems),
+    Family("tuned-lens", TunedLensConfig, "engine.training.tuned_lens_run:run_tuned_lens",
+           "engine.handles.tuned:load_tuned_lens", problems=_lens_problems, aliases={"model": "base"},
+           description="a tuned lens: per-layer translators that read a Transformer LM's layers (the model frozen)"),
 )}
 assert set(FAMILIES) == set(MODEL_CONFIGS), "a settings class without a family (or one without settings)"
 

@@ -28,8 +28,10 @@ def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
         else:
             typ = type(default) if default is not None else int
             group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=f"(default {default})")
-    for alias, target in family(kind).aliases.items():
-        group.add_argument("--" + alias, dest=f"m_{target}", type=int, default=None, help=f"same as --{target.replace('_', '-')}")
+    types = {f.name: type(f.default) if f.default is not None else int for f in dataclasses.fields(MODEL_CONFIGS[kind])}
+    for alias, target in family(kind).aliases.items():  # the target's own type (--dim: an int, --model: a name)
+        group.add_argument("--" + alias, dest=f"m_{target}", type=types.get(target, int), default=None,
+                           help=f"same as --{target.replace('_', '-')}")
     for name, option in family(kind).options.items():  # the family's own names for its settings
         group.add_argument("--" + name, dest=f"o_{name}", choices=list(option.values), default=None, help=option.help)
 
@@ -118,11 +120,12 @@ def train_main(argv: list[str] | None = None) -> int:
         lower_priority()
     if getattr(spec.model, "reads_word_ids", False):  # word2vec, GloVe: the corpus is read on the other core while torch loads
         prefetch.start(spec.corpus, "train", spec.model.lowercase, spec.max_words)
+    from engine.handles.load import load  # a tuned lens opens the model it reads
     from engine.training.loop import train  # torch, numba: after the fork
 
     stop = threading.Event()
     try:
-        return run_events(lambda: train(spec, stop), stop, prog="word2bert-train", json_events=args.json_events,
+        return run_events(lambda: train(spec, stop, load), stop, prog="word2bert-train", json_events=args.json_events,
                           aborted="the last saved checkpoint is kept", run_dir=spec.out)
     finally:  # a run stopped or failed before it read the corpus leaves no reading process behind
         prefetch.cancel_all()

@@ -204,6 +204,23 @@ class ClmHeadConfig(PretrainSettings):
     keep_every: int = 0
 
 
+@dataclass
+class TunedLensConfig(PretrainSettings):
+    """A tuned lens (Belrose et al. 2023) for a Transformer language model: one affine translator per layer,
+    trained with the model frozen so that its output head reads each layer as the output's distribution."""
+
+    base: str = "minilm-mlm"  # the model it reads: a shipped name, a run folder or a Hugging Face folder
+    seq_len: int = 64  # tokens per sentence read (longer ones are cut)
+    positions: int = 128  # token positions per batch the translators learn from (all layers at each)
+    mask_prob: float = 0.15  # a masked LM reads its sentences with this share of words masked
+    batch_size: int = 16
+    lr: float = 1e-3
+    warmup: int = 20
+    weight_decay: float = 0.0
+    eval_every: int = 100
+    keep_every: int = 0
+
+
 # preset -> settings; a preset fills every field it names, explicit settings then override
 PRESETS: dict[str, dict[str, dict[str, Any]]] = {
     "bert": {
@@ -245,6 +262,7 @@ MODEL_CONFIGS: dict[str, type] = {
     "elmo": ElmoConfig,
     "mlm-head": MlmHeadConfig,
     "clm-head": ClmHeadConfig,
+    "tuned-lens": TunedLensConfig,
 }
 
 

@@ -46,6 +46,9 @@ class TrainContext:
         self._last = (self._t0, 0.0)  # (time, units done) where the current speed window began
         self._rate = 0.0
         self.budget: Any = None  # the run's --max-minutes budget (engine.training.budget.Budget), if any
+        # opens a model by name or folder (engine.handles.load.load), passed in from above by the callers that
+        # have it (engine.api.train, word2bert-train): a run that reads another model (a tuned lens) needs it
+        self.load: Any = None
 
     def budget_spent(self) -> float | None:
         """The fraction of the run's time budget used so far, when the learning rate follows the budget

@@ -140,8 +140,9 @@ def _carry_budget(spec: RunSpec) -> float:
     return max(0.0, used)
 
 
-def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainEvent]:
-    """Pre-train ``spec`` and yield its events; the last is always ``RunFinished``.
+def train(spec: RunSpec, stop: threading.Event | None = None, load: Any = None) -> Iterator[TrainEvent]:
+    """Pre-train ``spec`` and yield its events; the last is always ``RunFinished``. ``load``: how a run that
+    reads another model opens it (``engine.handles.load.load``, passed in from above).
 
     Problems found before training starts (bad corpus, bad folder) raise a ``Word2BertError``.
     """
@@ -166,6 +167,7 @@ def train(spec: RunSpec, stop: threading.Event | None = None) -> Iterator[TrainE
 
         torch.manual_seed(spec.seed)
         ctx = TrainContext(spec, stop)
+    ctx.load = load
     budget = None
     if spec.max_minutes:  # a time budget: when it is spent the run stops as on Stop (saved, resumable)
         make = cpu_budget if spec.budget_clock == "cpu" else wall_budget

@@ -11,13 +11,14 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step", "lab", "measure", "show", "subject", "compare"}
+          "step", "lab", "lens", "measure", "show", "subject", "compare"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
 # the lab under the Masked LM and Next token views: its tabs, its measures (engine.api.LENS_MEASURES), A/B
 LABS = ("grid", "trace")
+LENS_KINDS = ("logit", "tuned", "both")  # the logit lens, a loaded tuned lens, or both (the tuned rows below)
 MEASURES = ("probability", "entropy", "kl", "rank")
 SHOWS = ("A", "B", "A − B")
 
@@ -44,6 +45,7 @@ class Scene:
     run: str | None = None  # the Run history's run folder (a scene of the "history" panel)
     step: int | None = None  # the checkpoint it shows: the kept one nearest this step (None: the last)
     lab: str | None = None  # the Masked LM / Next token view's lab open on its "grid" or its "trace"
+    lens: str | None = None  # the grid's lens (LENS_KINDS)
     measure: str | None = None  # what colours the lens grid (MEASURES)
     show: str | None = None  # the grid of model A, of the compared B, or A − B (SHOWS)
     subject: str | None = None  # the words causal tracing noises
@@ -94,7 +96,8 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise SceneError(f"{origin}: 'models' must be a list of model names")
     scene["sentences"] = [clean_text(s) for s in scene["sentences"]]
-    for key in ("title", "selection", "contextual_model", "view", "run", "lab", "measure", "show", "subject", "compare"):
+    for key in ("title", "selection", "contextual_model", "view", "run", "lab", "lens", "measure", "show", "subject",
+                "compare"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
     curves = scene.get("curves")
@@ -106,7 +109,7 @@ def check_scene(scene: Any, origin: str) -> Scene:
             raise SceneError(f"{origin}: '{key}' must be a whole number or null")
     if scene["panel"] == "history" and not scene.get("run"):
         raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
-    for key, allowed in (("lab", LABS), ("measure", MEASURES), ("show", SHOWS)):
+    for key, allowed in (("lab", LABS), ("lens", LENS_KINDS), ("measure", MEASURES), ("show", SHOWS)):
         if scene.get(key) is not None and scene[key] not in allowed:
             raise SceneError(f"{origin}: '{key}' {scene[key]!r} is not one of {', '.join(allowed)}")
     if scene.get("lab") and (scene["panel"] != "predictions" or scene.get("view") not in ("masked", "next")):

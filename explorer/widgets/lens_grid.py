@@ -69,6 +69,7 @@ class LayerTokenTable(QTableWidget):
         self.values = np.zeros((0, 0))
         self.words: list[list[str]] = []  # [layer][position]: the word a cell names ("" for none)
         self.tokens: tuple[str, ...] = ()
+        self.labels: list[str] = []  # each row's name, bottom first
         self.cellClicked.connect(lambda row, col: self.cell_clicked.emit(self.layers - 1 - row, col))
 
     def export_rows(self) -> list[list[str]]:
@@ -77,22 +78,25 @@ class LayerTokenTable(QTableWidget):
         for layer in range(self.layers - 1, -1, -1):
             cells = [f"{self.words[layer][t]} {v:.6g}".strip() if self.words else f"{v:.6g}"
                      for t, v in enumerate(self.values[layer])]
-            rows.append([layer_label(layer, self.layers - 1), *cells])
+            rows.append([self.labels[layer], *cells])
         return rows
 
     def show_cells(self, texts: list[list[str]], values: np.ndarray, tokens: tuple[str, ...], tips: list[list[str]],
                    *, signed: bool = False, reverse: bool = False, log: bool = False,
-                   value_range: tuple[float, float] | None = None, words: list[list[str]] | None = None) -> None:
+                   value_range: tuple[float, float] | None = None, words: list[list[str]] | None = None,
+                   labels: list[str] | None = None) -> None:
         """``texts``/``values``/``tips``: [layer][position], layer 0 = embeddings (drawn at the bottom);
-        ``words``: the word each cell names, for the export beside its value."""
+        ``words``: the word each cell names, for the export beside its value; ``labels``: each row's name,
+        bottom first (default: embeddings, layer 1, …, output)."""
         layers, n = values.shape
         self.layers, self.values, self.tokens, self.words = layers, np.asarray(values), tuple(tokens), words or []
+        self.labels = labels or [layer_label(layer, layers - 1) for layer in range(layers)]
         colours = cell_colours(values, signed=signed, reverse=reverse, log=log, value_range=value_range)
         self.clear()
         self.setRowCount(layers)
         self.setColumnCount(n)
         self.setHorizontalHeaderLabels([t.strip() or "␣" for t in tokens])
-        self.setVerticalHeaderLabels([layer_label(layer, layers - 1) for layer in range(layers - 1, -1, -1)])
+        self.setVerticalHeaderLabels(self.labels[::-1])
         for layer in range(layers):
             row = layers - 1 - layer
             for t in range(n):

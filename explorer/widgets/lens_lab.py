@@ -9,6 +9,7 @@ import functools
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
@@ -27,13 +28,14 @@ from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
 
 SHOW = ("A", "B", "A − B")
-LENSES = {"logit lens": "logit", "tuned lens": "tuned"}
+LENSES = {"logit lens": "logit", "tuned lens": "tuned", "logit and tuned": "both"}  # both: the tuned rows below
 
 
 @dataclass(frozen=True)
 class GridAnswer:
     text: str
     grids: list[tuple[str, Outcome[Any]]]  # (model name, its LensGrid)
+    stacked: bool = False  # model A's logit lens, then its tuned lens (the second row set)
 
 
 def _tip(grid: Any, layer: int, t: int) -> str:
@@ -56,6 +58,7 @@ class LensLab(QWidget):
         self.text = ""
         self.handles: list[Any] = []
         self.wanted = ""  # a scene's "grid" or "trace": ``ready`` fires once it is on screen
+        self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
         self.trace_result: Any = None
         self.tabs = QTabWidget()
@@ -123,10 +126,15 @@ class LensLab(QWidget):
 
     # ------------------------------------------------------------ scenes
 
-    def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None) -> None:
-        """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace."""
+    def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
+              lens: str | None = None) -> None:
+        """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace, the lens."""
         self.wanted = lab
         self.tabs.setCurrentIndex(1 if lab == "trace" else 0)
+        if lens in LENSES.values():
+            self.lens.blockSignals(True)  # the view's query follows; no second one from here
+            self.lens.setCurrentIndex(list(LENSES.values()).index(lens))
+            self.lens.blockSignals(False)
         if measure:
             self.measure.setCurrentIndex(max(0, self.measure.findData(measure)))
         if show in SHOW:
@@ -136,7 +144,8 @@ class LensLab(QWidget):
 
     def state(self) -> dict[str, str]:
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
-        return {"lab": "trace" if self.tabs.currentIndex() == 1 else "grid", "measure": self.measure.currentData(),
+        return {"lab": "trace" if self.tabs.currentIndex() == 1 else "grid", "lens": LENSES[self.lens.currentText()],
+                "measure": self.measure.currentData(),
                 "show": self.show_which.currentText(), "subject": self.subject.text()}
 
     # ------------------------------------------------------------ asking
@@ -159,6 +168,10 @@ class LensLab(QWidget):
         text, handles, lens = self.text, list(self.handles), LENSES[self.lens.currentText()]
 
         def work() -> GridAnswer:
+            if lens == "both":  # model A read both ways, one grid above the other
+                a = handles[0]
+                return GridAnswer(text, [(a.name, attempt(functools.partial(a.lens_grid, text, 5, "logit"))),
+                                         (a.name, attempt(functools.partial(a.lens_grid, text, 5, "tuned")))], True)
             return GridAnswer(text, [(h.name, attempt(functools.partial(h.lens_grid, text, 5, lens))) for h in handles])
 
         self.runner.submit(work)
@@ -191,7 +204,7 @@ class LensLab(QWidget):
         if self.answer is None or not self.answer.grids:
             return
         measure = self.measure.currentData() or "probability"
-        which = SHOW[self.show_which.currentIndex()] if len(self.answer.grids) > 1 else "A"
+        which = SHOW[self.show_which.currentIndex()] if len(self.answer.grids) > 1 and not self.answer.stacked else "A"
         name_a, a = self._grid_of(0)
         if which == "B":
             name_a, a = self._grid_of(1)
@@ -221,22 +234,45 @@ class LensLab(QWidget):
             self.grid_note.setText(f"{name_a} − {name_b}, {measure}: red where {name_a}'s is higher, blue where "
                                    f"{name_b}'s is; each cell names A's top word / B's.")
             return
+        if self.answer.stacked:
+            _, tuned = self._grid_of(1)
+            if tuned is None:
+                self._draw(a, measure, f"{self.answer.grids[1][1].message}. Showing the logit lens alone.")
+                return
+            rows = [(tuned, layer, f"tuned · {layer_label(layer, tuned.layers - 1)}") for layer in range(tuned.layers - 1)]
+            rows += [(a, layer, layer_label(layer, a.layers - 1)) for layer in range(a.layers)]
+            self._draw_rows(rows, measure, note.replace("the logit lens", "the logit lens above, the tuned lens "
+                                                        "below (each layer through its trained translator)"))
+            return
         self._draw(a, measure, note + (f" {a.notice}." if a.notice else ""))
 
     def _draw(self, grid: Any, measure: str, note: str) -> None:
-        values = grid.measure(measure)
-        n = len(grid.tokens)
+        self._draw_rows([(grid, layer, layer_label(layer, grid.layers - 1)) for layer in range(grid.layers)],
+                        measure, note)
+
+    def _draw_rows(self, rows: list[tuple[Any, int, str]], measure: str, note: str) -> None:
+        """Rows bottom first: (grid, its layer, the row's name)."""
+        self.rows = rows
+        values = np.stack([grid.measure(measure)[layer] for grid, layer, _ in rows])
+        tokens = rows[0][0].tokens
+        n = len(tokens)
         texts = [[f"{grid.top_tokens[layer][t][0].strip() or '␣'}"
-                  + ("" if measure == "probability" else f" {value_text(float(values[layer, t]), measure)}")
-                  for t in range(n)] for layer in range(grid.layers)]
-        tips = [[_tip(grid, layer, t) for t in range(n)] for layer in range(grid.layers)]
-        words = [[grid.top_tokens[layer][t][0].strip() for t in range(n)] for layer in range(grid.layers)]
-        self.grid.show_cells(texts, values, grid.tokens, tips, reverse=measure in REVERSED, log=measure == "rank",
-                             value_range=(0.0, 1.0) if measure == "probability" else None, words=words)
+                  + ("" if measure == "probability" else f" {value_text(float(values[r, t]), measure)}")
+                  for t in range(n)] for r, (grid, layer, _) in enumerate(rows)]
+        tips = [[_tip(grid, layer, t) for t in range(n)] for grid, layer, _ in rows]
+        words = [[grid.top_tokens[layer][t][0].strip() for t in range(n)] for grid, layer, _ in rows]
+        self.grid.show_cells(texts, values, tokens, tips, reverse=measure in REVERSED, log=measure == "rank",
+                             value_range=(0.0, 1.0) if measure == "probability" else None, words=words,
+                             labels=[label for _, _, label in rows])
         self.grid_note.setText(note)
 
     def _cell_clicked(self, layer: int, position: int) -> None:
         if self.answer is None:
+            return
+        if self.answer.stacked and 0 <= layer < len(self.rows):  # a row of one grid or the other
+            grid, row_layer, label = self.rows[layer]
+            self.detail.setText(f"{self.answer.grids[0][0]}, {'tuned' if label.startswith('tuned') else 'logit'} "
+                                f"lens: {_tip(grid, row_layer, position)}")
             return
         lines = []
         for name, outcome in self.answer.grids:
@@ -292,7 +328,7 @@ def open_lab(view: Any, scene: Any) -> None:
         view.model2.set_models(view.session.models, prefer=scene.compare)
     view.compare.setChecked(bool(scene.compare))
     if scene.lab:
-        view.lens.apply(scene.lab, scene.measure, scene.show, scene.subject)
+        view.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens)
     view.lens_switch.setChecked(bool(scene.lab))
 
 

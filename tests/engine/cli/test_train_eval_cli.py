@@ -170,3 +170,16 @@ def test_a_resumed_run_keeps_its_budget_schedule_and_what_it_spent(topic_corpus,
     assert train_main(["--resume", str(out)]) == 0
     assert len(made) == 1 and made[0][0] == 3600 and made[0][2] == saved["used_s"]
     assert read_training_state(out)["budget"]["used_s"] > saved["used_s"]
+
+
+def test_cli_trains_a_tuned_lens_for_a_model_named_with_model(contextual_runs, topic_corpus, tmp_path, capsys):
+    """word2bert-train tuned-lens --model M: M is a name or folder (a text setting, not a number as --dim is)."""
+    from engine.cli.train import train_main
+
+    out = tmp_path / "lens"
+    rc = train_main(["tuned-lens", "--model", str(contextual_runs["gpt"][0]), "--corpus", str(topic_corpus),
+                     "--out", str(out), "--max-steps", "6", "--batch-size", "8", "--eval-every", "6"])
+    assert rc == 0, capsys.readouterr().err
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["kind"] == "tuned-lens" and cfg["base"] == str(contextual_runs["gpt"][0].resolve())
+    assert cfg["metrics"]["kl_tuned"] > 0 and "kl_logit_layer_0" in cfg["metrics"]

@@ -80,3 +80,26 @@ def test_a_lab_scene_is_checked_when_read():
     with pytest.raises(SceneError, match="'lab' 'heatmap'"):
         check_scene({**base, "lab": "heatmap"}, "s")
     assert check_scene({**base, "lab": "trace", "subject": "France"}, "s").subject == "France"
+
+
+def test_a_tuned_lens_run_shows_as_a_second_row_set_below_the_logit_lens(qtbot, window, contextual_runs,  # noqa: F811
+                                                                        topic_corpus, tmp_path):
+    from tests.engine.training.test_tuned_lens import train_lens
+
+    finished, _ = train_lens(contextual_runs["bert"][0], topic_corpus, tmp_path / "lens", steps=10)
+    assert finished.status == "completed"
+    load(qtbot, window, tmp_path / "lens")
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    scene = check_scene({"panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"],
+                         "models": ["lens"], "contextual_model": "lens", "lab": "grid", "lens": "both"}, "test")
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.apply_scene(scene)
+    lab = panel.masked.lens
+    rows = header(lab.grid, "v")
+    assert rows == ["output", "layer 1", "embeddings", "tuned · layer 1", "tuned · embeddings"]
+    assert "tuned lens below" in lab.grid_note.text()
+    lab.grid.cell_clicked.emit(0, 1)  # the bottom row: the embeddings through their translator
+    assert lab.detail.text().startswith("lens, tuned lens: embeddings")
+    assert panel.current_scene().lens == "both"
+    shot(qtbot, window, "lab-tuned-lens")
