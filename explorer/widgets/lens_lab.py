@@ -131,7 +131,7 @@ class LensLab(QWidget):
         """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace, the lens."""
         self.wanted = lab
         self.tabs.setCurrentIndex(1 if lab == "trace" else 0)
-        if lens in LENSES.values():
+        if lens is not None and lens in LENSES.values():
             self.lens.blockSignals(True)  # the view's query follows; no second one from here
             self.lens.setCurrentIndex(list(LENSES.values()).index(lens))
             self.lens.blockSignals(False)
