@@ -12,6 +12,7 @@ from engine.errors import Word2BertError
 from engine.inspection import history_scores
 from engine.inspection.history_scores import (
     CHECKPOINT_TASKS,
+    LAB_TASKS,
     QUALITY_TASKS,
     checkpoint_scores,
     quality,
@@ -22,7 +23,7 @@ def eval_main(argv: list[str] | None = None) -> int:
     from engine.data.evaluation import TASKS, evaluate_handle
     from engine.handles.load import load
 
-    known = (*TASKS, *QUALITY_TASKS)
+    known = (*TASKS, *QUALITY_TASKS, *LAB_TASKS)
     p = argparse.ArgumentParser(prog="word2bert-eval", description="Evaluate a model (run folder, glove-6b-50d, vectors file).")
     p.add_argument("model")
     p.add_argument("--tasks", default="analogy,wordsim,simlex", help=f"comma-separated: {','.join(known)}")
@@ -41,7 +42,7 @@ def eval_main(argv: list[str] | None = None) -> int:
     try:
         handle = load(args.model)
         result = evaluate_handle(handle, [t for t in tasks if t in TASKS], args.corpus)
-        result.update({t: quality(handle, t, args.corpus) for t in tasks if t in QUALITY_TASKS})
+        result.update({t: quality(handle, t, args.corpus) for t in tasks if t in QUALITY_TASKS + LAB_TASKS})
     except (Word2BertError, ValueError) as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)
         return 2

@@ -20,7 +20,9 @@ from typing import Any
 from engine.errors import Unsupported, Word2BertError
 
 QUALITY_TASKS = ("cloze", "senses", "perplexity-per-word")
-CHECKPOINT_TASKS = (*QUALITY_TASKS, "perplexity")  # what a run's history can be scored on, checkpoint by checkpoint
+LAB_TASKS = ("lens",)  # how readable each layer is (engine.inspection.lab.lens_scores)
+# what a run's history can be scored on, checkpoint by checkpoint
+CHECKPOINT_TASKS = (*QUALITY_TASKS, "perplexity", *LAB_TASKS)
 CACHE = "checkpoint_scores.json"
 # held-out sentences scored per checkpoint: the first ones of the corpus's held-out part, the same for every
 # checkpoint (the curve along training, not the final figure: word2bert-eval without --all-checkpoints)
@@ -34,6 +36,13 @@ def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: in
     try:
         if task == "cloze":
             return cloze_scores(handle)
+        if task == "lens":
+            from engine.data.corpora import get_corpus, trained_on
+            from engine.inspection.lab import LENS_SENTENCES, lens_scores
+
+            name = corpus or trained_on(handle.info)
+            chosen = [s for s in get_corpus(name).sentences("heldout") if 4 <= len(s.split()) <= 40]
+            return {**lens_scores(handle, chosen[: max_sentences or LENS_SENTENCES]), "corpus": name}
         if task in ("perplexity-per-word", "perplexity"):
             from engine.data.corpora import get_corpus, trained_on
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from engine.lab_results import CausalTrace, LensGrid
+
+LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
 
 
 def lens_grid(handle: Any, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
@@ -18,3 +22,25 @@ def causal_trace(handle: Any, text: str, subject: str, samples: int = 3) -> Caus
     """Layers × tokens: the probability of ``handle``'s prediction (at the [MASK], or after the text) when
     that one state is restored into a run whose ``subject`` embeddings are noised (Meng et al. 2022)."""
     return handle.causal_trace(text, subject, samples)
+
+
+def lens_scores(handle: Any, sentences: list[str]) -> dict[str, Any]:
+    """How readable each layer is, over ``sentences``: per layer (embeddings first, the output last) the
+    mean KL divergence from the output's distribution, the share of tokens whose top word is already the
+    output's, and the median rank of the actual token (a masked LM's own word, a causal LM's next one);
+    with a loaded tuned lens, its KL per layer too."""
+    grids = [handle.lens_grid(s, 1, "logit") for s in sentences]
+    tuned = [handle.lens_grid(s, 1, "tuned") for s in sentences] if getattr(handle, "tuned_lens", None) else []
+    kl = np.concatenate([g.kl for g in grids], axis=1)  # (layers + 1, all tokens)
+    agree = np.concatenate([np.array([[g.top_tokens[layer][t][0] == g.top_tokens[-1][t][0] for t in range(len(g.tokens))]
+                                      for layer in range(g.layers)]) for g in grids], axis=1)
+    ranks = np.concatenate([g.rank for g in grids], axis=1)
+    out: dict[str, Any] = {
+        "sentences": len(sentences), "tokens": int(kl.shape[1]),
+        "kl_by_layer": [round(float(x), 4) for x in kl.mean(1)],
+        "agreement_by_layer": [round(float(x), 4) for x in agree.mean(1)],
+        "median_rank_by_layer": [float(np.nanmedian(r)) if np.isfinite(r).any() else None for r in ranks],
+    }
+    if tuned:
+        out["tuned_kl_by_layer"] = [round(float(x), 4) for x in np.concatenate([g.kl for g in tuned], axis=1).mean(1)]
+    return out

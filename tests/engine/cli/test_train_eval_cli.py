@@ -183,3 +183,15 @@ def test_cli_trains_a_tuned_lens_for_a_model_named_with_model(contextual_runs, t
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["kind"] == "tuned-lens" and cfg["base"] == str(contextual_runs["gpt"][0].resolve())
     assert cfg["metrics"]["kl_tuned"] > 0 and "kl_logit_layer_0" in cfg["metrics"]
+
+
+def test_eval_scores_how_readable_each_layer_is(contextual_runs, topic_corpus, capsys):
+    """--tasks lens: per layer, the KL from the output and the share of tokens whose top word is already
+    the output's, over the first held-out sentences (the output itself: 0 and all of them)."""
+    from engine.cli.eval import eval_main
+
+    assert eval_main([str(contextual_runs["gpt"][0]), "--tasks", "lens", "--corpus", str(topic_corpus), "--json"]) == 0
+    lens = json.loads(capsys.readouterr().out)["lens"]
+    assert lens["sentences"] > 0 and len(lens["kl_by_layer"]) == 3  # embeddings, layer 1, output
+    assert lens["kl_by_layer"][-1] == 0 and lens["agreement_by_layer"][-1] == 1
+    assert all(r is None or r >= 1 for r in lens["median_rank_by_layer"])
