@@ -27,6 +27,22 @@ def tiny_hf_folder(folder, contextual_runs, *, decoder: bool):
     return folder
 
 
+def tiny_gpt2_folder(folder, contextual_runs):
+    """A 2-layer Hugging Face GPT-2 on the test GPT run's byte-level BPE (its <|endoftext|> as BOS and EOS)."""
+    import transformers
+
+    from engine.data.text import load_subword_tokenizer
+
+    tok = load_subword_tokenizer(contextual_runs["gpt"][0] / "tokenizer.json")
+    cfg = transformers.GPT2Config(vocab_size=tok.get_vocab_size(), n_embd=32, n_layer=2, n_head=4, n_positions=64,
+                                  bos_token_id=tok.token_to_id("<|endoftext|>"), eos_token_id=tok.token_to_id("<|endoftext|>"))
+    torch.manual_seed(0)
+    transformers.GPT2LMHeadModel(cfg).save_pretrained(folder)
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                         unk_token="<|endoftext|>").save_pretrained(folder)
+    return folder
+
+
 def _handles(contextual_runs, tmp_path):
     return {"bert": api.load(contextual_runs["bert"][0]), "gpt": api.load(contextual_runs["gpt"][0]),
             "hf-encoder": api.load(tiny_hf_folder(tmp_path / "enc", contextual_runs, decoder=False)),

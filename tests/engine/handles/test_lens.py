@@ -6,7 +6,7 @@ import pytest
 
 from engine import api
 from engine.errors import InputError, Unsupported
-from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
+from tests.engine.finetune.test_one_wrapper import tiny_gpt2_folder, tiny_hf_folder
 
 
 @pytest.fixture(scope="module")
@@ -14,7 +14,8 @@ def lab_handles(contextual_runs, tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     return {"bert": api.load(contextual_runs["bert"][0]), "gpt": api.load(contextual_runs["gpt"][0]),
             "hf-bert": api.load(tiny_hf_folder(root / "enc", contextual_runs, decoder=False)),
-            "hf-decoder": api.load(tiny_hf_folder(root / "dec", contextual_runs, decoder=True))}
+            "hf-decoder": api.load(tiny_hf_folder(root / "dec", contextual_runs, decoder=True)),
+            "hf-gpt2": api.load(tiny_gpt2_folder(root / "gpt2", contextual_runs))}
 
 
 TEXT = {"bert": "the striker scored a [MASK] in the match", "gpt": "the striker scored a goal in the"}
@@ -24,7 +25,7 @@ def _text(handle):
     return TEXT["bert"] if handle.adapter.objective == "masked" else TEXT["gpt"]
 
 
-@pytest.mark.parametrize("which", ["bert", "gpt", "hf-bert", "hf-decoder"])
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-bert", "hf-decoder", "hf-gpt2"])
 def test_the_lens_grids_last_layer_is_the_models_own_prediction_at_every_position(lab_handles, which):
     handle = lab_handles[which]
     grid = api.lens_grid(handle, _text(handle), k=3)
@@ -56,7 +57,7 @@ def test_the_lens_refuses_what_it_cannot_read(lab_handles, tmp_path):
         api.lens_grid(lab_handles["bert"], "   ")
 
 
-@pytest.mark.parametrize("which", ["bert", "gpt", "hf-decoder"])
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-decoder", "hf-gpt2"])
 def test_tracing_with_nothing_corrupted_restores_everything(lab_handles, which):
     from engine.handles.lens import causal_trace
 
@@ -67,7 +68,7 @@ def test_tracing_with_nothing_corrupted_restores_everything(lab_handles, which):
     assert not trace.informative and np.all(trace.effect == 0)
 
 
-@pytest.mark.parametrize("which", ["bert", "gpt"])
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-gpt2"])
 def test_restoring_the_last_layer_at_the_prediction_brings_all_of_it_back(lab_handles, which):
     """Noise on the subject; the final state at the read position restored gives the clean prediction
     back exactly, and the subject's own embedding restored at every noised token does too."""
