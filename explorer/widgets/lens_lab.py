@@ -50,6 +50,7 @@ def _tip(grid: Any, layer: int, t: int) -> str:
 class LensLab(QWidget):
     shown = Signal()  # a grid or a trace is on screen
     ready = Signal()  # what a scene asked for (``wanted``: the grid, or the trace after it) is on screen
+    failed = Signal(str)  # what a scene asked for cannot be shown: why
 
     def __init__(self, parent: QWidget | None = None) -> None:
         from engine.api import LENS_MEASURES
@@ -116,7 +117,7 @@ class LensLab(QWidget):
         self.runner.failed.connect(self.grid_note.setText)
         self.trace_runner = TaskRunner(self)
         self.trace_runner.finished.connect(self._show_trace)
-        self.trace_runner.failed.connect(self.trace_note.setText)
+        self.trace_runner.failed.connect(self._trace_failed)
         self.lens.currentIndexChanged.connect(lambda _: self.query())
         self.measure.currentIndexChanged.connect(lambda _: self._render())
         self.show_which.currentIndexChanged.connect(lambda _: self._render())
@@ -189,11 +190,24 @@ class LensLab(QWidget):
         self.answer = answer
         self._render()
         self.shown.emit()
+        refused = [f"{name}: {outcome.message}" for name, outcome in answer.grids[:1] if outcome.failed]
+        if refused:  # model A's lens cannot be read: a scene of its grid or its trace cannot be shown
+            self._scene_failed(refused[0])
+            return
         if self.wanted == "trace" and self.trace_result is None:
             self.trace()  # a tracing scene: the heatmap of the text on screen
         elif self.wanted == "grid":
             self.wanted = ""
             self.ready.emit()
+
+    def _trace_failed(self, message: str) -> None:
+        self.trace_note.setText(message)
+        self._scene_failed(message)
+
+    def _scene_failed(self, message: str) -> None:
+        if self.wanted:  # a scene waits for this: it will not come
+            self.wanted = ""
+            self.failed.emit(message)
 
     def _grid_of(self, index: int) -> tuple[str, Any]:
         assert self.answer is not None

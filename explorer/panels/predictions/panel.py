@@ -37,6 +37,8 @@ class PredictionsPanel(QWidget):
             self.views.addTab(view, title)
             view.shown.connect(lambda name=name: self._shown(name))
             view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
+        for name, view in (("masked", self.masked), ("next", self.next)):  # a lab scene's refusal ends its wait
+            view.lens.failed.connect(lambda message, name=name: self._failed(name, message))
         self.masked.focus_token.connect(self.focus_token)
         QVBoxLayout(self).addWidget(self.views)
         session.modelsChanged.connect(self._refresh_models)
