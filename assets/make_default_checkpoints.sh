@@ -46,3 +46,7 @@ for run in bert-tiny gpt-tiny elmo-tiny word2vec-sgns minilm-chat minilm-gpt; do
   [ "$run" = minilm-chat ] && average=(--average-with "$work/minilm-mlm-soup")
   word2bert-export "$work/$run" --to slim "$here/checkpoints/$name" "${average[@]}"
 done
+# a tuned lens for the minilm-mlm now in place (its translators only; minilm-mlm frozen)
+word2bert-train tuned-lens --model minilm-mlm --corpus default --max-steps 300 --eval-every 100 --out "$work/tuned-lens-minilm-mlm"
+rm -rf "$here/checkpoints/tuned-lens-minilm-mlm"
+word2bert-export "$work/tuned-lens-minilm-mlm" --to slim "$here/checkpoints/tuned-lens-minilm-mlm"

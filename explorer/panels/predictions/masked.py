@@ -76,6 +76,7 @@ class MaskedView(QWidget):
         self.learn = QPushButton("Learn how BERT was trained: draw a training example")
         self.learn.clicked.connect(self.draw_example)
         self.example = QTextBrowser()
+        self.example.setVisible(False)  # until an example is drawn: the room goes to the results and the lab
         layout = QVBoxLayout(self)
         row = QHBoxLayout()
         row.addWidget(QLabel("Text:"))
@@ -105,7 +106,7 @@ class MaskedView(QWidget):
         self.result_areas[1].setVisible(False)  # the second column only while comparing
         layout.addLayout(results, 2)
         layout.addWidget(self.lens_switch)
-        layout.addWidget(self.lens, 2)
+        layout.addWidget(self.lens, 4)  # the lab, when on, takes most of the room
         layout.addWidget(self.learn)
         layout.addWidget(self.example, 1)
         self.runner = TaskRunner(self)
@@ -143,8 +144,9 @@ class MaskedView(QWidget):
         super().changeEvent(event)
 
     def set_presenting(self, on: bool) -> None:
-        for widget in (self.learn, self.example, self.lens_switch):
+        for widget in (self.learn, self.lens_switch):
             widget.setVisible(not on)
+        self.example.setVisible(not on and bool(self.example.toPlainText()))
         self.lens.setVisible(self.lens_switch.isChecked())  # a lab scene shows its lab in a talk too
 
     def _message(self, message: str) -> None:
@@ -248,6 +250,7 @@ class MaskedView(QWidget):
         if handle is None:
             return
         seed = random.randrange(1 << 30)
+        self.example.setVisible(True)
         self.example.setPlainText("drawing a sentence pair from the corpus and masking it…")
         def work() -> Any:
             from engine.api import bert_training_example

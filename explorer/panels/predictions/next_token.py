@@ -74,7 +74,7 @@ class NextTokenView(QWidget):
         layout.addLayout(gen)
         layout.addWidget(self.continuation)
         layout.addWidget(self.lens_switch)
-        layout.addWidget(self.lens, 2)
+        layout.addWidget(self.lens, 4)  # the lab, when on, takes most of the room
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self.message.setText)
