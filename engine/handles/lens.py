@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.cancel import check_cancelled
 from engine.data.text import word_spans
 from engine.errors import InputError, Unsupported
 from engine.handles.base import check_k, check_text
@@ -26,6 +27,7 @@ MASK_TEXT = "[MASK]"
 MAX_GRID_TOKENS = 64  # a sentence; the grid's logits are (layers + 1) x tokens x vocabulary
 POSITION_CHUNK = 16  # positions read through the head at once (a GPT-2's 13 x 16 x 50k floats: 42 MB)
 TRACE_ROWS = 256  # corrupted copies run in one batch
+MAX_TRACE_TOKENS = 48  # a sentence: tracing runs (layers + 1) x tokens x samples copies of it
 NOISE_TIMES_STD = 3.0  # Meng et al.: 3 x the standard deviation of the token embeddings
 
 
@@ -122,6 +124,9 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
     or after the last token (left-to-right LMs)."""
     adapter = handle.adapter
     ids, segments, special, _ = _inputs(handle, text, adapter.max_len)
+    if len(ids) > MAX_TRACE_TOKENS:
+        raise InputError(f"tracing explains one sentence of at most {MAX_TRACE_TOKENS} tokens; this text has "
+                         f"{len(ids)}: shorten it")
     if adapter.objective == "masked":
         if adapter.mask_id not in ids:
             raise InputError("the text has no [MASK]: tracing explains the prediction at a [MASK]")
@@ -182,6 +187,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
             jobs = [(s, cell) for s in range(samples) for cell in [(-1, -1), *cells]]  # (-1, -1): nothing restored
             results = np.zeros(len(jobs), np.float64)
             for a in range(0, len(jobs), TRACE_ROWS):
+                check_cancelled("causal tracing")  # a newer click supersedes this one
                 chunk = jobs[a : a + TRACE_ROWS]
                 rows = draws[[s for s, _ in chunk]].to(device)  # (B, len(subj), d)
                 for r, (_, (layer, t)) in enumerate(chunk):
