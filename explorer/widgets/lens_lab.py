@@ -6,12 +6,14 @@ state restored, the heatmap of what comes back)."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -333,22 +335,49 @@ def guess_subject(text: str) -> str:
     return max(words, key=len) if words else ""
 
 
-def open_lab(view: Any, scene: Any) -> None:
-    """A scene's lab in a prediction view (one with ``lens_switch``, ``lens``, ``compare``, ``model2``): the
-    compared model, then the lab open on what the scene asks; the view says ``shown`` once that is there."""
-    view.wanted_compare = scene.compare or ""
-    view.lab_scene = bool(scene.lab)
-    if scene.compare:
-        view.model2.set_models(view.session.models, prefer=scene.compare)
-    view.compare.setChecked(bool(scene.compare))
-    if scene.lab:
-        view.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens)
-    view.lens_switch.setChecked(bool(scene.lab))
+class LabView:
+    """What a prediction view (Masked LM, Next token) does to host the lab: its switch and the lab (made by
+    ``make_lab``), a scene's wait for it (``shown`` once the lab shows what the scene asked), the scene
+    fields it opens and keeps. The view has ``compare``, ``model2``, ``session``, ``query`` and ``shown``."""
 
+    shown: Any
+    compare: Any
+    model2: Any
+    session: Any
+    query: Callable[[], None]
 
-def lab_fields(view: Any) -> dict[str, Any]:
-    """A saved scene's lab fields from a prediction view (none while its lab is closed)."""
-    fields: dict[str, Any] = {"compare": view.model2.currentText() if view.compare.isChecked() else None}
-    if view.lens_switch.isChecked():
-        fields.update(view.lens.state())
-    return fields
+    def make_lab(self) -> None:
+        self.lens_switch = QCheckBox("The lab: what every layer predicts at every token, and why (lens, causal tracing)")
+        self.lens = LensLab()
+        self.lens.setVisible(False)
+        self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
+        self.wanted_compare = ""  # a scene's compared model, chosen as it loads
+        self.lens.ready.connect(self._lab_ready)
+        self.lens_switch.toggled.connect(self._lens_toggled)
+
+    def _lens_toggled(self, on: bool) -> None:
+        self.lens.setVisible(on)
+        self.query()
+
+    def _lab_ready(self) -> None:
+        if self.lab_scene:
+            self.lab_scene = False
+            self.shown.emit()
+
+    def open_lab(self, scene: Any) -> None:
+        """A scene's lab: the compared model, then the lab open on what the scene asks."""
+        self.wanted_compare = scene.compare or ""
+        self.lab_scene = bool(scene.lab)
+        if scene.compare:
+            self.model2.set_models(self.session.models, prefer=scene.compare)
+        self.compare.setChecked(bool(scene.compare))
+        if scene.lab:
+            self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens)
+        self.lens_switch.setChecked(bool(scene.lab))
+
+    def lab_fields(self) -> dict[str, Any]:
+        """A saved scene's lab fields (none while the lab is closed)."""
+        fields: dict[str, Any] = {"compare": self.model2.currentText() if self.compare.isChecked() else None}
+        if self.lens_switch.isChecked():
+            fields.update(self.lens.state())
+        return fields

@@ -27,7 +27,7 @@ from explorer.failures import Outcome, attempt
 from explorer.panels.predictions.bars import sentence_case, whole_word
 from explorer.session import Session
 from explorer.tasks import TaskRunner
-from explorer.widgets.lens_lab import LensLab, lab_fields, open_lab
+from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
@@ -43,7 +43,7 @@ class MaskedAnswer:
     per_model: list[tuple[str, Outcome[Any]]]  # (model name, its fill_mask result)
 
 
-class MaskedView(QWidget):
+class MaskedView(QWidget, LabView):
     shown = Signal()
     focus_token = Signal(str, int)  # (text, token position)
 
@@ -66,13 +66,7 @@ class MaskedView(QWidget):
         self._positions: list[list[int]] = [[], []]  # per model: the token position of each [MASK] shown
         for i, bars_view in enumerate(self.results):
             bars_view.clicked.connect(lambda section, _row, i=i: self._prediction_clicked(i, section))
-        self.lens_switch = QCheckBox("The lab: what every layer predicts at every token, and why (lens, causal tracing)")
-        self.lens = LensLab()
-        self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
-        self.wanted_compare = ""  # a scene's compared model, chosen as it loads
-        self.lens.ready.connect(self._lab_ready)
-        self.lens.setVisible(False)
-        self.lens_switch.toggled.connect(self._lens_toggled)
+        self.make_lab()  # the lab's switch and the lab (LabView)
         self.learn = QPushButton("Learn how BERT was trained: draw a training example")
         self.learn.clicked.connect(self.draw_example)
         self.example = QTextBrowser()
@@ -183,10 +177,6 @@ class MaskedView(QWidget):
         self._chip_spans = []  # positions move: the buttons are rebuilt
         self.text.setText(text[:start] + MASK + text[end:])
 
-    def _lens_toggled(self, on: bool) -> None:
-        self.lens.setVisible(on)
-        self.query()
-
     def query(self) -> None:
         text = self.text.text()
         self._chip_debounce.start()
@@ -285,17 +275,6 @@ class MaskedView(QWidget):
                          f"<td>→ {guess} {ok}</td></tr>")
         parts.append("</table>")
         self.example.setHtml("".join(parts))
-
-    def _lab_ready(self) -> None:
-        if self.lab_scene:
-            self.lab_scene = False
-            self.shown.emit()
-
-    def open_lab(self, scene: Any) -> None:
-        open_lab(self, scene)
-
-    def lab_fields(self) -> dict[str, Any]:
-        return lab_fields(self)
 
     def refresh_models(self, prefer: str) -> None:
         self.model.set_models(self.session.models, prefer=prefer)

@@ -21,14 +21,14 @@ from PySide6.QtWidgets import (
 from explorer.panels.predictions.bars import sentence_case
 from explorer.session import Session
 from explorer.tasks import TaskRunner
-from explorer.widgets.lens_lab import LensLab, lab_fields, open_lab
+from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
 DEBOUNCE_MS = 150
 
 
-class NextTokenView(QWidget):
+class NextTokenView(QWidget, LabView):
     shown = Signal()
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
@@ -49,12 +49,7 @@ class NextTokenView(QWidget):
         self.compare = QCheckBox("compare with")  # in the lab: model B's lens beside A's
         self.model2 = ModelPicker(Capability.NEXT_TOKEN)
         self.model2.setEnabled(False)
-        self.lens_switch = QCheckBox("The lab: what every layer predicts at every token, and why (lens, causal tracing)")
-        self.lens = LensLab()
-        self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
-        self.wanted_compare = ""  # a scene's compared model, chosen as it loads
-        self.lens.ready.connect(self._lab_ready)
-        self.lens.setVisible(False)
+        self.make_lab()  # the lab's switch and the lab (LabView)
         layout = QVBoxLayout(self)
         row = QHBoxLayout()
         row.addWidget(QLabel("Text:"))
@@ -87,7 +82,6 @@ class NextTokenView(QWidget):
         for picker in (self.model, self.model2):
             picker.currentIndexChanged.connect(lambda _: self.query())
         self.compare.toggled.connect(self._compare_toggled)
-        self.lens_switch.toggled.connect(self._lens_toggled)
         self.greedy.clicked.connect(lambda: self.continue_text(0.0))
         self.sample.clicked.connect(lambda: self.continue_text(self.temperature.value()))
 
@@ -113,10 +107,6 @@ class NextTokenView(QWidget):
         self.model2.setEnabled(on)
         self.query()
 
-    def _lens_toggled(self, on: bool) -> None:
-        self.lens.setVisible(on)
-        self.query()
-
     def _show(self, result: tuple[str, str, Any]) -> None:
         text, name, candidates = result
         self.message.setText(f"{name}: the likeliest next tokens after “{text}”")
@@ -137,17 +127,6 @@ class NextTokenView(QWidget):
         text, more, temperature = result
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
         self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
-
-    def _lab_ready(self) -> None:
-        if self.lab_scene:
-            self.lab_scene = False
-            self.shown.emit()
-
-    def open_lab(self, scene: Any) -> None:
-        open_lab(self, scene)
-
-    def lab_fields(self) -> dict[str, Any]:
-        return lab_fields(self)
 
     def refresh_models(self, prefer: str) -> None:
         self.model.set_models(self.session.models, prefer=prefer)
