@@ -1,0 +1,67 @@
+"""The lab's queries as a click costs them (issue 35): the lens grid (logit and tuned) and causal tracing on
+the shipped models, each model loaded once beforehand, median of several asks of the built-in scenes'
+sentences (the lens scene's and the capital scene's).
+
+    python bench/speed/lab_speed.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench._report import machine, write_section  # noqa: E402
+
+CASES = [  # (model, text, subject)
+    ("bert-tiny", "She deposited the money at the [MASK] on Monday.", "money"),
+    ("minilm-mlm", "The capital of France is [MASK].", "France"),
+    ("tuned-lens-minilm-mlm", "She deposited the money at the [MASK] on Monday.", "money"),
+    ("minilm-gpt", "The capital of France is", "France"),
+]
+
+
+def median_s(fn, rounds: int) -> float:
+    fn()  # the first ask: kernels, caches
+    times = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    from engine import api
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--rounds", type=int, default=5)
+    args = p.parse_args()
+    rows = []
+    for name, text, subject in CASES:
+        handle = api.load(name)
+        grid = median_s(lambda h=handle, t=text: h.lens_grid(t, 5, "logit"), args.rounds)
+        tuned = (median_s(lambda h=handle, t=text: h.lens_grid(t, 5, "tuned"), args.rounds)
+                 if getattr(handle, "tuned_lens", None) is not None else None)
+        trace = median_s(lambda h=handle, t=text, s=subject: h.causal_trace(t, s, 3), args.rounds)
+        result = handle.causal_trace(text, subject, 3)
+        rows.append(f"| {name} | {len(result.tokens)} | {result.restored.shape[0]} | {grid * 1000:,.0f} | "
+                    f"{'–' if tuned is None else f'{tuned * 1000:,.0f}'} | {trace * 1000:,.0f} |")
+        print(rows[-1], flush=True)
+    body = "\n".join([
+        "## The lab: lens grid and causal tracing, per click", "",
+        f"`python bench/speed/lab_speed.py --rounds {args.rounds}`: each model loaded once, then the median of "
+        f"{args.rounds} asks after a first one; causal tracing with 3 noise draws (every layer × token state "
+        "restored once per draw, in batches).", f"Machine: {machine()}", "",
+        "| model | tokens | layers + 1 | lens grid ms | tuned lens grid ms | causal trace ms |",
+        "|---|---:|---:|---:|---:|---:|", *rows])
+    print(body)
+    write_section("lab-speed", body)
+
+
+if __name__ == "__main__":
+    main()
