@@ -12,6 +12,7 @@ wrapper (engine/models/wrappers):
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
@@ -145,6 +146,9 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
 
     clean_states: list[torch.Tensor] = []
     plan: dict[str, Any] = {}  # what the hooks do in the pass under way
+    # the hooks sit on the loaded model, which other queries (another panel's, a worker's) may run at the same
+    # time from their own threads: only this thread's passes are noised, patched and recorded
+    tracer = threading.get_ident()
 
     def first(output: Any) -> torch.Tensor:
         return output[0] if isinstance(output, tuple) else output
@@ -154,7 +158,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
 
     def noise_hook(module: Any, inputs: Any, output: Any) -> Any:
         rows = plan.get("noise")  # (B, len(subj), d) per row, or None in the clean pass
-        if rows is None:
+        if rows is None or threading.get_ident() != tracer:
             return output
         x = output.clone()
         x[:, subj] = x[:, subj] + rows.to(x.dtype)
@@ -162,6 +166,8 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
 
     def block_hook(index: int) -> Any:
         def hook(module: Any, inputs: Any, output: Any) -> Any:
+            if threading.get_ident() != tracer:
+                return output
             x = first(output)
             if "restore" not in plan:  # the clean pass: keep every block's output
                 clean_states.append(x[0].clone())

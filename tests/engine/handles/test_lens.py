@@ -100,3 +100,32 @@ def test_a_trace_is_the_same_from_the_same_seed(lab_handles):
     a = api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "striker", samples=2)
     b = api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "striker", samples=2)
     assert np.array_equal(a.restored, b.restored) and a.p_corrupt == b.p_corrupt
+
+
+def test_a_trace_leaves_the_models_other_queries_alone(lab_handles):
+    """The tracing hooks sit on the loaded model: a query another thread runs meanwhile (another panel's)
+    gets the model's own answer, and the trace its own (the chaos monkey found a lens query failing on a
+    noise batch of another size)."""
+    import threading
+
+    handle = lab_handles["gpt"]
+    expected = handle.contextual_vectors("he drove the truck to town").vectors
+    baseline = api.causal_trace(handle, TEXT["gpt"], "striker", samples=3)
+    seen, errors, stop = [], [], threading.Event()
+
+    def other_queries():
+        while not stop.is_set():
+            try:
+                seen.append(handle.contextual_vectors("he drove the truck to town").vectors)
+            except Exception as e:  # noqa: BLE001 - what the other panel would have shown
+                errors.append(e)
+
+    worker = threading.Thread(target=other_queries)
+    worker.start()
+    try:
+        traces = [api.causal_trace(handle, TEXT["gpt"], "striker", samples=3) for _ in range(3)]
+    finally:
+        stop.set()
+        worker.join()
+    assert not errors and seen and all(np.allclose(v, expected, atol=1e-5) for v in seen)
+    assert all(np.allclose(t.restored, baseline.restored, atol=1e-5) for t in traces)
