@@ -133,6 +133,8 @@ def write_safetensors(path: Path, arrays: dict[str, np.ndarray]) -> None:
         f.write(len(raw).to_bytes(8, "little"))
         f.write(raw)
         for array in arrays.values():
+            if array.size == 0:  # nothing to write (a word none of whose occurrences could be encoded)
+                continue
             flat = memoryview(np.ascontiguousarray(array).astype(array.dtype.newbyteorder("<"), copy=False)).cast("B")  # type: ignore[arg-type]
             for start in range(0, len(flat), _SLICE):
                 f.write(flat[start : start + _SLICE])

@@ -79,7 +79,8 @@ def test_index_files_are_standard_safetensors_and_map_back(tmp_path):
     from engine.inspection.corpus_index import map_safetensors, write_safetensors
 
     arrays = {"vectors": np.random.default_rng(0).random((5, 3, 8)).astype(np.float16),
-              "occ_word": np.arange(5, dtype=np.int32), "empty": np.zeros((0,), np.int16)}
+              "occ_word": np.arange(5, dtype=np.int32), "empty": np.zeros((0,), np.int16),
+              "no_rows": np.zeros((0, 7, 4), np.float16)}  # a word none of whose occurrences could be encoded
     write_safetensors(tmp_path / "i.safetensors", arrays)
     by_package, mapped = load_file(str(tmp_path / "i.safetensors")), map_safetensors(tmp_path / "i.safetensors")
     for name, array in arrays.items():
