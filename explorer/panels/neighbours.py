@@ -31,14 +31,16 @@ ANALOGY_HELP = "An analogy is three words, two signs: king - man + woman (man is
 
 def parse_analogy(text: str) -> tuple[str, str, str] | None:
     """"king - man + woman" (or "king + woman - man") as the engine's (a, b, c), "a is to b as c is to ?":
-    ("man", "king", "woman"). None for a plain word (no "+", no spaced "-"); ValueError for a sum that is not
-    an analogy."""
+    ("man", "king", "woman"). None for a plain word (no "+", no spaced "-"); InputError (what the user typed,
+    not a bug: said without a traceback in the log) for a sum that is not an analogy."""
+    from engine.api import InputError
+
     if "+" not in text and not re.search(r"\s-|-\s", text):  # "well-known" is a word; "king - man" is not
         return None
     parts = re.findall(r"[+-]|[^\s+-]+", text.strip())
     signs, words = parts[1::2], parts[0::2]
     if len(parts) != 5 or any(w in "+-" for w in words) or sorted(signs) != ["+", "-"]:
-        raise ValueError(ANALOGY_HELP)
+        raise InputError(ANALOGY_HELP)
     first, second, third = words
     return (second, first, third) if signs[0] == "-" else (third, first, second)
 
@@ -117,9 +119,11 @@ class NeighboursPanel(QWidget):
             self.message.setText(f"Type a word to see its neighbours in {name}.")
             self.table.setRowCount(0)
             return
+        from engine.api import InputError
+
         try:
             analogy = parse_analogy(word)
-        except ValueError as e:
+        except InputError as e:
             self.runner.cancel()  # an answer still coming for the text before is stale
             self._fail(explain(e))
             return
