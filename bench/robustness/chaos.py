@@ -94,7 +94,8 @@ action: `bench/robustness/chaos-log.txt`, not committed).
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 
-- Uncaught exceptions: **{len(monkey.exceptions)}**.
+- Uncaught exceptions: **{len(monkey.exceptions)}**; failures the app caught and showed but logged as unexpected (a
+  bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
 - RSS each minute (MB): {', '.join(f'{r:,.0f}' for _, r in samples)}.

@@ -16,6 +16,7 @@ RSS and the stall histogram into bench/robustness/RESULTS.md).
 from __future__ import annotations
 
 import contextlib
+import logging
 import random
 import sys
 import threading
@@ -91,6 +92,18 @@ class Stalls:
             self.over.append(gap_ms)
 
 
+class _Collect(logging.Handler):
+    """Keeps the "unexpected failure" records the app logs (from any thread)."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.ERROR)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "unexpected failure" in record.getMessage():
+            self.into.append(record.getMessage())
+
+
 class Monkey(QObject):
     """Drive ``window`` (explorer.main_window.MainWindow) with seeded random actions, one every ``pace_ms``."""
 
@@ -101,6 +114,10 @@ class Monkey(QObject):
         self.train, self.history_run = train, history_run
         self.log: list[str] = []
         self.exceptions: list[str] = []
+        # failures the app caught and showed, but logged as unexpected (explorer.failures.explain: not an
+        # engine refusal, so a bug) — a traceback each
+        self.unexpected: list[str] = []
+        self._failures = _Collect(self.unexpected)
         self.stalls = Stalls()
         self.steps = 0
         self._talk: Any = None
@@ -132,6 +149,7 @@ class Monkey(QObject):
     def start(self) -> None:
         self._previous_hook = sys.excepthook
         sys.excepthook = self._excepthook
+        logging.getLogger("word2bert.explorer").addHandler(self._failures)
         self._clock.start()
         self._ticker.start()
         self._actor.start()
@@ -152,6 +170,7 @@ class Monkey(QObject):
                 self._talk.close()
             self._talk = None
         self.window.stop_jobs(wait_ms=60_000)  # an index build, a corpus atlas, a training: stopped as Stop does
+        logging.getLogger("word2bert.explorer").removeHandler(self._failures)
         if self._previous_hook is not None:
             sys.excepthook = self._previous_hook
 

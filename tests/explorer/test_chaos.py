@@ -1,7 +1,7 @@
 """Chaos in the window (issue 37, item 4): a seeded monkey (bench/robustness/monkey.py) drives random
 user actions on every tab — hostile text typed key by key, word buttons, models, layers, views, scenes,
 zoom, the talk deck and its window, dialogs — for about 40 s with the small shipped models loaded: no
-uncaught exception, and no freeze: the event loop never kept from a 10 ms timer for FREEZE_MS or more.
+uncaught exception, no failure logged as unexpected, and no freeze: the event loop never kept from a 10 ms timer for FREEZE_MS or more.
 The issue's goal is no gap of 250 ms; that is not met yet (building a talk step's panel, drawing the
 polysemy map, a zoom's relayout: bench/robustness/RESULTS.md "Chaos in the window" says how often and
 where), so this bound catches what a person would call a hang — a model loaded or an index built on the
@@ -45,6 +45,8 @@ def test_random_use_of_every_tab_raises_nothing_and_never_stalls(qtbot):
     assert wait_for_workers(60_000)  # every query and long job it started has ended
     last = "\n".join(monkey.log[-25:])
     assert not monkey.exceptions, f"seed {SEED}: {monkey.exceptions[0]}\nlast actions:\n{last}"
+    # a failure the app caught and showed, but logged as unexpected (not the engine refusing): a bug too
+    assert not monkey.unexpected, f"seed {SEED}: {monkey.unexpected[0]}\nlast actions:\n{last}"
     assert monkey.stalls.worst_ms < FREEZE_MS, (f"seed {SEED}: the window froze {monkey.stalls.worst_ms:.0f} ms; "
                                                 f"where: {monkey.culprits}; last actions:\n{last}")
     assert monkey.steps >= SECONDS * 5, monkey.steps  # it did act, on every kind of widget
