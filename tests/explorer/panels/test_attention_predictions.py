@@ -270,7 +270,7 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
     panel.grid_mode.setCurrentIndex(2)  # A − B, head by head, on one diverging scale
     panel.open_head(1, 1)
     assert panel.large.matrix.shape == weights[1, 1].shape and np.allclose(panel.large.matrix, 0, atol=1e-6)
-    assert panel.grid.images[0][0].lut is not None and "red where A attends more" in panel.grid_note.text()
+    assert panel.grid.signed and "red where A attends more" in panel.grid_note.text()
     panel.views.setCurrentIndex(3)
     with qtbot.waitSignal(panel.shown, timeout=30_000):
         panel.model2.setCurrentText("gpt")  # other tokens: said, not drawn

@@ -1,0 +1,38 @@
+"""The model view's grid of every layer × head is one mosaic image: each head's map on its own scale (or one
+shared scale for a difference), a click names the head under it, and a gap names none."""
+
+import numpy as np
+from PySide6.QtCore import QPointF
+
+
+class _Click:
+    def __init__(self, x, y):
+        self._pos = QPointF(x, y)
+
+    def pos(self):
+        return self._pos
+
+
+def test_every_head_is_a_cell_of_one_image_and_a_click_names_its_head(qtbot):
+    from explorer.widgets.heatmap import HeatmapGrid
+
+    grid = HeatmapGrid()
+    qtbot.addWidget(grid)
+    layers, heads, q, k = 2, 3, 4, 5
+    thumbs = np.random.default_rng(0).random((layers, heads, q, k)).astype(np.float32)
+    thumbs[1, 2] *= 0.01  # a head that attends weakly still spans its own colour scale
+    grid.show_all(thumbs)
+    image = grid.image.image
+    g = grid.GAP
+    assert grid.shape == (layers, heads) and image.shape == (layers * (q + g) - g, heads * (k + g) - g, 4)
+    top = image[(q + g) : (q + g) + q, 2 * (k + g) : 2 * (k + g) + k]  # layer 1, head 2
+    brightest = np.unravel_index(thumbs[1, 2].argmax(), (q, k))
+    assert np.array_equal(top[brightest], image[np.unravel_index(thumbs[0, 0].argmax(), (q, k))])  # both at the top colour
+    assert image[q, 0, 3] == 0  # the gap between layers is transparent
+    clicks = []
+    grid.clicked.connect(lambda layer, head: clicks.append((layer, head)))
+    grid._clicked(_Click(2 * (k + g) + 1, (q + g) + 1))
+    grid._clicked(_Click(k + 0.5, 1))  # in the gap between heads 0 and 1
+    assert clicks == [(1, 2)]
+    grid.show_all(thumbs - thumbs[::-1], signed=True)  # a difference: one scale around 0 for every head
+    assert grid.signed and grid.image.image.shape == image.shape
