@@ -41,19 +41,18 @@ def apply_theme(app: Any, name: str) -> None:
         background, foreground = "w", "#333333"
     app.setPalette(palette)
     pg.setConfigOptions(background=background, foreground=foreground)
-    for widget in app.allWidgets():
-        if isinstance(widget, pg.GraphicsView):  # plots, heat maps and grids: background, axes, legends
-            widget.setBackground(background)
-            for item in widget.items():
-                if isinstance(item, pg.AxisItem):
-                    item.setTextPen(foreground)
-                    item.setPen(foreground)
-                    if item.grid is not False:
-                        set_grid_colours(item, foreground, background)
-                elif isinstance(item, pg.LegendItem):
-                    item.setLabelTextColor(foreground)
-                    for _, label in item.items:
-                        label.setText(label.text, color=foreground)
+    for widget in plot_views(app):  # plots, heat maps and grids: background, axes, legends
+        widget.setBackground(background)
+        for item in widget.items():
+            if isinstance(item, pg.AxisItem):
+                item.setTextPen(foreground)
+                item.setPen(foreground)
+                if item.grid is not False:
+                    set_grid_colours(item, foreground, background)
+            elif isinstance(item, pg.LegendItem):
+                item.setLabelTextColor(foreground)
+                for _, label in item.items:
+                    label.setText(label.text, color=foreground)
 
 
 def apply_zoom(app: Any, level: int) -> None:
@@ -66,11 +65,24 @@ def apply_zoom(app: Any, level: int) -> None:
     import pyqtgraph as pg
     from PySide6.QtWidgets import QLabel
 
-    for widget in app.allWidgets():  # plot axes keep their own fonts: give them the zoomed one
-        if isinstance(widget, pg.GraphicsView):
-            for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
-                label.setFont(font)
-            for item in widget.items():
-                if isinstance(item, pg.AxisItem):
-                    item.setStyle(tickFont=font)
-                    item.label.setFont(font)
+    for widget in plot_views(app):  # plot axes keep their own fonts: give them the zoomed one
+        for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
+            label.setFont(font)
+        for item in widget.items():
+            if isinstance(item, pg.AxisItem):
+                item.setStyle(tickFont=font)
+                item.label.setFont(font)
+
+
+def plot_views(app: Any) -> list[Any]:
+    """Every pyqtgraph view in the app's windows, found under its top-level widgets. (Walking
+    ``app.allWidgets()`` made a Python wrapper for every widget Qt keeps, its own internal ones and those
+    of windows on their way to deletion too, and the test suite crashed there once, in Qt.)"""
+    import pyqtgraph as pg
+
+    views = []
+    for top in app.topLevelWidgets():
+        if isinstance(top, pg.GraphicsView):
+            views.append(top)
+        views.extend(top.findChildren(pg.GraphicsView))
+    return views

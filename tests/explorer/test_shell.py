@@ -108,6 +108,13 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     assert QApplication.instance().font().pointSizeF() > size * 1.25
     win.set_theme("dark")
     assert QApplication.instance().palette().window().color().lightness() < 80
+    import pyqtgraph as pg
+
+    from explorer.theme import plot_views
+
+    plots = plot_views(QApplication.instance())
+    assert plots and win.attention.grid in plots  # the window's plots, found under it
+    assert all(view.backgroundBrush().color().lightness() < 80 for view in plots if isinstance(view, pg.GraphicsView))
     win.polysemy.sentences.setPlainText("The bat flew out.\nHe swung the bat.")
     win.close()
     again = make_window()
