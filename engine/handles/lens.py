@@ -81,10 +81,10 @@ def lens_grid(handle: Any, text: str, k: int = 5, translators: Any = None) -> Le
             top = p.topk(min(k, p.shape[-1]), dim=-1)
             top_p[:, a:z, : top.values.shape[-1]] = top.values.cpu().numpy()
             top_i[:, a:z, : top.indices.shape[-1]] = top.indices.cpu().numpy()
-            for t in range(a, z):
-                if target_ids[t] >= 0:
-                    column = logp[:, t - a]  # (layers, V)
-                    rank[:, t] = ((column > column[:, target_ids[t] : target_ids[t] + 1]).sum(-1) + 1).cpu().numpy()
+            targets = torch.tensor(target_ids[a:z], device=logp.device)  # -1: no target there
+            own = logp.gather(-1, targets.clamp_min(0)[None, :, None].expand(logp.shape[0], -1, 1))  # (layers, c, 1)
+            ranks = ((logp > own).sum(-1) + 1).float().cpu().numpy()  # one copy a chunk, not one a position
+            rank[:, a:z] = np.where((targets >= 0).cpu().numpy()[None], ranks, np.nan)
     names: dict[int, str] = {}
 
     def name(i: int) -> str:

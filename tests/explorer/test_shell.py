@@ -229,6 +229,15 @@ def test_a_cache_notice_from_a_worker_thread_reaches_the_status_bar_and_the_cach
 def test_a_scene_the_app_cannot_apply_exits_with_its_reason_within_seconds(tmp_path, contextual_runs):
     """A scene that reads well but cannot be answered (here: a word no sentence of the corpus holds) ended
     in the status bar while `--screenshot` waited 900 s for a result."""
+    bert = str(contextual_runs["bert"][0])
+    done, seconds = screenshot_of_scene(tmp_path, {"panel": "polysemy", "sentences": ["The zyxwq sat on the bank."],
+                                                   "selection": "zyxwq", "models": [bert], "contextual_model": bert})
+    assert done.returncode == 1 and seconds < 120
+    assert "zyxwq" in done.stderr and not (tmp_path / "x.png").exists()
+
+
+def screenshot_of_scene(tmp_path, scene):
+    """``word2bert --scene FILE --screenshot x.png`` as a process (offscreen, its own HOME): (its result, seconds)."""
     import json
     import os
     import subprocess
@@ -236,37 +245,21 @@ def test_a_scene_the_app_cannot_apply_exits_with_its_reason_within_seconds(tmp_p
     import time
     from pathlib import Path
 
-    bert = str(contextual_runs["bert"][0])
-    scene = tmp_path / "zyxwq.json"
-    scene.write_text(json.dumps({"panel": "polysemy", "sentences": ["The zyxwq sat on the bank."], "selection": "zyxwq",
-                                 "models": [bert], "contextual_model": bert}), encoding="utf-8")
+    path = tmp_path / "scene.json"
+    path.write_text(json.dumps(scene), encoding="utf-8")
     start = time.monotonic()
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "explorer", "--no-default-models", "--scene", str(scene), "--screenshot",
+    done = subprocess.run([sys.executable, "-m", "explorer", "--no-default-models", "--scene", str(path), "--screenshot",
                            str(tmp_path / "x.png")], cwd=Path(__file__).resolve().parents[2], env=env,
                           capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and time.monotonic() - start < 120
-    assert "zyxwq" in done.stderr and not (tmp_path / "x.png").exists()
+    return done, time.monotonic() - start
 
 
 def test_a_lab_scene_that_cannot_be_traced_exits_with_its_reason_within_seconds(tmp_path, contextual_runs):
     """A tracing scene whose subject is not in its sentence: the reason on stderr and exit code 1, not a wait."""
-    import json
-    import os
-    import subprocess
-    import sys
-    import time
-    from pathlib import Path
-
     bert = str(contextual_runs["bert"][0])
-    scene = tmp_path / "trace.json"
-    scene.write_text(json.dumps({"panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"],
-                                 "models": [bert], "contextual_model": "bert", "lab": "trace", "subject": "piano"}),
-                     encoding="utf-8")
-    start = time.monotonic()
-    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "explorer", "--no-default-models", "--scene", str(scene), "--screenshot",
-                           str(tmp_path / "x.png")], cwd=Path(__file__).resolve().parents[2], env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 1 and time.monotonic() - start < 120
+    done, seconds = screenshot_of_scene(tmp_path, {
+        "panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"], "models": [bert],
+        "contextual_model": "bert", "lab": "trace", "subject": "piano"})
+    assert done.returncode == 1 and seconds < 120
     assert "'piano' is not in the text" in done.stderr and not (tmp_path / "x.png").exists()

@@ -34,7 +34,7 @@ def test_the_lens_grids_last_layer_is_the_models_own_prediction_at_every_positio
     logits = handle._forward(ids, segments, logits=True).logits[0].float()  # (T, V): the model's own head
     own = [handle._token_text(int(i)) for i in logits.argmax(-1)]
     assert [grid.top_tokens[-1][t][0] for t in range(len(ids))] == own
-    assert np.allclose(grid.top_probs[-1, :, 0], logits.softmax(-1).max(-1).values.numpy(), atol=1e-5)
+    assert np.allclose(grid.top_probs[-1, :, 0], logits.softmax(-1).max(-1).values.cpu().numpy(), atol=1e-5)
     assert grid.layers == handle.adapter.n_layers + 1 and grid.tokens[0] == handle._token_text(ids[0])
     assert np.allclose(grid.kl[-1], 0.0, atol=1e-5)  # the final layer is its own reference
     assert np.all(grid.entropy >= 0) and np.all(grid.top_probs[..., 0] >= grid.top_probs[..., 1])

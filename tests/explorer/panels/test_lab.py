@@ -14,16 +14,21 @@ def header(table, axis="h"):
     return [item(i).text() for i in range(table.columnCount() if axis == "h" else table.rowCount())]
 
 
+def open_scene(qtbot, win, scene, timeout=30_000):
+    """A predictions scene (checked as a file's would be) applied, waited for until its panel says shown."""
+    panel = win.predictions
+    win.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.shown, timeout=timeout):
+        panel.apply_scene(check_scene({"panel": "predictions", **scene}, "test"))
+    return panel
+
+
 def test_a_lab_scene_opens_the_grid_of_two_models_and_their_difference(qtbot, window, contextual_runs, tmp_path):  # noqa: F811
     other = tiny_hf_folder(tmp_path / "hf-bert", contextual_runs, decoder=False)  # the same tokens, two layers too
     load(qtbot, window, contextual_runs["bert"][0], other)
-    panel = window.predictions
-    window.tabs.setCurrentWidget(panel)
-    scene = check_scene({"panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"],
-                         "models": ["bert", "hf-bert"], "contextual_model": "bert", "lab": "grid", "measure": "rank",
-                         "compare": "hf-bert"}, "test")
-    with qtbot.waitSignal(panel.shown, timeout=30_000):
-        panel.apply_scene(scene)
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["bert", "hf-bert"], "contextual_model": "bert", "lab": "grid",
+                                       "measure": "rank", "compare": "hf-bert"})
     lab = panel.masked.lens
     assert panel.masked.lens_switch.isChecked() and lab.isVisible() and panel.masked.compare.isChecked()
     assert [name for name, _ in lab.answer.grids] == ["bert", "hf-bert"]
@@ -46,12 +51,8 @@ def test_a_lab_scene_opens_the_grid_of_two_models_and_their_difference(qtbot, wi
 
 def test_a_tracing_scene_shows_where_the_next_word_is_carried(qtbot, window, contextual_runs):  # noqa: F811
     load(qtbot, window, contextual_runs["gpt"][0])
-    panel = window.predictions
-    window.tabs.setCurrentWidget(panel)
-    scene = check_scene({"panel": "predictions", "view": "next", "sentences": ["he drove the truck to the"],
-                         "models": ["gpt"], "contextual_model": "gpt", "lab": "trace", "subject": "truck"}, "test")
-    with qtbot.waitSignal(panel.shown, timeout=60_000):
-        panel.apply_scene(scene)
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": ["he drove the truck to the"], "models": ["gpt"],
+                                       "contextual_model": "gpt", "lab": "trace", "subject": "truck"}, timeout=60_000)
     lab = panel.next.lens
     trace = lab.trace_result
     assert trace is not None and lab.tabs.currentIndex() == 1
@@ -89,12 +90,8 @@ def test_a_tuned_lens_run_shows_as_a_second_row_set_below_the_logit_lens(qtbot, 
     finished, _ = train_lens(contextual_runs["bert"][0], topic_corpus, tmp_path / "lens", steps=10)
     assert finished.status == "completed"
     load(qtbot, window, tmp_path / "lens")
-    panel = window.predictions
-    window.tabs.setCurrentWidget(panel)
-    scene = check_scene({"panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"],
-                         "models": ["lens"], "contextual_model": "lens", "lab": "grid", "lens": "both"}, "test")
-    with qtbot.waitSignal(panel.shown, timeout=30_000):
-        panel.apply_scene(scene)
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["lens"], "contextual_model": "lens", "lab": "grid", "lens": "both"})
     lab = panel.masked.lens
     rows = header(lab.grid, "v")
     assert rows == ["output", "layer 1", "embeddings", "tuned · layer 1", "tuned · embeddings"]
