@@ -7,6 +7,7 @@ Big type (28 px body at 1920×1080) and a high-contrast palette; nothing pops up
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any, cast
 
@@ -159,7 +160,15 @@ class TalkWindow(QWidget):
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
-        app_instance().installEventFilter(self)
+        # the speaker's keys are read where they arrive: at the widget with the focus (a filter on it, moved
+        # with the focus) and here, where a key that widget leaves alone comes up to. A filter on the whole application saw
+        # every event of every window (paint, timers, queued signals) in Python: a tenth of the GUI thread's
+        # time while a talk was open (bench/robustness/chaos.py, py-spy)
+        self.installEventFilter(self)
+        self.stack.installEventFilter(self)
+        self._filtered: QWidget | None = None
+        cast(QApplication, app_instance()).focusChanged.connect(self._focus_moved)
+        self._reading_keys = True
         self._watch = QTimer(self, interval=500)  # steps that cannot show anything also count as prepared
         self._watch.timeout.connect(self._check_unanswerable)
         self._watch.start()
@@ -270,6 +279,22 @@ class TalkWindow(QWidget):
             self.stack.setFocus()
         self.stepped.emit(i)
 
+    def _focus_moved(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self._filtered is not None:
+            with contextlib.suppress(RuntimeError):  # (deleted already)
+                self._filtered.removeEventFilter(self)
+            self._filtered = None
+        if new is not None and new is not self.stack and self.isAncestorOf(new):
+            new.installEventFilter(self)
+            self._filtered = new
+
+    def _stop_reading_keys(self) -> None:
+        if self._reading_keys:  # (leaving closes the window: both stop it)
+            self._reading_keys = False
+            with contextlib.suppress(RuntimeError, TypeError):
+                cast(QApplication, app_instance()).focusChanged.disconnect(self._focus_moved)
+        self._focus_moved(None, None)
+
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() != QEvent.Type.KeyPress or not isinstance(watched, QWidget):
             return False
@@ -305,7 +330,7 @@ class TalkWindow(QWidget):
         self._digits = ""
 
     def leave(self) -> None:
-        app_instance().removeEventFilter(self)
+        self._stop_reading_keys()
         self.close()
         self.left.emit()
 
@@ -313,7 +338,7 @@ class TalkWindow(QWidget):
         self._closed = True
         self._watch.stop()
         release_legends(self)
-        app_instance().removeEventFilter(self)
+        self._stop_reading_keys()
         super().closeEvent(event)
 
     # ------------------------------------------------------------ export
