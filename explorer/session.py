@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from explorer.tasks import TaskRunner, freeze_long_lived_objects
+from explorer.tasks import TaskRunner, freeze_long_lived_objects, release_cycles
 
 if TYPE_CHECKING:  # a name for types only: engine.api is imported lazily, off the start-up path
     from engine.api import ModelHandle
+
+
+UNLOAD_SETTLE_MS = 1500  # after an unload, queries still under way for the model have ended
 
 
 class Session(QObject):
@@ -80,6 +83,23 @@ class Session(QObject):
             handle.name = name
         self.models[name] = handle
         self.modelsChanged.emit()
+
+    def unload(self, name: str) -> bool:
+        """Let go of a loaded model: every panel drops it from its pickers, and its memory goes back once
+        nothing shows a result of it. False where no model of that name is loaded."""
+        import weakref
+
+        handle = self.models.pop(name, None)
+        if handle is None:
+            return False
+        gone = weakref.ref(handle)
+        del handle
+        self.status.emit(f"unloaded {name}")
+        self.modelsChanged.emit()
+        # most models go at once (their last reference dropped); one caught in a reference cycle that was
+        # frozen with the long-lived objects needs a full collection (~0.3 s with every model loaded): only then
+        QTimer.singleShot(UNLOAD_SETTLE_MS, lambda: release_cycles() if gone() is not None else None)
+        return True
 
     @property
     def loading(self) -> int:

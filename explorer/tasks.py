@@ -28,6 +28,16 @@ def freeze_long_lived_objects() -> None:
     gc.freeze()
 
 
+def release_cycles() -> None:
+    """After letting go of a long-lived object (a model unloaded): objects frozen out of the collector's sight
+    are never collected, so thaw them, collect once, and freeze what is left again."""
+    import gc
+
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
 TRIM_EVERY_S = 2.0
 _last_trim = [0.0]
 

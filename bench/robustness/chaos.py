@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.memory import rss_mb  # noqa: E402
+from bench.robustness.memory import rss_mb, rss_parts_mb  # noqa: E402
 from bench.robustness.monkey import (  # noqa: E402
     STALL_MS,
     Monkey,
@@ -28,6 +28,26 @@ from bench.robustness.monkey import (  # noqa: E402
     threads,
     wait,
 )
+
+
+def quiet_memory(app, monkey: Monkey) -> dict[str, float]:
+    """RSS at a quiet moment: the monkey paused, the queries and jobs it started done or stopped (a training
+    run stopped as Stop does), freed memory given back, the loop run for a few seconds. What a leak grows;
+    RSS read while actions run swings by a gigabyte with whatever is being computed at that instant."""
+    from engine.api import release_memory
+    from explorer.tasks import wait_for_workers
+
+    monkey.pause()
+    monkey.close_dialogs()
+    monkey.window.stop_jobs(wait_ms=60_000)
+    wait(app, 1)
+    wait_for_workers(120_000)
+    wait(app, 2)
+    release_memory()
+    wait(app, 2)
+    parts = {"rss": rss_mb(), **rss_parts_mb()}
+    monkey.pause(False)
+    return parts
 
 
 def main() -> None:
@@ -61,18 +81,20 @@ def main() -> None:
     monkey.start()
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
     monkey.measure()
-    start = {"rss": rss_mb(), "threads": threads(), "files": open_files(), "steps": monkey.steps}
-    samples = [(0.0, start["rss"])]
+    start = {**quiet_memory(app, monkey), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    samples = [(0.0, start["rss"], start["anon"])]
     began = time.monotonic()
     while time.monotonic() - began < args.minutes * 60:
         wait(app, 60)
-        samples.append(((time.monotonic() - began) / 60, rss_mb()))
-        print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB, "
+        parts = rss_parts_mb()
+        samples.append(((time.monotonic() - began) / 60, rss_mb(), parts["anon"]))
+        print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB "
+              f"(anonymous {parts['anon']:.0f}, files {parts['file']:.0f}), {len(session.models)} models, "
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
+    end = {**quiet_memory(app, monkey), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     monkey.stop()
     window.zoom(0)
     wait(app, 5)
-    end = {"rss": rss_mb(), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     files_at_end = open_file_kinds()
     wait_for_workers(120_000)
     Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
@@ -80,6 +102,7 @@ def main() -> None:
     hist = monkey.stalls.histogram
     culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
     growth = (end["rss"] - start["rss"]) / start["rss"] * 100
+    anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
     body = f"""## Chaos in the window
 
 `QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}` ({machine()};
@@ -88,9 +111,14 @@ models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
 action: `bench/robustness/chaos-log.txt`, not committed).
 
+RSS, threads and open files at two quiet moments (the monkey paused, its queries and jobs done or stopped, freed
+memory given back: `quiet_memory`): after the warm-up and at the end.
+
 | | after the warm-up | at the end |
 |---|---|---|
 | RSS | {start['rss']:,.0f} MB | {end['rss']:,.0f} MB ({growth:+.1f}%) |
+| of it anonymous (heap, tensors) | {start['anon']:,.0f} MB | {end['anon']:,.0f} MB ({anon_growth:+.1f}%) |
+| of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 
@@ -98,7 +126,7 @@ action: `bench/robustness/chaos-log.txt`, not committed).
   bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
-- RSS each minute (MB): {', '.join(f'{r:,.0f}' for _, r in samples)}.
+- RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Open files at the end, by kind: {files_at_end}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.

@@ -31,6 +31,18 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def rss_parts_mb() -> dict[str, float]:
+    """RSS split as the kernel counts it: anonymous memory (the heap, tensors: what a leak grows) and
+    file-backed pages (memory-mapped caches and libraries: the kernel's to drop when memory is short)."""
+    parts = {"anon": float("nan"), "file": float("nan"), "shmem": float("nan")}
+    with open(f"/proc/{os.getpid()}/status", encoding="ascii") as f:
+        for line in f:
+            for key, name in (("RssAnon:", "anon"), ("RssFile:", "file"), ("RssShmem:", "shmem")):
+                if line.startswith(key):
+                    parts[name] = int(line.split()[1]) / 1024
+    return parts
+
+
 def queries(handles: dict, n: int, rng: random.Random, release: bool) -> None:
     from engine import api
 

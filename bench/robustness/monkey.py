@@ -138,6 +138,7 @@ class Monkey(QObject):
             ("click", self.click), ("choose", self.choose), ("slide", self.slide), ("spin", self.spin),
             ("tick", self.tick_box), ("view", self.switch_view), ("scene", self.open_scene), ("zoom", self.zoom),
             ("deck", self.add_to_deck), ("talk", self.talk), ("dialogs", self.close_dialogs),
+            ("unload", self.unload),
         ]
         if train:
             self.actions += [("train", self.training)]
@@ -159,6 +160,16 @@ class Monkey(QObject):
         """Count stalls from now on (after the warm-up: loading the models at start is not the monkey's)."""
         self._measuring = on
         self._clock.restart()
+
+    def pause(self, on: bool = True) -> None:
+        """No more actions (and no stalls counted) until ``pause(False)``: a quiet moment to measure in."""
+        if on:
+            self._actor.stop()
+            self._measuring_before_pause, self._measuring = self._measuring, False
+        else:
+            self._measuring = getattr(self, "_measuring_before_pause", self._measuring)
+            self._clock.restart()
+            self._actor.start()
 
     def stop(self) -> None:
         self._sampling.set()
@@ -327,6 +338,27 @@ class Monkey(QObject):
             return "no deck yet"
         self._talk = self.window.start_talk(self.window.deck, full_screen=False)
         return "talk opened"
+
+    def unload(self) -> str:
+        """Unload a model from the library as a user would (Delete on its row): a checkpoint the scrubber
+        pinned if there is one, else any model — loaded again at once, as a user reopens it."""
+        session, library = self.window.session, self.window.library
+        names = list(session.models)
+        if not names:
+            return "nothing loaded"
+        pinned = [n for n in names if " @ step " in n]
+        name = self.pick(pinned or names)
+        rows = [library.loaded.child(i) for i in range(library.loaded.childCount())]
+        row = next((r for r in rows if r.text(0) == name), None)
+        if row is None:
+            return f"{name}: not listed"
+        again = self.window._load_key(name)  # how it loads again: by name, or its folder's path
+        if not library.unload(row):
+            return f"{name}: not unloaded"
+        if pinned:
+            return f"unloaded {name}"
+        session.load(again)
+        return f"unloaded {name}, loading {again} again"
 
     def close_dialogs(self) -> str:
         closed = 0

@@ -7,8 +7,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QThreadPool
-from PySide6.QtWidgets import QLabel, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
 from explorer.session import Session
 from explorer.tasks import TaskRunner
@@ -67,8 +68,10 @@ def _label(name: str, names: set[str]) -> str:
 
 
 HINT = ("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence. "
-        "Double-click an available one to load it; select one to read what it is.")
+        "Double-click an available one to load it; select one to read what it is; right-click a loaded one "
+        "(or press Delete) to unload it and give its memory back.")
 ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown under the tree when it is selected
+LOADED = Qt.ItemDataRole.UserRole + 2  # a loaded model's name (what unloading it lets go of)
 
 
 class LibraryPanel(QWidget):
@@ -90,6 +93,11 @@ class LibraryPanel(QWidget):
         layout.addWidget(self.hint)
         self.tree.itemDoubleClicked.connect(self._open)
         self.tree.currentItemChanged.connect(self._show_details)
+        self.tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.tree.customContextMenuRequested.connect(self._menu)
+        unload = QShortcut(QKeySequence(QKeySequence.StandardKey.Delete), self.tree)
+        unload.setContext(Qt.ShortcutContext.WidgetShortcut)
+        unload.activated.connect(lambda: self.unload(self.tree.currentItem()))
         session.modelsChanged.connect(self.refresh)
         session.runsChanged.connect(self.refresh)
         self._finder = TaskRunner(self, QThreadPool.globalInstance())
@@ -100,6 +108,7 @@ class LibraryPanel(QWidget):
         self.loaded.takeChildren()
         for name, handle in self.session.models.items():
             item = QTreeWidgetItem([name, describe(handle), capability_names(handle)])
+            item.setData(0, LOADED, name)
             lines = [str(handle.info[k]) for k in ("what", "trained", "headline") if handle.info.get(k)]
             for column in (0, 1):
                 item.setToolTip(column, "\n".join([*lines, str(handle.info.get("path", ""))]).strip())
@@ -173,6 +182,19 @@ class LibraryPanel(QWidget):
         name = item.data(0, Qt.ItemDataRole.UserRole)
         if name:
             self.session.load(name)
+
+    def unload(self, item: QTreeWidgetItem | None) -> bool:
+        """Unload the model of a "Loaded" row (it goes back to "Available")."""
+        name = item.data(0, LOADED) if item is not None else None
+        return bool(name) and self.session.unload(str(name))
+
+    def _menu(self, at: QPoint) -> None:
+        item = self.tree.itemAt(at)
+        if item is None or not item.data(0, LOADED):
+            return
+        menu = QMenu(self)
+        menu.addAction(f"Unload {item.data(0, LOADED)}", lambda: self.unload(item))
+        menu.popup(self.tree.viewport().mapToGlobal(at))
 
     def _show_details(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None = None) -> None:
         text = item.data(0, ABOUT) if item is not None else None

@@ -39,8 +39,38 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
         lib.refresh()  # the run just loaded is a recent folder now: listed once, as loaded, not also as available
     offered = [lib.available.child(i).toolTip(0) for i in range(lib.available.childCount())]
     assert "glove-6b-50d" in offered and str(contextual_runs["bert"][0]) not in offered
-    qtbot.waitUntil(lambda: win.device_label.text().startswith("device: CPU"), timeout=30_000)
+    from engine.api import device_summary
+
+    device = device_summary().split(" (")[0]  # CPU, or the GPU's name (without the threads it is given)
+    qtbot.waitUntil(lambda: win.device_label.text().startswith(f"device: {device}"), timeout=30_000)
     qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
+
+
+def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make_window, contextual_runs):
+    import gc
+    import weakref
+
+    from PySide6.QtCore import Qt
+
+    win = make_window()
+    lib = win.library
+    run = str(contextual_runs["bert"][0])
+    with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
+        win.session.load(run)
+    gc.freeze()  # as the app does once a model is in: it must still be let go of
+    handle = weakref.ref(win.session.models["bert"])
+    masked = win.predictions.masked
+    qtbot.waitUntil(lambda: masked.model.currentText() == "bert", timeout=10_000)
+    row = lib.loaded.child(0)
+    lib.tree.setCurrentItem(row)
+    lib.tree.setFocus()
+    qtbot.keyClick(lib.tree, Qt.Key.Key_Delete)  # or right-click → Unload
+    assert "bert" not in win.session.models and lib.loaded.childCount() == 0
+    assert masked.model.findText("bert") < 0  # the panels' pickers no longer offer it
+    qtbot.waitUntil(lambda: handle() is None, timeout=10_000)  # its memory goes back (frozen with the rest or not)
+    qtbot.waitUntil(lambda: any(lib.available.child(i).toolTip(0) == run for i in range(lib.available.childCount())),
+                    timeout=30_000)  # offered again, one double-click away
+    assert not lib.unload(lib.loaded)  # the "Loaded" heading itself is no model
 
 
 def test_selecting_a_model_shows_what_it_is_and_what_it_was_trained_on(qtbot, make_window):

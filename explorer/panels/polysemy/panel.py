@@ -275,6 +275,9 @@ class PolysemyPanel(QWidget):
             if self._handles.get(name, handle) is not handle:  # scrubber's checkpoint): its vectors are stale
                 self.fetcher.forget(name)
                 self.indexer.forget(name)
+        for name in set(self._handles) - set(self.session.models):  # unloaded: its vectors go with it
+            self.fetcher.forget(name)
+            self.indexer.forget(name)
         self._handles = dict(self.session.models)
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self._model_changed()
