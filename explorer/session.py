@@ -25,11 +25,17 @@ class Session(QObject):
         super().__init__(parent)
         self.models: dict[str, ModelHandle] = {}  # name -> its loaded model
         self._loaders: list[TaskRunner] = []  # one per load: several models load side by side
+        self._loading: set[str] = set()  # what those loads were asked for
         self.recent: list[str] = []  # paths opened by the user, newest first (kept in the settings)
 
-    def load(self, path_or_name: str) -> None:
-        """Load a model in the background (a run folder, 'glove-6b-50d' or a vectors file)."""
+    def load(self, path_or_name: str) -> bool:
+        """Load a model in the background (a run folder, 'glove-6b-50d' or a vectors file). False where that
+        one is on its way already: asked again (a second double-click, File → Open twice), it loads once."""
+        if path_or_name in self._loading:
+            self.status.emit(f"{path_or_name} is loading already…")
+            return False
         self.status.emit(f"loading {path_or_name}…")
+        self._loading.add(path_or_name)
 
         def work() -> tuple[str, Any]:
             from engine import api
@@ -38,12 +44,17 @@ class Session(QObject):
 
         loader = TaskRunner(self, QThreadPool.globalInstance())
         # off the list first (slots run in the order connected): what modelsChanged tells counts it as done
-        loader.finished.connect(lambda _: self._loaders.remove(loader))
-        loader.failed.connect(lambda _: self._loaders.remove(loader))
+        def done(_: object) -> None:
+            self._loaders.remove(loader)
+            self._loading.discard(path_or_name)
+
+        loader.finished.connect(done)
+        loader.failed.connect(done)
         loader.finished.connect(self._on_loaded)
         loader.failed.connect(self._on_failed)
         self._loaders.append(loader)
         loader.submit(work)
+        return True
 
     def load_defaults(self) -> None:
         """Load the shipped default checkpoints (assets/checkpoints), found by the engine, in the background."""

@@ -30,11 +30,15 @@ from bench.robustness.monkey import (  # noqa: E402
 )
 
 
-def quiet_memory(app, monkey: Monkey) -> dict[str, float]:
+def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None) -> dict[str, float]:
     """RSS at a quiet moment: the monkey paused, the queries and jobs it started done or stopped (a training
     run stopped as Stop does), freed memory given back, the loop run for a few seconds. What a leak grows;
-    RSS read while actions run swings by a gigabyte with whatever is being computed at that instant."""
+    RSS read while actions run swings by a gigabyte with whatever is being computed at that instant. With
+    ``keep``: first the RSS with every model the monkey loaded ("models_rss"), then every model not in ``keep``
+    unloaded, as a user closes what they opened (the runs it trained and opened, the checkpoints it pinned), so
+    that both moments hold the same models."""
     from engine.api import release_memory
+    from explorer.session import UNLOAD_SETTLE_MS
     from explorer.tasks import wait_for_workers
 
     monkey.pause()
@@ -42,10 +46,22 @@ def quiet_memory(app, monkey: Monkey) -> dict[str, float]:
     monkey.window.stop_jobs(wait_ms=60_000)
     wait(app, 1)
     wait_for_workers(120_000)
+    t0 = time.monotonic()
+    while monkey.window.session.loading and time.monotonic() - t0 < 120:  # models it asked for: in first
+        wait(app, 0.2)
     wait(app, 2)
     release_memory()
     wait(app, 2)
-    parts = {"rss": rss_mb(), **rss_parts_mb()}
+    parts = {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
+    if keep is not None:
+        extra = [n for n in monkey.window.session.models if n not in keep]
+        parts |= {"models_rss": parts["rss"], "models_anon": parts["anon"], "unloaded": float(len(extra))}
+        for name in extra:
+            monkey.window.session.unload(name)
+        wait(app, UNLOAD_SETTLE_MS / 1000 + 1)
+        release_memory()
+        wait(app, 2)
+        parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
     monkey.pause(False)
     return parts
 
@@ -57,6 +73,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--history-run", default=None, help="a run folder with kept checkpoints for the scrubber")
     p.add_argument("--no-train", action="store_true", help="leave out starting and stopping small trainings")
+    p.add_argument("--switch-ms", type=float, default=None,
+                   help="the interpreter's switch interval instead of the app's (explorer.tasks.SWITCH_INTERVAL_S)")
     args = p.parse_args()
 
     from PySide6.QtWidgets import QApplication
@@ -68,6 +86,8 @@ def main() -> None:
 
     session = Session()
     window = MainWindow(session)
+    if args.switch_ms is not None:
+        sys.setswitchinterval(args.switch_ms / 1000)
     window.resize(1600, 1000)
     window.show()
     for name in ("glove-6b-50d", "all-minilm-l6-v2"):
@@ -82,6 +102,7 @@ def main() -> None:
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
     monkey.measure()
     start = {**quiet_memory(app, monkey), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    start_models = list(session.models)
     samples = [(0.0, start["rss"], start["anon"])]
     began = time.monotonic()
     while time.monotonic() - began < args.minutes * 60:
@@ -91,7 +112,7 @@ def main() -> None:
         print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB "
               f"(anonymous {parts['anon']:.0f}, files {parts['file']:.0f}), {len(session.models)} models, "
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
-    end = {**quiet_memory(app, monkey), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    end = {**quiet_memory(app, monkey, keep=set(start_models)), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     monkey.stop()
     window.zoom(0)
     wait(app, 5)
@@ -105,20 +126,23 @@ def main() -> None:
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}` ({machine()};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms;
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
 action: `bench/robustness/chaos-log.txt`, not committed).
 
 RSS, threads and open files at two quiet moments (the monkey paused, its queries and jobs done or stopped, freed
-memory given back: `quiet_memory`): after the warm-up and at the end.
+memory given back: `quiet_memory`): after the warm-up and at the end, with the same models loaded (the monkey
+trains runs and opens them, pins checkpoints from the Run history and unloads models: at the end, what it added is
+unloaded first, as a user closes what they opened).
 
 | | after the warm-up | at the end |
 |---|---|---|
 | RSS | {start['rss']:,.0f} MB | {end['rss']:,.0f} MB ({growth:+.1f}%) |
 | of it anonymous (heap, tensors) | {start['anon']:,.0f} MB | {end['anon']:,.0f} MB ({anon_growth:+.1f}%) |
 | of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
+| models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end['models'] + end['unloaded']:.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded to compare like with like) |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 

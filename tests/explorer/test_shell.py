@@ -73,6 +73,22 @@ def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make
     assert not lib.unload(lib.loaded)  # the "Loaded" heading itself is no model
 
 
+def test_a_model_asked_for_twice_while_it_loads_loads_once(qtbot, contextual_runs):
+    from explorer.session import Session
+
+    session = Session()
+    run = str(contextual_runs["gpt"][0])
+    loaded = []
+    session.modelsChanged.connect(lambda: loaded.append(list(session.models)))
+    assert session.load(run)
+    assert not session.load(run)  # a second double-click: on its way already
+    assert session.loading == 1
+    qtbot.waitUntil(lambda: session.loading == 0, timeout=60_000)
+    assert loaded == [["gpt"]]
+    assert session.load(run)  # loaded: asked again, it loads again (a run folder may hold a newer save)
+    qtbot.waitUntil(lambda: session.loading == 0, timeout=60_000)
+
+
 def test_selecting_a_model_shows_what_it_is_and_what_it_was_trained_on(qtbot, make_window):
     win = make_window()
     lib = win.library
@@ -126,7 +142,9 @@ def test_a_window_with_nothing_loading_says_what_to_do(qtbot, make_window):
     win = make_window()
     assert win.statusBar().currentMessage() == "starting…"
     qtbot.waitUntil(lambda: win.statusBar().currentMessage().startswith("ready: double-click a model"), timeout=30_000)
-    assert win.device_label.text().startswith("device: CPU")
+    from engine.api import device_summary
+
+    assert win.device_label.text().startswith(f"device: {device_summary().split(' (')[0]}")  # the device it found
 
 
 def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
