@@ -66,6 +66,9 @@ def process_memory_mb() -> float:
 class MainWindow(QMainWindow):
     def __init__(self, session: Session) -> None:
         super().__init__()
+        from explorer.tasks import responsive_interpreter
+
+        responsive_interpreter()  # (the process's: the window's thread gets the GIL back sooner)
         self.session = session
         self.settings = QSettings("word2bert", "word2bert")
         self.setWindowTitle("word2bert")

@@ -28,6 +28,19 @@ def freeze_long_lived_objects() -> None:
     gc.freeze()
 
 
+SWITCH_INTERVAL_S = 0.0005  # CPython's default is 0.005 (bench/speed/RESULTS.md, "the interpreter's switch interval")
+
+
+def responsive_interpreter() -> None:
+    """Let the GUI thread take the GIL back sooner. It gives the GIL up around each call into Qt and asks for it
+    again on the way back, and a worker running Python holds it until the switch interval ends: beside two
+    such workers, a 10 ms redraw timer ran once in 8 s at CPython's 5 ms, 52 times at 1 ms and 105 times at
+    0.5 ms; workers answering model queries (torch lets the GIL go) lost nothing (bench/speed/RESULTS.md)."""
+    import sys
+
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
+
+
 def release_cycles() -> None:
     """After letting go of a long-lived object (a model unloaded): objects frozen out of the collector's sight
     are never collected, so thaw them, collect once, and freeze what is left again."""
