@@ -16,7 +16,7 @@ from typing import Any
 from engine.checkpoints.shipped import DEFAULT_CHECKPOINTS
 from engine.config.checks import config_from_dict
 from engine.config.settings import MODEL_CONFIGS
-from engine.errors import CheckpointError
+from engine.errors import CheckpointError, InputError
 from engine.handles.protocol import ModelHandle
 
 BUILTIN_MODELS = {
@@ -143,6 +143,34 @@ def unknown_model(name: str) -> str:
     return f"no model called {name!r} and no run folder or vectors file there{hint} (models by name: {', '.join(names)})"
 
 
+MEMORY_FACTOR = 2.5  # memory a model takes while it loads, per byte of its weight files (fp16 files widen)
+
+
+def free_memory() -> int | None:
+    """Bytes the system can give now without swapping (Linux's MemAvailable); None where it does not say."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def check_fits(folder: Path, name: str) -> None:
+    """Refuse, with what to do, a model whose weights would not fit in the memory free now: loading it anyway
+    ends with the system killing the app (a window holding thirty models reached 24 GB)."""
+    weights = sum(f.stat().st_size for pattern in ("*.safetensors", "*.bin") for f in folder.glob(pattern)
+                  if f.is_file())
+    free = free_memory()
+    need = int(weights * MEMORY_FACTOR)
+    if free is not None and need > free:
+        raise InputError(f"not enough memory to load {name}: it needs about {need / 2**30:.1f} GB and "
+                         f"{free / 2**30:.1f} GB are free; unload a model (right-click it in the library) "
+                         "or close other programs")
+
+
 def load(path_or_name: str | Path) -> ModelHandle:
     """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
     "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""
@@ -165,6 +193,7 @@ def load(path_or_name: str | Path) -> ModelHandle:
         return _described(BaseHandle("glove", name, None, info, vectors=vectors, lowercase=True), name)
     path = Path(name).expanduser()
     if not path.exists() and name in default_checkpoints():
+        check_fits(DEFAULT_CHECKPOINTS / name, name)
         return _described(load_run(DEFAULT_CHECKPOINTS / name), name)
     if path.is_file():
         if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
@@ -178,6 +207,7 @@ def load(path_or_name: str | Path) -> ModelHandle:
         raise CheckpointError(unknown_model(name))
     from engine.handles.hf import is_hf_folder, load_hf
 
+    check_fits(path, path.name)
     if is_hf_folder(path):
         return load_hf(path)
     return load_run(path)

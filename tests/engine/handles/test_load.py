@@ -16,3 +16,19 @@ def test_every_model_a_role_names_can_be_loaded_by_name():
         names = api.preferred_models(role)
         assert names and set(names) <= known, role
     assert api.preferred_models("no-such-role") == []
+
+
+def test_a_model_that_would_not_fit_in_free_memory_is_refused_with_what_to_do(monkeypatch, contextual_runs):
+    import pytest
+
+    from engine.handles import load as loading
+
+    run = contextual_runs["bert"][0]
+    monkeypatch.setattr(loading, "free_memory", lambda: 1024)  # 1 KB free: nothing fits
+    for model in ("bert-tiny", str(run)):
+        with pytest.raises(api.InputError, match="not enough memory to load .*unload a model"):
+            api.load(model)
+    monkeypatch.setattr(loading, "free_memory", lambda: None)  # a system that does not say: no guess, it loads
+    assert api.load(str(run)).name == "bert"
+    monkeypatch.setattr(loading, "free_memory", lambda: 64 * 2**30)
+    assert api.load("bert-tiny").name == "bert-tiny"
