@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from explorer.tasks import TaskRunner, freeze_long_lived_objects, release_cycles
+from explorer.tasks import TaskRunner, freeze_long_lived_objects, thaw
 
 if TYPE_CHECKING:  # a name for types only: engine.api is imported lazily, off the start-up path
     from engine.api import ModelHandle
@@ -108,8 +108,8 @@ class Session(QObject):
         self.status.emit(f"unloaded {name}")
         self.modelsChanged.emit()
         # most models go at once (their last reference dropped); one caught in a reference cycle that was
-        # frozen with the long-lived objects needs a full collection (~0.3 s with every model loaded): only then
-        QTimer.singleShot(UNLOAD_SETTLE_MS, lambda: release_cycles() if gone() is not None else None)
+        # frozen with the long-lived objects goes at the next quiet moment's collection (thawed for it)
+        QTimer.singleShot(UNLOAD_SETTLE_MS, lambda: thaw() if gone() is not None else None)
         return True
 
     @property

@@ -12,20 +12,62 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from explorer.failures import explain
 
 log = logging.getLogger(__name__)
 
 
+FREEZE_AFTER_MS = 3000  # the last model load or unload this long ago, and no work under way: freeze
+
+
 def freeze_long_lived_objects() -> None:
     """Move every object alive now (modules, widgets, loaded models) out of the garbage collector's
     sight. A full collection otherwise scans them all, holding the GIL for ~100 ms in whichever thread
-    triggers it: a worker's collection froze the window (measured by bench/speed/explorer_speed.py)."""
+    triggers it: a worker's collection froze the window (measured by bench/speed/explorer_speed.py).
+    Frozen objects are never collected: a reference cycle frozen while a query was under way (its frames,
+    its result) stayed for good, with the model it held — one freeze at every model load grew the window
+    by 5 GB in 30 minutes of chaos (bench/robustness/RESULTS.md). So the freeze waits for a quiet moment
+    (``FREEZE_AFTER_MS`` after the last request, no query or job running) and collects first."""
+    _freezer().request()
+
+
+def thaw() -> None:
+    """Give frozen objects back to the collector (a model was unloaded: it may sit in a frozen cycle); they
+    are frozen again at the next quiet moment."""
     import gc
 
-    gc.freeze()
+    gc.unfreeze()
+    _freezer().request()
+
+
+class _Freezer(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.timer = QTimer(self, singleShot=True, interval=FREEZE_AFTER_MS)
+        self.timer.timeout.connect(self._freeze)
+
+    def request(self) -> None:
+        self.timer.start()  # (again: from now)
+
+    def _freeze(self) -> None:
+        import gc
+
+        if query_pool().activeThreadCount() or QThreadPool.globalInstance().activeThreadCount():
+            self.timer.start()  # work under way holds objects that are not long-lived: later
+            return
+        gc.collect()
+        gc.freeze()
+
+
+_FREEZER: list[_Freezer] = []
+
+
+def _freezer() -> _Freezer:
+    if not _FREEZER:
+        _FREEZER.append(_Freezer())
+    return _FREEZER[0]
 
 
 SWITCH_INTERVAL_S = 0.0005  # CPython's default is 0.005 (bench/speed/RESULTS.md, "the interpreter's switch interval")
@@ -39,16 +81,6 @@ def responsive_interpreter() -> None:
     import sys
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)
-
-
-def release_cycles() -> None:
-    """After letting go of a long-lived object (a model unloaded): objects frozen out of the collector's sight
-    are never collected, so thaw them, collect once, and freeze what is left again."""
-    import gc
-
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
 
 
 TRIM_EVERY_S = 2.0
