@@ -284,8 +284,13 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
             "build_seconds": round(time.perf_counter() - t0, 1)}
     index = CorpusIndex(vocab, kept_sentences, vectors, np.asarray(occ_word, np.int32),
                         np.asarray(occ_sentence, np.int32), np.asarray(occ_position, np.int16), info)
-    if use_cache:
-        index.save(folder, source)  # where the cache cannot be written: in memory only
+    if use_cache and index.save(folder, source):  # where the cache cannot be written: in memory only
+        # read back memory-mapped, as the next session reads it: the built arrays (hundreds of MB for a
+        # 6-layer model) go, and the pages the lens touches are the kernel's to drop when memory is short
+        try:
+            index = CorpusIndex.load(folder)
+        except (OSError, ValueError, KeyError, InputError) as e:
+            notice(f"cache: the corpus index just saved could not be read back ({e}); kept in memory")
     if progress is not None:
         progress(1.0, f"indexed {len(index):,} occurrences of {len(vocab):,} words ({info['memory_mb']} MB)")
     return index

@@ -33,6 +33,7 @@ def test_index_is_cached_in_the_cache_folder_and_reused(bert, topic_corpus, cont
     from engine.inspection.corpus_index import index_folder
 
     built = build_corpus_index(bert, str(topic_corpus), per_word=4, max_words=20, min_count=3)
+    assert isinstance(built.vectors, np.memmap)  # read back from its file: the built arrays are not kept in memory
     folder = index_folder(bert, str(topic_corpus), 4, 20, 3)
     assert cache_dir() in folder.parents and not (contextual_runs["bert"][0] / "corpus-index").exists()
     folders = [folder]
