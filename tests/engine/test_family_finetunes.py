@@ -78,7 +78,7 @@ def load_bag(run_dir, config):
     network = BagNet(config_from_dict("bag", config["model"]), len(vocab))
     network.load_state_dict({k: v.float() for k, v in read_tensors(run_dir, config).items()})
     handle = BaseHandle("bag", run_dir.name, str(run_dir), run_info(run_dir, config),
-                        vectors=StaticVectors(vocab[2:], network.emb.weight.detach().numpy()[2:]))
+                        vectors=StaticVectors(vocab[2:], network.emb.weight.detach().cpu().numpy()[2:]))
     handle.network, handle.vocab = network, vocab
     return handle
 
