@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
@@ -98,8 +99,6 @@ class Session(QObject):
     def unload(self, name: str) -> bool:
         """Let go of a loaded model: every panel drops it from its pickers, and its memory goes back once
         nothing shows a result of it. False where no model of that name is loaded."""
-        import weakref
-
         handle = self.models.pop(name, None)
         if handle is None:
             return False

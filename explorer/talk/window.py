@@ -161,9 +161,9 @@ class TalkWindow(QWidget):
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
         # the speaker's keys are read where they arrive: at the widget with the focus (a filter on it, moved
-        # with the focus) and here, where a key that widget leaves alone comes up to. A filter on the whole application saw
-        # every event of every window (paint, timers, queued signals) in Python: a tenth of the GUI thread's
-        # time while a talk was open (bench/robustness/chaos.py, py-spy)
+        # with the focus) and here, where a key that widget leaves alone comes up to. A filter on the whole
+        # application saw every event of every window (paint, timers, queued signals) in Python: a tenth of
+        # the GUI thread's time while a talk was open (bench/robustness/chaos.py, py-spy)
         self.installEventFilter(self)
         self.stack.installEventFilter(self)
         self._filtered: QWidget | None = None
