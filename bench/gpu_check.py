@@ -98,12 +98,18 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     sweep = [py, "bench/speed/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
     # pytest-xdist where it is there (the GPU machine has it): 4 workers, a test file each at a time; the
     # whole engine suite took 300 s in one process on an H200 machine, most of it single-threaded Python
-    n_workers = str(max(2, min(8, (os.cpu_count() or 2) // 2)))
-    workers = ["-n", n_workers, "--dist", "loadfile"] if importlib.util.find_spec("xdist") else []
+    n_workers = max(2, min(8, (os.cpu_count() or 2) // 2))
+    xdist = importlib.util.find_spec("xdist") is not None
+    workers = ["-n", str(n_workers), "--dist", "loadfile"] if xdist else []
+    # a test that hangs (one did there: word2vec's batched steps on the CPU after the kernel's threads, in a
+    # worker of 16 torch and 16 numba threads beside 7 others) fails after a minute with every thread's stack
+    # in the log, and the other tests go on; torch's threads shared out between the workers
+    timeout = ["--timeout", "60", "--timeout-method", "thread"] if importlib.util.find_spec("pytest_timeout") else []
+    threads = str(max(1, (os.cpu_count() or 2) // n_workers)) if xdist else ""
     if not quick:  # -v: a test's result is in the log as it ends, even if the step runs out of time
-        out.append(Step("tests", 200, [py, "-m", "pytest", *args.tests.split(), *workers, "-v", "--tb=short", "-p",
-                                       "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
-                        env={"WORD2BERT_GPU_CHECK": "1"}))
+        out.append(Step("tests", 200, [py, "-m", "pytest", *args.tests.split(), *workers, *timeout, "-v", "--tb=short",
+                                       "-p", "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
+                        env={"WORD2BERT_GPU_CHECK": "1", **({"OMP_NUM_THREADS": threads} if threads else {})}))
         out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
                                                 "--section", "word2vec-vs-gensim-cpu-by-threads-sg"], needs=("gensim",)))
     out += [

@@ -204,11 +204,13 @@ def save_id(run_dir: str | Path) -> str:
 def read_complete(run_dir: str | Path, read: Callable[[], T], wait_s: float = COMMIT_WAIT_S) -> T:
     """``read()`` of a run folder that a training process may be saving into, seeing one complete save:
     it waits out a commit in progress, and reads again when a save was committed while it read (its
-    config.json's ``save_id`` changed) or it met two saves' files (``MixedSave``)."""
+    config.json's ``save_id`` changed) or it met two saves' files (``MixedSave``). A run saved into so
+    often that no read of ``wait_s`` seconds finds it still is refused (``MixedSave``), never read mixed."""
     import time
 
     run_dir = Path(run_dir)
     deadline = time.monotonic() + wait_s
+    pause = 0.005
     while True:
         if committing(run_dir) and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -221,6 +223,11 @@ def read_complete(run_dir: str | Path, read: Callable[[], T], wait_s: float = CO
                 raise
             time.sleep(0.01)
             continue
-        if (save_id(run_dir) != before or committing(run_dir)) and time.monotonic() < deadline:
-            continue  # a save landed (or is landing) while we read: what we read may mix the two
-        return result
+        if save_id(run_dir) == before and not committing(run_dir):
+            return result
+        # a save landed (or is landing) while we read: what we read may mix the two
+        if time.monotonic() >= deadline:
+            raise MixedSave(f"{run_dir}: a training process saved into it during every read for {wait_s:.0f} s; "
+                            "try again when it saves less often")
+        time.sleep(pause)  # a little longer each time: a reader slower than the saves finds a still moment
+        pause = min(pause * 2, 0.2)

@@ -106,9 +106,11 @@ def catalog() -> dict[str, Any]:
 
 
 def preferred_models(role: str) -> list[str]:
-    """The models a view should open with for ``role``, best first (from the catalog)."""
+    """The models a view should open with for ``role``, best first (from the catalog), of those that load by
+    name here: a shipped checkpoint left out of an install (or of a trip to a GPU machine) is passed over."""
     names = catalog().get("roles", {}).get(role, [])
-    return [str(n) for n in names] if isinstance(names, list) else []
+    here = set(model_names())
+    return [str(n) for n in names if str(n) in here] if isinstance(names, list) else []
 
 
 def _described(handle: ModelHandle, name: str) -> ModelHandle:

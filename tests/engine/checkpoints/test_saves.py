@@ -223,19 +223,20 @@ def test_a_training_state_names_its_layout_and_a_newer_one_is_refused_by_name(tm
 
 WRITER = """
 import sys
+from pathlib import Path
 from engine.checkpoints.reading import read_config, read_tensors
 from engine.checkpoints.saves import save_run
 import time
-run, first, seconds = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+run, first, done = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
 config = read_config(run)
 base = read_tensors(run, config, framework="np")
 config = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
-end, i = time.monotonic() + seconds, first
+end, i = time.monotonic() + 120, first
 while True:  # a training process saving again and again: every weight of save i is i
     weights = {k: (v * 0 + i).astype(v.dtype) if v.dtype.kind == "f" else v for k, v in base.items()}
     save_run(run, "word2vec", {**config, "trained_steps": i}, weights)
     i += 1
-    if time.monotonic() > end:
+    if done.exists() or time.monotonic() > end:  # the reader has read enough (or has gone)
         break
 """
 
@@ -251,9 +252,12 @@ def test_a_run_being_saved_into_is_read_as_one_complete_save_at_a_time(runs, tmp
     shutil.copytree(runs["word2vec"][0], run_dir)
     root = Path(__file__).resolve().parents[3]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    subprocess.run([sys.executable, "-c", WRITER, str(run_dir), "0", "0"], cwd=root, env=env, check=True)
-    api.load(run_dir)  # the loader's imports made before the clock starts
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), "1", "5"], cwd=root, env=env,
+    done = tmp_path / "enough"
+    done.touch()  # the first writer saves once
+    subprocess.run([sys.executable, "-c", WRITER, str(run_dir), "0", str(done)], cwd=root, env=env, check=True)
+    done.unlink()
+    api.load(run_dir)  # the loader's imports made before the writer starts
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(run_dir), "1", str(done)], cwd=root, env=env,
                               stderr=subprocess.PIPE, text=True)
 
     def one_save():
@@ -261,8 +265,8 @@ def test_a_run_being_saved_into_is_read_as_one_complete_save_at_a_time(runs, tmp
         return config, read_tensors(run_dir, config, framework="np")
 
     seen, loads = set(), 0
-    try:
-        while writer.poll() is None:
+    try:  # reads while the writer saves, however slow this machine: the writer stops when told
+        while writer.poll() is None and (loads < 20 or len(seen) < 3):
             config, weights = read_complete(run_dir, one_save)
             step = config["trained_steps"]
             assert all((w == step).all() for w in weights.values() if w.dtype.kind == "f"), step  # one save's
@@ -270,6 +274,26 @@ def test_a_run_being_saved_into_is_read_as_one_complete_save_at_a_time(runs, tmp
             assert api.load(run_dir).info["trained_steps"] >= step  # never "come from different saves"
             loads += 1
     finally:
+        done.touch()
         writer.wait(timeout=120)
     assert writer.returncode == 0, writer.stderr.read()
-    assert loads >= 5 and len(seen) >= 3, (loads, seen)
+    assert loads >= 20 and len(seen) >= 3, (loads, seen)  # all while the writer saved
+
+
+def test_a_run_saved_into_during_every_read_is_refused_not_read_mixed(tmp_path):
+    """A reader slower than the saves: after its wait it says so (MixedSave), never returns what it read
+    across two saves."""
+    from engine.checkpoints.reading import MixedSave, read_complete
+
+    run_dir = tmp_path / "run"
+    save_run(run_dir, "word2vec", {"model": {}, "trained_steps": 0}, {"w": torch.zeros(3)})
+    reads = []
+
+    def read_while_a_save_lands():
+        reads.append(read_config(run_dir)["trained_steps"])
+        save_run(run_dir, "word2vec", {"model": {}, "trained_steps": len(reads)}, {"w": torch.zeros(3)})
+        return reads[-1]
+
+    with pytest.raises(MixedSave, match="saved into it during every read"):
+        read_complete(run_dir, read_while_a_save_lands, wait_s=0.3)
+    assert len(reads) >= 2  # it read again before giving up

@@ -18,6 +18,17 @@ def test_every_model_a_role_names_can_be_loaded_by_name():
     assert api.preferred_models("no-such-role") == []
 
 
+def test_a_preferred_model_missing_from_this_install_is_passed_over(monkeypatch):
+    from engine.handles import load as loading
+
+    listed = [n for n in api.catalog()["roles"]["masked_lm"] if n not in api.BUILTIN_MODELS]
+    assert listed, "the catalog prefers a shipped masked LM"
+    left = listed[0]  # every shipped checkpoint the catalog names is here but this one
+    monkeypatch.setattr(loading, "default_checkpoints", lambda: sorted(set(api.catalog()["models"]) - {left}))
+    preferred = api.preferred_models("masked_lm")
+    assert left not in preferred and preferred == [n for n in api.catalog()["roles"]["masked_lm"] if n != left]
+
+
 def test_a_model_that_would_not_fit_in_free_memory_is_refused_with_what_to_do(monkeypatch, contextual_runs):
     import pytest
 

@@ -40,15 +40,33 @@ def test_metrics_jsonl_replots_the_run(runs):
     assert [e.loss for e in again if isinstance(e, StepMetrics)] == [e.loss for e in events if isinstance(e, StepMetrics)]
 
 
-def test_resume_continues_the_loss_curve(topic_corpus, tmp_path):
-    spec = w2v_spec(topic_corpus, tmp_path / "r", log_every=1, max_steps=4)  # about half the run
-    first = run(spec)
+@pytest.fixture(params=["this machine's path", "batched steps"])
+def word2vec_path(request, monkeypatch):
+    """The path word2vec trains on here (the compiled kernel on a CPU), and the GPU's batched torch steps
+    run on this machine's device: a step is then a batch of pairs, not a kernel call over the corpus."""
+    if request.param == "batched steps":
+        import engine.models.word2vec.model as word2vec_model
+        import engine.training.loop as training_loop
+
+        monkeypatch.setattr(training_loop, "runs_without_torch", lambda spec: False)
+        monkeypatch.setattr(word2vec_model, "use_cpu_kernel", lambda model: False)
+    return request.param
+
+
+def test_resume_continues_the_loss_curve(topic_corpus, tmp_path, word2vec_path):
+    stop = threading.Event()
+    first = []
+    for event in api.train(w2v_spec(topic_corpus, tmp_path / "r", log_every=1), stop=stop):
+        first.append(event)
+        if isinstance(event, StepMetrics) and event.progress >= 0.5:  # about half the run, whatever a step is
+            stop.set()
     assert first[-1].status == "stopped"
-    losses_before = [e.loss for e in first if isinstance(e, StepMetrics)]
+    before = [e for e in first if isinstance(e, StepMetrics)]
+    losses_before = [e.loss for e in before]
     resumed = run(RunSpec("word2vec", out=str(tmp_path / "r"), resume=True, log_every=1))
     assert resumed[-1].status == "completed"
     losses_after = [e.loss for e in resumed if isinstance(e, StepMetrics)]
-    assert resumed[0].resumed_step >= 4
+    assert resumed[0].resumed_step >= before[-1].step
     # the resumed curve starts where the stopped one ended, far below a fresh start
     assert losses_after[0] < losses_before[0] * 0.9
     assert abs(losses_after[0] - losses_before[-1]) < 0.25 * losses_before[0]
