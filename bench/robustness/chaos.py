@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.memory import rss_mb, rss_parts_mb  # noqa: E402
+from bench.robustness.memory import census_mb, rss_mb, rss_parts_mb  # noqa: E402
 from bench.robustness.monkey import (  # noqa: E402
     STALL_MS,
     Monkey,
@@ -62,6 +62,7 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None) -> dict[str,
         release_memory()
         wait(app, 2)
         parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
+    parts |= census_mb()
     monkey.pause(False)
     return parts
 
@@ -103,6 +104,7 @@ def main() -> None:
     monkey.measure()
     start = {**quiet_memory(app, monkey), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     start_models = list(session.models)
+    print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
     began = time.monotonic()
     while time.monotonic() - began < args.minutes * 60:
@@ -113,6 +115,7 @@ def main() -> None:
               f"(anonymous {parts['anon']:.0f}, files {parts['file']:.0f}), {len(session.models)} models, "
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
     end = {**quiet_memory(app, monkey, keep=set(start_models)), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     monkey.stop()
     window.zoom(0)
     wait(app, 5)
@@ -143,6 +146,9 @@ unloaded first, as a user closes what they opened).
 | of it anonymous (heap, tensors) | {start['anon']:,.0f} MB | {end['anon']:,.0f} MB ({anon_growth:+.1f}%) |
 | of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
 | models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end['models'] + end['unloaded']:.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded to compare like with like) |
+| of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
+| glibc heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
+| model handles alive (loaded or not yet freed) | {start.get('handles', 0):.0f} | {end.get('handles', 0):.0f} |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 

@@ -43,6 +43,59 @@ def rss_parts_mb() -> dict[str, float]:
     return parts
 
 
+def census_mb() -> dict[str, float]:
+    """Where anonymous memory is, at a quiet moment: the bytes of the tensors Python can still reach (each
+    storage once: model weights, caches; "tensors"), the loaded model handles alive ("handles", counted,
+    unloaded ones included if something still holds them), and glibc's own account (mallinfo2, every arena):
+    bytes in use from the heap ("heap_used"), freed but kept by the allocator ("heap_free": fragmentation,
+    what malloc_trim could not give back) and in mmapped blocks ("mmapped")."""
+    import ctypes
+    import ctypes.util
+    import gc
+    import warnings
+
+    out: dict[str, float] = {}
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        seen: set[int] = set()
+        total = 0
+        handles = 0
+        from engine.handles.base import BaseHandle
+
+        with warnings.catch_warnings():  # isinstance on torch's deprecated module attributes warns
+            warnings.simplefilter("ignore")
+            objects = [o for o in gc.get_objects() if isinstance(o, (torch.Tensor, BaseHandle))]
+        for obj in objects:
+            if isinstance(obj, torch.Tensor):
+                try:
+                    if obj.device.type != "cpu" or obj.is_meta:
+                        continue
+                    storage = obj.untyped_storage()
+                    ptr = storage.data_ptr()
+                except (RuntimeError, NotImplementedError):
+                    continue
+                if ptr and ptr not in seen:
+                    seen.add(ptr)
+                    total += storage.nbytes()
+            else:
+                handles += 1
+        del objects
+        out |= {"tensors": total / 2**20, "handles": float(handles)}
+
+    class MallInfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                         "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.mallinfo2.restype = MallInfo2
+        info = libc.mallinfo2()
+        out |= {"heap_used": info.uordblks / 2**20, "heap_free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
+    except (OSError, AttributeError):
+        pass
+    return out
+
+
 def queries(handles: dict, n: int, rng: random.Random, release: bool) -> None:
     from engine import api
 
