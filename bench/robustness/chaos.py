@@ -43,6 +43,7 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None) -> dict[str,
 
     monkey.pause()
     monkey.close_dialogs()
+    monkey.close_talk()  # its window holds a panel and answers for each step of the deck: closed at both moments
     monkey.window.stop_jobs(wait_ms=60_000)
     wait(app, 1)
     wait_for_workers(120_000)
@@ -135,8 +136,8 @@ models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
 action: `bench/robustness/chaos-log.txt`, not committed).
 
-RSS, threads and open files at two quiet moments (the monkey paused, its queries and jobs done or stopped, freed
-memory given back: `quiet_memory`): after the warm-up and at the end, with the same models loaded (the monkey
+RSS, threads and open files at two quiet moments (the monkey paused, its queries and jobs done or stopped, the talk
+window and dialogs closed, freed memory given back: `quiet_memory`): after the warm-up and at the end, with the same models loaded (the monkey
 trains runs and opens them, pins checkpoints from the Run history and unloads models: at the end, what it added is
 unloaded first, as a user closes what they opened).
 

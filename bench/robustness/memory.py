@@ -62,9 +62,14 @@ def census_mb() -> dict[str, float]:
         handles = 0
         from engine.handles.base import BaseHandle
 
+        frozen = gc.get_freeze_count()
+        gc.unfreeze()  # the app freezes its long-lived objects (gc.freeze), which get_objects does not list
         with warnings.catch_warnings():  # isinstance on torch's deprecated module attributes warns
             warnings.simplefilter("ignore")
             objects = [o for o in gc.get_objects() if isinstance(o, (torch.Tensor, BaseHandle))]
+        if frozen:  # frozen again as the app does at a quiet moment: collected, then frozen
+            gc.collect()
+            gc.freeze()
         for obj in objects:
             if isinstance(obj, torch.Tensor):
                 try:

@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 STALL_MS = 250
+DECK_MAX = 12  # a talk's steps: past this the monkey drops the first step as it adds one, as a speaker edits
 TICK_MS = 10
 
 HOSTILE = [
@@ -176,10 +177,7 @@ class Monkey(QObject):
         self._actor.stop()
         self._ticker.stop()
         self.close_dialogs()
-        if self._talk is not None:
-            with contextlib.suppress(RuntimeError):
-                self._talk.close()
-            self._talk = None
+        self.close_talk()
         self.window.stop_jobs(wait_ms=60_000)  # an index build, a corpus atlas, a training: stopped as Stop does
         logging.getLogger("word2bert.explorer").removeHandler(self._failures)
         if self._previous_hook is not None:
@@ -325,14 +323,24 @@ class Monkey(QObject):
 
     def add_to_deck(self) -> str:
         before = len(self.window.deck.steps)
+        dropped = ""
+        if before >= DECK_MAX:  # a deck of a talk's length: without a cap it grew to 200 steps in 12 minutes
+            del self.window.deck.steps[0]
+            dropped = ", the first dropped"
         self.window.add_to_deck()
-        return f"deck {before} -> {len(self.window.deck.steps)} steps"
+        return f"deck {before} -> {len(self.window.deck.steps)} steps{dropped}"
+
+    def close_talk(self) -> bool:
+        """Close the talk window if the monkey opened one (Esc); whether there was one."""
+        if self._talk is None:
+            return False
+        with contextlib.suppress(RuntimeError):  # (gone already: a closed talk window is deleted)
+            self._talk.close()
+        self._talk = None
+        return True
 
     def talk(self) -> str:
-        if self._talk is not None:
-            with contextlib.suppress(RuntimeError):  # (gone already: a closed talk window is deleted)
-                self._talk.close()
-            self._talk = None
+        if self.close_talk():
             return "talk closed"
         if not self.window.deck.steps:
             return "no deck yet"
