@@ -357,6 +357,9 @@ class MainWindow(QMainWindow):
         s.setValue("sentences", self.polysemy.sentences.toPlainText())
         s.sync()
         self.stop_jobs()
+        if self.talk is not None:  # the talk goes with the app (closed after, it would show this window again)
+            with contextlib.suppress(RuntimeError):
+                self.talk.close()  # type: ignore[attr-defined]
         super().closeEvent(event)
 
     def running_jobs(self) -> list[BackgroundJob | ProcessTrainJob]:

@@ -331,15 +331,21 @@ class TalkWindow(QWidget):
 
     def leave(self) -> None:
         self._stop_reading_keys()
-        self.close()
-        self.left.emit()
+        self.close()  # closeEvent says the speaker left
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        first = not self._closed
         self._closed = True
         self._watch.stop()
         release_legends(self)
         self._stop_reading_keys()
         super().closeEvent(event)
+        if first:  # however it was closed (Esc, the title bar, the app): the main window lets go of it, and
+            # of its panels with their answers and models (a talk window closed from its title bar stayed
+            # the main window's, with a panel and a copy of the session's models per step:
+            # bench/robustness/chaos.py's census)
+            self.panels = [None] * len(self.steps)
+            self.left.emit()
 
     # ------------------------------------------------------------ export
 

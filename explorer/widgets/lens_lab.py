@@ -6,6 +6,7 @@ state restored, the heatmap of what comes back)."""
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +60,7 @@ class LensLab(QWidget):
 
         super().__init__(parent)
         self.text = ""
-        self.handles: list[Any] = []
+        self._handles: list[weakref.ref] = []  # weakly: a model unloaded from the session goes (its memory with it)
         self.wanted = ""  # a scene's "grid" or "trace": ``ready`` fires once it is on screen
         self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
@@ -151,13 +152,18 @@ class LensLab(QWidget):
                 "measure": self.measure.currentData(),
                 "show": self.show_which.currentText(), "subject": self.subject.text()}
 
+    @property
+    def handles(self) -> list[Any]:
+        """The view's models that are still loaded (A first)."""
+        return [h for h in (ref() for ref in self._handles) if h is not None]
+
     # ------------------------------------------------------------ asking
 
     def set_query(self, text: str, handles: list[Any]) -> None:
         """The view's text and models (the first is A, a second is the compared B); the grid follows."""
         if text != self.text or [h.name for h in handles] != [h.name for h in self.handles]:
             self.trace_result = None  # a trace of another text or model no longer answers
-        self.text, self.handles = text, handles
+        self.text, self._handles = text, [weakref.ref(h) for h in handles]
         self.show_which.setEnabled(len(handles) > 1)
         if len(handles) < 2:
             self.show_which.setCurrentIndex(0)

@@ -61,6 +61,9 @@ def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make
     handle = weakref.ref(win.session.models["bert"])
     masked = win.predictions.masked
     qtbot.waitUntil(lambda: masked.model.currentText() == "bert", timeout=10_000)
+    masked.text.setText("the cat sat on the [MASK] .")
+    with qtbot.waitSignal(masked.lens.shown, timeout=30_000):  # the lab open on it holds it too
+        masked.lens_switch.setChecked(True)
     row = lib.loaded.child(0)
     lib.tree.setCurrentItem(row)
     lib.tree.setFocus()
@@ -68,6 +71,7 @@ def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make
     assert "bert" not in win.session.models and lib.loaded.childCount() == 0
     assert masked.model.findText("bert") < 0  # the panels' pickers no longer offer it
     qtbot.waitUntil(lambda: handle() is None, timeout=10_000)  # its memory goes back (frozen with the rest or not)
+    assert masked.lens.handles == []  # the lab that was open on it let go of it too
     qtbot.waitUntil(lambda: any(lib.available.child(i).toolTip(0) == run for i in range(lib.available.childCount())),
                     timeout=30_000)  # offered again, one double-click away
     assert not lib.unload(lib.loaded)  # the "Loaded" heading itself is no model

@@ -296,3 +296,27 @@ def test_an_export_with_a_step_that_cannot_be_answered_writes_the_rest_and_exits
     err = done.stderr
     assert "step 2 (a word no corpus sentence holds)" in err and "zyxwq" in err
     assert len(list((tmp_path / "out").glob("*.png"))) == 2  # every step written, the failed one with its message
+
+
+def test_a_talk_closed_from_its_title_bar_is_let_go_with_its_panels(qtbot, bert_deck):
+    """Closing the talk window any way (not only Esc) gives the main window back and frees the talk: its
+    panels hold answers and a copy of the session's models per step (a closed talk stayed the main window's)."""
+    import gc
+    import weakref
+
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+    from explorer.tasks import wait_for_workers
+
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    gone = weakref.ref(window.start_talk(check_deck(bert_deck), full_screen=False))
+    qtbot.waitUntil(lambda: window.talk.panels[0] is not None, timeout=30_000)
+    panel = weakref.ref(window.talk.panels[0])
+    window.talk.close()  # the window manager's close button, as opposed to Esc
+    assert window.talk is None and window.isVisible()
+    assert wait_for_workers(30_000)
+    qtbot.wait(50)  # the deferred deletion of the closed window
+    gc.collect()
+    assert gone() is None and panel() is None
+    window.close()
