@@ -60,6 +60,10 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None) -> dict[str,
         for name in extra:
             monkey.window.session.unload(name)
         wait(app, UNLOAD_SETTLE_MS / 1000 + 1)
+        # a panel whose model went picks another and asks it (an index build, say): done before reading
+        monkey.window.stop_jobs(wait_ms=60_000)
+        wait_for_workers(120_000)
+        wait(app, 2)
         release_memory()
         wait(app, 2)
         parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
