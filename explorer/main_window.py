@@ -66,9 +66,10 @@ def process_memory_mb() -> float:
 class MainWindow(QMainWindow):
     def __init__(self, session: Session) -> None:
         super().__init__()
-        from explorer.tasks import responsive_interpreter
+        from explorer.tasks import collect_on_the_gui_thread, responsive_interpreter
 
         responsive_interpreter()  # (the process's: the window's thread gets the GIL back sooner)
+        collect_on_the_gui_thread()  # (the process's: cycles holding Qt objects are freed on this thread)
         self.session = session
         self.settings = QSettings("word2bert", "word2bert")
         self.setWindowTitle("word2bert")

@@ -70,6 +70,48 @@ def _freezer() -> _Freezer:
     return _FREEZER[0]
 
 
+COLLECT_EVERY_MS = 250  # the GUI thread's look at the collector's counts (pyqtgraph's GarbageCollector does the same)
+
+
+class _GuiCollector(QObject):
+    """Cyclic garbage collected on the GUI thread only. Python collects in whichever thread allocates past the
+    threshold; a worker's collection that met a widget's Python-owned Qt objects in a cycle destroyed them on
+    that thread, holding Qt's connection lock while it waited for the GIL that the GUI thread held, itself
+    waiting for that lock: the window hung for good (tests/explorer/test_chaos.py, after a closed talk window's
+    panels became garbage). So automatic collection is off, and this timer collects as Python would have, by
+    generation and the same thresholds."""
+
+    def __init__(self) -> None:
+        import gc
+
+        super().__init__()
+        self.threshold = gc.get_threshold()
+        gc.disable()
+        self.timer = QTimer(self, interval=COLLECT_EVERY_MS)
+        self.timer.timeout.connect(self.collect)
+        self.timer.start()
+
+    def collect(self) -> None:
+        import gc
+
+        count = gc.get_count()
+        if count[0] <= self.threshold[0]:
+            return
+        generation = 0
+        if count[1] > self.threshold[1]:
+            generation = 2 if count[2] > self.threshold[2] else 1
+        gc.collect(generation)
+
+
+_COLLECTOR: list[_GuiCollector] = []
+
+
+def collect_on_the_gui_thread() -> None:
+    """Turn Python's automatic garbage collection into the GUI thread's (once; call it on that thread)."""
+    if not _COLLECTOR:
+        _COLLECTOR.append(_GuiCollector())
+
+
 SWITCH_INTERVAL_S = 0.0005  # CPython's default is 0.005 (bench/speed/RESULTS.md, "the interpreter's switch interval")
 
 
