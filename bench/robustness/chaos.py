@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.memory import census_mb, rss_mb, rss_parts_mb  # noqa: E402
+from bench.robustness.memory import census_mb, holders_mb, rss_mb, rss_parts_mb  # noqa: E402
 from bench.robustness.monkey import (  # noqa: E402
     STALL_MS,
     Monkey,
@@ -30,7 +30,15 @@ from bench.robustness.monkey import (  # noqa: E402
 )
 
 
-def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None) -> dict[str, float]:
+def print_holders(monkey: Monkey, when: str) -> None:
+    """Who holds the big buffers and the handles not loaded (``--holders``): to compare the two moments."""
+    loaded = {id(h) for h in monkey.window.session.models.values()}
+    print(f"holders {when}:", flush=True)
+    for path, mb in holders_mb(loaded):
+        print(f"  {mb:8.1f} MB  {path}", flush=True)
+
+
+def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str = "") -> dict[str, float]:
     """RSS at a quiet moment: the monkey paused, the queries and jobs it started done or stopped (a training
     run stopped as Stop does), freed memory given back, the loop run for a few seconds. What a leak grows;
     RSS read while actions run swings by a gigabyte with whatever is being computed at that instant. With
@@ -68,6 +76,8 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None) -> dict[str,
         wait(app, 2)
         parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
     parts |= census_mb()
+    if holders:
+        print_holders(monkey, holders)
     monkey.pause(False)
     return parts
 
@@ -79,6 +89,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--history-run", default=None, help="a run folder with kept checkpoints for the scrubber")
     p.add_argument("--no-train", action="store_true", help="leave out starting and stopping small trainings")
+    p.add_argument("--holders", action="store_true",
+                   help="print who holds the big buffers and the unloaded handles at each quiet moment (slow)")
     p.add_argument("--switch-ms", type=float, default=None,
                    help="the interpreter's switch interval instead of the app's (explorer.tasks.SWITCH_INTERVAL_S)")
     args = p.parse_args()
@@ -107,7 +119,7 @@ def main() -> None:
     monkey.start()
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
     monkey.measure()
-    start = {**quiet_memory(app, monkey), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     start_models = list(session.models)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
@@ -119,7 +131,7 @@ def main() -> None:
         print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB "
               f"(anonymous {parts['anon']:.0f}, files {parts['file']:.0f}), {len(session.models)} models, "
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
-    end = {**quiet_memory(app, monkey, keep=set(start_models)), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     monkey.stop()
     window.zoom(0)

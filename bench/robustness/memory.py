@@ -11,10 +11,12 @@ query at most every 2 s, so that a keystroke's second query does not wait for it
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -99,6 +101,185 @@ def census_mb() -> dict[str, float]:
     except (OSError, AttributeError):
         pass
     return out
+
+
+OWNER_MODULES = ("explorer", "engine", "bench")
+
+
+def _owner_path(obj: object, ignore: set[int], depth: int = 7) -> str:
+    """The shortest chain of referrers from ``obj`` up to an object of word2bert's own (a panel, a handle, a
+    cache; or a module), as type names: who keeps ``obj`` alive. "?" when none is found within ``depth``
+    (held from C++ only, say, or through more than ``depth`` containers)."""
+    import gc
+    import types
+
+    frontier = [(obj, [type(obj).__name__])]
+    seen = {id(obj)}
+    for _ in range(depth):
+        nxt: list[tuple[object, list[str]]] = []
+        ignore.add(id(nxt))
+        for pair in frontier:
+            ignore.add(id(pair))
+        for item, path in frontier:
+            for ref in gc.get_referrers(item):
+                if id(ref) in seen or id(ref) in ignore or isinstance(ref, types.FrameType):
+                    continue
+                seen.add(id(ref))
+                kind = type(ref)
+                name = kind.__qualname__
+                if isinstance(ref, types.ModuleType):
+                    return " → ".join([f"module {ref.__name__}", *path[::-1]])
+                if kind.__module__.split(".")[0] in OWNER_MODULES and not isinstance(ref, (dict, list, tuple)):
+                    return " → ".join([f"{kind.__module__}.{name}", *path[::-1]])
+                nxt.append((ref, [*path, name]))
+        frontier = nxt[:2000]
+    return "?"
+
+
+def _array_ptr(a: Any) -> int:
+    """Where a numpy array's memory starts (of its base: views share it)."""
+    import numpy as np
+
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return int(a.__array_interface__["data"][0])
+
+
+def _storages_of(handle: object, torch: Any, handle_type: type) -> set[int]:
+    """The data pointers of every CPU tensor a handle reaches through its own objects (its model's weights,
+    packed copies, caches), not through modules, classes, functions or other handles."""
+    import gc
+    import types
+
+    import numpy as np
+
+    skip = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.FrameType)
+    out: set[int] = set()
+    seen = {id(handle)}
+    frontier = [handle]
+    while frontier:
+        nxt = []
+        for item in frontier:
+            for ref in gc.get_referents(item):
+                if id(ref) in seen or isinstance(ref, skip) or (isinstance(ref, handle_type) and ref is not handle):
+                    continue
+                seen.add(id(ref))
+                if isinstance(ref, torch.Tensor):
+                    with contextlib.suppress(RuntimeError, NotImplementedError):
+                        out.add(ref.untyped_storage().data_ptr())
+                elif isinstance(ref, np.ndarray):
+                    out.add(_array_ptr(ref))
+                nxt.append(ref)
+        frontier = nxt
+    return out
+
+
+def _root_path(obj: object, ignore: set[int], depth: int = 12) -> str:
+    """A chain of referrers from ``obj`` up to a root: a module, or an object no Python object refers to (held
+    from C++ — a Qt object's wrapper, a pool's queue — or from a frame), as type names (functions by name)."""
+    import gc
+    import types
+
+    def name(o: object) -> str:
+        if isinstance(o, types.FunctionType):
+            return f"function {o.__qualname__}"
+        if isinstance(o, types.ModuleType):
+            return f"module {o.__name__}"
+        kind = type(o)
+        return f"{kind.__module__}.{kind.__qualname__}" if kind.__module__.split(".")[0] in OWNER_MODULES else kind.__qualname__
+
+    path = [name(obj)]
+    seen = {id(obj)}
+    item = obj
+    for _ in range(depth):
+        refs = [r for r in gc.get_referrers(item) if id(r) not in seen and id(r) not in ignore
+                and not isinstance(r, types.FrameType)]
+        if not refs:
+            return " → ".join(["(root)", *path[::-1]])
+        ours = [r for r in refs if type(r).__module__.split(".")[0] in OWNER_MODULES or isinstance(r, types.ModuleType)]
+        item = (ours or refs)[0]
+        del refs, ours  # (our own lists: not referrers to look up next)
+        seen.add(id(item))
+        path.append(name(item))
+        if isinstance(item, types.ModuleType):
+            break
+    return " → ".join(path[::-1])
+
+
+def holders_mb(loaded: set[int], min_mb: float = 4.0, top: int = 12) -> list[tuple[str, float]]:
+    """Who holds the big buffers at a quiet moment: every tensor storage and numpy buffer of ``min_mb`` or more
+    that Python reaches and that is not a parameter or buffer of a loaded model (``loaded``: ids of the loaded
+    handles), grouped by the chain from its nearest owner of word2bert's own (``_owner_path``); and every model
+    handle alive that is not loaded, by its owner. The largest ``top`` groups, in MB (a handle counts 0 MB,
+    named "handle: …")."""
+    import gc
+    import warnings
+
+    import numpy as np
+
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    from engine.handles.base import BaseHandle
+
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        objects = gc.get_objects()
+    ignore = {id(objects)}
+    in_models: set[int] = set()
+    stray = []
+    tensors = []
+    for o in objects:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if isinstance(o, BaseHandle):
+                if id(o) in loaded:
+                    in_models |= _storages_of(o, torch, BaseHandle)
+                else:
+                    stray.append(o)
+            elif isinstance(o, torch.Tensor):
+                tensors.append(o)
+    arrays: dict[int, object] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for o in objects:
+            for r in gc.get_referents(o):
+                if isinstance(r, np.ndarray):
+                    base = r
+                    while isinstance(base.base, np.ndarray):
+                        base = base.base
+                    if base.nbytes >= min_mb * 2**20 and _array_ptr(base) not in in_models:
+                        arrays.setdefault(id(base), r)
+    ignore |= {id(stray), id(tensors), id(arrays)}
+    groups: dict[str, float] = {}
+    seen_ptr: set[int] = set()
+    for t in tensors:
+        try:
+            if t.device.type != "cpu" or t.is_meta:
+                continue
+            storage = t.untyped_storage()
+            ptr, size = storage.data_ptr(), storage.nbytes()
+        except (RuntimeError, NotImplementedError):
+            continue
+        if not ptr or ptr in seen_ptr or ptr in in_models or size < min_mb * 2**20:
+            continue
+        seen_ptr.add(ptr)
+        key = _owner_path(t, ignore)
+        groups[key] = groups.get(key, 0.0) + size / 2**20
+    for a in arrays.values():
+        key = _owner_path(a, ignore)
+        groups[key] = groups.get(key, 0.0) + a.nbytes / 2**20  # type: ignore[attr-defined]
+    for h in stray:
+        key = f"handle {getattr(h, 'name', '?')}: " + _root_path(h, ignore)
+        groups[key] = groups.get(key, 0.0)
+    del objects, tensors, arrays, stray
+    if frozen:
+        gc.collect()
+        gc.freeze()
+    handles = sorted((k, v) for k, v in groups.items() if k.startswith("handle "))
+    return sorted(((k, v) for k, v in groups.items() if not k.startswith("handle ")), key=lambda kv: -kv[1])[:top] + handles
 
 
 def queries(handles: dict, n: int, rng: random.Random, release: bool) -> None:

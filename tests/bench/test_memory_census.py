@@ -1,0 +1,28 @@
+"""The chaos bench's census of who holds memory (bench/robustness/memory.py, ``holders_mb``): a model that
+is no longer loaded but still alive is named with what keeps it, and a loaded model's own weights are not
+counted as held elsewhere."""
+
+import pytest
+
+from bench.robustness.memory import holders_mb
+
+
+class Keeper:
+    """Stands for a panel that kept a model after it was unloaded."""
+
+
+def test_an_unloaded_model_is_named_with_what_keeps_it_and_loaded_weights_are_not_counted():
+    from engine import api
+
+    loaded = api.load("bert-tiny")
+    kept = Keeper()
+    kept.handle = api.load("bert-tiny")  # a second copy, no longer in the session's models
+    assert kept.handle is not loaded
+
+    groups = dict(holders_mb({id(loaded)}, min_mb=1.0))
+
+    stray = [path for path in groups if path.startswith("handle bert-tiny:")]
+    assert len(stray) == 1 and stray[0].endswith("Keeper → engine.handles.transformer.TransformerHandle"), groups
+    # the stray copy's word embeddings (8,000 × 256 floats: 7.8 MB) are held; the loaded copy's are not listed
+    embeddings = [mb for path, mb in groups.items() if path.endswith("Embedding → dict → dict → Parameter")]
+    assert sum(embeddings) == pytest.approx(8000 * 256 * 4 / 2**20, rel=0.05), groups
