@@ -181,6 +181,8 @@ def _root_path(obj: object, ignore: set[int], depth: int = 12) -> str:
     import types
 
     def name(o: object) -> str:
+        if isinstance(o, types.FrameType):
+            return f"frame of {o.f_code.co_qualname} ({o.f_code.co_filename.rsplit('/', 1)[-1]}:{o.f_lineno})"
         if isinstance(o, types.FunctionType):
             return f"function {o.__qualname__}"
         if isinstance(o, types.ModuleType):
@@ -190,10 +192,13 @@ def _root_path(obj: object, ignore: set[int], depth: int = 12) -> str:
 
     path = [name(obj)]
     seen = {id(obj)}
+    frame = sys._getframe()
+    while frame is not None:  # this census's own frames hold what it looks at: not holders
+        seen.add(id(frame))
+        frame = frame.f_back  # type: ignore[assignment]
     item = obj
     for _ in range(depth):
-        refs = [r for r in gc.get_referrers(item) if id(r) not in seen and id(r) not in ignore
-                and not isinstance(r, types.FrameType)]
+        refs = [r for r in gc.get_referrers(item) if id(r) not in seen and id(r) not in ignore]
         if not refs:
             return " → ".join(["(root)", *path[::-1]])
         ours = [r for r in refs if type(r).__module__.split(".")[0] in OWNER_MODULES or isinstance(r, types.ModuleType)]
