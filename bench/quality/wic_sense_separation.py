@@ -106,9 +106,9 @@ def main() -> None:
         accs, train_accs, pairs = dev_accuracy_by_layer(handle, train, dev)
         best = int(np.argmax(train_accs))  # the layer chosen on train, as the threshold is: dev stays unseen
         cells = ", ".join(f"{a:.3f}" for a in accs)
-        pairs = handle.info.get("sense_pairs")  # the bundled sense-train sentences are not WiC's: still zero-shot
-        trained = (" ‡ (trained on another pairs file, WiC train's say: not zero-shot)" if pairs and pairs not in BUNDLED
-                   else " † (word2bert's own sense-train pairs; zero-shot on WiC)" if pairs else "")
+        trained_on = handle.info.get("sense_pairs")  # the bundled sense-train sentences are not WiC's: still zero-shot
+        trained = (" ‡ (trained on another pairs file, WiC train's say: not zero-shot)" if trained_on and trained_on not in BUNDLED
+                   else " † (word2bert's own sense-train pairs; zero-shot on WiC)" if trained_on else "")
         lines.append(f"| {handle.name} ({handle.kind}){trained} | {cells} | {best} | {accs[best]:.3f} | {pairs} |")
         print(lines[-1], flush=True)
     body = "\n".join(lines)

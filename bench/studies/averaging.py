@@ -6,9 +6,12 @@ the default corpus masked, in two draws (seeds 1 and 2) no earlier choice looked
 1,000 sentences (seed 0, as bench/quality/model_quality.py), the cloze set and sense separation (best and last layer).
 
     python bench/studies/averaging.py --name A=RUN[+SAVE...] [--name B=...] ... [--section KEY --title TITLE]
+        [--wic] [--min-senses 0.965 --min-wic 0.63]
 
 (--section: another section of bench/RESULTS.md, so a later comparison — of a new recipe's run against the
-shipped model, say — stands beside the first instead of replacing it.)
+shipped model, say — stands beside the first instead of replacing it. --wic: also WiC dev at the layer chosen on
+WiC train. --min-senses / --min-wic: guards declared with a run — only candidates whose sense separation at the last
+layer, and whose WiC dev, reach them can be chosen.)
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -50,6 +54,9 @@ def main() -> None:
                    help="LABEL=SAVE or LABEL=SAVE+SAVE+... (the mean of those saves)")
     p.add_argument("--section", default="levers-averaging", help="the RESULTS.md section to write")
     p.add_argument("--title", default="Training levers: weight averaging")
+    p.add_argument("--wic", action="store_true", help="also WiC dev (the layer chosen on WiC train; slow)")
+    p.add_argument("--min-senses", type=float, default=0.0, help="a candidate's sense separation at the last layer")
+    p.add_argument("--min-wic", type=float, default=0.0, help="a candidate's WiC dev (needs --wic)")
     args = p.parse_args()
     held = list(api.corpus_sample("default", n=100_000, part="heldout"))
     rows = []
@@ -65,10 +72,21 @@ def main() -> None:
             first = masked_word_scores(handle, held[:FIRST])
             cloze = cloze_scores(handle)
             senses = sense_separation(handle)
-            rows.append((label, saves, top1, top10, n, first, cloze, senses))
-            print(f"{label}: {top1:.4f} / {top10:.4f} over {n} words", flush=True)
+            wic = (float("nan"), -1)
+            if args.wic:
+                from bench.quality.model_quality import wic_by_layer
+
+                accs, layer = wic_by_layer(handle, 1500)
+                wic = (accs[layer], layer)
+            rows.append((label, saves, top1, top10, n, first, cloze, senses, wic))
+            print(f"{label}: {top1:.4f} / {top10:.4f} over {n} words; cloze {cloze['cloze_top10']:.3f}; "
+                  f"senses {float(senses[-1]):.3f} (last layer); WiC dev {wic[0]:.3f}", flush=True)
             api.release_memory()
-    best = max(rows, key=lambda r: r[2] + r[3])
+
+    def allowed(row: tuple[Any, ...]) -> bool:
+        return float(row[7][-1]) >= args.min_senses and (not args.wic or row[8][0] >= args.min_wic)
+
+    best = max([r for r in rows if allowed(r)] or rows, key=lambda r: r[2] + r[3])
     lines = [f"## {args.title}", "",
              f"`python bench/studies/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of `minilm-mlm` "
              "and uniform means of them (`word2bert-export RUN --to slim OUT --average-with SAVE…`). The measure "
@@ -78,15 +96,19 @@ def main() -> None:
              "choose) and sense separation on the sense set.",
              f"Machine: {machine()}", "",
              "| candidate | saves | held-out masked words, all draws: top-1 / top-10 | first 1,000 (model_quality) "
-             "| cloze top-1 / top-10 | sense separation: best (layer) / last |",
-             "|---|---|---:|---:|---:|---|"]
-    for label, saves, top1, top10, _, first, cloze, senses in rows:
-        mark = " **chosen**" if label == best[0] else ""
+             "| cloze top-1 / top-10 | sense separation: best (layer) / last |" + (" WiC dev (layer) |" if args.wic else ""),
+             "|---|---|---:|---:|---:|---|" + ("---:|" if args.wic else "")]
+    for row in rows:
+        label, saves, top1, top10, _, first, cloze, senses, wic = row
+        mark = " **chosen**" if row is best else ("" if allowed(row) else " (below a guard)")
         lines.append(f"| {label}{mark} | {saves.replace('+', ' + ')} | {top1:.4f} / {top10:.4f} | "
                      f"{first['masked_top1']:.3f} / {first['masked_top10']:.3f} | "
                      f"{cloze['cloze_top1']:.3f} / {cloze['cloze_top10']:.3f} | "
-                     f"{float(np.max(senses)):.3f} ({int(np.argmax(senses))}) / {float(senses[-1]):.3f} |")
-    lines += ["", "Chosen: the highest top-1 + top-10 over all draws. The differences between these candidates are a "
+                     f"{float(np.max(senses)):.3f} ({int(np.argmax(senses))}) / {float(senses[-1]):.3f} |"
+                     + (f" {wic[0]:.3f} ({wic[1]}) |" if args.wic else ""))
+    guards = (f", among those with sense separation at the last layer ≥ {args.min_senses:g}"
+              + (f" and WiC dev ≥ {args.min_wic:g}" if args.wic else "") if args.min_senses or args.min_wic else "")
+    lines += ["", f"Chosen: the highest top-1 + top-10 over all draws{guards}. The differences between these candidates are a "
               f"few words in a thousand: within the noise of the set, as the cloze set's are of its {len(cloze_items())} items."]
     write_section(args.section, "\n".join(lines))
 
