@@ -148,6 +148,33 @@ class _Relay(QObject):
     failed = Signal(int, object)  # the exception itself: ``explorer.failures.explain`` says it
 
 
+WORKER_NICE = 5  # how much lower than the window a worker thread runs (the app's trainings run at 10)
+
+
+def below_the_window() -> None:
+    """Run the calling worker thread at a lower CPU priority than the GUI thread, so that on a laptop's few cores
+    the window gets a core first when it has work (a repaint, a relayout) and a model query or an index build
+    takes what is left; threads this one starts later (torch's team) inherit it. Linux: the thread's own nice
+    value, WORKER_NICE above the process's; elsewhere Qt's "low" thread priority. Called at the start of every
+    pool job; a no-op where the system refuses."""
+    import sys
+
+    if sys.platform.startswith("linux"):
+        tid = threading.get_native_id()
+        try:
+            target = os.getpriority(os.PRIO_PROCESS, os.getpid()) + WORKER_NICE  # (the process: its main thread)
+            if os.getpriority(os.PRIO_PROCESS, tid) < target:
+                os.setpriority(os.PRIO_PROCESS, tid, target)
+        except OSError:
+            pass
+        return
+    from PySide6.QtCore import QThread
+
+    thread = QThread.currentThread()
+    if thread.priority() != QThread.Priority.LowPriority and thread.isRunning():
+        thread.setPriority(QThread.Priority.LowPriority)
+
+
 class _Job(QRunnable):
     def __init__(self, request: int, fn: Callable[[], Any], relay: _Relay, one_thread: bool = False,
                  stop: threading.Event | None = None) -> None:
@@ -157,6 +184,7 @@ class _Job(QRunnable):
     def run(self) -> None:
         if self.stop is not None and self.stop.is_set():
             return  # superseded while it waited its turn: its result would be dropped, so never run it
+        below_the_window()
         if self.one_thread:  # a model query: one core is fastest for it (see engine.api.one_thread_here)
             from engine.api import one_thread_here
 

@@ -1,0 +1,66 @@
+"""Workers run below the window: on a machine with few cores the GUI thread gets a core first when it has a
+repaint or a relayout to do, and a model query or an index build takes what is left (explorer.tasks)."""
+
+import os
+import sys
+import threading
+
+import pytest
+
+from explorer.tasks import WORKER_NICE, TaskRunner
+
+LINUX = sys.platform.startswith("linux")
+
+
+def _priority_here() -> object:
+    if LINUX:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    from PySide6.QtCore import QThread
+
+    return QThread.currentThread().priority()
+
+
+def test_a_query_runs_below_the_window_and_so_do_the_threads_it_starts(qtbot):
+    window_before = _priority_here()
+    runner = TaskRunner()
+    results = []
+    runner.finished.connect(results.append)
+
+    def query():
+        started = []  # a thread the query starts (torch's team does so): it inherits the worker's priority
+        t = threading.Thread(target=lambda: started.append(_priority_here()))
+        t.start()
+        t.join()
+        return _priority_here(), started[0]
+
+    with qtbot.waitSignal(runner.finished, timeout=10_000):
+        runner.submit(query)
+    worker, child = results[0]
+    if LINUX:
+        process = os.getpriority(os.PRIO_PROCESS, os.getpid())
+        assert worker == child == process + WORKER_NICE
+    else:
+        from PySide6.QtCore import QThread
+
+        assert worker == QThread.Priority.LowPriority
+    assert _priority_here() == window_before  # the window's own thread is left as it was
+
+
+@pytest.mark.skipif(not LINUX, reason="thread nice values are Linux's")
+def test_a_worker_already_lower_than_asked_is_left_there(qtbot):
+    runner = TaskRunner()
+    results = []
+    runner.finished.connect(results.append)
+    process = os.getpriority(os.PRIO_PROCESS, os.getpid())
+
+    def lowered_first():
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, process + WORKER_NICE + 3)  # a user's own choice, say
+        from explorer.tasks import below_the_window
+
+        below_the_window()
+        return os.getpriority(os.PRIO_PROCESS, tid)
+
+    with qtbot.waitSignal(runner.finished, timeout=10_000):
+        runner.submit(lowered_first)
+    assert results == [process + WORKER_NICE + 3]
