@@ -229,10 +229,12 @@ def holders_mb(loaded: set[int], min_mb: float = 4.0, top: int = 12) -> list[tup
 
     frozen = gc.get_freeze_count()
     gc.unfreeze()
+    # every thread's frames as objects: a running function's locals are otherwise not seen as referrers
+    running = sys._current_frames()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         objects = gc.get_objects()
-    ignore = {id(objects)}
+    ignore = {id(objects), id(running)}
     in_models: set[int] = set()
     stray = []
     tensors = []
@@ -279,7 +281,7 @@ def holders_mb(loaded: set[int], min_mb: float = 4.0, top: int = 12) -> list[tup
     for h in stray:
         key = f"handle {getattr(h, 'name', '?')}: " + _root_path(h, ignore)
         groups[key] = groups.get(key, 0.0)
-    del objects, tensors, arrays, stray
+    del objects, tensors, arrays, stray, running
     if frozen:
         gc.collect()
         gc.freeze()
