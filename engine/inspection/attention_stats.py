@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from engine.errors import Cancelled, InputError
+
 CLS_TOKENS = {"[CLS]", "<s>", "<cls>"}
 SEP_TOKENS = {"[SEP]", "</s>", "<sep>", "<|endoftext|>"}
 STATISTICS = ("entropy", "to_cls", "to_sep", "to_punct", "to_previous", "to_next", "to_self")
@@ -77,8 +79,10 @@ def corpus_head_table(model: object, sentences: list[str], stop: object = None) 
         stats = head_statistics(maps.weights, maps.tokens)
         total = stats if total is None else total + stats
         count += 1
-    if total is None:
-        raise ValueError("no sentence to average over")
+    if total is None:  # stopped before its first sentence (a new request), or given none
+        if stop is not None and stop.is_set():  # type: ignore[attr-defined]
+            raise Cancelled("the head statistics over the corpus were cancelled")
+        raise InputError("no sentence to average the head statistics over")
     mean = total / count
     return [HeadStats(layer, head, *(float(v) for v in mean[layer, head]), sentences=count)  # type: ignore[misc, arg-type]
             for layer in range(mean.shape[0]) for head in range(mean.shape[1])]

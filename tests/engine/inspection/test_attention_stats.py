@@ -61,3 +61,18 @@ def test_real_attention_rows_sum_to_one_and_corpus_statistics_average(contextual
     table = api.corpus_head_table(bert, ["A piano on stage.", "The car stopped.", "He ate a peach."])
     assert len(table) == 2 * 2 and all(h.sentences == 3 for h in table)
     assert all(0 <= h.to_cls <= 1 and h.entropy >= 0 for h in table)
+
+
+def test_corpus_statistics_stopped_before_a_sentence_say_cancelled_and_none_given_say_so():
+    import threading
+
+    class NeverAsked:
+        def attention(self, text):
+            raise AssertionError("a stopped job must not compute")
+
+    stop = threading.Event()
+    stop.set()  # a new request came before the first sentence: the job ends as cancelled, not as a bug
+    with pytest.raises(api.Cancelled):
+        api.corpus_head_table(NeverAsked(), ["A piano on stage."], stop)
+    with pytest.raises(api.InputError, match="no sentence"):
+        api.corpus_head_table(NeverAsked(), [])
