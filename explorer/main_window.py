@@ -365,8 +365,12 @@ class MainWindow(QMainWindow):
 
     def running_jobs(self) -> list[BackgroundJob | ProcessTrainJob]:
         """Every long job of every panel that is still running (index builds, atlas, training, fine-tuning)."""
+        from explorer.tasks import background_jobs
+
         jobs = (self.polysemy.indexer.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.job)
-        return [job for job in jobs if job is not None and job.running]
+        named = [job for job in jobs if job is not None and job.running]
+        # and every other panel's: a clicked word's occurrences, a talk window's panels
+        return named + [job for job in background_jobs() if not any(job is n for n in named)]
 
     def stop_jobs(self, wait_ms: int = 60_000) -> None:
         """Stop every job as its Stop button does: a training or fine-tuning run saves a resumable

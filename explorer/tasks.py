@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -241,6 +242,11 @@ class BackgroundJob(QObject):
         relay.failed.connect(self._failed)
 
         stop = self.stop
+        # its owner gone (a closed talk window's panel, say), nobody waits for the result: the work stops at its
+        # next step instead of running on with the models it holds (bench/robustness/chaos.py found such jobs
+        # still encoding minutes later, keeping unloaded models alive)
+        self.destroyed.connect(lambda *_: stop.set())
+        _JOBS.add(self)
 
         def report(fraction: float, message: str) -> None:
             try:
@@ -277,6 +283,21 @@ class BackgroundJob(QObject):
         self.running = False
         self.error.emit(error)
         self.failed.emit(explain(error))
+
+
+_JOBS: weakref.WeakSet[BackgroundJob] = weakref.WeakSet()  # every long job alive, of any window or panel
+
+
+def background_jobs() -> list[BackgroundJob]:
+    """The long jobs still running, whichever panel started them (to stop them all: closing the app)."""
+    out = []
+    for job in list(_JOBS):
+        try:
+            if job.running:
+                out.append(job)
+        except RuntimeError:  # (its Qt object is gone)
+            continue
+    return out
 
 
 _QUERY_POOL: QThreadPool | None = None

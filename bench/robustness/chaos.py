@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -36,6 +37,13 @@ def print_holders(monkey: Monkey, when: str) -> None:
     print(f"holders {when}:", flush=True)
     for path, mb in holders_mb(loaded):
         print(f"  {mb:8.1f} MB  {path}", flush=True)
+    names = {t.ident: t.name for t in threading.enumerate()}
+    for ident, frame in sys._current_frames().items():  # what each thread is doing at this quiet moment
+        stack = []
+        while frame is not None and len(stack) < 4:
+            stack.append(f"{frame.f_code.co_name} ({frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno})")
+            frame = frame.f_back
+        print(f"  thread {names.get(ident, ident)}: {' < '.join(stack)}", flush=True)
 
 
 def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str = "") -> dict[str, float]:

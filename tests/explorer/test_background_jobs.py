@@ -1,0 +1,48 @@
+"""Long jobs are found and stopped wherever they were started (explorer.tasks): a job whose owner is deleted — a
+closed talk window's panel — stops at its next step instead of encoding on with the models it holds, and every
+running job, whichever panel started it, is listed for the app to stop when it closes."""
+
+import time
+
+from PySide6.QtCore import QObject
+
+from explorer.tasks import BackgroundJob, background_jobs, wait_for_workers
+
+
+def _until_stopped(seen: list[str]):
+    def work(progress, stop):
+        t0 = time.monotonic()
+        while not stop.is_set():
+            if time.monotonic() - t0 > 20:
+                seen.append("ran on")
+                return "ran on"
+            time.sleep(0.01)
+        seen.append("stopped")
+        return "stopped"
+
+    return work
+
+
+def test_a_job_whose_owner_is_deleted_stops(qtbot):
+    owner = QObject()
+    seen: list[str] = []
+    job = BackgroundJob(_until_stopped(seen), owner)
+    assert job in background_jobs()
+    qtbot.wait(100)
+    owner.deleteLater()  # the panel that asked is gone: nobody will read the result
+    qtbot.waitUntil(lambda: bool(seen), timeout=15_000)
+    assert seen == ["stopped"]
+    assert wait_for_workers(10_000)
+
+
+def test_every_running_job_is_listed_and_a_finished_one_is_not(qtbot):
+    owners = [QObject(), QObject()]
+    seen: list[str] = []
+    jobs = [BackgroundJob(_until_stopped(seen), owner) for owner in owners]
+    listed = background_jobs()
+    assert all(any(job is j for j in listed) for job in jobs)
+    for job in jobs:
+        with qtbot.waitSignal(job.finished, timeout=15_000):
+            job.cancel()
+    assert not any(job is j for j in background_jobs() for job in jobs)
+    assert seen == ["stopped", "stopped"]
