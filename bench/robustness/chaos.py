@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -38,8 +39,9 @@ def print_holders(monkey: Monkey, when: str) -> None:
     for path, mb in holders_mb(loaded):
         print(f"  {mb:8.1f} MB  {path}", flush=True)
     names = {t.ident: t.name for t in threading.enumerate()}
-    for ident, frame in sys._current_frames().items():  # what each thread is doing at this quiet moment
-        stack = []
+    for ident, top in sys._current_frames().items():  # what each thread is doing at this quiet moment
+        stack: list[str] = []
+        frame: Any = top
         while frame is not None and len(stack) < 4:
             stack.append(f"{frame.f_code.co_name} ({frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno})")
             frame = frame.f_back
@@ -62,7 +64,7 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
     monkey.close_talk()  # its window holds a panel and answers for each step of the deck: closed at both moments
     monkey.window.stop_jobs(wait_ms=60_000)
     wait(app, 1)
-    wait_for_workers(120_000)
+    busy = 0.0 if wait_for_workers(120_000) else 1.0  # a quiet moment that is not quiet: said in the results
     t0 = time.monotonic()
     while monkey.window.session.loading and time.monotonic() - t0 < 120:  # models it asked for: in first
         wait(app, 0.2)
@@ -78,12 +80,12 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
         wait(app, UNLOAD_SETTLE_MS / 1000 + 1)
         # a panel whose model went picks another and asks it (an index build, say): done before reading
         monkey.window.stop_jobs(wait_ms=60_000)
-        wait_for_workers(120_000)
+        busy = max(busy, 0.0 if wait_for_workers(120_000) else 1.0)
         wait(app, 2)
         release_memory()
         wait(app, 2)
         parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
-    parts |= census_mb()
+    parts |= census_mb() | {"busy": busy}
     if holders:
         print_holders(monkey, holders)
     monkey.pause(False)
@@ -177,6 +179,7 @@ unloaded first, as a user closes what they opened).
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 
+- Work still running at a quiet moment after two minutes' wait (the census then counts it): {'after the warm-up' if start.get('busy') else ''}{' and ' if start.get('busy') and end.get('busy') else ''}{'at the end' if end.get('busy') else ''}{'none' if not (start.get('busy') or end.get('busy')) else ''}.
 - Uncaught exceptions: **{len(monkey.exceptions)}**; failures the app caught and showed but logged as unexpected (a
   bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
