@@ -48,6 +48,20 @@ def print_holders(monkey: Monkey, when: str) -> None:
         print(f"  thread {names.get(ident, ident)}: {' < '.join(stack)}", flush=True)
 
 
+def settle(app, monkey: Monkey, tries: int = 6) -> bool:
+    """Stop every job and wait for the workers, again while a panel starts new work in reply (a model that
+    finished loading, say, sets off an index build): whether all was quiet within ``tries`` rounds."""
+    from explorer.tasks import wait_for_workers
+
+    for _ in range(tries):
+        monkey.window.stop_jobs(wait_ms=60_000)
+        quiet = wait_for_workers(30_000)
+        wait(app, 1)  # what the stopped jobs' last signals set off
+        if quiet and not monkey.window.running_jobs() and wait_for_workers(0):
+            return True
+    return False
+
+
 def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str = "") -> dict[str, float]:
     """RSS at a quiet moment: the monkey paused, the queries and jobs it started done or stopped (a training
     run stopped as Stop does), freed memory given back, the loop run for a few seconds. What a leak grows;
@@ -57,17 +71,14 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
     that both moments hold the same models."""
     from engine.api import release_memory
     from explorer.session import UNLOAD_SETTLE_MS
-    from explorer.tasks import wait_for_workers
 
     monkey.pause()
     monkey.close_dialogs()
     monkey.close_talk()  # its window holds a panel and answers for each step of the deck: closed at both moments
-    monkey.window.stop_jobs(wait_ms=60_000)
-    wait(app, 1)
-    busy = 0.0 if wait_for_workers(120_000) else 1.0  # a quiet moment that is not quiet: said in the results
     t0 = time.monotonic()
     while monkey.window.session.loading and time.monotonic() - t0 < 120:  # models it asked for: in first
         wait(app, 0.2)
+    busy = 0.0 if settle(app, monkey) else 1.0  # a quiet moment that is not quiet: said in the results
     wait(app, 2)
     release_memory()
     wait(app, 2)
@@ -78,9 +89,8 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
         for name in extra:
             monkey.window.session.unload(name)
         wait(app, UNLOAD_SETTLE_MS / 1000 + 1)
-        # a panel whose model went picks another and asks it (an index build, say): done before reading
-        monkey.window.stop_jobs(wait_ms=60_000)
-        busy = max(busy, 0.0 if wait_for_workers(120_000) else 1.0)
+        # a panel whose model went picks another and asks it (an index build, say): stopped before reading
+        busy = max(busy, 0.0 if settle(app, monkey) else 1.0)
         wait(app, 2)
         release_memory()
         wait(app, 2)
