@@ -189,7 +189,7 @@ unloaded first, as a user closes what they opened).
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 
-- Work still running at a quiet moment after two minutes' wait (the census then counts it): {'after the warm-up' if start.get('busy') else ''}{' and ' if start.get('busy') and end.get('busy') else ''}{'at the end' if end.get('busy') else ''}{'none' if not (start.get('busy') or end.get('busy')) else ''}.
+- Work still running at a quiet moment after six rounds of Stop-all and a 30 s wait (the census then counts it): {'after the warm-up' if start.get('busy') else ''}{' and ' if start.get('busy') and end.get('busy') else ''}{'at the end' if end.get('busy') else ''}{'none' if not (start.get('busy') or end.get('busy')) else ''}.
 - Uncaught exceptions: **{len(monkey.exceptions)}**; failures the app caught and showed but logged as unexpected (a
   bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst

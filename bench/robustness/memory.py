@@ -15,6 +15,7 @@ import contextlib
 import os
 import random
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,23 @@ def rss_parts_mb() -> dict[str, float]:
     return parts
 
 
+@contextlib.contextmanager
+def every_object() -> Iterator[list[Any]]:
+    """Every object the collector tracks, those the app froze included (it freezes its long-lived objects with
+    gc.freeze, and get_objects does not list frozen ones); afterwards they are frozen again as the app does at a
+    quiet moment: collected, then frozen."""
+    import gc
+
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
+    try:
+        yield gc.get_objects()
+    finally:
+        if frozen:
+            gc.collect()
+            gc.freeze()
+
+
 def census_mb() -> dict[str, float]:
     """Where anonymous memory is, at a quiet moment: the bytes of the tensors Python can still reach (each
     storage once: model weights, caches; "tensors"), the loaded model handles alive ("handles", counted,
@@ -53,7 +71,6 @@ def census_mb() -> dict[str, float]:
     what malloc_trim could not give back) and in mmapped blocks ("mmapped")."""
     import ctypes
     import ctypes.util
-    import gc
     import warnings
 
     out: dict[str, float] = {}
@@ -64,14 +81,9 @@ def census_mb() -> dict[str, float]:
         handles = 0
         from engine.handles.base import BaseHandle
 
-        frozen = gc.get_freeze_count()
-        gc.unfreeze()  # the app freezes its long-lived objects (gc.freeze), which get_objects does not list
-        with warnings.catch_warnings():  # isinstance on torch's deprecated module attributes warns
-            warnings.simplefilter("ignore")
-            objects = [o for o in gc.get_objects() if isinstance(o, (torch.Tensor, BaseHandle))]
-        if frozen:  # frozen again as the app does at a quiet moment: collected, then frozen
-            gc.collect()
-            gc.freeze()
+        with every_object() as everything, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # isinstance on torch's deprecated module attributes warns
+            objects = [o for o in everything if isinstance(o, (torch.Tensor, BaseHandle))]
         for obj in objects:
             if isinstance(obj, torch.Tensor):
                 try:
@@ -136,13 +148,18 @@ def _owner_path(obj: object, ignore: set[int], depth: int = 7) -> str:
     return "?"
 
 
-def _array_ptr(a: Any) -> int:
-    """Where a numpy array's memory starts (of its base: views share it)."""
+def _array_base(a: Any) -> Any:
+    """The array that owns a numpy array's memory (views share their base's)."""
     import numpy as np
 
     while isinstance(a.base, np.ndarray):
         a = a.base
-    return int(a.__array_interface__["data"][0])
+    return a
+
+
+def _array_ptr(a: Any) -> int:
+    """Where a numpy array's memory starts (of its base: views share it)."""
+    return int(_array_base(a).__array_interface__["data"][0])
 
 
 def _storages_of(handle: object, torch: Any, handle_type: type) -> set[int]:
@@ -227,66 +244,57 @@ def holders_mb(loaded: set[int], min_mb: float = 4.0, top: int = 12) -> list[tup
         return []
     from engine.handles.base import BaseHandle
 
-    frozen = gc.get_freeze_count()
-    gc.unfreeze()
     # every thread's frames as objects: a running function's locals are otherwise not seen as referrers
     running = sys._current_frames()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        objects = gc.get_objects()
-    ignore = {id(objects), id(running)}
-    in_models: set[int] = set()
-    stray = []
-    tensors = []
-    for o in objects:
+    with every_object() as objects:
+        ignore = {id(objects), id(running)}
+        in_models: set[int] = set()
+        stray = []
+        tensors = []
+        for o in objects:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                if isinstance(o, BaseHandle):
+                    if id(o) in loaded:
+                        in_models |= _storages_of(o, torch, BaseHandle)
+                    else:
+                        stray.append(o)
+                elif isinstance(o, torch.Tensor):
+                    tensors.append(o)
+        arrays: dict[int, object] = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if isinstance(o, BaseHandle):
-                if id(o) in loaded:
-                    in_models |= _storages_of(o, torch, BaseHandle)
-                else:
-                    stray.append(o)
-            elif isinstance(o, torch.Tensor):
-                tensors.append(o)
-    arrays: dict[int, object] = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for o in objects:
-            for r in gc.get_referents(o):
-                if isinstance(r, np.ndarray):
-                    base = r
-                    while isinstance(base.base, np.ndarray):
-                        base = base.base
-                    if base.nbytes >= min_mb * 2**20 and _array_ptr(base) not in in_models:
-                        arrays.setdefault(id(base), r)
-    ignore |= {id(stray), id(tensors), id(arrays)}
-    groups: dict[str, float] = {}
-    seen_ptr: set[int] = set()
-    for t in tensors:
-        try:
-            if t.device.type != "cpu" or t.is_meta:
+            for o in objects:
+                for r in gc.get_referents(o):
+                    if isinstance(r, np.ndarray):
+                        base = _array_base(r)
+                        if base.nbytes >= min_mb * 2**20 and _array_ptr(base) not in in_models:
+                            arrays.setdefault(id(base), r)
+        ignore |= {id(stray), id(tensors), id(arrays)}
+        groups: dict[str, float] = {}
+        seen_ptr: set[int] = set()
+        for t in tensors:
+            try:
+                if t.device.type != "cpu" or t.is_meta:
+                    continue
+                storage = t.untyped_storage()
+                ptr, size = storage.data_ptr(), storage.nbytes()
+            except (RuntimeError, NotImplementedError):
                 continue
-            storage = t.untyped_storage()
-            ptr, size = storage.data_ptr(), storage.nbytes()
-        except (RuntimeError, NotImplementedError):
-            continue
-        if not ptr or ptr in seen_ptr or ptr in in_models or size < min_mb * 2**20:
-            continue
-        seen_ptr.add(ptr)
-        key = _owner_path(t, ignore)
-        groups[key] = groups.get(key, 0.0) + size / 2**20
-    for a in arrays.values():
-        key = _owner_path(a, ignore)
-        groups[key] = groups.get(key, 0.0) + a.nbytes / 2**20  # type: ignore[attr-defined]
-    for h in stray:
-        key = f"handle {getattr(h, 'name', '?')}: " + _root_path(h, ignore)
-        groups[key] = groups.get(key, 0.0)
-    del objects, tensors, arrays, stray, running
-    if frozen:
-        gc.collect()
-        gc.freeze()
-    handles = sorted((k, v) for k, v in groups.items() if k.startswith("handle "))
-    return sorted(((k, v) for k, v in groups.items() if not k.startswith("handle ")), key=lambda kv: -kv[1])[:top] + handles
+            if not ptr or ptr in seen_ptr or ptr in in_models or size < min_mb * 2**20:
+                continue
+            seen_ptr.add(ptr)
+            key = _owner_path(t, ignore)
+            groups[key] = groups.get(key, 0.0) + size / 2**20
+        for a in arrays.values():
+            key = _owner_path(a, ignore)
+            groups[key] = groups.get(key, 0.0) + a.nbytes / 2**20  # type: ignore[attr-defined]
+        for h in stray:
+            key = f"handle {getattr(h, 'name', '?')}: " + _root_path(h, ignore)
+            groups[key] = groups.get(key, 0.0)
+        del tensors, arrays, stray
+        handles = sorted((k, v) for k, v in groups.items() if k.startswith("handle "))
+        return sorted(((k, v) for k, v in groups.items() if not k.startswith("handle ")), key=lambda kv: -kv[1])[:top] + handles
 
 
 def queries(handles: dict, n: int, rng: random.Random, release: bool) -> None:
