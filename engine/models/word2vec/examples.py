@@ -18,24 +18,19 @@ from engine.config.settings import Word2VecConfig
 def skipgram_pairs(ids: torch.Tensor, sent: torch.Tensor, reduced: torch.Tensor,
                    window: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(context word, centre word) of every pair: centre i and context i ± off for off <= reduced[i],
-    in the same sentence. Ordered as the numpy rule orders them (offset by offset, left then right)."""
+    in the same sentence. Ordered as the numpy rule orders them (offset by offset, left then right).
+
+    Every candidate pair is laid out at once, a row per (offset, side) and a column per centre, and kept
+    by one mask: one boolean selection, so one wait for the device a chunk, where a selection per offset
+    and side made the host wait twenty times while the GPU had the last chunk's steps still queued."""
     n = ids.shape[0]
-    inp_parts, out_parts = [], []
-    for off in range(1, window + 1):
-        if off >= n:
-            break
-        centre = torch.arange(off, n, device=ids.device)  # centre i, context i - off
-        ok = (sent[centre] == sent[centre - off]) & (reduced[centre] >= off)
-        inp_parts.append(ids[centre - off][ok])
-        out_parts.append(ids[centre][ok])
-        centre = torch.arange(0, n - off, device=ids.device)  # centre i, context i + off
-        ok = (sent[centre] == sent[centre + off]) & (reduced[centre] >= off)
-        inp_parts.append(ids[centre + off][ok])
-        out_parts.append(ids[centre][ok])
-    if not inp_parts:
-        empty = torch.zeros(0, dtype=torch.long, device=ids.device)
-        return empty, empty
-    return torch.cat(inp_parts), torch.cat(out_parts)
+    offsets = torch.tensor([s * off for off in range(1, window + 1) for s in (-1, 1)], device=ids.device)  # (2w,)
+    centre = torch.arange(n, device=ids.device)
+    other = centre[None, :] + offsets[:, None]  # (2w, n) the context position of each candidate
+    inside = (other >= 0) & (other < n)
+    other = other.clamp(0, max(n - 1, 0))
+    ok = inside & (sent[other] == sent[None, :]) & (reduced[None, :] >= offsets.abs()[:, None])
+    return ids[other][ok], ids[None, :].expand(offsets.shape[0], n)[ok]
 
 
 def cbow_windows(ids: torch.Tensor, sent: torch.Tensor, reduced: torch.Tensor,
