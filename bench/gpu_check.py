@@ -98,16 +98,18 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     sweep = [py, "bench/speed/word2vec_vs_gensim.py", "--device", "cpu", "--corpus", corpus, "--epochs", "5", "--rounds", "1"]
     # pytest-xdist where it is there (the GPU machine has it): 4 workers, a test file each at a time; the
     # whole engine suite took 300 s in one process on an H200 machine, most of it single-threaded Python
-    n_workers = max(2, min(8, (os.cpu_count() or 2) // 2))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 2)  # taskset's
+    n_workers = max(2, min(8, cores // 2))
     xdist = importlib.util.find_spec("xdist") is not None
     workers = ["-n", str(n_workers), "--dist", "loadfile"] if xdist else []
     # a test that hangs (one did there: word2vec's batched steps on the CPU after the kernel's threads, in a
     # worker of 16 torch and 16 numba threads beside 7 others) fails after a minute with every thread's stack
     # in the log, and the other tests go on; torch's threads shared out between the workers
     timeout = ["--timeout", "60", "--timeout-method", "thread"] if importlib.util.find_spec("pytest_timeout") else []
-    threads = str(max(1, (os.cpu_count() or 2) // n_workers)) if xdist else ""
+    threads = str(max(1, cores // n_workers)) if xdist else ""
     if not quick:  # -v: a test's result is in the log as it ends, even if the step runs out of time
-        out.append(Step("tests", 200, [py, "-m", "pytest", *args.tests.split(), *workers, *timeout, "-v", "--tb=short",
+        out.append(Step("tests", args.tests_limit, [py, "-m", "pytest", *args.tests.split(), *workers, *timeout, "-v",
+                                                    "--tb=short", "--durations=25",
                                        "-p", "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
                         env={"WORD2BERT_GPU_CHECK": "1", **({"OMP_NUM_THREADS": threads} if threads else {})}))
         out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
@@ -147,6 +149,11 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
         Step("fig-elmo", 80, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
                               "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512,2048"]),
         # where an ELMo step's time goes (the kernels, the host, its waits): what the next lever should be
+        # which batch ELMo-tiny trains with on this device: each candidate the same wall time, scored held out
+        Step("fig-elmo-batch", 60 if quick else 200, [*figures, "elmo-batch", "--device", dev, "--corpus", corpus,
+                                                      "--out", str(runs / "elmo-batch"), *words,
+                                                      *(["--seconds", "2", "--candidates", "8:5e-4", "--heldout", "10"]
+                                                        if quick else [])]),
         Step("profile-elmo", 60, [*figures, "profile", "--family", "elmo", "--device", dev, "--corpus", corpus,
                                   "--steps", "4" if quick else "40", "--out", str(runs / "profile-elmo"), *words]),
         Step("fig-minilm", 60, [*figures, "minilm", "--device", dev, "--corpus", corpus, "--words", args.words,
@@ -247,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="run only these steps, in this order (comma-separated names or prefixes)")
     p.add_argument("--words", default="bank,play,match", help="words whose occurrences are encoded (in the corpus)")
     p.add_argument("--tests", default="tests/engine", help="what the tests step gives pytest (paths, -k ...)")
+    p.add_argument("--tests-limit", type=int, default=200, help="seconds the tests step may take")
     p.add_argument("--summary-to", default=None, help="also write the summary here, after every step")
     p.add_argument("--results", action="store_true", help="write the summary into bench/RESULTS.md")
     p.add_argument("--write-corpus", default=None, help="write the default corpus as a text file and stop")

@@ -100,16 +100,18 @@ def word2vec(args) -> None:
     figure(f"word2vec_sgns_examples_{device.type}", words / args.epochs / (time.perf_counter() - t0), "words/s")
     from engine.models.word2vec import graphed
 
-    # the step eagerly and as a CUDA graph (the default on CUDA), then any other batch sizes asked (graphed)
+    # the step eagerly, then as CUDA graphs of 1, 16 and 64 steps a replay (``--per-replay``; the default on
+    # CUDA: graphed.STEPS_PER_REPLAY), then any other batch sizes asked (graphed, the default steps a replay)
     graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
-    variants = [(0, False), *([(0, True)] if graphs else []),
-                *((int(b), graphs) for b in args.batch_pairs.split(",") if b)]
-    for batch, graph in variants:
-        graphed.ENABLED = graph
+    default_k = graphed.STEPS_PER_REPLAY
+    variants = [(0, False, 1), *((0, True, int(k)) for k in (args.per_replay.split(",") if graphs else []) if k),
+                *((int(b), graphs, default_k) for b in args.batch_pairs.split(",") if b)]
+    for batch, graph, per_replay in variants:
+        graphed.ENABLED, graphed.STEPS_PER_REPLAY = graph, per_replay
         cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
         model = Word2VecModel(vocab, cfg, device, seed=1)
         captures = graphed.STATS["captured"]
-        with torch.no_grad():  # warm-up: kernels, allocator
+        with torch.no_grad():  # warm-up: kernels, allocator, the captures
             for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
                 if i > 5:
                     break
@@ -127,9 +129,10 @@ def word2vec(args) -> None:
         ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
             if np.all(np.isfinite(vectors)) else float("nan")
         captured = graphed.STATS["captured"] > captures
-        name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
-            (f"_batch{batch}" if batch else "")
-        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {'graph' if captured else 'eager'}: "
+        path = f"_graph_x{per_replay}" if captured else "_graph_failed" if graph else "_eager"
+        name = f"word2vec_sgns_{device.type}{path}" + (f"_batch{batch}" if batch else "")
+        how = f"graph, {per_replay} steps a replay" if captured else "eager"
+        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {how}: "
               f"{words:,} words ({args.epochs} epochs) in {elapsed:.2f} s, WordSim-353 {ws}", flush=True)
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
@@ -159,6 +162,42 @@ def elmo(args) -> None:
         if not rates:
             raise SystemExit(f"elmo: no speed reported ({status})")
         figure("elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}", statistics.median(rates), f"{unit}/s")
+
+
+def elmo_batch(args) -> None:
+    """Which batch ELMo-tiny should train with on this device: each ``--candidates`` batch:lr trains for
+    ``--seconds`` of wall time from the same start, its learning rate decaying to 0 as the time runs out
+    (``budget_schedule``), and is scored on the same held-out sentences (perplexity, both directions).
+    The rule, stated before any result: the lowest held-out perplexity wins (bench/RESULTS.md, GPU)."""
+    import math
+
+    from engine import api
+    from engine.config.run_spec import RunSpec
+    from engine.config.settings import model_config
+    from engine.data.corpora import get_corpus
+
+    heldout = [s for _, s in zip(range(args.heldout), get_corpus(args.corpus).sentences("heldout"), strict=False)]
+    for candidate in args.candidates.split(","):
+        batch, lr = int(candidate.split(":")[0]), float(candidate.split(":")[1])
+        out = Path(args.out or "/tmp/gpu-figures-elmo-batch") / f"batch-{batch}"
+        spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device,
+                       model=model_config("elmo", batch_size=batch, lr=lr, eval_every=0),
+                       max_minutes=args.seconds / 60, budget_schedule=True, log_every=20, max_words=args.max_words)
+        rates, steps, status = [], 0, ""
+        for event in api.train(spec):
+            if isinstance(event, api.StepMetrics):
+                steps = event.step
+                if event.step > 100:  # past the warm-up (and the first steps' kernels)
+                    rates.append(event.throughput)
+            if isinstance(event, api.RunFinished):
+                status = event.status
+        handle = api.load(str(out))
+        ppl = handle.perplexity(heldout)
+        rate = statistics.median(rates) if rates else float("nan")
+        print(f"elmo batch {batch} lr {lr:g}: {status} at step {steps} in {args.seconds:g} s, {rate:,.0f} tokens/s, "
+              f"held-out perplexity {ppl:.1f} ({len(heldout)} sentences)", flush=True)
+        figure(f"elmo_tiny_{args.seconds:g}s_batch{batch}_perplexity", ppl if math.isfinite(ppl) else float("nan"), "perplexity")
+        figure(f"elmo_tiny_{args.seconds:g}s_batch{batch}_rate", rate, "tokens/s")
 
 
 def profile(args) -> None:
@@ -271,7 +310,7 @@ def queries(args) -> None:
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["matmul", "word2vec", "elmo", "minilm", "queries", "profile"])
+    p.add_argument("what", choices=["matmul", "word2vec", "elmo", "elmo-batch", "minilm", "queries", "profile"])
     p.add_argument("--family", default="elmo", help="profile: the family whose pretraining is profiled")
     p.add_argument("--run", dest="runs", action="append", default=[], help="a run folder (queries; repeatable)")
     p.add_argument("--device", default=None)
@@ -281,11 +320,17 @@ def main() -> None:
     p.add_argument("--max-words", type=int, default=None)
     p.add_argument("--out", default=None)
     p.add_argument("--batch-pairs", default="", help="word2vec: more batch sizes to measure (comma-separated)")
+    p.add_argument("--per-replay", default="1,4,16,64",
+                   help="word2vec: steps one CUDA graph replay runs, each measured (comma-separated)")
+    p.add_argument("--candidates", default="32:5e-4,512:1e-3,2048:2e-3",
+                   help="elmo-batch: batch:lr pairs, each trained --seconds and scored on held-out sentences")
+    p.add_argument("--seconds", type=float, default=40.0, help="elmo-batch: wall time each candidate trains")
+    p.add_argument("--heldout", type=int, default=400, help="elmo-batch: held-out sentences scored")
     p.add_argument("--batch-sizes", default="", help="elmo: more batch sizes to measure (comma-separated)")
     p.add_argument("--words", default="bank,play,match", help="the words whose occurrences are encoded")
     args = p.parse_args()
     {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries,
-     "profile": profile}[args.what](args)
+     "profile": profile, "elmo-batch": elmo_batch}[args.what](args)
 
 
 if __name__ == "__main__":

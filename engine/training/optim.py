@@ -12,11 +12,20 @@ from torch import nn
 
 
 def adamw(model: nn.Module, lr: float, weight_decay: float, **kwargs: Any) -> torch.optim.AdamW:
-    """AdamW over the parameters that learn; matrices decay, biases and norm gains do not."""
+    """AdamW over the parameters that learn; matrices decay, biases and norm gains do not. On CUDA the
+    fused update (one kernel for all the tensors: the same arithmetic), where the multi-tensor one
+    launches a handful per group of tensors (an ELMo-tiny step on an H200 spent 1.1 ms of its 4 ms of GPU
+    time in them)."""
     params = [p for p in model.parameters() if p.requires_grad]
+    kwargs.setdefault("fused", fused_fits(params) or None)
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
     return torch.optim.AdamW(groups, lr=lr, **kwargs)
+
+
+def fused_fits(params: list[torch.Tensor]) -> bool:
+    """Whether the fused AdamW suits these parameters: all on CUDA, all floating point."""
+    return bool(params) and all(p.device.type == "cuda" and p.is_floating_point() for p in params)
 
 
 def warmup_then_linear(warmup: int, total: int) -> Callable[..., float]:

@@ -121,3 +121,15 @@ def test_cpu_training_gives_freed_memory_back_every_few_steps(tmp_path, monkeypa
     monkeypatch.setattr(gl, "TRIM_EVERY", 2)
     run(tmp_path, batch=4, accumulate=1, steps=8)
     assert len(trims) == 4  # (an RSS probe of a MiniLM adaptation: 1.5 GB without, 0.57 GB with)
+
+
+def test_the_optimiser_update_is_fused_only_where_every_weight_is_on_cuda():
+    from engine.training.optim import adamw
+
+    assert not torch.optim.AdamW([torch.nn.Parameter(torch.zeros(1))]).defaults.get("fused")  # torch's own default
+    assert not adamw(torch.nn.Linear(2, 2), 1e-3, 0.01).defaults["fused"]  # a CPU model: the plain update
+    if torch.cuda.is_available():  # pinned to the GPU where there is one (bench/gpu_check.py runs this there)
+        model = torch.nn.Linear(2, 2).to("cuda")
+        assert adamw(model, 1e-3, 0.01).defaults["fused"]
+        model.bias.data = model.bias.data.cpu()  # one weight off the GPU: no fused update for the lot
+        assert not adamw(model, 1e-3, 0.01).defaults["fused"]
