@@ -4,7 +4,7 @@ step (mixed-precision scaling on the GPU)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import torch
@@ -23,7 +23,7 @@ def adamw(model: nn.Module, lr: float, weight_decay: float, **kwargs: Any) -> to
     return torch.optim.AdamW(groups, lr=lr, **kwargs)
 
 
-def fused_fits(params: list[torch.Tensor]) -> bool:
+def fused_fits(params: Sequence[torch.Tensor]) -> bool:
     """Whether the fused AdamW suits these parameters: all on CUDA, all floating point."""
     return bool(params) and all(p.device.type == "cuda" and p.is_floating_point() for p in params)
 
