@@ -103,9 +103,12 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     xdist = importlib.util.find_spec("xdist") is not None
     workers = ["-n", str(n_workers), "--dist", "loadfile"] if xdist else []
     # a test that hangs (one did there: word2vec's batched steps on the CPU after the kernel's threads, in a
-    # worker of 16 torch and 16 numba threads beside 7 others) fails after a minute with every thread's stack
-    # in the log, and the other tests go on; torch's threads shared out between the workers
-    timeout = ["--timeout", "60", "--timeout-method", "thread"] if importlib.util.find_spec("pytest_timeout") else []
+    # worker of 16 torch and 16 numba threads beside 7 others) has every thread's Python stack written to the
+    # log at 45 s (faulthandler writes past pytest's capture; the test goes on) and fails at 150 s (a test that
+    # starts a dozen processes importing a CUDA torch takes a minute there), the other tests going on; torch's
+    # threads shared out between the workers
+    timeout = ["--timeout", "150", "--timeout-method", "thread"] if importlib.util.find_spec("pytest_timeout") else []
+    timeout += ["-o", "faulthandler_timeout=45"]
     threads = str(max(1, cores // n_workers)) if xdist else ""
     if not quick:  # -v: a test's result is in the log as it ends, even if the step runs out of time
         out.append(Step("tests", args.tests_limit, [py, "-m", "pytest", *args.tests.split(), *workers, *timeout, "-v",

