@@ -100,18 +100,17 @@ def word2vec(args) -> None:
     figure(f"word2vec_sgns_examples_{device.type}", words / args.epochs / (time.perf_counter() - t0), "words/s")
     from engine.models.word2vec import graphed
 
-    # the step eagerly, then as CUDA graphs of 1, 16 and 64 steps a replay (``--per-replay``; the default on
-    # CUDA: graphed.STEPS_PER_REPLAY), then any other batch sizes asked (graphed, the default steps a replay)
+    # the step eagerly and as a CUDA graph (the default on CUDA), then any other batch sizes asked (graphed).
+    # (Replaying 4, 16 or 64 consecutive steps as one graph was measured and bought nothing: RESULTS, GPU.)
     graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
-    default_k = graphed.STEPS_PER_REPLAY
-    variants = [(0, False, 1), *((0, True, int(k)) for k in (args.per_replay.split(",") if graphs else []) if k),
-                *((int(b), graphs, default_k) for b in args.batch_pairs.split(",") if b)]
-    for batch, graph, per_replay in variants:
-        graphed.ENABLED, graphed.STEPS_PER_REPLAY = graph, per_replay
+    variants = [(0, False), *([(0, True)] if graphs else []),
+                *((int(b), graphs) for b in args.batch_pairs.split(",") if b)]
+    for batch, graph in variants:
+        graphed.ENABLED = graph
         cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
         model = Word2VecModel(vocab, cfg, device, seed=1)
         captures = graphed.STATS["captured"]
-        with torch.no_grad():  # warm-up: kernels, allocator, the captures
+        with torch.no_grad():  # warm-up: kernels, allocator
             for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
                 if i > 5:
                     break
@@ -129,10 +128,9 @@ def word2vec(args) -> None:
         ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
             if np.all(np.isfinite(vectors)) else float("nan")
         captured = graphed.STATS["captured"] > captures
-        path = f"_graph_x{per_replay}" if captured else "_graph_failed" if graph else "_eager"
-        name = f"word2vec_sgns_{device.type}{path}" + (f"_batch{batch}" if batch else "")
-        how = f"graph, {per_replay} steps a replay" if captured else "eager"
-        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {how}: "
+        name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
+            (f"_batch{batch}" if batch else "")
+        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {'graph' if captured else 'eager'}: "
               f"{words:,} words ({args.epochs} epochs) in {elapsed:.2f} s, WordSim-353 {ws}", flush=True)
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
@@ -166,8 +164,9 @@ def elmo(args) -> None:
 
 def elmo_batch(args) -> None:
     """Which batch ELMo-tiny should train with on this device: each ``--candidates`` batch:lr trains for
-    ``--seconds`` of wall time (epochs without end: the time is the limit) from the same start, its learning rate decaying to 0 as the time runs out
-    (``budget_schedule``), and is scored on the same held-out sentences (perplexity, both directions).
+    ``--seconds`` of wall time (epochs without end: the time is the limit) from the same start, its
+    learning rate decaying to 0 as the time runs out (``budget_schedule``), and is scored on the same
+    held-out sentences (perplexity, both directions).
     The rule, stated before any result: the lowest held-out perplexity wins (bench/RESULTS.md, GPU)."""
     import math
 
@@ -320,8 +319,6 @@ def main() -> None:
     p.add_argument("--max-words", type=int, default=None)
     p.add_argument("--out", default=None)
     p.add_argument("--batch-pairs", default="", help="word2vec: more batch sizes to measure (comma-separated)")
-    p.add_argument("--per-replay", default="1,4,16,64",
-                   help="word2vec: steps one CUDA graph replay runs, each measured (comma-separated)")
     p.add_argument("--candidates", default="32:5e-4,512:1e-3,2048:2e-3",
                    help="elmo-batch: batch:lr pairs, each trained --seconds and scored on held-out sentences")
     p.add_argument("--seconds", type=float, default=40.0, help="elmo-batch: wall time each candidate trains")

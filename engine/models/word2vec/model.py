@@ -18,9 +18,8 @@ products. With M = g = 16, a noise row receives about k = 5 pair gradients per d
 while each pair reads one noise row instead of k. (One pool shared by a whole batch gives every drawn
 noise word hundreds of stale gradients and diverges.) The gradients are written by hand (no autograd)
 and applied with ``index_add_`` (plain SGD, like the original). On CUDA the skip-gram negative-sampling
-step is recorded once as a CUDA graph and replayed, sixteen steps a replay
-(``engine.models.word2vec.graphed``): a step's thirty small kernels cost more to launch than to run.
-Each chunk's noise words are drawn in one call.
+step is recorded once as a CUDA graph and replayed (``engine.models.word2vec.graphed``): a step's thirty
+small kernels cost more to launch than to run. Each chunk's noise words are drawn in one call.
 
 Optional fastText-style sub-words: character n-grams (min_n..max_n) of "<word>" hashed (FNV-1a) into
 ``subword_buckets`` rows; a word's input vector is the mean of its word row and its n-gram rows, so an
@@ -37,7 +36,6 @@ import torch
 
 from engine.config.settings import Word2VecConfig
 from engine.data.vocab import Vocab
-from engine.models.word2vec import graphed
 from engine.models.word2vec.arrays import KernelSteps
 from engine.models.word2vec.examples import expand_hs_torch, make_examples_torch
 from engine.models.word2vec.graphed import GraphedStep, graphed_step
@@ -225,7 +223,6 @@ class _TorchSteps:
         per_batch = cfg.batch_pairs if cfg.sg else max(cfg.negative_group, cfg.batch_pairs // max(1, cfg.window))
         self.per_batch = per_batch - (per_batch % cfg.negative_group if not cfg.hs else 0)
         self.graphed: GraphedStep | None = None  # skip-gram NS on CUDA: the step as a CUDA graph
-        self.graphed_run: GraphedStep | None = None  # ... and graphed.STEPS_PER_REPLAY steps as one
         self.tried_graph = False
 
     def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
@@ -253,24 +250,9 @@ class _TorchSteps:
             if self.graphed is None and not self.tried_graph:
                 self.tried_graph = True
                 self.graphed = graphed_step(model, per_batch, G_full, cfg.shared_negatives)
-                run = graphed.STEPS_PER_REPLAY
-                if self.graphed is not None and run > 1:
-                    self.graphed_run = graphed_step(model, per_batch, G_full, cfg.shared_negatives, run)
-        b = 0
-        while b < n_batches:
-            many = self.graphed_run
-            if many is not None and (b + many.steps) * per_batch <= P:  # the next steps, all full, in one replay
-                k, a = many.steps, b * per_batch
-                lr0 = lr_at(b / n_batches)
-                losses = many(inp[a:a + k * per_batch], out[a:a + k * per_batch],
-                              noise[b * G_full:(b + k) * G_full], lr0, lr_at((b + 1) / n_batches) - lr0)
-                for i in range(k):
-                    yield (b + i) / n_batches, (b + i + 1) / n_batches, losses[i], per_batch
-                b += k
-                continue
-            this, b = b, b + 1  # one step
-            a, z = this * per_batch, min(P, (this + 1) * per_batch)
-            f0, f1 = this / n_batches, (this + 1) / n_batches
+        for b in range(n_batches):
+            a, z = b * per_batch, min(P, (b + 1) * per_batch)
+            f0, f1 = b / n_batches, (b + 1) / n_batches
             lr = lr_at(f0)
             m = None if mask is None else mask[a:z]
             if cfg.hs:
@@ -284,9 +266,9 @@ class _TorchSteps:
                 if z <= a:
                     continue
                 G = (z - a) // cfg.negative_group
-                negs = noise[this * G_full : this * G_full + G]
+                negs = noise[b * G_full : b * G_full + G]
                 if self.graphed is not None and z - a == per_batch:
-                    loss = self.graphed(inp[a:z], out[a:z], negs, lr)[0]
+                    loss = self.graphed(inp[a:z], out[a:z], negs, lr)
                 else:
                     loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], negs, lr)
             yield f0, f1, loss, z - a

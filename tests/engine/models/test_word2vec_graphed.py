@@ -35,46 +35,23 @@ def test_a_replayed_step_updates_the_vectors_as_the_eager_step_does(topic_corpus
             inp, out = (torch.randint(len(vocab), (256,), device=CUDA, generator=gen) for _ in range(2))
             negs = torch.randint(len(vocab), (256 // cfg.negative_group, cfg.shared_negatives), device=CUDA, generator=gen)
             want = eager.step_ns(inp, None, out, negs, lr)
-            got = step(inp, out, negs, lr)[0]
+            got = step(inp, out, negs, lr)
             assert torch.allclose(got, want, rtol=1e-4)
     # index_add_ sums in no fixed order on a GPU: equal up to float rounding
     assert torch.allclose(replayed.syn0, eager.syn0, atol=1e-6) and torch.allclose(replayed.syn1, eager.syn1, atol=1e-6)
     assert not torch.equal(replayed.syn1, torch.zeros_like(replayed.syn1))  # the replays did train
 
 
-def test_a_replay_of_several_steps_makes_their_updates_one_after_the_other(topic_corpus):
-    _, vocab = _vocab(topic_corpus)
-    cfg = Word2VecConfig(sg=1, hs=0, vector_size=32, min_count=2, batch_pairs=256)
-    eager, replayed = Word2VecModel(vocab, cfg, CUDA, seed=3), Word2VecModel(vocab, cfg, CUDA, seed=3)
-    k, groups = 4, 256 // cfg.negative_group
-    steps = graphed.graphed_step(replayed, 256, groups, cfg.shared_negatives, k)
-    assert steps is not None, "the steps could not be captured (see the log)"
-    assert torch.equal(eager.syn1, replayed.syn1)
-    gen = torch.Generator(device=CUDA).manual_seed(1)
-    with torch.no_grad():
-        inp, out = (torch.randint(len(vocab), (k * 256,), device=CUDA, generator=gen) for _ in range(2))
-        negs = torch.randint(len(vocab), (k * groups, cfg.shared_negatives), device=CUDA, generator=gen)
-        want = torch.stack([eager.step_ns(inp[i * 256:(i + 1) * 256], None, out[i * 256:(i + 1) * 256],
-                                          negs[i * groups:(i + 1) * groups], 0.05 - 0.01 * i) for i in range(k)])
-        got = steps(inp, out, negs, 0.05, -0.01)
-    assert torch.allclose(got, want, rtol=1e-4)
-    assert torch.allclose(replayed.syn0, eager.syn0, atol=1e-6) and torch.allclose(replayed.syn1, eager.syn1, atol=1e-6)
-
-
-@pytest.mark.parametrize("per_replay", [1, 4])
-def test_a_graphed_run_on_cuda_learns_the_topics(topic_corpus, monkeypatch, per_replay):
-    monkeypatch.setattr(graphed, "STEPS_PER_REPLAY", per_replay)
+def test_a_graphed_run_on_cuda_learns_the_topics(topic_corpus):
     sents, vocab = _vocab(topic_corpus)
-    batch = 256 if per_replay == 1 else 64  # small batches: a chunk of the small corpus holds several replays
-    cfg = Word2VecConfig(sg=1, hs=0, vector_size=32, epochs=15, min_count=2, sample=0, batch_pairs=batch, alpha=0.05)
+    cfg = Word2VecConfig(sg=1, hs=0, vector_size=32, epochs=15, min_count=2, sample=0, batch_pairs=256, alpha=0.05)
     ids, starts = encode_sentences(sents, vocab.index)
     model = Word2VecModel(vocab, cfg, CUDA, seed=0)
     before = graphed.STATS["captured"]
     with torch.no_grad():
         for _ in train_steps(model, ids, starts, seed=0):
             pass
-    # two captures for the run: one step (a chunk's last full batches) and STEPS_PER_REPLAY steps at once
-    assert graphed.STATS["captured"] == before + (2 if graphed.STEPS_PER_REPLAY > 1 else 1)
+    assert graphed.STATS["captured"] == before + 1  # one capture for the run, replayed at every full batch
     vectors = model.word_vectors()
     assert np.all(np.isfinite(vectors))
     assert topic_precision(vocab.words, vectors) > 0.8
