@@ -139,13 +139,15 @@ class Setting:
     choice_names: tuple[str, ...] = ()  # how to show each choice
 
 
-def model_settings(kind: str, preset: str | None = None) -> list[Setting]:
-    """Every setting of a model family with its value under ``preset``, its type, choices and help."""
+def model_settings(kind: str, preset: str | None = None, device: str | None = None) -> list[Setting]:
+    """Every setting of a model family with its value under ``preset`` on a ``device`` of that type
+    ("cuda", "mps", "cpu"; None: the CPU's values), its type, choices and help."""
     import dataclasses
 
     from engine.config.settings import CHOICE_NAMES, CHOICES, MODEL_CONFIGS, field_help
+    from engine.families import device_settings
 
-    cfg = model_config(kind, preset)
+    cfg = model_config(kind, preset, **device_settings(kind, device))
     help_text = field_help(kind)
     out = []
     for f in dataclasses.fields(MODEL_CONFIGS[kind]):
@@ -364,6 +366,22 @@ def warm_up_in_background() -> Any:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
 
 
+def device_settings(kind: str, device: str | None) -> dict[str, Any]:
+    """The settings a fresh run of ``kind`` trains with on a device of this type unless given (a GPU's
+    bigger steps: ELMo's batch and rate on CUDA); empty where the family's defaults hold."""
+    from engine.families import device_settings as for_device
+
+    return for_device(kind, device)
+
+
+def device_type() -> str:
+    """The type of the device training and inference use here: "cuda", "mps" or "cpu" (imports torch:
+    call it off the GUI thread)."""
+    from engine.device import pick_device
+
+    return pick_device().type
+
+
 def device_summary() -> str:
     """The device training and inference use here, in words (imports torch: call it off the GUI thread)."""
     from engine.device import device_name, pick_device
@@ -441,7 +459,7 @@ __all__ = [
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
-    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "model_names", "release_memory",
+    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "model_names", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "checkpoint_scores",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
 ]

@@ -77,6 +77,9 @@ class Family:
     encoder: str = ""
     # the weights a slim copy keeps (word2vec: its vectors, not its training matrices); None: all of them
     inference_weights: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]] | None = None
+    # settings a fresh run trains with on a CUDA GPU unless the user gives them: the defaults are the CPU's
+    # choice, and a GPU wants more work per step (each chosen by a declared rule: bench/RESULTS.md, GPU)
+    on_gpu: Mapping[str, Any] = field(default_factory=dict)
 
     def encoders(self) -> Any:
         return _resolve(self.encoder)
@@ -180,7 +183,9 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
            description="GloVe: global co-occurrence vectors", aliases=_DIM, default_steps=0),
     Family("elmo", ElmoConfig, f"{_CONTEXTUAL_RUNS}:run_elmo", "engine.handles.elmo:load_elmo", _elmo_weights,
            description="ELMo: character CNN and bidirectional LSTM language models",
-           encoder=f"{_ENCODERS}:ELMO_ENCODER"),
+           encoder=f"{_ENCODERS}:ELMO_ENCODER",
+           # 40 s on an H200, held-out perplexity: 512 windows at 1e-3 227, 32 at 5e-4 408, 2048 at 2e-3 392
+           on_gpu={"batch_size": 512, "lr": 1e-3}),
     Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
            _transformer_weights, description="GPT: a left-to-right Transformer language model",
            to_transformers="engine.cli.export:gpt_to_transformers", encoder=f"{_ENCODERS}:GPT_ENCODER"),
@@ -204,6 +209,13 @@ def family(kind: str) -> Family:
     if kind not in FAMILIES:
         raise ValueError(f"unknown model kind {kind!r} (known: {', '.join(FAMILIES)})")
     return FAMILIES[kind]
+
+
+def device_settings(kind: str, device_type: str | None) -> dict[str, Any]:
+    """The settings a fresh run of ``kind`` trains with on a device of this type ("cuda", "mps", "cpu")
+    where the user gives none of them: a family's ``on_gpu`` on CUDA (where they were measured), nothing
+    elsewhere."""
+    return dict(family(kind).on_gpu) if device_type == "cuda" else {}
 
 
 def register(declaration: Family) -> None:

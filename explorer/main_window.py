@@ -37,10 +37,11 @@ if TYPE_CHECKING:
     from explorer.talk.deck import Deck
 
 
-def device_summary() -> str:
+def device_summary() -> tuple[str, str]:
+    """The device in words, and its type ("cuda", "mps", "cpu")."""
     from engine import api
 
-    return api.device_summary()
+    return api.device_summary(), api.device_type()
 
 
 def _clear_cache() -> str:
@@ -107,8 +108,10 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------ status bar
 
-    def _device_found(self, name: str) -> None:
+    def _device_found(self, found: tuple[str, str]) -> None:
+        name, kind = found
         self.device_label.setText(f"device: {name}")
+        self.train.set_auto_device(kind)  # "auto" in the Train tab: the values a run there will use
         if self.statusBar().currentMessage() == "starting…":  # nothing is loading: say what to do
             self.statusBar().showMessage("ready: double-click a model in the library, or File → Open")
 

@@ -14,7 +14,7 @@ from engine.config.run_spec import RunSpec
 from engine.config.settings import MODEL_CONFIGS, model_config
 from engine.data import prefetch
 from engine.errors import Word2BertError
-from engine.families import family
+from engine.families import device_settings, family
 
 
 def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
@@ -71,14 +71,35 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     return p
 
 
-def _model_config(kind: str, args: argparse.Namespace) -> Any:
-    """The preset first; explicit settings then override it."""
+def _model_config(kind: str, args: argparse.Namespace, device_type: str | None = None) -> Any:
+    """The preset first, then what the family trains with on ``device_type`` (a GPU wants bigger steps),
+    then the explicit settings, which override both."""
     settings = {f.name: getattr(args, f"m_{f.name}") for f in dataclasses.fields(MODEL_CONFIGS[kind])
                 if f.name != "preset" and getattr(args, f"m_{f.name}", None) is not None}
     for name, option in family(kind).options.items():
         if getattr(args, f"o_{name}", None):
             settings.update(option.values[getattr(args, f"o_{name}")])
-    return model_config(kind, getattr(args, "m_preset", None), **settings)
+    chosen = {k: v for k, v in device_settings(kind, device_type).items() if k not in settings}
+    if chosen:
+        said = ", ".join(f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
+                         for k, v in chosen.items())
+        print(f"word2bert-train: {kind} on {device_type} trains with {said} (chosen for GPUs: bench/RESULTS.md; "
+              f"give {' '.join('--' + k.replace('_', '-') for k in chosen)} to choose yourself)", file=sys.stderr)
+    return model_config(kind, getattr(args, "m_preset", None), **{**chosen, **settings})
+
+
+def _device_type(kind: str, args: argparse.Namespace) -> str | None:
+    """The type of the device a fresh run of ``kind`` will train on, where its family trains differently on
+    a GPU (asking imports torch: the other families' runs fork their corpus reader first); None otherwise
+    or when the device asked for is not there (the run says so itself)."""
+    if args.resume or not family(kind).on_gpu:
+        return None
+    from engine.device import pick_device
+
+    try:
+        return pick_device(args.device).type
+    except (ValueError, RuntimeError):
+        return None
 
 
 def train_main(argv: list[str] | None = None) -> int:
@@ -108,7 +129,7 @@ def train_main(argv: list[str] | None = None) -> int:
         return 2
     try:
         spec = RunSpec(kind=kind, out=out, corpus=args.corpus, device=args.device, seed=args.seed,
-                       model=_model_config(kind, args), log_every=args.log_every, max_steps=args.max_steps,
+                       model=_model_config(kind, args, _device_type(kind, args)), log_every=args.log_every, max_steps=args.max_steps,
                        checkpoint_every=args.checkpoint_every,
                        max_words=args.max_words, max_minutes=args.max_minutes,
                        budget_clock=args.budget_clock,

@@ -69,6 +69,7 @@ class TrainPanel(QWidget):
         self._auto_steps = self.steps.value()  # the cap the family chose; a cap typed by hand stays
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda", "mps"])
+        self.auto_device = "cpu"  # what "auto" means here, until the window has asked torch (set_auto_device)
         self.start = QPushButton("Start")
         self.stop = QPushButton("Stop")
         self.stop.setEnabled(False)
@@ -119,7 +120,8 @@ class TrainPanel(QWidget):
         split.setSizes([300, 700])
         QVBoxLayout(self).addWidget(split)
         self.kind.currentTextChanged.connect(self._kind_changed)
-        self.preset.currentTextChanged.connect(lambda p: self.settings.apply_preset(p))
+        self.preset.currentTextChanged.connect(lambda p: self.settings.apply_preset(p, self.device_type()))
+        self.device.currentTextChanged.connect(lambda _: self._device_changed())
         self._kind_changed(self.kind.currentText())
         self.start.clicked.connect(self.start_run)
         self.stop.clicked.connect(self.stop_run)
@@ -137,11 +139,27 @@ class TrainPanel(QWidget):
             self.preset.setCurrentText(current)
         self.preset.blockSignals(False)
         self.preset.setEnabled(bool(presets))
-        self.settings.set_kind(kind, self._preset(kind), hidden=("preset",))
+        self.settings.set_kind(kind, self._preset(kind), hidden=("preset",), device=self.device_type())
         if self.steps.value() == self._auto_steps:
             self._auto_steps = default_steps(kind)
             self.steps.setValue(self._auto_steps)
         self.settings_title.setText(f"{kind} settings (hover a name for what it does):")
+
+    def device_type(self) -> str:
+        """The type of the device a run started now trains on: the one chosen, or what "auto" finds here."""
+        chosen = self.device.currentText()
+        return self.auto_device if chosen == "auto" else chosen
+
+    def set_auto_device(self, device_type: str) -> None:
+        """What "auto" means on this machine (the window asks torch off the GUI thread at start)."""
+        self.auto_device = device_type
+        if self.device.currentText() == "auto":
+            self._device_changed()
+
+    def _device_changed(self) -> None:
+        """A family that trains differently on a GPU (ELMo's batch) shows the values the run will use."""
+        kind = self.kind.currentText()
+        self.settings.apply_device(self._preset(kind), self.device_type())
 
     @staticmethod
     def _presets(kind: str) -> list[str]:

@@ -51,14 +51,16 @@ class SettingsForm(QWidget):
         layout.addWidget(scroll, 1)
         layout.addWidget(self.problem_label)
 
-    def set_kind(self, kind: str, preset: str | None = None, hidden: tuple[str, ...] = ()) -> None:
-        """Rebuild the form for ``kind`` with the values of ``preset`` (fields in ``hidden`` stay off it)."""
+    def set_kind(self, kind: str, preset: str | None = None, hidden: tuple[str, ...] = (),
+                 device: str | None = None) -> None:
+        """Rebuild the form for ``kind`` with the values of ``preset`` on a ``device`` of that type (fields
+        in ``hidden`` stay off it)."""
         from engine import api
 
         while self._form.rowCount():
             self._form.removeRow(0)
         self.kind, self.editors, self.types, self.optional = kind, {}, {}, {}
-        for setting in api.model_settings(kind, preset):
+        for setting in api.model_settings(kind, preset, device):
             if setting.name in hidden:
                 continue
             editor = self._editor(setting)
@@ -71,11 +73,20 @@ class SettingsForm(QWidget):
             self.optional[setting.name] = setting.optional
         self._check()
 
-    def apply_preset(self, preset: str) -> None:
-        """Fill in a preset's values, keeping the editors."""
+    def apply_preset(self, preset: str | None, device: str | None = None) -> None:
+        """Fill in a preset's values (on a ``device`` of that type), keeping the editors."""
         from engine import api
 
-        self.set_values({s.name: s.value for s in api.model_settings(self.kind, preset) if s.name in self.editors})
+        self.set_values({s.name: s.value for s in api.model_settings(self.kind, preset, device) if s.name in self.editors})
+
+    def apply_device(self, preset: str | None, device: str | None) -> None:
+        """Fill in the values that differ on a GPU (ELMo's batch and rate) for a ``device`` of this type,
+        leaving every other value as it is."""
+        from engine import api
+
+        differ = set(api.device_settings(self.kind, "cuda"))
+        self.set_values({s.name: s.value for s in api.model_settings(self.kind, preset, device)
+                         if s.name in differ and s.name in self.editors})
 
     def _editor(self, setting: Any) -> QWidget:
         if setting.choices:

@@ -153,3 +153,24 @@ def test_cli_presets_and_overrides():
     assert (cfg.hidden, cfg.heads, cfg.layers, cfg.vocab_size) == (768, 12, 2, 30522)
     with pytest.raises(ValueError, match="preset"):
         _model_config("bert", argparse.Namespace(m_preset="huge"))
+
+
+def test_a_fresh_elmo_run_on_a_gpu_takes_the_gpu_batch_unless_told_and_says_so(capsys):
+    from engine import api
+    from engine.cli.train import _model_config, _train_parser
+
+    cpu_cfg = _model_config("elmo", _train_parser("elmo").parse_args(["elmo", "--out", "x"]), "cpu")
+    gpu_args = _train_parser("elmo").parse_args(["elmo", "--out", "x"])
+    gpu_cfg = _model_config("elmo", gpu_args, "cuda")
+    assert (cpu_cfg.batch_size, cpu_cfg.lr) == (32, 5e-4)  # the CPU keeps the family's defaults
+    assert (gpu_cfg.batch_size, gpu_cfg.lr) == (512, 1e-3)
+    said = capsys.readouterr().err
+    assert "elmo on cuda trains with batch size 512, lr 0.001" in said and "--batch-size --lr" in said
+    told = _model_config("elmo", _train_parser("elmo").parse_args(["elmo", "--out", "x", "--batch-size", "32"]), "cuda")
+    assert (told.batch_size, told.lr) == (32, 1e-3)  # what the user gives wins; the rest still follows the GPU
+    assert _model_config("bert", _train_parser("bert").parse_args(["bert", "--out", "x"]), "cuda").batch_size == \
+        _model_config("bert", _train_parser("bert").parse_args(["bert", "--out", "x"]), "cpu").batch_size
+    # the app's form shows the values a run on that device trains with
+    shown = {s.name: s.value for s in api.model_settings("elmo", "tiny", "cuda")}
+    assert (shown["batch_size"], shown["lr"]) == (512, 1e-3)
+    assert {s.name: s.value for s in api.model_settings("elmo", "tiny", "mps")}["batch_size"] == 32  # not measured there

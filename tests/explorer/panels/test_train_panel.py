@@ -205,3 +205,30 @@ def test_max_steps_follows_the_family_unless_typed(qtbot, window):
     panel.steps.setValue(50)  # typed by hand: kept whatever the family
     panel.kind.setCurrentText("glove")
     assert panel.steps.value() == 50
+
+
+def test_the_form_shows_what_a_run_trains_with_on_the_device_chosen(qtbot, window, monkeypatch):
+    """ELMo trains 512 windows a step at lr 1e-3 on a CUDA GPU (its CPU defaults: 32 at 5e-4); the form says
+    so for the device chosen, "auto" meaning what the window found here, and the run is started with it."""
+    panel = window.train
+    panel.kind.setCurrentText("elmo")
+    batch, lr = panel.settings.editors["batch_size"], panel.settings.editors["lr"]
+    panel.settings.set_values({"hidden": 64})  # a value of the user's own: a device change keeps it
+    panel.device.setCurrentText("cuda")
+    assert batch.value() == 512 and float(lr.text()) == 1e-3
+    assert panel.settings.values()["hidden"] == 64
+    panel.device.setCurrentText("cpu")
+    assert batch.value() == 32 and float(lr.text()) == 5e-4
+    panel.device.setCurrentText("auto")
+    panel.set_auto_device("cuda")  # what the window's probe says on a machine with a GPU
+    assert batch.value() == 512
+    panel.kind.setCurrentText("bert")
+    panel.kind.setCurrentText("elmo")  # a fresh form for the family: still the GPU's values
+    assert panel.settings.editors["batch_size"].value() == 512
+    launched = []
+    monkeypatch.setattr(panel, "_launch", lambda args, message: launched.append(args))
+    panel.start_run()
+    args = launched[0]
+    assert args[args.index("--batch-size") + 1] == "512" and "--device" not in args  # "auto": the CLI picks it
+    panel.set_auto_device("cpu")
+    assert panel.settings.editors["batch_size"].value() == 32
