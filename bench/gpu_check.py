@@ -102,11 +102,11 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     n_workers = max(2, min(8, cores // 2))
     xdist = importlib.util.find_spec("xdist") is not None
     workers = ["-n", str(n_workers), "--dist", "loadfile"] if xdist else []
-    # a test that hangs (one did there: word2vec's batched steps on the CPU after the kernel's threads, in a
-    # worker of 16 torch and 16 numba threads beside 7 others) has every thread's Python stack written to the
-    # log at 45 s (faulthandler writes past pytest's capture; the test goes on) and fails at 150 s (a test that
+    # a test that stalls (one did there: word2vec's batched steps on the CPU, 91 s instead of 0.3, its worker's
+    # OpenMP threads fighting five others' for twelve cores) has every thread's Python stack written to the log
+    # at 45 s (faulthandler writes past pytest's capture; the test goes on) and fails at 150 s (a test that
     # starts a dozen processes importing a CUDA torch takes a minute there), the other tests going on; torch's
-    # threads shared out between the workers
+    # and numba's threads shared out between the workers
     timeout = ["--timeout", "150", "--timeout-method", "thread"] if importlib.util.find_spec("pytest_timeout") else []
     timeout += ["-o", "faulthandler_timeout=45"]
     threads = str(max(1, cores // n_workers)) if xdist else ""
@@ -114,7 +114,8 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
         out.append(Step("tests", args.tests_limit, [py, "-m", "pytest", *args.tests.split(), *workers, *timeout, "-v",
                                                     "--tb=short", "--durations=25",
                                        "-p", "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
-                        env={"WORD2BERT_GPU_CHECK": "1", **({"OMP_NUM_THREADS": threads} if threads else {})}))
+                        env={"WORD2BERT_GPU_CHECK": "1", **({"OMP_NUM_THREADS": threads, "NUMBA_NUM_THREADS": threads}
+                                                            if threads else {})}))
         out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
                                                 "--section", "word2vec-vs-gensim-cpu-by-threads-sg"], needs=("gensim",)))
     out += [
