@@ -60,6 +60,10 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
                         "(or at the last step, if that comes first), as Cramming does: the run uses its whole "
                         "budget without guessing its step count. A --resume keeps the schedule, its clock and "
                         "what was spent (a larger --max-minutes extends the budget)")
+    p.add_argument("--compile", action="store_true",
+                   help="bert/gpt/elmo/nnlm and the heads: torch.compile the model the steps run (on a GPU: BERT-base "
+                        "1.32x transformers' speed against 1.06x without, bench/RESULTS.md; the first steps wait a "
+                        "minute for the compiler; on a CPU rarely worth it)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     p.add_argument("--background", action="store_true",
@@ -133,7 +137,7 @@ def train_main(argv: list[str] | None = None) -> int:
                        checkpoint_every=args.checkpoint_every,
                        max_words=args.max_words, max_minutes=args.max_minutes,
                        budget_clock=args.budget_clock,
-                       budget_schedule=args.budget_schedule, resume=bool(args.resume))
+                       budget_schedule=args.budget_schedule, resume=bool(args.resume), compile=args.compile)
     except ValueError as e:
         print(f"word2bert-train: {e}", file=sys.stderr)
         return 2

@@ -29,6 +29,7 @@ class RunSpec:
     budget_schedule: bool = False  # the learning rate decays to 0 when max_minutes is spent (Cramming)
     resume: bool = False
     mixed_precision: bool = True
+    compile: bool = False  # torch.compile the model the steps run (a GPU's speed-up; the first steps wait for it)
 
     def __post_init__(self) -> None:
         if self.kind not in MODEL_CONFIGS:

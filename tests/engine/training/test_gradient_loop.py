@@ -15,11 +15,12 @@ X = torch.arange(32, dtype=torch.float32).reshape(16, 2) / 10
 Y = X @ torch.tensor([[2.0], [-1.0]]) + 0.5
 
 
-def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None, on_forward=None, budget=None, schedule=True):
+def run(tmp_path, batch, accumulate, steps, stop=None, on_step=None, on_forward=None, budget=None, schedule=True,
+        compile=False):
     torch.manual_seed(0)
     model = torch.nn.Linear(2, 1)
     spec = SimpleNamespace(out=str(tmp_path), device="cpu", seed=0, resume=False, log_every=1, mixed_precision=False,
-                           kind="toy", budget_schedule=schedule)
+                           kind="toy", budget_schedule=schedule, compile=compile)
     ctx = TrainContext(spec, stop)
     ctx.budget = budget
     per_step = batch * accumulate
@@ -133,3 +134,23 @@ def test_the_optimiser_update_is_fused_only_where_every_weight_is_on_cuda():
         assert adamw(model, 1e-3, 0.01).defaults["fused"]
         model.bias.data = model.bias.data.cpu()  # one weight off the GPU: no fused update for the lot
         assert not adamw(model, 1e-3, 0.01).defaults["fused"]
+
+
+def test_a_compiled_run_takes_the_steps_the_plain_one_takes_and_saves_plain_weights(tmp_path, monkeypatch):
+    """--compile: the steps run a compiled model (here torch.compile's eager backend, which needs no compiler:
+    what is checked is the loop's use of it), the updates and the saved weights are the plain model's own."""
+    compiled = []
+    real = torch.compile
+
+    def spy(module, **kwargs):
+        compiled.append(module)
+        return real(module, backend="eager")
+
+    monkeypatch.setattr(torch, "compile", spy)
+    plain, plain_events, _ = run(tmp_path / "a", batch=4, accumulate=1, steps=4)
+    assert not compiled  # off unless asked
+    fast, events, _ = run(tmp_path / "b", batch=4, accumulate=1, steps=4, compile=True)
+    assert len(compiled) == 1 and isinstance(compiled[0], torch.nn.Linear)
+    losses = [e.loss for e in events if isinstance(e, StepMetrics)]
+    assert losses == pytest.approx([e.loss for e in plain_events if isinstance(e, StepMetrics)], rel=1e-5)
+    assert torch.allclose(fast.weight, plain.weight, atol=1e-6)
