@@ -183,6 +183,15 @@ class _Job(QRunnable):
         self.request, self.fn, self.relay, self.one_thread, self.stop = request, fn, relay, one_thread, stop
 
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            # what it ran goes with it: PySide's pool can keep a runnable's Python object after it ran (the
+            # chaos bench's census found an unloaded GloVe and word2vec held by the query pool through the
+            # closure of a finished neighbours query: 500 MB), and a closure holds the model it asked
+            self.fn = self.relay = self.stop = None  # type: ignore[assignment]
+
+    def _run(self) -> None:
         if self.stop is not None and self.stop.is_set():
             return  # superseded while it waited its turn: its result would be dropped, so never run it
         below_the_window()

@@ -100,8 +100,8 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
     if world > 1:
         wrapped = nn.parallel.DistributedDataParallel(
             model, device_ids=[ctx.device.index] if ctx.device.type == "cuda" else None)
-    if getattr(ctx.spec, "compile", False):  # --compile: the steps' forward and backward as compiled kernels; the
-        wrapped = torch.compile(wrapped)  # weights, the saves and the evaluation stay the plain model's
+    if getattr(ctx.spec, "compile", False):  # --compile: the steps' forward and backward as compiled kernels;
+        wrapped = torch.compile(wrapped)  # type: ignore[assignment]  # saves and evaluation: the plain model
     info = {"parameters": sum(p.numel() for p in model.parameters()), "steps": total, **job.info}
     first_step = ctx.step
     yield ctx.started(total * job.units_per_step, job.unit, info)
