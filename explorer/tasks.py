@@ -157,9 +157,11 @@ def below_the_window() -> None:
     the window gets a core first when it has work (a repaint, a relayout) and a model query or an index build
     takes what is left; threads this one starts later (torch's team) inherit it. Linux: the thread's own nice
     value, WORKER_NICE above the process's; elsewhere Qt's "low" thread priority. Called at the start of every
-    pool job; a no-op where the system refuses."""
+    pool job; a no-op where the system refuses, and on the main thread (the window's own, or a job run in place)."""
     import sys
 
+    if threading.current_thread() is threading.main_thread():
+        return
     if sys.platform.startswith("linux"):
         tid = threading.get_native_id()
         try:

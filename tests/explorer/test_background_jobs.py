@@ -2,6 +2,7 @@
 closed talk window's panel — stops at its next step instead of encoding on with the models it holds, and every
 running job, whichever panel started it, is listed for the app to stop when it closes."""
 
+import threading
 import time
 
 from PySide6.QtCore import QObject
@@ -70,6 +71,8 @@ def test_a_finished_query_keeps_nothing_it_ran_alive(qtbot):
 
         job = _Job(1, ask, _Relay())
         del model, ask
-        job.run()  # on this thread: the job object itself stays referenced here, as the pool may keep it
+        worker = threading.Thread(target=job.run)  # a worker's thread, as the pool's; the job object itself
+        worker.start()  # stays referenced here, as the pool may keep it
+        worker.join()
         gc.collect()
         assert held() is None, "the finished job still holds what it ran"

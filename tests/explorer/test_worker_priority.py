@@ -64,3 +64,13 @@ def test_a_worker_already_lower_than_asked_is_left_there(qtbot):
     with qtbot.waitSignal(runner.finished, timeout=10_000):
         runner.submit(lowered_first)
     assert results == [process + WORKER_NICE + 3]
+
+
+def test_the_main_thread_is_never_lowered():
+    """A job run in place on the main thread (the window's) leaves its priority alone: lowered, the window itself
+    would wait behind the workers (and a test suite that did so once ran every later test at nice 19)."""
+    from explorer.tasks import below_the_window
+
+    before = _priority_here()
+    below_the_window()
+    assert _priority_here() == before
