@@ -90,6 +90,7 @@ class TrainPanel(QWidget):
         self.settings = SettingsForm()
         self.settings.changed.connect(self._settings_changed)
         self.settings_title = QLabel()
+        self.settings_title.setWordWrap(True)  # (a GPU's note makes it long: it wraps, the plots keep their width)
         buttons = QHBoxLayout()
         for b in (self.start, self.stop, self.resume):
             buttons.addWidget(b)
@@ -143,7 +144,7 @@ class TrainPanel(QWidget):
         if self.steps.value() == self._auto_steps:
             self._auto_steps = default_steps(kind)
             self.steps.setValue(self._auto_steps)
-        self.settings_title.setText(f"{kind} settings (hover a name for what it does):")
+        self._title(kind)
 
     def device_type(self) -> str:
         """The type of the device a run started now trains on: the one chosen, or what "auto" finds here."""
@@ -160,6 +161,16 @@ class TrainPanel(QWidget):
         """A family that trains differently on a GPU (ELMo's batch) shows the values the run will use."""
         kind = self.kind.currentText()
         self.settings.apply_device(self._preset(kind), self.device_type())
+        self._title(kind)
+
+    def _title(self, kind: str) -> None:
+        """The settings' heading, saying which values are the GPU's own where the device makes a difference."""
+        from engine import api
+
+        device = self.device_type()
+        own = [name.replace("_", " ") for name in api.device_settings(kind, device)]
+        self.settings_title.setText(f"{kind} settings (hover a name for what it does)" +
+                                    (f"; on {device}: {' and '.join(own)} chosen for GPUs:" if own else ":"))
 
     @staticmethod
     def _presets(kind: str) -> list[str]:

@@ -216,9 +216,11 @@ def test_the_form_shows_what_a_run_trains_with_on_the_device_chosen(qtbot, windo
     panel.settings.set_values({"hidden": 64})  # a value of the user's own: a device change keeps it
     panel.device.setCurrentText("cuda")
     assert batch.value() == 512 and float(lr.text()) == 1e-3
+    assert "on cuda: batch size and lr chosen for GPUs" in panel.settings_title.text()
     assert panel.settings.values()["hidden"] == 64
     panel.device.setCurrentText("cpu")
     assert batch.value() == 32 and float(lr.text()) == 5e-4
+    assert "GPUs" not in panel.settings_title.text()
     panel.device.setCurrentText("auto")
     panel.set_auto_device("cuda")  # what the window's probe says on a machine with a GPU
     assert batch.value() == 512
