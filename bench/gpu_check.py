@@ -152,12 +152,12 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                   *(["--max-words", "30000"] if quick else ["--epochs", "5"])]),
         Step("fig-elmo", 80, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
                               "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512,2048"]),
-        # where an ELMo step's time goes (the kernels, the host, its waits): what the next lever should be
         # which batch ELMo-tiny trains with on this device: each candidate the same wall time, scored held out
         Step("fig-elmo-batch", 60 if quick else 200, [*figures, "elmo-batch", "--device", dev, "--corpus", corpus,
                                                       "--out", str(runs / "elmo-batch"), *words,
                                                       *(["--seconds", "2", "--candidates", "8:5e-4", "--heldout", "10"]
                                                         if quick else [])]),
+        # where an ELMo step's time goes (the kernels, the host, its waits): what the next lever should be
         Step("profile-elmo", 60, [*figures, "profile", "--family", "elmo", "--device", dev, "--corpus", corpus,
                                   "--steps", "4" if quick else "40", "--out", str(runs / "profile-elmo"), *words]),
         Step("fig-minilm", 60, [*figures, "minilm", "--device", dev, "--corpus", corpus, "--words", args.words,
