@@ -29,7 +29,13 @@ from explorer.panels.polysemy.panel import PolysemyPanel
 from explorer.panels.predictions.panel import PredictionsPanel
 from explorer.panels.train import TrainPanel
 from explorer.session import Session
-from explorer.tasks import BackgroundJob, ProcessTrainJob, TaskRunner, wait_for_workers
+from explorer.tasks import (
+    BackgroundJob,
+    ProcessTrainJob,
+    TaskRunner,
+    stop_queries,
+    wait_for_workers,
+)
 from explorer.theme import apply_theme, apply_zoom
 
 if TYPE_CHECKING:
@@ -379,6 +385,7 @@ class MainWindow(QMainWindow):
         """Stop every job as its Stop button does: a training or fine-tuning run saves a resumable
         checkpoint (its process is waited for, so closing the app loses nothing); the rest just stop."""
         self.finetune.queue.clear()  # no queued fine-tuning run starts while the app closes
+        stop_queries()  # a long query (a corpus-wide statistic, a big model's forward) stops at its next step
         jobs = self.running_jobs()
         for job in jobs:
             job.cancel()

@@ -346,6 +346,7 @@ class TaskRunner(QObject):
         self._relay = _Relay()
         self._relay.done.connect(self._on_done)
         self._relay.failed.connect(self._on_failed)
+        _RUNNERS.add(self)
 
     def submit(self, fn: Callable[[], Any]) -> int:
         """Run ``fn`` for a new request; an older one still waiting is skipped, one running is asked to
@@ -383,6 +384,24 @@ class TaskRunner(QObject):
             self._stop = None
             self.error.emit(error)
             self.failed.emit(explain(error))
+
+
+_RUNNERS: weakref.WeakSet[TaskRunner] = weakref.WeakSet()  # every panel's query runner alive
+
+
+def stop_queries() -> int:
+    """Stop every query still waiting or running, whichever panel asked it (Stop-all, closing the app): a long
+    one stops at its next step (engine.cancel), one waiting its turn never runs, and no answer is delivered.
+    How many were stopped."""
+    stopped = 0
+    for runner in list(_RUNNERS):
+        try:
+            if runner.busy:
+                runner.cancel()
+                stopped += 1
+        except RuntimeError:  # (its Qt object is gone)
+            continue
+    return stopped
 
 
 class ProcessTrainJob(QObject):

@@ -48,6 +48,36 @@ def print_holders(monkey: Monkey, when: str) -> None:
         print(f"  thread {names.get(ident, ident)}: {' < '.join(stack)}", flush=True)
 
 
+def type_counts() -> dict[str, int]:
+    """How many objects of each type the collector tracks (the frozen ones included): diffed between the two
+    quiet moments by ``--trace``, what kind of object grew."""
+    from collections import Counter
+
+    from bench.robustness.memory import every_object
+
+    with every_object() as everything:
+        return dict(Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in everything))
+
+
+def print_growth(before: dict[str, int], snapshot: Any) -> None:
+    """``--trace``: the types whose count grew most between the quiet moments, and where the memory still alive
+    at the end that was allocated since the first moment was allocated (tracemalloc: Python objects and numpy
+    buffers; torch's and Qt's own allocations are not traced)."""
+    after = type_counts()
+    grown = sorted(((after.get(k, 0) - before.get(k, 0), k) for k in after), reverse=True)[:15]
+    print("types that grew most (count):", flush=True)
+    for n, k in grown:
+        if n > 0:
+            print(f"  {n:+8d}  {k}", flush=True)
+    stats = snapshot.statistics("traceback")
+    total = sum(s.size for s in stats) / 2**20
+    print(f"memory allocated since the warm-up and alive at the end (traced): {total:,.1f} MB; the largest:", flush=True)
+    for stat in stats[:12]:
+        print(f"  {stat.size / 2**20:8.1f} MB in {stat.count} blocks", flush=True)
+        for line in stat.traceback.format(limit=6):
+            print(f"      {line}", flush=True)
+
+
 def settle(app, monkey: Monkey, tries: int = 6) -> bool:
     """Stop every job and wait for the workers, again while a panel starts new work in reply (a model that
     finished loading, say, sets off an index build): whether all was quiet within ``tries`` rounds."""
@@ -113,6 +143,9 @@ def main() -> None:
                    help="print who holds the big buffers and the unloaded handles at each quiet moment (slow)")
     p.add_argument("--switch-ms", type=float, default=None,
                    help="the interpreter's switch interval instead of the app's (explorer.tasks.SWITCH_INTERVAL_S)")
+    p.add_argument("--trace", type=int, default=0, metavar="FRAMES",
+                   help="trace Python and numpy allocations from the first quiet moment (tracemalloc, this many frames "
+                        "a block: slower) and print what grew between the two moments")
     args = p.parse_args()
 
     from PySide6.QtWidgets import QApplication
@@ -143,6 +176,11 @@ def main() -> None:
     start_models = list(session.models)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
+    if args.trace:
+        import tracemalloc
+
+        counts_before = type_counts()
+        tracemalloc.start(args.trace)
     began = time.monotonic()
     while time.monotonic() - began < args.minutes * 60:
         wait(app, 60)
@@ -153,6 +191,10 @@ def main() -> None:
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
     end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
+    if args.trace:
+        snapshot = tracemalloc.take_snapshot()
+        tracemalloc.stop()
+        print_growth(counts_before, snapshot)
     monkey.stop()
     window.zoom(0)
     wait(app, 5)
@@ -198,6 +240,8 @@ unloaded first, as a user closes what they opened).
 - Open files at the end, by kind: {files_at_end}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
+- The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the
+  GIL or a lock; D: in the kernel): {', '.join(f'{k} {v:,}' for k, v in sorted(monkey.gui_states.items(), key=lambda kv: -kv[1])) or 'no stall'}.
 """
     write_section("chaos", body)
     print(body)

@@ -93,6 +93,16 @@ class Stalls:
             self.over.append(gap_ms)
 
 
+def gui_state(stat_path: str) -> str:
+    """One thread's scheduler state from its /proc stat line ("R" running or runnable, "S" asleep, "D" in the
+    kernel), "?" where there is no /proc."""
+    try:
+        with open(stat_path, encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "?"
+
+
 class _Collect(logging.Handler):
     """Keeps the "unexpected failure" records the app logs (from any thread)."""
 
@@ -132,6 +142,11 @@ class Monkey(QObject):
         self.culprits: dict[str, int] = {}  # where the GUI thread was while it stalled: frame -> samples
         self._last_tick = time.monotonic()
         self._gui_thread = threading.get_ident()
+        # the GUI thread's scheduler state while it stalls (Linux: /proc/self/task/TID/stat): "R" it was working
+        # or ready to (painting, layout, our code, or waiting for a core), "S" it slept (waiting for the GIL or a
+        # lock): which of the two a stall was
+        self._gui_stat = f"/proc/self/task/{threading.get_native_id()}/stat"
+        self.gui_states: dict[str, int] = {}
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
         self.actions: list[tuple[str, Callable[[], str]]] = [
@@ -205,6 +220,8 @@ class Monkey(QObject):
                 frame = frame.f_back
             key = f"{ours or '?'} > {below or '-'}"
             self.culprits[key] = self.culprits.get(key, 0) + 1
+            state = gui_state(self._gui_stat)
+            self.gui_states[state] = self.gui_states.get(state, 0) + 1
 
     def _tick(self) -> None:
         self._last_tick = time.monotonic()

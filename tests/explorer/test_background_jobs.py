@@ -76,3 +76,37 @@ def test_a_finished_query_keeps_nothing_it_ran_alive(qtbot):
         worker.join()
         gc.collect()
         assert held() is None, "the finished job still holds what it ran"
+
+
+def test_stop_all_stops_a_query_in_flight_and_delivers_nothing(qtbot):
+    """Stop-all (and closing the app) reaches the queries too, not only the long jobs: a long query stops at its
+    next step, one still waiting its turn never runs, and neither panel gets an answer."""
+    from engine.cancel import check_cancelled
+    from explorer.tasks import TaskRunner, stop_queries
+
+    ran: list[str] = []
+
+    def long_query():
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 20:
+            check_cancelled("a long query")  # as the engine's corpus-wide queries do between steps
+            time.sleep(0.01)
+        ran.append("ran on")
+
+    def waiting_query():
+        ran.append("ran")
+
+    first, second = TaskRunner(), TaskRunner()
+    answers: list[object] = []
+    for runner in (first, second):
+        runner.finished.connect(answers.append)
+        runner.failed.connect(answers.append)
+    first.submit(long_query)
+    second.submit(waiting_query)  # the query pool runs one at a time: this one waits behind the first
+    qtbot.wait(200)
+    assert first.busy and second.busy
+    assert stop_queries() == 2
+    assert wait_for_workers(10_000), "the long query did not stop"
+    qtbot.wait(200)
+    assert ran == [] and answers == []
+    assert not first.busy and not second.busy
