@@ -56,7 +56,32 @@ def type_counts() -> dict[str, int]:
     from bench.robustness.memory import every_object
 
     with every_object() as everything:
-        return dict(Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in everything))
+        counts = Counter(f"{type(o).__module__}.{type(o).__qualname__}" for o in everything)
+        counts.update(f"widget {_chain(o)}" for o in everything if _is_widget(o))
+    return dict(counts)
+
+
+def _is_widget(obj: object) -> bool:
+    from PySide6.QtWidgets import QWidget
+
+    try:
+        return isinstance(obj, QWidget)
+    except Exception:  # noqa: BLE001 - an object whose isinstance check fails is not a widget
+        return False
+
+
+def _chain(widget: Any, depth: int = 6) -> str:
+    """A widget's class and its parents' up to its window ("deleted" for a wrapper whose Qt object is gone,
+    "no parent" for one that is its own window, shown or not): where the widgets that grew hang."""
+    names: list[str] = []
+    try:
+        while widget is not None and len(names) < depth:
+            names.append(type(widget).__name__ + ("" if widget.parent() is not None else
+                                                  " (no parent, shown)" if widget.isVisible() else " (no parent, hidden)"))
+            widget = widget.parent()
+    except RuntimeError:
+        names.append("deleted")
+    return " < ".join(names)
 
 
 def print_growth(before: dict[str, int], snapshot: Any) -> None:
@@ -64,11 +89,13 @@ def print_growth(before: dict[str, int], snapshot: Any) -> None:
     at the end that was allocated since the first moment was allocated (tracemalloc: Python objects and numpy
     buffers; torch's and Qt's own allocations are not traced)."""
     after = type_counts()
-    grown = sorted(((after.get(k, 0) - before.get(k, 0), k) for k in after), reverse=True)[:15]
-    print("types that grew most (count):", flush=True)
+    grown = sorted(((after.get(k, 0) - before.get(k, 0), k) for k in after), reverse=True)[:30]
+    print("types (and widgets, by their parents) that grew most (count):", flush=True)
     for n, k in grown:
         if n > 0:
             print(f"  {n:+8d}  {k}", flush=True)
+    if snapshot is None:
+        return
     stats = snapshot.statistics("traceback")
     total = sum(s.size for s in stats) / 2**20
     print(f"memory allocated since the warm-up and alive at the end (traced): {total:,.1f} MB; the largest:", flush=True)
@@ -143,9 +170,11 @@ def main() -> None:
                    help="print who holds the big buffers and the unloaded handles at each quiet moment (slow)")
     p.add_argument("--switch-ms", type=float, default=None,
                    help="the interpreter's switch interval instead of the app's (explorer.tasks.SWITCH_INTERVAL_S)")
+    p.add_argument("--growth", action="store_true",
+                   help="print the types and widgets whose count grew between the two quiet moments")
     p.add_argument("--trace", type=int, default=0, metavar="FRAMES",
-                   help="trace Python and numpy allocations from the first quiet moment (tracemalloc, this many frames "
-                        "a block: slower) and print what grew between the two moments")
+                   help="also trace Python and numpy allocations from the first quiet moment (tracemalloc, this many "
+                        "frames a block: slower) and print where what grew was allocated")
     args = p.parse_args()
 
     from PySide6.QtWidgets import QApplication
@@ -176,10 +205,11 @@ def main() -> None:
     start_models = list(session.models)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
+    if args.growth or args.trace:
+        counts_before = type_counts()
     if args.trace:
         import tracemalloc
 
-        counts_before = type_counts()
         tracemalloc.start(args.trace)
     began = time.monotonic()
     while time.monotonic() - began < args.minutes * 60:
@@ -191,9 +221,10 @@ def main() -> None:
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
     end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
-    if args.trace:
-        snapshot = tracemalloc.take_snapshot()
-        tracemalloc.stop()
+    if args.growth or args.trace:
+        snapshot = tracemalloc.take_snapshot() if args.trace else None
+        if args.trace:
+            tracemalloc.stop()
         print_growth(counts_before, snapshot)
     monkey.stop()
     window.zoom(0)

@@ -74,6 +74,15 @@ ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown und
 LOADED = Qt.ItemDataRole.UserRole + 2  # a loaded model's name (what unloading it lets go of)
 
 
+def remove_children(item: QTreeWidgetItem) -> None:
+    """Remove and delete ``item``'s children. Not ``takeChildren()``: in PySide6 the parent's wrapper keeps every
+    child it took (the Python objects and their Qt items), so each refresh of the list — every model loaded or
+    unloaded — left its rows alive (3,816 after a chaos run of 8 minutes)."""
+    for child in [item.child(i) for i in range(item.childCount())]:
+        if child is not None:
+            item.removeChild(child)
+
+
 class LibraryPanel(QWidget):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,7 +114,7 @@ class LibraryPanel(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        self.loaded.takeChildren()
+        remove_children(self.loaded)
         for name, handle in self.session.models.items():
             item = QTreeWidgetItem([name, describe(handle), capability_names(handle)])
             item.setData(0, LOADED, name)
@@ -146,7 +155,7 @@ class LibraryPanel(QWidget):
         self._finder.submit(work)
 
     def _show_available(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None:
-        self.available.takeChildren()
+        remove_children(self.available)
         loaded_paths = {_resolved(str(h.path)) for h in self.session.models.values() if getattr(h, "path", None)}
         names = {name for name, _, _ in entries if "/" not in name} | set(self.session.models)
         for name, desc, info in entries:

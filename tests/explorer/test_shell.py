@@ -315,3 +315,27 @@ def test_a_lab_scene_that_cannot_be_traced_exits_with_its_reason_within_seconds(
         "contextual_model": "bert", "lab": "trace", "subject": "piano"})
     assert done.returncode == 1 and seconds < 120
     assert "'piano' is not in the text" in done.stderr and not (tmp_path / "x.png").exists()
+
+
+def test_the_library_refreshed_again_and_again_keeps_only_its_rows(qtbot, make_window):
+    """Each model loaded or unloaded refreshes the library: its old rows must go, not stay alive behind the new
+    ones (PySide's takeChildren kept them: 3,816 rows after 8 minutes of the chaos bench)."""
+    import gc
+
+    from PySide6.QtWidgets import QTreeWidgetItem
+
+    win = make_window()
+    lib = win.library
+    qtbot.waitUntil(lambda: lib.available.childCount() >= 2, timeout=30_000)
+
+    def rows_alive() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if type(o) is QTreeWidgetItem)
+
+    before = rows_alive()
+    shown = lib.available.childCount()
+    for _ in range(20):
+        with qtbot.waitSignal(lib._finder.finished, timeout=30_000):
+            lib.refresh()
+    assert lib.available.childCount() == shown
+    assert rows_alive() <= before + 2  # (a row the tree made for itself meanwhile, say), not 20 × the list
