@@ -64,7 +64,9 @@ def run_ours(sentences, sg, hs, epochs, device, kernel=None, seed=1, threads=0) 
         for info in train_steps(model, ids, starts, seed=seed, kernel=kernel):
             last = info["step_loss"]
         if last is not None:
-            float(last)  # wait for the device
+            float(last)
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)  # wait for the device (a step may not have computed its loss)
     elapsed = time.perf_counter() - t0
     raw_words = sum(len(s) for s in sentences)  # the count gensim uses: every token, in vocabulary or not
     vectors = model.word_vectors()

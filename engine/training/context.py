@@ -142,13 +142,17 @@ class LoggedLoss:
     def __init__(self) -> None:
         self.total: Any = 0.0
         self.count = 0
+        self.last = 0.0
 
     def add(self, loss: Any, count: int = 1) -> None:
+        """A step's summed loss over ``count`` examples (0: a step that did not compute its loss)."""
         self.total = self.total + loss
         self.count += count
 
     def take(self) -> float:
-        """The mean since the last take, read from the device now; the sum starts again."""
-        mean = float(self.total) / max(self.count, 1)
+        """The mean since the last take, read from the device now; the sum starts again. With no step's loss
+        since (steps that sample their loss), the last mean again."""
+        if self.count:
+            self.last = float(self.total) / self.count
         self.total, self.count = 0.0, 0
-        return mean
+        return self.last

@@ -150,7 +150,8 @@ def _train_word2vec(ctx: TrainContext, vocab: Vocab, ids: np.ndarray, starts: np
     loop = HandLoop(ctx, save, model.finite, hint="try a smaller --alpha")
     for info in train_steps(ids, starts, seed=ctx.spec.seed, start_epoch=start_epoch, start_chunk=start_chunk):
         # the loss: numbers from the CPU kernel, 0-d tensors from the GPU steps (read only when logged)
-        yield from loop.step(info["step_loss"], info["pairs"], info["epoch"], info["words_done"], info["lr"], done_before)
+        yield from loop.step(info["step_loss"], info["loss_pairs"], info["epoch"], info["words_done"], info["lr"],
+                             done_before)
         if loop.ended:
             return
         if not info["chunk_done"]:

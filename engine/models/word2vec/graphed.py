@@ -35,11 +35,12 @@ class GraphedStep:
         self.out = torch.zeros(pairs, dtype=torch.long, device=device)
         self.negs = torch.zeros(groups, pool, dtype=torch.long, device=device)
         self.lr = torch.zeros((), dtype=torch.float32, device=device)
-        self.graph: torch.cuda.CUDAGraph | None = None
+        self.graph: torch.cuda.CUDAGraph | None = None  # the step with its loss
+        self.plain: torch.cuda.CUDAGraph | None = None  # the step alone (engine.models.word2vec.model.LOSS_EVERY)
         self.loss: torch.Tensor | None = None
 
-    def _step(self) -> torch.Tensor:
-        return self.model.step_ns(self.inp, None, self.out, self.negs, self.lr)
+    def _step(self, want_loss: bool = True) -> torch.Tensor | None:
+        return self.model.step_ns(self.inp, None, self.out, self.negs, self.lr, want_loss=want_loss)
 
     def capture(self) -> bool:
         """Record the step (with a learning rate of 0 the warm-up steps add zeros: nothing changes)."""
@@ -51,25 +52,31 @@ class GraphedStep:
                 for _ in range(3):  # the allocator and the kernels' first calls, off the graph
                     self._step()
             torch.cuda.current_stream(self.model.device).wait_stream(side)
-            graph = torch.cuda.CUDAGraph()
+            graph, plain = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph):
                 self.loss = self._step()
-            self.graph = graph
+            with torch.cuda.graph(plain, pool=graph.pool()):  # the same buffers: one pool for both
+                self._step(want_loss=False)
+            self.graph, self.plain = graph, plain
             STATS["captured"] += 1
             return True
         except Exception as e:  # noqa: BLE001 - any capture failure: say it once, then train eagerly
             log.warning("word2vec: the step could not be captured as a CUDA graph (%s: %s); running it eagerly",
                         type(e).__name__, e)
-            self.graph = None
+            self.graph = self.plain = None
             STATS["failed"] += 1
             return False
 
-    def __call__(self, inp: torch.Tensor, out: torch.Tensor, negs: torch.Tensor, lr: float) -> torch.Tensor:
-        assert self.graph is not None and self.loss is not None
+    def __call__(self, inp: torch.Tensor, out: torch.Tensor, negs: torch.Tensor, lr: float,
+                 want_loss: bool = True) -> torch.Tensor | None:
+        assert self.graph is not None and self.plain is not None and self.loss is not None
         self.inp.copy_(inp)
         self.out.copy_(out)
         self.negs.copy_(negs)
         self.lr.fill_(lr)
+        if not want_loss:
+            self.plain.replay()
+            return None
         self.graph.replay()
         return self.loss.clone()  # the next replay overwrites the graph's own output
 

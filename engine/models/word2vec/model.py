@@ -46,6 +46,15 @@ __all__ = ["CHUNK_WORDS", "Word2VecModel", "chunk_bounds", "ngram_rows", "subwor
 
 NOISE_TABLE_SIZE = 10_000_000
 NODE_UPDATE_CAP = 64.0
+# On a GPU the batched steps compute their loss on one step in LOSS_EVERY (the first of each run of them): the
+# logged loss is the mean over those steps' pairs. A log line comes every few hundred steps, and the loss's own
+# kernels are 9 of a skip-gram step's 33 (bench/RESULTS.md, "Fourth run"); on a CPU every step has its loss.
+LOSS_EVERY = 16
+
+
+def loss_every(device: torch.device) -> int:
+    """On which steps the batched steps compute their loss: one in this many."""
+    return LOSS_EVERY if device.type == "cuda" else 1
 
 
 # ---------------------------------------------------------------- the model
@@ -100,10 +109,11 @@ class Word2VecModel:
     # ------------------------------------------------------------ one SGD step per loss
 
     def step_ns(self, inp: torch.Tensor, ctx_mask: torch.Tensor | None, out: torch.Tensor,
-                negs: torch.Tensor, lr: float) -> torch.Tensor:
+                negs: torch.Tensor, lr: float, want_loss: bool = True) -> torch.Tensor | None:
         """One negative-sampling step. ``inp``: (B,) input words (skip-gram) or (B, C) context words
         with ``ctx_mask`` (CBOW); ``out``: (B,) words to predict; ``negs``: (G, M) noise words, one row shared by each of G consecutive groups of pairs.
-        Returns the summed loss (a 0-d tensor, not synced to the host)."""
+        Returns the summed loss (a 0-d tensor, not synced to the host), or None without ``want_loss`` (the
+        loss is a quarter of a step's kernels, and it is read once a log line: ``LOSS_EVERY``)."""
         k = self.cfg.negative
         if ctx_mask is None:
             v = self._input(inp)  # (B, d)
@@ -133,12 +143,16 @@ class Word2VecModel:
             self._add_input_grad(inp, grad_v)
         else:
             self._add_input_grad(flat, grad_v[owner])
+        if not want_loss:
+            return None
         eps = 1e-7
         return -(torch.log(sig_pos + eps).sum() + (k / M) * torch.log1p(eps - sig_neg).sum())
 
     def step_hs(self, inp: torch.Tensor, ctx_mask: torch.Tensor | None, pair: torch.Tensor,
-                node: torch.Tensor, code: torch.Tensor, n_pairs: int, lr: float) -> torch.Tensor:
-        """One hierarchical-softmax step over flattened (pair, inner node, code bit) triples."""
+                node: torch.Tensor, code: torch.Tensor, n_pairs: int, lr: float,
+                want_loss: bool = True) -> torch.Tensor | None:
+        """One hierarchical-softmax step over flattened (pair, inner node, code bit) triples (its summed loss,
+        or None without ``want_loss``)."""
         if ctx_mask is None:
             v = self._input(inp)  # (B, d)
         else:
@@ -163,6 +177,8 @@ class Word2VecModel:
             self._add_input_grad(inp, grad_v)
         else:
             self._add_input_grad(flat, grad_v[owner])
+        if not want_loss:
+            return None
         # -log P = -sum log sigma((1 - 2 code) x)
         return -torch.log(torch.where(code > 0.5, 1.0 - f, f) + 1e-7).sum()
 
@@ -224,6 +240,8 @@ class _TorchSteps:
         self.per_batch = per_batch - (per_batch % cfg.negative_group if not cfg.hs else 0)
         self.graphed: GraphedStep | None = None  # skip-gram NS on CUDA: the step as a CUDA graph
         self.tried_graph = False
+        self.loss_every = loss_every(device)
+        self.step = 0  # steps taken, across chunks: which have their loss computed
 
     def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
         model, cfg, device, per_batch = self.model, self.model.cfg, self.model.device, self.per_batch
@@ -255,12 +273,16 @@ class _TorchSteps:
             f0, f1 = b / n_batches, (b + 1) / n_batches
             lr = lr_at(f0)
             m = None if mask is None else mask[a:z]
+            want = self.step % self.loss_every == 0
+            self.step += 1
+            loss: torch.Tensor | None
             if cfg.hs:
                 if z <= a:
                     continue
                 t0 = int(ends[a - 1]) if a > 0 else 0
                 t1 = int(ends[z - 1])
-                loss = model.step_hs(inp[a:z], m, pair_t[t0:t1] - a, node_t[t0:t1], code_t[t0:t1], z - a, lr)
+                loss = model.step_hs(inp[a:z], m, pair_t[t0:t1] - a, node_t[t0:t1], code_t[t0:t1], z - a, lr,
+                                     want_loss=want)
             else:
                 z = a + (z - a) // cfg.negative_group * cfg.negative_group  # whole groups only
                 if z <= a:
@@ -268,9 +290,10 @@ class _TorchSteps:
                 G = (z - a) // cfg.negative_group
                 negs = noise[b * G_full : b * G_full + G]
                 if self.graphed is not None and z - a == per_batch:
-                    loss = self.graphed(inp[a:z], out[a:z], negs, lr)
+                    loss = self.graphed(inp[a:z], out[a:z], negs, lr, want_loss=want)
                 else:
-                    loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], negs, lr)
+                    loss = model.step_ns(inp[a:z], None if m is None else m[: z - a], out[a:z], negs, lr,
+                                         want_loss=want)
             yield f0, f1, loss, z - a
 
 

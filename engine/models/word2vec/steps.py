@@ -91,8 +91,9 @@ def cbow_windows(ids: np.ndarray, sent: np.ndarray, reduced: np.ndarray,
 
 def run_chunks(model: Any, ids: np.ndarray, starts: np.ndarray, chunk_steps: ChunkSteps, *,
                start_epoch: int = 0, seed: int = 0, start_chunk: int = 0) -> Iterator[dict]:
-    """Yield after every SGD step: {"epoch", "chunk", "step_loss" (a number, or a 0-d tensor on a GPU),
-    "pairs", "words_done", "words_total", "lr", "chunk_done", "n_chunks"}. ``model``: its ``cfg`` and
+    """Yield after every SGD step: {"epoch", "chunk", "step_loss" (a number, or a 0-d tensor on a GPU; 0.0 for
+    a step that did not compute its loss), "loss_pairs" (the pairs it is summed over: 0 for such a step), "pairs",
+    "words_done", "words_total", "lr", "chunk_done", "n_chunks"}. ``model``: its ``cfg`` and
     ``vocab``; ``chunk_steps`` trains it on one chunk."""
     cfg = model.cfg
     keep_prob = model.vocab.keep_probabilities(cfg.sample)
@@ -116,11 +117,11 @@ def run_chunks(model: Any, ids: np.ndarray, starts: np.ndarray, chunk_steps: Chu
             last = 0.0
             for frac0, frac1, loss, pairs in steps:
                 last = frac1
-                yield {"epoch": epoch, "chunk": c, "step_loss": loss, "pairs": pairs,
-                       "lr": lr_at(words_done + chunk_words * frac0), "words_done": words_done + chunk_words * frac1,
+                yield {"epoch": epoch, "chunk": c, "step_loss": 0.0 if loss is None else loss, "pairs": pairs,
+                       "loss_pairs": 0 if loss is None else pairs, "lr": lr_at(words_done + chunk_words * frac0), "words_done": words_done + chunk_words * frac1,
                        "words_total": words_total, "chunk_done": frac1 >= 1.0, "n_chunks": len(bounds)}
             if last < 1.0:  # a chunk with nothing to train on (or an empty last batch) still ends with a step
-                yield {"epoch": epoch, "chunk": c, "step_loss": 0.0, "pairs": 0,
+                yield {"epoch": epoch, "chunk": c, "step_loss": 0.0, "pairs": 0, "loss_pairs": 0,
                        "lr": lr_at(words_done + chunk_words), "words_done": words_done + chunk_words,
                        "words_total": words_total, "chunk_done": True, "n_chunks": len(bounds)}
             words_done += chunk_words
