@@ -31,6 +31,8 @@ from bench.robustness.monkey import (  # noqa: E402
     wait,
 )
 
+WINDOW_SIZE = (1600, 1000)
+
 
 def print_holders(monkey: Monkey, when: str) -> None:
     """Who holds the big buffers and the handles not loaded (``--holders``): to compare the two moments."""
@@ -38,6 +40,11 @@ def print_holders(monkey: Monkey, when: str) -> None:
     print(f"holders {when}:", flush=True)
     for path, mb in holders_mb(loaded):
         print(f"  {mb:8.1f} MB  {path}", flush=True)
+    print_threads()
+
+
+def print_threads() -> None:
+    """What each thread is doing now (a quiet moment that is not quiet: what still runs)."""
     names = {t.ident: t.name for t in threading.enumerate()}
     for ident, top in sys._current_frames().items():  # what each thread is doing at this quiet moment
         stack: list[str] = []
@@ -139,10 +146,18 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
     monkey.pause()
     monkey.close_dialogs()
     monkey.close_talk()  # its window holds a panel and answers for each step of the deck: closed at both moments
+    # the zoom the monkey left, and the window's size with it: back to the start's at both moments (a window
+    # zoomed to 8 is several times the pixels, in its backing store and every view's; like with like)
+    monkey.window.zoom(0)
+    monkey.window.resize(*WINDOW_SIZE)
     t0 = time.monotonic()
     while monkey.window.session.loading and time.monotonic() - t0 < 120:  # models it asked for: in first
         wait(app, 0.2)
     busy = 0.0 if settle(app, monkey) else 1.0  # a quiet moment that is not quiet: said in the results
+    if busy:
+        print("not quiet after six rounds of Stop-all; running jobs:",
+              [type(job).__name__ for job in monkey.window.running_jobs()], flush=True)
+        print_threads()
     wait(app, 2)
     release_memory()
     wait(app, 2)
@@ -183,6 +198,9 @@ def main() -> None:
                    help="also trace Python and numpy allocations from the first quiet moment (tracemalloc, this many "
                         "frames a block: slower) and print where what grew was allocated")
     args = p.parse_args()
+    import faulthandler
+
+    faulthandler.enable()  # a crash in Qt or torch leaves every thread's stack in the log
 
     from PySide6.QtWidgets import QApplication
 
@@ -195,7 +213,7 @@ def main() -> None:
     window = MainWindow(session)
     if args.switch_ms is not None:
         sys.setswitchinterval(args.switch_ms / 1000)
-    window.resize(1600, 1000)
+    window.resize(*WINDOW_SIZE)
     window.show()
     for name in ("glove-6b-50d", "all-minilm-l6-v2"):
         session.load(name)
@@ -253,7 +271,7 @@ actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at 
 action: `bench/robustness/chaos-log.txt`, not committed).
 
 RSS, threads and open files at two quiet moments (the monkey paused, its queries and jobs done or stopped, the talk
-window and dialogs closed, freed memory given back: `quiet_memory`): after the warm-up and at the end, with the same models loaded (the monkey
+window and dialogs closed, the zoom and the window's size back to the start's, freed memory given back: `quiet_memory`): after the warm-up and at the end, with the same models loaded (the monkey
 trains runs and opens them, pins checkpoints from the Run history and unloads models: at the end, what it added is
 unloaded first, as a user closes what they opened).
 

@@ -12,6 +12,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from explorer.widgets.plot_view import without_background_cache
+
 COLOURMAP = pg.colormap.get("viridis")
 DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], ["#2166ac", "#f7f7f7", "#b2182b"])  # A − B: blue below 0, red above
 MAX_LABELS = {"left": 60, "bottom": 24}  # beyond this many tokens only every n-th is labelled
@@ -33,7 +35,7 @@ def fitting_labels(labels: tuple[str, ...], cell: float, widths: list[int], gap:
 class Heatmap(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = pg.PlotWidget(background="w")
+        self.plot = without_background_cache(pg.PlotWidget(background="w"))
         self.plot.setAspectLocked(False)
         self.plot.invertY(True)
         self.plot.setMenuEnabled(False)
@@ -118,6 +120,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        without_background_cache(self)
         self.setBackground(pg.getConfigOption("background"))  # the theme's (apply_theme updates it)
         self.shape = (0, 0)
         self.cell = (0, 0)  # (q, k) of one head's map in the mosaic

@@ -12,6 +12,7 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel
 
 from explorer.widgets.plot_grid import opaque_grid
+from explorer.widgets.plot_view import without_background_cache
 
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
@@ -64,6 +65,7 @@ class LossPlot(pg.PlotWidget):
 
     def __init__(self, parent: Any = None, y_label: str = "loss", empty_text: str = "nothing to draw yet") -> None:
         super().__init__(parent, background="w")
+        without_background_cache(self)
         self.y_label = y_label
         self.setLabel("bottom", "step")
         self.setLabel("left", y_label)

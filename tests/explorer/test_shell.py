@@ -339,3 +339,16 @@ def test_the_library_refreshed_again_and_again_keeps_only_its_rows(qtbot, make_w
             lib.refresh()
     assert lib.available.childCount() == shown
     assert rows_alive() <= before + 2  # (a row the tree made for itself meanwhile, say), not 20 × the list
+
+
+def test_no_plot_keeps_a_pixmap_of_its_background(qtbot, make_window):
+    """pyqtgraph caches each view's solid background as a pixmap the size of the view (620 MB of them in the
+    chaos bench's heap): every plot of every tab paints its background instead."""
+    import pyqtgraph as pg
+    from PySide6.QtWidgets import QGraphicsView
+
+    win = make_window()
+    views = win.findChildren(pg.GraphicsView)
+    assert len(views) >= 5
+    cached = [type(v.parent()).__name__ for v in views if v.cacheMode() != QGraphicsView.CacheModeFlag.CacheNone]
+    assert not cached, f"views that cache their background, under: {cached}"
