@@ -247,6 +247,7 @@ class BackgroundJob(QObject):
         super().__init__(parent)
         self.stop = threading.Event()
         self.running = True
+        self.what = getattr(fn, "__qualname__", type(fn).__name__)  # what it runs (to say what still runs)
         relay = self._relay = _JobRelay()
         relay.progress.connect(self.progress)
         relay.done.connect(self._done)
@@ -266,10 +267,11 @@ class BackgroundJob(QObject):
                 stop.set()
 
         def work() -> Any:
-            from engine.api import all_threads_here
+            from engine.api import all_threads_here, cancellable
 
             all_threads_here()  # a long job uses every core torch would (queries keep to one)
-            return fn(report, stop)
+            with cancellable(stop):  # the engine's own steps stop too, not only the job's loop (engine.cancel)
+                return fn(report, stop)
 
         # the relay lives as long as this object: the pool deletes the runnable itself after run()
         self._inner = _Relay()

@@ -156,7 +156,7 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
     busy = 0.0 if settle(app, monkey) else 1.0  # a quiet moment that is not quiet: said in the results
     if busy:
         print("not quiet after six rounds of Stop-all; running jobs:",
-              [type(job).__name__ for job in monkey.window.running_jobs()], flush=True)
+              [getattr(job, "what", type(job).__name__) for job in monkey.window.running_jobs()], flush=True)
         print_threads()
     wait(app, 2)
     release_memory()

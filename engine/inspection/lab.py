@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.cancel import check_cancelled
 from engine.lab_results import CausalTrace, LensGrid
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
@@ -24,13 +25,18 @@ def causal_trace(handle: Any, text: str, subject: str, samples: int = 3) -> Caus
     return handle.causal_trace(text, subject, samples)
 
 
+def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:
+    check_cancelled("the lens scores")  # Stop, or the job's owner gone: between sentences (engine.cancel)
+    return handle.lens_grid(sentence, 1, lens)
+
+
 def lens_scores(handle: Any, sentences: list[str]) -> dict[str, Any]:
     """How readable each layer is, over ``sentences``: per layer (embeddings first, the output last) the
     mean KL divergence from the output's distribution, the share of tokens whose top word is already the
     output's, and the median rank of the actual token (a masked LM's own word, a causal LM's next one);
     with a loaded tuned lens, its KL per layer too."""
-    grids = [handle.lens_grid(s, 1, "logit") for s in sentences]
-    tuned = [handle.lens_grid(s, 1, "tuned") for s in sentences] if getattr(handle, "tuned_lens", None) else []
+    grids = [_lens_grid(handle, s, "logit") for s in sentences]
+    tuned = [_lens_grid(handle, s, "tuned") for s in sentences] if getattr(handle, "tuned_lens", None) else []
     kl = np.concatenate([g.kl for g in grids], axis=1)  # (layers + 1, all tokens)
     agree = np.concatenate([np.array([[g.top_tokens[layer][t][0] == g.top_tokens[-1][t][0] for t in range(len(g.tokens))]
                                       for layer in range(g.layers)]) for g in grids], axis=1)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.cancel import check_cancelled
 from engine.data.text import word_spans, word_tokenize
 from engine.errors import Unsupported
 from engine.results import Capability
@@ -68,6 +69,7 @@ def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str,
     items = items if items is not None else cloze_items()
     top1 = top10 = 0
     for item in items:
+        check_cancelled("the cloze set")  # Stop, or the job's owner gone: between items (engine.cancel)
         candidates = handle.fill_mask(item.text, k=10)[0]
         guesses = _guesses(candidates.tokens)
         top1 += guesses[0] in item.answers
@@ -86,6 +88,7 @@ def masked_word_scores(handle: Any, sentences: list[str], seed: int = 0) -> dict
     rng = np.random.default_rng(seed)
     top1 = top10 = n = 0
     for sentence in sentences:
+        check_cancelled("the held-out masked words")
         spans = [(a, b) for a, b in word_spans(sentence) if sentence[a:b].isalpha()]
         if len(spans) < 4:
             continue
@@ -132,6 +135,7 @@ def sense_separation(handle: Any, items: list[SenseItem] | None = None) -> np.nd
     for word, group in _by_word(items if items is not None else sense_items()).items():
         rows, senses = [], []
         for item in group:
+            check_cancelled("the sense set")
             cv = handle.contextual_vectors(item.sentence)
             k = _occurrence(cv.words, word)
             if k >= 0:
@@ -234,6 +238,7 @@ def perplexity_per_word(handle: Any, sentences: list[str], spelling: Spelling | 
     total = 0.0
     words = unknown = 0
     for sentence in sentences:
+        check_cancelled("the perplexity")
         n = len(word_tokenize(sentence, lowercase=False))
         if not n:
             continue

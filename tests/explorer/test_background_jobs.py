@@ -110,3 +110,34 @@ def test_stop_all_stops_a_query_in_flight_and_delivers_nothing(qtbot):
     qtbot.wait(200)
     assert ran == [] and answers == []
     assert not first.busy and not second.busy
+
+
+def test_a_long_job_stops_inside_the_engine_s_own_loops(qtbot):
+    """Stop reaches the engine's steps, not only the job's own loop: scoring a checkpoint on the cloze set (one
+    fill-mask per item) ends at the next item once the job is cancelled, instead of scoring all of them (the
+    chaos bench found a Run-history scoring still running after six rounds of Stop-all)."""
+    from engine.api import Capability
+    from engine.inspection.quality import cloze_items, cloze_scores
+
+    asked: list[str] = []
+
+    class SlowMaskedLM:  # stands for a checkpoint: each fill-mask takes a while, and it never looks at Stop
+        capabilities = {Capability.MASKED_LM}
+
+        def fill_mask(self, text, k=10):
+            asked.append(text)
+            time.sleep(0.05)
+            from types import SimpleNamespace
+
+            return [SimpleNamespace(tokens=("a",) * k)]
+
+    owner = QObject()
+    job = BackgroundJob(lambda progress, stop: cloze_scores(SlowMaskedLM()), owner)
+    failed: list[str] = []
+    job.failed.connect(failed.append)
+    qtbot.wait(300)
+    with qtbot.waitSignal(job.failed, timeout=10_000):
+        job.cancel()
+    assert failed and "cancel" in failed[0].lower()
+    assert 0 < len(asked) < len(cloze_items()) / 2, "the job ran on after Stop"
+    assert wait_for_workers(10_000)
