@@ -297,7 +297,8 @@ unloaded first, as a user closes what they opened).
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
 - The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the
-  GIL or a lock; D: in the kernel): {', '.join(f'{k} {v:,}' for k, v in sorted(monkey.gui_states.items(), key=lambda kv: -kv[1])) or 'no stall'}.
+  GIL or a lock; D: in the kernel): {', '.join(f'{k} {v:,}' for k, v in sorted(monkey.gui_states.items(), key=lambda kv: -kv[1])) or 'no stall'};
+  its time inside stalls (between samples 50 ms apart): {', '.join(f'{k} {v / 1000:,.1f} s' for k, v in monkey.gui_time_ms.items())}.
 """
     write_section("chaos", body)
     print(body)

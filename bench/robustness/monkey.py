@@ -103,6 +103,16 @@ def gui_state(stat_path: str) -> str:
         return "?"
 
 
+def sched_ns(schedstat_path: str) -> tuple[float, float] | None:
+    """A thread's time on a core and waiting for one so far (ns; /proc/.../schedstat), None without /proc."""
+    try:
+        with open(schedstat_path, encoding="ascii") as f:
+            on, waiting, _ = f.read().split()
+        return float(on), float(waiting)
+    except (OSError, ValueError):
+        return None
+
+
 class _Collect(logging.Handler):
     """Keeps the "unexpected failure" records the app logs (from any thread)."""
 
@@ -147,6 +157,11 @@ class Monkey(QObject):
         # lock): which of the two a stall was
         self._gui_stat = f"/proc/self/task/{threading.get_native_id()}/stat"
         self.gui_states: dict[str, int] = {}
+        # and, between two samples of one stall, how its time split (schedstat): on a core, waiting for one
+        # (runnable: the workers had the cores), or neither (asleep: the GIL, a lock, I/O)
+        self._gui_schedstat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
+        self.gui_time_ms = {"on a core": 0.0, "waiting for a core": 0.0, "asleep": 0.0}
+        self._last_sched: tuple[float, float, float] | None = None  # (when, on a core, waiting) at the last sample
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
         self.actions: list[tuple[str, Callable[[], str]]] = [
@@ -207,6 +222,7 @@ class Monkey(QObject):
         the library frame under it) every 50 ms: what a stall was spent on."""
         while not self._sampling.wait(0.05):
             if not self._measuring or time.monotonic() - self._last_tick < 0.2:
+                self._last_sched = None
                 continue
             frame = sys._current_frames().get(self._gui_thread)
             ours, below = "", ""
@@ -222,6 +238,16 @@ class Monkey(QObject):
             self.culprits[key] = self.culprits.get(key, 0) + 1
             state = gui_state(self._gui_stat)
             self.gui_states[state] = self.gui_states.get(state, 0) + 1
+            now, sched = time.monotonic(), sched_ns(self._gui_schedstat)
+            if sched is not None:
+                last = self._last_sched
+                if last is not None and now - last[0] < 0.2:  # the same stall as the last sample
+                    wall = (now - last[0]) * 1000
+                    on, waiting = (sched[0] - last[1]) / 1e6, (sched[1] - last[2]) / 1e6
+                    self.gui_time_ms["on a core"] += on
+                    self.gui_time_ms["waiting for a core"] += waiting
+                    self.gui_time_ms["asleep"] += max(0.0, wall - on - waiting)
+                self._last_sched = (now, *sched)
 
     def _tick(self) -> None:
         self._last_tick = time.monotonic()
