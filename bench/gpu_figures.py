@@ -102,11 +102,17 @@ def word2vec(args) -> None:
 
     # the step eagerly and as a CUDA graph (the default on CUDA), then any other batch sizes asked (graphed).
     # (Replaying 4, 16 or 64 consecutive steps as one graph was measured and bought nothing: RESULTS, GPU.)
+    from engine.models.word2vec import model as word2vec_model
+
     graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
-    variants = [(0, False), *([(0, True)] if graphs else []),
-                *((int(b), graphs) for b in args.batch_pairs.split(",") if b)]
-    for batch, graph in variants:
+    sampled = word2vec_model.loss_every
+    # (batch, graph, the loss on every step): on CUDA the graphed step also with its loss on every step, the
+    # declared comparison for the loss on one step in LOSS_EVERY (bench/RESULTS.md, GPU: "Since")
+    variants = [(0, False, False), *([(0, True, False), (0, True, True)] if graphs else []),
+                *((int(b), graphs, False) for b in args.batch_pairs.split(",") if b)]
+    for batch, graph, every_loss in variants:
         graphed.ENABLED = graph
+        word2vec_model.loss_every = (lambda _device: 1) if every_loss else sampled  # type: ignore[assignment]
         cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
         model = Word2VecModel(vocab, cfg, device, seed=1)
         captures = graphed.STATS["captured"]
@@ -129,11 +135,12 @@ def word2vec(args) -> None:
             if np.all(np.isfinite(vectors)) else float("nan")
         captured = graphed.STATS["captured"] > captures
         name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
-            (f"_batch{batch}" if batch else "")
+            (f"_batch{batch}" if batch else "") + ("_loss_every_step" if every_loss else "")
         print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {'graph' if captured else 'eager'}: "
               f"{words:,} words ({args.epochs} epochs) in {elapsed:.2f} s, WordSim-353 {ws}", flush=True)
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
+    word2vec_model.loss_every = sampled  # type: ignore[assignment]
 
 
 def elmo(args) -> None:
