@@ -385,6 +385,9 @@ class MainWindow(QMainWindow):
         """Stop every job as its Stop button does: a training or fine-tuning run saves a resumable
         checkpoint (its process is waited for, so closing the app loses nothing); the rest just stop."""
         self.finetune.queue.clear()  # no queued fine-tuning run starts while the app closes
+        # nor a queued corpus index: a stopped build ends as failed, and that starts the next one waiting (the chaos
+        # bench's quiet moments found index builds still running after six rounds of Stop-all)
+        self.polysemy.indexer.cancel_index()
         stop_queries()  # a long query (a corpus-wide statistic, a big model's forward) stops at its next step
         jobs = self.running_jobs()
         for job in jobs:

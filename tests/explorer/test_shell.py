@@ -352,3 +352,14 @@ def test_no_plot_keeps_a_pixmap_of_its_background(qtbot, make_window):
     assert len(views) >= 5
     cached = [type(v.parent()).__name__ for v in views if v.cacheMode() != QGraphicsView.CacheModeFlag.CacheNone]
     assert not cached, f"views that cache their background, under: {cached}"
+
+
+def test_stopping_every_job_leaves_no_index_build_waiting_to_start(qtbot, make_window):
+    """Stop-all (closing the app) clears the corpus indexer's queue: a stopped build ends as failed, which starts
+    the next one waiting, so a queue left behind kept the app indexing after every Stop."""
+    win = make_window()
+    indexer = win.polysemy.indexer
+    indexer.queue.extend(["bert-tiny", "gpt-tiny"])  # models waiting for their index
+    win.stop_jobs(wait_ms=5_000)
+    assert indexer.queue == []
+    assert indexer.job is None or not indexer.job.running
