@@ -3,7 +3,8 @@ hide), the training loss of each (raw and smoothed), a held-out metric chosen fr
 curve per run (throughput or learning rate) — over steps, or examples seen when the runs say their batch.
 
 The monitor keeps every run's events, so changing the x-axis re-plots them; a panel passes each event
-of a run to ``show_event`` and never touches the plots itself."""
+of a run to ``show_event`` and never touches the plots itself. The latest ``SHOWN_RUNS`` runs are drawn (as many
+as the plots have colours); an older one is unticked when a new run comes, and stays in the list to tick again."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ from PySide6.QtWidgets import (
 from explorer.widgets.loss_plot import LossPlot
 
 SPEED, LEARNING_RATE = "speed", "learning rate"
+# Runs drawn at once: the palette's colours (explorer.widgets.loss_plot.PALETTE). Every drawn curve also costs each
+# redraw's autorange: the chaos bench's hundreds of runs put pyqtgraph's bounds updates among the stalls' causes.
+SHOWN_RUNS = 8
 
 
 def finished_text(ev: Any, metrics: str = "") -> str:
@@ -82,6 +86,11 @@ class RunMonitor(QSplitter):
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked)
             self.runs.addItem(item)
+            self.runs.setToolTip(f"The {SHOWN_RUNS} latest runs are drawn; tick an older one to draw it too")
+            ticked = [self.runs.item(i) for i in range(self.runs.count())
+                      if self.runs.item(i).checkState() == Qt.CheckState.Checked]
+            for old in ticked[: max(0, len(ticked) - SHOWN_RUNS)]:  # the oldest drawn: unticked (itemChanged hides it)
+                old.setCheckState(Qt.CheckState.Unchecked)
         return self.loss_plot.run_curves(name)
 
     def forget_smoothing(self, name: str) -> None:
@@ -99,9 +108,9 @@ class RunMonitor(QSplitter):
     def show_event(self, name: str, ev: Any, replay: bool = False) -> None:
         from engine import api
 
+        colour = self.add_run(name)  # listed (and ticked) first: a run's first event may come before any add_run
         if not replay:
-            self.events.setdefault(name, []).append(ev)
-        colour = self.add_run(name)
+            self.events[name].append(ev)
         if isinstance(ev, api.RunStarted):
             self.batch[name] = int(ev.info.get("batch_size", 1))
         elif isinstance(ev, api.StepMetrics):

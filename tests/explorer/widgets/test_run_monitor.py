@@ -1,0 +1,34 @@
+"""The run monitor draws the latest runs: past SHOWN_RUNS, the oldest drawn run is unticked and its curves hidden
+(it stays listed, and ticking it draws it again); the autorange then reads only what is drawn."""
+
+from PySide6.QtCore import Qt
+
+from explorer.widgets.run_monitor import LEARNING_RATE, SHOWN_RUNS, RunMonitor
+
+
+def _step(step: int, loss: float):
+    from engine import api
+
+    return api.StepMetrics(**{**{f: None for f in api.StepMetrics.__dataclass_fields__},
+                              "step": step, "loss": loss, "lr": 1e-3, "throughput": 100.0, "unit": "tokens",
+                              "epoch": 0, "progress": 0.5})
+
+
+def test_only_the_latest_runs_are_drawn_and_an_older_one_can_be_ticked_back(qtbot):
+    monitor = RunMonitor("held-out", LEARNING_RATE, examples_axis=False)
+    qtbot.addWidget(monitor)
+    monitor.show()
+    names = [f"run {i}" for i in range(SHOWN_RUNS + 3)]
+    for i, name in enumerate(names):
+        monitor.show_event(name, _step(10, 3.0 - i * 0.1))
+        monitor.show_event(name, _step(20, 2.0 - i * 0.1))
+    ticked = [monitor.runs.item(i).text() for i in range(monitor.runs.count())
+              if monitor.runs.item(i).checkState() == Qt.CheckState.Checked]
+    assert ticked == names[-SHOWN_RUNS:]
+    assert monitor.runs.count() == len(names)  # the older runs stay listed
+    assert not monitor.loss_plot.curves["run 0"].isVisible()
+    assert not monitor.loss_plot.curves["run 0 smoothed"].isVisible()
+    assert not monitor.extra_plot.curves["run 0"].isVisible()
+    assert monitor.loss_plot.curves[names[-1]].isVisible()
+    monitor.runs.item(0).setCheckState(Qt.CheckState.Checked)  # the user asks for the first run again
+    assert monitor.loss_plot.curves["run 0"].isVisible()
