@@ -53,4 +53,17 @@ def attempt(fn: Callable[[], T]) -> Outcome[T]:
     try:
         return Outcome(fn())
     except Word2BertError as e:
-        return Outcome(error=e)
+        return Outcome(error=without_frames(e))
+
+
+def without_frames(error: BaseException) -> BaseException:
+    """``error`` (and the exceptions it was raised from) without its traceback. A refusal kept in an answer
+    would otherwise keep every frame it passed through alive, and a frame keeps the model it was running: the chaos
+    bench found two unloaded MiniLMs held by a lens answer's refusal (bench/robustness/RESULTS.md)."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        current.__traceback__ = None
+        current = current.__cause__ or current.__context__
+    return error

@@ -44,3 +44,26 @@ def test_one_part_that_fails_leaves_the_others_and_says_why():
     assert not good.failed and good.value == [1, 2] and good.message == ""
     assert bad.failed and bad.value is None and bad.message == "no [MASK] in the text"
     assert explain(ValueError()) == "ValueError" and Outcome().message == ""
+
+
+def test_a_refusal_kept_in_an_answer_does_not_keep_the_model_that_refused():
+    """An answer keeps a refused part's exception to say why; its traceback must not come with it, or the frames
+    it passed through keep the model alive after it is unloaded (the chaos bench found two MiniLMs held so)."""
+    import gc
+    import weakref
+
+    from engine.api import InputError
+    from explorer.failures import attempt
+
+    class Model:  # stands for a loaded model: its method refuses, as a handle's query does
+        def lens_grid(self):
+            weights = self  # noqa: F841 - a frame's local holds the model, as a handle's method does
+            raise InputError("this model has no lens")
+
+    model = Model()
+    held = weakref.ref(model)
+    outcome = attempt(model.lens_grid)
+    del model
+    gc.collect()
+    assert outcome.failed and "no lens" in outcome.message
+    assert held() is None, "the refusal's traceback still holds the model"
