@@ -243,6 +243,12 @@ class _TorchSteps:
         self.loss_every = loss_every(device)
         self.step = 0  # steps taken, across chunks: which have their loss computed
 
+    def _wants_loss(self) -> bool:
+        """Whether the step about to be taken computes its loss (the first of every ``loss_every``)."""
+        want = self.step % self.loss_every == 0
+        self.step += 1
+        return want
+
     def __call__(self, ids, sent, keep_prob, rng, epoch, chunk, lr_at):
         model, cfg, device, per_batch = self.model, self.model.cfg, self.model.device, self.per_batch
         if self.keep is None:
@@ -273,12 +279,11 @@ class _TorchSteps:
             f0, f1 = b / n_batches, (b + 1) / n_batches
             lr = lr_at(f0)
             m = None if mask is None else mask[a:z]
-            want = self.step % self.loss_every == 0
-            self.step += 1
             loss: torch.Tensor | None
             if cfg.hs:
                 if z <= a:
                     continue
+                want = self._wants_loss()
                 t0 = int(ends[a - 1]) if a > 0 else 0
                 t1 = int(ends[z - 1])
                 loss = model.step_hs(inp[a:z], m, pair_t[t0:t1] - a, node_t[t0:t1], code_t[t0:t1], z - a, lr,
@@ -289,6 +294,7 @@ class _TorchSteps:
                     continue
                 G = (z - a) // cfg.negative_group
                 negs = noise[b * G_full : b * G_full + G]
+                want = self._wants_loss()
                 if self.graphed is not None and z - a == per_batch:
                     loss = self.graphed(inp[a:z], out[a:z], negs, lr, want_loss=want)
                 else:

@@ -118,8 +118,9 @@ def run_chunks(model: Any, ids: np.ndarray, starts: np.ndarray, chunk_steps: Chu
             for frac0, frac1, loss, pairs in steps:
                 last = frac1
                 yield {"epoch": epoch, "chunk": c, "step_loss": 0.0 if loss is None else loss, "pairs": pairs,
-                       "loss_pairs": 0 if loss is None else pairs, "lr": lr_at(words_done + chunk_words * frac0), "words_done": words_done + chunk_words * frac1,
-                       "words_total": words_total, "chunk_done": frac1 >= 1.0, "n_chunks": len(bounds)}
+                       "loss_pairs": 0 if loss is None else pairs, "lr": lr_at(words_done + chunk_words * frac0),
+                       "words_done": words_done + chunk_words * frac1, "words_total": words_total,
+                       "chunk_done": frac1 >= 1.0, "n_chunks": len(bounds)}
             if last < 1.0:  # a chunk with nothing to train on (or an empty last batch) still ends with a step
                 yield {"epoch": epoch, "chunk": c, "step_loss": 0.0, "pairs": 0, "loss_pairs": 0,
                        "lr": lr_at(words_done + chunk_words), "words_done": words_done + chunk_words,
