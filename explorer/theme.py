@@ -31,6 +31,7 @@ def apply_theme(app: Any, name: str) -> None:
     import pyqtgraph as pg
 
     from explorer.widgets.plot_grid import set_grid_colours
+    from explorer.widgets.plot_view import plot_views
 
     app.setStyle("Fusion")
     if name == "dark":
@@ -41,7 +42,7 @@ def apply_theme(app: Any, name: str) -> None:
         background, foreground = "w", "#333333"
     app.setPalette(palette)
     pg.setConfigOptions(background=background, foreground=foreground)
-    for widget in plot_views(app):  # plots, heat maps and grids: background, axes, legends
+    for widget in plot_views():  # plots, heat maps and grids: background, axes, legends
         widget.setBackground(background)
         for item in widget.items():
             if isinstance(item, pg.AxisItem):
@@ -65,7 +66,9 @@ def apply_zoom(app: Any, level: int) -> None:
     import pyqtgraph as pg
     from PySide6.QtWidgets import QLabel
 
-    for widget in plot_views(app):  # plot axes keep their own fonts: give them the zoomed one
+    from explorer.widgets.plot_view import plot_views
+
+    for widget in plot_views():  # plot axes keep their own fonts: give them the zoomed one
         for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
             label.setFont(font)
         for item in widget.items():
@@ -74,15 +77,3 @@ def apply_zoom(app: Any, level: int) -> None:
                 item.label.setFont(font)
 
 
-def plot_views(app: Any) -> list[Any]:
-    """Every pyqtgraph view in the app's windows, found under its top-level widgets. (Walking
-    ``app.allWidgets()`` made a Python wrapper for every widget Qt keeps, its own internal ones and those
-    of windows on their way to deletion too, and the test suite crashed there once, in Qt.)"""
-    import pyqtgraph as pg
-
-    views = []
-    for top in app.topLevelWidgets():
-        if isinstance(top, pg.GraphicsView):
-            views.append(top)
-        views.extend(top.findChildren(pg.GraphicsView))
-    return views

@@ -41,6 +41,7 @@ from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.talk.deck import Deck
 from explorer.theme import HIGH_CONTRAST, palette_with
+from explorer.widgets.plot_view import plot_views
 
 BODY_PX = 28
 TITLE_PX = 46
@@ -59,7 +60,7 @@ def release_legends(window: QWidget) -> None:
 
     import pyqtgraph as pg
 
-    for view in window.findChildren(pg.GraphicsView):
+    for view in plot_views(window):
         for item in view.items():
             if not isinstance(item, pg.LegendItem):
                 continue
@@ -242,16 +243,17 @@ class TalkWindow(QWidget):
     def _check_unanswerable(self) -> None:
         """Once every model has loaded (or failed to), a step whose panel has no model that can answer
         (its message says why) is as prepared as it will be."""
-        from explorer.widgets.model_picker import ModelPicker
+        from explorer.widgets.model_picker import pickers_within
 
         if self.session.loading:
             return
         for i, panel in enumerate(self.panels):
             if panel is None:
                 continue  # not built yet: it says when it is shown
-            if not panel.findChildren(ModelPicker):
+            every = pickers_within(panel)
+            if not every:
                 continue  # a view of no model (fine-tuning curves): ready when it shows what it read
-            pickers = [p for p in panel.findChildren(ModelPicker) if p.isVisibleTo(panel) and p.isEnabled()]
+            pickers = [p for p in every if p.isVisibleTo(panel) and p.isEnabled()]
             if i not in self.done and not any(p.usable() for p in pickers):
                 self._step_shown(i)
         if self.all_ready:

@@ -162,9 +162,9 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     assert QApplication.instance().palette().window().color().lightness() < 80
     import pyqtgraph as pg
 
-    from explorer.theme import plot_views
+    from explorer.widgets.plot_view import plot_views
 
-    plots = plot_views(QApplication.instance())
+    plots = plot_views()
     assert plots and win.attention.grid in plots  # the window's plots, found under it
     assert all(view.backgroundBrush().color().lightness() < 80 for view in plots if isinstance(view, pg.GraphicsView))
     win.polysemy.sentences.setPlainText("The bat flew out.\nHe swung the bat.")
@@ -348,6 +348,10 @@ def test_no_plot_keeps_a_pixmap_of_its_background(qtbot, make_window):
     assert len(views) >= 5
     cached = [type(v.parent()).__name__ for v in views if v.cacheMode() != QGraphicsView.CacheModeFlag.CacheNone]
     assert not cached, f"views that cache their background, under: {cached}"
+    from explorer.widgets.plot_view import plot_views
+
+    listed = plot_views(win)  # what the theme and the zoom reach: every view, found without walking the window
+    assert set(map(id, views)) <= set(map(id, listed)), "a view made without without_background_cache"
 
 
 def test_stopping_every_job_leaves_no_index_build_waiting_to_start(qtbot, make_window):

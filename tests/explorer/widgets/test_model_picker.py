@@ -32,3 +32,26 @@ def test_the_role_picks_the_catalogs_best_and_a_users_choice_stays(qtbot, monkey
     assert picker.currentText() == "first"
     picker.set_models({"first": masked, "best": masked}, prefer="best")  # a scene's choice wins
     assert picker.currentText() == "best"
+
+
+def test_rows_follow_the_models_as_they_change_what_they_can_do(qtbot):
+    """The rows are updated in place, not rebuilt: a model that can now answer becomes choosable again with no
+    leftover reason, models unloaded leave no row, and the talk window finds the picker under its panel."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QWidget
+
+    from explorer.widgets.model_picker import ModelPicker, pickers_within
+
+    panel = QWidget()
+    qtbot.addWidget(panel)
+    picker = ModelPicker(Capability.MASKED_LM, parent=panel)
+    masked, static = Handle(Capability.MASKED_LM), Handle(Capability.STATIC)
+    picker.set_models({"a": static, "b": masked, "c": masked})
+    rows = picker.model()
+    assert [rows.item(i).text() for i in range(rows.rowCount())] == ["a (cannot)", "b", "c"]
+    assert not rows.item(0).flags() & Qt.ItemFlag.ItemIsEnabled and rows.item(0).toolTip() == "cannot do MASKED_LM"
+    picker.set_models({"a": masked, "b": static})  # "a" can now, "b" cannot, "c" was unloaded
+    assert [rows.item(i).text() for i in range(rows.rowCount())] == ["a", "b (cannot)"]
+    assert rows.item(0).flags() & Qt.ItemFlag.ItemIsEnabled and rows.item(0).flags() & Qt.ItemFlag.ItemIsSelectable
+    assert rows.item(0).toolTip() == "" and picker.currentText() == "a" and picker.usable() == ["a"]
+    assert pickers_within(panel) == [picker] and pickers_within(QWidget()) == []
