@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
-    QTabWidget,
 )
 
 from explorer.failures import explain
@@ -37,6 +36,7 @@ from explorer.tasks import (
     wait_for_workers,
 )
 from explorer.theme import apply_theme, apply_zoom
+from explorer.widgets.tabs import tab_widget
 
 if TYPE_CHECKING:
     from explorer.scenes import Scene
@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self.settings = QSettings("word2bert", "word2bert")
         self.setWindowTitle("word2bert")
         self.resize(1200, 760)
-        self.tabs = QTabWidget()
+        self.tabs = tab_widget()
         self.polysemy = PolysemyPanel(session)
         self.neighbours = NeighboursPanel(session)
         self.attention = AttentionPanel(session)

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QSlider,
     QSpinBox,
     QSplitter,
-    QTabWidget,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -33,6 +32,7 @@ from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.tabs import tab_widget
 
 DEBOUNCE_MS = 150
 DEFAULT_HEADS = 4  # heads shown in the head view at first ("all" shows every one)
@@ -160,7 +160,7 @@ class AttentionPanel(QWidget):
         ml.addLayout(mrow)
         ml.addWidget(self.mix_map, 1)
 
-        self.views = QTabWidget()
+        self.views = tab_widget()
         self.views.addTab(head_page, "Head view")
         self.views.addTab(model_page, "Model view")
         self.views.addTab(atlas_page, "Head atlas")

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSplitter,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -29,6 +28,7 @@ from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
 from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor, finished_text
+from explorer.widgets.tabs import tab_widget
 
 ABLATION = ("full", "frozen", "scratch")
 
@@ -97,7 +97,7 @@ class FinetunePanel(QWidget):
         self.evaluation = EvaluationView()
         self.ablation_table = AblationTable()
         self.try_it = TryIt()
-        self.results = QTabWidget()
+        self.results = tab_widget()
         self.results.addTab(self.probe_table, "Probes")
         self.results.addTab(self.evaluation, "Evaluation")
         self.results.addTab(self.ablation_table, "Ablation")

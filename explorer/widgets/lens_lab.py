@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
-    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -29,6 +28,7 @@ from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
+from explorer.widgets.tabs import tab_widget
 
 SHOW = ("A", "B", "A − B")
 LENSES = {"logit lens": "logit", "tuned lens": "tuned", "logit and tuned": "both"}  # both: the tuned rows below
@@ -65,7 +65,7 @@ class LensLab(QWidget):
         self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
         self.trace_result: Any = None
-        self.tabs = QTabWidget()
+        self.tabs = tab_widget()
         # ---- the grid
         self.lens = QComboBox()
         self.lens.addItems(list(LENSES))

@@ -354,6 +354,19 @@ def test_no_plot_keeps_a_pixmap_of_its_background(qtbot, make_window):
     assert set(map(id, views)) <= set(map(id, listed)), "a view made without without_background_cache"
 
 
+def test_no_tab_widget_paints_a_frame_under_its_pages(qtbot, make_window):
+    """Fusion fills a framed tab widget's whole page area at every repaint under it: the chaos bench's largest
+    single cost in its stalls (bench/robustness/RESULTS.md). Every tab widget of the window, nested ones too, is in
+    document mode, which paints no frame."""
+    from PySide6.QtWidgets import QTabWidget
+
+    win = make_window()
+    tabs = win.findChildren(QTabWidget)
+    assert len(tabs) >= 5
+    framed = [type(t.parent()).__name__ for t in tabs if not t.documentMode()]
+    assert not framed, f"tab widgets that paint a frame, under: {framed}"
+
+
 def test_stopping_every_job_leaves_no_index_build_waiting_to_start(qtbot, make_window):
     """Stop-all (closing the app) clears the corpus indexer's queue: a stopped build ends as failed, which starts
     the next one waiting, so a queue left behind kept the app indexing after every Stop."""

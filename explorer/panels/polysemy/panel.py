@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSlider,
     QSplitter,
-    QTabWidget,
     QTextBrowser,
     QToolButton,
     QVBoxLayout,
@@ -39,6 +38,7 @@ from explorer.widgets.export import add_csv_export
 from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.occurrence_map import OccurrenceMapView
+from explorer.widgets.tabs import tab_widget
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
@@ -96,7 +96,7 @@ class PolysemyPanel(QWidget):
         self.method = QComboBox()
         self.method.addItems(["PCA", "t-SNE", "UMAP"])
         self.map = OccurrenceMapView()
-        self.views = QTabWidget()
+        self.views = tab_widget()
         self.views.addTab(self.results, "Nearest occurrences")
         map_page = QWidget()
         map_layout = QVBoxLayout(map_page)

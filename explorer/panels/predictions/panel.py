@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from explorer.panels.predictions.masked import MaskedView
 from explorer.panels.predictions.next_sentence import NextSentenceView
@@ -14,6 +14,7 @@ from explorer.panels.predictions.next_token import NextTokenView
 from explorer.panels.predictions.sentence_probability import SentenceProbabilityView
 from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
+from explorer.widgets.tabs import tab_widget
 
 
 class PredictionsPanel(QWidget):
@@ -31,7 +32,7 @@ class PredictionsPanel(QWidget):
         self.next = NextTokenView(session)
         self.probability = SentenceProbabilityView(session)
         self.nsp = NextSentenceView(session)
-        self.views = QTabWidget()
+        self.views = tab_widget()
         titles = ("Masked LM", "Next token", "Sentence probability", "Next sentence")
         for name, view, title in zip(self.VIEWS, self._views(), titles, strict=True):
             self.views.addTab(view, title)
