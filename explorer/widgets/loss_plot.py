@@ -198,10 +198,17 @@ class LossPlot(pg.PlotWidget):
         return self.buffers[name].data()
 
     def redraw_now(self) -> None:
-        self._redraw()
+        self._redraw(hidden_too=True)
 
-    def _redraw(self) -> None:
-        if not self._dirty:
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        self._redraw()  # what came while it was hidden
+
+    def _redraw(self, hidden_too: bool = False) -> None:
+        """The curves given the points that came since the last redraw (10 times a second at most). A plot
+        not on screen (its tab not shown) waits until it is: each redraw sets pyqtgraph's autorange, bounds and
+        axes going, and a training's curves went on being drawn on every tab the user was not looking at."""
+        if not self._dirty or not (hidden_too or self.isVisible()):
             return
         for name in self._dirty:
             self.curves[name].setData(*self.buffers[name].data())

@@ -56,3 +56,21 @@ def test_a_short_run_is_not_drawn_far_behind_its_last_loss():
     assert abs(last - 7.55) < 0.1
     noisy = [smooth("long", 5.0 + (0.5 if i % 2 else -0.5)) for i in range(200)]
     assert max(noisy[-50:]) - min(noisy[-50:]) < 0.5  # a long run is still smoothed (raw: 1.0 apart)
+
+
+def test_a_hidden_plot_draws_what_came_when_it_is_shown(qtbot):
+    """A training's curves are not redrawn on a tab nobody is looking at (each redraw sets pyqtgraph's autorange
+    and axes going on the GUI thread); the points wait, and the plot shows them all as soon as it is shown."""
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    for step in range(50):
+        plot.append("run", step, 5.0 - step / 50)
+    plot._redraw()  # its timer's tick, while hidden: nothing drawn yet
+    assert plot.curves["run"].getData()[0] is None or len(plot.curves["run"].getData()[0]) == 0
+    plot.show()
+    qtbot.waitUntil(lambda: plot.curves["run"].getData()[0] is not None
+                    and len(plot.curves["run"].getData()[0]) == 50, timeout=2_000)
+    assert not plot.empty.isVisible()
