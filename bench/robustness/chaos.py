@@ -12,6 +12,7 @@ growth under 5% after the warm-up). Writes the section "Chaos in the window" of 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import threading
 import time
@@ -197,6 +198,12 @@ def main() -> None:
     p.add_argument("--trace", type=int, default=0, metavar="FRAMES",
                    help="also trace Python and numpy allocations from the first quiet moment (tracemalloc, this many "
                         "frames a block: slower) and print where what grew was allocated")
+    p.add_argument("--events", action="store_true",
+                   help="time every Qt event the GUI thread delivers and print the slow ones by widget class and "
+                        "event (bench/robustness/event_timer.py: slower, and its memory figures do not compare)")
+    p.add_argument("--exit-at-end", action="store_true",
+                   help="leave at once after the end's quiet moment, freeing nothing, so that a heap profiler started "
+                        "with the app (heaptrack python …) reports what was alive then as not freed; writes no results")
     args = p.parse_args()
     import faulthandler
 
@@ -204,7 +211,12 @@ def main() -> None:
 
     from PySide6.QtWidgets import QApplication
 
-    app = QApplication(sys.argv[:1])
+    if args.events:
+        from bench.robustness.event_timer import TimedApplication
+
+        app: Any = TimedApplication(sys.argv[:1])
+    else:
+        app = QApplication(sys.argv[:1])
     from explorer.main_window import MainWindow
     from explorer.session import Session
     from explorer.tasks import wait_for_workers
@@ -246,6 +258,12 @@ def main() -> None:
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
     end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
+    if args.events:
+        print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
+        for line in app.report():
+            print("  " + line, flush=True)
+    if args.exit_at_end:
+        os._exit(0)
     if args.growth or args.trace:
         snapshot = tracemalloc.take_snapshot() if args.trace else None
         if args.trace:

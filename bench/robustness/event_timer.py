@@ -1,0 +1,49 @@
+"""Which Qt events the GUI thread spends its stalls in (``chaos.py --events``): a QApplication whose ``notify``
+times every event it delivers, nested ones too (a window's repaint sends a paint event to each widget under it).
+
+The chaos bench's stall sampler sees only Python frames; most of the stalls' time had none of ours above Qt's
+own C++ work ("?" in its culprits). Timing each event names that work by the widget's class and the event
+(``Paint`` on a ``QTabWidget``, ``LayoutRequest`` on a panel). Diagnostic only: a Python call per event slows
+the app, and looking at each receiver makes a Python wrapper for Qt's own objects, so memory figures of a run
+with it are not comparable."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from PySide6.QtWidgets import QApplication
+
+SLOW_MS = 20.0  # events that took at least this long are kept
+
+
+class TimedApplication(QApplication):
+    """Keeps, for each (nesting depth, receiver class, event type), how many events took ``SLOW_MS`` or more,
+    their total and their longest, in milliseconds."""
+
+    def __init__(self, argv: list[str]) -> None:
+        super().__init__(argv)
+        self.depth = 0
+        self.slow: dict[tuple[int, str, str], list[float]] = {}
+
+    def notify(self, receiver: Any, event: Any) -> bool:  # type: ignore[override]
+        kind, depth = event.type(), self.depth
+        self.depth += 1
+        began = time.perf_counter()
+        try:
+            return super().notify(receiver, event)
+        finally:
+            self.depth -= 1
+            ms = (time.perf_counter() - began) * 1000
+            if ms >= SLOW_MS:
+                key = (depth, type(receiver).__name__, getattr(kind, "name", str(kind)))
+                entry = self.slow.setdefault(key, [0, 0.0, 0.0])
+                entry[0] += 1
+                entry[1] += ms
+                entry[2] = max(entry[2], ms)
+
+    def report(self, top: int = 30) -> list[str]:
+        """The slow events by total time, deepest last within a tie: one line each."""
+        rows = sorted(self.slow.items(), key=lambda kv: -kv[1][1])[:top]
+        return [f"{total / 1000:7.1f} s in {n:5d} events (longest {longest:6.0f} ms)  depth {depth}  "
+                f"{cls}: {kind}" for (depth, cls, kind), (n, total, longest) in rows]
