@@ -196,7 +196,7 @@ class TalkWindow(QWidget):
             self._next_to_build += 1  # built already (a step the speaker jumped to)
         if self._next_to_build < len(self.steps):
             self.panel(self._next_to_build)
-            QTimer.singleShot(0, self._build_next)
+            QTimer.singleShot(0, self, self._build_next)  # (with the window as context: dropped if it goes)
 
     def panel(self, i: int) -> Any:
         """Step ``i``'s panel, built (and asked for its results) the first time it is needed."""
