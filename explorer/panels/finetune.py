@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from explorer.panels.curves import CurvesPanel
 from explorer.session import Session
-from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool
+from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool, retire
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
 from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor, finished_text
@@ -199,6 +199,7 @@ class FinetunePanel(QWidget):
         first_of_ablation = run.ablation and run.strategy == "full"
         if probes and "--resume" not in args and (not run.ablation or first_of_ablation):
             self.probe_table.reset(probes, "ablation (full, frozen, scratch)" if first_of_ablation else run.name)
+        retire(self.job)
         self.job = ProcessTrainJob(args, self, command="finetune")
         self.job.run_event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer.failures import explain
 from explorer.session import Session
-from explorer.tasks import ProcessTrainJob
+from explorer.tasks import ProcessTrainJob, retire
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
 from explorer.widgets.settings_form import SettingsForm
 
@@ -232,6 +232,7 @@ class TrainPanel(QWidget):
 
     def _launch(self, args: list[str], message: str) -> None:
         self.monitor.add_run(self.run_name)
+        retire(self.job)
         self.job = ProcessTrainJob(args, self)
         self.job.run_event.connect(self._on_event)
         self.job.finished.connect(self._on_finished)

@@ -141,3 +141,36 @@ def test_a_long_job_stops_inside_the_engine_s_own_loops(qtbot):
     assert failed and "cancel" in failed[0].lower()
     assert 0 < len(asked) < len(cloze_items()) / 2, "the job ran on after Stop"
     assert wait_for_workers(10_000)
+
+
+def test_a_finished_training_job_is_let_go_and_a_running_one_when_it_ends(qtbot):
+    """Each run started kept its job and QProcess as the panel's children for the life of the window (+204 of
+    each in the chaos bench). A job the panel is done with goes: at once when its process has ended, else when it
+    ends (a stopped run may still be saving its state)."""
+    import shiboken6
+    from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
+
+    from explorer.tasks import retire
+
+    class Job(QObject):
+        finished = Signal(str)
+        failed = Signal(str)
+
+        def __init__(self, running: bool) -> None:
+            super().__init__()
+            self.running = running
+
+    def flush() -> None:
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+
+    done, saving = Job(False), Job(True)
+    retire(done)
+    retire(saving)
+    retire(None)
+    flush()
+    assert not shiboken6.isValid(done)
+    assert shiboken6.isValid(saving)  # still saving: left alone
+    saving.running = False
+    saving.finished.emit("stopped")
+    flush()
+    assert not shiboken6.isValid(saving)
