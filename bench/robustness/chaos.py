@@ -291,7 +291,7 @@ def main() -> None:
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms;
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms;
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
