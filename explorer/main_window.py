@@ -30,12 +30,12 @@ from explorer.panels.train import TrainPanel
 from explorer.session import Session
 from explorer.tasks import (
     BackgroundJob,
-    ProcessTrainJob,
     TaskRunner,
     stop_queries,
     wait_for_workers,
 )
 from explorer.theme import apply_theme, apply_zoom
+from explorer.training_process import ProcessTrainJob
 from explorer.widgets.tabs import tab_widget
 
 if TYPE_CHECKING:

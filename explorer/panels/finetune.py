@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
 
 from explorer.panels.curves import CurvesPanel
 from explorer.session import Session
-from explorer.tasks import ProcessTrainJob, TaskRunner, query_pool, retire
+from explorer.tasks import TaskRunner, query_pool
+from explorer.training_process import ProcessTrainJob, retire
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
 from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor, finished_text

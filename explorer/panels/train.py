@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer.failures import explain
 from explorer.session import Session
-from explorer.tasks import ProcessTrainJob, retire
+from explorer.training_process import ProcessTrainJob, retire
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
 from explorer.widgets.settings_form import SettingsForm
 

@@ -150,7 +150,7 @@ def test_a_finished_training_job_is_let_go_and_a_running_one_when_it_ends(qtbot)
     import shiboken6
     from PySide6.QtCore import QCoreApplication, QEvent, QObject, Signal
 
-    from explorer.tasks import retire
+    from explorer.training_process import retire
 
     class Job(QObject):
         finished = Signal(str)
