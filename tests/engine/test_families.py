@@ -43,7 +43,7 @@ def run_unigram(ctx):
 
 def load_unigram(run_dir, config):
     vocab = (run_dir / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
-    logprob = read_tensors(run_dir, config)["logprob"].numpy()
+    logprob = read_tensors(run_dir, config)["logprob"].cpu().numpy()
     if logprob.shape != (len(vocab),):
         raise CheckpointError(f"{run_dir}: {logprob.shape[0]} probabilities for {len(vocab)} words")
     index = {w: i for i, w in enumerate(vocab)}

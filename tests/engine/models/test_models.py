@@ -142,7 +142,7 @@ def test_word2vec_subwords_give_unknown_words_a_vector(topic_corpus, kernel):
     rows = ngram_rows("bananas", cfg, len(vocab))
     assert rows and all(len(vocab) <= r < len(vocab) + cfg.subword_buckets for r in rows)
     assert model.syn0[-1].abs().sum() == 0  # the padding row stays zero
-    v = model.syn0[rows].mean(0).numpy()
+    v = model.syn0[rows].mean(0).cpu().numpy()
     banana = model.word_vectors()[vocab.index["banana"]]
     truck = model.word_vectors()[vocab.index["truck"]]
     cos = lambda a, b: a @ b / np.linalg.norm(a) / np.linalg.norm(b)  # noqa: E731
