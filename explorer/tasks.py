@@ -71,6 +71,7 @@ def _freezer() -> _Freezer:
 
 
 COLLECT_EVERY_MS = 250  # the GUI thread's look at the collector's counts (pyqtgraph's GarbageCollector does the same)
+YOUNG_AT_MOST_S = 2.0  # garbage of the youngest generation waits no longer than this, however its count went
 
 
 class _GuiCollector(QObject):
@@ -79,24 +80,33 @@ class _GuiCollector(QObject):
     that thread, holding Qt's connection lock while it waited for the GIL that the GUI thread held, itself
     waiting for that lock: the window hung for good (tests/explorer/test_chaos.py, after a closed talk window's
     panels became garbage). So automatic collection is off, and this timer collects as Python would have, by
-    generation and the same thresholds."""
+    generation and the same thresholds. Python collects the moment an allocation takes the youngest count past
+    its threshold; a look every 250 ms can miss that moment, when objects freed in between (a closed window's
+    widgets) brought the count back down, and the garbage made before would wait for the next burst of
+    allocations. So the youngest generation is also collected when it holds anything and
+    ``YOUNG_AT_MOST_S`` passed since the last collection (cheap: only the young objects are scanned)."""
 
     def __init__(self) -> None:
         import gc
+        import time
 
         super().__init__()
         self.threshold = gc.get_threshold()
         gc.disable()
+        self.last = time.monotonic()
         self.timer = QTimer(self, interval=COLLECT_EVERY_MS)
         self.timer.timeout.connect(self.collect)
         self.timer.start()
 
     def collect(self) -> None:
         import gc
+        import time
 
         count = gc.get_count()
-        if count[0] <= self.threshold[0]:
+        now = time.monotonic()
+        if count[0] <= self.threshold[0] and (count[0] <= 0 or now - self.last < YOUNG_AT_MOST_S):
             return
+        self.last = now
         generation = 0
         if count[1] > self.threshold[1]:
             generation = 2 if count[2] > self.threshold[2] else 1

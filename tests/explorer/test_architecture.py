@@ -89,3 +89,33 @@ def test_cyclic_garbage_is_collected_on_the_gui_thread(qtbot):
     qtbot.waitUntil(lambda: refs[0]() is None, timeout=5_000)
     assert collected_in == [threading.main_thread().name]
     window.close()
+
+
+def test_garbage_is_collected_even_when_frees_bring_the_collectors_count_back_down(qtbot):
+    """Python collects when an allocation passes the threshold; the GUI thread looks every 250 ms, and objects
+    freed in between (a closed window's widgets) can bring the count back under it: the garbage made before
+    must not wait for the next burst of allocations (it did, after the shell's tests closed their windows)."""
+    import gc
+    import weakref
+
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    threshold = gc.get_threshold()[0]
+
+    class Node:
+        pass
+
+    gc.collect()  # (the window's own young objects: the count starts from nothing)
+    a, b = Node(), Node()
+    a.other, b.other = b, a
+    ref = weakref.ref(a)
+    del a, b
+    passing = [[] for _ in range(3 * threshold)]  # past the threshold (no collection: automatic collection is off)
+    assert gc.get_count()[0] > threshold
+    del passing  # ... and back under it before the GUI thread looks
+    assert gc.get_count()[0] < threshold and ref() is not None
+    qtbot.waitUntil(lambda: ref() is None, timeout=5_000)
+    window.close()
