@@ -83,8 +83,12 @@ class LossPlot(pg.PlotWidget):
         self.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.getPlotItem().setClipToView(True)
         self.smoother = Smoother()
-        self.curves: dict[str, pg.PlotDataItem] = {}
+        # every curve's points and look, shown or not; a pyqtgraph item only for the curves shown. A hidden
+        # curve's item (with its symbol atlas and scatter item: about 0.25 MB for a run's two loss curves) is let
+        # go and made again when it is shown: the chaos bench's hundreds of unticked runs kept theirs for good
         self.buffers: dict[str, _Buffer] = {}
+        self.styles: dict[str, dict[str, Any]] = {}
+        self.curves: dict[str, pg.PlotDataItem] = {}  # the curves shown
         self._dirty: set[str] = set()
         self._timer = QTimer(self, interval=100)
         self._timer.timeout.connect(self._redraw)
@@ -96,7 +100,10 @@ class LossPlot(pg.PlotWidget):
         self._place_empty()
 
     def has_points(self) -> bool:
-        return any(b.n for name, b in self.buffers.items() if self.curves[name].isVisible())
+        return any(self.buffers[name].n for name in self.curves)
+
+    def shown(self, name: str) -> bool:
+        return name in self.curves
 
     def _show_empty(self, empty: bool) -> None:
         if empty == self._showing_empty:
@@ -133,19 +140,23 @@ class LossPlot(pg.PlotWidget):
 
     def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None, colour: str | None = None,
               width: float = 2, alpha: int = 255) -> str:
-        """Create a curve once (returns its colour); later calls return the existing one's colour."""
-        if name in self.curves:
-            return self.curves[name].opts["pen"].color().name()
-        colour = colour or PALETTE[len({c.opts["pen"].color().name() for c in self.curves.values()}) % len(PALETTE)]
-        qcolour = pg.mkColor(colour)
-        qcolour.setAlpha(alpha)
-        pen = pg.mkPen(qcolour, width=width,
-                       style=pg.QtCore.Qt.PenStyle.DashLine if dashed else pg.QtCore.Qt.PenStyle.SolidLine)
-        item = self.plot([], [], pen=pen, name=name, symbol=symbol, symbolBrush=colour, symbolSize=7,
-                         connect="finite")
-        self.curves[name] = item
+        """Create a curve once, shown (returns its colour); later calls return the existing one's colour."""
+        if name in self.styles:
+            return str(self.styles[name]["colour"])
+        colour = colour or PALETTE[len({st["colour"] for st in self.styles.values()}) % len(PALETTE)]
+        self.styles[name] = {"colour": colour, "dashed": dashed, "symbol": symbol, "width": width, "alpha": alpha}
         self.buffers[name] = _Buffer()
+        self._make_item(name)
         return colour
+
+    def _make_item(self, name: str) -> None:
+        st = self.styles[name]
+        qcolour = pg.mkColor(st["colour"])
+        qcolour.setAlpha(st["alpha"])
+        pen = pg.mkPen(qcolour, width=st["width"],
+                       style=pg.QtCore.Qt.PenStyle.DashLine if st["dashed"] else pg.QtCore.Qt.PenStyle.SolidLine)
+        self.curves[name] = self.plot(*self.buffers[name].data(), pen=pen, name=name, symbol=st["symbol"],
+                                      symbolBrush=st["colour"], symbolSize=7, connect="finite")
 
     def run_curves(self, run: str) -> str:
         """A training run's two loss curves, created once: the smoothed loss bold in the run's colour
@@ -168,20 +179,21 @@ class LossPlot(pg.PlotWidget):
     def append(self, name: str, x: float, y: float) -> None:
         self.curve(name)
         self.buffers[name].append(float(x), float(y) if y is not None else np.nan)
-        self._dirty.add(name)
+        if name in self.curves:
+            self._dirty.add(name)
 
     def set_visible(self, name: str, visible: bool) -> None:
-        """Show or hide a curve; the legend lists only the curves shown."""
-        if name not in self.curves:
+        """Show or hide a curve; the legend lists only the curves shown. A hidden curve keeps its points and
+        look, not its pyqtgraph item."""
+        if name not in self.styles or (name in self.curves) == visible:
             return
-        item = self.curves[name]
-        if item.isVisible() == visible:
-            return
-        item.setVisible(visible)
         if visible:
-            self.legend.addItem(item, name)
+            self._make_item(name)  # (with every point so far; the legend lists it)
         else:
+            item = self.curves.pop(name)
             self.legend.removeItem(item)
+            self.removeItem(item)
+            self._dirty.discard(name)
         self._show_empty(not self.has_points())
 
     def clear_curves(self) -> None:
@@ -189,6 +201,7 @@ class LossPlot(pg.PlotWidget):
             self.removeItem(item)
         self.legend.clear()
         self.curves.clear()
+        self.styles.clear()
         self.buffers.clear()
         self._dirty.clear()
         self.smoother.forget()

@@ -141,7 +141,7 @@ class RunMonitor(QSplitter):
         for name in self.events:
             self.loss_plot.set_run_visible(name, name not in hidden)
             self.extra_plot.set_visible(name, name not in hidden)
-        for curve in self.eval_plot.curves:
+        for curve in self.eval_plot.styles:
             run, _, rest = curve.rpartition(" ")
             self.eval_plot.set_visible(curve, rest == metric and run not in hidden)
         self.eval_plot.setLabel("left", metric or "held-out metric")

@@ -102,7 +102,7 @@ def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
                for c in range(panel.probe_table.table.columnCount())]
     assert {h.split()[0] for h in headers} == {"full", "frozen", "scratch"}  # the three runs side by side
     panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Unchecked)
-    assert not panel.loss_plot.curves[names[1]].isVisible() and panel.loss_plot.curves[names[0]].isVisible()
+    assert not panel.loss_plot.shown(names[1]) and panel.loss_plot.shown(names[0])
     SHOTS.mkdir(parents=True, exist_ok=True)
     panel.runs.item(1).setCheckState(panel.runs.item(1).checkState().Checked)
     panel.monitor.redraw_now()

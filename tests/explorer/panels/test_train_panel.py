@@ -45,7 +45,7 @@ def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
     assert done.args == ["completed"]
     steps, losses = panel.loss_plot.points(panel.run_name)
     assert len(steps) == 4 and losses[-1] < losses[0]
-    assert any(name.endswith("perplexity") for name in panel.eval_plot.curves)
+    assert any(name.endswith("perplexity") for name in panel.eval_plot.styles)
     panel.loss_plot.redraw_now()  # (it redraws from its 10 Hz timer)
     assert len(panel.loss_plot.curves[panel.run_name].getData()[0]) == 4
     assert len(panel.speed_plot.points(panel.run_name)[0]) == 4  # throughput at every logged step

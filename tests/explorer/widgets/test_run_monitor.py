@@ -26,9 +26,17 @@ def test_only_the_latest_runs_are_drawn_and_an_older_one_can_be_ticked_back(qtbo
               if monitor.runs.item(i).checkState() == Qt.CheckState.Checked]
     assert ticked == names[-SHOWN_RUNS:]
     assert monitor.runs.count() == len(names)  # the older runs stay listed
-    assert not monitor.loss_plot.curves["run 0"].isVisible()
-    assert not monitor.loss_plot.curves["run 0 smoothed"].isVisible()
-    assert not monitor.extra_plot.curves["run 0"].isVisible()
-    assert monitor.loss_plot.curves[names[-1]].isVisible()
+    assert not monitor.loss_plot.shown("run 0") and not monitor.loss_plot.shown("run 0 smoothed")
+    assert not monitor.extra_plot.shown("run 0")
+    assert monitor.loss_plot.shown(names[-1])
+    drawn = {id(item) for item in monitor.loss_plot.getPlotItem().listDataItems()}
+    assert len(drawn) == 2 * SHOWN_RUNS  # an unticked run's items are let go, not kept hidden
+    monitor.show_event("run 0", _step(30, 1.5))  # a hidden run goes on: its points are kept, nothing is drawn
+    assert not monitor.loss_plot.shown("run 0")
     monitor.runs.item(0).setCheckState(Qt.CheckState.Checked)  # the user asks for the first run again
-    assert monitor.loss_plot.curves["run 0"].isVisible()
+    assert monitor.loss_plot.shown("run 0") and monitor.extra_plot.shown("run 0")
+    x, y = monitor.loss_plot.curves["run 0"].getData()
+    assert list(x) == [10, 20, 30] and list(y) == [3.0, 2.0, 1.5]  # every point, the hidden time's too
+    colour = monitor.loss_plot.curves["run 0"].opts["pen"].color()
+    assert colour.name() == monitor.loss_plot.curves["run 0 smoothed"].opts["pen"].color().name()
+    assert colour.alpha() < 255  # the raw loss drawn faint again, as it was
