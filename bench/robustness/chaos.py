@@ -271,6 +271,9 @@ def main() -> None:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
         for line in app.report():
             print("  " + line, flush=True)
+        print("Qt events of 250 ms or more (the stalls, and what they sent), by count:", flush=True)
+        for line in app.stall_report():
+            print("  " + line, flush=True)
     if args.exit_at_end:
         os._exit(0)
     if args.growth or args.trace:

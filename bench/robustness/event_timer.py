@@ -15,11 +15,12 @@ from typing import Any
 from PySide6.QtWidgets import QApplication
 
 SLOW_MS = 20.0  # events that took at least this long are kept
+STALL_MS = 250.0  # the chaos bench's stall: such events are also counted apart
 
 
 class TimedApplication(QApplication):
     """Keeps, for each (nesting depth, receiver class, event type), how many events took ``SLOW_MS`` or more,
-    their total and their longest, in milliseconds."""
+    their total and their longest, in milliseconds, and how many took ``STALL_MS`` or more."""
 
     def __init__(self, argv: list[str]) -> None:
         super().__init__(argv)
@@ -37,13 +38,21 @@ class TimedApplication(QApplication):
             ms = (time.perf_counter() - began) * 1000
             if ms >= SLOW_MS:
                 key = (depth, type(receiver).__name__, getattr(kind, "name", str(kind)))
-                entry = self.slow.setdefault(key, [0, 0.0, 0.0])
+                entry = self.slow.setdefault(key, [0, 0.0, 0.0, 0])
                 entry[0] += 1
                 entry[1] += ms
                 entry[2] = max(entry[2], ms)
+                entry[3] += ms >= STALL_MS
 
     def report(self, top: int = 30) -> list[str]:
         """The slow events by total time, deepest last within a tie: one line each."""
         rows = sorted(self.slow.items(), key=lambda kv: -kv[1][1])[:top]
-        return [f"{total / 1000:7.1f} s in {n:5d} events (longest {longest:6.0f} ms)  depth {depth}  "
-                f"{cls}: {kind}" for (depth, cls, kind), (n, total, longest) in rows]
+        return [f"{total / 1000:7.1f} s in {n:5d} events (longest {longest:6.0f} ms, {stalls} of {STALL_MS:.0f} ms "
+                f"or more)  depth {depth}  {cls}: {kind}" for (depth, cls, kind), (n, total, longest, stalls) in rows]
+
+    def stall_report(self, top: int = 20) -> list[str]:
+        """The events of ``STALL_MS`` or more, by how many: the outermost (depth 0, the stalls themselves) and
+        the ones they sent (depth 1)."""
+        rows = sorted(((k, v) for k, v in self.slow.items() if v[3] and k[0] <= 1), key=lambda kv: (-kv[1][3], kv[0]))
+        return [f"{stalls:5d} of {STALL_MS:.0f} ms or more (longest {longest:6.0f} ms)  depth {depth}  {cls}: {kind}"
+                for (depth, cls, kind), (_n, _total, longest, stalls) in rows[:top]]
