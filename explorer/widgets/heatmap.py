@@ -35,10 +35,11 @@ def fitting_labels(labels: tuple[str, ...], cell: float, widths: list[int], gap:
 class Heatmap(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.plot = without_background_cache(pg.PlotWidget(background="w"))
+        # no context menu, and none built: pyqtgraph builds a view's menu (two forms of axis controls) unless told
+        # at construction, a quarter of a plot's making (a talk step's panel is built in one turn of the event loop)
+        self.plot = without_background_cache(pg.PlotWidget(background="w", enableMenu=False))
         self.plot.setAspectLocked(False)
         self.plot.invertY(True)
-        self.plot.setMenuEnabled(False)
         self.image = pg.ImageItem(axisOrder="row-major")
         self.image.setColorMap(COLOURMAP)
         self.plot.addItem(self.image)
@@ -125,8 +126,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.shape = (0, 0)
         self.cell = (0, 0)  # (q, k) of one head's map in the mosaic
         self.signed = False
-        self.plot = self.addPlot(row=0, col=0)
-        self.plot.setMenuEnabled(False)
+        self.plot = self.addPlot(row=0, col=0, enableMenu=False)  # (no menu built: see Heatmap)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
         self.plot.invertY(True)

@@ -12,3 +12,24 @@ def test_key_labels_never_overlap_and_keep_as_many_as_fit():
     spans = [((x * 50) - widths[labels.index(t)] / 2, (x * 50) + widths[labels.index(t)] / 2) for x, t in ticks]
     assert all(a[1] + 6 <= b[0] for a, b in zip(spans, spans[1:], strict=False))  # no two overlap
     assert len(fitting_labels(labels, 200.0, widths)) == len(labels)  # room for all: all shown
+
+
+def test_a_right_click_on_an_attention_map_opens_no_menu_and_none_is_built(qtbot):
+    """pyqtgraph's view menu (range, mouse mode, export forms) means nothing on a map of weights. (It is not built
+    either, only told at construction: made then disabled, its forms were a quarter of the attention panel's making.)"""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    from explorer.widgets.heatmap import Heatmap, HeatmapGrid
+
+    single, grid = Heatmap(), HeatmapGrid()
+    for widget in (single, grid):
+        qtbot.addWidget(widget)
+        widget.resize(300, 300)
+        widget.show()
+    for plot in (single.plot.getPlotItem(), grid.plot):
+        assert plot.getViewBox().menu is None and not plot.menuEnabled()
+    qtbot.mouseClick(single.plot.viewport(), Qt.MouseButton.RightButton, pos=QPoint(150, 150))
+    qtbot.mouseClick(grid.viewport(), Qt.MouseButton.RightButton, pos=QPoint(150, 150))
+    qtbot.wait(50)
+    assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()]
