@@ -158,6 +158,7 @@ class TalkWindow(QWidget):
             self.stack.addWidget(QWidget())  # each step's place, until its panel is built
         self._next_to_build = 0
         self._closed = False  # closed (and deleted): late signals and the build's next turn do nothing
+        self._teardown: list[Any] = []  # a closed window's panels, deleted one per turn of the event loop
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
@@ -346,8 +347,23 @@ class TalkWindow(QWidget):
             # of its panels with their answers and models (a talk window closed from its title bar stayed
             # the main window's, with a panel and a copy of the session's models per step:
             # bench/robustness/chaos.py's census)
+            built = [p for p in self.panels if p is not None]
             self.panels = [None] * len(self.steps)
+            if self.testAttribute(Qt.WidgetAttribute.WA_DeleteOnClose):
+                # deleted a panel per turn of the event loop, then the window (Qt deletes a window closed with
+                # this attribute after its closeEvent, unless the attribute is gone by then): a ten-step window
+                # deleted at once held the GUI thread up to 0.6 s beside two busy cores (chaos.py --events)
+                self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
+                self._teardown = built
+                QTimer.singleShot(0, self, self._delete_next)
             self.left.emit()
+
+    def _delete_next(self) -> None:
+        if self._teardown:
+            self._teardown.pop().deleteLater()  # (its deletion is this turn's; the next panel's, the next turn's)
+            QTimer.singleShot(0, self, self._delete_next)
+        else:
+            self.deleteLater()
 
     # ------------------------------------------------------------ export
 
