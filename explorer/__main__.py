@@ -14,6 +14,9 @@ def main(argv: list[str] | None = None) -> int:
         from engine.api import finetune_cli
 
         return finetune_cli(argv[2:])
+    from explorer.worker_threads import sleeping_worker_threads
+
+    sleeping_worker_threads()  # (before torch: the window's worker threads sleep between operations)
     from explorer.app import run
 
     return run(argv)

@@ -21,9 +21,10 @@ class ProcessTrainJob(QObject):
     def __init__(self, args: list[str], parent: QObject | None = None, command: str = "train") -> None:
         import sys
 
-        from PySide6.QtCore import QProcess
+        from PySide6.QtCore import QProcess, QProcessEnvironment
 
         from engine.api import cli_launcher
+        from explorer.worker_threads import MARK, training_environment
 
         super().__init__(parent)
         self.running = True
@@ -34,6 +35,11 @@ class ProcessTrainJob(QObject):
         self._ready = False  # the process has said it catches Ctrl-C (its first line)
         self._stop_when_ready = False
         self.process = QProcess(self)
+        if MARK in os.environ:  # the window's own OpenMP wait policy is not the training's
+            environment = QProcessEnvironment()
+            for name, value in training_environment(dict(os.environ)).items():
+                environment.insert(name, value)
+            self.process.setProcessEnvironment(environment)
         self.process.readyReadStandardOutput.connect(self._read_stdout)
         self.process.readyReadStandardError.connect(self._read_stderr)
         self.process.finished.connect(self._exited)

@@ -213,7 +213,14 @@ def main() -> None:
     p.add_argument("--exit-at-end", action="store_true",
                    help="leave at once after the end's quiet moment, freeing nothing, so that a heap profiler started "
                         "with the app (heaptrack python …) reports what was alive then as not freed; writes no results")
+    p.add_argument("--spinning-threads", action="store_true",
+                   help="leave torch's OpenMP threads spinning between operations (the app has them sleep: "
+                        "explorer/worker_threads.py)")
     args = p.parse_args()
+    if not args.spinning_threads:  # as the app does, before torch is imported
+        from explorer.worker_threads import sleeping_worker_threads
+
+        sleeping_worker_threads()
     import faulthandler
 
     faulthandler.enable()  # a crash in Qt or torch leaves every thread's stack in the log
@@ -294,7 +301,7 @@ def main() -> None:
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms;
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
