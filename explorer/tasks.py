@@ -122,14 +122,16 @@ def collect_on_the_gui_thread() -> None:
         _COLLECTOR.append(_GuiCollector())
 
 
-SWITCH_INTERVAL_S = 0.0005  # CPython's default is 0.005 (bench/speed/RESULTS.md, "the interpreter's switch interval")
+SWITCH_INTERVAL_S = 0.0001  # CPython's default is 0.005 (bench/speed/RESULTS.md, "the interpreter's switch interval")
 
 
 def responsive_interpreter() -> None:
     """Let the GUI thread take the GIL back sooner. It gives the GIL up around each call into Qt and asks for it
-    again on the way back, and a worker running Python holds it until the switch interval ends: beside two
-    such workers, a 10 ms redraw timer ran once in 8 s at CPython's 5 ms, 52 times at 1 ms and 105 times at
-    0.5 ms; workers answering model queries (torch lets the GIL go) lost nothing (bench/speed/RESULTS.md)."""
+    again on the way back (PySide asks for it at every virtual call on a widget made from Python, to look for an
+    override: hundreds in one repaint of the window), and a worker running Python holds it until the switch
+    interval ends. Beside two such workers, a 10 ms timer redrawing four plots ran once in 8 s at CPython's 5 ms,
+    4 times at 1 ms, 18 at 0.5 ms, 38 at 0.2 ms and 60 at 0.1 ms on a slow 2-core machine; workers answering model
+    queries (torch lets the GIL go) answered no fewer (bench/speed/RESULTS.md, by the rule declared there)."""
     import sys
 
     sys.setswitchinterval(SWITCH_INTERVAL_S)

@@ -3,7 +3,7 @@
 One process per policy and round, alternated (``--rounds`` each): a "GUI" thread that sleeps 10 ms, then runs
 2 ms of Python, over and over, beside a worker thread running torch's matrix products in bursts with a 2 ms pause
 between (a query's glue); how late the GUI thread wakes (ms past its 12 ms); then, alone, a 6-layer 384-wide
-encoder's forward pass on 8 x 32 tokens (a query's speed). Prints a markdown table of the medians over rounds.
+encoder's forward pass on 8 x 32 tokens (a query's speed). Writes the medians over rounds to RESULTS.md.
 
     python bench/robustness/omp_wait.py --rounds 3
 """
@@ -16,6 +16,10 @@ import os
 import statistics
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench._report import machine, write_section  # noqa: E402
 
 PROBE = r"""
 import json, statistics, threading, time
@@ -76,13 +80,23 @@ def main() -> None:
         for name, policy in policies.items():
             results[name].append(run(policy, args.seconds))
     threads = results[next(iter(results))][0]["threads"]
-    print(f"{os.cpu_count()} cores, torch {threads} threads, {args.rounds} rounds of {args.seconds:.0f} s each")
-    print("| OpenMP threads | late, median | 95th pct | 99th pct | worst | forward pass, median |")
-    print("|---|---|---|---|---|---|")
+    lines = [
+        "## Sleeping worker threads", "",
+        f"`python bench/robustness/omp_wait.py --rounds {args.rounds} --seconds {args.seconds:g}` ({machine()}; "
+        f"torch on {threads} threads): a thread that sleeps 10 ms then runs 2 ms of Python, over and over, beside a "
+        "thread running torch's matrix products in bursts with 2 ms pauses (a model query's glue); how late it "
+        "wakes; then, alone, a 6-layer 384-wide encoder's forward pass on 8 x 32 tokens. One process per policy "
+        "and round, alternated; medians over the rounds. The window's process has its threads sleep "
+        "(explorer/worker_threads.py); a training process keeps OpenMP's default.", "",
+        "| OpenMP threads between operations | late, median | 95th percentile | 99th | worst | forward pass |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, rows in results.items():
         med = {k: statistics.median(r[k] for r in rows) for k in ("p50", "p95", "p99", "worst", "forward")}
-        print(f"| {name} | {med['p50']:.2f} ms | {med['p95']:.2f} ms | {med['p99']:.2f} ms | {med['worst']:.1f} ms "
-              f"| {med['forward']:.1f} ms |")
+        lines.append(f"| {name} | {med['p50']:.2f} ms | {med['p95']:.2f} ms | {med['p99']:.2f} ms | "
+                     f"{med['worst']:.1f} ms | {med['forward']:.1f} ms |")
+    print("\n".join(lines))
+    write_section("omp-wait", "\n".join(lines))
 
 
 if __name__ == "__main__":

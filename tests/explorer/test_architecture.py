@@ -119,3 +119,19 @@ def test_garbage_is_collected_even_when_frees_bring_the_collectors_count_back_do
     assert gc.get_count()[0] < threshold and ref() is not None
     qtbot.waitUntil(lambda: ref() is None, timeout=5_000)
     window.close()
+
+
+def test_the_window_gets_the_interpreter_back_from_busy_workers_within_a_tenth_of_a_millisecond(qtbot):
+    """A worker running Python holds the GIL until the switch interval ends, and the GUI thread asks for it at
+    every call from Qt into Python: CPython's 5 ms made a repaint of the window wait seconds beside two such
+    workers (bench/speed/gui_switch_interval.py chose 0.1 ms)."""
+    import sys
+
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    sys.setswitchinterval(0.005)  # CPython's default, as a fresh process has it
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    assert sys.getswitchinterval() <= 0.0001 + 1e-9
+    window.close()
