@@ -1,5 +1,5 @@
 """Live training curves: each curve is created once and fed from growing numpy buffers; the view
-redraws from a 10 Hz timer (not per event), with peak downsampling and clipping to the view; NaNs
+redraws from a timer four times a second (not per event), with peak downsampling and clipping to the view; NaNs
 (a diverged step) leave a gap instead of breaking the plot."""
 
 from __future__ import annotations
@@ -14,6 +14,10 @@ from PySide6.QtWidgets import QApplication, QLabel
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import without_background_cache
 
+# A redraw sets the curves' data, pyqtgraph's autorange, bounds and axes going, then repaints the plot on the GUI
+# thread: 10 a second kept the Pretrain tab among the chaos bench's most frequent stalls while a training ran
+# (bench/robustness/RESULTS.md); four a second still reads as live
+REDRAW_MS = 250
 PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"]
 
 
@@ -90,7 +94,7 @@ class LossPlot(pg.PlotWidget):
         self.styles: dict[str, dict[str, Any]] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}  # the curves shown
         self._dirty: set[str] = set()
-        self._timer = QTimer(self, interval=100)
+        self._timer = QTimer(self, interval=REDRAW_MS)
         self._timer.timeout.connect(self._redraw)
         self._timer.start()
         self._show_empty(True)
@@ -218,7 +222,7 @@ class LossPlot(pg.PlotWidget):
         self._redraw()  # what came while it was hidden
 
     def _redraw(self, hidden_too: bool = False) -> None:
-        """The curves given the points that came since the last redraw (10 times a second at most). A plot
+        """The curves given the points that came since the last redraw (four times a second at most). A plot
         not on screen (its tab not shown) waits until it is: each redraw sets pyqtgraph's autorange, bounds and
         axes going, and a training's curves went on being drawn on every tab the user was not looking at."""
         if not self._dirty or not (hidden_too or self.isVisible()):

@@ -162,6 +162,6 @@ class RunMonitor(QSplitter):
             plot.autoRange()
 
     def redraw_now(self) -> None:
-        """Draw what the plots' 10 Hz timers would (screenshots, exports)."""
+        """Draw what the plots' timers would (screenshots, exports)."""
         for plot in (self.loss_plot, self.eval_plot, self.extra_plot):
             plot.redraw_now()

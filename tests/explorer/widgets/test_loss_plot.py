@@ -74,3 +74,29 @@ def test_a_hidden_plot_draws_what_came_when_it_is_shown(qtbot):
     qtbot.waitUntil(lambda: plot.curves["run"].getData()[0] is not None
                     and len(plot.curves["run"].getData()[0]) == 50, timeout=2_000)
     assert not plot.empty.isVisible()
+
+
+def test_a_training_that_logs_fast_is_redrawn_a_few_times_a_second_not_at_every_point(qtbot):
+    """Each redraw sets pyqtgraph's autorange and axes going and repaints the plot on the GUI thread: a run logging
+    a point every 10 ms is drawn at most four or five times a second, every point in the end."""
+    import time
+
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.show()
+    plot.append("run", 0, 5.0)
+    drawn: list[int] = []
+    item = plot.curves["run"]
+    original = item.setData
+    item.setData = lambda *a, **k: (drawn.append(len(a[0]) if a else 0), original(*a, **k))  # type: ignore[method-assign]
+    began = time.monotonic()
+    step = 1
+    while time.monotonic() - began < 1.0:
+        plot.append("run", step, 5.0 - step / 100)
+        step += 1
+        qtbot.wait(10)
+    qtbot.waitUntil(lambda: bool(drawn) and drawn[-1] == step, timeout=2_000)  # every point, in the end
+    assert step > 40 and len(drawn) <= 6  # (1 s of points, then the last redraw)
