@@ -12,7 +12,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtWidgets import QApplication
+from PySide6.QtCore import QEvent
+from PySide6.QtWidgets import QApplication, QWidget
 
 SLOW_MS = 20.0  # events that took at least this long are kept
 STALL_MS = 250.0  # the chaos bench's stall: such events are also counted apart
@@ -29,6 +30,11 @@ class TimedApplication(QApplication):
 
     def notify(self, receiver: Any, event: Any) -> bool:  # type: ignore[override]
         kind, depth = event.type(), self.depth
+        name = ""
+        if kind == QEvent.Type.MetaCall:  # a queued call: to a helper object (a panel's TaskRunner), named by its owner
+            parent = receiver.parent()
+            if parent is not None and not isinstance(receiver, QWidget):
+                name = f"{type(receiver).__name__} of {type(parent).__name__}"
         self.depth += 1
         began = time.perf_counter()
         try:
@@ -37,7 +43,7 @@ class TimedApplication(QApplication):
             self.depth -= 1
             ms = (time.perf_counter() - began) * 1000
             if ms >= SLOW_MS:
-                key = (depth, type(receiver).__name__, getattr(kind, "name", str(kind)))
+                key = (depth, name or type(receiver).__name__, getattr(kind, "name", str(kind)))
                 entry = self.slow.setdefault(key, [0, 0.0, 0.0, 0])
                 entry[0] += 1
                 entry[1] += ms
