@@ -2,11 +2,12 @@
 
 torch's CPU kernels run on an OpenMP team. Between two parallel regions GNU OpenMP's threads spin for a while
 before they sleep, so a model query on a laptop's two cores kept both busy between its operations, and the GUI
-thread waited for a core: a thread that wakes every 10 ms beside a query loop woke 2.8 ms late at the 95th
-percentile with spinning threads and 0.14 ms late with sleeping ones, and a query was no slower beyond the
-machine's noise (bench/robustness/omp_wait.py; bench/robustness/RESULTS.md, "Sleeping worker threads"). The policy is read once, when torch's OpenMP library
-loads, so it is set before torch is imported, and only where the user has not set it. A training process started
-from the window gets it back as it was: a training's threads are its own, and spinning is faster."""
+thread waited for a core: a thread that wakes every 10 ms beside a query loop woke 2.9 ms late at the 95th
+percentile with spinning threads and 0.15 ms late with sleeping ones, and a query was no slower beyond the
+machine's noise (bench/robustness/omp_wait.py; bench/robustness/RESULTS.md, "Sleeping worker threads").
+The policy is read once, when torch's OpenMP library loads, so it is set before torch is imported, and only
+where the user has not set it. A training process started from the window gets it back as it was: a training's
+threads are its own, and spinning is faster."""
 
 from __future__ import annotations
 

@@ -351,10 +351,6 @@ def test_a_closed_talk_is_deleted_a_panel_per_turn_of_the_event_loop(qtbot, bert
     qtbot.waitUntil(lambda: "window" in order, timeout=5_000)
     ticker.stop()
     deletions = [(i, what) for i, what in enumerate(order) if what != "tick"]
-    assert [what for _, what in deletions] == ["panel"] * len(talk_steps(bert_deck)) + ["window"]
+    assert [what for _, what in deletions] == ["panel"] * len(check_deck(bert_deck).steps) + ["window"]
     assert all(b - a > 1 for (a, _), (b, _) in zip(deletions, deletions[1:], strict=False))  # a tick between each
     window.close()
-
-
-def talk_steps(deck) -> list:
-    return check_deck(deck).steps
