@@ -278,6 +278,12 @@ def main() -> None:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
         for line in app.report():
             print("  " + line, flush=True)
+        print("Paint events by widget class, most pixels first:", flush=True)
+        for line in app.paint_report():
+            print("  " + line, flush=True)
+        print("The slowest stalls, with what they sent:", flush=True)
+        for line in app.worst_report():
+            print("  " + line, flush=True)
         print("Qt events of 250 ms or more (the stalls, and what they sent), by count:", flush=True)
         for line in app.stall_report():
             print("  " + line, flush=True)

@@ -27,6 +27,9 @@ class TimedApplication(QApplication):
         super().__init__(argv)
         self.depth = 0
         self.slow: dict[tuple[int, str, str], list[float]] = {}
+        self.paints: dict[str, list[float]] = {}  # receiver class -> [paint events, pixels painted, ms]
+        self.inside: dict[str, list[float]] = {}  # during the current outermost event: class: event -> [n, ms]
+        self.worst: list[tuple[float, str, list[str]]] = []  # the slowest outermost events, with what they sent
 
     def notify(self, receiver: Any, event: Any) -> bool:  # type: ignore[override]
         kind, depth = event.type(), self.depth
@@ -42,6 +45,23 @@ class TimedApplication(QApplication):
         finally:
             self.depth -= 1
             ms = (time.perf_counter() - began) * 1000
+            if depth:
+                inner = self.inside.setdefault(f"{type(receiver).__name__}: {getattr(kind, 'name', kind)}", [0, 0.0])
+                inner[0] += 1
+                inner[1] += ms
+            else:
+                if ms >= STALL_MS:
+                    parts = sorted(self.inside.items(), key=lambda kv: -kv[1][1])[:6]
+                    self.worst.append((ms, f"{name or type(receiver).__name__}: {getattr(kind, 'name', kind)}",
+                                       [f"{k} ×{n} {t:.0f} ms" for k, (n, t) in parts]))
+                    self.worst = sorted(self.worst, key=lambda w: -w[0])[:40]
+                self.inside = {}
+            if kind == QEvent.Type.Paint:
+                rect = event.rect()
+                entry = self.paints.setdefault(type(receiver).__name__, [0, 0.0, 0.0])
+                entry[0] += 1
+                entry[1] += rect.width() * rect.height()
+                entry[2] += ms
             if ms >= SLOW_MS:
                 key = (depth, name or type(receiver).__name__, getattr(kind, "name", str(kind)))
                 entry = self.slow.setdefault(key, [0, 0.0, 0.0, 0])
@@ -62,3 +82,14 @@ class TimedApplication(QApplication):
         rows = sorted(((k, v) for k, v in self.slow.items() if v[3] and k[0] <= 1), key=lambda kv: (-kv[1][3], kv[0]))
         return [f"{stalls:5d} of {STALL_MS:.0f} ms or more (longest {longest:6.0f} ms)  depth {depth}  {cls}: {kind}"
                 for (depth, cls, kind), (_n, _total, longest, stalls) in rows[:top]]
+
+    def paint_report(self, top: int = 25) -> list[str]:
+        """Paint events by receiver class, most pixels first: how often each kind of widget is painted, how much
+        of it, and the time (a parent's paint time includes none of its children's: Qt paints them apart)."""
+        rows = sorted(self.paints.items(), key=lambda kv: -kv[1][1])[:top]
+        return [f"{n:7d} paints, {px / 1e6:8.1f} Mpx, {ms / 1000:6.1f} s  {cls}" for cls, (n, px, ms) in rows]
+
+    def worst_report(self) -> list[str]:
+        """The slowest outermost events, each with the nested events that took most of its time (their times
+        overlap when they nest)."""
+        return [f"{ms:6.0f} ms  {what}  <- {'; '.join(parts)}" for ms, what, parts in self.worst]

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QProgressBar,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -45,6 +48,32 @@ def parse_analogy(text: str) -> tuple[str, str, str] | None:
     return (second, first, third) if signs[0] == "-" else (third, first, second)
 
 
+def similarity_bar(similarity: float) -> QTableWidgetItem:
+    """The bar column's cell of one neighbour: its share of the cell (0-1; a negative similarity: none) for
+    ``SimilarityBars`` to fill."""
+    item = QTableWidgetItem()
+    item.setData(Qt.ItemDataRole.UserRole, max(0.0, min(1.0, similarity)))
+    item.setToolTip(f"cosine similarity {similarity:.3f}")
+    return item
+
+
+class SimilarityBars(QStyledItemDelegate):
+    """Paints each cell of the bar column filled from the left to its share, in the palette's highlight. One
+    call a cell: a progress-bar widget per row made the table 30 widgets, each painted through PySide's
+    wrappers (up to 17 ms a bar beside busy workers, 30 in one repaint: bench/robustness/RESULTS.md, chaos)."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        super().paint(painter, option, index)  # the row's selection, if selected
+        share = index.data(Qt.ItemDataRole.UserRole)
+        if not share:
+            return
+        bar = option.rect.adjusted(2, 3, -2, -3)  # type: ignore[attr-defined]
+        bar.setWidth(round(bar.width() * float(share)))
+        selected = option.state & QStyle.StateFlag.State_Selected  # type: ignore[attr-defined]
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Highlight
+        painter.fillRect(bar, option.palette.color(role))  # type: ignore[attr-defined]
+
+
 class NeighboursPanel(QWidget):
     shown = Signal()  # neighbours are on screen (talk decks and screenshots wait for it)
     failed = Signal(str)  # they cannot be shown: why
@@ -68,6 +97,7 @@ class NeighboursPanel(QWidget):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+        self.table.setItemDelegateForColumn(2, SimilarityBars(self.table))
         add_csv_export(self.table, lambda: table_rows(self.table), "neighbours")
         top = QHBoxLayout()
         top.addWidget(QLabel("Word:"))
@@ -147,8 +177,7 @@ class NeighboursPanel(QWidget):
             sim = QTableWidgetItem(f"{n.similarity:.3f}")
             sim.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self.table.setItem(row, 1, sim)
-            bar = QProgressBar(maximum=1000, value=int(max(0.0, n.similarity) * 1000), textVisible=False)
-            self.table.setCellWidget(row, 2, bar)
+            self.table.setItem(row, 2, similarity_bar(n.similarity))
         self.shown.emit()
 
     def _fail(self, message: str) -> None:

@@ -110,3 +110,38 @@ def test_typing_king_minus_man_plus_woman_gives_queen_in_glove(qtbot, window):
         panel.word.setText("king - man + qqzzxxwv")
         panel.query()
     assert "qqzzxxwv" in panel.message.text()
+
+
+def test_similarity_bars_fill_their_cell_in_proportion(qtbot):
+    """The bar column: each row's cell is filled from the left to its similarity, a negative one not at all;
+    the table holds no widget per row."""
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication, QTableWidget
+
+    from explorer.panels.neighbours import SimilarityBars, similarity_bar
+
+    table = QTableWidget(3, 2)  # the bars in the second column, as in the panel: cells not at the left edge
+    qtbot.addWidget(table)
+    table.horizontalHeader().setStretchLastSection(True)
+    table.setItemDelegateForColumn(1, SimilarityBars(table))
+    table.resize(520, 200)
+    for row, sim in enumerate((0.9, 0.45, -0.2)):
+        table.setItem(row, 1, similarity_bar(sim))
+    table.show()
+    settle_layout()
+    image = table.viewport().grab().toImage()
+    highlight = QApplication.palette().color(QPalette.ColorRole.Highlight)
+    left, width = table.columnViewportPosition(1), table.columnWidth(1) - 4  # (the bar's 2-px margins)
+
+    def filled(row: int) -> float:
+        y = table.rowViewportPosition(row) + table.rowHeight(row) // 2
+        def near(c) -> bool:  # (a gradient's colours are rounded: within a step or two)
+            return max(abs(c.red() - highlight.red()), abs(c.green() - highlight.green()),
+                       abs(c.blue() - highlight.blue())) <= 3
+
+        return sum(near(image.pixelColor(left + 2 + x, y)) for x in range(width)) / width
+
+    assert filled(0) == pytest.approx(0.9, abs=0.02)
+    assert filled(1) == pytest.approx(0.45, abs=0.02)
+    assert filled(2) == 0
+    assert table.cellWidget(0, 1) is None
