@@ -251,6 +251,9 @@ def main() -> None:
         wait(app, 0.2)
     loaded = list(session.models)
     monkey = Monkey(window, args.seed, pace_ms=80, train=not args.no_train, history_run=args.history_run)
+    from bench.robustness.gc_timer import CollectionTimer
+
+    gc_passes = CollectionTimer()
     monkey.start()
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
     monkey.measure()
@@ -287,6 +290,8 @@ def main() -> None:
         print("Qt events of 250 ms or more (the stalls, and what they sent), by count:", flush=True)
         for line in app.stall_report():
             print("  " + line, flush=True)
+    print("Garbage collections (warm-up included):", gc_passes.report(), flush=True)
+    gc_passes.stop()
     if args.exit_at_end:
         os._exit(0)
     if args.growth or args.trace:
@@ -337,6 +342,7 @@ unloaded first, as a user closes what they opened).
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Open files at the end, by kind: {files_at_end}.
+- Python's garbage collections, the warm-up included: {gc_passes.report()}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
 - The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the

@@ -19,6 +19,16 @@ SLOW_MS = 20.0  # events that took at least this long are kept
 STALL_MS = 250.0  # the chaos bench's stall: such events are also counted apart
 
 
+def _schedstat() -> tuple[float, float]:
+    """This thread's time on a core and waiting for one so far, in ms (Linux; zeros elsewhere)."""
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            on_core, queued, _ = f.read().split()
+        return int(on_core) / 1e6, int(queued) / 1e6
+    except (OSError, ValueError):
+        return 0.0, 0.0
+
+
 class TimedApplication(QApplication):
     """Keeps, for each (nesting depth, receiver class, event type), how many events took ``SLOW_MS`` or more,
     their total and their longest, in milliseconds, and how many took ``STALL_MS`` or more."""
@@ -39,6 +49,8 @@ class TimedApplication(QApplication):
             if parent is not None and not isinstance(receiver, QWidget):
                 name = f"{type(receiver).__name__} of {type(parent).__name__}"
         self.depth += 1
+        if not depth:
+            sched = _schedstat()
         began = time.perf_counter()
         try:
             return super().notify(receiver, event)
@@ -52,7 +64,10 @@ class TimedApplication(QApplication):
             else:
                 if ms >= STALL_MS:
                     parts = sorted(self.inside.items(), key=lambda kv: -kv[1][1])[:6]
-                    self.worst.append((ms, f"{name or type(receiver).__name__}: {getattr(kind, 'name', kind)}",
+                    on_core, queued = (b - a for a, b in zip(sched, _schedstat()))
+                    self.worst.append((ms, f"{name or type(receiver).__name__}: {getattr(kind, 'name', kind)} "
+                                           f"[on a core {on_core:.0f} ms, waiting for one {queued:.0f} ms, "
+                                           f"asleep {ms - on_core - queued:.0f} ms]",
                                        [f"{k} ×{n} {t:.0f} ms" for k, (n, t) in parts]))
                     self.worst = sorted(self.worst, key=lambda w: -w[0])[:40]
                 self.inside = {}

@@ -135,3 +135,49 @@ def test_the_window_gets_the_interpreter_back_from_busy_workers_within_a_tenth_o
     qtbot.addWidget(window)
     assert sys.getswitchinterval() <= 0.0001 + 1e-9
     window.close()
+
+
+def test_a_full_collection_waits_until_the_oldest_generation_grew_by_a_quarter(qtbot):
+    """A full collection scans every tracked object (over 300 ms of the GUI thread beside busy workers): as in
+    Python's own collector, it runs only once the objects that reached the oldest generation since the last
+    one are a quarter of those that survived it; until then the middle generation is collected instead."""
+    import gc
+
+    from explorer.tasks import _GuiCollector
+
+    collector = _GuiCollector()
+    collector.timer.stop()  # driven by hand below
+    passes: list[int] = []
+
+    def note(phase, info):
+        if phase == "start":
+            passes.append(info["generation"])
+
+    def due_by_count() -> None:  # each count past its threshold, as after many allocations
+        for _ in range(gc.get_threshold()[2] + 1):
+            gc.collect(1)
+        for _ in range(gc.get_threshold()[1] + 1):
+            gc.collect(0)
+        young.extend([] for _ in range(gc.get_threshold()[0] + 1))
+
+    old = [[] for _ in range(200_000)]
+    gc.collect()
+    collector.long_lived = len(gc.get_objects(2))
+    young: list = []
+    gc.callbacks.append(note)
+    try:
+        due_by_count()
+        passes.clear()
+        collector.collect()
+        assert passes == [1]  # the oldest generation barely grew: no full collection
+        young.extend([] for _ in range(collector.long_lived // 3))  # a third more long-lived objects
+        gc.collect(1)
+        gc.collect(1)
+        due_by_count()
+        passes.clear()
+        collector.collect()
+        assert passes == [2]
+        assert collector.long_lived == len(gc.get_objects(2))
+    finally:
+        gc.callbacks.remove(note)
+        old.clear()

@@ -1,0 +1,42 @@
+"""How long the garbage collector's passes take, by generation (``chaos.py``): a full collection scans every
+object the collector tracks and holds the GIL for it, on the GUI thread (explorer/tasks.py collects there)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+from typing import Any
+
+SLOW_MS = 100.0
+
+
+class CollectionTimer:
+    """Counts the collections of each generation, their total time and the ones of ``SLOW_MS`` or more."""
+
+    def __init__(self) -> None:
+        self.began = 0.0
+        self.by_generation: dict[int, list[float]] = {}  # generation -> [collections, total ms, longest ms, slow]
+        self.off_gui_thread = 0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self.began = time.perf_counter()
+            return
+        ms = (time.perf_counter() - self.began) * 1000
+        entry = self.by_generation.setdefault(int(info["generation"]), [0, 0.0, 0.0, 0])
+        entry[0] += 1
+        entry[1] += ms
+        entry[2] = max(entry[2], ms)
+        entry[3] += ms >= SLOW_MS
+        self.off_gui_thread += threading.current_thread() is not threading.main_thread()
+
+    def stop(self) -> None:
+        if self._callback in gc.callbacks:
+            gc.callbacks.remove(self._callback)
+
+    def report(self) -> str:
+        parts = [f"generation {g}: {int(n):,} passes, {total / 1000:.1f} s in all, longest {longest:.0f} ms, "
+                 f"{int(slow)} of {SLOW_MS:.0f} ms or more" for g, (n, total, longest, slow) in sorted(self.by_generation.items())]
+        return "; ".join(parts) + f"; off the GUI thread: {self.off_gui_thread}"
