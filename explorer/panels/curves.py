@@ -26,7 +26,7 @@ from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.plot_grid import opaque_grid
-from explorer.widgets.plot_view import without_background_cache
+from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 
 # one colour per strategy, readable on white and on a projector's black
 COLOURS = {"full": "#1f77b4", "frozen": "#2ca02c", "scratch": "#d62728"}
@@ -64,7 +64,7 @@ class CurvesPanel(QWidget):
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.plot = without_background_cache(pg.PlotWidget())
+        self.plot = without_background_cache(pg.PlotWidget(viewBox=MenuOnDemand()))
         opaque_grid(self.plot.getPlotItem())
         for axis in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)

@@ -12,7 +12,7 @@ from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QLabel
 
 from explorer.widgets.plot_grid import opaque_grid
-from explorer.widgets.plot_view import without_background_cache
+from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 
 # A redraw sets the curves' data, pyqtgraph's autorange, bounds and axes going, then repaints the plot on the GUI
 # thread: 10 a second kept the Pretrain tab among the chaos bench's most frequent stalls while a training ran
@@ -68,7 +68,7 @@ class LossPlot(pg.PlotWidget):
     instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
 
     def __init__(self, parent: Any = None, y_label: str = "loss", empty_text: str = "nothing to draw yet") -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", viewBox=MenuOnDemand())
         without_background_cache(self)
         self.y_label = y_label
         self.setLabel("bottom", "step")

@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 
-from explorer.widgets.plot_view import without_background_cache
+from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 
 CLUSTER_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
 
 
 class OccurrenceMapView(pg.PlotWidget):
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent, background="w")
+        super().__init__(parent, background="w", viewBox=MenuOnDemand())
         without_background_cache(self)
         self.hideAxis("left")
         self.hideAxis("bottom")

@@ -100,3 +100,28 @@ def test_a_training_that_logs_fast_is_redrawn_a_few_times_a_second_not_at_every_
         qtbot.wait(10)
     qtbot.waitUntil(lambda: bool(drawn) and drawn[-1] == step, timeout=2_000)  # every point, in the end
     assert step > 40 and len(drawn) <= 6  # (1 s of points, then the last redraw)
+
+
+def test_the_right_click_menu_is_built_when_first_opened_and_has_pyqtgraphs_entries(qtbot):
+    """A plot is made without its view menu's 48 widgets; right-clicking it still opens the menu, with
+    pyqtgraph's View All and axis entries and the plot's own options."""
+    from PySide6.QtCore import QPoint, Qt
+    from PySide6.QtWidgets import QApplication, QMenu
+
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 350)
+    plot.show()
+    settle_layout()
+    view_box = plot.getPlotItem().vb
+    assert view_box.menu is None
+    centre = plot.mapFromScene(view_box.sceneBoundingRect().center())
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.RightButton, pos=QPoint(int(centre.x()), int(centre.y())))
+    qtbot.waitUntil(lambda: isinstance(QApplication.activePopupWidget(), QMenu), timeout=5_000)
+    menu = QApplication.activePopupWidget()
+    entries = [a.text() for a in menu.actions()]
+    assert "View All" in entries and "Plot Options" in entries
+    assert view_box.menu is not None
+    menu.close()
