@@ -36,7 +36,7 @@ from explorer.tasks import (
 )
 from explorer.theme import apply_theme, apply_zoom
 from explorer.training_process import ProcessTrainJob
-from explorer.widgets.tabs import tab_widget
+from explorer.widgets.tabs import PanelTabs
 
 if TYPE_CHECKING:
     from explorer.scenes import Scene
@@ -81,7 +81,7 @@ class MainWindow(QMainWindow):
         self.settings = QSettings("word2bert", "word2bert")
         self.setWindowTitle("word2bert")
         self.resize(1200, 760)
-        self.tabs = tab_widget()
+        self.tabs = PanelTabs()
         self.polysemy = PolysemyPanel(session)
         self.neighbours = NeighboursPanel(session)
         self.attention = AttentionPanel(session)

@@ -8,7 +8,9 @@ cost in its stalls; without the frame the whole window repaints in half the time
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QTabWidget, QWidget
+from typing import Any
+
+from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
 
 
 def tab_widget(parent: QWidget | None = None) -> QTabWidget:
@@ -16,3 +18,43 @@ def tab_widget(parent: QWidget | None = None) -> QTabWidget:
     tabs = QTabWidget(parent)
     tabs.setDocumentMode(True)
     return tabs
+
+
+class PanelTabs(QTabWidget):
+    """The main window's tabs: each panel in a scroll area of its own, so that the window's smallest size is not
+    its tallest panel's. Without it the Run history's plots made the window at least 865 pixels tall at the
+    normal zoom (a 768-pixel laptop could not show it whole) and 1,261 at zoom 6 (a 1080-pixel projector
+    neither); now a panel scrolls when the window is smaller than the panel needs, and fills it otherwise.
+    ``widget``, ``currentWidget``, ``indexOf`` and ``setCurrentWidget`` speak of the panels, not their scroll
+    areas."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDocumentMode(True)
+
+    def addTab(self, panel: QWidget, label: str) -> int:  # type: ignore[override]  # noqa: N802 - Qt's name
+        area = QScrollArea()
+        area.setWidgetResizable(True)  # the panel fills the page; scroll bars only below its smallest size
+        area.setFrameShape(QFrame.Shape.NoFrame)
+        area.viewport().setAutoFillBackground(False)  # (the window's background shows, as without the area)
+        area.setWidget(panel)
+        panel.setAutoFillBackground(False)
+        return super().addTab(area, label)
+
+    def widget(self, index: int) -> Any:
+        area = super().widget(index)
+        return area.widget() if isinstance(area, QScrollArea) else area
+
+    def currentWidget(self) -> Any:  # noqa: N802 - Qt's name
+        return self.widget(self.currentIndex())
+
+    def indexOf(self, panel: QWidget) -> int:  # type: ignore[override]  # noqa: N802 - Qt's name
+        for i in range(self.count()):
+            if self.widget(i) is panel:
+                return i
+        return -1
+
+    def setCurrentWidget(self, panel: QWidget) -> None:  # type: ignore[override]  # noqa: N802 - Qt's name
+        index = self.indexOf(panel)
+        if index >= 0:
+            self.setCurrentIndex(index)

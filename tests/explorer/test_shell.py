@@ -2,6 +2,8 @@
 
 import pytest
 
+from tests.conftest import settle_layout
+
 
 @pytest.fixture
 def make_window(qtbot):
@@ -376,3 +378,26 @@ def test_stopping_every_job_leaves_no_index_build_waiting_to_start(qtbot, make_w
     win.stop_jobs(wait_ms=5_000)
     assert indexer.queue == []
     assert indexer.job is None or not indexer.job.running
+
+
+def test_the_window_fits_a_laptop_and_a_projector_and_a_tall_panel_scrolls(qtbot, make_window):
+    """The window's smallest size is not its tallest panel's: 1366 x 720 at the normal zoom, and a 1080-pixel
+    projector at zoom 6, hold it whole (the Run history's plots made it 865 and 1,261 pixels tall); a panel
+    taller than its page scrolls, and the tab widget still names the panels themselves."""
+    win = make_window()
+    win.zoom(0)
+    win.tabs.setCurrentWidget(win.history)
+    assert win.tabs.currentWidget() is win.history
+    assert win.tabs.indexOf(win.history) == win.tabs.count() - 1
+    try:
+        for zoom, (width, height) in ((0, (1366, 720)), (6, (1920, 1080)), (6, (1280, 600))):
+            win.zoom(zoom)
+            win.resize(width, height)
+            settle_layout()
+            assert win.height() == height and win.width() == width, (zoom, win.size())
+        scroll = win.history.parentWidget().parentWidget()  # the panel's scroll area (its viewport, then it)
+        assert win.history.minimumSizeHint().height() > scroll.viewport().height()  # taller than its page...
+        assert scroll.verticalScrollBar().isVisible()  # ...so it scrolls
+        assert win.history.height() >= win.history.minimumSizeHint().height()  # not squashed
+    finally:
+        win.zoom(0)
