@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -30,7 +30,10 @@ from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.loss_plot import LossPlot
 
 TASKS = ("senses", "cloze")
-CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory (the memory cap)
+CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the memory cap)
+# the slider still this long: the checkpoints kept for quick scrubbing are let go but the one shown (a MiniLM
+# checkpoint is ~90 MB; four stayed loaded for the rest of the session after the scrubber was last moved)
+SCRUB_REST_MS = 30_000
 SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd"}
 # the last layer dashed with triangles: where it is the best layer, both curves still show
 SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {"symbol": "t", "dashed": True},
@@ -47,6 +50,8 @@ class HistoryPanel(QWidget):
         self.run_dir = ""
         self.history: list[Any] = []  # KeptCheckpoint, oldest first
         self.loaded: OrderedDict[str, Any] = OrderedDict()  # checkpoint path -> handle (LRU)
+        self._rest = QTimer(self, singleShot=True, interval=SCRUB_REST_MS)
+        self._rest.timeout.connect(self.keep_only_the_shown)
         self.scores: dict[int, dict[str, Any]] = {}  # step -> scores row
         self.chance_line: Any = None  # drawn with the first scores
         self.job: BackgroundJob | None = None
@@ -216,6 +221,7 @@ class HistoryPanel(QWidget):
             marker.setValue(kept.step)
             marker.setVisible(True)
         self.step_label.setText(f"step {kept.step:,}")
+        self._rest.start()  # (again: from now)
         if kept.path in self.loaded:
             self.loaded.move_to_end(kept.path)
             self._use(kept, self.loaded[kept.path])
@@ -237,6 +243,12 @@ class HistoryPanel(QWidget):
             self.loaded.popitem(last=False)
         if kept is self.current():
             self._use(kept, handle)
+
+    def keep_only_the_shown(self) -> None:
+        """The scrubber has rested: let go of the checkpoints kept for scrubbing, but the one shown."""
+        kept = self.current()
+        for path in [p for p in self.loaded if kept is None or p != kept.path]:
+            del self.loaded[path]
 
     def _load_failed(self, message: str) -> None:
         self.message.setText(f"this checkpoint cannot be loaded: {message}")

@@ -80,6 +80,30 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     shot(qtbot, window, "run-history-scrubber")
 
 
+def test_checkpoints_kept_for_scrubbing_are_let_go_when_the_slider_rests(qtbot, window, bert_run):
+    """While the slider moves, the last checkpoints stay loaded (moving back is instant); once it rests, all
+    but the one shown are let go, and their memory with them."""
+    import gc
+    import weakref
+
+    panel = window.history
+    panel.open_run(str(bert_run))
+    alias = "bert-run (scrubber)"
+    qtbot.waitUntil(lambda: alias in window.session.models, timeout=60_000)
+    for index in (0, 1):
+        panel.slider.setValue(index)
+        qtbot.waitUntil(lambda index=index: window.session.models[alias].path == panel.history[index].path,
+                        timeout=30_000)
+    assert len(panel.loaded) == 3  # steps 6, 2 and 4, for moving back
+    others = [weakref.ref(h) for path, h in panel.loaded.items() if path != panel.history[1].path]
+    panel._rest.setInterval(50)  # the rest, shortened (a running timer starts again with it)
+    qtbot.waitUntil(lambda: len(panel.loaded) == 1, timeout=5_000)
+    assert list(panel.loaded) == [panel.history[1].path]
+    assert window.session.models[alias].path == panel.history[1].path  # the one shown still answers
+    gc.collect()
+    assert all(ref() is None for ref in others)
+
+
 def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, tmp_path):
     from engine.cli.export import export_hf
 
