@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QEvent
 
 from tests.conftest import TINY, settle_layout
 
@@ -112,6 +113,23 @@ def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextua
     assert len(steps) > first_steps and steps[-1] == 60
 
 
+def count_events(widget, kind):
+    """How many events of ``kind`` ``widget`` gets from now (call the returned function to read it)."""
+    from PySide6.QtCore import QObject
+
+    class Counter(QObject):
+        n = 0
+
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt's name
+            if event.type() == kind:
+                self.n += 1
+            return False
+
+    counter = Counter(widget)
+    widget.installEventFilter(counter)
+    return lambda: counter.n
+
+
 def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
     from engine import api
 
@@ -127,6 +145,11 @@ def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
     assert not panel.start.isEnabled()
     assert "hidden (768) must be a multiple of heads (5)" in panel.settings.problem_label.text()
     assert panel.settings.editors["heads"].styleSheet() and panel.settings.editors["hidden"].styleSheet()
+    panel.settings.editors["hidden"].ensurePolished()  # (as on screen: an unpolished one restyles cheaply)
+    restyled = count_events(panel.settings.editors["hidden"], QEvent.Type.StyleChange)
+    panel.settings.editors["layers"].setValue(6)  # another field typed in: the marked ones stay as they are
+    panel.settings.editors["layers"].setValue(8)
+    assert restyled() == 0 and panel.settings.editors["hidden"].styleSheet()  # (restyling one took 0.4 s)
     panel.settings.editors["heads"].setValue(12)
     panel.settings.editors["lr"].setText("fast")
     assert panel.settings.problems == ["lr must be a number, not 'fast'"] and not panel.start.isEnabled()
