@@ -43,6 +43,9 @@ from explorer.widgets.tabs import tab_widget
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+# typed occurrences whose corpus neighbours are listed (the export has them all): a text with the word 400
+# times laid out a 2,000-line page, seconds of the GUI thread
+GROUPS_SHOWN = 20
 
 
 class PolysemyPanel(QWidget):
@@ -398,14 +401,17 @@ class PolysemyPanel(QWidget):
         self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
                              "the nearest occurrences in the corpus (cosine)")
         parts = []
-        for g, (sentence, hits) in enumerate(groups):
+        for g, (sentence, hits) in enumerate(groups[:GROUPS_SHOWN]):
             colour = COLOURS[g % len(COLOURS)]
             parts.append(f"<p style='color:{colour}'><b>{g + 1}. {highlight(sentence, word)}</b></p><ul>")
             for h in hits:
                 parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
             parts.append("</ul>")
+        if len(groups) > GROUPS_SHOWN:
+            parts.append(f"<p><i>… and {len(groups) - GROUPS_SHOWN} more typed occurrences of “{word}”: right-click "
+                         "here to copy or save every one's neighbours.</i></p>")
         self.results.setHtml("".join(parts))
-        self._show_compare(handle.name if handle else "", word, layer, groups, others)
+        self._show_compare(handle.name if handle else "", word, layer, groups[:GROUPS_SHOWN], others)
         self._on_screen = (key[0], word, layer)
         self._maybe_shown()
 
