@@ -75,6 +75,20 @@ def _corpus_key(corpus: str) -> str:
     return f"{Path(corpus).name}-{hashlib.sha1(corpus_identity(corpus).encode()).hexdigest()[:10]}"
 
 
+# word indexes opened from the cache, kept for the process: reading one parses its word list (JSON: the GIL held
+# for the whole parse, 0.1-0.3 s for the default corpus) and makes a dict of every word, and the lens did both at
+# every click (a py-spy profile of the chaos bench: the largest holder of the GIL besides the GUI thread). A
+# cache entry written again since (its files' times or sizes changed) is opened again.
+OPENED_KEPT = 4
+_OPENED: dict[str, tuple[tuple[int, ...], WordIndex]] = {}
+_OPENED_LOCK = threading.Lock()
+
+
+def _stamp(folder: Path) -> tuple[int, ...]:
+    return tuple(v for name in ("index.safetensors", "words.json")
+                 for st in [(folder / name).stat()] for v in (st.st_mtime_ns, st.st_size, st.st_ino))
+
+
 def word_index(corpus: str = "default", progress: Callable[[float, str], None] | None = None,
                use_cache: bool = True) -> WordIndex:
     """The word -> sentences index of ``corpus`` (built on first use, then memory-mapped from the cache)."""
@@ -85,9 +99,19 @@ def word_index(corpus: str = "default", progress: Callable[[float, str], None] |
     source = f"word index {WORD_INDEX_VERSION} of {corpus_identity(corpus)}"
     if use_cache and open_entry(folder, source) is not None:
         try:
+            stamp = _stamp(folder)
+            with _OPENED_LOCK:
+                opened = _OPENED.get(str(folder))
+            if opened is not None and opened[0] == stamp:
+                return opened[1]
             a = map_safetensors(folder / "index.safetensors")
             words = json.loads((folder / "words.json").read_text(encoding="utf-8"))
-            return WordIndex(words, a["word_starts"], a["postings"], a["text"], a["sentence_starts"], corpus)
+            index = WordIndex(words, a["word_starts"], a["postings"], a["text"], a["sentence_starts"], corpus)
+            with _OPENED_LOCK:
+                _OPENED[str(folder)] = (stamp, index)
+                while len(_OPENED) > OPENED_KEPT:
+                    _OPENED.pop(next(iter(_OPENED)))
+            return index
         except (OSError, ValueError, KeyError, InputError) as e:  # sound files of the wrong shape: build again
             notice(f"cache: the word index of '{corpus}' could not be read ({e}); building it again")
             discard(folder)

@@ -2,6 +2,7 @@
 vectors of a word's occurrences are encoded once, cached, and answer neighbour queries."""
 
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -61,3 +62,28 @@ def test_a_new_click_cancels_the_encoding(bert, topic_corpus):
     stop.set()
     with pytest.raises(Cancelled):
         word_occurrences(bert, "bus", str(topic_corpus), limit=12, stop=stop, use_cache=False)
+
+
+def test_a_word_index_is_opened_once_a_process_until_its_cache_entry_changes(topic_corpus, monkeypatch):
+    """Each click of the lens asked for the index: its word list was parsed again every time (the GIL held for
+    the parse). Now the opened index is kept; an entry written again (other files) is opened again."""
+    import engine.inspection.occurrences as occurrences
+
+    word_index(str(topic_corpus))  # (built, or opened: the first open is kept)
+    first = word_index(str(topic_corpus))
+    parsed: list[str] = []
+
+    class Counted(occurrences.WordIndex):
+        def __init__(self, words, *rest) -> None:
+            parsed.append("words")  # (made from a parsed word list)
+            super().__init__(words, *rest)
+
+    monkeypatch.setattr(occurrences, "WordIndex", Counted)
+    assert word_index(str(topic_corpus)) is first and not parsed
+    [folder] = [Path(k) for k in occurrences._OPENED if Path(k).name.startswith(Path(str(topic_corpus)).name)]
+    words = folder / "words.json"
+    replaced = folder / "words.json.new"  # written again, as a rebuild does (a new file renamed over the old)
+    replaced.write_bytes(words.read_bytes())
+    replaced.replace(words)
+    again = word_index(str(topic_corpus))
+    assert again is not first and parsed == ["words"] and again.count("piano") == first.count("piano")
