@@ -23,6 +23,16 @@ from bench.robustness.memory import rss_mb  # noqa: E402
 from bench.robustness.monkey import open_files, threads, wait  # noqa: E402
 
 
+def every_ten(passes: list[tuple[float, float, int, int]]) -> list[tuple[float, float, int, int]]:
+    """The first pass, then the first pass past each ten-minute mark, and the last."""
+    picked, mark = [passes[0]], 10.0
+    for row in passes[1:-1]:
+        if row[0] >= mark:
+            picked.append(row)
+            mark = (row[0] // 10 + 1) * 10
+    return picked + passes[-1:] if len(passes) > 1 else picked
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--minutes", type=float, default=120.0)
@@ -78,7 +88,7 @@ pretraining on the BBC corpus at the app's lower priority ({'still training at t
 | open files | {first[2]} | {last[2]} |
 | threads | {first[3]} | {last[3]} |
 
-RSS after each pass (MB): {', '.join(f'{r:,.0f}' for _, r, _, _ in passes)}.
+RSS, open files and threads about every ten minutes (minute: MB, files, threads): {'; '.join(f'{m:.0f}: {r:,.0f}, {f}, {t}' for m, r, f, t in every_ten(passes))}.
 """
     write_section("talk-hours", body)
     print(body)
