@@ -80,7 +80,7 @@ def test_a_word_index_is_opened_once_a_process_until_its_cache_entry_changes(top
 
     monkeypatch.setattr(occurrences, "WordIndex", Counted)
     assert word_index(str(topic_corpus)) is first and not parsed
-    [folder] = [Path(k) for k in occurrences._OPENED if Path(k).name.startswith(Path(str(topic_corpus)).name)]
+    [folder] = [Path(k) for k, (_, kept) in occurrences._OPENED.items() if kept is first]  # its cache entry
     words = folder / "words.json"
     replaced = folder / "words.json.new"  # written again, as a rebuild does (a new file renamed over the old)
     replaced.write_bytes(words.read_bytes())
