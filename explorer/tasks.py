@@ -88,8 +88,9 @@ class _GuiCollector(QObject):
 
     A full collection scans every object the collector tracks and was not frozen: 230 ms for the window's
     440,000 with the default models, idle, 300-350 ms beside busy workers (8 in 5 minutes of the chaos bench,
-    its census's own among them: bench/robustness/gc_timer.py). Python runs one only when the objects that reached the oldest generation since the last full one
-    are a quarter of those that survived it (``gc_collect_main``'s "long-lived pending" rule); so does this."""
+    its census's own among them: bench/robustness/gc_timer.py). Python runs one only when the objects that
+    reached the oldest generation since the last full one are a quarter of those that survived it
+    (``gc_collect_main``'s "long-lived pending" rule); so does this."""
 
     def __init__(self) -> None:
         import gc

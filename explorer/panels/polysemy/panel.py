@@ -37,15 +37,15 @@ from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.model_picker import ModelPicker
-from explorer.widgets.occurrence_map import OccurrenceMapView
+from explorer.widgets.occurrence_map import NUMBERED, OccurrenceMapView
 from explorer.widgets.tabs import tab_widget
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
-# typed occurrences whose corpus neighbours are listed (the export has them all): a text with the word 400
-# times laid out a 2,000-line page, seconds of the GUI thread
-GROUPS_SHOWN = 20
+# typed occurrences whose corpus neighbours are listed, as many as the map numbers (the export has them all): a
+# text with the word 400 times laid out a 2,000-line page, seconds of the GUI thread
+GROUPS_SHOWN = NUMBERED
 
 
 class PolysemyPanel(QWidget):
