@@ -53,6 +53,9 @@ def run(argv: list[str]) -> int:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # before the window's imports (explorer/pyside_imports.py)
     from explorer.main_window import MainWindow
     from explorer.session import Session
 

@@ -159,6 +159,9 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
         print("not quiet after six rounds of Stop-all; running jobs:",
               [getattr(job, "what", type(job).__name__) for job in monkey.window.running_jobs()], flush=True)
         print_threads()
+    # a user who stops for a while: the Run history lets go of the checkpoints it kept for quick scrubbing
+    # SCRUB_REST_MS after the slider last moved (run F's census came sooner and counted four MiniLM checkpoints)
+    wait(app, monkey.window.history.rest_left_ms() / 1000 + 0.5)
     wait(app, 2)
     release_memory()
     wait(app, 2)
@@ -233,6 +236,9 @@ def main() -> None:
         app: Any = TimedApplication(sys.argv[:1])
     else:
         app = QApplication(sys.argv[:1])
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does
     from explorer.main_window import MainWindow
     from explorer.session import Session
     from explorer.tasks import wait_for_workers

@@ -42,6 +42,9 @@ def main() -> None:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(sys.argv[:1])
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does
     from explorer.session import Session
     from explorer.talk.deck import load_deck
     from explorer.talk.window import EXPORT_SIZE, TalkWindow

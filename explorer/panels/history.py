@@ -244,6 +244,10 @@ class HistoryPanel(QWidget):
         if kept is self.current():
             self._use(kept, handle)
 
+    def rest_left_ms(self) -> int:
+        """How long until the scrubber counts as rested and lets go of its kept checkpoints (0: not waiting)."""
+        return max(0, self._rest.remainingTime()) if self._rest.isActive() else 0
+
     def keep_only_the_shown(self) -> None:
         """The scrubber has rested: let go of the checkpoints kept for scrubbing, but the one shown."""
         kept = self.current()

@@ -96,8 +96,12 @@ def test_checkpoints_kept_for_scrubbing_are_let_go_when_the_slider_rests(qtbot, 
                         timeout=30_000)
     assert len(panel.loaded) == 3  # steps 6, 2 and 4, for moving back
     others = [weakref.ref(h) for path, h in panel.loaded.items() if path != panel.history[1].path]
+    from explorer.panels.history import SCRUB_REST_MS
+
+    assert 0 < panel.rest_left_ms() <= SCRUB_REST_MS  # what a bench's quiet moment waits for
     panel._rest.setInterval(50)  # the rest, shortened (a running timer starts again with it)
     qtbot.waitUntil(lambda: len(panel.loaded) == 1, timeout=5_000)
+    assert panel.rest_left_ms() == 0
     assert list(panel.loaded) == [panel.history[1].path]
     assert window.session.models[alias].path == panel.history[1].path  # the one shown still answers
     gc.collect()
