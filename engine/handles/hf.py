@@ -110,7 +110,7 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     (checked by name and shape)."""
     from engine.checkpoints.reading import read_tensors
     from engine.config.checks import config_from_dict
-    from engine.models.masked_lm_head import base_folder, build, load_trained
+    from engine.models.masked_lm_head import base_folder, build_to_load, load_trained
 
     kind = str(config.get("kind"))  # the loader of both head families (engine.families)
     try:
@@ -118,8 +118,8 @@ def load_mlm_head(run_dir: Path, config: dict) -> TransformerHandle:
     except (KeyError, TypeError, ValueError) as e:
         raise CheckpointError(f"{run_dir}: config.json's model settings are not an {kind}'s ({e})") from None
     causal = cfg.causal
-    model, tokenizer = build(cfg.base, causal=causal)
-    load_trained(model, read_tensors(run_dir, config), f"{run_dir} ({cfg.base})")
+    model, tokenizer, fresh = build_to_load(cfg.base, causal=causal)
+    load_trained(model, read_tensors(run_dir, config), f"{run_dir} ({cfg.base})", fresh)
     model.eval()
     positions = int(getattr(model.config, "max_position_embeddings", 512))
     max_len = min(positions, int(tokenizer.model_max_length)) if tokenizer.model_max_length < 1e6 else positions

@@ -132,13 +132,13 @@ class MaskedLMTeacher:
     def __init__(self, name: str, device: torch.device) -> None:
         from engine.checkpoints.reading import read_config, read_tensors
         from engine.checkpoints.shipped import run_folder
-        from engine.models.masked_lm_head import base_folder, build, load_trained
+        from engine.models.masked_lm_head import base_folder, build_to_load, load_trained
 
         folder = run_folder(name)
         config = read_config(folder)
         base = str(config.get("model", {}).get("base", ""))
-        self.model, _ = build(base)
-        load_trained(self.model, read_tensors(folder, config), str(folder))
+        self.model, _, fresh = build_to_load(base)
+        load_trained(self.model, read_tensors(folder, config), str(folder), fresh)
         self.model.to(device).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)

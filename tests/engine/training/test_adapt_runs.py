@@ -52,6 +52,31 @@ def test_only_what_learned_is_saved_and_the_rest_comes_from_the_base(adapted):
     assert torch.allclose(loaded[top], saved[top].float()) and not torch.equal(loaded[top], base.state_dict()[top])
 
 
+@pytest.mark.parametrize("which", ["adapted", "made_causal"])
+def test_a_run_loads_to_the_weights_the_slow_build_gives(which, request):
+    """A run loads without initialising the weights it overwrites (build_to_load): every weight, the head's
+    included, is what building the network afresh and putting the run's weights in gives."""
+    from engine.checkpoints.reading import read_config, read_tensors
+    from engine.errors import CheckpointError
+    from engine.models.masked_lm_head import build, build_to_load, load_trained
+
+    out = request.getfixturevalue(which)[0]
+    causal = which == "made_causal"
+    tensors = read_tensors(out, read_config(out))
+    slow, _ = build("all-minilm-l6-v2", causal=causal)
+    load_trained(slow, tensors, "slow")
+    fast, tokenizer, fresh = build_to_load("all-minilm-l6-v2", causal=causal)
+    assert fresh and all(k.startswith("cls.") for k in fresh)  # the head, which the base does not hold
+    load_trained(fast, tensors, "fast", fresh)
+    expected, got = slow.state_dict(), fast.state_dict()
+    assert sorted(got) == sorted(expected)
+    assert [k for k in expected if not torch.equal(got[k], expected[k])] == []
+    assert (tokenizer.bos_token == tokenizer.cls_token) if causal else tokenizer.bos_token is None
+    lacking = {k: v for k, v in tensors.items() if k != sorted(fresh)[0]}
+    with pytest.raises(CheckpointError, match="lack the head's"):  # never a head left as random numbers
+        load_trained(build_to_load("all-minilm-l6-v2", causal=causal)[0], lacking, "a run without its head", fresh)
+
+
 def test_the_adapted_encoder_fills_masks_and_says_what_it_is(adapted):
     out, _ = adapted
     handle = api.load(out)
