@@ -44,6 +44,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     from transformers import AutoConfig, AutoModel, AutoTokenizer
     from transformers.models.auto import modeling_auto as auto
 
+    from engine.models.hf_memory import in_memory
+
     folder = Path(folder)
     if not any((folder / f).exists() for f in WEIGHT_FILES):
         raise CheckpointError(f"{folder} looks like a Hugging Face checkpoint (config.json) but has no "
@@ -68,7 +70,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
         objective, head = "masked", transformers.AutoModelForMaskedLM
     else:
         objective, head = "none", None
-    common = {"local_files_only": True, "attn_implementation": "eager"}
+    common = {"local_files_only": True, "attn_implementation": "eager", **in_memory()}
     reason = ""
     try:
         model = None
