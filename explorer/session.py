@@ -48,6 +48,7 @@ class Session(QObject):
         def done(_: object) -> None:
             self._loaders.remove(loader)
             self._loading.discard(path_or_name)
+            loader.deleteLater()  # (after the slots below) a runner per load, the session's child: let go
 
         loader.finished.connect(done)
         loader.failed.connect(done)
@@ -68,12 +69,14 @@ class Session(QObject):
 
         def found(names: list[str]) -> None:
             self._loaders.remove(finder)
+            finder.deleteLater()
             for name in names:
                 self.load(name)
 
         finder.finished.connect(found)
         def failed(message: str) -> None:
             self._loaders.remove(finder)
+            finder.deleteLater()
             self._on_failed(message)
 
         finder.failed.connect(failed)

@@ -174,3 +174,31 @@ def test_a_finished_training_job_is_let_go_and_a_running_one_when_it_ends(qtbot)
     saving.finished.emit("stopped")
     flush()
     assert not shiboken6.isValid(saving)
+
+
+def test_a_job_that_ended_is_deleted_and_its_owner_keeps_no_child(qtbot):
+    """Ended jobs are let go: each used to stay its panel's child for the life of the window."""
+    import shiboken6
+
+    owner = QObject()
+    done = BackgroundJob(lambda progress, stop: "answer", owner)
+    failed = BackgroundJob(lambda progress, stop: 1 / 0, owner)
+    results: list[object] = []
+    done.finished.connect(results.append)
+    failed.failed.connect(results.append)
+    qtbot.waitUntil(lambda: len(results) == 2, timeout=15_000)
+    assert "answer" in results  # its receivers ran first
+    qtbot.waitUntil(lambda: not owner.findChildren(BackgroundJob), timeout=5_000)
+    assert not shiboken6.isValid(done) and not shiboken6.isValid(failed)
+    assert not done.running and not failed.running  # what an owner keeping the object still asks answers
+    done.cancel()
+
+
+def test_a_model_load_leaves_no_runner_behind(qtbot, tmp_path):
+    from explorer.session import Session
+    from explorer.tasks import TaskRunner
+
+    session = Session()
+    session.load(str(tmp_path / "no-such-model"))  # a failed load, as a finished one: its runner goes
+    qtbot.waitUntil(lambda: not session.loading, timeout=30_000)
+    qtbot.waitUntil(lambda: not session.findChildren(TaskRunner), timeout=5_000)

@@ -98,7 +98,8 @@ def test_checkpoints_kept_for_scrubbing_are_let_go_when_the_slider_rests(qtbot, 
     others = [weakref.ref(h) for path, h in panel.loaded.items() if path != panel.history[1].path]
     from explorer.panels.history import SCRUB_REST_MS
 
-    assert 0 < panel.rest_left_ms() <= SCRUB_REST_MS  # what a bench's quiet moment waits for
+    # what a bench's quiet moment waits for (a coarse Qt timer may fire up to 5% late)
+    assert 0 < panel.rest_left_ms() <= SCRUB_REST_MS * 1.05 + 50
     panel._rest.setInterval(50)  # the rest, shortened (a running timer starts again with it)
     qtbot.waitUntil(lambda: len(panel.loaded) == 1, timeout=5_000)
     assert panel.rest_left_ms() == 0
