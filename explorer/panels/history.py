@@ -122,6 +122,7 @@ class HistoryPanel(QWidget):
         self.history_runner.failed.connect(self._history_failed)
         self.slider.valueChanged.connect(self._slid)
         self._wanted_step: int | None = None  # a scene's step, until its checkpoint is shown
+        session.modelsChanged.connect(self._alias_unloaded)
 
     # ------------------------------------------------------------ the run
 
@@ -247,6 +248,13 @@ class HistoryPanel(QWidget):
     def rest_left_ms(self) -> int:
         """How long until the scrubber counts as rested and lets go of its kept checkpoints (0: not waiting)."""
         return max(0, self._rest.remainingTime()) if self._rest.isActive() else 0
+
+    def _alias_unloaded(self) -> None:
+        """The scrubber's model was unloaded (the library's Unload): its checkpoints go with it, the one shown
+        too (the chaos bench's census found it held here after the user let go of it). Moving the slider loads
+        again."""
+        if self.alias and self.loaded and self.alias not in self.session.models:
+            self.loaded.clear()
 
     def keep_only_the_shown(self) -> None:
         """The scrubber has rested: let go of the checkpoints kept for scrubbing, but the one shown."""

@@ -109,6 +109,24 @@ def test_checkpoints_kept_for_scrubbing_are_let_go_when_the_slider_rests(qtbot, 
     assert all(ref() is None for ref in others)
 
 
+def test_unloading_the_scrubbers_model_lets_go_of_its_checkpoints(qtbot, window, bert_run):
+    import gc
+    import weakref
+
+    panel = window.history
+    panel.open_run(str(bert_run))
+    alias = "bert-run (scrubber)"
+    qtbot.waitUntil(lambda: alias in window.session.models, timeout=60_000)
+    kept = [weakref.ref(h) for h in panel.loaded.values()]
+    assert kept
+    window.session.unload(alias)  # the library's Unload
+    assert not panel.loaded
+    gc.collect()
+    assert all(ref() is None for ref in kept)  # the panel holds none of the run's checkpoints
+    panel.slider.setValue(0)  # and moving the slider loads again
+    qtbot.waitUntil(lambda: alias in window.session.models, timeout=30_000)
+
+
 def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, tmp_path):
     from engine.cli.export import export_hf
 
