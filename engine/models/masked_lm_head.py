@@ -43,13 +43,17 @@ def base_folder(base: str) -> Path:
     return folder
 
 
-def _weights(folder: Path) -> dict[str, torch.Tensor]:
-    from safetensors.torch import load_file
-
+def _weights_file(folder: Path) -> Path:
     path = folder / "model.safetensors"
     if not path.is_file():
         raise CheckpointError(f"{folder} has no model.safetensors (pickled weights are never loaded)")
-    return load_file(str(path))
+    return path
+
+
+def _weights(folder: Path) -> dict[str, torch.Tensor]:
+    from safetensors.torch import load_file
+
+    return load_file(str(_weights_file(folder)))
 
 
 @one_thread_in_transformers
@@ -90,8 +94,7 @@ def build_to_load(base: str, causal: bool = False) -> tuple[Any, Any, set[str]]:
     from engine.models.hf_memory import in_memory
 
     folder, config = _config(base, causal)
-    if not (folder / "model.safetensors").is_file():
-        raise CheckpointError(f"{folder} has no model.safetensors (pickled weights are never loaded)")
+    _weights_file(folder)
     transformers.utils.logging.disable_progress_bar()
     auto = AutoModelForCausalLM if causal else AutoModelForMaskedLM
     try:
@@ -100,7 +103,7 @@ def build_to_load(base: str, causal: bool = False) -> tuple[Any, Any, set[str]]:
         model, loading = loaded  # (with output_loading_info: the model and what loaded)
     except (OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{folder}: the encoder's weights do not load ({e})") from None
-    wrong = [k for k in loading.get("mismatched_keys") or []]
+    wrong = list(loading.get("mismatched_keys") or [])
     fresh = {k for k in loading.get("missing_keys") or [] if "position_ids" not in k}
     encoder = model.base_model_prefix + "."
     if wrong or any(k.startswith(encoder) for k in fresh):
