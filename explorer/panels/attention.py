@@ -36,6 +36,10 @@ from explorer.widgets.tabs import tab_widget
 
 DEBOUNCE_MS = 150
 DEFAULT_HEADS = 4  # heads shown in the head view at first ("all" shows every one)
+# the widgets of the views built when first shown, and their view (AttentionPanel.__getattr__)
+LAZY_WIDGETS = {**dict.fromkeys(("grid", "large", "grid_mode", "grid_note"), "model"),
+                **dict.fromkeys(("atlas", "atlas_scope", "atlas_corpus"), "atlas"),
+                **dict.fromkeys(("mix", "mix_layer", "mix_map"), "rollout")}
 GRID_MODES = ("A: this model's heads", "B: the compared model's heads", "A − B: the difference, head by head")
 MIXES = ("average over heads", "attention rollout", "compared: difference of the averages (A − B)",
          "compared: the other model's average (B)")
@@ -107,7 +111,59 @@ class AttentionPanel(QWidget):
         hl.addWidget(self.head_view, 1)
         hl.addWidget(QLabel("Hover a token on the left to see only where it looks. Blue: sentence A; red: B."))
 
-        # model view
+        # the other three views are built the first time they are shown (or asked for: ``__getattr__``): a talk's
+        # step shows one, and the model view's heatmaps and the atlas were most of the panel's build
+        self._pages: set[str] = {"head"}
+        self.views = tab_widget()
+        self.views.addTab(head_page, "Head view")
+        self._page_layouts: dict[str, QVBoxLayout] = {}  # each later view's page: its widgets go there when built
+        for view, title in zip(self.VIEWS[1:], ("Model view", "Head atlas", "Average / rollout"), strict=True):
+            page = QWidget()
+            self._page_layouts[view] = QVBoxLayout(page)
+            self.views.addTab(page, title)
+        layout = QVBoxLayout(self)
+        layout.addLayout(top)
+        layout.addWidget(self.message)
+        layout.addWidget(self.views, 1)
+
+        self._stale: set[str] = set()
+        self.views.currentChanged.connect(lambda _: self._draw_visible())  # (building the view first)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self._failed)
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.query)
+        for edit in (self.sentence, self.pair):
+            edit.textChanged.connect(lambda _: self._debounce.start())
+        self.model.currentIndexChanged.connect(lambda _: self.query())
+        self.layer.valueChanged.connect(lambda _: self._draw_head_view())
+        self.threshold.valueChanged.connect(self._threshold_changed)
+        session.modelsChanged.connect(self._refresh_models)
+        self._refresh_models()
+
+    # ------------------------------------------------------------ the views built when first shown
+
+    def __getattr__(self, name: str) -> Any:
+        """A widget of a view not built yet (``grid``, ``atlas``, ``mix_map``…): its view is built now."""
+        view = LAZY_WIDGETS.get(name)
+        if view is None or view in self.__dict__.get("_pages", {view}):
+            raise AttributeError(name)
+        self._build(view)
+        return self.__dict__[name]
+
+    def _build(self, view: str) -> None:
+        if view in self._pages:
+            return
+        self._pages.add(view)
+        layout = self._page_layouts[view]
+        if view == "model":
+            self._build_model_view(layout)
+        elif view == "atlas":
+            self._build_atlas(layout)
+        else:
+            self._build_mix(layout)
+
+    def _build_model_view(self, layout: Any) -> None:
         self.grid = HeatmapGrid()
         self.large = Heatmap()
         self.grid_mode = QComboBox()
@@ -119,73 +175,45 @@ class AttentionPanel(QWidget):
         maps_split.addWidget(self.grid)
         maps_split.addWidget(self.large)
         maps_split.setSizes([500, 400])
-        model_page = QWidget()
-        mvl = QVBoxLayout(model_page)
         mode_row = QHBoxLayout()
         mode_row.addWidget(QLabel("Show"))
         mode_row.addWidget(self.grid_mode)
         mode_row.addWidget(self.grid_note, 1)
-        mvl.addLayout(mode_row)
-        mvl.addWidget(maps_split, 1)
+        layout.addLayout(mode_row)
+        layout.addWidget(maps_split, 1)
         self.grid.clicked.connect(self.open_head)
         self.grid_mode.currentIndexChanged.connect(lambda _: self._draw_model_view())
 
-        # atlas
+    def _build_atlas(self, layout: Any) -> None:
         self.atlas = HeadAtlas()
         self.atlas.head_chosen.connect(self._atlas_clicked)
         self.atlas_scope = QLabel("over the sentence above")
         self.atlas_corpus = QPushButton("Over a corpus sample (200 sentences)")
         self.atlas_corpus.clicked.connect(self.atlas_over_corpus)
-        atlas_page = QWidget()
-        al = QVBoxLayout(atlas_page)
+        self.atlas_corpus.setEnabled(self.model.currentText() in self.session.models)
         row = QHBoxLayout()
         row.addWidget(self.atlas_scope, 1)
         row.addWidget(self.atlas_corpus)
-        al.addLayout(row)
-        al.addWidget(self.atlas, 1)
-        al.addWidget(QLabel("Click a column to sort; double-click a head to open it in the head view."))
+        layout.addLayout(row)
+        layout.addWidget(self.atlas, 1)
+        layout.addWidget(QLabel("Click a column to sort; double-click a head to open it in the head view."))
 
-        # average and rollout
+    def _build_mix(self, layout: Any) -> None:
         self.mix = QComboBox()
         self.mix.addItems(list(MIXES))
         self.mix_layer = QSpinBox(minimum=0, maximum=0)
+        if self.result is not None:
+            self.mix_layer.setMaximum(self.result.maps.weights.shape[0] - 1)
         self.mix_map = Heatmap()
-        mix_page = QWidget()
-        ml = QVBoxLayout(mix_page)
-        mrow = QHBoxLayout()
-        mrow.addWidget(self.mix)
-        mrow.addWidget(QLabel("layer"))
-        mrow.addWidget(self.mix_layer)
-        mrow.addStretch(1)
-        ml.addLayout(mrow)
-        ml.addWidget(self.mix_map, 1)
-
-        self.views = tab_widget()
-        self.views.addTab(head_page, "Head view")
-        self.views.addTab(model_page, "Model view")
-        self.views.addTab(atlas_page, "Head atlas")
-        self.views.addTab(mix_page, "Average / rollout")
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(self.message)
-        layout.addWidget(self.views, 1)
-
-        self._stale: set[str] = set()
-        self.views.currentChanged.connect(lambda _: self._draw_visible())
-        self.runner = TaskRunner(self)
-        self.runner.finished.connect(self._show)
-        self.runner.failed.connect(self._failed)
-        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
-        self._debounce.timeout.connect(self.query)
-        for edit in (self.sentence, self.pair):
-            edit.textChanged.connect(lambda _: self._debounce.start())
-        self.model.currentIndexChanged.connect(lambda _: self.query())
-        self.layer.valueChanged.connect(lambda _: self._draw_head_view())
-        self.threshold.valueChanged.connect(self._threshold_changed)
+        row = QHBoxLayout()
+        row.addWidget(self.mix)
+        row.addWidget(QLabel("layer"))
+        row.addWidget(self.mix_layer)
+        row.addStretch(1)
+        layout.addLayout(row)
+        layout.addWidget(self.mix_map, 1)
         self.mix.currentIndexChanged.connect(lambda _: self._draw_mix())
         self.mix_layer.valueChanged.connect(lambda _: self._draw_mix())
-        session.modelsChanged.connect(self._refresh_models)
-        self._refresh_models()
 
     # ------------------------------------------------------------ input
 
@@ -224,8 +252,10 @@ class AttentionPanel(QWidget):
 
     def query(self) -> None:
         handle = self.session.models.get(self.model.currentText())
-        for control in (self.sentence, self.pair, self.atlas_corpus):
+        for control in (self.sentence, self.pair):
             control.setEnabled(handle is not None)
+        if "atlas" in self._pages:
+            self.atlas_corpus.setEnabled(handle is not None)
         if handle is None:
             reason = self.model.reason()
             self.message.setText(reason[:1].upper() + reason[1:] + ". Load BERT, GPT or a Hugging Face checkpoint.")
@@ -250,7 +280,7 @@ class AttentionPanel(QWidget):
                              + (f" — {maps.notice}" if maps.notice else ""))
         if len(self.head_buttons) != heads:
             self._make_head_buttons(heads)
-        for spin in (self.layer, self.mix_layer):
+        for spin in (self.layer, self.mix_layer) if "rollout" in self._pages else (self.layer,):
             spin.blockSignals(True)
             spin.setMaximum(layers - 1)
             spin.blockSignals(False)
@@ -265,14 +295,17 @@ class AttentionPanel(QWidget):
         """Nothing to show: no drawing of an earlier sentence stays on screen."""
         self.result = None
         self.head_view.show_layer((), (), np.zeros((0, 0, 0)), [])
-        self.grid.clear_all()
-        self.large.clear_matrix()
-        self.mix_map.clear_matrix()
+        if "model" in self._pages:
+            self.grid.clear_all()
+            self.large.clear_matrix()
+        if "rollout" in self._pages:
+            self.mix_map.clear_matrix()
 
     def _draw_visible(self) -> None:
+        view = self.VIEWS[self.views.currentIndex()]
+        self._build(view)
         if self.result is None:
             return
-        view = self.VIEWS[self.views.currentIndex()]
         if view not in self._stale:
             return
         self._stale.discard(view)

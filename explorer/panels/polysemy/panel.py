@@ -98,7 +98,10 @@ class PolysemyPanel(QWidget):
         self.results = QTextBrowser()
         self.method = QComboBox()
         self.method.addItems(["PCA", "t-SNE", "UMAP"])
-        self.map = OccurrenceMapView()
+        # the map's plot is built the first time the Map tab is shown (or ``map`` is asked for), with the last answer's
+        # map drawn then: most steps and sessions never open it, and it was a third of the panel's build
+        self._map: OccurrenceMapView | None = None
+        self._map_drawn: tuple[Any, str, str] = (None, "", "")  # (the map or None, why not, the word)
         self.views = tab_widget()
         self.views.addTab(self.results, "Nearest occurrences")
         map_page = QWidget()
@@ -108,8 +111,9 @@ class PolysemyPanel(QWidget):
         map_row.addWidget(self.method)
         map_row.addStretch(1)
         map_layout.addLayout(map_row)
-        map_layout.addWidget(self.map, 1)
+        self._map_layout = map_layout
         self.views.addTab(map_page, "Map")
+        self.views.currentChanged.connect(lambda index: self.map if index == 1 else None)
         self.compare = QTextBrowser()  # every indexed contextual model at once: the demo on one screen
         self.views.addTab(self.compare, "All models")
         self._others: list[tuple[str, int, list[tuple[str, list[Any]]]]] = []
@@ -168,6 +172,24 @@ class PolysemyPanel(QWidget):
         session.error.connect(self._model_failed)  # (a bound method: a lambda kept the panel alive for good)
         self._sentences_changed()
         self._model_changed()  # no model yet: the controls say why they are off
+
+    @property
+    def map(self) -> OccurrenceMapView:
+        """The Map tab's plot, built (with the last answer's map) the first time it is needed."""
+        if self._map is None:
+            self._map = OccurrenceMapView()
+            self._map_layout.addWidget(self._map, 1)
+            self._draw_map(*self._map_drawn)
+        return self._map
+
+    def _draw_map(self, occ_map: Any, why_not: str, word: str) -> None:
+        self._map_drawn = (occ_map, why_not, word)
+        if self._map is None:
+            return  # drawn when the tab is first shown
+        if occ_map is None:
+            self._map.show_message(why_not)
+        else:
+            self._map.show_map(occ_map, word, COLOURS)
 
     @property
     def corpus(self) -> str:
@@ -391,12 +413,8 @@ class PolysemyPanel(QWidget):
         word, layer, groups, key, others = answer.word, answer.layer, answer.groups, answer.map_key, answer.others
         self.by_layer.setText(layers_html(answer.by_layer, layer))
         self._last_groups = groups
-        if answer.occurrence_map is None:
-            self.map.show_message(answer.map_error)
-            self._last_map = None
-        else:
-            self.map.show_map(answer.occurrence_map, word, COLOURS)
-            self._last_map = (key, answer.occurrence_map)
+        self._draw_map(answer.occurrence_map, answer.map_error, word)
+        self._last_map = None if answer.occurrence_map is None else (key, answer.occurrence_map)
         handle = self._handle()
         self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
                              "the nearest occurrences in the corpus (cosine)")
@@ -420,7 +438,7 @@ class PolysemyPanel(QWidget):
         self.by_layer.clear()
         self.results.clear()
         self.compare.clear()
-        self.map.show_message("")
+        self._draw_map(None, "", "")
 
     def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                       others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:

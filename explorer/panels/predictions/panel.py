@@ -1,5 +1,6 @@
 """The predictions panel: four views in tabs, each its own widget — masked LM (masked.py), next token
-(next_token.py), sentence probability (sentence_probability.py), next sentence (next_sentence.py)."""
+(next_token.py), sentence probability (sentence_probability.py), next sentence (next_sentence.py) — each built
+when its tab is first shown."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
 from explorer.widgets.tabs import tab_widget
 
+VIEW_TYPES = (MaskedView, NextTokenView, SentenceProbabilityView, NextSentenceView)  # in the order of VIEWS
+
 
 class PredictionsPanel(QWidget):
     shown = Signal()  # the view on screen has its results (scenes' screenshots wait for it)
@@ -28,32 +31,74 @@ class PredictionsPanel(QWidget):
         self.session = session
         self.wanted_model = ""
         self.presenting = False  # a talk's step
-        self.masked = MaskedView(session)
-        self.next = NextTokenView(session)
-        self.probability = SentenceProbabilityView(session)
-        self.nsp = NextSentenceView(session)
+        self._only: list[str] | None = None  # the sentence-probability view's models (a talk's step: its own)
+        # each view is built the first time its tab is shown (or it is asked for): a talk's step shows one of
+        # the four, and building all of them was most of the panel's build, one turn of the event loop per step
+        self._built: dict[str, Any] = {}
         self.views = tab_widget()
-        titles = ("Masked LM", "Next token", "Sentence probability", "Next sentence")
-        for name, view, title in zip(self.VIEWS, self._views(), titles, strict=True):
-            self.views.addTab(view, title)
-            view.shown.connect(lambda name=name: self._shown(name))
-            view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
-        for name, view in (("masked", self.masked), ("next", self.next)):  # a lab scene's refusal ends its wait
-            view.lens.failed.connect(lambda message, name=name: self._failed(name, message))
-        self.masked.focus_token.connect(self.focus_token)
+        self._page_layouts: list[QVBoxLayout] = []  # each tab's page: its view goes there when built
+        for title in ("Masked LM", "Next token", "Sentence probability", "Next sentence"):
+            page = QWidget()
+            layout = QVBoxLayout(page)
+            layout.setContentsMargins(0, 0, 0, 0)
+            self._page_layouts.append(layout)
+            self.views.addTab(page, title)
+        self.views.currentChanged.connect(self._view)
         QVBoxLayout(self).addWidget(self.views)
         session.modelsChanged.connect(self._refresh_models)
-        self._refresh_models()
+        self._view(self.views.currentIndex())
+
+    @property
+    def masked(self) -> MaskedView:
+        return self._view(0)
+
+    @property
+    def next(self) -> NextTokenView:
+        return self._view(1)
+
+    @property
+    def probability(self) -> SentenceProbabilityView:
+        return self._view(2)
+
+    @property
+    def nsp(self) -> NextSentenceView:
+        return self._view(3)
+
+    def _view(self, index: int) -> Any:
+        """The view of tab ``index``, built now if it was not."""
+        name = self.VIEWS[index]
+        if name in self._built:
+            return self._built[name]
+        view: Any = VIEW_TYPES[index](self.session)
+        self._built[name] = view
+        self._page_layouts[index].addWidget(view)
+        view.shown.connect(lambda name=name: self._shown(name))
+        view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
+        if name in ("masked", "next"):  # a lab scene's refusal ends its wait
+            view.lens.failed.connect(lambda message, name=name: self._failed(name, message))
+        if name == "masked":
+            view.focus_token.connect(self.focus_token)
+        self._present(name, view)
+        view.refresh_models(self.wanted_model)
+        return view
 
     def set_presenting(self, on: bool) -> None:
         """A talk's layout: the step's view alone (no tabs), without the training-example corner."""
         self.views.tabBar().setVisible(not on)
-        self.masked.set_presenting(on)
-        self.probability.stop.setVisible(not on)  # a talk's sentences are short: nothing to stop
         self.presenting = on
+        for name, view in self._built.items():
+            self._present(name, view)
+
+    def _present(self, name: str, view: Any) -> None:
+        if name == "masked":
+            view.set_presenting(self.presenting)
+        elif name == "probability":
+            view.stop.setVisible(not self.presenting)  # a talk's sentences are short: nothing to stop
+            view.only = self._only
 
     def _views(self) -> tuple[Any, ...]:
-        return self.masked, self.next, self.probability, self.nsp
+        """The views built so far."""
+        return tuple(self._built.values())
 
     def _shown(self, view: str) -> None:
         if self.VIEWS[self.views.currentIndex()] == view:  # only the view on screen counts as shown
@@ -70,20 +115,22 @@ class PredictionsPanel(QWidget):
     def apply_scene(self, scene: Scene) -> None:
         view = scene.view or "masked"
         self.wanted_model = scene.contextual_model or ""
+        # a talk's step scores with its own models only: one loaded for a later step must not add a column
+        # (and a rescoring) to this one (set first: the view may be built by showing it)
+        self._only = list(scene.models) if self.presenting else None
+        if "probability" in self._built:
+            self._built["probability"].only = self._only
         index = self.VIEWS.index(view) if view in self.VIEWS else 0
         self.views.setCurrentIndex(index)
-        view = self._views()[index]
-        if view is self.masked or view is self.next:  # the views with the lab under them
+        view = self._view(index)
+        if self.VIEWS[index] in ("masked", "next"):  # the views with the lab under them
             view.open_lab(scene)
         view.set_sentences(list(scene.sentences))
-        # a talk's step scores with its own models only: one loaded for a later step must not add a column
-        # (and a rescoring) to this one
-        self.probability.only = list(scene.models) if self.presenting else None
         self._refresh_models()
 
     def current_scene(self) -> Scene:
         index = self.views.currentIndex()
-        view = self._views()[index]
-        lab = view.lab_fields() if view is self.masked or view is self.next else {}
+        view = self._view(index)
+        lab = view.lab_fields() if self.VIEWS[index] in ("masked", "next") else {}
         return Scene("predictions", view.sentences(), list(self.session.models), selection="",
                      contextual_model=self.masked.model.currentText(), view=self.VIEWS[index], **lab)
