@@ -47,7 +47,7 @@ class Run:
     best: float | None = None  # its best validation metric
     finished: bool = False  # it has a best checkpoint to try
     report: Any = None  # its evaluation, once loaded
-    handle: Any = None  # its best checkpoint, once loaded
+    handle: Any = None  # its best checkpoint, loaded while "Try it" answers with it
 
 
 class FinetunePanel(QWidget):
@@ -335,9 +335,14 @@ class FinetunePanel(QWidget):
 
     def _loaded(self, result: tuple[str, Any, Any]) -> None:
         name, report, handle = result
-        self.records[name].report, self.records[name].handle = report, handle
+        self.records[name].report = report
         if name != self.try_it.run.currentText():
-            return
+            return  # another run was chosen meanwhile: this one's model is loaded again if it is chosen
+        # one fine-tuned model at a time, the one "Try it" answers with: every finished run kept its model for the
+        # life of the window (bench/robustness/chaos.py --holders found them after their runs were long gone)
+        for record in self.records.values():
+            record.handle = None
+        self.records[name].handle = handle
         self.finished_model = handle
         self.evaluation.show_report(name, report)
         self.try_it.set_ready(name)

@@ -98,6 +98,11 @@ def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
     qtbot.waitUntil(lambda: panel.try_it.button.isEnabled(), timeout=30_000)
     assert panel.try_it.run.currentText().split("-")[1] == best  # "Try it" answers with the best run
     assert panel.try_it.run.count() == 3
+    other = next(n for n in names if n != panel.try_it.run.currentText())
+    panel.try_it.run.setCurrentText(other)  # another run answers: its model is loaded, the best one's let go
+    qtbot.waitUntil(lambda: panel.finished_model is not None and panel.records[other].handle is panel.finished_model,
+                    timeout=30_000)
+    assert [n for n, r in panel.records.items() if r.handle is not None] == [other]
     headers = [panel.probe_table.table.horizontalHeaderItem(c).text()
                for c in range(panel.probe_table.table.columnCount())]
     assert {h.split()[0] for h in headers} == {"full", "frozen", "scratch"}  # the three runs side by side
