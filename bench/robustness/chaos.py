@@ -336,7 +336,8 @@ unloaded first, as a user closes what they opened).
 | of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
 | models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end['models'] + end['unloaded']:.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded and the {end.get('reloaded', 0):.0f} of the start's it had unloaded were loaded again, to compare like with like) |
 | of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
-| glibc heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
+| glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
+| the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({start.get('py_arenas', 0):,.0f}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({end.get('py_arenas', 0):,.0f}) MB |
 | model handles alive (loaded or not yet freed) | {start.get('handles', 0):.0f} | {end.get('handles', 0):.0f} |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |

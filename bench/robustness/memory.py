@@ -112,7 +112,63 @@ def census_mb() -> dict[str, float]:
         out |= {"heap_used": info.uordblks / 2**20, "heap_free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
     except (OSError, AttributeError):
         pass
-    return out
+    return out | resident_anon_mb() | python_arenas_mb()
+
+
+GLIBC_HEAP_ALIGN = 64 << 20  # a thread arena's heaps are mapped at multiples of glibc's HEAP_MAX_SIZE (64-bit)
+
+
+def resident_anon_mb() -> dict[str, float]:
+    """Resident anonymous memory by where it lies (Linux, /proc/self/smaps): in the main arena's heap ("[heap]",
+    grown with brk), in the threads' arenas (their 64 MB heaps, aligned at 64 MB), and elsewhere (big blocks mapped
+    on their own, Python's small-object arenas, thread stacks, Qt's and torch's own mappings). With glibc's bytes in
+    use, the first two say how much of an arena's resident memory is free and kept."""
+    parts = {"anon_main_arena": 0.0, "anon_thread_arenas": 0.0, "anon_elsewhere": 0.0}
+    try:
+        with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
+            kind = ""
+            for line in f:
+                head = line.split()
+                if not head:
+                    continue
+                if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line: its range and name
+                    start = int(head[0].split("-")[0], 16)
+                    name = head[5] if len(head) > 5 else ""
+                    kind = ("anon_main_arena" if name == "[heap]" else
+                            "" if name else  # a file, the stack, vdso…
+                            "anon_thread_arenas" if start % GLIBC_HEAP_ALIGN == 0 else "anon_elsewhere")
+                elif head[0] == "Anonymous:" and kind:
+                    parts[kind] += int(head[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        return {}
+    return parts
+
+
+def python_arenas_mb() -> dict[str, float]:
+    """The bytes of Python's small-object allocator's arenas ("py_arenas": objects of up to 512 bytes, kept by
+    the arena until every object in it is freed), read from ``sys._debugmallocstats`` (it writes to C's stderr)."""
+    import re
+    import tempfile
+
+    stats = getattr(sys, "_debugmallocstats", None)
+    if stats is None:
+        return {}
+    try:
+        with tempfile.TemporaryFile() as tmp:
+            saved = os.dup(2)
+            try:
+                sys.stderr.flush()
+                os.dup2(tmp.fileno(), 2)
+                stats()
+            finally:
+                os.dup2(saved, 2)
+                os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode("ascii", "replace")
+    except OSError:
+        return {}
+    found = re.search(r"arenas \* \d+ bytes/arena\s*=\s*([\d,]+)", text)
+    return {"py_arenas": int(found.group(1).replace(",", "")) / 2**20} if found else {}
 
 
 OWNER_MODULES = ("explorer", "engine", "bench")

@@ -134,6 +134,22 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.image = pg.ImageItem(axisOrder="row-major")
         self.plot.addItem(self.image)
         self.image.mouseClickEvent = self._clicked  # type: ignore[method-assign]
+        self.plot.getViewBox().sigResized.connect(self._fit_top)
+
+    def _fit_top(self) -> None:
+        """The whole mosaic in view, at the top left: locked to square pixels, a view taller than the mosaic
+        centred it, with an empty band between the head labels above and the first layer."""
+        box = self.plot.getViewBox()
+        rect = box.boundingRect()
+        if not self.shape[0] or rect.width() <= 0 or rect.height() <= 0:
+            return
+        pad = 0.01 * max(self.image.width(), self.image.height())
+        width, height = self.image.width() + 2 * pad, self.image.height() + 2 * pad
+        if height / width < rect.height() / rect.width():
+            height = width * rect.height() / rect.width()
+        else:
+            width = height * rect.width() / rect.height()
+        box.setRange(xRange=(-pad, width - pad), yRange=(-pad, height - pad), padding=0)
 
     def clear_all(self) -> None:
         self.image.clear()
@@ -169,7 +185,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
             self.plot.hideAxis("bottom")
             self.plot.getAxis("top").setTicks([[(h * (k + g) + k / 2, f"head {h}") for h in range(0, heads, step)]])
             self.plot.getAxis("left").setTicks([[(layer * (q + g) + q / 2, f"layer {layer}") for layer in range(layers)]])
-            self.plot.autoRange(padding=0.01)
+            self._fit_top()
         self.signed = signed
 
     def cell_at(self, x: float, y: float) -> tuple[int, int] | None:

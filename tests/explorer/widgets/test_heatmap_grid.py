@@ -36,3 +36,24 @@ def test_every_head_is_a_cell_of_one_image_and_a_click_names_its_head(qtbot):
     assert clicks == [(1, 2)]
     grid.show_all(thumbs - thumbs[::-1], signed=True)  # a difference: one scale around 0 for every head
     assert grid.signed and grid.image.image.shape == image.shape
+
+
+def test_the_mosaic_sits_at_the_top_under_its_head_labels_however_tall_the_view(qtbot):
+    from explorer.widgets.heatmap import HeatmapGrid
+
+    grid = HeatmapGrid()
+    qtbot.addWidget(grid)
+    grid.resize(300, 900)  # far taller than a 2 × 3 mosaic of square cells
+    grid.show()
+    qtbot.waitExposed(grid)
+    grid.show_all(np.random.default_rng(0).random((2, 3, 4, 5)).astype(np.float32))
+    box = grid.plot.getViewBox()
+    (left, right), (top, bottom) = box.viewRange()
+    width, height = grid.image.width(), grid.image.height()
+    assert left <= 0 and right >= width and top <= 0 and bottom >= height  # all of it in view
+    assert -top < 0.05 * height  # its first layer right under the head labels, not centred lower down
+    assert bottom - height > height  # the room left over is below it
+    grid.resize(900, 200)  # now wider than the mosaic: it stays whole, at the left
+    qtbot.waitUntil(lambda: box.viewRange()[1][1] < bottom)
+    (left, right), (top, bottom) = box.viewRange()
+    assert -left < 0.05 * width and top <= 0 and bottom >= height
