@@ -31,7 +31,7 @@ def apply_theme(app: Any, name: str) -> None:
     import pyqtgraph as pg
 
     from explorer.widgets.plot_grid import set_grid_colours
-    from explorer.widgets.plot_view import plot_views
+    from explorer.widgets.plot_view import LIGHT_PLOTS, plot_views
 
     app.setStyle("Fusion")
     if name == "dark":
@@ -39,7 +39,7 @@ def apply_theme(app: Any, name: str) -> None:
         background, foreground = "#1e1e1e", "#d0d0d0"
     else:
         palette = app.style().standardPalette()
-        background, foreground = "w", "#333333"
+        background, foreground = LIGHT_PLOTS["background"], LIGHT_PLOTS["foreground"]
     app.setPalette(palette)
     pg.setConfigOptions(background=background, foreground=foreground)
     for widget in plot_views():  # plots, heat maps and grids: background, axes, legends
@@ -63,17 +63,31 @@ def apply_zoom(app: Any, level: int) -> None:
     font = QFont(font)
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     app.setFont(font)
+    from explorer.widgets.plot_view import plot_views
+
+    _zoom_plots(plot_views(), font)
+
+
+def _zoom_plots(views: list[Any], font: QFont) -> None:
     import pyqtgraph as pg
     from PySide6.QtWidgets import QLabel
 
-    from explorer.widgets.plot_view import plot_views
-
-    for widget in plot_views():  # plot axes keep their own fonts: give them the zoomed one
+    for widget in views:  # plot axes keep their own fonts: give them the zoomed one
         for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
             label.setFont(font)
         for item in widget.items():
             if isinstance(item, pg.AxisItem):
                 item.setStyle(tickFont=font)
                 item.label.setFont(font)
+
+
+def match_zoom(within: Any) -> None:
+    """The plots under ``within``, made after the zoom was set (a view built when first shown), at its size too."""
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.widgets.plot_view import plot_views
+
+    if "size" in BASE_POINT_SIZE:  # (the zoom was set: the application's font is the zoomed one)
+        _zoom_plots(plot_views(within), QApplication.font())
 
 

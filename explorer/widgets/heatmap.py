@@ -37,7 +37,8 @@ class Heatmap(QWidget):
         super().__init__(parent)
         # no context menu, and none built: pyqtgraph builds a view's menu (two forms of axis controls) unless told
         # at construction, a quarter of a plot's making (a talk step's panel is built in one turn of the event loop)
-        self.plot = without_background_cache(pg.PlotWidget(background="w", enableMenu=False))
+        # the theme's background: a heat map made after a switch to the dark theme was white
+        self.plot = without_background_cache(pg.PlotWidget(background=pg.getConfigOption("background"), enableMenu=False))
         self.plot.setAspectLocked(False)
         self.plot.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")

@@ -20,6 +20,10 @@ from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 View = TypeVar("View", bound=QGraphicsView)
+# the light theme's plot colours, pyqtgraph's until the window sets its theme (explorer.theme.apply_theme): a view is
+# made with the theme's background, and pyqtgraph's own default is black
+LIGHT_PLOTS = {"background": "w", "foreground": "#333333"}
+pg.setConfigOptions(**LIGHT_PLOTS)
 
 
 def without_background_cache(view: View) -> View:

@@ -166,9 +166,13 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
 
     from explorer.widgets.plot_view import plot_views
 
+    assert "rollout" not in win.attention._pages  # a view never shown is not built yet…
+    late, grid = win.attention.mix_map, win.attention.grid  # … and ones built now, after the zoom and the theme, have both
     plots = plot_views()
-    assert plots and win.attention.grid in plots  # the window's plots, found under it
+    assert plots and grid in plots and late.plot in plots  # the window's plots, found under it
     assert all(view.backgroundBrush().color().lightness() < 80 for view in plots if isinstance(view, pg.GraphicsView))
+    axis = late.plot.getAxis("left")
+    assert axis.style["tickFont"] is not None and axis.style["tickFont"].pointSizeF() > size * 1.25
     win.polysemy.sentences.setPlainText("The bat flew out.\nHe swung the bat.")
     win.close()
     again = make_window()
