@@ -63,31 +63,6 @@ def apply_zoom(app: Any, level: int) -> None:
     font = QFont(font)
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     app.setFont(font)
-    from explorer.widgets.plot_view import plot_views
+    from explorer.widgets.plot_view import set_plot_font
 
-    _zoom_plots(plot_views(), font)
-
-
-def _zoom_plots(views: list[Any], font: QFont) -> None:
-    import pyqtgraph as pg
-    from PySide6.QtWidgets import QLabel
-
-    for widget in views:  # plot axes keep their own fonts: give them the zoomed one
-        for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
-            label.setFont(font)
-        for item in widget.items():
-            if isinstance(item, pg.AxisItem):
-                item.setStyle(tickFont=font)
-                item.label.setFont(font)
-
-
-def match_zoom(within: Any) -> None:
-    """The plots under ``within``, made after the zoom was set (a view built when first shown), at its size too."""
-    from PySide6.QtWidgets import QApplication
-
-    from explorer.widgets.plot_view import plot_views
-
-    if "size" in BASE_POINT_SIZE:  # (the zoom was set: the application's font is the zoomed one)
-        _zoom_plots(plot_views(within), QApplication.font())
-
-
+    set_plot_font(font)

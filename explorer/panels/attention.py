@@ -28,7 +28,6 @@ from explorer.panels.attention_results import AttentionResult, attention_result,
 from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
-from explorer.theme import match_zoom
 from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
@@ -163,7 +162,6 @@ class AttentionPanel(QWidget):
             self._build_atlas(layout)
         else:
             self._build_mix(layout)
-        match_zoom(self.views.widget(self.VIEWS.index(view)))
 
     def _build_model_view(self, layout: Any) -> None:
         self.grid = HeatmapGrid()

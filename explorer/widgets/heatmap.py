@@ -37,8 +37,8 @@ class Heatmap(QWidget):
         super().__init__(parent)
         # no context menu, and none built: pyqtgraph builds a view's menu (two forms of axis controls) unless told
         # at construction, a quarter of a plot's making (a talk step's panel is built in one turn of the event loop)
-        # the theme's background: a heat map made after a switch to the dark theme was white
-        self.plot = without_background_cache(pg.PlotWidget(background=pg.getConfigOption("background"), enableMenu=False))
+        # (the theme's background, pyqtgraph's default: a heat map made after a switch to the dark theme was white)
+        self.plot = without_background_cache(pg.PlotWidget(enableMenu=False))
         self.plot.setAspectLocked(False)
         self.plot.invertY(True)
         self.image = pg.ImageItem(axisOrder="row-major")
@@ -122,12 +122,12 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        without_background_cache(self)
         self.setBackground(pg.getConfigOption("background"))  # the theme's (apply_theme updates it)
         self.shape = (0, 0)
         self.cell = (0, 0)  # (q, k) of one head's map in the mosaic
         self.signed = False
         self.plot = self.addPlot(row=0, col=0, enableMenu=False)  # (no menu built: see Heatmap)
+        without_background_cache(self)  # (with its axes: they get the zoom)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
         self.plot.invertY(True)

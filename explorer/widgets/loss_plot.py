@@ -68,7 +68,7 @@ class LossPlot(pg.PlotWidget):
     instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
 
     def __init__(self, parent: Any = None, y_label: str = "loss", empty_text: str = "nothing to draw yet") -> None:
-        super().__init__(parent, background=pg.getConfigOption("background"), viewBox=MenuOnDemand())  # the theme's
+        super().__init__(parent, viewBox=MenuOnDemand())  # (the theme's background: pyqtgraph's default)
         without_background_cache(self)
         self.y_label = y_label
         self.setLabel("bottom", "step")
@@ -80,7 +80,7 @@ class LossPlot(pg.PlotWidget):
         self.empty.setStyleSheet("color: #666; background: rgba(255, 255, 255, 230); padding: 4px;")
         self.empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self._showing_empty: bool | None = None
-        opaque_grid(self.getPlotItem(), background=pg.getConfigOption("background"))
+        opaque_grid(self.getPlotItem())
         for axis in ("left", "bottom"):  # 0.35 stays 0.35, not "350 (x0.001)"
             self.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
         self.legend = self.addLegend(offset=(-10, 10))

@@ -18,7 +18,7 @@ NUMBERED = 20
 
 class OccurrenceMapView(pg.PlotWidget):
     def __init__(self, parent: Any = None) -> None:
-        super().__init__(parent, background=pg.getConfigOption("background"), viewBox=MenuOnDemand())  # the theme's
+        super().__init__(parent, viewBox=MenuOnDemand())  # (the theme's background: pyqtgraph's default)
         without_background_cache(self)
         self.hideAxis("left")
         self.hideAxis("bottom")

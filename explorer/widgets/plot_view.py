@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import pyqtgraph as pg
 import shiboken6
 from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 View = TypeVar("View", bound=QGraphicsView)
@@ -27,14 +28,38 @@ pg.setConfigOptions(**LIGHT_PLOTS)
 
 
 def without_background_cache(view: View) -> View:
-    """``view`` painting its background each time instead of keeping a pixmap of it; returns ``view``."""
+    """``view`` painting its background each time instead of keeping a pixmap of it, listed for the theme and
+    given the zoomed font (a view made after the zoom was set: one built when its tab is first shown); returns
+    ``view``. Call it once the view has its axes."""
     view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
     view.resetCachedContent()
     _VIEWS.add(view)
+    if _PLOT_FONT:
+        _zoom([view], _PLOT_FONT[0])
     return view
 
 
 _VIEWS: weakref.WeakSet[Any] = weakref.WeakSet()  # every view made by without_background_cache, while alive
+_PLOT_FONT: list[QFont] = []  # the presentation zoom's font, once it is set (explorer.theme.apply_zoom)
+
+
+def set_plot_font(font: QFont) -> None:
+    """Every plot's axes and notes in ``font`` (they keep their own fonts, not the application's), and every plot
+    made from now on."""
+    _PLOT_FONT[:] = [font]
+    _zoom(plot_views(), font)
+
+
+def _zoom(views: list[Any], font: QFont) -> None:
+    from PySide6.QtWidgets import QLabel
+
+    for widget in views:
+        for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
+            label.setFont(font)
+        for item in widget.items():
+            if isinstance(item, pg.AxisItem):
+                item.setStyle(tickFont=font)
+                item.label.setFont(font)
 
 
 def plot_views(within: QWidget | None = None) -> list[Any]:

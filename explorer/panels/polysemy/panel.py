@@ -34,7 +34,6 @@ from explorer.panels.polysemy.text import (
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
-from explorer.theme import match_zoom
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.model_picker import ModelPicker
@@ -180,7 +179,6 @@ class PolysemyPanel(QWidget):
         if self._map is None:
             self._map = OccurrenceMapView()
             self._map_layout.addWidget(self._map, 1)
-            match_zoom(self._map)
             self._draw_map(*self._map_drawn)
         return self._map
 

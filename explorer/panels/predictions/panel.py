@@ -15,7 +15,6 @@ from explorer.panels.predictions.next_token import NextTokenView
 from explorer.panels.predictions.sentence_probability import SentenceProbabilityView
 from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
-from explorer.theme import match_zoom
 from explorer.widgets.tabs import tab_widget
 
 VIEW_TYPES = (MaskedView, NextTokenView, SentenceProbabilityView, NextSentenceView)  # in the order of VIEWS
@@ -73,7 +72,6 @@ class PredictionsPanel(QWidget):
         view: Any = VIEW_TYPES[index](self.session)
         self._built[name] = view
         self._page_layouts[index].addWidget(view)
-        match_zoom(view)
         view.shown.connect(lambda name=name: self._shown(name))
         view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
         if name in ("masked", "next"):  # a lab scene's refusal ends its wait
