@@ -200,6 +200,18 @@ class LossPlot(pg.PlotWidget):
             self._dirty.discard(name)
         self._show_empty(not self.has_points())
 
+    def remove_curve(self, name: str) -> None:
+        """Forget a curve: its points, its look and its item (a no-op for a curve it does not have)."""
+        item = self.curves.pop(name, None)
+        if item is not None:
+            self.legend.removeItem(item)
+            self.removeItem(item)
+        self.styles.pop(name, None)
+        self.buffers.pop(name, None)
+        self._dirty.discard(name)
+        self.smoother.forget(name)
+        self._show_empty(not self.has_points())
+
     def clear_curves(self) -> None:
         for item in self.curves.values():
             self.removeItem(item)

@@ -28,6 +28,9 @@ SPEED, LEARNING_RATE = "speed", "learning rate"
 # Runs drawn at once: the palette's colours (explorer.widgets.loss_plot.PALETTE). Every drawn curve also costs each
 # redraw's autorange: the chaos bench's hundreds of runs put pyqtgraph's bounds updates among the stalls' causes.
 SHOWN_RUNS = 8
+# Runs listed at most: past this, the oldest run not drawn is forgotten (its list entry, events and points), so that
+# hours of trainings started from one window do not grow it without end (432 runs in the chaos bench's 30 minutes).
+KEPT_RUNS = 40
 
 
 def finished_text(ev: Any, metrics: str = "") -> str:
@@ -91,7 +94,29 @@ class RunMonitor(QSplitter):
                       if self.runs.item(i).checkState() == Qt.CheckState.Checked]
             for old in ticked[: max(0, len(ticked) - SHOWN_RUNS)]:  # the oldest drawn: unticked (itemChanged hides it)
                 old.setCheckState(Qt.CheckState.Unchecked)
+            self._forget_oldest()
         return self.loss_plot.run_curves(name)
+
+    def _forget_oldest(self) -> None:
+        """Past ``KEPT_RUNS`` listed, forget the oldest runs that are not drawn. (A forgotten run that sends an event
+        later is listed again, from that event on.)"""
+        excess = self.runs.count() - KEPT_RUNS
+        row = 0
+        while excess > 0 and row < self.runs.count():
+            item = self.runs.item(row)
+            if item.checkState() == Qt.CheckState.Checked:
+                row += 1
+                continue
+            name = item.text()
+            self.runs.takeItem(row)
+            self.events.pop(name, None)
+            self.batch.pop(name, None)
+            self.loss_plot.remove_curve(name)
+            self.loss_plot.remove_curve(f"{name} smoothed")
+            self.extra_plot.remove_curve(name)
+            for curve in [c for c in self.eval_plot.styles if c.rpartition(" ")[0] == name]:
+                self.eval_plot.remove_curve(curve)
+            excess -= 1
 
     def forget_smoothing(self, name: str) -> None:
         self.loss_plot.smoother.forget(name)

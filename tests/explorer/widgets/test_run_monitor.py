@@ -1,9 +1,10 @@
 """The run monitor draws the latest runs: past SHOWN_RUNS, the oldest drawn run is unticked and its curves hidden
-(it stays listed, and ticking it draws it again); the autorange then reads only what is drawn."""
+(it stays listed, and ticking it draws it again); the autorange then reads only what is drawn. Past KEPT_RUNS, the
+oldest are forgotten."""
 
 from PySide6.QtCore import Qt
 
-from explorer.widgets.run_monitor import LEARNING_RATE, SHOWN_RUNS, RunMonitor
+from explorer.widgets.run_monitor import KEPT_RUNS, LEARNING_RATE, SHOWN_RUNS, RunMonitor
 
 
 def _step(step: int, loss: float):
@@ -40,3 +41,28 @@ def test_only_the_latest_runs_are_drawn_and_an_older_one_can_be_ticked_back(qtbo
     colour = monitor.loss_plot.curves["run 0"].opts["pen"].color()
     assert colour.name() == monitor.loss_plot.curves["run 0 smoothed"].opts["pen"].color().name()
     assert colour.alpha() < 255  # the raw loss drawn faint again, as it was
+
+
+def test_hours_of_runs_keep_the_latest_runs_only(qtbot):
+    """Past KEPT_RUNS listed, the oldest runs (not drawn) are forgotten with their points; a forgotten run that goes
+    on is listed again, from its next event."""
+    from engine import api
+
+    monitor = RunMonitor("held-out", LEARNING_RATE, examples_axis=False)
+    qtbot.addWidget(monitor)
+    ended = api.EvalMetrics(**{**{f: None for f in api.EvalMetrics.__dataclass_fields__}, "step": 20,
+                                "metrics": {"loss": 2.5}})
+    names = [f"run {i}" for i in range(KEPT_RUNS + 10)]
+    for name in names:
+        monitor.show_event(name, _step(10, 3.0))
+        monitor.show_event(name, ended)
+    listed = [monitor.runs.item(i).text() for i in range(monitor.runs.count())]
+    assert listed == names[-KEPT_RUNS:]
+    gone = names[0]
+    assert gone not in monitor.events and gone not in monitor.loss_plot.buffers
+    assert f"{gone} smoothed" not in monitor.loss_plot.buffers and gone not in monitor.extra_plot.buffers
+    assert len(monitor.loss_plot.buffers) == 2 * KEPT_RUNS and len(monitor.eval_plot.buffers) == KEPT_RUNS
+    assert len(monitor.extra_plot.buffers) == KEPT_RUNS
+    monitor.show_event(gone, _step(30, 1.0))  # it was still going: listed again, from here
+    assert monitor.runs.item(monitor.runs.count() - 1).text() == gone
+    assert list(monitor.loss_plot.points(gone)[1]) == [1.0]
