@@ -31,7 +31,7 @@ def apply_theme(app: Any, name: str) -> None:
     import pyqtgraph as pg
 
     from explorer.widgets.plot_grid import set_grid_colours
-    from explorer.widgets.plot_view import LIGHT_PLOTS, plot_views
+    from explorer.widgets.plot_view import LIGHT_PLOTS, THEMED, plot_views
 
     app.setStyle("Fusion")
     if name == "dark":
@@ -50,6 +50,8 @@ def apply_theme(app: Any, name: str) -> None:
                 item.setPen(foreground)
                 if item.grid is not False:
                     set_grid_colours(item, foreground, background)
+            elif isinstance(item, pg.TextItem) and getattr(item, THEMED, False):
+                item.setColor(foreground)
             elif isinstance(item, pg.LegendItem):
                 item.setLabelTextColor(foreground)
                 for _, label in item.items:

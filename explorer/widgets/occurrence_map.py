@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 
-from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
+from explorer.widgets.plot_view import MenuOnDemand, themed_text, without_background_cache
 
 CLUSTER_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
 # typed occurrences numbered on the map; more are drawn as rings without numbers. Each number is a text item
@@ -25,7 +25,7 @@ class OccurrenceMapView(pg.PlotWidget):
         self.scatter = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, hoverSize=14)
         self.addItem(self.scatter)
         self.labels: list[pg.TextItem] = []
-        self.title = pg.TextItem("", color="#333", anchor=(0, 0))
+        self.title = themed_text(anchor=(0, 0))
         self.addItem(self.title)
 
     def _clear_labels(self) -> None:

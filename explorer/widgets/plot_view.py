@@ -62,6 +62,17 @@ def _zoom(views: list[Any], font: QFont) -> None:
                 item.label.setFont(font)
 
 
+THEMED = "follows_theme"  # set on a text item drawn in the theme's foreground: explorer.theme.apply_theme recolours it
+
+
+def themed_text(text: str = "", **options: Any) -> Any:
+    """A pyqtgraph ``TextItem`` in the theme's foreground (pyqtgraph's configured one now), recoloured when the
+    theme changes: a title or note over a plot, readable on the dark theme's background as on the light one's."""
+    item = pg.TextItem(text, color=pg.getConfigOption("foreground"), **options)
+    setattr(item, THEMED, True)
+    return item
+
+
 def plot_views(within: QWidget | None = None) -> list[Any]:
     """The app's pyqtgraph views that Qt has not deleted (those under ``within`` when given), in no set order."""
     views = [v for v in list(_VIEWS) if shiboken6.isValid(v)]

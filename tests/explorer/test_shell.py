@@ -160,7 +160,9 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     size = QApplication.instance().font().pointSizeF()
     win.zoom(+2)
     assert QApplication.instance().font().pointSizeF() > size * 1.25
+    early = win.polysemy.map  # a view built before the switch: its title turns light with the background
     win.set_theme("dark")
+    assert early.title.color.lightness() > 150
     assert QApplication.instance().palette().window().color().lightness() < 80
     import pyqtgraph as pg
 
@@ -179,7 +181,9 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     assert again.polysemy.sentences.toPlainText() == "The bat flew out.\nHe swung the bat."
     assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
     again.zoom(0)
+    assert again.polysemy.map.title.color.lightness() > 150  # built dark
     again.set_theme("light")
+    assert again.polysemy.map.title.color.lightness() < 100
     assert abs(QApplication.instance().font().pointSizeF() - size) < 0.01
 
 
