@@ -47,6 +47,18 @@ class HFAdapter:
         else:
             self.specials = hf_specials(tokenizer, config.model_type, False, self.takes_segments)
 
+    def lm_head(self) -> Any:
+        """The module that turns the network's last states into vocabulary logits where this model's class is
+        known to do only that (BERT's prediction head; GPT-2's output layer, after its final norm, which the
+        network applies): a query computes logits at the rows it reads and none for vectors or attention.
+        None for other classes (they may scale or cap their logits): the whole model runs, as transformers has it."""
+        if self.model is self.body:  # the bare network: no head
+            return None
+        head = getattr(self.model, "cls", None)
+        if head is not None:
+            return getattr(head, "predictions", None)  # (BERT's pre-training heads: the MLM one; not its NSP head)
+        return getattr(self.model, "lm_head", None) if getattr(self.model.config, "model_type", "") == "gpt2" else None
+
     def forward(self, ids: torch.Tensor, segments: torch.Tensor | None, *, attention: bool = False,
                 logits: bool = False, nsp: bool = False, positions: list[int] | None = None,
                 pad_mask: torch.Tensor | None = None, row_positions: list[int] | None = None) -> ForwardOutput:
@@ -55,6 +67,20 @@ class HFAdapter:
                                   "attention_mask": mask}
         if self.takes_segments and segments is not None:
             kwargs["token_type_ids"] = segments
+        head = self.lm_head() if logits else None
+        if not nsp and (head is not None or not logits):
+            # the network alone: a masked LM's head on every position of an index build's batch of 32 x 128 tokens
+            # is 500 MB of logits nobody reads, and as much work as the encoder's six layers
+            body = self.body(**kwargs)
+            lg = None
+            if head is not None:
+                last = body.last_hidden_state
+                if row_positions is not None:
+                    last = last[torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, d)
+                elif positions is not None:
+                    last = last[:, positions]
+                lg = head(last)
+            return ForwardOutput(list(body.hidden_states), list(body.attentions or []), lg, None)
         out = self.model(**kwargs)
         lg = getattr(out, "logits", None)
         if lg is None:
