@@ -10,11 +10,18 @@ parameters, same state dict); products written out in a model (BERT's fused Q/K/
 call ``linear`` with the module that holds the packed copy. It only changes how a product is computed
 without gradients, on the CPU, in float32: training, autograd and other devices take ``F.linear`` as
 before. The packed copy is kept until the weight changes (a new step's weights loaded in place) and costs
-the linear weights' size once more in memory. Where the op is missing or disagrees with ``F.linear``
-(checked once per process), every product takes ``F.linear``.
+the linear weights' size once more in memory: so the copies of all models together are held to
+``PACKED_BUDGET_BYTES``, the least recently used let go first (a model used again packs its weights anew:
+about 50 ms for a MiniLM). Seventeen models loaded in the window held 1,020 MB of packed copies beside their
+1,116 MB of weights (bench/robustness/chaos.py's census). Where the op is missing or disagrees with
+``F.linear`` (checked once per process), every product takes ``F.linear``.
 """
 
 from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
 
 import torch
 import torch.nn.functional as F
@@ -25,6 +32,52 @@ PACKED_FLAG = "_packed_inference"  # set on every module of a model by pack_line
 # above this many rows a product takes F.linear: MKL is as fast there (15.0 vs 13.9 ms at 600 rows), and
 # padding thousands of rows (a sentence score's 64 copies of 128 tokens) cost a tenth of the pass
 PACKED_MAX_ROWS = 512
+
+
+PACKED_BUDGET_BYTES = 512 * 2**20  # all packed copies together: a BERT-base's linears (340 MB), or several MiniLMs
+# (holder id, slot) -> (a weak reference to the holder, the copy's bytes), least recently used first
+_PACKED: OrderedDict[tuple[int, str], tuple[weakref.ref[nn.Module], int]] = OrderedDict()
+_PACKED_BYTES = [0]
+_PACKED_LOCK = threading.RLock()  # queries and background jobs run models on several threads
+
+
+def packed_bytes() -> int:
+    """The bytes of the packed copies held now, all models together."""
+    return _PACKED_BYTES[0]
+
+
+def _used(holder: nn.Module, slot: str) -> None:
+    with _PACKED_LOCK:
+        key = (id(holder), slot)
+        if key in _PACKED:
+            _PACKED.move_to_end(key)
+
+
+def _kept(holder: nn.Module, slot: str, size: int) -> None:
+    """Count a new packed copy of ``holder``'s, then let the least recently used go while over the budget."""
+    key = (id(holder), slot)
+    with _PACKED_LOCK:
+        old = _PACKED.pop(key, None)
+        if old is not None:
+            _PACKED_BYTES[0] -= old[1]
+        _PACKED[key] = (weakref.ref(holder, lambda ref: _gone(key, ref)), size)
+        _PACKED_BYTES[0] += size
+        while _PACKED_BYTES[0] > PACKED_BUDGET_BYTES and len(_PACKED) > 1:
+            (_, oldest_slot), (ref, oldest_size) = _PACKED.popitem(last=False)
+            _PACKED_BYTES[0] -= oldest_size
+            oldest = ref()
+            if oldest is not None:
+                oldest.__dict__.pop(oldest_slot, None)  # a query using it holds its own reference meanwhile
+            del oldest
+
+
+def _gone(key: tuple[int, str], ref: weakref.ref[nn.Module]) -> None:
+    """A holder was freed (its model unloaded): its copy no longer counts."""
+    with _PACKED_LOCK:
+        entry = _PACKED.get(key)
+        if entry is not None and entry[0] is ref:
+            del _PACKED[key]
+            _PACKED_BYTES[0] -= entry[1]
 
 
 def usable() -> bool:
@@ -58,6 +111,9 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None, holder: nn.
     if cached is None or cached[0] != key:
         cached = (key, torch.ops.mkldnn._reorder_linear_weight(w.detach()))
         holder.__dict__[slot] = cached  # not a buffer: never saved, never moved
+        _kept(holder, slot, w.numel() * w.element_size())
+    else:
+        _used(holder, slot)
     width = x.shape[-1]
     flat = x.reshape(rows, width)
     padded = row_bucket(rows)

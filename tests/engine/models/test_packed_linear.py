@@ -76,3 +76,38 @@ def test_training_through_a_packed_model_gets_the_plain_gradients():
             continue
         assert torch.allclose(a.grad, b.grad, atol=1e-5), name
     assert plain.layers[0].ffn_in.weight.grad.abs().sum() > 0
+
+
+def test_packed_copies_of_all_models_stay_within_the_budget(monkeypatch):
+    """Models used less recently give their packed copies back; used again, they pack anew and answer the same;
+    an unloaded model's copies stop counting."""
+    import gc
+
+    from engine.models import packed_linear
+
+    gc.collect()
+    base = packed_linear.packed_bytes()  # (models of other tests still alive)
+    first, second = small("bert"), small("gpt")
+    pack_linears(first)
+    pack_linears(second)
+    ids = torch.randint(0, 300, (2, 9))
+    expected_first = outputs(first, ids)
+    held_by_one = packed_linear.packed_bytes() - base
+    outputs(second, ids)
+    both = packed_linear.packed_bytes() - base
+    assert both > held_by_one > 0
+    monkeypatch.setattr(packed_linear, "PACKED_BUDGET_BYTES", base + both - held_by_one // 2)  # room for one model and a bit
+    outputs(second, ids)  # the second model, used last: the first's copies are let go at the next new copy
+    third = small("bert")
+    with torch.no_grad():
+        for p in third.parameters():
+            p.mul_(1.1)
+    pack_linears(third)
+    outputs(third, ids)
+    assert packed_linear.packed_bytes() <= packed_linear.PACKED_BUDGET_BYTES
+    assert not any("_packed" in m.__dict__ or "_qkv_packed" in m.__dict__ for m in first.modules())
+    assert torch.allclose(outputs(first, ids), expected_first, atol=1e-5)  # packed anew, the same answers
+    assert any("_packed" in m.__dict__ for m in first.modules())
+    del first, second, third
+    gc.collect()
+    assert packed_linear.packed_bytes() <= base
