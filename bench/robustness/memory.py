@@ -63,9 +63,41 @@ def every_object() -> Iterator[list[Any]]:
             gc.freeze()
 
 
+def _arrays_mb(counted: set[int]) -> float:
+    """The bytes of the numpy arrays that own their memory (not a file's mapping) and that an object the collector
+    tracks refers to, directly or through containers it does not track (arrays are not tracked, nor is a dict that
+    holds only arrays and strings): vectors, indexes, results kept in caches. An array whose data is a storage in
+    ``counted`` (torch.from_numpy's, a tensor's .numpy()) is not counted again."""
+    import gc
+    import warnings
+
+    np = sys.modules.get("numpy")
+    if np is None:
+        return 0.0
+    seen: set[int] = set()
+    total = 0
+    with every_object() as everything, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # isinstance on torch's deprecated module attributes warns
+        stack = [ref for obj in everything for ref in gc.get_referents(obj) if not gc.is_tracked(ref)]
+        while stack:
+            ref = stack.pop()
+            if isinstance(ref, np.ndarray):
+                owner = ref
+                while isinstance(owner.base, np.ndarray):
+                    owner = owner.base
+                ptr = owner.ctypes.data
+                if owner.base is None and ptr not in seen and ptr not in counted:  # owns its data (not a mapping)
+                    seen.add(ptr)
+                    total += owner.nbytes
+            elif type(ref) in (dict, list, tuple, set, frozenset):  # untracked: only atomic values and arrays
+                stack.extend(gc.get_referents(ref))
+    return total / 2**20
+
+
 def census_mb() -> dict[str, float]:
     """Where anonymous memory is, at a quiet moment: the bytes of the tensors Python can still reach (each
-    storage once: model weights, caches; "tensors"), the loaded model handles alive ("handles", counted,
+    storage once: model weights, caches; "tensors"), of the weights packed for oneDNN ("packed"), of the numpy
+    arrays that own their memory ("arrays"), the loaded model handles alive ("handles", counted,
     unloaded ones included if something still holds them), and glibc's own account (mallinfo2, every arena):
     bytes in use from the heap ("heap_used"), freed but kept by the allocator ("heap_free": fragmentation,
     what malloc_trim could not give back) and in mmapped blocks ("mmapped")."""
@@ -84,10 +116,14 @@ def census_mb() -> dict[str, float]:
         with every_object() as everything, warnings.catch_warnings():
             warnings.simplefilter("ignore")  # isinstance on torch's deprecated module attributes warns
             objects = [o for o in everything if isinstance(o, (torch.Tensor, BaseHandle))]
+        packed = 0
         for obj in objects:
             if isinstance(obj, torch.Tensor):
                 try:
                     if obj.device.type != "cpu" or obj.is_meta:
+                        continue
+                    if obj.is_mkldnn:  # a weight packed for oneDNN (engine/models/packed_linear.py): no storage
+                        packed += obj.numel() * obj.element_size()
                         continue
                     storage = obj.untyped_storage()
                     ptr = storage.data_ptr()
@@ -99,7 +135,8 @@ def census_mb() -> dict[str, float]:
             else:
                 handles += 1
         del objects
-        out |= {"tensors": total / 2**20, "handles": float(handles)}
+        out |= {"tensors": total / 2**20, "packed": packed / 2**20, "handles": float(handles),
+                "arrays": _arrays_mb(seen)}
 
     class MallInfo2(ctypes.Structure):
         _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
@@ -146,7 +183,8 @@ def resident_anon_mb() -> dict[str, float]:
 
 def python_arenas_mb() -> dict[str, float]:
     """The bytes of Python's small-object allocator's arenas ("py_arenas": objects of up to 512 bytes, kept by
-    the arena until every object in it is freed), read from ``sys._debugmallocstats`` (it writes to C's stderr)."""
+    the arena until every object in it is freed) and of the objects alive in them ("py_objects"), read from
+    ``sys._debugmallocstats`` (it writes to C's stderr)."""
     import re
     import tempfile
 
@@ -167,8 +205,13 @@ def python_arenas_mb() -> dict[str, float]:
             text = tmp.read().decode("ascii", "replace")
     except OSError:
         return {}
-    found = re.search(r"arenas \* \d+ bytes/arena\s*=\s*([\d,]+)", text)
-    return {"py_arenas": int(found.group(1).replace(",", "")) / 2**20} if found else {}
+    out: dict[str, float] = {}
+    for key, pattern in (("py_arenas", r"arenas \* \d+ bytes/arena\s*=\s*([\d,]+)"),
+                         ("py_objects", r"# bytes in allocated blocks\s*=\s*([\d,]+)")):
+        found = re.search(pattern, text)
+        if found:
+            out[key] = int(found.group(1).replace(",", "")) / 2**20
+    return out
 
 
 OWNER_MODULES = ("explorer", "engine", "bench")
