@@ -316,6 +316,15 @@ def main() -> None:
     culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
     growth = (end["rss"] - start["rss"]) / start["rss"] * 100
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
+    # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
+    # filled at a quiet moment depends on which models the last queries used, not on what the window kept
+    def py_arenas(moment: dict[str, float]) -> str:  # none where Python allocates with malloc (PYTHONMALLOC)
+        if "py_arenas" not in moment:
+            return "none: PYTHONMALLOC=" + os.environ.get("PYTHONMALLOC", "?")
+        return f"{moment['py_arenas']:,.0f}; {moment.get('py_objects', 0):,.0f}"
+
+    unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
+    unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
 `QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'};
@@ -333,12 +342,13 @@ unloaded first, as a user closes what they opened).
 |---|---|---|
 | RSS | {start['rss']:,.0f} MB | {end['rss']:,.0f} MB ({growth:+.1f}%) |
 | of it anonymous (heap, tensors) | {start['anon']:,.0f} MB | {end['anon']:,.0f} MB ({anon_growth:+.1f}%) |
+| of the anonymous, less the packed weight copies (a cache held to a budget: what it holds depends on the models used last) | {unpacked[0]:,.0f} MB | {unpacked[1]:,.0f} MB ({unpacked_growth:+.1f}%) |
 | of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
 | models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end['models'] + end['unloaded']:.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded and the {end.get('reloaded', 0):.0f} of the start's it had unloaded were loaded again, to compare like with like) |
 | of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
-| the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({start.get('py_arenas', 0):,.0f}; {start.get('py_objects', 0):,.0f}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({end.get('py_arenas', 0):,.0f}; {end.get('py_objects', 0):,.0f}) MB |
+| the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |
 | model handles alive (loaded or not yet freed) | {start.get('handles', 0):.0f} | {end.get('handles', 0):.0f} |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
