@@ -84,11 +84,11 @@ def main() -> None:
         adapter = handle.adapter
         network_alone = adapter.forward
         paths = {"the whole model (before)": whole_model(adapter), "the network alone (now)": network_alone}
-        work = {"32 sentences' vectors": lambda: handle.contextual_vectors_batch(sentences),
-                "a 30-word attention": lambda: handle.attention(next(texts))}  # (a text seen before is cached)
+        work = {"32 sentences' vectors": lambda h=handle: h.contextual_vectors_batch(sentences),
+                "a 30-word attention": lambda h=handle: h.attention(next(texts))}  # (a text seen before is cached)
         for task, call in work.items():
             figures: dict[str, list[tuple[float, float]]] = {path: [] for path in paths}
-            for path, forward in paths.items():  # a first call each, not counted
+            for forward in paths.values():  # a first call each, not counted
                 adapter.forward = forward
                 call()
             for _ in range(args.rounds):
