@@ -12,7 +12,8 @@ without gradients, on the CPU, in float32: training, autograd and other devices 
 before. The packed copy is kept until the weight changes (a new step's weights loaded in place) and costs
 the linear weights' size once more in memory: so the copies of all models together are held to
 ``PACKED_BUDGET_BYTES``, the least recently used let go first (a model used again packs its weights anew:
-about 50 ms for a MiniLM). Seventeen models loaded in the window held 1,020 MB of packed copies beside their
+about 50 ms for a MiniLM); copies used in the last ``PACKED_IN_USE_S`` are kept over the budget, so a model whose
+linears alone exceed it (a BERT-large) is not packed afresh, layer by layer, at every pass. Seventeen models loaded in the window held 1,020 MB of packed copies beside their
 1,116 MB of weights (bench/robustness/chaos.py's census). Where the op is missing or disagrees with
 ``F.linear`` (checked once per process), every product takes ``F.linear``.
 """
@@ -20,8 +21,10 @@ about 50 ms for a MiniLM). Seventeen models loaded in the window held 1,020 MB o
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from collections import OrderedDict
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -35,8 +38,9 @@ PACKED_MAX_ROWS = 512
 
 
 PACKED_BUDGET_BYTES = 512 * 2**20  # all packed copies together: a BERT-base's linears (340 MB), or several MiniLMs
-# (holder id, slot) -> (a weak reference to the holder, the copy's bytes), least recently used first
-_PACKED: OrderedDict[tuple[int, str], tuple[weakref.ref[nn.Module], int]] = OrderedDict()
+PACKED_IN_USE_S = 2.0  # a copy used this recently belongs to a pass (or job) under way: never let go
+# (holder id, slot) -> [a weak reference to the holder, the copy's bytes, when it was last used], least recent first
+_PACKED: OrderedDict[tuple[int, str], list[Any]] = OrderedDict()
 _PACKED_BYTES = [0]
 _PACKED_LOCK = threading.RLock()  # queries and background jobs run models on several threads
 
@@ -48,9 +52,10 @@ def packed_bytes() -> int:
 
 def _used(holder: nn.Module, slot: str) -> None:
     with _PACKED_LOCK:
-        key = (id(holder), slot)
-        if key in _PACKED:
-            _PACKED.move_to_end(key)
+        entry = _PACKED.get((id(holder), slot))
+        if entry is not None:
+            entry[2] = time.monotonic()
+            _PACKED.move_to_end((id(holder), slot))
 
 
 def _kept(holder: nn.Module, slot: str, size: int) -> None:
@@ -60,10 +65,11 @@ def _kept(holder: nn.Module, slot: str, size: int) -> None:
         old = _PACKED.pop(key, None)
         if old is not None:
             _PACKED_BYTES[0] -= old[1]
-        _PACKED[key] = (weakref.ref(holder, lambda ref: _gone(key, ref)), size)
+        now = time.monotonic()
+        _PACKED[key] = [weakref.ref(holder, lambda ref: _gone(key, ref)), size, now]
         _PACKED_BYTES[0] += size
-        while _PACKED_BYTES[0] > PACKED_BUDGET_BYTES and len(_PACKED) > 1:
-            (_, oldest_slot), (ref, oldest_size) = _PACKED.popitem(last=False)
+        while _PACKED_BYTES[0] > PACKED_BUDGET_BYTES and now - next(iter(_PACKED.values()))[2] >= PACKED_IN_USE_S:
+            (_, oldest_slot), (ref, oldest_size, _) = _PACKED.popitem(last=False)
             _PACKED_BYTES[0] -= oldest_size
             oldest = ref()
             if oldest is not None:
@@ -71,7 +77,7 @@ def _kept(holder: nn.Module, slot: str, size: int) -> None:
             del oldest
 
 
-def _gone(key: tuple[int, str], ref: weakref.ref[nn.Module]) -> None:
+def _gone(key: tuple[int, str], ref: weakref.ref[Any]) -> None:
     """A holder was freed (its model unloaded): its copy no longer counts."""
     with _PACKED_LOCK:
         entry = _PACKED.get(key)

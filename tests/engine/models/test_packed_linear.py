@@ -97,6 +97,7 @@ def test_packed_copies_of_all_models_stay_within_the_budget(monkeypatch):
     both = packed_linear.packed_bytes() - base
     assert both > held_by_one > 0
     monkeypatch.setattr(packed_linear, "PACKED_BUDGET_BYTES", base + both - held_by_one // 2)  # room for one model and a bit
+    monkeypatch.setattr(packed_linear, "PACKED_IN_USE_S", 0.0)  # (every pass here is seconds apart, as queries are)
     outputs(second, ids)  # the second model, used last: the first's copies are let go at the next new copy
     third = small("bert")
     with torch.no_grad():
@@ -111,3 +112,20 @@ def test_packed_copies_of_all_models_stay_within_the_budget(monkeypatch):
     del first, second, third
     gc.collect()
     assert packed_linear.packed_bytes() <= base
+
+
+def test_a_model_bigger_than_the_budget_is_not_packed_again_at_every_pass(monkeypatch):
+    """Copies in use are kept over the budget: a model whose linears alone exceed it would otherwise let its first
+    layers' copies go while packing its last ones, and pack everything anew at every query."""
+    from engine.models import packed_linear
+
+    monkeypatch.setattr(packed_linear, "PACKED_BUDGET_BYTES", 1)
+    model = small("bert")
+    pack_linears(model)
+    ids = torch.randint(0, 300, (2, 9))
+    expected = outputs(model, ids)
+    first = {id(m): m.__dict__["_packed"][1] for m in model.modules() if "_packed" in m.__dict__}
+    assert first
+    assert torch.allclose(outputs(model, ids), expected, atol=1e-5)
+    again = {id(m): m.__dict__.get("_packed", (None, None))[1] for m in model.modules() if id(m) in first}
+    assert all(again[k] is first[k] for k in first)  # the same copies, not new ones
