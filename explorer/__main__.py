@@ -5,6 +5,10 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None and sys.argv[1:2] not in (["--train-cli"], ["--finetune-cli"]):
+        from explorer.python_allocator import restart_with_malloc
+
+        restart_with_malloc()  # (the window's process: Python's objects from malloc, before anything is imported)
     argv = sys.argv if argv is None else argv
     if len(argv) > 1 and argv[1] == "--train-cli":  # the packaged app runs training processes as itself
         from engine.api import train_cli

@@ -219,7 +219,14 @@ def main() -> None:
     p.add_argument("--spinning-threads", action="store_true",
                    help="leave torch's OpenMP threads spinning between operations (the app has them sleep: "
                         "explorer/worker_threads.py)")
+    p.add_argument("--pymalloc", action="store_true",
+                   help="keep Python's own small-object allocator (the app's window starts again with "
+                        "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
     args = p.parse_args()
+    if not args.pymalloc:  # as the app's window does: the process started again, Python's objects from malloc
+        from explorer.python_allocator import restart_with_malloc
+
+        restart_with_malloc()
     if not args.spinning_threads:  # as the app does, before torch is imported
         from explorer.worker_threads import sleeping_worker_threads
 
@@ -316,18 +323,20 @@ def main() -> None:
     culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
     growth = (end["rss"] - start["rss"]) / start["rss"] * 100
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
+    from explorer.python_allocator import python_allocator
+
     # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     def py_arenas(moment: dict[str, float]) -> str:  # none where Python allocates with malloc (PYTHONMALLOC)
         if "py_arenas" not in moment:
-            return "none: PYTHONMALLOC=" + os.environ.get("PYTHONMALLOC", "?")
+            return "none: Python's objects come from malloc"
         return f"{moment['py_arenas']:,.0f}; {moment.get('py_objects', 0):,.0f}"
 
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every

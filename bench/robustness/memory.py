@@ -186,24 +186,11 @@ def python_arenas_mb() -> dict[str, float]:
     the arena until every object in it is freed) and of the objects alive in them ("py_objects"), read from
     ``sys._debugmallocstats`` (it writes to C's stderr)."""
     import re
-    import tempfile
 
-    stats = getattr(sys, "_debugmallocstats", None)
-    if stats is None:
-        return {}
-    try:
-        with tempfile.TemporaryFile() as tmp:
-            saved = os.dup(2)
-            try:
-                sys.stderr.flush()
-                os.dup2(tmp.fileno(), 2)
-                stats()
-            finally:
-                os.dup2(saved, 2)
-                os.close(saved)
-            tmp.seek(0)
-            text = tmp.read().decode("ascii", "replace")
-    except OSError:
+    from explorer.python_allocator import malloc_stats
+
+    text = malloc_stats()
+    if not text:
         return {}
     out: dict[str, float] = {}
     for key, pattern in (("py_arenas", r"arenas \* \d+ bytes/arena\s*=\s*([\d,]+)"),
