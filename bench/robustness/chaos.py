@@ -56,6 +56,18 @@ def print_threads() -> None:
         print(f"  thread {names.get(ident, ident)}: {' < '.join(stack)}", flush=True)
 
 
+def quiet_trajectory(marks: list[tuple[float, dict[str, float]]]) -> str:
+    return "; ".join(f"{minute:.0f}: {m['anon']:,.0f}, {m['anon'] - m.get('packed', 0):,.0f}; {m.get('tensors', 0):,.0f} MB"
+                     for minute, m in marks)
+
+
+def stalls_by_kind(monkey: Monkey) -> str:
+    """Which kinds of action the stalls followed, most first, with how many of that kind were done."""
+    kinds = sorted(monkey.stalls_after, key=lambda k: -monkey.stalls_after[k])
+    return ", ".join(f"{k or 'none yet'} {monkey.stalls_after[k]:,} / {monkey.done_by_kind.get(k, 0):,}"
+                     for k in kinds) or "no stall"
+
+
 def type_counts() -> dict[str, int]:
     """How many objects of each type the collector tracks (the frozen ones included): diffed between the two
     quiet moments by ``--trace``, what kind of object grew."""
@@ -219,6 +231,9 @@ def main() -> None:
     p.add_argument("--spinning-threads", action="store_true",
                    help="leave torch's OpenMP threads spinning between operations (the app has them sleep: "
                         "explorer/worker_threads.py)")
+    p.add_argument("--quiet-every", type=float, default=0.0, metavar="MINUTES",
+                   help="a quiet moment (as at the start and the end) every MINUTES of acting too: whether the memory "
+                        "grows all along (a leak) or levels off (caches filling)")
     p.add_argument("--pymalloc", action="store_true",
                    help="keep Python's own small-object allocator (the app's window starts again with "
                         "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
@@ -281,13 +296,23 @@ def main() -> None:
 
         tracemalloc.start(args.trace)
     began = time.monotonic()
-    while time.monotonic() - began < args.minutes * 60:
+    paused = 0.0  # the quiet moments' time (``--quiet-every``): not acting, so not counted in the minutes
+    quiet_marks: list[tuple[float, dict[str, float]]] = [(0.0, start)]
+    next_quiet = args.quiet_every or float("inf")
+    while time.monotonic() - began - paused < args.minutes * 60:
         wait(app, 60)
         parts = rss_parts_mb()
-        samples.append(((time.monotonic() - began) / 60, rss_mb(), parts["anon"]))
+        samples.append(((time.monotonic() - began - paused) / 60, rss_mb(), parts["anon"]))
         print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB "
               f"(anonymous {parts['anon']:.0f}, files {parts['file']:.0f}), {len(session.models)} models, "
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
+        if next_quiet <= samples[-1][0] < args.minutes - 0.5:
+            t0 = time.monotonic()
+            mark = quiet_memory(app, monkey, keep=set(start_models))
+            paused += time.monotonic() - t0
+            quiet_marks.append((samples[-1][0], mark))
+            next_quiet += args.quiet_every
+            print(f"quiet at {samples[-1][0]:.1f} min:", {k: round(v, 1) for k, v in mark.items()}, flush=True)
     end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     if args.events:
@@ -336,7 +361,7 @@ def main() -> None:
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
@@ -367,9 +392,12 @@ unloaded first, as a user closes what they opened).
   bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
+- The anonymous RSS at every quiet moment (minute of acting: anonymous, less the packed weight copies; the tensors
+  Python reaches): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
+- Gaps of {STALL_MS} ms or more by the monkey's last action before them (stalls / actions of that kind): {stalls_by_kind(monkey)}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
 - The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the

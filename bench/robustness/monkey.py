@@ -150,6 +150,11 @@ class Monkey(QObject):
         self._measuring = False
         self._previous_hook: Callable[..., Any] | None = None
         self.culprits: dict[str, int] = {}  # where the GUI thread was while it stalled: frame -> samples
+        # each kind of action: how many were done, and how many of the stalls came after one (the last action before
+        # the stall: its own work, or what it set off on the GUI thread — a relayout, a reply drawn)
+        self.done_by_kind: dict[str, int] = {}
+        self.stalls_after: dict[str, int] = {}
+        self._last_kind = ""
         self._last_tick = time.monotonic()
         self._gui_thread = threading.get_ident()
         # the GUI thread's scheduler state while it stalls (Linux: /proc/self/task/TID/stat): "R" it was working
@@ -255,11 +260,15 @@ class Monkey(QObject):
         if self._measuring:
             self.stalls.add(max(0.0, float(gap)))
             if gap >= STALL_MS:
+                self.stalls_after[self._last_kind] = self.stalls_after.get(self._last_kind, 0) + 1
                 self.log.append(f"!! stall {gap} ms (tab {self.window.tabs.tabText(self.window.tabs.currentIndex())})")
 
     def _act(self) -> None:
         name, action = self.rng.choice(self.actions)
         self.steps += 1
+        self._last_kind = name
+        if self._measuring:
+            self.done_by_kind[name] = self.done_by_kind.get(name, 0) + 1
         began = time.perf_counter()
         try:
             done = action()
