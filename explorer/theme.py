@@ -12,7 +12,8 @@ BASE_POINT_SIZE: dict[str, float] = {}
 Role = QPalette.ColorRole
 DARK = {Role.Window: "#2b2b2b", Role.WindowText: "#e6e6e6", Role.Base: "#1e1e1e", Role.AlternateBase: "#2b2b2b",
         Role.Text: "#e6e6e6", Role.Button: "#3a3a3a", Role.ButtonText: "#e6e6e6", Role.Highlight: "#2f65ca",
-        Role.HighlightedText: "#ffffff", Role.ToolTipBase: "#3a3a3a", Role.ToolTipText: "#e6e6e6"}
+        Role.HighlightedText: "#ffffff", Role.ToolTipBase: "#3a3a3a", Role.ToolTipText: "#e6e6e6",
+        Role.PlaceholderText: "#9a9a9a"}
 HIGH_CONTRAST = {Role.Window: "#000000", Role.WindowText: "#ffffff", Role.Base: "#0b0b0b",  # a talk, on a projector
                  Role.AlternateBase: "#1a1a1a", Role.Text: "#ffffff", Role.Button: "#262626",
                  Role.ButtonText: "#ffffff", Role.Highlight: "#ffd400", Role.HighlightedText: "#000000",

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel
 
 from explorer.widgets.plot_grid import opaque_grid
@@ -77,7 +78,11 @@ class LossPlot(pg.PlotWidget):
         self.empty.setFont(QApplication.font())  # the app's (zoomed) font, not the plot's own small one
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)
-        self.empty.setStyleSheet("color: #666; background: rgba(255, 255, 255, 230); padding: 4px;")
+        # in the theme's colours, which follow a change of theme (a fixed white box stayed white on the dark one)
+        self.empty.setAutoFillBackground(True)
+        self.empty.setBackgroundRole(QPalette.ColorRole.Base)
+        self.empty.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.empty.setContentsMargins(4, 4, 4, 4)
         self.empty.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self._showing_empty: bool | None = None
         opaque_grid(self.getPlotItem())

@@ -164,6 +164,11 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     win.set_theme("dark")
     assert early.title.color.lightness() > 150
     assert QApplication.instance().palette().window().color().lightness() < 80
+    note = win.history.loss.empty  # "Open a run: …" over an empty plot: a dark box with light text, not a white one
+    QApplication.processEvents()  # (the palette reaches some widgets by posted events)
+    shot = note.grab().toImage()
+    assert shot.pixelColor(1, 1).lightness() < 80
+    assert note.palette().color(note.foregroundRole()).lightness() > 120
     import pyqtgraph as pg
 
     from explorer.widgets.plot_view import plot_views
