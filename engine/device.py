@@ -159,8 +159,12 @@ def scaler_works(device_type: str) -> bool:
 def release_memory() -> bool:
     """Give the allocator's freed memory back to the system (glibc's ``malloc_trim``): queries on texts of
     varied length leave freed blocks of many sizes that glibc keeps, so the process grows with use
-    although nothing leaks (bench/robustness/memory.py). True where it could (Linux with glibc); a no-op elsewhere."""
+    although nothing leaks (bench/robustness/memory.py). Packed weight copies held over their budget are let go
+    first (engine/models/packed_linear.py). True where it could (Linux with glibc); a no-op elsewhere."""
     global _TRIM
+    packed = sys.modules.get("engine.models.packed_linear")  # (not imported: no model packed, nothing to let go)
+    if packed is not None:
+        packed.trim_packed()  # packed weight copies kept over their budget while in use, no longer in use
     if _TRIM is None:
         import ctypes
         import ctypes.util

@@ -129,3 +129,50 @@ def test_a_model_bigger_than_the_budget_is_not_packed_again_at_every_pass(monkey
     assert torch.allclose(outputs(model, ids), expected, atol=1e-5)
     again = {id(m): m.__dict__.get("_packed", (None, None))[1] for m in model.modules() if id(m) in first}
     assert all(again[k] is first[k] for k in first)  # the same copies, not new ones
+
+
+def test_copies_kept_over_the_budget_while_in_use_are_let_go_once_they_are_not(monkeypatch):
+    """Copies in use stay over the budget; when nothing uses them any more, the next ``release_memory`` (the
+    window calls it after its queries) brings the copies back within the budget, without a new copy being made."""
+    import types
+
+    from engine import api
+    from engine.models import packed_linear
+
+    now = [1000.0]  # the module's clock, moved by hand
+    monkeypatch.setattr(packed_linear, "time", types.SimpleNamespace(monotonic=lambda: now[0]))
+    base = packed_linear.packed_bytes()  # (models of other tests still alive)
+    monkeypatch.setattr(packed_linear, "PACKED_BUDGET_BYTES", base + 1)
+    model = small("bert")
+    pack_linears(model)
+    ids = torch.randint(0, 300, (2, 9))
+    expected = outputs(model, ids)
+    assert packed_linear.packed_bytes() > packed_linear.PACKED_BUDGET_BYTES  # in use: kept over the budget
+    now[0] += packed_linear.PACKED_IN_USE_S / 2
+    api.release_memory()
+    assert packed_linear.packed_bytes() > packed_linear.PACKED_BUDGET_BYTES  # still in use a moment ago
+    now[0] += packed_linear.PACKED_IN_USE_S
+    api.release_memory()
+    assert packed_linear.packed_bytes() <= packed_linear.PACKED_BUDGET_BYTES
+    assert not any("_packed" in m.__dict__ or "_qkv_packed" in m.__dict__ for m in model.modules())
+    assert torch.allclose(outputs(model, ids), expected, atol=1e-5)  # packed anew when used again
+
+
+def test_copies_kept_over_the_budget_go_by_themselves_when_the_app_is_idle(monkeypatch):
+    """No release and no new copy after a pass (an idle window): the copies kept over the budget while the pass used
+    them are let go a moment after it ended."""
+    import time
+
+    from engine.models import packed_linear
+
+    base = packed_linear.packed_bytes()
+    monkeypatch.setattr(packed_linear, "PACKED_BUDGET_BYTES", base + 1)
+    monkeypatch.setattr(packed_linear, "PACKED_IN_USE_S", 0.2)
+    model = small("gpt")
+    pack_linears(model)
+    outputs(model, torch.randint(0, 300, (2, 9)))
+    assert packed_linear.packed_bytes() > packed_linear.PACKED_BUDGET_BYTES
+    deadline = time.monotonic() + 10
+    while packed_linear.packed_bytes() > packed_linear.PACKED_BUDGET_BYTES and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert packed_linear.packed_bytes() <= packed_linear.PACKED_BUDGET_BYTES
