@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.memory import census_mb, holders_mb, rss_mb, rss_parts_mb  # noqa: E402
+from bench.robustness.memory import ELSEWHERE_SIZES, census_mb, holders_mb, rss_mb, rss_parts_mb  # noqa: E402
 from bench.robustness.monkey import (  # noqa: E402
     STALL_MS,
     Monkey,
@@ -383,6 +383,7 @@ unloaded first, as a user closes what they opened).
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
 | the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |
+| of elsewhere, by the size of its mappings ({' / '.join(ELSEWHERE_SIZES)}) | {' / '.join(f"{start.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB | {' / '.join(f"{end.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB |
 | model handles alive (loaded or not yet freed) | {start.get('handles', 0):.0f} | {end.get('handles', 0):.0f} |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |

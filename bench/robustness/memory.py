@@ -155,27 +155,41 @@ def census_mb() -> dict[str, float]:
 GLIBC_HEAP_ALIGN = 64 << 20  # a thread arena's heaps are mapped at multiples of glibc's HEAP_MAX_SIZE (64-bit)
 
 
+# "elsewhere" by the size of its mappings: glibc maps a block of its own above its threshold (128 kB, raised up to
+# 32 MB by frees), a thread's stack is 8 MB, oneDNN's compiled kernels and Qt's images are mapped apart
+ELSEWHERE_SIZES = ("under 1 MB", "1-8 MB", "8-64 MB", "64 MB or more")
+
+
+def _size_class(size: int) -> str:
+    mb = size / 2**20
+    return ELSEWHERE_SIZES[0 if mb < 1 else 1 if mb < 8 else 2 if mb < 64 else 3]
+
+
 def resident_anon_mb() -> dict[str, float]:
     """Resident anonymous memory by where it lies (Linux, /proc/self/smaps): in the main arena's heap ("[heap]",
     grown with brk), in the threads' arenas (their 64 MB heaps, aligned at 64 MB), and elsewhere (big blocks mapped
     on their own, Python's small-object arenas, thread stacks, Qt's and torch's own mappings). With glibc's bytes in
     use, the first two say how much of an arena's resident memory is free and kept."""
     parts = {"anon_main_arena": 0.0, "anon_thread_arenas": 0.0, "anon_elsewhere": 0.0}
+    parts |= {f"elsewhere_{size}": 0.0 for size in ELSEWHERE_SIZES}
     try:
         with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
-            kind = ""
+            kind, size_kind = "", ""
             for line in f:
                 head = line.split()
                 if not head:
                     continue
                 if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line: its range and name
-                    start = int(head[0].split("-")[0], 16)
+                    start, end = (int(x, 16) for x in head[0].split("-"))
                     name = head[5] if len(head) > 5 else ""
                     kind = ("anon_main_arena" if name == "[heap]" else
                             "" if name else  # a file, the stack, vdso…
                             "anon_thread_arenas" if start % GLIBC_HEAP_ALIGN == 0 else "anon_elsewhere")
+                    size_kind = f"elsewhere_{_size_class(end - start)}" if kind == "anon_elsewhere" else ""
                 elif head[0] == "Anonymous:" and kind:
                     parts[kind] += int(head[1]) / 1024
+                    if size_kind:
+                        parts[size_kind] += int(head[1]) / 1024
     except (OSError, ValueError, IndexError):
         return {}
     return parts
