@@ -167,31 +167,39 @@ def _size_class(size: int) -> str:
 
 def resident_anon_mb() -> dict[str, float]:
     """Resident anonymous memory by where it lies (Linux, /proc/self/smaps): in the main arena's heap ("[heap]",
-    grown with brk), in the threads' arenas (their 64 MB heaps, aligned at 64 MB), and elsewhere (big blocks mapped
-    on their own, Python's small-object arenas, thread stacks, Qt's and torch's own mappings). With glibc's bytes in
-    use, the first two say how much of an arena's resident memory is free and kept."""
+    grown with brk), in the threads' arenas (their 64 MB heaps, aligned at 64 MB: a heap shrunk and grown again
+    can be split into several mappings, all within its 64 MB), and elsewhere (big blocks mapped on their own,
+    Python's small-object arenas, thread stacks, Qt's and torch's own mappings), with "elsewhere" also by the size
+    of its mappings. With glibc's bytes in use, the first two say how much of an arena's resident memory is free
+    and kept."""
     parts = {"anon_main_arena": 0.0, "anon_thread_arenas": 0.0, "anon_elsewhere": 0.0}
     parts |= {f"elsewhere_{size}": 0.0 for size in ELSEWHERE_SIZES}
+    mappings: list[tuple[int, int, str, float]] = []  # (start, end, name, resident anonymous MB)
     try:
         with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
-            kind, size_kind = "", ""
             for line in f:
                 head = line.split()
                 if not head:
                     continue
                 if "-" in head[0] and not head[0].endswith(":"):  # a mapping's first line: its range and name
-                    start, end = (int(x, 16) for x in head[0].split("-"))
-                    name = head[5] if len(head) > 5 else ""
-                    kind = ("anon_main_arena" if name == "[heap]" else
-                            "" if name else  # a file, the stack, vdso…
-                            "anon_thread_arenas" if start % GLIBC_HEAP_ALIGN == 0 else "anon_elsewhere")
-                    size_kind = f"elsewhere_{_size_class(end - start)}" if kind == "anon_elsewhere" else ""
-                elif head[0] == "Anonymous:" and kind:
-                    parts[kind] += int(head[1]) / 1024
-                    if size_kind:
-                        parts[size_kind] += int(head[1]) / 1024
+                    first, last = (int(x, 16) for x in head[0].split("-"))
+                    mappings.append((first, last, head[5] if len(head) > 5 else "", 0.0))
+                elif head[0] == "Anonymous:" and mappings:
+                    first, last, name, _ = mappings[-1]
+                    mappings[-1] = (first, last, name, int(head[1]) / 1024)
     except (OSError, ValueError, IndexError):
         return {}
+    heaps = {first for first, _, name, _ in mappings if not name and first % GLIBC_HEAP_ALIGN == 0}
+    for first, last, name, mb in mappings:
+        if name == "[heap]":
+            parts["anon_main_arena"] += mb
+        elif name:  # a file, the stack, vdso…
+            continue
+        elif first - first % GLIBC_HEAP_ALIGN in heaps and last <= first - first % GLIBC_HEAP_ALIGN + GLIBC_HEAP_ALIGN:
+            parts["anon_thread_arenas"] += mb
+        else:
+            parts["anon_elsewhere"] += mb
+            parts[f"elsewhere_{_size_class(last - first)}"] += mb
     return parts
 
 
