@@ -1,0 +1,129 @@
+"""How many compiled kernels oneDNN keeps for the window: its primitive cache's capacity.
+
+torch runs a packed linear layer (engine/models/packed_linear.py) through oneDNN, which compiles a kernel (a
+"primitive") for every shape it meets and keeps the last ``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` of them (1,024 by
+default) for good. A model query's shape follows the length of its text, so the window's queries meet hundreds of
+shapes per model: one MiniLM answering texts of 2-260 words kept ~40 MB more after the first pass over the lengths
+and no more after the second (a cache filling, not a leak), but the cache is shared by every model, so what it
+holds grows with the models and lengths used — up to the capacity. This bench measures, for each capacity, in a
+fresh process (oneDNN reads it once), one torch thread:
+
+* two passes of the same ``--queries`` queries (contextual vectors of a random model among bert-tiny, gpt-tiny,
+  minilm-mlm and minilm-gpt, on texts of 2-300 words): the time of each pass (the second meets shapes seen in the
+  first: what a small cache costs is compiling them again);
+* the anonymous RSS after each pass and ``api.release_memory()``, against that after one query per model.
+
+How the window's capacity is chosen (declared before the first run): the smallest capacity whose second pass
+takes at most 5% longer than the default's (medians over the rounds), adopted only if the memory it keeps after
+the second pass is at least 30 MB below the default's; otherwise oneDNN's default stays.
+
+    python bench/robustness/onednn_cache.py [--queries 500] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(HERE))
+
+CAPACITIES = {"oneDNN's default (1,024)": None, "256": 256, "64": 64}
+MODELS = ("bert-tiny", "gpt-tiny", "minilm-mlm", "minilm-gpt")
+WORDS = ["the", "river", "bank", "was", "muddy", "after", "the", "rain", "and", "the", "children", "played", "by", "the", "water", "while", "their", "parents", "put", "money", "in", "the", "bank", "in", "town", "before", "the", "match", "began", "on", "the", "green", "field"]
+SLOWER_AT_MOST = 1.05
+KEPT_LESS_BY_MB = 30.0
+
+
+def one(queries: int) -> dict[str, float]:
+    import time
+
+    import torch
+
+    from bench.robustness.memory import rss_parts_mb
+    from engine import api
+
+    torch.set_num_threads(1)
+    handles = [api.load(name) for name in MODELS]
+
+    def anon() -> float:
+        api.release_memory()
+        time.sleep(0.3)
+        return rss_parts_mb()["anon"]
+
+    for handle in handles:
+        handle.contextual_vectors("the bank")
+    out = {"start": anon()}
+    rng = random.Random(11)
+    plan = [(rng.randrange(len(handles)), rng.randint(2, 300)) for _ in range(queries)]
+    for pass_ in (1, 2):
+        t0 = time.perf_counter()
+        for which, n in plan:
+            handles[which].contextual_vectors(" ".join(WORDS[i % len(WORDS)] for i in range(n)))
+        out[f"pass{pass_}"] = time.perf_counter() - t0
+        out[f"kept{pass_}"] = anon() - out["start"]
+    return out
+
+
+def run(capacity: int | None, queries: int) -> dict[str, float]:
+    env = dict(os.environ)
+    env.pop("ONEDNN_PRIMITIVE_CACHE_CAPACITY", None)
+    if capacity is not None:
+        env["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = str(capacity)
+    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from bench.robustness.onednn_cache import one; "
+            f"print('RESULT', json.dumps(one({queries})))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=3600)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"{capacity}: {done.stderr.strip().splitlines()[-5:]}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def main() -> None:
+    from bench._report import machine, write_section
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--queries", type=int, default=500)
+    p.add_argument("--rounds", type=int, default=2)
+    args = p.parse_args()
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in CAPACITIES}
+    for round_ in range(args.rounds):
+        order = list(CAPACITIES) if round_ % 2 == 0 else list(reversed(CAPACITIES))
+        for name in order:
+            results[name].append(run(CAPACITIES[name], args.queries))
+            print(name, results[name][-1], flush=True)
+
+    def med(name: str, key: str) -> float:
+        return statistics.median(r[key] for r in results[name])
+
+    default = next(iter(CAPACITIES))
+    fast = [n for n in CAPACITIES if med(n, "pass2") <= SLOWER_AT_MOST * med(default, "pass2")]
+    smallest = min(fast, key=lambda n: CAPACITIES[n] or 1024)
+    chosen = smallest if med(smallest, "kept2") <= med(default, "kept2") - KEPT_LESS_BY_MB else default
+    lines = ["## oneDNN's primitive cache in the window", "", f"Machine: {machine()}", "",
+             f"`python bench/robustness/onednn_cache.py --queries {args.queries} --rounds {args.rounds}`: each "
+             f"capacity (`ONEDNN_PRIMITIVE_CACHE_CAPACITY`) in a fresh process, one torch thread, {args.rounds} rounds "
+             f"alternating (the order reversed every other round); medians over the rounds. Two passes of the same "
+             f"{args.queries} queries: contextual vectors of a random model among {', '.join(MODELS)}, on texts of "
+             f"2-300 words. The rule, declared before the first run: the smallest capacity whose second pass takes at "
+             f"most {SLOWER_AT_MOST - 1:.0%} longer than the default's, adopted only if what it keeps after the second "
+             f"pass is at least {KEPT_LESS_BY_MB:.0f} MB below the default's.", "",
+             "| capacity | first pass | second pass | anonymous memory kept after the first pass | after the second |",
+             "|---|---:|---:|---:|---:|"]
+    for name in CAPACITIES:
+        lines.append(f"| {name}{' (chosen)' if name == chosen else ''} | {med(name, 'pass1'):.1f} s | "
+                     f"{med(name, 'pass2'):.1f} s | {med(name, 'kept1'):,.0f} MB | {med(name, 'kept2'):,.0f} MB |")
+    lines += ["", f"Chosen by the rule: **{chosen}**."]
+    text = "\n".join(lines)
+    print(text)
+    write_section("onednn-cache", text)
+
+
+if __name__ == "__main__":
+    main()
