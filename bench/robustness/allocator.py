@@ -26,11 +26,9 @@ is kept unless the best is at least 10% lower.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -117,14 +115,10 @@ def one(seconds: float) -> dict[str, float]:
 
 
 def run(setting: str, seconds: float) -> dict[str, float]:
-    env = {**os.environ, **SETTINGS[setting]}
-    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from bench.robustness.allocator import one; "
-            f"print('RESULT', json.dumps(one({seconds})))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"{setting}: {done.stderr.strip().splitlines()[-3:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    from bench.robustness.fresh_process import in_fresh_process
+
+    return in_fresh_process("bench.robustness.allocator", f"one({seconds})", {**os.environ, **SETTINGS[setting]},
+                            setting)
 
 
 def main() -> None:

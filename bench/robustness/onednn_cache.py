@@ -23,11 +23,9 @@ the second pass is at least 30 MB below the default's; otherwise oneDNN's defaul
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -76,13 +74,9 @@ def run(capacity: int | None, queries: int) -> dict[str, float]:
     env.pop("ONEDNN_PRIMITIVE_CACHE_CAPACITY", None)
     if capacity is not None:
         env["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = str(capacity)
-    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from bench.robustness.onednn_cache import one; "
-            f"print('RESULT', json.dumps(one({queries})))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=3600)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"{capacity}: {done.stderr.strip().splitlines()[-5:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    from bench.robustness.fresh_process import in_fresh_process
+
+    return in_fresh_process("bench.robustness.onednn_cache", f"one({queries})", env, str(capacity), timeout_s=3600)
 
 
 def main() -> None:

@@ -30,11 +30,9 @@ the wall time), its median over the rounds is at most 10% above pymalloc's. Othe
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -149,14 +147,10 @@ def one() -> dict[str, float]:
 
 
 def run(allocator: str) -> dict[str, float]:
+    from bench.robustness.fresh_process import in_fresh_process
+
     env = {**os.environ, "PYTHONMALLOC": allocator, "QT_QPA_PLATFORM": "offscreen"}
-    code = (f"import json, sys; sys.path.insert(0, {str(HERE)!r}); from bench.robustness.python_malloc import one; "
-            f"print('RESULT', json.dumps(one()))")
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=1800)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"{allocator}: {done.stderr.strip().splitlines()[-5:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    return in_fresh_process("bench.robustness.python_malloc", "one()", env, allocator)
 
 
 def main() -> None:
