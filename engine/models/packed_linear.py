@@ -72,8 +72,7 @@ def _kept(holder: nn.Module, slot: str, size: int) -> None:
 
 
 def _within_budget(now: float) -> None:
-    """Let the least recently used copies go while over the budget, those in use excepted; if some are kept over
-    it, look again once they may no longer be in use."""
+    """Let the least recently used copies go while over the budget, those in use excepted."""
     with _PACKED_LOCK:
         while _PACKED_BYTES[0] > PACKED_BUDGET_BYTES and now - next(iter(_PACKED.values()))[2] >= PACKED_IN_USE_S:
             (_, oldest_slot), (ref, oldest_size, _) = _PACKED.popitem(last=False)
@@ -82,27 +81,15 @@ def _within_budget(now: float) -> None:
             if oldest is not None:
                 oldest.__dict__.pop(oldest_slot, None)  # a query using it holds its own reference meanwhile
             del oldest
-        if _PACKED_BYTES[0] > PACKED_BUDGET_BYTES and not _LOOK_AGAIN:
-            timer = threading.Timer(PACKED_IN_USE_S, _look_again)
-            timer.daemon = True
-            _LOOK_AGAIN.append(timer)
-            timer.start()
-
-
-_LOOK_AGAIN: list[threading.Timer] = []  # the one look pending at copies kept over the budget while in use
-
-
-def _look_again() -> None:
-    with _PACKED_LOCK:
-        _LOOK_AGAIN.clear()
-        _within_budget(time.monotonic())
 
 
 def trim_packed() -> None:
-    """Back within the budget now, those in use excepted (``engine.device.release_memory`` calls it). Copies kept
-    over it while a pass, or several at once, used them are also let go by a timer once none has used them for
-    ``PACKED_IN_USE_S``: before, they stayed until the next copy was made — at a quiet moment of the chaos bench,
-    904 MB against the 512 MB budget."""
+    """Back within the budget now, those in use excepted: copies kept over it while passes used them (several
+    models' at once) go once unused for ``PACKED_IN_USE_S``. ``engine.device.release_memory`` calls it, which the
+    window calls after its queries; before, they stayed until the next copy was made — at a quiet moment of the
+    chaos bench, 904 MB against the 512 MB budget. Not on a timer: a model bigger than the budget, asked every few
+    seconds, would then pack the layers let go while it idled anew at each query; its copies are used by every
+    query, so a trim after one keeps them."""
     _within_budget(time.monotonic())
 
 
