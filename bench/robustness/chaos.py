@@ -350,13 +350,13 @@ def main() -> None:
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
     from explorer.python_allocator import python_allocator
 
-    # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
-    # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     def py_arenas(moment: dict[str, float]) -> str:  # none where Python allocates with malloc (PYTHONMALLOC)
         if "py_arenas" not in moment:
             return "none: Python's objects come from malloc"
         return f"{moment['py_arenas']:,.0f}; {moment.get('py_objects', 0):,.0f}"
 
+    # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
+    # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window

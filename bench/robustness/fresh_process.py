@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,3 +25,14 @@ def in_fresh_process(module: str, call: str, env: dict[str, str], label: str,
         raise RuntimeError(f"{label}: {done.stderr.strip().splitlines()[-5:]}")
     result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
     return result
+
+
+def alternating_rounds(names: list[str], rounds: int, run: Callable[[str], dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """``run(name)`` for every name, ``rounds`` times: a round of every name, then the next, the order reversed every
+    other round (so neither side always runs first, on a machine warming up or cooling down)."""
+    results: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else list(reversed(names)):
+            results[name].append(run(name))
+            print(name, results[name][-1], flush=True)
+    return results

@@ -86,12 +86,9 @@ def main() -> None:
     p.add_argument("--queries", type=int, default=500)
     p.add_argument("--rounds", type=int, default=2)
     args = p.parse_args()
-    results: dict[str, list[dict[str, float]]] = {name: [] for name in CAPACITIES}
-    for round_ in range(args.rounds):
-        order = list(CAPACITIES) if round_ % 2 == 0 else list(reversed(CAPACITIES))
-        for name in order:
-            results[name].append(run(CAPACITIES[name], args.queries))
-            print(name, results[name][-1], flush=True)
+    from bench.robustness.fresh_process import alternating_rounds
+
+    results = alternating_rounds(list(CAPACITIES), args.rounds, lambda name: run(CAPACITIES[name], args.queries))
 
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in results[name])

@@ -159,12 +159,9 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--rounds", type=int, default=3)
     args = p.parse_args()
-    results: dict[str, list[dict[str, float]]] = {name: [] for name in ALLOCATORS}
-    for round_ in range(args.rounds):
-        order = list(ALLOCATORS) if round_ % 2 == 0 else list(reversed(ALLOCATORS))
-        for name in order:
-            results[name].append(run(ALLOCATORS[name]))
-            print(name, results[name][-1], flush=True)
+    from bench.robustness.fresh_process import alternating_rounds
+
+    results = alternating_rounds(list(ALLOCATORS), args.rounds, lambda name: run(ALLOCATORS[name]))
 
     def med(name: str, key: str) -> float:
         return statistics.median(r[key] for r in results[name])

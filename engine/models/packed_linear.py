@@ -12,9 +12,10 @@ without gradients, on the CPU, in float32: training, autograd and other devices 
 before. The packed copy is kept until the weight changes (a new step's weights loaded in place) and costs
 the linear weights' size once more in memory: so the copies of all models together are held to
 ``PACKED_BUDGET_BYTES``, the least recently used let go first (a model used again packs its weights anew:
-about 50 ms for a MiniLM); copies used in the last ``PACKED_IN_USE_S`` are kept over the budget, so a model whose
-linears alone exceed it (a BERT-large) is not packed afresh, layer by layer, at every pass. Seventeen models loaded in the window held 1,020 MB of packed copies beside their
-1,116 MB of weights (bench/robustness/chaos.py's census). Where the op is missing or disagrees with
+about 50 ms for a MiniLM); copies used in the last ``PACKED_IN_USE_S`` are kept over the budget, so a model
+whose linears alone exceed it (a BERT-large) is not packed afresh, layer by layer, at every pass, and
+``trim_packed`` lets them go once unused. Seventeen models loaded in the window held 1,020 MB of packed copies
+beside their 1,116 MB of weights (bench/robustness/chaos.py's census). Where the op is missing or disagrees with
 ``F.linear`` (checked once per process), every product takes ``F.linear``.
 """
 
