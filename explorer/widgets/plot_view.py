@@ -7,7 +7,11 @@ cache Qt fills the solid background as it paints, which is no slower.
 Every view made here is also listed (``plot_views``), so the theme and the zoom reach the plots without walking
 every widget of the window: ``findChildren`` with a Python type makes a wrapper for each widget it passes (Qt's
 own ones too), which the zoom did at every step and which stayed alive after their widgets were deleted.
-The chaos bench's profile had that walk among the GUI thread's largest costs (bench/robustness/RESULTS.md)."""
+The chaos bench's profile had that walk among the GUI thread's largest costs (bench/robustness/RESULTS.md).
+
+The zoom's font reaches the views shown at once and a hidden one when it is next shown: each view's axes laid out
+again for a font nobody sees cost a third of a zoom on the tabs without plots (10 of 35 ms; the chaos bench's stalls
+followed zooms most)."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from typing import Any, TypeVar
 import pyqtgraph as pg
 import shiboken6
 from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
@@ -29,31 +34,52 @@ pg.setConfigOptions(**LIGHT_PLOTS)
 
 def without_background_cache(view: View) -> View:
     """``view`` painting its background each time instead of keeping a pixmap of it, listed for the theme and
-    given the zoomed font (a view made after the zoom was set: one built when its tab is first shown); returns
-    ``view``. Call it once the view has its axes."""
+    given the zoomed font when it is shown (a view made after the zoom was set: one built when its tab is first
+    shown); returns ``view``. Call it once the view has its axes."""
     view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
     view.resetCachedContent()
     _VIEWS.add(view)
-    if _PLOT_FONT:
+    view.installEventFilter(_font_on_show())
+    if _PLOT_FONT and view.isVisible():
         _zoom([view], _PLOT_FONT[0])
     return view
 
 
 _VIEWS: weakref.WeakSet[Any] = weakref.WeakSet()  # every view made by without_background_cache, while alive
 _PLOT_FONT: list[QFont] = []  # the presentation zoom's font, once it is set (explorer.theme.apply_zoom)
+_FONT_GIVEN = "zoom_font_given"  # set on a view: the font of _PLOT_FONT its axes were last given
 
 
 def set_plot_font(font: QFont) -> None:
-    """Every plot's axes and notes in ``font`` (they keep their own fonts, not the application's), and every plot
-    made from now on."""
+    """Every plot's axes and notes in ``font`` (they keep their own fonts, not the application's): the plots shown
+    now at once, the others when they are next shown, and every plot made from now on."""
     _PLOT_FONT[:] = [font]
-    _zoom(plot_views(), font)
+    _zoom([view for view in plot_views() if view.isVisible()], font)
+
+
+class _FontOnShow(QObject):
+    """Gives a view the zoom's font as it is shown, if the zoom changed while it was hidden."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Show and _PLOT_FONT and getattr(watched, _FONT_GIVEN, None) is not _PLOT_FONT[0]:
+            _zoom([watched], _PLOT_FONT[0])
+        return False
+
+
+_FILTER: list[_FontOnShow] = []
+
+
+def _font_on_show() -> _FontOnShow:
+    if not _FILTER:
+        _FILTER.append(_FontOnShow())
+    return _FILTER[0]
 
 
 def _zoom(views: list[Any], font: QFont) -> None:
     from PySide6.QtWidgets import QLabel
 
     for widget in views:
+        setattr(widget, _FONT_GIVEN, font)
         for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
             label.setFont(font)
         for item in widget.items():

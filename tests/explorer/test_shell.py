@@ -178,8 +178,12 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     plots = plot_views()
     assert plots and grid in plots and late.plot in plots  # the window's plots, found under it
     assert all(view.backgroundBrush().color().lightness() < 80 for view in plots if isinstance(view, pg.GraphicsView))
-    axis = late.plot.getAxis("left")
-    assert axis.style["tickFont"] is not None and axis.style["tickFont"].pointSizeF() > size * 1.25
+    win.show()
+    win.tabs.setCurrentWidget(win.history)  # shown, its plots take the zoom's font
+    qtbot.waitUntil(lambda: any(view.isVisible() for view in plot_views(win)), timeout=10_000)
+    axes = [item for view in plot_views(win) if view.isVisible() for item in view.items() if isinstance(item, pg.AxisItem)]
+    assert axes and all(axis.style["tickFont"] is not None and axis.style["tickFont"].pointSizeF() > size * 1.25
+                        for axis in axes)
     win.polysemy.sentences.setPlainText("The bat flew out.\nHe swung the bat.")
     win.close()
     again = make_window()

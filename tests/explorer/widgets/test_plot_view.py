@@ -1,0 +1,34 @@
+"""The presentation zoom's font on the plots: the ones shown take it at once, a hidden one as it is shown."""
+
+
+def test_a_zoom_reaches_shown_plots_at_once_and_a_hidden_plot_as_it_is_shown(qtbot):
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont
+
+    from explorer.widgets.plot_view import _PLOT_FONT, set_plot_font, without_background_cache
+
+    before = list(_PLOT_FONT)
+    shown, hidden = (without_background_cache(pg.PlotWidget()) for _ in range(2))
+    for view in (shown, hidden):
+        qtbot.addWidget(view)
+    shown.show()
+    qtbot.waitExposed(shown)
+    big = QFont()
+    big.setPointSizeF(23.0)
+    try:
+        set_plot_font(big)
+
+        def size(view: pg.PlotWidget) -> float:
+            font = view.getPlotItem().getAxis("left").style["tickFont"]
+            return font.pointSizeF() if font is not None else -1.0
+
+        assert size(shown) == 23.0
+        assert size(hidden) != 23.0  # nobody sees it: its axes are not laid out again for the new font…
+        hidden.show()
+        assert size(hidden) == 23.0  # … until it is shown
+        late = without_background_cache(pg.PlotWidget())  # a plot made after the zoom takes it too, when shown
+        qtbot.addWidget(late)
+        late.show()
+        assert size(late) == 23.0
+    finally:
+        _PLOT_FONT[:] = before
