@@ -21,6 +21,9 @@ def main(argv: list[str] | None = None) -> int:
     from explorer.worker_threads import sleeping_worker_threads
 
     sleeping_worker_threads()  # (before torch: the window's worker threads sleep between operations)
+    from explorer.malloc_arenas import fewer_arenas
+
+    fewer_arenas()  # (before any thread starts: two malloc arenas, whose freed memory the trims give back)
     from explorer.app import run
 
     return run(argv)

@@ -57,8 +57,8 @@ def print_threads() -> None:
 
 
 def quiet_trajectory(marks: list[tuple[float, dict[str, float]]]) -> str:
-    return "; ".join(f"{minute:.0f}: {m['anon']:,.0f}, {m['anon'] - m.get('packed', 0):,.0f}; {m.get('tensors', 0):,.0f} MB"
-                     for minute, m in marks)
+    return "; ".join(f"{minute:.0f}: {m['anon']:,.0f}, {m['anon'] - m.get('packed', 0):,.0f}; {m.get('tensors', 0):,.0f}; "
+                     f"{m['anon'] - m.get('heap_used', 0) - m.get('mmapped', 0):,.0f} MB" for minute, m in marks)
 
 
 def stalls_by_kind(monkey: Monkey) -> str:
@@ -237,6 +237,9 @@ def main() -> None:
     p.add_argument("--pymalloc", action="store_true",
                    help="keep Python's own small-object allocator (the app's window starts again with "
                         "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
+    p.add_argument("--many-arenas", action="store_true",
+                   help="keep glibc's default number of malloc arenas (the app's window keeps two: "
+                        "explorer/malloc_arenas.py)")
     args = p.parse_args()
     if not args.pymalloc:  # as the app's window does: the process started again, Python's objects from malloc
         from explorer.python_allocator import restart_with_malloc
@@ -246,6 +249,10 @@ def main() -> None:
         from explorer.worker_threads import sleeping_worker_threads
 
         sleeping_worker_threads()
+    if not args.many_arenas:  # as the app does, before any thread starts
+        from explorer.malloc_arenas import fewer_arenas
+
+        fewer_arenas()
     import faulthandler
 
     faulthandler.enable()  # a crash in Qt or torch leaves every thread's stack in the log
@@ -355,13 +362,18 @@ def main() -> None:
             return "none: Python's objects come from malloc"
         return f"{moment['py_arenas']:,.0f}; {moment.get('py_objects', 0):,.0f}"
 
+    arenas_said = (f"glibc's malloc arenas: {end['arenas']:.0f} at the end" if "arenas" in end else "malloc's arenas not read")
     # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
+
+    def live(moment: dict[str, float]) -> float:  # what malloc handed out and was not freed
+        return moment.get("heap_used", 0) + moment.get("mmapped", 0)
+
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
@@ -382,6 +394,8 @@ unloaded first, as a user closes what they opened).
 | of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
+| malloc's blocks in use (glibc's heap in use and mmapped) / the rest of the anonymous RSS (freed but resident, and memory not from malloc) | {live(start):,.0f} / {start['anon'] - live(start):,.0f} MB | {live(end):,.0f} / {end['anon'] - live(end):,.0f} MB |
+| free memory the arenas keep resident after the trim (of it in the arenas' tops) | {start.get('arena_free_resident', 0):,.0f} ({start.get('arena_tops_resident', 0):,.0f}) MB | {end.get('arena_free_resident', 0):,.0f} ({end.get('arena_tops_resident', 0):,.0f}) MB |
 | the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |
 | of elsewhere, by the size of its mappings ({' / '.join(ELSEWHERE_SIZES)}) | {' / '.join(f"{start.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB | {' / '.join(f"{end.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB |
 | model handles alive (loaded or not yet freed) | {start.get('handles', 0):.0f} | {end.get('handles', 0):.0f} |
@@ -394,7 +408,7 @@ unloaded first, as a user closes what they opened).
 - Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
 - The anonymous RSS at every quiet moment (minute of acting: anonymous, less the packed weight copies; the tensors
-  Python reaches): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
+  Python reaches; the anonymous RSS not in malloc's blocks in use): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.

@@ -149,7 +149,9 @@ def census_mb() -> dict[str, float]:
         out |= {"heap_used": info.uordblks / 2**20, "heap_free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
     except (OSError, AttributeError):
         pass
-    return out | resident_anon_mb() | python_arenas_mb()
+    from bench.robustness.glibc_arenas import arenas_mb
+
+    return out | resident_anon_mb() | python_arenas_mb() | arenas_mb()
 
 
 GLIBC_HEAP_ALIGN = 64 << 20  # a thread arena's heaps are mapped at multiples of glibc's HEAP_MAX_SIZE (64-bit)
