@@ -237,6 +237,8 @@ def main() -> None:
     p.add_argument("--pymalloc", action="store_true",
                    help="keep Python's own small-object allocator (the app's window starts again with "
                         "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
+    p.add_argument("--numpy-huge-pages", action="store_true",
+                   help="let numpy ask for transparent huge pages (the app's window does not: explorer/huge_pages.py)")
     p.add_argument("--many-arenas", action="store_true",
                    help="keep glibc's default number of malloc arenas (the app's window keeps two: "
                         "explorer/malloc_arenas.py)")
@@ -249,6 +251,10 @@ def main() -> None:
         from explorer.worker_threads import sleeping_worker_threads
 
         sleeping_worker_threads()
+    if not args.numpy_huge_pages:  # as the app does, before numpy is imported
+        from explorer.huge_pages import no_numpy_huge_pages
+
+        no_numpy_huge_pages()
     if not args.many_arenas:  # as the app does, before any thread starts
         from explorer.malloc_arenas import fewer_arenas
 
@@ -373,7 +379,7 @@ def main() -> None:
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{' --numpy-huge-pages' if args.numpy_huge_pages else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
@@ -395,6 +401,7 @@ unloaded first, as a user closes what they opened).
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
 | malloc's blocks in use (glibc's heap in use and mmapped) / the rest of the anonymous RSS (freed but resident, and memory not from malloc) | {live(start):,.0f} / {start['anon'] - live(start):,.0f} MB | {live(end):,.0f} / {end['anon'] - live(end):,.0f} MB |
+| transparent huge pages (anonymous) | {start.get('anon_huge', 0):,.0f} MB | {end.get('anon_huge', 0):,.0f} MB |
 | free memory the arenas keep resident after the trim (of it in the arenas' tops) | {start.get('arena_free_resident', 0):,.0f} ({start.get('arena_tops_resident', 0):,.0f}) MB | {end.get('arena_free_resident', 0):,.0f} ({end.get('arena_tops_resident', 0):,.0f}) MB |
 | the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |
 | of elsewhere, by the size of its mappings ({' / '.join(ELSEWHERE_SIZES)}) | {' / '.join(f"{start.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB | {' / '.join(f"{end.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB |

@@ -177,6 +177,7 @@ def resident_anon_mb() -> dict[str, float]:
     parts = {"anon_main_arena": 0.0, "anon_thread_arenas": 0.0, "anon_elsewhere": 0.0}
     parts |= {f"elsewhere_{size}": 0.0 for size in ELSEWHERE_SIZES}
     mappings: list[tuple[int, int, str, float]] = []  # (start, end, name, resident anonymous MB)
+    huge = 0.0
     try:
         with open("/proc/self/smaps", encoding="ascii", errors="replace") as f:
             for line in f:
@@ -189,6 +190,8 @@ def resident_anon_mb() -> dict[str, float]:
                 elif head[0] == "Anonymous:" and mappings:
                     first, last, name, _ = mappings[-1]
                     mappings[-1] = (first, last, name, int(head[1]) / 1024)
+                elif head[0] == "AnonHugePages:":  # transparent huge pages (numpy asks for them: explorer/huge_pages.py)
+                    huge += int(head[1]) / 1024
     except (OSError, ValueError, IndexError):
         return {}
     heaps = {first for first, _, name, _ in mappings if not name and first % GLIBC_HEAP_ALIGN == 0}
@@ -202,7 +205,7 @@ def resident_anon_mb() -> dict[str, float]:
         else:
             parts["anon_elsewhere"] += mb
             parts[f"elsewhere_{_size_class(last - first)}"] += mb
-    return parts
+    return parts | {"anon_huge": huge}
 
 
 def python_arenas_mb() -> dict[str, float]:
