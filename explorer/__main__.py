@@ -24,9 +24,6 @@ def main(argv: list[str] | None = None) -> int:
     from explorer.malloc_arenas import fewer_arenas
 
     fewer_arenas()  # (before any thread starts: two malloc arenas, whose freed memory the trims give back)
-    from explorer.huge_pages import no_numpy_huge_pages
-
-    no_numpy_huge_pages()  # (before numpy: freed memory stays given back)
     from explorer.app import run
 
     return run(argv)

@@ -24,7 +24,7 @@ class ProcessTrainJob(QObject):
         from PySide6.QtCore import QProcess, QProcessEnvironment
 
         from engine.api import cli_launcher
-        from explorer.worker_threads import training_environment
+        from explorer.worker_threads import MARK, training_environment
 
         super().__init__(parent)
         self.running = True
@@ -35,10 +35,9 @@ class ProcessTrainJob(QObject):
         self._ready = False  # the process has said it catches Ctrl-C (its first line)
         self._stop_when_ready = False
         self.process = QProcess(self)
-        for_training = training_environment(dict(os.environ))
-        if for_training != dict(os.environ):  # the window's own settings (its OpenMP policy…) are not the training's
+        if MARK in os.environ:  # the window's own OpenMP wait policy is not the training's
             environment = QProcessEnvironment()
-            for name, value in for_training.items():
+            for name, value in training_environment(dict(os.environ)).items():
                 environment.insert(name, value)
             self.process.setProcessEnvironment(environment)
         self.process.readyReadStandardOutput.connect(self._read_stdout)

@@ -25,13 +25,7 @@ def sleeping_worker_threads() -> None:
 
 
 def training_environment(environment: dict[str, str]) -> dict[str, str]:
-    """``environment`` for a training process: without what the window set for itself (this policy, and numpy's
-    huge pages: explorer/huge_pages.py)."""
-    from explorer import huge_pages
-
-    out = dict(environment)
-    for variable, mark in ((POLICY, MARK), (huge_pages.VARIABLE, huge_pages.MARK)):
-        if mark in out:
-            out.pop(variable, None)
-            del out[mark]
-    return out
+    """``environment`` for a training process: without the policy the window set for itself."""
+    if MARK not in environment:
+        return dict(environment)
+    return {k: v for k, v in environment.items() if k not in (POLICY, MARK)}

@@ -237,8 +237,6 @@ def main() -> None:
     p.add_argument("--pymalloc", action="store_true",
                    help="keep Python's own small-object allocator (the app's window starts again with "
                         "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
-    p.add_argument("--numpy-huge-pages", action="store_true",
-                   help="let numpy ask for transparent huge pages (the app's window does not: explorer/huge_pages.py)")
     p.add_argument("--many-arenas", action="store_true",
                    help="keep glibc's default number of malloc arenas (the app's window keeps two: "
                         "explorer/malloc_arenas.py)")
@@ -251,10 +249,6 @@ def main() -> None:
         from explorer.worker_threads import sleeping_worker_threads
 
         sleeping_worker_threads()
-    if not args.numpy_huge_pages:  # as the app does, before numpy is imported
-        from explorer.huge_pages import no_numpy_huge_pages
-
-        no_numpy_huge_pages()
     if not args.many_arenas:  # as the app does, before any thread starts
         from explorer.malloc_arenas import fewer_arenas
 
@@ -379,7 +373,7 @@ def main() -> None:
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{' --numpy-huge-pages' if args.numpy_huge_pages else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every

@@ -59,7 +59,7 @@ class _Memory:
                 if len(fields) < 6 and first % HEAP_ALIGN == 0:
                     self.heaps.append(first)
         self.libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        self.libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+        self.libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
         self.page = os.sysconf("SC_PAGE_SIZE")
 
     def end_of(self, address: int) -> int:
@@ -89,10 +89,11 @@ class _Memory:
         pages = (min(address + size, self.end_of(address)) - first) // self.page
         if pages <= 0:
             return 0
-        flags = ctypes.create_string_buffer(pages)
-        if self.libc.mincore(first, pages * self.page, flags) != 0:
+        # (a bytearray, not create_string_buffer: ctypes keeps a new array type for every length it is asked for)
+        flags = bytearray(pages)
+        if self.libc.mincore(first, pages * self.page, ctypes.addressof(ctypes.c_char.from_buffer(flags))) != 0:
             return 0
-        return sum(b & 1 for b in flags.raw) * self.page
+        return sum(b & 1 for b in flags) * self.page
 
 
 def arenas_mb() -> dict[str, float]:

@@ -190,7 +190,7 @@ def resident_anon_mb() -> dict[str, float]:
                 elif head[0] == "Anonymous:" and mappings:
                     first, last, name, _ = mappings[-1]
                     mappings[-1] = (first, last, name, int(head[1]) / 1024)
-                elif head[0] == "AnonHugePages:":  # transparent huge pages (numpy asks for them: explorer/huge_pages.py)
+                elif head[0] == "AnonHugePages:":  # transparent huge pages (numpy asks for them for arrays of 4 MB or more)
                     huge += int(head[1]) / 1024
     except (OSError, ValueError, IndexError):
         return {}
