@@ -58,12 +58,16 @@ def set_plot_font(font: QFont) -> None:
 
 
 class _FontOnShow(QObject):
-    """Gives a view the zoom's font as it is shown, if the zoom changed while it was hidden."""
+    """Gives a view the zoom's font as it is shown, if the zoom changed while it was hidden, or as it is first
+    polished (a view made after the zoom and grabbed without being shown: a talk's pages exported)."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() == QEvent.Type.Show and _PLOT_FONT and getattr(watched, _FONT_GIVEN, None) is not _PLOT_FONT[0]:
+        if event.type() in _WHEN and _PLOT_FONT and getattr(watched, _FONT_GIVEN, None) is not _PLOT_FONT[0]:
             _zoom([watched], _PLOT_FONT[0])
         return False
+
+
+_WHEN = (QEvent.Type.Show, QEvent.Type.Polish)
 
 
 _FILTER: list[_FontOnShow] = []

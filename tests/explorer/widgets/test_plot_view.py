@@ -30,5 +30,9 @@ def test_a_zoom_reaches_shown_plots_at_once_and_a_hidden_plot_as_it_is_shown(qtb
         qtbot.addWidget(late)
         late.show()
         assert size(late) == 23.0
+        exported = without_background_cache(pg.PlotWidget())  # made after the zoom, grabbed without being shown
+        qtbot.addWidget(exported)
+        exported.grab()
+        assert size(exported) == 23.0
     finally:
         _PLOT_FONT[:] = before
