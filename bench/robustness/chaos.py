@@ -35,6 +35,25 @@ from bench.robustness.monkey import (  # noqa: E402
 WINDOW_SIZE = (1600, 1000)
 
 
+def chaos_window(app: Any) -> tuple[Any, Any]:
+    """The window the chaos benches drive, as (session, window): ``WINDOW_SIZE``, shown, with GloVe, MiniLM and the
+    default models loaded (waits up to 5 minutes for them)."""
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    session = Session()
+    window = MainWindow(session)
+    window.resize(*WINDOW_SIZE)
+    window.show()
+    for name in ("glove-6b-50d", "all-minilm-l6-v2"):
+        session.load(name)
+    session.load_defaults()
+    t0 = time.monotonic()
+    while session.loading and time.monotonic() - t0 < 300:
+        wait(app, 0.2)
+    return session, window
+
+
 def print_holders(monkey: Monkey, when: str) -> None:
     """Who holds the big buffers and the handles not loaded (``--holders``): to compare the two moments."""
     loaded = {id(h) for h in monkey.window.session.models.values()}
@@ -268,22 +287,11 @@ def main() -> None:
     from explorer.pyside_imports import lighter_import_hook
 
     lighter_import_hook()  # as the app does
-    from explorer.main_window import MainWindow
-    from explorer.session import Session
     from explorer.tasks import wait_for_workers
 
-    session = Session()
-    window = MainWindow(session)
+    session, window = chaos_window(app)
     if args.switch_ms is not None:
         sys.setswitchinterval(args.switch_ms / 1000)
-    window.resize(*WINDOW_SIZE)
-    window.show()
-    for name in ("glove-6b-50d", "all-minilm-l6-v2"):
-        session.load(name)
-    session.load_defaults()
-    t0 = time.monotonic()
-    while session.loading and time.monotonic() - t0 < 300:
-        wait(app, 0.2)
     loaded = list(session.models)
     monkey = Monkey(window, args.seed, pace_ms=80, train=not args.no_train, history_run=args.history_run)
     from bench.robustness.gc_timer import CollectionTimer

@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.chaos import WINDOW_SIZE, quiet_memory  # noqa: E402
+from bench.robustness.chaos import chaos_window, quiet_memory  # noqa: E402
 from bench.robustness.memory import every_object  # noqa: E402
 from bench.robustness.monkey import Monkey, wait  # noqa: E402
 
@@ -85,20 +85,9 @@ def main() -> None:
     from explorer.pyside_imports import lighter_import_hook
 
     lighter_import_hook()
-    from explorer.main_window import MainWindow
     from explorer.python_allocator import python_allocator
-    from explorer.session import Session
 
-    session = Session()
-    window = MainWindow(session)
-    window.resize(*WINDOW_SIZE)
-    window.show()
-    for name in ("glove-6b-50d", "all-minilm-l6-v2"):
-        session.load(name)
-    session.load_defaults()
-    t0 = time.monotonic()
-    while session.loading and time.monotonic() - t0 < 300:
-        wait(app, 0.2)
+    session, window = chaos_window(app)
     monkey = Monkey(window, args.seed, pace_ms=80, train=True, history_run=args.history_run)
     monkey.all_actions = list(monkey.actions)  # type: ignore[attr-defined]
     monkey.idle_s = 30.0  # type: ignore[attr-defined]
