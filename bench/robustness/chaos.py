@@ -22,7 +22,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.memory import ELSEWHERE_SIZES, census_mb, holders_mb, rss_mb, rss_parts_mb  # noqa: E402
+from bench.robustness.memory import (  # noqa: E402
+    ELSEWHERE_SIZES,
+    census_mb,
+    holders_mb,
+    in_use_mb,
+    rss_mb,
+    rss_parts_mb,
+)
 from bench.robustness.monkey import (  # noqa: E402
     STALL_MS,
     Monkey,
@@ -77,7 +84,7 @@ def print_threads() -> None:
 
 def quiet_trajectory(marks: list[tuple[float, dict[str, float]]]) -> str:
     return "; ".join(f"{minute:.0f}: {m['anon']:,.0f}, {m['anon'] - m.get('packed', 0):,.0f}; {m.get('tensors', 0):,.0f}; "
-                     f"{m['anon'] - m.get('heap_used', 0) - m.get('mmapped', 0):,.0f} MB" for minute, m in marks)
+                     f"{m['anon'] - in_use_mb(m):,.0f} MB" for minute, m in marks)
 
 
 def stalls_by_kind(monkey: Monkey) -> str:
@@ -375,9 +382,6 @@ def main() -> None:
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
 
-    def live(moment: dict[str, float]) -> float:  # what malloc handed out and was not freed
-        return moment.get("heap_used", 0) + moment.get("mmapped", 0)
-
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
@@ -402,7 +406,7 @@ unloaded first, as a user closes what they opened).
 | of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
-| malloc's blocks in use (glibc's heap in use and mmapped) / the rest of the anonymous RSS (freed but resident, and memory not from malloc) | {live(start):,.0f} / {start['anon'] - live(start):,.0f} MB | {live(end):,.0f} / {end['anon'] - live(end):,.0f} MB |
+| malloc's blocks in use (glibc's heap in use and mmapped) / the rest of the anonymous RSS (freed but resident, and memory not from malloc) | {in_use_mb(start):,.0f} / {start['anon'] - in_use_mb(start):,.0f} MB | {in_use_mb(end):,.0f} / {end['anon'] - in_use_mb(end):,.0f} MB |
 | transparent huge pages (anonymous) | {start.get('anon_huge', 0):,.0f} MB | {end.get('anon_huge', 0):,.0f} MB |
 | free memory the arenas keep resident after the trim (of it in the arenas' tops) | {start.get('arena_free_resident', 0):,.0f} ({start.get('arena_tops_resident', 0):,.0f}) MB | {end.get('arena_free_resident', 0):,.0f} ({end.get('arena_tops_resident', 0):,.0f}) MB |
 | the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 from bench.robustness.chaos import chaos_window, quiet_memory  # noqa: E402
-from bench.robustness.memory import every_object  # noqa: E402
+from bench.robustness.memory import every_object, in_use_mb  # noqa: E402
 from bench.robustness.monkey import Monkey, wait  # noqa: E402
 
 # the kinds whose action depends on the tab shown are mixed with tab switches (one in four), so that they act on
@@ -36,28 +36,28 @@ FIGURES = (("unpacked", "anonymous RSS less the packed copies"),
 def moment(app: Any, monkey: Monkey, keep: set[str]) -> dict[str, float]:
     parts = quiet_memory(app, monkey, keep=keep)
     parts["unpacked"] = parts["anon"] - parts.get("packed", 0.0)
-    parts["live"] = parts.get("heap_used", 0.0) + parts.get("mmapped", 0.0)
+    parts["live"] = in_use_mb(parts)
     parts["slack"] = parts["anon"] - parts["live"]
     with every_object() as everything:  # (the frozen ones too: the app freezes its objects at quiet moments)
         parts["objects"] = len(everything) / 1000
     return parts
 
 
-def phase(app: Any, monkey: Monkey, kind: str, actions: int) -> float:
-    """``actions`` actions of ``kind`` (the idle phase: as long as the last phase took); its seconds."""
+def phase(app: Any, monkey: Monkey, every: list[Any], kind: str, actions: int, idle_s: float) -> float:
+    """``actions`` actions of ``kind``, drawn from ``every`` (the monkey's whole mix); the idle phase waits
+    ``idle_s`` instead. Its seconds."""
     began = time.monotonic()
     if kind == "idle":
-        wait(app, monkey.idle_s)  # type: ignore[attr-defined]
+        wait(app, idle_s)
         return time.monotonic() - began
-    chosen = [(name, act) for name, act in monkey.all_actions if name == kind]  # type: ignore[attr-defined]
+    chosen = [(name, act) for name, act in every if name == kind]
     if kind in TAB_BOUND:
-        chosen = chosen * 3 + [a for a in monkey.all_actions if a[0] == "tab"][:1]  # type: ignore[attr-defined]
+        chosen = chosen * 3 + [a for a in every if a[0] == "tab"][:1]
     monkey.actions = chosen
     target = monkey.steps + actions
     while monkey.steps < target:
         wait(app, 0.5)
-    monkey.idle_s = time.monotonic() - began  # type: ignore[attr-defined]
-    return monkey.idle_s  # type: ignore[attr-defined]
+    return time.monotonic() - began
 
 
 def main() -> None:
@@ -89,9 +89,8 @@ def main() -> None:
 
     session, window = chaos_window(app)
     monkey = Monkey(window, args.seed, pace_ms=80, train=True, history_run=args.history_run)
-    monkey.all_actions = list(monkey.actions)  # type: ignore[attr-defined]
-    monkey.idle_s = 30.0  # type: ignore[attr-defined]
-    kinds = [k for k in args.kinds.split(",") if k] or ["idle"] + sorted({name for name, _ in monkey.actions})
+    every = list(monkey.actions)
+    kinds = [k for k in args.kinds.split(",") if k] or ["idle"] + sorted({name for name, _ in every})
     monkey.start()
     wait(app, args.warmup_minutes * 60)
     keep = set(session.models)
@@ -99,9 +98,10 @@ def main() -> None:
     print("after the warm-up:", {k: round(v, 1) for k, v in last.items()}, flush=True)
     growth: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
     seconds: dict[str, float] = {}
+    last_s = 30.0  # the phase before: how long an idle phase waits
     for round_ in range(args.rounds):
         for kind in kinds:
-            seconds[kind] = phase(app, monkey, kind, args.actions)
+            last_s = seconds[kind] = phase(app, monkey, every, kind, args.actions, idle_s=last_s)
             now = moment(app, monkey, keep)
             growth[kind].append({f: now[f] - last[f] for f, _ in FIGURES})
             last = now

@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
+from bench.robustness.glibc_arenas import HEAP_ALIGN, arenas_mb  # noqa: E402
 
 WORDS = ["the", "river", "bank", "was", "muddy", "after", "the", "rain", "and", "the", "children", "played", "by", "the", "water", "while", "their", "parents", "deposited", "money", "at", "the", "bank", "in", "town", "before", "the", "match", "began", "on", "the", "green", "field"]
 
@@ -100,9 +101,8 @@ def census_mb() -> dict[str, float]:
     arrays that own their memory ("arrays"), the loaded model handles alive ("handles", counted,
     unloaded ones included if something still holds them), and glibc's own account (mallinfo2, every arena):
     bytes in use from the heap ("heap_used"), freed but kept by the allocator ("heap_free": fragmentation,
-    what malloc_trim could not give back) and in mmapped blocks ("mmapped")."""
-    import ctypes
-    import ctypes.util
+    what malloc_trim could not give back) and in mmapped blocks ("mmapped"); and glibc's arenas read in place
+    (bench/robustness/glibc_arenas.py)."""
     import warnings
 
     out: dict[str, float] = {}
@@ -138,6 +138,15 @@ def census_mb() -> dict[str, float]:
         out |= {"tensors": total / 2**20, "packed": packed / 2**20, "handles": float(handles),
                 "arrays": _arrays_mb(seen)}
 
+    return out | mallinfo_mb() | resident_anon_mb() | python_arenas_mb() | arenas_mb()
+
+
+def mallinfo_mb() -> dict[str, float]:
+    """glibc's own account (``mallinfo2``, every arena): bytes in use from the heap ("heap_used"), freed but kept by
+    the allocator ("heap_free") and in mmapped blocks ("mmapped"). Empty where there is no ``mallinfo2``."""
+    import ctypes
+    import ctypes.util
+
     class MallInfo2(ctypes.Structure):
         _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
                                                          "fsmblks", "uordblks", "fordblks", "keepcost")]
@@ -146,15 +155,17 @@ def census_mb() -> dict[str, float]:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         libc.mallinfo2.restype = MallInfo2
         info = libc.mallinfo2()
-        out |= {"heap_used": info.uordblks / 2**20, "heap_free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
     except (OSError, AttributeError):
-        pass
-    from bench.robustness.glibc_arenas import arenas_mb
-
-    return out | resident_anon_mb() | python_arenas_mb() | arenas_mb()
+        return {}
+    return {"heap_used": info.uordblks / 2**20, "heap_free": info.fordblks / 2**20, "mmapped": info.hblkhd / 2**20}
 
 
-GLIBC_HEAP_ALIGN = 64 << 20  # a thread arena's heaps are mapped at multiples of glibc's HEAP_MAX_SIZE (64-bit)
+def in_use_mb(moment: dict[str, float]) -> float:
+    """Of a census, what malloc handed out and was not freed: glibc's heap in use and its mmapped blocks."""
+    return moment.get("heap_used", 0.0) + moment.get("mmapped", 0.0)
+
+
+GLIBC_HEAP_ALIGN = HEAP_ALIGN  # a thread arena's heaps are mapped at multiples of glibc's HEAP_MAX_SIZE (64-bit)
 
 
 # "elsewhere" by the size of its mappings: glibc maps a block of its own above its threshold (128 kB, raised up to

@@ -1,7 +1,6 @@
 """The chaos bench's look inside glibc's arenas (bench/robustness/glibc_arenas.py): the free memory a thread's arena
 keeps resident is counted, the trim the window calls gives it back, and the free bytes agree with glibc's own count."""
 
-import ctypes
 import platform
 import sys
 import threading
@@ -14,6 +13,7 @@ glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 @pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
 def test_free_memory_a_thread_arena_keeps_is_counted_and_a_trim_gives_it_back():
     from bench.robustness.glibc_arenas import arenas_mb
+    from bench.robustness.memory import mallinfo_mb
     from engine.api import release_memory
 
     release_memory()
@@ -32,14 +32,8 @@ def test_free_memory_a_thread_arena_keeps_is_counted_and_a_trim_gives_it_back():
     assert after["arenas"] >= 2  # the main arena and a thread's
     assert after["arena_free_resident"] - before.get("arena_free_resident", 0.0) > 20  # MB, freed but still in memory
 
-    class MallInfo2(ctypes.Structure):
-        _fields_ = [(name, ctypes.c_size_t) for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
-                                                         "fsmblks", "uordblks", "fordblks", "keepcost")]
-
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = MallInfo2
     release_memory()
-    trimmed, info = arenas_mb(), libc.mallinfo2()
-    assert trimmed["arena_free"] == pytest.approx(info.fordblks / 2**20, rel=0.02, abs=1.0)  # glibc's own count
+    trimmed, glibc_says = arenas_mb(), mallinfo_mb()
+    assert trimmed["arena_free"] == pytest.approx(glibc_says["heap_free"], rel=0.02, abs=1.0)  # glibc's own count
     assert after["arena_free_resident"] - trimmed["arena_free_resident"] > 20  # given back
     kept.clear()
