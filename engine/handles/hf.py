@@ -44,7 +44,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     from transformers import AutoConfig, AutoModel, AutoTokenizer
     from transformers.models.auto import modeling_auto as auto
 
-    from engine.models.hf_memory import in_memory
+    from engine.models.hf_memory import from_pretrained_in_memory
 
     folder = Path(folder)
     if not any((folder / f).exists() for f in WEIGHT_FILES):
@@ -70,19 +70,19 @@ def load_hf(folder: str | Path) -> TransformerHandle:
         objective, head = "masked", transformers.AutoModelForMaskedLM
     else:
         objective, head = "none", None
-    common = {"local_files_only": True, "attn_implementation": "eager", **in_memory()}
+    common = {"local_files_only": True, "attn_implementation": "eager", "config": config}
     reason = ""
     try:
         model = None
         if head is not None:
-            model, loading = head.from_pretrained(folder, output_loading_info=True, **common)
+            model, loading = from_pretrained_in_memory(head, folder, output_loading_info=True, **common)
             if loading.get("missing_keys"):
                 what = "masked-LM" if objective == "masked" else "language-model"
                 reason = (f"this checkpoint has no {what} head (its weights hold only the encoder): it gives "
                           "contextual vectors and attention, not predictions")
                 objective, model = "none", None
         if model is None:
-            model = AutoModel.from_pretrained(folder, **common)
+            model = from_pretrained_in_memory(AutoModel, folder, **common)
     except (OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{folder}: the weights do not load ({e})") from None
     positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512

@@ -91,15 +91,15 @@ def build_to_load(base: str, causal: bool = False) -> tuple[Any, Any, set[str]]:
     import transformers
     from transformers import AutoModelForCausalLM, AutoModelForMaskedLM
 
-    from engine.models.hf_memory import in_memory
+    from engine.models.hf_memory import from_pretrained_in_memory
 
     folder, config = _config(base, causal)
     _weights_file(folder)
     transformers.utils.logging.disable_progress_bar()
     auto = AutoModelForCausalLM if causal else AutoModelForMaskedLM
     try:
-        loaded: Any = auto.from_pretrained(folder, config=config, local_files_only=True, use_safetensors=True,
-                                           attn_implementation="eager", output_loading_info=True, **in_memory())
+        loaded: Any = from_pretrained_in_memory(auto, folder, config=config, local_files_only=True, use_safetensors=True,
+                                                attn_implementation="eager", output_loading_info=True)
         model, loading = loaded  # (with output_loading_info: the model and what loaded)
     except (OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{folder}: the encoder's weights do not load ({e})") from None

@@ -40,7 +40,7 @@ class Teacher:
         import transformers
         from transformers import AutoModel, AutoTokenizer
 
-        from engine.models.hf_memory import in_memory
+        from engine.models.hf_memory import from_pretrained_in_memory
         from engine.models.masked_lm_head import base_folder
 
         transformers.logging.set_verbosity_error()
@@ -49,7 +49,7 @@ class Teacher:
         except CheckpointError as e:
             raise CheckpointError(f"{e}; nor a masked-LM run such as minilm-mlm (a teacher's predictions)") from None
         self.name = name
-        self.model = AutoModel.from_pretrained(folder, local_files_only=True, attn_implementation="eager", **in_memory())
+        self.model = from_pretrained_in_memory(AutoModel, folder, local_files_only=True, attn_implementation="eager")
         self.model.to(device).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
