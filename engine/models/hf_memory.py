@@ -65,7 +65,8 @@ def read_weights(path: str | Path) -> dict[str, Any]:
             raise CheckpointError(f"{path} is not a safetensors file (its header is not JSON)") from None
         # torch's memory, not a bytearray: Python zeroes a bytearray holding the GIL (55 ms for MiniLM's 90 MB)
         data = torch.empty(size - 8 - length, dtype=torch.uint8)
-        if f.readinto(memoryview(data.numpy())) != len(data):  # (the GIL let go while the kernel copies)
+        into: Any = data.numpy()  # (its buffer: the tensor's memory)
+        if f.readinto(into) != len(data):  # (the GIL let go while the kernel copies)
             raise CheckpointError(f"{path} changed while it was read")
     if not isinstance(header, dict):
         raise CheckpointError(f"{path} is not a safetensors file (its header is not a table of tensors)")
