@@ -42,6 +42,22 @@ from bench.robustness.monkey import (  # noqa: E402
 WINDOW_SIZE = (1600, 1000)
 
 
+def stall_report(monkey: Monkey, part: int) -> str:
+    """The section's lines on the event loop's stalls: part 0, the gaps; part 1, what came before them and where
+    the GUI thread was (printed at the end of a run, written or not)."""
+    if part == 0:
+        hist = monkey.stalls.histogram
+        return f"""- Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
+  **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none)."""
+    culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
+    return f"""- Gaps of {STALL_MS} ms or more by the monkey's last action before them (stalls / actions of that kind): {stalls_by_kind(monkey)}.
+- Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
+  no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
+- The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the
+  GIL or a lock; D: in the kernel): {', '.join(f'{k} {v:,}' for k, v in sorted(monkey.gui_states.items(), key=lambda kv: -kv[1])) or 'no stall'};
+  its time inside stalls (between samples 50 ms apart): {', '.join(f'{k} {v / 1000:,.1f} s' for k, v in monkey.gui_time_ms.items())}."""
+
+
 def chaos_window(app: Any) -> tuple[Any, Any]:
     """The window the chaos benches drive, as (session, window): ``WINDOW_SIZE``, shown, with GloVe, MiniLM and the
     default models loaded (waits up to 5 minutes for them)."""
@@ -353,6 +369,10 @@ def main() -> None:
     print("Garbage collections (warm-up included):", gc_passes.report(), flush=True)
     gc_passes.stop()
     if args.exit_at_end:
+        stalls = len(monkey.stalls.over)
+        print(f"{end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "
+              f"({stalls / max(1, end['steps'] - start['steps']):.3f} per action)", flush=True)
+        print(stall_report(monkey, 0) + "\n" + stall_report(monkey, 1), flush=True)
         os._exit(0)
     if args.growth or args.trace:
         snapshot = tracemalloc.take_snapshot() if args.trace else None
@@ -366,8 +386,6 @@ def main() -> None:
     wait_for_workers(120_000)
     Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
 
-    hist = monkey.stalls.histogram
-    culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
     growth = (end["rss"] - start["rss"]) / start["rss"] * 100
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100
     from explorer.python_allocator import python_allocator
@@ -418,19 +436,13 @@ unloaded first, as a user closes what they opened).
 - Work still running at a quiet moment after six rounds of Stop-all and a 30 s wait (the census then counts it): {'after the warm-up' if start.get('busy') else ''}{' and ' if start.get('busy') and end.get('busy') else ''}{'at the end' if end.get('busy') else ''}{'none' if not (start.get('busy') or end.get('busy')) else ''}.
 - Uncaught exceptions: **{len(monkey.exceptions)}**; failures the app caught and showed but logged as unexpected (a
   bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
-- Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
-  **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none).
+{stall_report(monkey, 0)}
 - The anonymous RSS at every quiet moment (minute of acting: anonymous, less the packed weight copies; the tensors
   Python reaches; the anonymous RSS not in malloc's blocks in use): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
-- Gaps of {STALL_MS} ms or more by the monkey's last action before them (stalls / actions of that kind): {stalls_by_kind(monkey)}.
-- Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
-  no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
-- The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the
-  GIL or a lock; D: in the kernel): {', '.join(f'{k} {v:,}' for k, v in sorted(monkey.gui_states.items(), key=lambda kv: -kv[1])) or 'no stall'};
-  its time inside stalls (between samples 50 ms apart): {', '.join(f'{k} {v / 1000:,.1f} s' for k, v in monkey.gui_time_ms.items())}.
+{stall_report(monkey, 1)}
 """
     write_section("chaos", body)
     print(body)

@@ -189,26 +189,23 @@ def model_key(handle: Any) -> str:
     return f"{handle.name}-{ident}"
 
 
-def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 20, max_words: int = 4000,
-                       min_count: int = 5, max_sentences: int = 40_000, stop: threading.Event | None = None,
-                       progress: Callable[[float, str], None] | None = None, use_cache: bool = True) -> CorpusIndex:
-    """Index the contextual vectors of up to ``per_word`` occurrences of the ``max_words`` most frequent
-    words (seen at least ``min_count`` times) in the first ``max_sentences`` sentences of ``corpus``."""
-    from engine.data.cache import discard, notice, open_entry
-    from engine.data.corpora import get_corpus
+_SAMPLES: dict[tuple[str, int, int, int], tuple[list[str], list[str]]] = {}
+_SAMPLES_LOCK = threading.Lock()
+SAMPLES_KEPT = 2  # corpora whose sample this process keeps (a few MB each)
+
+
+def corpus_sample(corpus: str, max_sentences: int, min_count: int, max_words: int) -> tuple[list[str], list[str]]:
+    """(the sentences an index reads, the words it indexes): up to ``max_sentences`` distinct sentences spread
+    evenly over the corpus, and its ``max_words`` most frequent words seen ``min_count`` times. The same for every
+    model, so kept for the process (the corpus's text by ``corpus_identity``): "Index all models" read and
+    tokenized the corpus again for each model, seconds of pure Python holding the GIL the window needs."""
+    from engine.data.corpora import corpus_identity, get_corpus
     from engine.data.text import word_tokenize
 
-    folder = index_folder(handle, corpus, per_word, max_words, min_count, max_sentences)
-    source = _source(handle, corpus, per_word, max_words, min_count, max_sentences)
-    if use_cache and open_entry(folder, source) is not None:
-        try:
-            return CorpusIndex.load(folder)
-        except (OSError, ValueError, KeyError, TypeError, InputError) as e:  # sound files, unreadable content
-            notice(f"cache: the corpus index of {handle.name} could not be read ({e}); building it again")
-            discard(folder)
-    t0 = time.perf_counter()
-    if progress is not None:
-        progress(0.0, "reading the corpus")
+    key = (corpus_identity(corpus), max_sentences, min_count, max_words)
+    with _SAMPLES_LOCK:
+        if key in _SAMPLES:
+            return _SAMPLES[key]
     candidates, seen = [], set()
     for s in get_corpus(corpus).sentences("all"):
         if 4 <= len(s) <= 400 and s not in seen:  # each distinct sentence once
@@ -228,6 +225,33 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
     vocab = [w for w, c in counts.most_common() if c >= min_count and any(ch.isalpha() for ch in w)][:max_words]
     if not vocab:
         raise InputError(f"no word occurs {min_count} times in the corpus '{corpus}'")
+    with _SAMPLES_LOCK:
+        while len(_SAMPLES) >= SAMPLES_KEPT:
+            del _SAMPLES[next(iter(_SAMPLES))]  # the oldest
+        _SAMPLES[key] = (sentences, vocab)
+    return sentences, vocab
+
+
+def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 20, max_words: int = 4000,
+                       min_count: int = 5, max_sentences: int = 40_000, stop: threading.Event | None = None,
+                       progress: Callable[[float, str], None] | None = None, use_cache: bool = True) -> CorpusIndex:
+    """Index the contextual vectors of up to ``per_word`` occurrences of the ``max_words`` most frequent
+    words (seen at least ``min_count`` times) in the first ``max_sentences`` sentences of ``corpus``."""
+    from engine.data.cache import discard, notice, open_entry
+    from engine.data.text import word_tokenize
+
+    folder = index_folder(handle, corpus, per_word, max_words, min_count, max_sentences)
+    source = _source(handle, corpus, per_word, max_words, min_count, max_sentences)
+    if use_cache and open_entry(folder, source) is not None:
+        try:
+            return CorpusIndex.load(folder)
+        except (OSError, ValueError, KeyError, TypeError, InputError) as e:  # sound files, unreadable content
+            notice(f"cache: the corpus index of {handle.name} could not be read ({e}); building it again")
+            discard(folder)
+    t0 = time.perf_counter()
+    if progress is not None:
+        progress(0.0, "reading the corpus")
+    sentences, vocab = corpus_sample(corpus, max_sentences, min_count, max_words)
     wanted = {w: per_word for w in vocab}
     word_id = {w: i for i, w in enumerate(vocab)}
     kept_sentences: list[str] = []
@@ -282,7 +306,7 @@ def build_corpus_index(handle: Any, corpus: str = "default", *, per_word: int = 
     info = {"model": handle.name, "corpus": corpus, "per_word": per_word, "words": len(vocab),
             "occurrences": int(vectors.shape[0]), "memory_mb": round(vectors.nbytes / 2**20, 1),
             "build_seconds": round(time.perf_counter() - t0, 1)}
-    index = CorpusIndex(vocab, kept_sentences, vectors, np.asarray(occ_word, np.int32),
+    index = CorpusIndex(list(vocab), kept_sentences, vectors, np.asarray(occ_word, np.int32),
                         np.asarray(occ_sentence, np.int32), np.asarray(occ_position, np.int16), info)
     if use_cache and index.save(folder, source):  # where the cache cannot be written: in memory only
         # read back memory-mapped, as the next session reads it: the built arrays (hundreds of MB for a

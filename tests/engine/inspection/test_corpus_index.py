@@ -7,7 +7,7 @@ import pytest
 
 from engine import api
 from engine.errors import InputError, UnknownWord
-from engine.inspection.corpus_index import Cancelled, CorpusIndex, build_corpus_index
+from engine.inspection.corpus_index import Cancelled, CorpusIndex, build_corpus_index, corpus_sample
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +47,27 @@ def test_index_is_cached_in_the_cache_folder_and_reused(bert, topic_corpus, cont
     monkeypatch.setattr(bert, "contextual_vectors_batch", no_model_calls)
     reused = build_corpus_index(bert, str(topic_corpus), per_word=4, max_words=20, min_count=3)
     assert reused.words == built.words and np.array_equal(reused.vectors, built.vectors)
+
+
+def test_a_second_model_indexes_the_same_sample_without_reading_the_corpus_again(bert, topic_corpus, monkeypatch,
+                                                                               tmp_path):
+    """"Index all models": the sentences and words to index are the corpus's, not the model's; read once."""
+    import os
+
+    from engine.data import corpora
+
+    first = build_corpus_index(bert, str(topic_corpus), per_word=2, max_words=30, min_count=3, use_cache=False)
+    reads = []
+    real = corpora.get_corpus
+    monkeypatch.setattr(corpora, "get_corpus", lambda *a, **k: reads.append(a) or real(*a, **k))
+    again = build_corpus_index(bert, str(topic_corpus), per_word=2, max_words=30, min_count=3, use_cache=False)
+    assert reads == [] and again.words == first.words and len(again) == len(first)
+    edited = tmp_path / "edited.txt"
+    edited.write_text(topic_corpus.read_text() + "\nThe zebra and the zebra met a zebra by the zebra pool.\n")
+    os.utime(edited)
+    other = build_corpus_index(bert, str(edited), per_word=2, max_words=30, min_count=3, use_cache=False)
+    assert reads and len(other) > 0  # another text (edited since): read again
+    assert any("zebra" in s for s in corpus_sample(str(edited), 40_000, 3, 30)[0])
 
 
 def test_cancel_stops_the_build(bert, topic_corpus):
