@@ -10,11 +10,12 @@ weights it read, whatever happens to the file afterwards. (The word2bert run fol
 a new file renamed over the old, so a mapping of theirs stays valid; a foreign folder's writer may not be.)
 
 transformers' own way to read into memory (``disable_mmap``) hands the whole file to safetensors in one call
-that holds the GIL while it copies every tensor: 60 ms for MiniLM on a quiet machine, and in the app's worker
-threads, at a lower priority than the window's, several times that beside other work — the window's thread
-waits for the GIL all along (the Run history reads a checkpoint at each step its slider rests on;
-bench/robustness/RESULTS.md, "Chaos in the window"). ``read_weights`` reads the file with the GIL let go and
-copies one tensor at a time, each copy a torch call that lets it go too."""
+that holds the GIL while it copies every tensor: a MiniLM load held it for 34-36 ms at once in the median, up to
+62 ms, on a quiet machine, and in the app's worker threads, at a lower priority than the window's, several times
+that beside other work — the window's thread waits for the GIL all along (the Run history reads a checkpoint at
+each step its slider rests on). ``read_weights`` reads the file with the GIL let go and copies one tensor at a
+time, each copy a torch call that lets it go too: 9-12 ms in the median (bench/robustness/gil_holds.py; the
+chaos bench's stalls per action fell by 38%: bench/robustness/RESULTS.md, "Chaos in the window")."""
 
 from __future__ import annotations
 
