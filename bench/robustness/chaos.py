@@ -42,13 +42,15 @@ from bench.robustness.monkey import (  # noqa: E402
 WINDOW_SIZE = (1600, 1000)
 
 
-def stall_report(monkey: Monkey, part: int) -> str:
-    """The section's lines on the event loop's stalls: part 0, the gaps; part 1, what came before them and where
-    the GUI thread was (printed at the end of a run, written or not)."""
-    if part == 0:
-        hist = monkey.stalls.histogram
-        return f"""- Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
+def stall_gaps(monkey: Monkey) -> str:
+    """The section's line on the event loop's gaps (printed at the end of a run, written or not)."""
+    hist = monkey.stalls.histogram
+    return f"""- Event-loop gaps of a 10 ms timer: {', '.join(f'{k} ms: {v:,}' for k, v in hist.items())}; worst
   **{monkey.stalls.worst_ms:,.0f} ms**; {len(monkey.stalls.over):,} gaps of {STALL_MS} ms or more (the goal: none)."""
+
+
+def stall_causes(monkey: Monkey) -> str:
+    """The section's lines on what came before the stalls and where the GUI thread was in them."""
     culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
     return f"""- Gaps of {STALL_MS} ms or more by the monkey's last action before them (stalls / actions of that kind): {stalls_by_kind(monkey)}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
@@ -372,7 +374,7 @@ def main() -> None:
         stalls = len(monkey.stalls.over)
         print(f"{end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "
               f"({stalls / max(1, end['steps'] - start['steps']):.3f} per action)", flush=True)
-        print(stall_report(monkey, 0) + "\n" + stall_report(monkey, 1), flush=True)
+        print(stall_gaps(monkey) + "\n" + stall_causes(monkey), flush=True)
         os._exit(0)
     if args.growth or args.trace:
         snapshot = tracemalloc.take_snapshot() if args.trace else None
@@ -399,7 +401,6 @@ def main() -> None:
     # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
-
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
@@ -436,13 +437,13 @@ unloaded first, as a user closes what they opened).
 - Work still running at a quiet moment after six rounds of Stop-all and a 30 s wait (the census then counts it): {'after the warm-up' if start.get('busy') else ''}{' and ' if start.get('busy') and end.get('busy') else ''}{'at the end' if end.get('busy') else ''}{'none' if not (start.get('busy') or end.get('busy')) else ''}.
 - Uncaught exceptions: **{len(monkey.exceptions)}**; failures the app caught and showed but logged as unexpected (a
   bug, not a refusal): **{len(monkey.unexpected)}**{(': ' + '; '.join(sorted({u.strip().splitlines()[-1][:120] for u in monkey.unexpected}))) if monkey.unexpected else ''}.
-{stall_report(monkey, 0)}
+{stall_gaps(monkey)}
 - The anonymous RSS at every quiet moment (minute of acting: anonymous, less the packed weight copies; the tensors
   Python reaches; the anonymous RSS not in malloc's blocks in use): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
-{stall_report(monkey, 1)}
+{stall_causes(monkey)}
 """
     write_section("chaos", body)
     print(body)

@@ -65,7 +65,7 @@ def read_weights(path: str | Path) -> dict[str, Any]:
         except (UnicodeDecodeError, ValueError):
             raise CheckpointError(f"{path} is not a safetensors file (its header is not JSON)") from None
         # torch's memory, not a bytearray: Python zeroes a bytearray holding the GIL (55 ms for MiniLM's 90 MB)
-        data = torch.empty(size - 8 - length, dtype=torch.uint8)
+        data = torch.empty(size - 8 - length, dtype=torch.uint8, device="cpu")  # (whatever torch's default device)
         into: Any = data.numpy()  # (its buffer: the tensor's memory)
         if f.readinto(into) != len(data):  # (the GIL let go while the kernel copies)
             raise CheckpointError(f"{path} changed while it was read")
@@ -94,8 +94,7 @@ def _placed(path: Path, key: str, entry: Any, data_size: int) -> tuple[str, Any,
             and isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(n, int) for n in offsets)):
         raise CheckpointError(bad)
     begin, end = offsets
-    width = torch.empty(0, dtype=dtype).element_size()
-    if not 0 <= begin <= end <= data_size or end - begin != math.prod(shape) * width:
+    if not 0 <= begin <= end <= data_size or end - begin != math.prod(shape) * dtype.itemsize:
         raise CheckpointError(f"{path}: tensor {key!r} does not fit the bytes the file holds (truncated?)")
     return key, dtype, tuple(shape), begin, end
 

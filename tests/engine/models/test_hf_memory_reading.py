@@ -30,10 +30,12 @@ def write_safetensors(path, tensors, header_extra=None, cut=0):
 
 
 def mixed():
-    g = torch.Generator().manual_seed(0)
-    return {"odd": torch.arange(7, dtype=torch.uint8), "w": torch.randn(5, 3, generator=g),
-            "half": torch.randn(4, generator=g).to(torch.bfloat16), "ids": torch.arange(6).reshape(2, 3),
-            "mask": torch.tensor([True, False, True]), "empty": torch.zeros(0, 4), "f16": torch.ones(2, 2).half()}
+    """Tensors on the CPU, as a file's bytes are read (whatever torch's default device)."""
+    g, cpu = torch.Generator().manual_seed(0), torch.device("cpu")
+    return {"odd": torch.arange(7, dtype=torch.uint8, device=cpu), "w": torch.randn(5, 3, generator=g, device=cpu),
+            "half": torch.randn(4, generator=g, device=cpu).to(torch.bfloat16),
+            "ids": torch.arange(6, device=cpu).reshape(2, 3), "mask": torch.tensor([True, False, True], device=cpu),
+            "empty": torch.zeros(0, 4, device=cpu), "f16": torch.ones(2, 2, device=cpu).half()}
 
 
 def test_the_tensors_are_those_safetensors_reads_each_in_its_own_memory(tmp_path):
@@ -48,6 +50,9 @@ def test_the_tensors_are_those_safetensors_reads_each_in_its_own_memory(tmp_path
     assert len(pointers) == sum(1 for t in ours.values() if t.numel())  # no two share one buffer
     ours["w"].add_(1)  # writable, and its own: the file is untouched
     assert torch.equal(read_weights(path)["w"], mixed()["w"])
+    with torch.device("meta"):  # another default device (CUDA on a GPU machine): a file is still read into memory
+        elsewhere = read_weights(path)
+    assert all(t.device.type == "cpu" for t in elsewhere.values()) and torch.equal(elsewhere["ids"], mixed()["ids"])
 
 
 @pytest.mark.parametrize("damage", ["truncated", "header too long", "not json", "offsets outside",
@@ -61,11 +66,11 @@ def test_a_damaged_file_is_refused_with_a_checkpoint_error(tmp_path, damage):
     elif damage == "not json":
         path.write_bytes(struct.pack("<Q", 4) + b"\xff{x}")
     elif damage == "offsets outside":
-        write_safetensors(path, {"w": torch.ones(2)}, {"w": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})
+        write_safetensors(path, {"w": torch.ones(2, device="cpu")}, {"w": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})
     elif damage == "size disagrees":
-        write_safetensors(path, {"w": torch.ones(2)}, {"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})
+        write_safetensors(path, {"w": torch.ones(2, device="cpu")}, {"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})
     elif damage == "unknown type":
-        write_safetensors(path, {"w": torch.ones(2)}, {"w": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]}})
+        write_safetensors(path, {"w": torch.ones(2, device="cpu")}, {"w": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]}})
     else:
         head = b"[1, 2]"
         path.write_bytes(struct.pack("<Q", len(head)) + head)
