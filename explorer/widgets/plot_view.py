@@ -39,9 +39,8 @@ def without_background_cache(view: View) -> View:
     view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
     view.resetCachedContent()
     _VIEWS.add(view)
-    view.installEventFilter(_font_on_show())
-    if _PLOT_FONT and view.isVisible():
-        _zoom([view], _PLOT_FONT[0])
+    if _PLOT_FONT:
+        _zoom_or_wait([view], _PLOT_FONT[0])
     return view
 
 
@@ -54,16 +53,28 @@ def set_plot_font(font: QFont) -> None:
     """Every plot's axes and notes in ``font`` (they keep their own fonts, not the application's): the plots shown
     now at once, the others when they are next shown, and every plot made from now on."""
     _PLOT_FONT[:] = [font]
-    _zoom([view for view in plot_views() if view.isVisible()], font)
+    _zoom_or_wait(plot_views(), font)
+
+
+def _zoom_or_wait(views: list[Any], font: QFont) -> None:
+    """``font`` on the views shown; the others wait for it, watched until they are shown. Only a view waiting for
+    the font is watched: a Python event filter sees every event of its view (each paint and mouse move), and on
+    the window's thread each Python call can wait for the GIL."""
+    _zoom([view for view in views if view.isVisible()], font)
+    for view in views:
+        if not view.isVisible():
+            view.installEventFilter(_font_on_show())  # (installed twice, it is still called once)
 
 
 class _FontOnShow(QObject):
-    """Gives a view the zoom's font as it is shown, if the zoom changed while it was hidden, or as it is first
-    polished (a view made after the zoom and grabbed without being shown: a talk's pages exported)."""
+    """Gives a waiting view the zoom's font as it is shown, or as it is first polished (a view made after the zoom
+    and grabbed without being shown: a talk's pages exported), and stops watching it."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() in _WHEN and _PLOT_FONT and getattr(watched, _FONT_GIVEN, None) is not _PLOT_FONT[0]:
-            _zoom([watched], _PLOT_FONT[0])
+        if event.type() in _WHEN:
+            watched.removeEventFilter(self)
+            if _PLOT_FONT and getattr(watched, _FONT_GIVEN, None) is not _PLOT_FONT[0]:
+                _zoom([watched], _PLOT_FONT[0])
         return False
 
 
