@@ -69,3 +69,19 @@ def apply_zoom(app: Any, level: int) -> None:
     from explorer.widgets.plot_view import set_plot_font
 
     set_plot_font(font)
+    settle_layouts(app)
+
+
+LAYOUT_PASSES = 4  # a font change moves a widget, then its parent's layout, then the window's: 2-3 passes settle it
+
+
+def settle_layouts(app: Any) -> None:
+    """Give the windows the application's new font and lay out what it moved, now, before anything is painted.
+    Qt posts the change of font to each window, and the layouts' requests and the repaints with it: the window was
+    painted first with the old geometry, then again after each pass of the layouts, and each paint of a plot is a
+    Python paint of its axes on the window's thread (bench/robustness/RESULTS.md, "Chaos in the window")."""
+    from PySide6.QtCore import QEvent
+
+    app.sendPostedEvents(None, QEvent.Type.ApplicationFontChange)
+    for _ in range(LAYOUT_PASSES):
+        app.sendPostedEvents(None, QEvent.Type.LayoutRequest)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel
 
@@ -136,16 +136,25 @@ class LossPlot(pg.PlotWidget):
             empty.setGeometry(area.x() + (area.width() - width) // 2, area.y() + (area.height() - height) // 2,
                               width, height)
 
-    def minimumSizeHint(self) -> QSize:
-        """Tall enough for the y-axis label in the font of the moment (presentation zoom included)."""
-        label = self.fontMetrics().horizontalAdvance(self.y_label) + 60
-        return QSize(160, max(120, label))
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_label()
+
+    def _fit_label(self) -> None:
+        """Tall enough for the y-axis label in the font of the moment (presentation zoom, a talk's font): a minimum
+        size set when the font or the label changes. (A ``minimumSizeHint`` of Python's was asked for 50-60 times
+        in each zoom by the layouts of the Pretrain and Fine-tune tabs, each a Python call on the window's thread
+        that can wait for the GIL.)"""
+        if "y_label" in self.__dict__:  # (a change comes while pyqtgraph's __init__ runs)
+            label = self.fontMetrics().horizontalAdvance(self.y_label) + 60
+            self.setMinimumSize(160, max(120, label))
 
     def setLabel(self, axis: str, text: str | None = None, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)
         self.getPlotItem().setLabel(axis, text, *args, **kwargs)
         if axis == "left" and text:
             self.y_label = text
-            self.updateGeometry()
+            self._fit_label()
 
     def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None, colour: str | None = None,
               width: float = 2, alpha: int = 255) -> str:

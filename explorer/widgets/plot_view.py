@@ -39,6 +39,9 @@ def without_background_cache(view: View) -> View:
     view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
     view.resetCachedContent()
     _VIEWS.add(view)
+    for item in view.items():
+        if isinstance(item, pg.PlotItem):
+            _options_in_the_font_when_opened(item)
     if _PLOT_FONT:
         _zoom_or_wait([view], _PLOT_FONT[0])
     return view
@@ -101,6 +104,31 @@ def _zoom(views: list[Any], font: QFont) -> None:
             if isinstance(item, pg.AxisItem):
                 item.setStyle(tickFont=font)
                 item.label.setFont(font)
+
+
+def _options_in_the_font_when_opened(item: Any) -> None:
+    """pyqtgraph's "Plot Options" menu of ``item`` in a font of its own, given the application's as it opens.
+    Each plot item keeps that menu, its six submenus and their six forms as 13 hidden windows of their own (the
+    forms hold the plot's settings, so they cannot wait to be made): the zoom's change of the application's font
+    reached every one of them and laid each form out again, 1.1 ms a zoom for each plot of the window, shown or
+    not (a zoom on the Predictions tab beside 20 more plots: 39 → 16 ms; bench/robustness/RESULTS.md). A widget
+    whose font is set does not take the application's, and the menu takes it when the user opens it."""
+    _in_the_font_of_the_moment(item)
+    plot = weakref.ref(item)  # (the menu's connection holding the plot item, or its menus, would keep them for good)
+    item.ctrlMenu.aboutToShow.connect(lambda: _in_the_font_of_the_moment(plot()))
+
+
+def _in_the_font_of_the_moment(item: Any) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    if item is None or item.ctrlMenu is None:  # (gone, or closed: pyqtgraph lets the menu go)
+        return
+    menus = [item.ctrlMenu] + [action.menu() for action in item.ctrlMenu.actions() if action.menu() is not None]
+    for window in menus + [getattr(item.ctrl, name) for name in _OPTION_FORMS]:
+        window.setFont(QApplication.font())
+
+
+_OPTION_FORMS = ("transformGroup", "decimateGroup", "averageGroup", "alphaGroup", "gridGroup", "pointsGroup")
 
 
 THEMED = "follows_theme"  # set on a text item drawn in the theme's foreground: explorer.theme.apply_theme recolours it

@@ -125,3 +125,20 @@ def test_the_right_click_menu_is_built_when_first_opened_and_has_pyqtgraphs_entr
     assert "View All" in entries and "Plot Options" in entries
     assert view_box.menu is not None
     menu.close()
+
+
+def test_a_loss_plot_is_never_shorter_than_its_y_label_in_the_font_of_the_moment(qtbot):
+    from PySide6.QtGui import QFont
+
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot(y_label="learning rate")
+    qtbot.addWidget(plot)
+    small = plot.minimumHeight()
+    assert small >= plot.fontMetrics().horizontalAdvance("learning rate")  # the whole label, not "learning rat"
+    big = QFont(plot.font())
+    big.setPointSizeF(plot.font().pointSizeF() * 2.5)  # presentation zoom, or a talk's font
+    plot.setFont(big)
+    assert plot.minimumHeight() >= plot.fontMetrics().horizontalAdvance("learning rate") > small
+    plot.setLabel("left", "a much longer label for the y axis")  # a new label: its length counts now
+    assert plot.minimumHeight() >= plot.fontMetrics().horizontalAdvance("a much longer label for the y axis")

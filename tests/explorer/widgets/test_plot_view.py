@@ -36,3 +36,28 @@ def test_a_zoom_reaches_shown_plots_at_once_and_a_hidden_plot_as_it_is_shown(qtb
         assert size(exported) == 23.0
     finally:
         _PLOT_FONT[:] = before
+
+
+def test_a_plots_options_menu_opens_in_the_zooms_font_and_is_left_alone_until_then(qtbot):
+    """pyqtgraph's "Plot Options" menu and its forms are hidden windows of each plot: the zoom does not lay them out
+    again each time (a cost for every plot of the window), and the menu takes the zoom's font as it opens."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.widgets.plot_view import without_background_cache
+
+    view = without_background_cache(pg.PlotWidget())
+    qtbot.addWidget(view)
+    item = view.getPlotItem()
+    before = QApplication.font()
+    big = QFont(before)
+    big.setPointSizeF(before.pointSizeF() * 2)
+    try:
+        QApplication.setFont(big)
+        assert item.ctrl.gridGroup.font().pointSizeF() == before.pointSizeF()  # not reached by the zoom…
+        item.ctrlMenu.aboutToShow.emit()  # … until the user opens the menu
+        for window in (item.ctrlMenu, item.ctrlMenu.actions()[0].menu(), item.ctrl.gridGroup, item.ctrl.alphaGroup):
+            assert window.font().pointSizeF() == big.pointSizeF()
+    finally:
+        QApplication.setFont(before)
