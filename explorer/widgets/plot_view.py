@@ -110,9 +110,10 @@ def _options_in_the_font_when_opened(item: Any) -> None:
     """pyqtgraph's "Plot Options" menu of ``item`` in a font of its own, given the application's as it opens.
     Each plot item keeps that menu, its six submenus and their six forms as 13 hidden windows of their own (the
     forms hold the plot's settings, so they cannot wait to be made): the zoom's change of the application's font
-    reached every one of them and laid each form out again, 1.1 ms a zoom for each plot of the window, shown or
-    not (a zoom on the Predictions tab beside 20 more plots: 39 → 16 ms; bench/robustness/RESULTS.md). A widget
-    whose font is set does not take the application's, and the menu takes it when the user opens it."""
+    reached every one of them, shown or not, and laid each form out again (beside 20 more plots, a zoom on the
+    Predictions tab took 15.5 ms with them, 13.4 without; on the Fine-tune tab 41.3 and 33.0:
+    bench/robustness/RESULTS.md). A widget whose font is set does not take the application's, and the menu takes
+    it when the user opens it."""
     _in_the_font_of_the_moment(item)
     plot = weakref.ref(item)  # (the menu's connection holding the plot item, or its menus, would keep them for good)
     item.ctrlMenu.aboutToShow.connect(lambda: _in_the_font_of_the_moment(plot()))
