@@ -18,7 +18,7 @@ def write_safetensors(path, tensors, header_extra=None, cut=0):
              torch.uint8: "U8", torch.float16: "F16"}
     header, blobs, at = {"__metadata__": {"format": "pt"}}, [], 0
     for key, t in tensors.items():
-        raw = t.contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        raw = t.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
         header[key] = {"dtype": names[t.dtype], "shape": list(t.shape), "data_offsets": [at, at + len(raw)]}
         blobs.append(raw)
         at += len(raw)
@@ -66,11 +66,11 @@ def test_a_damaged_file_is_refused_with_a_checkpoint_error(tmp_path, damage):
     elif damage == "not json":
         path.write_bytes(struct.pack("<Q", 4) + b"\xff{x}")
     elif damage == "offsets outside":
-        write_safetensors(path, {"w": torch.ones(2, device="cpu")}, {"w": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})
+        write_safetensors(path, {"w": torch.ones(2)}, {"w": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})
     elif damage == "size disagrees":
-        write_safetensors(path, {"w": torch.ones(2, device="cpu")}, {"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})
+        write_safetensors(path, {"w": torch.ones(2)}, {"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})
     elif damage == "unknown type":
-        write_safetensors(path, {"w": torch.ones(2, device="cpu")}, {"w": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]}})
+        write_safetensors(path, {"w": torch.ones(2)}, {"w": {"dtype": "Q4", "shape": [2], "data_offsets": [0, 8]}})
     else:
         head = b"[1, 2]"
         path.write_bytes(struct.pack("<Q", len(head)) + head)
