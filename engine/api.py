@@ -290,6 +290,26 @@ def cli_launcher(command: str) -> list[str]:
     return ["-m", "engine.cli" if command == "train" else "engine.cli.finetune"]
 
 
+def background_launch(command: str, args: list[str]) -> tuple[str, list[str]]:
+    """The program and its arguments that start ``word2bert-train`` (``command`` "train") or
+    ``word2bert-finetune`` ("finetune") with ``args`` as a background process, as the app starts its runs: at a
+    lower priority from its first instruction where POSIX's ``nice`` is at hand. ``--background`` lowers a
+    run's priority as well, but only once Python has started and the command's modules are imported: 0.3-0.4 s
+    of a core at the caller's own priority at each start, while the window had its own work to do (the chaos
+    bench's stalls after a training's start, bench/robustness/RESULTS.md)."""
+    import os
+    import shutil
+    import sys
+
+    from engine.cli.runner import BACKGROUND_NICE
+
+    program, arguments = sys.executable, [*cli_launcher(command), *args, "--background"]
+    nice = shutil.which("nice") if os.name == "posix" else None
+    if nice is None:
+        return program, arguments
+    return nice, ["-n", str(BACKGROUND_NICE), program, *arguments]
+
+
 def train_cli(argv: list[str]) -> int:
     """``word2bert-train`` with these arguments as a process's whole work (the packaged app runs its training
     processes this way): a Ctrl-C while it starts is caught, as by the console script."""
@@ -459,7 +479,7 @@ __all__ = [
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
-    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "catalog", "preferred_models", "model_names", "release_memory",
+    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "model_names", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "checkpoint_scores",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
 ]

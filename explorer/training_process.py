@@ -19,11 +19,9 @@ class ProcessTrainJob(QObject):
     failed = Signal(str)
 
     def __init__(self, args: list[str], parent: QObject | None = None, command: str = "train") -> None:
-        import sys
-
         from PySide6.QtCore import QProcess, QProcessEnvironment
 
-        from engine.api import cli_launcher
+        from engine.api import background_launch
         from explorer.worker_threads import MARK, training_environment
 
         super().__init__(parent)
@@ -45,7 +43,7 @@ class ProcessTrainJob(QObject):
         self.process.finished.connect(self._exited)
         self.process.errorOccurred.connect(self._error)
         # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it
-        self.process.start(sys.executable, [*cli_launcher(command), *args, "--json-events", "--background"])
+        self.process.start(*background_launch(command, [*args, "--json-events"]))
 
     def wait(self, msecs: int) -> bool:
         """Wait for the process to end (closing the app: a stopped run is saving its checkpoint)."""

@@ -51,9 +51,13 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+BACKGROUND_NICE = 10  # a background run's nice value at least (POSIX)
+
+
 def lower_priority() -> None:
-    """Let interactive programs go first: nice +10 on POSIX, 'below normal' on Windows; and leave the
-    app a core (word2vec's CPU kernel; see engine.models.word2vec.cpu.set_threads)."""
+    """Let interactive programs go first: nice 10 or lower on POSIX (a process started lower stays there: the
+    app starts its runs already lowered, explorer/training_process.py), 'below normal' on Windows; and leave
+    the app a core (word2vec's CPU kernel; see engine.models.word2vec.cpu.set_threads)."""
     import contextlib
     import os
 
@@ -61,7 +65,9 @@ def lower_priority() -> None:
 
     with contextlib.suppress(OSError, AttributeError):
         if hasattr(os, "nice"):
-            os.nice(10)
+            now = os.getpriority(os.PRIO_PROCESS, 0)
+            if now < BACKGROUND_NICE:
+                os.nice(BACKGROUND_NICE - now)
         else:  # Windows
             import ctypes
 
