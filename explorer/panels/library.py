@@ -179,13 +179,21 @@ class LibraryPanel(QWidget):
         """The names in full; "what it is" and "can do" only where the dock leaves them room to be read
         (a column cut to "St", "ou" said nothing): in a narrow dock the selected model's details are below
         the tree, and its description is its tooltip."""
-        self.tree.resizeColumnToContents(0)
-        room = self.tree.viewport().width() - self.tree.columnWidth(0)
+        names = max(self.tree.sizeHintForColumn(0), self.tree.header().sectionSizeHint(0))
+        # the names' own width, not the column's: alone, the column stretches to the whole view, and a dock
+        # once narrow kept its other columns hidden however wide it was made
+        room = self.tree.viewport().width() - names
         narrow = room < 24 * self.fontMetrics().averageCharWidth()
         for column in (1, 2):
             self.tree.setColumnHidden(column, narrow)
-        if not narrow:
-            self.tree.resizeColumnToContents(2)
+        self.tree.resizeColumnToContents(0)
+        if not narrow:  # the room beside the names: "can do" as wide as its words up to half, "what it is" the
+            # rest (it was left at 100 pixels, cut to "Stanfo…" beside an empty "can do")
+            header = self.tree.header()
+            room = self.tree.viewport().width() - self.tree.columnWidth(0)
+            can_do = min(max(self.tree.sizeHintForColumn(2), header.sectionSizeHint(2)), room // 2)
+            self.tree.setColumnWidth(1, max(room - can_do, header.sectionSizeHint(1)))
+            self.tree.setColumnWidth(2, can_do)
 
     def _open(self, item: QTreeWidgetItem, _column: int) -> None:
         name = item.data(0, Qt.ItemDataRole.UserRole)

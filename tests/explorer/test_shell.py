@@ -418,3 +418,31 @@ def test_the_window_fits_a_laptop_and_a_projector_and_a_tall_panel_scrolls(qtbot
         assert win.history.height() >= win.history.minimumSizeHint().height()  # not squashed
     finally:
         win.zoom(0)
+
+
+def test_the_library_shows_its_columns_in_a_wide_dock_and_every_name_whole_at_any_zoom(qtbot, make_window):
+    """A dock made wide again shows "what it is" and "can do" (a dock once narrow kept them hidden for good); the
+    description gets the room beside the names (it was left at 100 pixels: "Stanfo…"); the names stay whole when
+    the speaker zooms in (the columns were fitted to the old font)."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDockWidget
+
+    win = make_window()
+    lib, tree = win.library, win.library.tree
+    qtbot.waitUntil(lambda: lib.available.childCount() >= 2, timeout=30_000)
+    win.zoom(0)
+    win.resize(1400, 900)
+    dock = win.findChild(QDockWidget)
+    win.resizeDocks([dock], [220], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: tree.isColumnHidden(1), timeout=5_000)  # narrow: the names alone
+    win.resizeDocks([dock], [720], Qt.Orientation.Horizontal)
+    qtbot.waitUntil(lambda: lib.width() > 600, timeout=5_000)
+    assert not tree.isColumnHidden(1) and not tree.isColumnHidden(2)
+    try:
+        for level in (1, 2, 3, 4):
+            win.zoom(1)
+            assert tree.columnWidth(0) >= tree.sizeHintForColumn(0), f"names cut at zoom {level}"
+            room = tree.viewport().width() - tree.columnWidth(0)
+            assert tree.columnWidth(1) >= room // 2, f"the description squeezed at zoom {level}"
+    finally:
+        win.zoom(0)
