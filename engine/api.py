@@ -350,7 +350,7 @@ def one_thread_here() -> None:
     """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
     are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
     (bench/speed/attention_predictions_speed.py). Threads that start using torch later would inherit the
-    setting: long jobs call ``all_threads_here`` first."""
+    setting: long jobs call ``long_job_threads_here`` first."""
     torch = _loaded_torch()
     if torch is not None:
         if not _DEFAULT_THREADS:
@@ -358,11 +358,17 @@ def one_thread_here() -> None:
         torch.set_num_threads(1)
 
 
-def all_threads_here() -> None:
-    """Give the calling thread torch's default number of threads back (index builds, long jobs)."""
+def long_job_threads_here() -> None:
+    """Let the calling thread run torch on every core but one, and at least one (the window's long jobs: corpus
+    index builds, the lens's occurrence fetches). The window keeps a core: beside its query thread, two long jobs
+    with torch on every core made five torch threads on a laptop's two cores, and the window's thread waited
+    (bench/robustness/RESULTS.md, "The twentieth session's runs"); alone on two cores, a corpus index took as long
+    on one as on two (bert-tiny 10.2 and 10.4 s, minilm-mlm 26.2 and 26.1 s)."""
     torch = _loaded_torch()
-    if torch is not None and _DEFAULT_THREADS:
-        torch.set_num_threads(_DEFAULT_THREADS[0])
+    if torch is not None:
+        if not _DEFAULT_THREADS:
+            _DEFAULT_THREADS.append(torch.get_num_threads())
+        torch.set_num_threads(max(1, _DEFAULT_THREADS[0] - 1))
 
 
 def release_memory() -> bool:
@@ -479,7 +485,7 @@ __all__ = [
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
-    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "all_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "model_names", "release_memory",
+    "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "model_names", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "checkpoint_scores",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
 ]

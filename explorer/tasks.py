@@ -298,9 +298,9 @@ class BackgroundJob(QObject):
                 stop.set()
 
         def work() -> Any:
-            from engine.api import all_threads_here, cancellable
+            from engine.api import cancellable, long_job_threads_here
 
-            all_threads_here()  # a long job uses every core torch would (queries keep to one)
+            long_job_threads_here()  # every core but one (queries keep to one): the window keeps a core
             with cancellable(stop):  # the engine's own steps stop too, not only the job's loop (engine.cancel)
                 return fn(report, stop)
 
