@@ -353,8 +353,7 @@ def one_thread_here() -> None:
     setting: long jobs call ``long_job_threads_here`` first."""
     torch = _loaded_torch()
     if torch is not None:
-        if not _DEFAULT_THREADS:
-            _DEFAULT_THREADS.append(torch.get_num_threads())
+        _default_threads(torch)
         torch.set_num_threads(1)
 
 
@@ -366,9 +365,14 @@ def long_job_threads_here() -> None:
     on one as on two (bert-tiny 10.2 and 10.4 s, minilm-mlm 26.2 and 26.1 s)."""
     torch = _loaded_torch()
     if torch is not None:
-        if not _DEFAULT_THREADS:
-            _DEFAULT_THREADS.append(torch.get_num_threads())
-        torch.set_num_threads(max(1, _DEFAULT_THREADS[0] - 1))
+        torch.set_num_threads(max(1, _default_threads(torch) - 1))
+
+
+def _default_threads(torch: Any) -> int:
+    """torch's own number of threads, kept the first time a thread asks for another."""
+    if not _DEFAULT_THREADS:
+        _DEFAULT_THREADS.append(torch.get_num_threads())
+    return _DEFAULT_THREADS[0]
 
 
 def release_memory() -> bool:

@@ -186,11 +186,10 @@ class LibraryPanel(QWidget):
         narrow = room < 24 * self.fontMetrics().averageCharWidth()
         for column in (1, 2):
             self.tree.setColumnHidden(column, narrow)
-        self.tree.resizeColumnToContents(0)
+        self.tree.setColumnWidth(0, names)  # (what resizeColumnToContents would measure again)
         if not narrow:  # the room beside the names: "can do" as wide as its words up to half, "what it is" the
             # rest (it was left at 100 pixels, cut to "Stanfo…" beside an empty "can do")
             header = self.tree.header()
-            room = self.tree.viewport().width() - self.tree.columnWidth(0)
             can_do = min(max(self.tree.sizeHintForColumn(2), header.sectionSizeHint(2)), room // 2)
             self.tree.setColumnWidth(1, max(room - can_do, header.sectionSizeHint(1)))
             self.tree.setColumnWidth(2, can_do)

@@ -91,7 +91,7 @@ def test_a_training_started_from_the_window_runs_below_it_from_the_moment_python
     deadline = time.monotonic() + 30
     while seen is None and time.monotonic() < deadline:  # no sleep: the first look at it once it is Python
         try:
-            if os.path.realpath(f"/proc/{pid}/exe") == python:
+            if os.readlink(f"/proc/{pid}/exe") == python:  # (raises once the process has gone)
                 seen = os.getpriority(os.PRIO_PROCESS, pid)
         except OSError:  # it has ended (or not yet begun)
             break
