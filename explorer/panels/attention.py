@@ -109,7 +109,9 @@ class AttentionPanel(QWidget):
         hl = QVBoxLayout(head_page)
         hl.addLayout(controls)
         hl.addWidget(self.head_view, 1)
-        hl.addWidget(QLabel("Hover a token on the left to see only where it looks. Blue: sentence A; red: B."))
+        hover = QLabel("Hover a token on the left to see only where it looks. Blue: sentence A; red: B.")
+        hover.setWordWrap(True)
+        hl.addWidget(hover)
 
         # the other three views are built the first time they are shown (or asked for: ``__getattr__``): a talk's
         # step shows one, and the model view's heatmaps and the atlas were most of the panel's build

@@ -15,7 +15,6 @@ from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
-    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 
@@ -71,10 +71,9 @@ class CurvesPanel(QWidget):
         self.plot.setLabel("bottom", "examples seen")
         self.legend = self.plot.addLegend(offset=(-10, -10))
         self.controls = QWidget()
-        row = QHBoxLayout(self.controls)
-        row.setContentsMargins(0, 0, 0, 0)
+        row = FlowLayout(self.controls, spacing=6)  # one row, or wrapped at a talk's zoom (not wider than the panel)
         row.addWidget(QLabel("Recorded:"))
-        row.addWidget(self.choice, 1)
+        row.add_stretching(self.choice)
         row.addWidget(self.open_button)
         row.addWidget(self.open_runs)
         layout = QVBoxLayout(self)

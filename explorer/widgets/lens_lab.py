@@ -353,7 +353,15 @@ class LabView:
     query: Callable[[], None]
 
     def make_lab(self) -> None:
-        self.lens_switch = QCheckBox("The lab: what every layer predicts at every token, and why (lens, causal tracing)")
+        self.lens_switch = QCheckBox("The lab:")
+        about = QLabel("what every layer predicts at every token, and why (lens, causal tracing)")
+        about.setWordWrap(True)  # (a check box's text cannot wrap: at a talk's zoom it set the view's width)
+        about.setBuddy(self.lens_switch)
+        self.lab_row = QWidget()  # the switch and what it opens, for the view's layout
+        row = QHBoxLayout(self.lab_row)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.lens_switch)
+        row.addWidget(about, 1)
         self.lens = LensLab()
         self.lens.setVisible(False)
         self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)

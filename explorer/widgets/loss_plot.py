@@ -140,6 +140,10 @@ class LossPlot(pg.PlotWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fit_label()
+            # the message placed for its new font (explorer.widgets.plot_view gives it the zoom's): placed for the
+            # old one, a zoom's larger words wrapped in a box still sized for the smaller, cut ("its" of "its
+            # learning rate")
+            self._place_empty()
 
     def _fit_label(self) -> None:
         """Tall enough for the y-axis label in the font of the moment (presentation zoom, a talk's font): a minimum
@@ -147,7 +151,8 @@ class LossPlot(pg.PlotWidget):
         in each zoom by the layouts of the Pretrain and Fine-tune tabs, each a Python call on the window's thread
         that can wait for the GIL.)"""
         if "y_label" in self.__dict__:  # (a change comes while pyqtgraph's __init__ runs)
-            label = self.fontMetrics().horizontalAdvance(self.y_label) + 60
+            # the label's length, and the bottom axis below it: its numbers and its own label, two lines of the font
+            label = self.fontMetrics().horizontalAdvance(self.y_label) + 2 * self.fontMetrics().lineSpacing() + 40
             self.setMinimumSize(160, max(120, label))
 
     def setLabel(self, axis: str, text: str | None = None, *args: Any, **kwargs: Any) -> None:  # noqa: N802 (pyqtgraph's name)

@@ -102,8 +102,8 @@ def _zoom(views: list[Any], font: QFont) -> None:
             label.setFont(font)
         for item in widget.items():
             if isinstance(item, pg.AxisItem):
+                item.label.setFont(font)  # first: the axis sizes itself for its numbers and its label in setStyle
                 item.setStyle(tickFont=font)
-                item.label.setFont(font)
 
 
 def _options_in_the_font_when_opened(item: Any) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.loss_plot import LossPlot
 
 SPEED, LEARNING_RATE = "speed", "learning rate"
@@ -63,17 +64,22 @@ class RunMonitor(QSplitter):
         self.x_axis = QComboBox()
         self.x_axis.addItems(["steps", "examples seen"] if examples_axis else ["steps"])
         self.x_axis.currentTextChanged.connect(lambda _: self.replot())
-        row = QHBoxLayout()
-        row.addWidget(QLabel(f"{eval_label[:1].upper()}{eval_label[1:]} metric:"))
-        row.addWidget(self.metric_choice)
+        row_box = QWidget()  # each label beside its choice; the two pairs wrap at a talk's zoom
+        row = FlowLayout(row_box, spacing=12)
+        pairs = [(f"{eval_label[:1].upper()}{eval_label[1:]} metric:", self.metric_choice)]
         if examples_axis:
-            row.addWidget(QLabel("x-axis:"))
-            row.addWidget(self.x_axis)
-        row.addStretch(1)
+            pairs.append(("x-axis:", self.x_axis))
+        for label, choice in pairs:
+            pair = QWidget()
+            pair_row = QHBoxLayout(pair)
+            pair_row.setContentsMargins(0, 0, 0, 0)
+            pair_row.addWidget(QLabel(label))
+            pair_row.addWidget(choice)
+            row.addWidget(pair)
         eval_box = QWidget()
         layout = QVBoxLayout(eval_box)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addLayout(row)
+        layout.addWidget(row_box)
         layout.addWidget(self.eval_plot, 1)
         self.addWidget(self.loss_plot)
         self.addWidget(eval_box)

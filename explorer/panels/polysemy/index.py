@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from explorer.session import Session
 from explorer.tasks import BackgroundJob
+from explorer.widgets.flow_layout import FlowLayout
 
 
 class CorpusIndexer(QWidget):
@@ -37,14 +38,24 @@ class CorpusIndexer(QWidget):
         self.cancel.setEnabled(False)
         self.progress = QProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
         self.progress.setFormat("%p%")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(0, 0, 0, 0)
+        # one row where it fits, else the buttons and the progress bar wrap: at a talk's zoom in a laptop's window
+        # the one row was wider than the lens's column, and the whole lens scrolled sideways, its right edge cut
+        row = FlowLayout(self, spacing=self.style().layoutSpacing(
+            QSizePolicy.ControlType.PushButton, QSizePolicy.ControlType.PushButton, Qt.Orientation.Horizontal))
         for button in (self.build, self.build_all, self.cancel):
             row.addWidget(button)
-        row.addWidget(self.progress, 1)
+        row.add_stretching(self.progress)
+        self.progress.valueChanged.connect(self._fit_progress_text)  # (its text changes with its value)
         self.build.clicked.connect(lambda: self.build_index())
         self.build_all.clicked.connect(self.index_all)
         self.cancel.clicked.connect(self.cancel_index)
+
+    def _fit_progress_text(self) -> None:
+        """The progress bar at least as wide as its text ("✓ 291 sentences sampled"): on the buttons' line if
+        that fits, else on its own."""
+        width = self.progress.fontMetrics().horizontalAdvance(self.progress.text() + "MM")
+        if width != self.progress.minimumWidth():
+            self.progress.setMinimumWidth(width)
 
     @property
     def running(self) -> bool:

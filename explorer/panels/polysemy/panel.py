@@ -69,7 +69,9 @@ class PolysemyPanel(QWidget):
         chip_box = QWidget()
         chip_box.setLayout(self.chips)
         left = QVBoxLayout()
-        left.addWidget(QLabel("Sentences (one per line) — click a word:"))
+        prompt = QLabel("Sentences (one per line) — click a word:")
+        prompt.setWordWrap(True)  # (at a talk's zoom it set the column's width)
+        left.addWidget(prompt)
         left.addWidget(self.sentences, 1)
         left.addWidget(chip_box)
 
@@ -125,7 +127,9 @@ class PolysemyPanel(QWidget):
         row.addWidget(self.model, 1)
         row.addWidget(self.layer_label)
         row.addWidget(self.layer, 1)
-        contextual_box = self.contextual_box = QGroupBox("Contextual vectors: nearest occurrences in the corpus")
+        # (its message says what is shown; a group box is at least as wide as its title, and the longer one set the
+        # lens's width at a talk's zoom)
+        contextual_box = self.contextual_box = QGroupBox("Contextual vectors")
         cl = QVBoxLayout(contextual_box)
         cl.addLayout(row)
         cl.addWidget(self.indexer)

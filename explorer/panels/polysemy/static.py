@@ -28,6 +28,9 @@ class StaticNeighbours(QGroupBox):
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
         self.table.verticalHeader().setVisible(False)
+        # a header wider than its column (a talk's zoom) keeps its start and ends in "…", not cut at both ends
+        self.table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
+        self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         self.table.setWordWrap(True)

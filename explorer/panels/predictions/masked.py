@@ -99,7 +99,7 @@ class MaskedView(QWidget, LabView):
             results.addWidget(area)
         self.result_areas[1].setVisible(False)  # the second column only while comparing
         layout.addLayout(results, 2)
-        layout.addWidget(self.lens_switch)
+        layout.addWidget(self.lab_row)
         layout.addWidget(self.lens, 4)  # the lab, when on, takes most of the room
         layout.addWidget(self.learn)
         layout.addWidget(self.example, 1)
@@ -138,7 +138,7 @@ class MaskedView(QWidget, LabView):
         super().changeEvent(event)
 
     def set_presenting(self, on: bool) -> None:
-        for widget in (self.learn, self.lens_switch):
+        for widget in (self.learn, self.lab_row):
             widget.setVisible(not on)
         self.example.setVisible(not on and bool(self.example.toPlainText()))
         self.lens.setVisible(self.lens_switch.isChecked())  # a lab scene shows its lab in a talk too

@@ -68,7 +68,7 @@ class NextTokenView(QWidget, LabView):
         gen.addStretch(1)
         layout.addLayout(gen)
         layout.addWidget(self.continuation)
-        layout.addWidget(self.lens_switch)
+        layout.addWidget(self.lab_row)
         layout.addWidget(self.lens, 4)  # the lab, when on, takes most of the room
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)

@@ -142,3 +142,34 @@ def test_a_loss_plot_is_never_shorter_than_its_y_label_in_the_font_of_the_moment
     assert plot.minimumHeight() >= plot.fontMetrics().horizontalAdvance("learning rate") > small
     plot.setLabel("left", "a much longer label for the y axis")  # a new label: its length counts now
     assert plot.minimumHeight() >= plot.fontMetrics().horizontalAdvance("a much longer label for the y axis")
+
+
+def test_at_a_talks_zoom_an_empty_plot_at_its_smallest_shows_its_labels_and_message_whole(qtbot):
+    from PySide6.QtGui import QFontMetrics
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.theme import apply_zoom
+    from explorer.widgets.loss_plot import LossPlot
+    from explorer.widgets.plot_view import without_background_cache
+
+    plot = without_background_cache(LossPlot(y_label="learning rate", empty_text="its learning rate"))
+    plot.setLabel("bottom", "step")
+    qtbot.addWidget(plot)
+    plot.resize(600, plot.minimumHeight())
+    plot.show()
+    qtbot.waitExposed(plot)
+    try:
+        apply_zoom(QApplication.instance(), 4)
+        plot.resize(600, plot.minimumHeight())  # as short as a splitter may make it
+        settle_layout()
+        item = plot.getPlotItem()
+        left, bottom = item.getAxis("left"), item.getAxis("bottom")
+        # the y label along the left axis whole ("learning rat" before), the x label under the plot whole
+        assert left.geometry().height() >= left.label.boundingRect().width() - 4
+        assert bottom.geometry().height() >= QFontMetrics(bottom.label.font()).height()
+        # the message in the zoom's font on one line, as the room allows ("its" alone, cut, before)
+        message = plot.empty
+        assert message.width() >= message.fontMetrics().horizontalAdvance("its learning rate")
+        assert message.height() >= message.fontMetrics().height()
+    finally:
+        apply_zoom(QApplication.instance(), 0)
