@@ -367,7 +367,8 @@ class TransformerHandle(BaseHandle):
             result = self._forward(batch, [segments] * len(batch), logits=True, row_positions=part)
             assert result.logits is not None
             logp = result.logits.float().log_softmax(-1)  # (copies, V): each copy at its own masked position
-            out[start : start + len(part)] = logp[torch.arange(len(part)), torch.tensor([ids[p] for p in part])].cpu().numpy()
+            rows = torch.arange(len(part), device=logp.device)  # (indexes on the logits' device: no copy, no sync)
+            out[start : start + len(part)] = logp[rows, torch.tensor([ids[p] for p in part], device=logp.device)].cpu().numpy()
         return out
 
     def next_sentence(self, a: str, b: str) -> float:

@@ -76,7 +76,8 @@ class HFAdapter:
             if head is not None:
                 last = body.last_hidden_state
                 if row_positions is not None:
-                    last = last[torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, d)
+                    rows = torch.arange(len(row_positions), device=last.device)  # (indexes where the states are:
+                    last = last[rows, torch.tensor(row_positions, device=last.device)]  # no copy, no sync) (B, d)
                 elif positions is not None:
                     last = last[:, positions]
                 lg = head(last)
@@ -88,7 +89,8 @@ class HFAdapter:
         if lg is not None and positions is not None:
             lg = lg[:, positions]
         if lg is not None and row_positions is not None:
-            lg = lg[torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, V)
+            lg = lg[torch.arange(len(row_positions), device=lg.device),
+                    torch.tensor(row_positions, device=lg.device)]  # (B, V)
         return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 

@@ -50,7 +50,8 @@ class OurAdapter:
         hidden, atts = self._encode(ids, segments, pad_mask, attention)
         last = hidden[-1] if positions is None else hidden[-1][:, positions]  # the LM head only where asked
         if row_positions is not None:
-            last = hidden[-1][torch.arange(len(row_positions)), torch.tensor(row_positions)]  # (B, d)
+            rows = torch.arange(len(row_positions), device=hidden[-1].device)  # (on the states' device)
+            last = hidden[-1][rows, torch.tensor(row_positions, device=hidden[-1].device)]  # (B, d)
         lg = self._logits(last) if logits else None
         ns = self.model.nsp_logits(hidden[-1]) if nsp and self.has_nsp else None
         return ForwardOutput(hidden, atts, lg, ns)
