@@ -94,6 +94,11 @@ class SettingsForm(QWidget):
             for choice, shown in zip(setting.choices, setting.choice_names, strict=True):
                 editor.addItem(shown, choice)
             editor.setCurrentIndex(max(0, editor.findData(setting.value)))
+            # as narrow as a short choice, its list as wide as its longest: the longest choice made the whole
+            # form wider than its column, which then scrolled sideways with every field cut
+            editor.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            editor.setMinimumContentsLength(8)
+            editor.view().setMinimumWidth(editor.view().sizeHintForColumn(0) + 2 * editor.view().frameWidth())
             editor.currentIndexChanged.connect(self._check)
             return editor
         if setting.type == "bool":

@@ -257,3 +257,22 @@ def test_the_form_shows_what_a_run_trains_with_on_the_device_chosen(qtbot, windo
     assert args[args.index("--batch-size") + 1] == "512" and "--device" not in args  # "auto": the CLI picks it
     panel.set_auto_device("cpu")
     assert panel.settings.editors["batch_size"].value() == 32
+
+
+def test_every_familys_settings_fit_the_column_without_scrolling_sideways(qtbot, window):
+    """A long choice ("distill map", "init embeddings") made the whole form wider than its column: it scrolled
+    sideways with every field cut. The fields now fit the column's default width; each list still shows its
+    choices whole."""
+    from PySide6.QtWidgets import QComboBox, QScrollArea
+
+    from engine import api
+
+    panel = window.train
+    area = panel.settings.findChild(QScrollArea)
+    for kind in api.model_kinds():
+        panel.kind.setCurrentText(kind)
+        settle_layout()
+        assert area.horizontalScrollBar().maximum() == 0, kind
+        for combo in panel.settings.findChildren(QComboBox):
+            view = combo.view()
+            assert view.minimumWidth() >= view.sizeHintForColumn(0)  # the open list: every choice whole
