@@ -65,3 +65,30 @@ def test_a_row_of_controls_stays_one_row_where_it_fits_and_wraps_where_it_does_n
     settle_layout()
     assert len({b.y() for b in buttons}) == 3 and bar.y() > buttons[-1].y()  # each on a line of its own
     assert bar.width() >= bar.sizeHint().width()
+
+
+def test_the_lens_progress_bar_shows_its_whole_text_beside_the_buttons_or_below_them(qtbot):
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.panels.polysemy.index import CorpusIndexer
+    from explorer.session import Session
+    from explorer.theme import apply_zoom
+
+    indexer = CorpusIndexer(Session(), "default")
+    qtbot.addWidget(indexer)
+    indexer.resize(900, 60)
+    indexer.show()
+    bar = indexer.progress
+    bar.setValue(1000)
+    bar.setFormat("✓ 291 sentences sampled")  # (the lens sets the text after the value)
+    settle_layout()
+    text = bar.fontMetrics().horizontalAdvance("✓ 291 sentences sampled")
+    assert bar.width() > text and bar.y() == indexer.build.y()  # room for it beside the buttons
+    try:
+        apply_zoom(QApplication.instance(), 4)
+        indexer.resize(indexer.build.width() + indexer.build_all.width() + indexer.cancel.width() + 40, 200)
+        settle_layout()
+        assert bar.width() > bar.fontMetrics().horizontalAdvance("✓ 291 sentences sampled")  # in the zoom's font
+        assert bar.y() > indexer.build.y()  # no room beside the buttons: below them
+    finally:
+        apply_zoom(QApplication.instance(), 0)

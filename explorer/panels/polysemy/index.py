@@ -7,12 +7,35 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QProgressBar, QPushButton, QSizePolicy, QWidget
 
 from explorer.session import Session
 from explorer.tasks import BackgroundJob
 from explorer.widgets.flow_layout import FlowLayout
+
+
+class TextWideProgressBar(QProgressBar):
+    """A progress bar at least as wide as its text ("✓ 291 sentences sampled"), whatever set it (its value, or
+    a new format): in a flowing row it goes beside the buttons if that fits, else on a line of its own."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.valueChanged.connect(self._fit_text)
+
+    def setFormat(self, format: str) -> None:  # noqa: A002, N802 - Qt's names
+        super().setFormat(format)
+        self._fit_text()
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # (a zoom: the same words are wider)
+            self._fit_text()
+
+    def _fit_text(self) -> None:
+        width = self.fontMetrics().horizontalAdvance(self.text() + "MM")
+        if width != self.minimumWidth():
+            self.setMinimumWidth(width)
 
 
 class CorpusIndexer(QWidget):
@@ -36,7 +59,7 @@ class CorpusIndexer(QWidget):
                                   "to compare them side by side in 'All models'")
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
-        self.progress = QProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
+        self.progress = TextWideProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
         self.progress.setFormat("%p%")
         # one row where it fits, else the buttons and the progress bar wrap: at a talk's zoom in a laptop's window
         # the one row was wider than the lens's column, and the whole lens scrolled sideways, its right edge cut
@@ -45,17 +68,9 @@ class CorpusIndexer(QWidget):
         for button in (self.build, self.build_all, self.cancel):
             row.addWidget(button)
         row.add_stretching(self.progress)
-        self.progress.valueChanged.connect(self._fit_progress_text)  # (its text changes with its value)
         self.build.clicked.connect(lambda: self.build_index())
         self.build_all.clicked.connect(self.index_all)
         self.cancel.clicked.connect(self.cancel_index)
-
-    def _fit_progress_text(self) -> None:
-        """The progress bar at least as wide as its text ("✓ 291 sentences sampled"): on the buttons' line if
-        that fits, else on its own."""
-        width = self.progress.fontMetrics().horizontalAdvance(self.progress.text() + "MM")
-        if width != self.progress.minimumWidth():
-            self.progress.setMinimumWidth(width)
 
     @property
     def running(self) -> bool:
