@@ -7,9 +7,12 @@ import pytest
 
 from tests.conftest import settle_layout
 
+DOCK_WIDTH = 400  # the model library beside the tabs
+
 
 @pytest.mark.parametrize(("size", "zoom"), [((1400, 900), 4), ((1920, 1080), 6)])
 def test_no_tab_scrolls_sideways_at_a_talks_zoom(qtbot, size, zoom):
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QApplication, QDockWidget, QScrollArea
 
     from explorer.main_window import MainWindow
@@ -21,9 +24,14 @@ def test_no_tab_scrolls_sideways_at_a_talks_zoom(qtbot, size, zoom):
     win.resize(*size)
     win.show()
     qtbot.waitExposed(win)
-    assert win.findChild(QDockWidget).isVisible()  # the library takes its share of the width
+    dock = win.findChild(QDockWidget)
+    assert dock.isVisible()  # the library takes its share of the width
     try:
         apply_zoom(QApplication.instance(), zoom)
+        # as wide as its longest model name at these zooms (the window restores the width a user left it at)
+        win.resizeDocks([dock], [DOCK_WIDTH], Qt.Orientation.Horizontal)
+        settle_layout()
+        assert abs(dock.width() - DOCK_WIDTH) <= 20
         cut = {}
         for i in range(win.tabs.count()):
             win.tabs.setCurrentIndex(i)
