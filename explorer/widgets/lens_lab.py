@@ -356,7 +356,6 @@ class LabView:
         self.lens_switch = QCheckBox("The lab:")
         about = QLabel("what every layer predicts at every token, and why (lens, causal tracing)")
         about.setWordWrap(True)  # (a check box's text cannot wrap: at a talk's zoom it set the view's width)
-        about.setBuddy(self.lens_switch)
         self.lab_row = QWidget()  # the switch and what it opens, for the view's layout
         row = QHBoxLayout(self.lab_row)
         row.setContentsMargins(0, 0, 0, 0)

@@ -63,8 +63,9 @@ class CorpusIndexer(QWidget):
         self.progress.setFormat("%p%")
         # one row where it fits, else the buttons and the progress bar wrap: at a talk's zoom in a laptop's window
         # the one row was wider than the lens's column, and the whole lens scrolled sideways, its right edge cut
-        row = FlowLayout(self, spacing=self.style().layoutSpacing(
-            QSizePolicy.ControlType.PushButton, QSizePolicy.ControlType.PushButton, Qt.Orientation.Horizontal))
+        spacing = self.style().layoutSpacing(QSizePolicy.ControlType.PushButton, QSizePolicy.ControlType.PushButton,
+                                             Qt.Orientation.Horizontal)
+        row = FlowLayout(self, spacing=spacing if spacing >= 0 else 6)  # (-1: a style that does not say)
         for button in (self.build, self.build_all, self.cancel):
             row.addWidget(button)
         row.add_stretching(self.progress)
