@@ -7,35 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtWidgets import QProgressBar, QPushButton, QSizePolicy, QWidget
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
 from explorer.session import Session
 from explorer.tasks import BackgroundJob
-from explorer.widgets.flow_layout import FlowLayout
-
-
-class TextWideProgressBar(QProgressBar):
-    """A progress bar at least as wide as its text ("✓ 291 sentences sampled"), whatever set it (its value, or
-    a new format): in a flowing row it goes beside the buttons if that fits, else on a line of its own."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.valueChanged.connect(self._fit_text)
-
-    def setFormat(self, format: str) -> None:  # noqa: A002, N802 - Qt's names
-        super().setFormat(format)
-        self._fit_text()
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # (a zoom: the same words are wider)
-            self._fit_text()
-
-    def _fit_text(self) -> None:
-        width = self.fontMetrics().horizontalAdvance(self.text() + "MM")
-        if width != self.minimumWidth():
-            self.setMinimumWidth(width)
 
 
 class CorpusIndexer(QWidget):
@@ -59,16 +35,20 @@ class CorpusIndexer(QWidget):
                                   "to compare them side by side in 'All models'")
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
-        self.progress = TextWideProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
+        self.progress = QProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
         self.progress.setFormat("%p%")
-        # one row where it fits, else the buttons and the progress bar wrap: at a talk's zoom in a laptop's window
-        # the one row was wider than the lens's column, and the whole lens scrolled sideways, its right edge cut
-        spacing = self.style().layoutSpacing(QSizePolicy.ControlType.PushButton, QSizePolicy.ControlType.PushButton,
-                                             Qt.Orientation.Horizontal)
-        row = FlowLayout(self, spacing=spacing if spacing >= 0 else 6)  # (-1: a style that does not say)
+        # the buttons, and the progress bar under them as wide as the column: in one row, at a talk's zoom in a
+        # laptop's window, they were wider than the lens's column, and the whole lens scrolled sideways, its right
+        # edge cut. (A flowing row, a layout of Python's, was tried first: it lays itself out in Python, on the
+        # window's thread, whenever the lens's messages change, and a zoom of the lens made twice the Python calls.)
+        buttons = QHBoxLayout()
         for button in (self.build, self.build_all, self.cancel):
-            row.addWidget(button)
-        row.add_stretching(self.progress)
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addLayout(buttons)
+        column.addWidget(self.progress)
         self.build.clicked.connect(lambda: self.build_index())
         self.build_all.clicked.connect(self.index_all)
         self.cancel.clicked.connect(self.cancel_index)
