@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
 from explorer.failures import explain
 from explorer.session import Session
 from explorer.training_process import ProcessTrainJob, retire
-from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
 from explorer.widgets.settings_form import SettingsForm
 
@@ -95,10 +94,9 @@ class TrainPanel(QWidget):
         buttons = QHBoxLayout()
         for b in (self.start, self.stop, self.resume):
             buttons.addWidget(b)
-        more = QWidget()  # (wraps at a talk's zoom: a row of the two set the panel's width)
-        more_row = FlowLayout(more, spacing=buttons.spacing() if buttons.spacing() >= 0 else 6)
-        more_row.addWidget(self.open_run)
-        more_row.addWidget(self.load_curves)
+        more = QHBoxLayout()
+        more.addWidget(self.open_run)
+        more.addWidget(self.load_curves)
         self.monitor = RunMonitor("held-out", SPEED, examples_axis=False)
         self.runs = self.monitor.runs
         self.loss_plot, self.eval_plot = self.monitor.loss_plot, self.monitor.eval_plot
@@ -108,7 +106,7 @@ class TrainPanel(QWidget):
         left.addWidget(self.settings_title)
         left.addWidget(self.settings, 2)
         left.addLayout(buttons)
-        left.addWidget(more)
+        left.addLayout(more)
         left.addWidget(self.progress)
         left.addWidget(self.status)
         left.addWidget(QLabel("Runs (untick to hide):"))
