@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtCore import QEvent, Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -24,7 +25,6 @@ from PySide6.QtWidgets import (
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
-from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 
@@ -71,11 +71,17 @@ class CurvesPanel(QWidget):
         self.plot.setLabel("bottom", "examples seen")
         self.legend = self.plot.addLegend(offset=(-10, -10))
         self.controls = QWidget()
-        row = FlowLayout(self.controls, spacing=6)  # one row, or wrapped at a talk's zoom (not wider than the panel)
-        row.addWidget(QLabel("Recorded:"))
-        row.add_stretching(self.choice)
-        row.addWidget(self.open_button)
-        row.addWidget(self.open_runs)
+        # the choice on one row, the two buttons on the next: Qt's own layouts, narrow enough for a talk's zoom
+        rows = QVBoxLayout(self.controls)
+        rows.setContentsMargins(0, 0, 0, 0)
+        first, second = QHBoxLayout(), QHBoxLayout()
+        first.addWidget(QLabel("Recorded:"))
+        first.addWidget(self.choice, 1)
+        second.addWidget(self.open_button)
+        second.addWidget(self.open_runs)
+        second.addStretch(1)
+        rows.addLayout(first)
+        rows.addLayout(second)
         layout = QVBoxLayout(self)
         layout.addWidget(self.controls)
         layout.addWidget(self.heading)
@@ -100,6 +106,7 @@ class CurvesPanel(QWidget):
             return
         self.source = source
         self.heading.setText(f"reading {source_text(source)}…")
+        self._fit_wrapped()
         if isinstance(source, list):
             self.runner.submit(lambda: api.curves_from_runs(list(source)))
         else:
@@ -132,6 +139,7 @@ class CurvesPanel(QWidget):
         self.curves = None
         self.plot.clear()
         self.heading.setText(message)
+        self._fit_wrapped()
         self.summary.setText("")
         self.failed.emit(message)
         self.shown.emit()  # the message is what this view shows (a talk waits for its steps to show)
@@ -166,6 +174,7 @@ class CurvesPanel(QWidget):
             parts.append(f"<b>pre-training buys {100 * (best['full'] - best['scratch']):+.1f} points</b>")
         made_by = f"<br><small>(recorded by {html.escape(curves.made_by)})</small>" if curves.made_by and not self.presenting else ""
         self.summary.setText(" · ".join(parts) + made_by)
+        self._fit_wrapped()
         self._style_axes()
         self._fit_legend()
 
@@ -178,6 +187,11 @@ class CurvesPanel(QWidget):
             axis = item.getAxis(name)
             axis.setStyle(tickFont=font)
             axis.label.setFont(font)
+        # tall enough for the rotated y label and the axis under it, or the plot is squeezed to a strip under the
+        # fine-tuning plots (the tab scrolls instead); the legend still shows only where it has its own room
+        metrics = QFontMetrics(font)
+        label = metrics.horizontalAdvance(item.getAxis("left").labelText or "") + 2 * metrics.lineSpacing() + 40
+        self.plot.setMinimumHeight(max(160, label))
         if self.presenting:
             for _, label in self.legend.items:
                 label.setText(label.text, size=f"{TALK_AXIS_PX}px", color="#ffffff")
@@ -189,6 +203,19 @@ class CurvesPanel(QWidget):
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
         self._fit_legend()
+        self._fit_wrapped()
+
+    def _fit_wrapped(self) -> None:
+        """The wrapped heading and summary as tall as their lines at this width: a wrapped label's own minimum
+        assumes a wider one, and under the fine-tuning plots the panel's layout then laid them over the plot."""
+        for label in (self.heading, self.summary):
+            width = label.width() if label.isVisible() else self.width()
+            label.setMinimumHeight(max(0, label.heightForWidth(max(1, width))))
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # a presentation zoom: the axes' font and the plot's height
+            self._style_axes()
 
     def set_presenting(self, on: bool) -> None:
         """A talk's layout: no controls, thick lines, big axis labels on black."""

@@ -1,8 +1,8 @@
 """A layout that places its widgets left to right and wraps them onto the next line when the row is full
 (Qt's Flow Layout example): a sentence's word buttons stay all on screen at any width or zoom, where a
-row of them was cut off or had to be scrolled. A widget added with ``add_stretching`` (a progress bar, a
-combo box) takes the rest of its line: a row of controls that fits stays one row, as a box layout's would, and
-one too wide for a talk's zoom wraps instead of making its panel scroll sideways."""
+row of them was cut off or had to be scrolled. It is a layout of Python's: each pass of it runs on the
+window's thread, so rows of controls stay in Qt's own layouts (a row of them that flowed made the chaos bench stall
+more often; bench/robustness/RESULTS.md)."""
 
 from __future__ import annotations
 
@@ -14,17 +14,11 @@ class FlowLayout(QLayout):
     def __init__(self, parent: QWidget | None = None, spacing: int = 2) -> None:
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
-        self._stretching: set[int] = set()  # ids of the items that take the rest of their line
         self.setSpacing(spacing)
         self.setContentsMargins(0, 0, 0, 0)
 
     def addItem(self, item: QLayoutItem) -> None:  # noqa: N802 (Qt's names)
         self._items.append(item)
-
-    def add_stretching(self, widget: QWidget) -> None:
-        """Add ``widget`` to take the rest of its line (on a line of its own when less than its size hint is left)."""
-        self.addWidget(widget)
-        self._stretching.add(id(self._items[-1]))
 
     def count(self) -> int:
         return len(self._items)
@@ -33,11 +27,7 @@ class FlowLayout(QLayout):
         return self._items[index] if 0 <= index < len(self._items) else None
 
     def takeAt(self, index: int) -> QLayoutItem | None:  # type: ignore[override]  # noqa: N802
-        if not 0 <= index < len(self._items):
-            return None
-        item = self._items.pop(index)
-        self._stretching.discard(id(item))
-        return item
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
 
     def expandingDirections(self) -> Qt.Orientation:  # noqa: N802
         return Qt.Orientation(0)
@@ -74,8 +64,6 @@ class FlowLayout(QLayout):
             hint = item.sizeHint()
             if line and x + hint.width() > area.right() + 1:  # the row is full: the next line
                 x, y, line = area.x(), y + line + gap, 0
-            if id(item) in self._stretching:
-                hint = QSize(max(hint.width(), area.right() + 1 - x), hint.height())
             if move:
                 item.setGeometry(QRect(QPoint(x, y), hint))
             x += hint.width() + gap

@@ -13,7 +13,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
+    QGridLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.loss_plot import LossPlot
 
 SPEED, LEARNING_RATE = "speed", "learning rate"
@@ -64,18 +63,18 @@ class RunMonitor(QSplitter):
         self.x_axis = QComboBox()
         self.x_axis.addItems(["steps", "examples seen"] if examples_axis else ["steps"])
         self.x_axis.currentTextChanged.connect(lambda _: self.replot())
-        row_box = QWidget()  # each label beside its choice; the two pairs wrap at a talk's zoom
-        row = FlowLayout(row_box, spacing=12)
+        row_box = QWidget()  # each label beside its choice, one pair a row: narrow enough for a talk's zoom
+        row = QGridLayout(row_box)  # Qt's own layout (a layout of Python's ran on the window's thread at each resize)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setColumnStretch(1, 1)
         pairs = [(f"{eval_label[:1].upper()}{eval_label[1:]} metric:", self.metric_choice)]
         if examples_axis:
             pairs.append(("x-axis:", self.x_axis))
-        for label, choice in pairs:
-            pair = QWidget()
-            pair_row = QHBoxLayout(pair)
-            pair_row.setContentsMargins(0, 0, 0, 0)
-            pair_row.addWidget(QLabel(label))
-            pair_row.addWidget(choice)
-            row.addWidget(pair)
+        for i, (label, choice) in enumerate(pairs):
+            choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            choice.setMinimumContentsLength(8)
+            row.addWidget(QLabel(label), i, 0)
+            row.addWidget(choice, i, 1)
         eval_box = QWidget()
         layout = QVBoxLayout(eval_box)
         layout.setContentsMargins(0, 0, 0, 0)

@@ -1,7 +1,7 @@
 """A talk's zoom never makes a tab scroll sideways: at zoom 4 in a laptop's 1400 × 900 window and at zoom 6 on a
 1920 × 1080 projector, with the model library docked beside the tabs, every tab's panel fits the width it is given.
-Rows of controls wrap, long prompts wrap, titles are short; before, the lens at zoom 4 in a laptop's window scrolled
-sideways with its right column cut."""
+Rows of controls too wide for a talk's zoom are split in two, long prompts wrap, titles are short; before, the lens
+at zoom 4 in a laptop's window scrolled sideways with its right column cut."""
 
 import pytest
 
@@ -48,33 +48,6 @@ def test_no_tab_scrolls_sideways_at_a_talks_zoom(qtbot, size, zoom):
     assert wait_for_workers(20_000)
 
 
-def test_a_row_of_controls_stays_one_row_where_it_fits_and_wraps_where_it_does_not(qtbot):
-    from PySide6.QtWidgets import QProgressBar, QPushButton, QWidget
-
-    from explorer.widgets.flow_layout import FlowLayout
-
-    box = QWidget()
-    qtbot.addWidget(box)
-    row = FlowLayout(box, spacing=6)
-    buttons = [QPushButton(text) for text in ("Build corpus index", "Index all models", "Cancel")]
-    for button in buttons:
-        row.addWidget(button)
-    bar = QProgressBar()
-    row.add_stretching(bar)
-    box.show()
-    wide = sum(b.sizeHint().width() + 6 for b in buttons) + bar.sizeHint().width() + 200
-    box.resize(wide, row.heightForWidth(wide))
-    settle_layout()
-    assert bar.y() == buttons[0].y()  # one row
-    assert bar.geometry().right() == box.width() - 1  # the bar takes the rest of it, as a box layout's stretch would
-    narrow = buttons[0].sizeHint().width() + 10
-    assert box.minimumSizeHint().width() <= max(b.sizeHint().width() for b in [*buttons, bar])
-    box.resize(narrow, row.heightForWidth(narrow))
-    settle_layout()
-    assert len({b.y() for b in buttons}) == 3 and bar.y() > buttons[-1].y()  # each on a line of its own
-    assert bar.width() >= bar.sizeHint().width()
-
-
 def test_the_lens_progress_bar_shows_its_whole_text_under_the_buttons_at_a_talks_zoom(qtbot):
     from PySide6.QtWidgets import QApplication
 
@@ -99,3 +72,43 @@ def test_the_lens_progress_bar_shows_its_whole_text_under_the_buttons_at_a_talks
         assert bar.width() > bar.fontMetrics().horizontalAdvance("✓ 291 sentences sampled")  # its words whole
     finally:
         apply_zoom(QApplication.instance(), 0)
+
+
+@pytest.mark.parametrize("zoom", [0, 4])
+def test_the_recorded_curves_under_the_fine_tuning_plots_are_readable(qtbot, zoom):
+    """The Recorded curves page shares the Fine-tune tab's column with three plots: its plot was squeezed to a strip
+    (its y label cut to "alidation a") and the summary lay over the plot's axis; now the tab scrolls instead."""
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+    from explorer.theme import apply_zoom
+
+    win = MainWindow(Session())
+    qtbot.addWidget(win)
+    win.resize(1400, 900)
+    win.show()
+    qtbot.waitExposed(win)
+    win.tabs.setCurrentWidget(win.finetune)
+    curves = win.finetune.curves
+    win.finetune.results.setCurrentWidget(curves)
+    qtbot.waitUntil(lambda: "pre-training buys" in curves.summary.text(), timeout=20_000)
+    try:
+        apply_zoom(QApplication.instance(), zoom)
+        settle_layout()
+        plot = curves.plot
+        label = plot.getPlotItem().getAxis("left").labelText
+        assert label.startswith("validation")
+        assert plot.height() >= plot.fontMetrics().horizontalAdvance(label) + 40  # the rotated label whole
+        summary = curves.summary
+
+        def laid_out() -> bool:  # the summary under the plot, not over its axis, with every line of it
+            below = summary.geometry()
+            return below.top() >= plot.geometry().bottom() and below.height() >= summary.heightForWidth(below.width())
+
+        qtbot.waitUntil(laid_out, timeout=5_000)
+    finally:
+        apply_zoom(QApplication.instance(), 0)
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(20_000)
