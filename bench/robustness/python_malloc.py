@@ -118,6 +118,10 @@ def one() -> dict[str, float]:
     """In this process: the window, its scenes, its paints and the queries."""
     from PySide6.QtWidgets import QApplication
 
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does (explorer/app.py)
+
     from bench.robustness.memory import rss_parts_mb
     from engine import api
     from explorer.main_window import MainWindow

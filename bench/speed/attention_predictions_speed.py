@@ -136,6 +136,10 @@ def main() -> None:
     args = p.parse_args()
     from PySide6.QtWidgets import QApplication
 
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does (explorer/app.py)
+
     from engine import api
 
     app = QApplication.instance() or QApplication([])

@@ -30,6 +30,7 @@ import time; t0 = time.perf_counter()
 import os, sys; os.environ['QT_QPA_PLATFORM'] = 'offscreen'
 from PySide6.QtWidgets import QApplication
 from PySide6.QtCore import QTimer
+from explorer.pyside_imports import lighter_import_hook; lighter_import_hook()  # as the app does
 app = QApplication([])
 from explorer.session import Session
 from explorer.main_window import MainWindow
@@ -94,6 +95,10 @@ def main() -> None:
 
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
+
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does (explorer/app.py)
 
     from explorer.main_window import MainWindow
     from explorer.session import Session

@@ -36,6 +36,10 @@ def one(interval_ms: float, load: str) -> dict[str, float]:
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does (explorer/app.py)
+
     app = QApplication(sys.argv[:1])
     import pyqtgraph as pg
 

@@ -47,6 +47,10 @@ def main() -> None:
     from PySide6.QtCore import QEventLoop, QTimer
     from PySide6.QtWidgets import QApplication
 
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does (explorer/app.py)
+
     from explorer.main_window import MainWindow
     from explorer.session import Session
 

@@ -39,6 +39,10 @@ def stepping(rounds: int) -> tuple[float, list[tuple[str, list[float]]]]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtWidgets import QApplication
 
+    from explorer.pyside_imports import lighter_import_hook
+
+    lighter_import_hook()  # as the app does (explorer/app.py)
+
     from explorer.session import Session
     from explorer.talk.deck import load_deck
     from explorer.talk.window import EXPORT_SIZE, TalkWindow
