@@ -46,6 +46,7 @@ def source_text(source: str | list[str]) -> str:
 class CurvesPanel(QWidget):
     shown = Signal()  # curves are on screen (talk decks and screenshots wait for it)
     failed = Signal(str)  # they cannot be read: why
+    _restyle = False  # a zoom came while hidden: the axes are styled when shown
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -214,7 +215,15 @@ class CurvesPanel(QWidget):
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:  # a presentation zoom: the axes' font and the plot's height
+        if event.type() == QEvent.Type.FontChange:  # a presentation zoom: the axes' font and the plot's height,
+            self._restyle = not self.isVisible()  # now if shown, else when shown (each zoom reaches every panel)
+            if not self._restyle:
+                self._style_axes()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        if self._restyle:
+            self._restyle = False
             self._style_axes()
 
     def set_presenting(self, on: bool) -> None:
