@@ -74,8 +74,8 @@ def test_the_lens_progress_bar_shows_its_whole_text_under_the_buttons_at_a_talks
         apply_zoom(QApplication.instance(), 0)
 
 
-@pytest.mark.parametrize("zoom", [0, 4])
-def test_the_recorded_curves_under_the_fine_tuning_plots_are_readable(qtbot, zoom):
+@pytest.mark.parametrize(("zoom", "shown_before_the_zoom"), [(0, True), (4, True), (4, False)])
+def test_the_recorded_curves_under_the_fine_tuning_plots_are_readable(qtbot, zoom, shown_before_the_zoom):
     """The Recorded curves page shares the Fine-tune tab's column with three plots: its plot was squeezed to a strip
     (its y label cut to "alidation a") and the summary lay over the plot's axis; now the tab scrolls instead."""
     from PySide6.QtWidgets import QApplication
@@ -93,8 +93,12 @@ def test_the_recorded_curves_under_the_fine_tuning_plots_are_readable(qtbot, zoo
     curves = win.finetune.curves
     win.finetune.results.setCurrentWidget(curves)
     qtbot.waitUntil(lambda: "pre-training buys" in curves.summary.text(), timeout=20_000)
+    if not shown_before_the_zoom:  # a zoom while another page is shown: the curves get it when they are shown
+        win.finetune.results.setCurrentIndex(0)
     try:
         apply_zoom(QApplication.instance(), zoom)
+        settle_layout()
+        win.finetune.results.setCurrentWidget(curves)
         settle_layout()
         plot = curves.plot
         label = plot.getPlotItem().getAxis("left").labelText
