@@ -1,8 +1,8 @@
 """A layout that places its widgets left to right and wraps them onto the next line when the row is full
 (Qt's Flow Layout example): a sentence's word buttons stay all on screen at any width or zoom, where a
 row of them was cut off or had to be scrolled. It is a layout of Python's: each pass of it runs on the
-window's thread, so rows of controls stay in Qt's own layouts (a row of them that flowed made the chaos bench stall
-more often; bench/robustness/RESULTS.md)."""
+window's thread, so rows of controls stay in Qt's own layouts (with the lens's controls flowing, a zoom of the lens
+made twice the Python calls; bench/robustness/RESULTS.md)."""
 
 from __future__ import annotations
 
