@@ -83,7 +83,7 @@ class CurvesPanel(QWidget):
         second.addStretch(1)
         rows.addLayout(first)
         rows.addLayout(second)
-        layout = QVBoxLayout(self)
+        self.column = layout = QVBoxLayout(self)
         layout.addWidget(self.controls)
         layout.addWidget(self.heading)
         layout.addWidget(self.plot, 1)
@@ -140,8 +140,8 @@ class CurvesPanel(QWidget):
         self.curves = None
         self.plot.clear()
         self.heading.setText(message)
-        self._fit_wrapped()
         self.summary.setText("")
+        self._fit_wrapped()
         self.failed.emit(message)
         self.shown.emit()  # the message is what this view shows (a talk waits for its steps to show)
 
@@ -209,9 +209,10 @@ class CurvesPanel(QWidget):
     def _fit_wrapped(self) -> None:
         """The wrapped heading and summary as tall as their lines at this width: a wrapped label's own minimum
         assumes a wider one, and under the fine-tuning plots the panel's layout then laid them over the plot."""
+        margins = self.column.contentsMargins()  # the width they will get: the panel's, less its margins
+        width = max(1, self.width() - margins.left() - margins.right())
         for label in (self.heading, self.summary):
-            width = label.width() if label.isVisible() else self.width()
-            label.setMinimumHeight(max(0, label.heightForWidth(max(1, width))))
+            label.setMinimumHeight(max(0, label.heightForWidth(width)))
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().changeEvent(event)
