@@ -40,7 +40,7 @@ DEFAULT_HEADS = 4  # heads shown in the head view at first ("all" shows every on
 LAZY_WIDGETS = {**dict.fromkeys(("grid", "large", "grid_mode", "grid_note"), "model"),
                 **dict.fromkeys(("atlas", "atlas_scope", "atlas_corpus"), "atlas"),
                 **dict.fromkeys(("mix", "mix_layer", "mix_map"), "rollout")}
-GRID_MODES = ("A: this model's heads", "B: the compared model's heads", "A − B: the difference, head by head")
+GRID_MODES = ("A: this model", "B: the compared model", "A − B: the difference")  # (short: one row at a talk's zoom)
 MIXES = ("average over heads", "attention rollout", "compared: difference of the averages (A − B)",
          "compared: the other model's average (B)")
 
@@ -190,6 +190,7 @@ class AttentionPanel(QWidget):
         self.atlas = HeadAtlas()
         self.atlas.head_chosen.connect(self._atlas_clicked)
         self.atlas_scope = QLabel("over the sentence above")
+        self.atlas_scope.setWordWrap(True)
         self.atlas_corpus = QPushButton("Over a corpus sample (200 sentences)")
         self.atlas_corpus.clicked.connect(self.atlas_over_corpus)
         self.atlas_corpus.setEnabled(self.model.currentText() in self.session.models)
@@ -198,7 +199,9 @@ class AttentionPanel(QWidget):
         row.addWidget(self.atlas_corpus)
         layout.addLayout(row)
         layout.addWidget(self.atlas, 1)
-        layout.addWidget(QLabel("Click a column to sort; double-click a head to open it in the head view."))
+        hint = QLabel("Click a column to sort; double-click a head to open it in the head view.")
+        hint.setWordWrap(True)  # (one line at the normal zoom; it wraps at a talk's instead of widening the tab)
+        layout.addWidget(hint)
 
     def _build_mix(self, layout: Any) -> None:
         self.mix = QComboBox()

@@ -72,17 +72,18 @@ class CurvesPanel(QWidget):
         self.plot.setLabel("bottom", "examples seen")
         self.legend = self.plot.addLegend(offset=(-10, -10))
         self.controls = QWidget()
-        # the choice on one row, the two buttons on the next: Qt's own layouts, narrow enough for a talk's zoom
+        # the choice on one row, each button on a row of its own: side by side they made the Fine-tune tab wider
+        # than a laptop's window at a talk's zoom; the choice as narrow as a short name, and as wide as the row
+        self.choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.choice.setMinimumContentsLength(8)
         rows = QVBoxLayout(self.controls)
         rows.setContentsMargins(0, 0, 0, 0)
-        first, second = QHBoxLayout(), QHBoxLayout()
+        first = QHBoxLayout()
         first.addWidget(QLabel("Recorded:"))
         first.addWidget(self.choice, 1)
-        second.addWidget(self.open_button)
-        second.addWidget(self.open_runs)
-        second.addStretch(1)
         rows.addLayout(first)
-        rows.addLayout(second)
+        for button in (self.open_button, self.open_runs):
+            rows.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
         self.column = layout = QVBoxLayout(self)
         layout.addWidget(self.controls)
         layout.addWidget(self.heading)

@@ -94,7 +94,7 @@ class TrainPanel(QWidget):
         buttons = QHBoxLayout()
         for b in (self.start, self.stop, self.resume):
             buttons.addWidget(b)
-        more = QHBoxLayout()
+        more = QVBoxLayout()  # one a row: side by side they set the column's width at a talk's zoom
         more.addWidget(self.open_run)
         more.addWidget(self.load_curves)
         self.monitor = RunMonitor("held-out", SPEED, examples_axis=False)

@@ -8,7 +8,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QTableWidget, QTableWidgetItem, QWidget
+from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from explorer.widgets.export import add_csv_export, table_rows
 
@@ -35,6 +35,9 @@ class HeadAtlas(QTableWidget):
         super().__init__(0, len(ATLAS_COLUMNS), parent)
         self.setHorizontalHeaderLabels(ATLAS_COLUMNS)
         self.verticalHeader().setVisible(False)
+        # every column as wide as its heading and its numbers, empty or filled, at any zoom (a fixed width cut
+        # "entropy (bits)" to "ropy (b" at a talk's zoom); the table scrolls sideways inside itself if it must
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.cellDoubleClicked.connect(self._clicked)
@@ -58,7 +61,6 @@ class HeadAtlas(QTableWidget):
                     item.setBackground(QColor("#fff3b0"))  # the most extreme head of each column
                 self.setItem(r, column, item)
         self.setSortingEnabled(True)
-        self.resizeColumnsToContents()
 
     def _clicked(self, row: int, _column: int) -> None:
         layer, head = self.item(row, 0), self.item(row, 1)

@@ -46,6 +46,8 @@ class Heatmap(QWidget):
         self.plot.addItem(self.image)
         self.plot.setLabel("left", "query")
         self.plot.setLabel("bottom", "key")
+        for axis in ("left", "bottom"):  # token labels only; never "(x0.001)" on an empty map's placeholder range
+            self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.readout = QLabel("hover the map for a value")
         self.matrix = np.zeros((0, 0))
         self.rows: tuple[str, ...] = ()
@@ -55,6 +57,7 @@ class Heatmap(QWidget):
         layout.addWidget(self.plot, 1)
         layout.addWidget(self.readout)
         self.plot.scene().sigMouseMoved.connect(self._hover)
+        self.clear_matrix()  # empty until a sentence is read: no numbers of a placeholder range on its axes
 
     def show_matrix(self, matrix: np.ndarray, rows: tuple[str, ...], cols: tuple[str, ...], title: str = "",
                     signed: bool = False) -> None:
@@ -136,6 +139,14 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.plot.addItem(self.image)
         self.image.mouseClickEvent = self._clicked  # type: ignore[method-assign]
         self.plot.getViewBox().sigResized.connect(self._fit_top)
+        self.clear_all()
+
+    def _show_axes(self, on: bool) -> None:
+        """Head labels above, layer labels at the left, once there is a mosaic; an empty grid shows no axes
+        (pyqtgraph's default ones numbered a placeholder range)."""
+        self.plot.hideAxis("bottom")
+        for axis in ("left", "top"):
+            (self.plot.showAxis if on else self.plot.hideAxis)(axis)
 
     def _fit_top(self) -> None:
         """The whole mosaic in view, at the top left: locked to square pixels, a view taller than the mosaic
@@ -156,6 +167,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.image.clear()
         for axis in ("left", "top"):
             self.plot.getAxis(axis).setTicks([[]])
+        self._show_axes(False)
         self.shape, self.cell = (0, 0), (0, 0)
 
     def show_all(self, thumbnails: np.ndarray, signed: bool = False) -> None:
@@ -182,8 +194,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         if (layers, heads) != self.shape or (q, k) != self.cell:
             self.shape, self.cell = (layers, heads), (q, k)
             step = max(1, -(-heads // 16))  # a label a head where they fit
-            self.plot.showAxis("top")
-            self.plot.hideAxis("bottom")
+            self._show_axes(True)
             self.plot.getAxis("top").setTicks([[(h * (k + g) + k / 2, f"head {h}") for h in range(0, heads, step)]])
             self.plot.getAxis("left").setTicks([[(layer * (q + g) + q / 2, f"layer {layer}") for layer in range(layers)]])
             self._fit_top()

@@ -67,7 +67,9 @@ class RunMonitor(QSplitter):
         row = QGridLayout(row_box)  # Qt's own layout (a layout of Python's ran on the window's thread at each resize)
         row.setContentsMargins(0, 0, 0, 0)
         row.setColumnStretch(1, 1)
-        pairs = [(f"{eval_label[:1].upper()}{eval_label[1:]} metric:", self.metric_choice)]
+        # "Metric:", not "Validation metric:": the plot under it is labelled so, and the longer label made the
+        # Fine-tune tab wider than a laptop's window at a talk's zoom
+        pairs = [("Metric:", self.metric_choice)]
         if examples_axis:
             pairs.append(("x-axis:", self.x_axis))
         for i, (label, choice) in enumerate(pairs):
