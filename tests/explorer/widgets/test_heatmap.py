@@ -33,3 +33,35 @@ def test_a_right_click_on_an_attention_map_opens_no_menu_and_none_is_built(qtbot
     qtbot.mouseClick(grid.viewport(), Qt.MouseButton.RightButton, pos=QPoint(150, 150))
     qtbot.wait(50)
     assert not [w for w in QApplication.topLevelWidgets() if isinstance(w, QMenu) and w.isVisible()]
+
+
+def test_an_empty_attention_map_shows_no_numbers_and_a_filled_one_its_tokens(qtbot):
+    """Before a sentence is read (or after it is cleared), the maps showed pyqtgraph's placeholder axes: -0.6 … 0.6
+    on the model view, "query (x0.001)" from -500 to 500 on the single map. Now an empty map has no numbers, the
+    head grid no axes; filled, the single map names its tokens and the grid its layers and heads."""
+    import numpy as np
+
+    from explorer.widgets.heatmap import Heatmap, HeatmapGrid
+
+    single, grid = Heatmap(), HeatmapGrid()
+    for widget in (single, grid):
+        qtbot.addWidget(widget)
+        widget.resize(400, 300)
+        widget.show()
+    qtbot.waitExposed(grid)
+
+    def labels(axis):  # the texts set on an axis; None: pyqtgraph's own numbers of the view's range
+        return None if axis._tickLevels is None else [text for level in axis._tickLevels for _, text in level]
+
+    for name in ("left", "bottom"):
+        assert labels(single.plot.getAxis(name)) == []
+        assert single.plot.getAxis(name).labelString().find("x0.001") < 0
+    assert not any(grid.plot.getAxis(name).isVisible() for name in ("left", "top", "bottom"))
+    single.show_matrix(np.full((3, 3), 1 / 3), ("the", "bank", "rose"), ("the", "bank", "rose"))
+    grid.show_all(np.full((2, 4, 3, 3), 1 / 3))
+    assert "bank" in labels(single.plot.getAxis("left"))
+    assert grid.plot.getAxis("top").isVisible() and grid.plot.getAxis("left").isVisible()
+    assert "layer 1" in labels(grid.plot.getAxis("left")) and "head 3" in labels(grid.plot.getAxis("top"))
+    single.clear_matrix()
+    grid.clear_all()
+    assert labels(single.plot.getAxis("left")) == [] and not grid.plot.getAxis("left").isVisible()
