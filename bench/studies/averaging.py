@@ -88,7 +88,7 @@ def main() -> None:
 
     best = max([r for r in rows if allowed(r)] or rows, key=lambda r: r[2] + r[3])
     lines = [f"## {args.title}", "",
-             f"`python bench/studies/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of `minilm-mlm` "
+             f"`python bench/studies/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of masked LMs "
              "and uniform means of them (`word2bert-export RUN --to slim OUT --average-with SAVE…`). The measure "
              f"that chooses is held-out masked words: one word of each of the {len(held):,} held-out sentences of the "
              f"default corpus, in {len(SEEDS)} draws no earlier choice looked at ({rows[0][4]:,} words); beside it the "
