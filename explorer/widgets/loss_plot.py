@@ -64,6 +64,18 @@ class Smoother:
             self.state.pop(name, None)
 
 
+class _EmptyNote(QLabel):
+    """The "nothing yet" message over an empty plot: placed again when its own font changes (the zoom's font
+    reaches it after the plot's own change of font when the plot was hidden at the zoom: the Run history's message,
+    placed for the old font, was cut in half at a talk's zoom)."""
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().changeEvent(event)
+        plot = self.parent()
+        if event.type() == QEvent.Type.FontChange and isinstance(plot, LossPlot):
+            plot._place_empty()
+
+
 class LossPlot(pg.PlotWidget):
     """Curves over steps. With nothing drawn yet it says so (``empty_text``) over a grid without numbers,
     instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
@@ -74,7 +86,7 @@ class LossPlot(pg.PlotWidget):
         self.y_label = y_label
         self.setLabel("bottom", "step")
         self.setLabel("left", y_label)
-        self.empty = QLabel(empty_text, self)
+        self.empty = _EmptyNote(empty_text, self)
         self.empty.setFont(QApplication.font())  # the app's (zoomed) font, not the plot's own small one
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty.setWordWrap(True)

@@ -173,3 +173,34 @@ def test_at_a_talks_zoom_an_empty_plot_at_its_smallest_shows_its_labels_and_mess
         assert message.height() >= message.fontMetrics().height()
     finally:
         apply_zoom(QApplication.instance(), 0)
+
+
+def test_a_plot_hidden_at_the_zoom_shows_its_whole_message_when_it_is_shown(qtbot):
+    """The Run history's "Open a run: its training loss, with a tick at each checkpoint it kept" was cut in half at
+    zoom 6: its plot was hidden (another tab) at the zoom, so it was placed for the old font, and the zoom's font
+    reached the message only when the plot was shown."""
+    from PySide6.QtWidgets import QApplication, QTabWidget, QWidget
+
+    from explorer.theme import apply_zoom
+    from explorer.widgets.loss_plot import LossPlot
+    from explorer.widgets.plot_view import without_background_cache
+
+    tabs = QTabWidget()
+    qtbot.addWidget(tabs)
+    text = "Open a run: its training loss, with a tick at each checkpoint it kept"
+    plot = without_background_cache(LossPlot(y_label="training loss", empty_text=text))
+    tabs.addTab(QWidget(), "first")
+    tabs.addTab(plot, "the plot")
+    tabs.resize(900, 600)
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    try:
+        apply_zoom(QApplication.instance(), 6)  # while the plot is hidden
+        settle_layout()
+        tabs.setCurrentIndex(1)
+        settle_layout()
+        message = plot.empty
+        assert message.font().pointSizeF() == QApplication.font().pointSizeF()  # the zoom's font reached it
+        assert message.height() >= message.heightForWidth(message.width())  # every line of it, whole
+    finally:
+        apply_zoom(QApplication.instance(), 0)
