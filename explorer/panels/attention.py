@@ -32,6 +32,7 @@ from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.model_row import model_row
 from explorer.widgets.tabs import tab_widget
 
 DEBOUNCE_MS = 150
@@ -70,19 +71,13 @@ class AttentionPanel(QWidget):
         self.model2.currentIndexChanged.connect(lambda _: self.query() if self.compare.isChecked() else None)
         self.message = QLabel()
         self.message.setWordWrap(True)
-        # the sentences on one row, the models on the next: on one row, at a talk's zoom in a laptop's window, the
-        # sentence field was squeezed to a dozen letters ("e it was tired.")
-        top = QVBoxLayout()
-        texts, models = QHBoxLayout(), QHBoxLayout()
+        top = QVBoxLayout()  # the sentences on one row, the models on the next (explorer.widgets.model_row)
+        texts = QHBoxLayout()
         texts.addWidget(QLabel("Sentence:"))
         texts.addWidget(self.sentence, 3)
         texts.addWidget(self.pair, 2)
-        models.addWidget(QLabel("Model:"))
-        models.addWidget(self.model, 1)
-        models.addWidget(self.compare)
-        models.addWidget(self.model2, 1)
         top.addLayout(texts)
-        top.addLayout(models)
+        top.addLayout(model_row(self.model, self.compare, self.model2))
 
         # head view
         self.layer = QSpinBox(minimum=0, maximum=0)

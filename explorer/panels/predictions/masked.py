@@ -29,6 +29,7 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.model_row import model_row
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
 DEBOUNCE_MS = 150
@@ -72,13 +73,11 @@ class MaskedView(QWidget, LabView):
         self.example = QTextBrowser()
         self.example.setVisible(False)  # until an example is drawn: the room goes to the results and the lab
         layout = QVBoxLayout(self)
-        row = QHBoxLayout()
+        row = QHBoxLayout()  # the text on one row, the models on the next (explorer.widgets.model_row)
         row.addWidget(QLabel("Text:"))
-        row.addWidget(self.text, 3)
-        row.addWidget(self.model, 1)
-        row.addWidget(self.compare)
-        row.addWidget(self.model2, 1)
+        row.addWidget(self.text, 1)
         layout.addLayout(row)
+        layout.addLayout(model_row(self.model, self.compare, self.model2))
         chip_box = QWidget()
         chip_box.setLayout(self.chips)
         chip_scroll = QScrollArea()  # a long text's words scroll instead of widening the window

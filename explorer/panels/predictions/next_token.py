@@ -23,6 +23,7 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.model_row import model_row
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
 DEBOUNCE_MS = 150
@@ -51,13 +52,11 @@ class NextTokenView(QWidget, LabView):
         self.model2.setEnabled(False)
         self.make_lab()  # the lab's switch and the lab (LabView)
         layout = QVBoxLayout(self)
-        row = QHBoxLayout()
+        row = QHBoxLayout()  # the text on one row, the models on the next (explorer.widgets.model_row)
         row.addWidget(QLabel("Text:"))
-        row.addWidget(self.text, 3)
-        row.addWidget(self.model, 1)
-        row.addWidget(self.compare)
-        row.addWidget(self.model2, 1)
+        row.addWidget(self.text, 1)
         layout.addLayout(row)
+        layout.addLayout(model_row(self.model, self.compare, self.model2))
         layout.addWidget(self.message)
         layout.addWidget(scrolling(self.results), 1)
         gen = QHBoxLayout()
