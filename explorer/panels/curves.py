@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.choices import narrow_choice
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 
@@ -74,8 +75,7 @@ class CurvesPanel(QWidget):
         self.controls = QWidget()
         # the choice on one row, each button on a row of its own: side by side they made the Fine-tune tab wider
         # than a laptop's window at a talk's zoom; the choice as narrow as a short name, and as wide as the row
-        self.choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        self.choice.setMinimumContentsLength(8)
+        narrow_choice(self.choice)
         rows = QVBoxLayout(self.controls)
         rows.setContentsMargins(0, 0, 0, 0)
         first = QHBoxLayout()

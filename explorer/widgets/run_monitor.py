@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.widgets.choices import narrow_choice
 from explorer.widgets.loss_plot import LossPlot
 
 SPEED, LEARNING_RATE = "speed", "learning rate"
@@ -73,8 +74,7 @@ class RunMonitor(QSplitter):
         if examples_axis:
             pairs.append(("x-axis:", self.x_axis))
         for i, (label, choice) in enumerate(pairs):
-            choice.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            choice.setMinimumContentsLength(8)
+            narrow_choice(choice)
             row.addWidget(QLabel(label), i, 0)
             row.addWidget(choice, i, 1)
         eval_box = QWidget()

@@ -21,6 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.widgets.choices import narrow_choice
+
 INVALID = "background: #fde2e2;"
 # text settings that name a file: their editor gets an "open file" button (name -> the dialog's filter)
 FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
@@ -94,11 +96,7 @@ class SettingsForm(QWidget):
             for choice, shown in zip(setting.choices, setting.choice_names, strict=True):
                 editor.addItem(shown, choice)
             editor.setCurrentIndex(max(0, editor.findData(setting.value)))
-            # as narrow as a short choice, its list as wide as its longest: the longest choice made the whole
-            # form wider than its column, which then scrolled sideways with every field cut
-            editor.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-            editor.setMinimumContentsLength(8)
-            editor.view().setMinimumWidth(editor.view().sizeHintForColumn(0) + 2 * editor.view().frameWidth())
+            narrow_choice(editor)  # the longest choice made the form wider than its column, every field cut
             editor.currentIndexChanged.connect(self._check)
             return editor
         if setting.type == "bool":
