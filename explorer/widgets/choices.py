@@ -12,4 +12,6 @@ LETTERS = 8  # the closed box: as wide as this many letters (it grows with its r
 def narrow_choice(combo: QComboBox) -> QComboBox:
     combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
     combo.setMinimumContentsLength(LETTERS)
+    view = combo.view()  # and its list at least as wide as its choices of now (Qt widens it to later ones as it opens)
+    view.setMinimumWidth(view.sizeHintForColumn(0) + 2 * view.frameWidth())
     return combo
