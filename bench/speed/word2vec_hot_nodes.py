@@ -34,7 +34,7 @@ from engine.models.word2vec import cpu  # noqa: E402
 from engine.models.word2vec.model import Word2VecModel, train_steps  # noqa: E402
 
 VARIANTS = [("SG-HS", 1), ("CBOW-HS", 0)]
-RULE = ("The rule, written 2026-11-29 21:40 UTC before the first speed figure (a single seed's loss had been seen: it "
+RULE = ("The rule, written 2026-11-29 21:31 UTC before the first speed figure (a single seed's loss had been seen: it "
         "rose with every node copied): the kernel keeps the fewest copied nodes among the counts whose speed is at "
         "least 90% of 64's in both variants on the 2-core machine that wrote it; the loss says what each count costs. "
         "Speed with more cores is the GPU check's sweep to measure (bench/gpu_check.py).")
