@@ -17,13 +17,17 @@ then every input row behind l1 gets e (CBOW with a sum instead of a mean: e / co
 With sub-words, a word's input vector is the mean of its word row and its n-gram rows, and each of
 those rows gets e (as fastText does). Reduced windows and negatives come from a splitmix64 generator
 seeded per block, so a run is reproducible up to the races of Hogwild.
-With hierarchical softmax, each block keeps its own copy of the top HOT_NODES inner nodes (on every
-path: shared, they made two threads slower than one). Every copy starts from the same values, and the
-call ends by adding the *mean* of the blocks' changes: each block's copy took a whole SGD path over its
-positions, and adding all of them (the sum) moved the root 16 times as far as any one path with 16
-threads (the loss went to 1e12). Copies are taken before any block starts and merged after every block
-ends, so a call's result does not depend on how threads were scheduled, and a test drives 16 blocks on a
-2-core machine exactly as 16 cores would run them.
+With hierarchical softmax, the top of the Huffman tree (the root and the nodes below it, on every pair's
+path) is shared by every thread, as in word2vec.c and gensim. A block can instead keep its own copy of
+the top HOT_NODES inner nodes (it was the default, 64, while sharing them made two threads slower than
+one): every copy starts from the same values and the call ends by adding the *mean* of the blocks'
+changes (their sum moved the root 16 times as far as any one path with 16 threads: the loss went to
+1e12). The mean made a copied node learn as from one block's pairs: with 16 blocks the loss per pair
+ended 0.05 (skip-gram) and 0.19 (CBOW) above sequential SGD's, against 0.005 and 0.002 shared, and
+sharing no longer costs speed on 2 cores (bench/speed/RESULTS.md, "the top nodes each thread copies"),
+so none is copied. Copies are taken before any block starts and merged after every block ends, so a
+call's result does not depend on how threads were scheduled, and a test drives 16 blocks on a 2-core
+machine exactly as 16 cores would run them.
 Threads take blocks of at least MIN_BLOCK_WORDS positions, as gensim's workers take jobs of 10,000
 words: on a small corpus with a small vocabulary, 16 threads writing the same few rows at once act as
 one step 16 times too large (the negative-sampling runs of the tests diverged at 16 threads).
@@ -52,10 +56,9 @@ SIGMOID = (1.0 / (1.0 + np.exp(-_grid))).astype(np.float32)
 LOG_SIGMOID = np.log(SIGMOID).astype(np.float32)
 # reassociation lets the dot products vectorise; NaN and infinity keep their meaning, so a diverged run shows
 FASTMATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
-# hierarchical softmax: every pair reads and writes the root and the nodes below it; threads sharing
-# those rows wait on each other's cache lines (two threads ran slower than one), so each thread works on
-# its own copy of the top HOT_NODES inner nodes and adds its changes back once per call
-HOT_NODES = 64
+# hierarchical softmax: the top inner nodes a thread works on its own copy of, adding the mean of the copies'
+# changes back once per call; 0: shared, as word2vec.c and gensim share them (the module's note)
+HOT_NODES = 0
 # positions per block and call: gensim's job size (a few ms of work: progress events and Stop stay prompt)
 MIN_BLOCK_WORDS = 10_000
 

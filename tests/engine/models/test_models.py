@@ -100,10 +100,10 @@ def test_batched_steps_that_sample_their_loss_learn_the_same_vectors(topic_corpu
 
 @pytest.mark.parametrize("sg,hs", [(1, 0), (0, 0), (1, 1), (0, 1)], ids=["sg-ns", "cbow-ns", "sg-hs", "cbow-hs"])
 def test_word2vec_kernel_cut_in_16_blocks_learns_as_one_thread_does(topic_corpus, sg, hs, monkeypatch):
-    """What 16 cores run, driven on any machine: each call cut into 16 blocks, every block's copy of the
-    top Huffman nodes taken before any block starts (as 16 threads starting together take them) and
-    merged after all end. Summing the 16 copies' changes sent the loss to 1e12 on a 16-core machine;
-    the run must learn what one block learns."""
+    """What 16 cores run, driven on any machine: each call cut into 16 blocks. Summing 16 copies of the top
+    Huffman nodes' changes sent the loss to 1e12 on a 16-core machine, and their mean left CBOW's loss 3.5%
+    above one block's here (a copied node learned as from one block's pairs); the run must learn what one
+    block learns."""
     from engine.models.word2vec import cpu as word2vec_cpu
 
     sents = corpus_sentences(topic_corpus)
@@ -122,7 +122,9 @@ def test_word2vec_kernel_cut_in_16_blocks_learns_as_one_thread_does(topic_corpus
         results[blocks] = (per_epoch[:, 0] / per_epoch[:, 1], model.word_vectors())
     one, sixteen = results[1][0], results[16][0]
     assert np.all(np.isfinite(sixteen)) and sixteen[-1] < 0.9 * sixteen[0]
-    assert sixteen[-1] < 1.15 * one[-1]  # the last epoch's loss per pair as low as one thread's, nearly
+    # the last epoch's loss per pair as low as one thread's, nearly (the threads' races move it by 0.1-0.2%;
+    # negative sampling's 16 blocks end 2% above with CBOW)
+    assert sixteen[-1] < (1.015 if hs else 1.05) * one[-1]
     assert topic_separation(vocab.words, results[16][1]) > 0.2
     assert topic_precision(vocab.words, results[16][1]) > 0.8
 
