@@ -175,6 +175,9 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                            "--section", "word2vec-vs-gensim-cpu-by-threads-cbow"], needs=("gensim",)),
             Step("w2v-threads-4-8", 150, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "8,4",
                                           "--section", "word2vec-vs-gensim-cpu-by-threads-4-8"], needs=("gensim",)),
+            # what sharing the top of the Huffman tree costs 16 threads (2 cores could not tell)
+            Step("w2v-hot-nodes", 120, [py, "bench/speed/word2vec_hot_nodes.py", "--hot", "64,0", "--rounds", "1",
+                                        "--corpus", corpus, "--section", "word2vec-hot-nodes-gpu-machine"]),
         ]
     return out
 

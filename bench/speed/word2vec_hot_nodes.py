@@ -40,9 +40,9 @@ RULE = ("The rule, written 2026-11-29 21:31 UTC before the first speed figure (a
         "Speed with more cores is the GPU check's sweep to measure (bench/gpu_check.py).")
 
 
-def sentences_of(words: int) -> list[list[str]]:
+def sentences_of(corpus: str, words: int) -> list[list[str]]:
     out, n = [], 0
-    for s in tokenized_sentences(get_corpus("default").sentences("train")):
+    for s in tokenized_sentences(get_corpus(corpus).sentences("train")):
         out.append(s)
         n += len(s)
         if n >= words:
@@ -75,9 +75,11 @@ def main() -> None:
     p.add_argument("--speed-words", type=int, default=1_000_000)
     p.add_argument("--loss-words", type=int, default=400_000)
     p.add_argument("--epochs", type=int, default=3, help="epochs of the loss runs (the speed runs take one)")
+    p.add_argument("--corpus", default="default", help="a corpus name or a text file")
+    p.add_argument("--section", default="word2vec-hot-nodes", help="the RESULTS.md section to write")
     args = p.parse_args()
     hots = [int(h) for h in args.hot.split(",")]
-    speed_text, loss_text = sentences_of(args.speed_words), sentences_of(args.loss_words)
+    speed_text, loss_text = sentences_of(args.corpus, args.speed_words), sentences_of(args.corpus, args.loss_words)
     train(loss_text[:300], 1, 64, 2, 1, 0)  # compile (or load) the kernel
     speed = {(v, h): [] for v, _ in VARIANTS for h in hots}
     loss = {(v, h): [] for v, _ in VARIANTS for h in [*hots, -1]}  # -1: one block
@@ -94,7 +96,7 @@ def main() -> None:
         "## word2vec's CPU kernel, hierarchical softmax: the top nodes each thread copies",
         "",
         f"`python bench/speed/word2vec_hot_nodes.py --hot {args.hot} --rounds {args.rounds} --threads {args.threads} "
-        f"--blocks {args.blocks}`: the default corpus's first {args.speed_words:,} words for the speed (one epoch, "
+        f"--blocks {args.blocks}`: the {'default corpus' if args.corpus == 'default' else 'default corpus as a text file'}'s first {args.speed_words:,} words for the speed (one epoch, "
         f"{args.threads} real threads), its first {args.loss_words:,} for the loss ({args.epochs} epochs, "
         f"{args.blocks} blocks, and one block: sequential SGD); seeds 1..{args.rounds}, the order of the counts "
         f"reversed every other round; speed: median; loss: mean.",
@@ -112,7 +114,7 @@ def main() -> None:
             lo = float(np.mean(loss[(name, h)]))
             lines.append(f"| {name} | {h} | {s:,.0f} | {s / s64:.2f}x | {lo:.4f} | {lo - one:+.4f} |")
         lines.append(f"| {name} | one block | | | {one:.4f} | |")
-    write_section("word2vec-hot-nodes", "\n".join(lines))
+    write_section(args.section, "\n".join(lines))
     print("\n".join(lines))
 
 
