@@ -62,6 +62,9 @@ class LensLab(QWidget):
         self.text = ""
         self._handles: list[weakref.ref] = []  # weakly: a model unloaded from the session goes (its memory with it)
         self.wanted = ""  # a scene's "grid" or "trace": ``ready`` fires once it is on screen
+        # the model the scene asked for: another standing in while it loads answers, but does not end the wait
+        # (the scene's own model is asked again once it is model A)
+        self.scene_model = ""
         self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
         self.trace_result: Any = None
@@ -127,13 +130,15 @@ class LensLab(QWidget):
         self.grid.cell_clicked.connect(self._cell_clicked)
         self.trace_button.clicked.connect(self.trace)
         self.subject.returnPressed.connect(self.trace)
+        self.tabs.tabBarClicked.connect(self._user_took_over)
 
     # ------------------------------------------------------------ scenes
 
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
-              lens: str | None = None) -> None:
-        """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace, the lens."""
-        self.wanted = lab
+              lens: str | None = None, model: str = "") -> None:
+        """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace, the lens;
+        ``model``: the scene's model A (until it is, the lab's answers are a stand-in's)."""
+        self.wanted, self.scene_model = lab, model
         self.tabs.setCurrentIndex(1 if lab == "trace" else 0)
         if lens is not None and lens in LENSES.values():
             self.lens.blockSignals(True)  # the view's query follows; no second one from here
@@ -145,6 +150,14 @@ class LensLab(QWidget):
             self.show_which.setCurrentIndex(SHOW.index(show))
         if subject:
             self.subject.setText(subject)
+
+    def _user_took_over(self, _index: int) -> None:
+        """A click on the lab's tabs: the user's lab from now on, no scene's wait."""
+        self.wanted = self.scene_model = ""
+
+    def _stand_in(self, name: str) -> bool:
+        """Whether an answer of model ``name`` is a stand-in's for the model a scene asked for."""
+        return bool(self.scene_model) and name != self.scene_model
 
     def state(self) -> dict[str, str]:
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
@@ -190,7 +203,7 @@ class LensLab(QWidget):
             return
         handle, text, subject = self.handles[0], self.text, self.subject.text()
         self.trace_note.setText(f"tracing {handle.name}: {text!r}, the subject '{subject}' noised…")
-        self.trace_runner.submit(lambda: (handle.name, handle.causal_trace(text, subject, 3)))
+        self.trace_runner.submit(lambda: (handle.name, text, handle.causal_trace(text, subject, 3)))
 
     # ------------------------------------------------------------ showing
 
@@ -205,7 +218,8 @@ class LensLab(QWidget):
         if self.wanted == "trace" and self.trace_result is None:
             self.trace()  # a tracing scene: the heatmap of the text on screen
         elif self.wanted == "grid":
-            self.wanted = ""
+            if not self._stand_in(answer.grids[0][0]):
+                self.wanted = ""
             self.ready.emit()
 
     def _trace_failed(self, message: str) -> None:
@@ -303,8 +317,12 @@ class LensLab(QWidget):
                 lines.append(f"{name}: {_tip(grid, layer, position)}")
         self.detail.setText("\n".join(lines))
 
-    def _show_trace(self, result: tuple[str, Any]) -> None:
-        name, trace = result
+    def _show_trace(self, result: tuple[str, str, Any]) -> None:
+        name, text, trace = result
+        if not self.handles or name != self.handles[0].name or text != self.text:
+            if self.wanted == "trace":  # the model or the text changed while it traced: a stale answer
+                self.trace()
+            return
         self.trace_result = trace
         n = len(trace.tokens)
         layers = trace.restored.shape[0]
@@ -326,7 +344,8 @@ class LensLab(QWidget):
             f"brings the prediction back.{lost}")
         self.shown.emit()
         if self.wanted == "trace":
-            self.wanted = ""
+            if not self._stand_in(name):
+                self.wanted = ""
             self.ready.emit()
 
 
@@ -374,7 +393,7 @@ class LabView:
 
     def _lab_ready(self) -> None:
         if self.lab_scene:
-            self.lab_scene = False
+            self.lab_scene = bool(self.lens.wanted)  # a stand-in's answer: the scene's model is still awaited
             self.shown.emit()
 
     def open_lab(self, scene: Any) -> None:
@@ -385,7 +404,8 @@ class LabView:
             self.model2.set_models(self.session.models, prefer=scene.compare)
         self.compare.setChecked(bool(scene.compare))
         if scene.lab:
-            self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens)
+            self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
+                            model=scene.contextual_model or "")
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

@@ -69,6 +69,26 @@ def test_a_tracing_scene_shows_where_the_next_word_is_carried(qtbot, window, con
     shot(qtbot, window, "lab-causal-trace")
 
 
+def test_a_tracing_scene_shown_first_with_a_stand_in_traces_its_own_model_once_it_loads(
+        qtbot, window, contextual_runs, tmp_path):  # noqa: F811
+    """A talk builds its steps while their models load: another model stands in meanwhile. The trace on screen
+    at the end must be the scene's own model's, not the stand-in's (the deck's capital step showed bert-tiny's)."""
+    other = tiny_hf_folder(tmp_path / "hf-bert", contextual_runs, decoder=False)
+    load(qtbot, window, contextual_runs["bert"][0])  # only the stand-in is loaded when the scene opens
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["hf-bert"], "contextual_model": "hf-bert", "lab": "trace",
+                                       "subject": "drove"}, timeout=60_000)
+    lab = panel.masked.lens
+    assert lab.trace_note.text().startswith("bert predicts")  # the stand-in's, while its own model is away
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        load(qtbot, window, other)
+    qtbot.waitUntil(lambda: lab.trace_note.text().startswith("hf-bert predicts"), timeout=60_000)
+    assert panel.masked.model.currentText() == "hf-bert"
+    old = lab.trace_result
+    lab._show_trace(("bert", lab.text, old))  # a late answer of the stand-in's is stale: dropped
+    assert lab.trace_note.text().startswith("hf-bert predicts")
+
+
 def test_a_lab_scene_is_checked_when_read():
     from engine.api import LENS_MEASURES
 
