@@ -184,6 +184,7 @@ class MlmHeadConfig(SenseSettings, PretrainSettings):
     windows: str = "stream"  # "stream": the corpus as one stream cut every seq_len tokens (windows start mid-sentence); "sentences": whole sentences of one document packed up to seq_len, padded (every window starts a sentence, as a typed sentence does); "sentence": one sentence per window, padded (as the app asks a masked LM: one sentence, nothing around it)
     mask_prob: float = 0.15
     whole_word: bool = True  # mask every piece of a chosen word together (whole-word masking)
+    unlikelihood: float = 0.0  # weight of a loss against copying: at each masked position, the probability on every word the window shows that is not the answer is pushed down (token-level unlikelihood, Welleck et al. 2020; all-MiniLM's states fill 'Paris is the capital of [MASK].' with paris); 0: off
     lr: float = 3e-4
     warmup: int = 100  # steps of linear warmup
     keep_every: int = 0  # steps between checkpoints kept in checkpoints/step-N (0: none)

@@ -182,16 +182,41 @@ def head(model: Any) -> nn.Module:
     raise CheckpointError(f"{type(model).__name__}: no masked-LM head found (BERT- or RoBERTa-style expected)")
 
 
-def masked_lm_loss(model: Any, ids: torch.Tensor, attention: torch.Tensor, labels: torch.Tensor) -> dict[str, torch.Tensor]:
-    """Cross-entropy at the masked positions only (the head's (M, V) logits, never (B, T, V))."""
+def masked_lm_loss(model: Any, ids: torch.Tensor, attention: torch.Tensor, labels: torch.Tensor,
+                   unlikelihood: float = 0.0, seen: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Cross-entropy at the masked positions only (the head's (M, V) logits, never (B, T, V)).
+
+    ``unlikelihood`` > 0 adds, at each masked position, that weight times -sum log(1 - p(w)) over the tokens w
+    its window shows (``seen``: a (B, T) mask of the input positions that count) other than the answer —
+    token-level unlikelihood training (Welleck et al. 2020) against copying a word of the sentence into the
+    blank ("Paris is the capital of [MASK]." -> paris). An answer the window does show is never pushed down."""
     hidden = model.base_model(input_ids=ids, attention_mask=attention).last_hidden_state  # (B, T, d)
     chosen = labels != IGNORE
     logits = head(model)(hidden[chosen]).float()  # (M, V)
     target = labels[chosen]
     loss = nn.functional.cross_entropy(logits, target)
-    return {"loss": loss, "mlm_loss": loss.detach(), "mlm_count": chosen.sum(),
-            "mlm_correct": (logits.argmax(-1) == target).sum(),
-            "mlm_top10": (logits.topk(10, -1).indices == target[:, None]).any(-1).sum()}
+    out = {"loss": loss, "mlm_loss": loss.detach(), "mlm_count": chosen.sum(),
+           "mlm_correct": (logits.argmax(-1) == target).sum(),
+           "mlm_top10": (logits.topk(10, -1).indices == target[:, None]).any(-1).sum()}
+    if unlikelihood > 0:
+        ul = copy_unlikelihood(logits, target, ids, seen if seen is not None else attention.bool(),
+                               chosen.nonzero()[:, 0])
+        out.update(loss=loss + unlikelihood * ul, mlm_unlikelihood=ul.detach())
+    return out
+
+
+def copy_unlikelihood(logits: torch.Tensor, target: torch.Tensor, ids: torch.Tensor, seen: torch.Tensor,
+                      window: torch.Tensor) -> torch.Tensor:
+    """Mean over masked positions of -sum log(1 - p(w)), w every token the position's window shows (``seen``)
+    but its answer. logits: (M, V); target, window: (M,) (the answer, the window's row in ids); ids, seen: (B, T)."""
+    shown = torch.zeros(ids.shape[0], logits.shape[-1], dtype=torch.bool, device=ids.device)
+    rows = torch.arange(ids.shape[0], device=ids.device)[:, None].expand_as(ids)
+    shown[rows[seen], ids[seen]] = True  # (B, V): the tokens each window shows
+    candidates = shown[window]  # (M, V)
+    candidates[torch.arange(len(target), device=target.device), target] = False
+    p = logits.softmax(-1)
+    penalty = -torch.log((1 - p).clamp_min(1e-6)) * candidates
+    return penalty.sum(-1).mean() if len(target) else logits.sum() * 0
 
 
 def causal_lm_loss(model: Any, ids: torch.Tensor) -> dict[str, torch.Tensor]:

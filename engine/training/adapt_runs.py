@@ -216,7 +216,8 @@ def run_mlm_head(ctx: TrainContext) -> Iterator[TrainEvent]:
         inputs, labels = mask_words(ids, special, continuation, ordinary, mask_id=mask, prob=cfg.mask_prob,
                                     whole_word=cfg.whole_word, generator=generator)
         attention = (ids != pad).long() if pad is not None else torch.ones_like(ids)  # sentence windows end in padding
-        return masked_lm_loss(net, inputs, attention, labels)
+        seen = ~special & (inputs != mask)  # the words the model reads: what it could copy into a blank
+        return masked_lm_loss(net, inputs, attention, labels, cfg.unlikelihood, seen)
 
     def step_loss(net: Any, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         out = mlm_loss(net, batch)

@@ -274,3 +274,50 @@ def test_the_causal_model_takes_any_text(causal_handle, text):  # lone surrogate
                          ("logit_lens", (3,)), ("fill_mask", (3,))):
         with contextlib.suppress(api.Word2BertError):
             getattr(causal_handle, method)(text, *args)
+
+
+def test_unlikelihood_pushes_down_the_words_the_window_shows_but_never_the_answer():
+    """The loss against copying (mlm-head --unlikelihood): -log(1 - p) summed over the tokens a masked
+    position's window shows, its answer and the tokens no window shows left alone."""
+    from engine.models.masked_lm_head import copy_unlikelihood
+
+    ids = torch.tensor([[1, 2, 3, 0], [4, 4, 2, 0]])  # two windows; token 0 stands for [MASK] (not shown)
+    seen = ids != 0
+    logits = torch.log(torch.tensor([[0.1, 0.2, 0.3, 0.1, 0.2, 0.1],  # window 0's blank, answer 3
+                                     [0.1, 0.1, 0.4, 0.1, 0.2, 0.1]]))  # window 1's blank, answer 4
+    logits.requires_grad_(True)
+    loss = copy_unlikelihood(logits, torch.tensor([3, 4]), ids, seen, torch.tensor([0, 1]))
+    expected = (-np.log(0.8) - np.log(0.7)  # window 0: tokens 1 and 2 (3 is its answer)
+                - np.log(0.6)) / 2  # window 1: token 2 (4 is its answer, shown twice)
+    assert float(loss) == pytest.approx(expected, rel=1e-5)
+    loss.backward()
+    grad = logits.grad
+    assert grad[0, 1] > 0 and grad[0, 2] > 0 and grad[1, 2] > 0  # a descent step lowers the shown words
+    assert grad[0, 3] < 0 and grad[1, 4] < 0  # and raises the answer, never pushed down
+    assert grad[0, 5] < 0  # a word no window shows gains from the shown ones' loss
+
+
+def test_an_adaptation_with_unlikelihood_lowers_a_copied_words_probability(topic_corpus, tmp_path):
+    """Trained with the loss against copying, the shipped masked LM gives less to a word the text shows in the
+    blank (in the corpus the blank's vehicle is any of eight, the truck just read no likelier) than the same run
+    without it (5 steps from one seed: only the loss differs)."""
+    def copied(weight: float) -> float:
+        cfg = model_config("mlm-head", init_from="minilm-mlm", train_layers=6, seq_len=24, batch_size=8,
+                           eval_every=0, warmup=1, lr=1e-4, unlikelihood=weight)
+        out = tmp_path / f"ul-{weight}"
+        events = list(api.train(RunSpec("mlm-head", out=str(out), corpus=str(topic_corpus), model=cfg, max_steps=5,
+                                        log_every=1, seed=0)))
+        assert events[-1].status == "completed"
+        adapter = api.load(out).adapter
+        tok, model = adapter.hf_tokenizer, adapter.model
+        total = 0.0
+        for sentence, own in (("He drove the truck to town. The [MASK] stopped at the station.", "truck"),
+                              ("She played the piano on stage. The [MASK] sounded loud in the hall.", "piano")):
+            enc = tok(sentence, return_tensors="pt")
+            with torch.no_grad():
+                logits = model(**enc).logits[0]
+            where = int((enc["input_ids"][0] == tok.mask_token_id).nonzero()[0, 0])
+            total += float(logits[where].softmax(-1)[tok.convert_tokens_to_ids(own)])
+        return total
+
+    assert copied(6.0) < 0.8 * copied(0.0)  # measured: 0.11 against 0.18
