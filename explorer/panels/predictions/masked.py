@@ -119,7 +119,15 @@ class MaskedView(QWidget, LabView):
     def _compare_toggled(self, on: bool) -> None:
         self.model2.setEnabled(on)
         self.result_areas[1].setVisible(on)
+        self._show_compare_row()
         self.query()
+
+    def _show_compare_row(self) -> None:
+        """In a talk, a step that compares nothing shows no 'compare with' box (a model named there, greyed
+        out on a projector, reads as compared)."""
+        shown = not getattr(self, "presenting", False) or self.compare.isChecked()
+        self.compare.setVisible(shown)
+        self.model2.setVisible(shown)
 
     def _fit_chip_row(self) -> None:
         """The word chips' row is one button high (plus its scroll bar) in the view's font: a talk's 28 px
@@ -137,6 +145,8 @@ class MaskedView(QWidget, LabView):
         super().changeEvent(event)
 
     def set_presenting(self, on: bool) -> None:
+        self.presenting = on
+        self._show_compare_row()
         for widget in (self.learn, self.lab_row):
             widget.setVisible(not on)
         self.example.setVisible(not on and bool(self.example.toPlainText()))

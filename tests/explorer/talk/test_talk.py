@@ -11,6 +11,7 @@ from engine import api
 from explorer.scenes import SceneError, check_answerable, check_scene
 from explorer.talk.deck import check_deck, load_deck, save_deck
 from explorer.talk.window import BODY_PX, EXPORT_SIZE
+from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
 
 
 def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
@@ -238,6 +239,35 @@ def test_a_talk_step_scores_with_its_own_models_only(qtbot, contextual_runs):
                            "models": ["gpt"]}, "a test's scene"))
     table = panel.probability.table
     assert [table.horizontalHeaderItem(c).text() for c in range(1, table.columnCount())] == ["gpt (log p)"]
+
+
+def test_a_talks_masked_step_names_a_second_model_only_when_it_compares(qtbot, contextual_runs, tmp_path):
+    """On a projector a greyed-out 'compare with bert' reads as compared: a step of one model shows no
+    compare box; a step that compares shows it with the second model's bars."""
+    from explorer.panels.predictions.panel import PredictionsPanel
+    from explorer.session import Session
+
+    session = Session()
+    other = tiny_hf_folder(tmp_path / "hf-bert", contextual_runs, decoder=False)
+    for path in (contextual_runs["bert"][0], other):
+        with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
+            session.load(str(path))
+    panel = PredictionsPanel(session)
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_presenting(True)
+    scene = {"panel": "predictions", "view": "masked", "sentences": ["he drove the [MASK] to town"],
+             "models": ["bert"], "contextual_model": "bert"}
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.apply_scene(check_scene(scene, "a test's scene"))
+    view = panel.masked
+    assert not view.compare.isVisible() and not view.model2.isVisible()
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.apply_scene(check_scene({**scene, "models": ["bert", "hf-bert"], "compare": "hf-bert"}, "a scene"))
+    assert view.compare.isVisible() and view.model2.isVisible() and view.model2.currentText() == "hf-bert"
+    panel.set_presenting(False)  # the app's own tab: the box is there to be ticked
+    view.compare.setChecked(False)
+    assert view.compare.isVisible() and view.model2.isVisible() and not view.model2.isEnabled()
 
 
 def test_a_talks_polysemy_slide_shows_every_static_model_and_gives_the_rest_to_the_contextual_one(
