@@ -96,14 +96,15 @@ def main() -> None:
              "choose) and sense separation on the sense set.",
              f"Machine: {machine()}", "",
              "| candidate | saves | held-out masked words, all draws: top-1 / top-10 | first 1,000 (model_quality) "
-             "| cloze top-1 / top-10 | sense separation: best (layer) / last |" + (" WiC dev (layer) |" if args.wic else ""),
-             "|---|---|---:|---:|---:|---|" + ("---:|" if args.wic else "")]
+             "| cloze top-1 / top-10 | cloze: a wrong first guess the sentence shows | sense separation: best (layer) / last |"
+             + (" WiC dev (layer) |" if args.wic else ""),
+             "|---|---|---:|---:|---:|---:|---|" + ("---:|" if args.wic else "")]
     for row in rows:
         label, saves, top1, top10, _, first, cloze, senses, wic = row
         mark = " **chosen**" if row is best else ("" if allowed(row) else " (below a guard)")
         lines.append(f"| {label}{mark} | {saves.replace('+', ' + ')} | {top1:.4f} / {top10:.4f} | "
                      f"{first['masked_top1']:.3f} / {first['masked_top10']:.3f} | "
-                     f"{cloze['cloze_top1']:.3f} / {cloze['cloze_top10']:.3f} | "
+                     f"{cloze['cloze_top1']:.3f} / {cloze['cloze_top10']:.3f} | {cloze['cloze_copied']:.3f} | "
                      f"{float(np.max(senses)):.3f} ({int(np.argmax(senses))}) / {float(senses[-1]):.3f} |"
                      + (f" {wic[0]:.3f} ({wic[1]}) |" if args.wic else ""))
     guards = (f", among those with sense separation at the last layer ≥ {args.min_senses:g}"

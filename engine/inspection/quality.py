@@ -63,19 +63,23 @@ def _guesses(tokens: tuple[str, ...]) -> list[str]:
 
 def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str, float]:
     """Top-1 and top-10 accuracy of a masked LM on the cloze set (a sub-word prediction counts as its text
-    without the "##" mark; an answer the vocabulary can only spell in pieces is a miss)."""
+    without the "##" mark; an answer the vocabulary can only spell in pieces is a miss), and how often its first
+    guess is a wrong word the sentence itself shows ("Paris is the capital of [MASK]." -> paris: copied)."""
     if Capability.MASKED_LM not in handle.capabilities:
         raise Unsupported(handle.missing(Capability.MASKED_LM))
     items = items if items is not None else cloze_items()
-    top1 = top10 = 0
+    top1 = top10 = copied = 0
     for item in items:
         check_cancelled("the cloze set")  # Stop, or the job's owner gone: between items (engine.cancel)
         candidates = handle.fill_mask(item.text, k=10)[0]
         guesses = _guesses(candidates.tokens)
         top1 += guesses[0] in item.answers
         top10 += any(g in item.answers for g in guesses)
+        shown = {item.text[a:b].lower() for a, b in word_spans(item.text.replace("[MASK]", " " * 6))}
+        copied += guesses[0] in shown and guesses[0] not in item.answers
     n = max(len(items), 1)
-    return {"cloze_top1": top1 / n, "cloze_top10": top10 / n, "cloze_items": float(len(items))}
+    return {"cloze_top1": top1 / n, "cloze_top10": top10 / n, "cloze_items": float(len(items)),
+            "cloze_copied": copied / n}
 
 
 def masked_word_scores(handle: Any, sentences: list[str], seed: int = 0) -> dict[str, float]:

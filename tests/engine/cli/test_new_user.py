@@ -59,6 +59,6 @@ def test_eval_prints_scores_for_people_and_every_digit_as_json(contextual_runs, 
     text = capsys.readouterr().out
     line = next(x for x in text.splitlines() if x.startswith("cloze: "))
     assert "{" not in text and not re.search(r"\d\.\d{5,}", text), text  # no Python dicts, no 16 digits
-    assert re.fullmatch(r"cloze: cloze_top1 [\d.e-]+, cloze_top10 [\d.e-]+, cloze_items 102", line), line
+    assert re.fullmatch(r"cloze: cloze_top1 [\d.e-]+, cloze_top10 [\d.e-]+, cloze_items 102, cloze_copied [\d.e-]+", line), line
     assert eval_main([run, "--tasks", "cloze", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cloze"]["cloze_items"] == 102

@@ -65,9 +65,26 @@ def test_cloze_scores_count_accepted_answers(contextual_runs):
     items = [ClozeItem("everyday", "the [MASK] played the piano", (first[0].removeprefix("##"),)),
              ClozeItem("everyday", "the [MASK] played the piano", ("zzzz-not-a-word",))]
     scores = cloze_scores(bert, items)
-    assert scores == {"cloze_top1": 0.5, "cloze_top10": 0.5, "cloze_items": 2.0}
+    copies = first[0] in ("the", "played", "piano")  # the second item's first guess (not its answer) is a copy
+    assert scores == {"cloze_top1": 0.5, "cloze_top10": 0.5, "cloze_items": 2.0, "cloze_copied": 0.5 * copies}
     with pytest.raises(api.Unsupported):
         cloze_scores(api.load(contextual_runs["gpt"][0]), items)
+
+
+def test_a_cloze_guess_that_copies_a_word_of_the_sentence_is_counted():
+    from types import SimpleNamespace
+
+    class Copier:  # its first guess is always "paris"
+        capabilities = {api.Capability.MASKED_LM}
+
+        def fill_mask(self, text, k=10):
+            return [SimpleNamespace(tokens=("paris", "france") + ("x",) * (k - 2))]
+
+    items = [ClozeItem("knowledge", "Paris is the capital of [MASK].", ("france",)),  # a copy, wrong
+             ClozeItem("knowledge", "He flew to [MASK] and saw Paris.", ("paris",)),  # a copy, right: not counted
+             ClozeItem("knowledge", "The capital of France is [MASK].", ("paris",))]  # no copy
+    scores = cloze_scores(Copier(), items)
+    assert scores["cloze_copied"] == pytest.approx(1 / 3) and scores["cloze_top1"] == pytest.approx(2 / 3)
 
 
 def test_perplexity_per_word_scores_the_same_words_for_word_and_subword_models(runs, contextual_runs):
