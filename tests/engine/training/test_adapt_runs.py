@@ -139,9 +139,9 @@ def _train_two_steps_seeing_batches(monkeypatch, corpus, out, windows):
     seen = []
     real = masked_lm_head.masked_lm_loss
 
-    def spy(model, ids, attention, labels):
+    def spy(model, ids, attention, labels, *rest):
         seen.append((ids.clone(), attention.clone(), labels.clone()))
-        return real(model, ids, attention, labels)
+        return real(model, ids, attention, labels, *rest)
 
     monkeypatch.setattr(masked_lm_head, "masked_lm_loss", spy)
     cfg = model_config("mlm-head", train_layers=1, seq_len=48, batch_size=4, eval_every=0, warmup=1, lr=1e-3,
