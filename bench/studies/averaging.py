@@ -17,6 +17,7 @@ layer, and whose WiC dev, reach them can be chosen.)
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -86,9 +87,10 @@ def main() -> None:
     def allowed(row: tuple[Any, ...]) -> bool:
         return float(row[7][-1]) >= args.min_senses and (not args.wic or row[8][0] >= args.min_wic)
 
-    best = max([r for r in rows if allowed(r)] or rows, key=lambda r: r[2] + r[3])
+    within = [r for r in rows if allowed(r)]
+    best = max(within, key=lambda r: r[2] + r[3]) if within else None  # none within the guards: none chosen
     lines = [f"## {args.title}", "",
-             f"`python bench/studies/averaging.py {' '.join('--name ' + n for n in args.name)}`: saves of masked LMs "
+             f"`python bench/studies/averaging.py {shlex.join(sys.argv[1:])}`: saves of masked LMs "
              "and uniform means of them (`word2bert-export RUN --to slim OUT --average-with SAVE…`). The measure "
              f"that chooses is held-out masked words: one word of each of the {len(held):,} held-out sentences of the "
              f"default corpus, in {len(SEEDS)} draws no earlier choice looked at ({rows[0][4]:,} words); beside it the "
@@ -109,7 +111,9 @@ def main() -> None:
                      + (f" {wic[0]:.3f} ({wic[1]}) |" if args.wic else ""))
     guards = (f", among those with sense separation at the last layer ≥ {args.min_senses:g}"
               + (f" and WiC dev ≥ {args.min_wic:g}" if args.wic else "") if args.min_senses or args.min_wic else "")
-    lines += ["", f"Chosen: the highest top-1 + top-10 over all draws{guards}. The differences between these candidates are a "
+    verdict = ("" if best is not None else " **No candidate is within the guards: none is chosen** (the model shipped "
+               "before stays).")
+    lines += ["", f"Chosen: the highest top-1 + top-10 over all draws{guards}.{verdict} The differences between these candidates are a "
               f"few words in a thousand: within the noise of the set, as the cloze set's are of its {len(cloze_items())} items."]
     write_section(args.section, "\n".join(lines))
 
