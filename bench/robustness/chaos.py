@@ -117,37 +117,32 @@ def type_counts() -> dict[str, int]:
     quiet moments by ``--trace``, what kind of object grew."""
     from collections import Counter
 
+    import shiboken6
+    from PySide6.QtWidgets import QWidget
+
     from bench.robustness.memory import every_object
 
+    def label(obj: object) -> str:
+        # a wrapper whose Qt object is gone is counted apart: the monkey's ``findChildren`` makes them by the
+        # thousand (see ``_chain``), and counted by their type they read as widgets that leak
+        name = f"{type(obj).__module__}.{type(obj).__qualname__}"
+        dead = _is_a(obj, shiboken6.Shiboken.Object) and not shiboken6.isValid(obj)
+        return f"dead wrapper of {name}" if dead else name
+
     with every_object() as everything:
-        counts = Counter(_type_label(o) for o in everything)
-        counts.update(f"widget {_chain(o)}" for o in everything if _is_widget(o))
+        counts = Counter(label(o) for o in everything)
+        counts.update(f"widget {_chain(o)}" for o in everything if _is_a(o, QWidget))
     return dict(counts)
 
 
-def _type_label(obj: object) -> str:
-    """An object's type; a wrapper whose Qt object is gone is counted apart ("dead wrapper"): the monkey's
-    ``findChildren`` makes them by the thousand (see ``_chain``), and counted as widgets they read as a leak."""
-    import shiboken6
-
-    name = f"{type(obj).__module__}.{type(obj).__qualname__}"
-    try:
-        dead = isinstance(obj, shiboken6.Shiboken.Object) and not shiboken6.isValid(obj)
-    except Exception:  # noqa: BLE001 - an object whose isinstance check fails is not a wrapper
-        dead = False
-    return f"dead wrapper of {name}" if dead else name
-
-
-def _is_widget(obj: object) -> bool:
+def _is_a(obj: object, cls: type) -> bool:
     import warnings
-
-    from PySide6.QtWidgets import QWidget
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # isinstance on torch's deprecated module attributes warns
-            return isinstance(obj, QWidget)
-    except Exception:  # noqa: BLE001 - an object whose isinstance check fails is not a widget
+            return isinstance(obj, cls)
+    except Exception:  # noqa: BLE001 - an object whose isinstance check fails is not one
         return False
 
 

@@ -54,6 +54,7 @@ class MaskedView(QWidget, LabView):
         super().__init__(parent)
         self.session = session
         self.last: MaskedAnswer | None = None
+        self.presenting = False  # a talk's step (set_presenting)
         self.text = QLineEdit("She deposited the money at the [MASK] on Monday.")  # the masked scene's sentence
         self.model = ModelPicker(Capability.MASKED_LM, role="masked_lm")
         self.compare = QCheckBox("compare with")
@@ -125,7 +126,7 @@ class MaskedView(QWidget, LabView):
     def _show_compare_row(self) -> None:
         """In a talk, a step that compares nothing shows no 'compare with' box (a model named there, greyed
         out on a projector, reads as compared)."""
-        shown = not getattr(self, "presenting", False) or self.compare.isChecked()
+        shown = not self.presenting or self.compare.isChecked()
         self.compare.setVisible(shown)
         self.model2.setVisible(shown)
 
