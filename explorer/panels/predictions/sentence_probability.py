@@ -191,7 +191,9 @@ class SentenceProbabilityView(QWidget):
         self.table.clear()
         self.table.setRowCount(len(sentences))
         self.table.setColumnCount(1 + len(columns) + (extra is not None))
-        self.table.setHorizontalHeaderLabels(["sentence", *[name for name, _ in columns],
+        # a model's name above how it scores, a score above its perplexity: two narrow lines each, so that the
+        # sentences keep the width (one line each squeezed them to a word per line in an 800-pixel window)
+        self.table.setHorizontalHeaderLabels(["sentence", *[name.replace(" (", "\n(", 1) for name, _ in columns],
                                               *([extra[0]] if extra else [])])
         for r, s in enumerate(sentences):
             self.table.setItem(r, 0, QTableWidgetItem(s))
@@ -206,8 +208,8 @@ class SentenceProbabilityView(QWidget):
                     item.setToolTip(x.reason)
                 else:
                     unknown = sum(x.unknown)
-                    item = QTableWidgetItem(f"{'★ ' if r == best else ''}{x.logprob:.1f}  (ppl {x.perplexity:,.0f})"
-                                            + (f"  · {unknown} unknown" if unknown else ""))
+                    item = QTableWidgetItem(f"{'★ ' if r == best else ''}{x.logprob:.1f}\n(ppl {x.perplexity:,.0f})"
+                                            + (f"\n· {unknown} unknown" if unknown else ""))
                     flags = x.unknown or (False,) * len(x.tokens)
                     item.setToolTip(" ".join(f"{t}{' (<unk>)' if u else ''}:{lp:.1f}"
                                              for t, lp, u in zip(x.tokens, x.token_logprobs, flags, strict=True)))

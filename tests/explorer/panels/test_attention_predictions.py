@@ -170,7 +170,7 @@ def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, t
         panel.probability.text.setPlainText("She played the piano on stage.\npiano the She on played stage.\n"
                                      "stage on piano the played She.")
     header = panel.probability.table.horizontalHeaderItem(1).text()
-    assert header.startswith("ngram") and panel.probability.best[header] == 0
+    assert header == "ngram\n(log p)" and panel.probability.best["ngram (log p)"] == 0
     assert panel.probability.table.item(0, 1).text().startswith("★")
     # the same model twice (as a run and itself at another step would be): a difference column
     window.session.set_model("ngram copy", window.session.models["ngram"])
@@ -326,3 +326,29 @@ def test_a_sentence_one_model_cannot_score_shows_a_dash_with_the_reason_and_no_d
     view.difference.setCurrentText("gpt − ngram")
     header, values = view.difference_column()
     assert header == "Δ gpt − ngram" and values == [-2.0, None]  # where one model failed, no difference
+
+
+def test_the_sentences_keep_their_width_beside_three_models_in_a_small_window(qtbot):
+    """Each model's column is two short lines (its name above "(log p)", the score above its perplexity), so
+    that in an 800-pixel window the sentences are not squeezed to a word per line; copied or saved as CSV, each
+    header and cell is one line again."""
+    from engine.api import SentenceScore
+    from explorer.panels.predictions.sentence_probability import ScoreColumn, ScoreTable, SentenceProbabilityView
+    from explorer.session import Session
+    from explorer.widgets.export import table_rows
+
+    view = SentenceProbabilityView(Session())
+    qtbot.addWidget(view)
+    view.resize(500, 600)  # the view's share of an 800-pixel window beside the model library
+    view.show()
+    sentences = ["The president of the United States lives in Washington.",
+                 "Washington the of president lives States United in the."]
+    view._show(ScoreTable(sentences, [
+        ScoreColumn(name, [SentenceScore(("a",), (-39.5,), -39.5, 36.0), SentenceScore(("a",), (-79.3,), -79.3, 1350.0)])
+        for name in ("elmo-tiny (log p)", "gpt-tiny (log p)", "bert-tiny (pseudo-log p)")]))
+    qtbot.waitUntil(lambda: view.table.columnWidth(0) > 0)
+    models = sum(view.table.columnWidth(c) for c in range(1, 4))
+    assert view.table.columnWidth(0) >= models * 0.6, (view.table.columnWidth(0), models)
+    rows = table_rows(view.table)
+    assert rows[0] == ["sentence", "elmo-tiny (log p)", "gpt-tiny (log p)", "bert-tiny (pseudo-log p)"]
+    assert rows[1][1] == "★ -39.5 (ppl 36)" and rows[2][3] == "-79.3 (ppl 1,350)"

@@ -238,7 +238,7 @@ def test_a_talk_step_scores_with_its_own_models_only(qtbot, contextual_runs):
         panel.apply_scene(check_scene({"panel": "predictions", "view": "probability", "sentences": ["the cat sat ."],
                            "models": ["gpt"]}, "a test's scene"))
     table = panel.probability.table
-    assert [table.horizontalHeaderItem(c).text() for c in range(1, table.columnCount())] == ["gpt (log p)"]
+    assert [table.horizontalHeaderItem(c).text() for c in range(1, table.columnCount())] == ["gpt\n(log p)"]
 
 
 def test_a_talks_masked_step_names_a_second_model_only_when_it_compares(qtbot, contextual_runs, tmp_path):
