@@ -22,7 +22,8 @@ word2bert-train gpt --corpus default --preset tiny --seq-len 64 --lr 1e-3 --drop
 # to 0 as they are spent, then resumed with the budget extended to 160 (the shipped one: one thread)
 word2bert-train elmo --corpus default --preset tiny --batch-size 64 --lr 2e-3 --dropout 0 --max-minutes 80 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny"
 word2bert-train --resume "$work/elmo-tiny" --max-minutes 160
-word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --out "$work/word2vec-sgns"
+# skip-gram, 15 passes (5 left a word seen a few hundred times noisy: assets/checkpoints/README.md)
+word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --epochs 15 --out "$work/word2vec-sgns"
 # all-MiniLM-L6-v2 given a masked-LM head (the rest loads from its pip package): first the head and its top 2
 # layers, then, starting from that, the head and its top 4 layers
 word2bert-train mlm-head --base all-minilm-l6-v2 --train-layers 2 --corpus wiki-news --batch-size 32 --max-steps 4000 --eval-every 250 --keep-every 500 --out "$work/minilm-mlm-head"
