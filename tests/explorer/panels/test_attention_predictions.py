@@ -333,7 +333,11 @@ def test_the_sentences_keep_their_width_beside_three_models_in_a_small_window(qt
     that in an 800-pixel window the sentences are not squeezed to a word per line; copied or saved as CSV, each
     header and cell is one line again."""
     from engine.api import SentenceScore
-    from explorer.panels.predictions.sentence_probability import ScoreColumn, ScoreTable, SentenceProbabilityView
+    from explorer.panels.predictions.sentence_probability import (
+        ScoreColumn,
+        ScoreTable,
+        SentenceProbabilityView,
+    )
     from explorer.session import Session
     from explorer.widgets.export import table_rows
 
