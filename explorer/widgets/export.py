@@ -13,16 +13,12 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMenu, QTableWidget, QW
 def cell_text(table: QTableWidget, row: int, column: int) -> str:
     """A cell's text on one line (a cell drawn on two lines: its lines joined by a space); "" for no item."""
     item = table.item(row, column)
-    return one_line(item.text()) if item is not None else ""
-
-
-def one_line(text: str) -> str:
-    return " ".join(text.split("\n"))
+    return item.text().replace("\n", " ") if item is not None else ""
 
 
 def table_rows(table: QTableWidget) -> list[list[str]]:
     headers = [table.horizontalHeaderItem(c) for c in range(table.columnCount())]
-    rows = [[one_line(h.text()) if h is not None else "" for h in headers]]
+    rows = [[h.text().replace("\n", " ") if h is not None else "" for h in headers]]
     for r in range(table.rowCount()):
         rows.append([cell_text(table, r, c) for c in range(table.columnCount())])
     return rows

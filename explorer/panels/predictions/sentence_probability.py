@@ -193,7 +193,7 @@ class SentenceProbabilityView(QWidget):
         self.table.setColumnCount(1 + len(columns) + (extra is not None))
         # a model's name above how it scores, a score above its perplexity: two narrow lines each, so that the
         # sentences keep the width (one line each squeezed them to a word per line in an 800-pixel window)
-        self.table.setHorizontalHeaderLabels(["sentence", *[name.replace(" (", "\n(", 1) for name, _ in columns],
+        self.table.setHorizontalHeaderLabels(["sentence", *["\n(".join(name.rsplit(" (", 1)) for name, _ in columns],
                                               *([extra[0]] if extra else [])])
         for r, s in enumerate(sentences):
             self.table.setItem(r, 0, QTableWidgetItem(s))

@@ -356,3 +356,6 @@ def test_the_sentences_keep_their_width_beside_three_models_in_a_small_window(qt
     rows = table_rows(view.table)
     assert rows[0] == ["sentence", "elmo-tiny (log p)", "gpt-tiny (log p)", "bert-tiny (pseudo-log p)"]
     assert rows[1][1] == "★ -39.5 (ppl 36)" and rows[2][3] == "-79.3 (ppl 1,350)"
+    # a run named with brackets of its own: the line breaks before how it scores, not inside the name
+    view._show(ScoreTable(sentences[:1], [ScoreColumn("run (2) (log p)", [SentenceScore(("a",), (-1.0,), -1.0, 2.0)])]))
+    assert view.table.horizontalHeaderItem(1).text() == "run (2)\n(log p)"
