@@ -48,7 +48,7 @@ def word_vector(handle, sentence: str, word: str, layer: int) -> np.ndarray | No
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--occurrences", type=int, default=150)
-    p.add_argument("--models", default="elmo-tiny,gpt-tiny,bert-tiny")
+    p.add_argument("--models", default="elmo-tiny,gpt-tiny,bert-tiny,minilm-mlm")
     args = p.parse_args()
     lines = ["## Default checkpoints: held-out metrics and contextual neighbours", "", f"Machine: {machine()}", ""]
     lines += ["| checkpoint | trained steps | held-out metrics |", "|---|---:|---|"]
@@ -60,7 +60,9 @@ def main() -> None:
             print(f"skipping {name}: {e}", file=sys.stderr)
             continue
         handles.append(h)
-        metrics = ", ".join(f"{k} {v:.3f}" for k, v in (h.info.get("metrics") or {}).items())
+        metrics = ", ".join(f"{k} {v:.3f}" for k, v in (h.info.get("metrics") or {}).items()) or (
+            "none of its own: " + (h.info.get("description") or "its run ended without an evaluation").split("; ")[-1]
+            + " (its scores: Model quality, below)")
         lines.append(f"| {name} | {h.info.get('trained_steps', '?')} | {metrics} |")
     for word, typed in SCENES.items():
         corpus = occurrences(word, args.occurrences)

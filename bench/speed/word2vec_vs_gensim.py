@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -98,6 +99,11 @@ def main() -> None:
     p.add_argument("--section", default=None, help="the RESULTS.md section to write")
     p.add_argument("--no-gensim", action="store_true", help="ours alone (where gensim is not installed)")
     args = p.parse_args()
+    known = {v[0].lower(): v[0] for v in VARIANTS}
+    unknown = [v for v in args.variants.split(",") if v.lower() not in known]
+    if unknown:
+        p.error(f"unknown variant {', '.join(unknown)}: choose from {', '.join(known.values())}")
+    args.variants = ",".join(known[v.lower()] for v in args.variants.split(","))
     device = pick_device(args.device)
     kernel = False if args.torch_path else None
     sentences, n = [], 0
@@ -140,14 +146,13 @@ def report(rows, args, n, device) -> None:
         path = "the batched torch steps on the CPU"
     else:
         path = "the compiled CPU kernel (numba)"
-    flags = " --torch-path" if args.torch_path else ""
-    flags += f" --threads {args.threads}" if args.threads != "0" else ""
-    flags += f" --corpus {Path(args.corpus).name}" if args.corpus != "default" else ""
+    flags = "".join(f" {shlex.quote(Path(a).name if a == args.corpus and a != 'default' else a)}"
+                    for a in sys.argv[1:])  # as typed (a corpus file by its name): every option, --variants included
     lines = [
         f"## word2vec vs gensim ({device.type}{', torch path' if args.torch_path else ''}"
         f"{', by thread count' if args.threads != '0' else ''})",
         "",
-        f"`python bench/speed/word2vec_vs_gensim.py --epochs {args.epochs} --rounds {args.rounds}{flags}` on the "
+        f"`python bench/speed/word2vec_vs_gensim.py{flags}` on the "
         f"{'default corpus' if args.corpus == 'default' else 'default corpus as a text file'}, train part ({n:,} "
         f"tokens), {args.epochs} epochs, gensim's default hyper-parameters for both; gensim's workers and our "
         f"kernel's threads as the row says (0: every core, {os.cpu_count()} here); ours with {path}. Speeds: "
