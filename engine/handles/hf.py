@@ -4,7 +4,9 @@ TransformerHandle as our own models, built with ``transformers`` Auto classes, o
 The head is chosen from the model type: a masked-LM head for encoders, a causal-LM head for
 decoders, BertForPreTraining when the folder says so (adds next-sentence prediction). A folder whose
 weights lack that head (e.g. a sentence-embedding model saved as a bare encoder) loads as the bare
-encoder and says so: vectors and attention work, fill-mask explains why it cannot.
+encoder and says so: vectors and attention work, fill-mask explains why it cannot. So do a checkpoint whose
+pre-training head is a discriminator (ELECTRA's: replaced tokens, no words) and an encoder-decoder (T5, BART: its
+encoder is read).
 """
 
 from __future__ import annotations
@@ -60,9 +62,15 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     if not getattr(tokenizer, "is_fast", False):
         raise CheckpointError(f"{folder}: needs a fast tokenizer (tokenizer.json or a vocabulary transformers can convert)")
     model_type = config.model_type
+    if model_type == "funnel":
+        raise CheckpointError(f"{folder}: a Funnel Transformer pools its tokens between blocks, so its layers keep no "
+                              "vector per token, which every view here reads; it cannot be opened")
     head: Any
     architectures = list(getattr(config, "architectures", None) or [])
-    if any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
+    encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+    if encoder_decoder:  # T5, BART: the encoder is read (its vectors and attention); a decoder needs an output text
+        objective, head = "none", None
+    elif any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining
     elif reads_left_to_right(config) and model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
         objective, head = "causal", transformers.AutoModelForCausalLM  # decided as fine-tuning decides it
@@ -78,14 +86,34 @@ def load_hf(folder: str | Path) -> TransformerHandle:
             model, loading = from_pretrained_in_memory(head, folder, output_loading_info=True, **common)
             if loading.get("missing_keys"):
                 what = "masked-LM" if objective == "masked" else "language-model"
-                reason = (f"this checkpoint has no {what} head (its weights hold only the encoder): it gives "
-                          "contextual vectors and attention, not predictions")
+                tuned = [a for a in architectures if "For" in a and not a.endswith(("ForMaskedLM", "ForPreTraining",
+                                                                                   "ForCausalLM"))]
+                held = f"its weights are a {tuned[0]}'s, a model fine-tuned for a task" if tuned else \
+                    "its weights hold only the encoder"
+                reason = (f"this checkpoint has no {what} head ({held}): it gives contextual vectors and attention, "
+                          "not word predictions")
                 objective, model = "none", None
+            elif model.get_output_embeddings() is None:  # ELECTRA's (or Funnel's) pre-training head: a discriminator
+                reason = (f"this checkpoint's head ({type(model).__name__}) tells a text's original tokens from "
+                          "replaced ones, as ELECTRA's discriminator does: it predicts no words; it gives contextual "
+                          "vectors and attention")
+                objective, model = "none", model.base_model
         if model is None:
             model = from_pretrained_in_memory(AutoModel, folder, **common)
+        if objective == "causal" and _sees_ahead(model):
+            reason = (f"{model_type} reads the whole text at every position (XLNet predicts from permutations of "
+                      "it, which a left-to-right query does not set up): it gives contextual vectors and attention, "
+                      "not next-word predictions")
+            objective, model = "none", model.base_model
+        if encoder_decoder:
+            model = model.get_encoder()
+            reason = (f"an encoder-decoder model ({model_type}): its encoder's vectors and attention are shown here; "
+                      "its decoder, which writes an output text, is not read, so it predicts no words")
     except (OSError, ValueError, RuntimeError) as e:
         raise CheckpointError(f"{folder}: the weights do not load ({e})") from None
     positions = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None) or 512
+    if positions <= 0:  # XLNet's -1: relative positions, no table to run out of; a query reads what fine-tuning does
+        positions = 512
     if model_type in ("roberta", "xlm-roberta", "camembert"):
         positions -= 2  # RoBERTa's position ids start after the padding index
     max_len = min(int(positions), int(tokenizer.model_max_length)) if tokenizer.model_max_length < 1e6 else int(positions)
@@ -97,6 +125,19 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
     name = folder.parent.name if folder.name == "model" else folder.name
     return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)
+
+
+def _sees_ahead(model: Any) -> bool:
+    """Whether a model transformers files as a causal LM lets a position see the tokens after it (XLNet without
+    its permutation mask does): two texts that differ only in their last token must agree before it."""
+    import torch
+
+    vocab = int(model.config.vocab_size)
+    first = [min(vocab - 1, i) for i in (5, 6, 7)]
+    ids = torch.tensor([[*first, min(vocab - 1, 8)], [*first, min(vocab - 1, 9)]])
+    with torch.inference_mode():
+        states = model.base_model(input_ids=ids).last_hidden_state
+    return not torch.allclose(states[0, :3].float(), states[1, :3].float(), atol=1e-4)
 
 
 def steps_text(config: dict) -> str:

@@ -208,6 +208,65 @@ def test_a_tiny_hugging_face_model_from_a_config_loads(tmp_path, contextual_runs
     assert h.contextual_vectors("she played the piano").vectors.shape == (4, 4, 32)
 
 
+def _hf_folder(folder, model, tok):
+    import transformers
+
+    model.save_pretrained(folder)
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                                         pad_token="[PAD]", mask_token="[MASK]").save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize("kind", ["electra-discriminator", "t5", "sentence-classifier", "xlnet"])
+def test_a_hugging_face_model_without_a_word_head_gives_vectors_and_says_what_it_is(tmp_path, contextual_runs, kind):
+    """An ELECTRA discriminator (a head that tells replaced tokens, no words), an encoder-decoder (T5), a
+    fine-tuned classifier and XLNet (filed as a causal LM, but each position sees the whole text unless a
+    permutation mask is built): vectors and attention from their encoders, and a refusal that names what the
+    checkpoint is. Before, the discriminator claimed fill-mask and crashed in it, T5's vectors raised transformers'
+    "You must specify exactly one of input_ids or inputs_embeds", and XLNet (max_position_embeddings -1) read no
+    token at all."""
+    import transformers
+
+    from engine.data.text import load_subword_tokenizer
+
+    tok = load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json")
+    v = tok.get_vocab_size()
+    small = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 64}
+    model, what = {
+        "electra-discriminator": (lambda: transformers.ElectraForPreTraining(
+            transformers.ElectraConfig(vocab_size=v, embedding_size=16, **small)), "replaced"),
+        "t5": (lambda: transformers.T5Model(transformers.T5Config(vocab_size=v, d_model=32, d_kv=8, d_ff=64,
+                                                                   num_layers=2, num_heads=4)), "encoder-decoder"),
+        "sentence-classifier": (lambda: transformers.BertForSequenceClassification(
+            transformers.BertConfig(vocab_size=v, num_labels=3, **small)), "BertForSequenceClassification"),
+        "xlnet": (lambda: transformers.XLNetLMHeadModel(transformers.XLNetConfig(vocab_size=v, d_model=32, n_layer=2,
+                                                                                n_head=4, d_inner=64)), "whole text"),
+    }[kind]
+    h = api.load(_hf_folder(tmp_path / kind, model(), tok))
+    assert h.capabilities & (Capability.MASKED_LM | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN) == Capability(0)
+    cv = h.contextual_vectors("she played the piano")
+    assert cv.vectors.shape == (3, 4, 32) and np.isfinite(cv.vectors).all()
+    att = h.attention("she played the piano")
+    assert att.weights.shape[:2] == (2, 4)
+    for query in (lambda: h.fill_mask("she played the [MASK]"), lambda: h.score("she played the piano")):
+        with pytest.raises(Unsupported, match=what):
+            query()
+
+
+def test_a_funnel_transformer_is_refused_with_the_reason(tmp_path, contextual_runs):
+    """Its blocks pool the tokens, so its layers have fewer vectors than the text has tokens: refused when opened,
+    not a stack error in every view."""
+    import transformers
+
+    from engine.data.text import load_subword_tokenizer
+
+    tok = load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json")
+    model = transformers.FunnelForPreTraining(transformers.FunnelConfig(
+        vocab_size=tok.get_vocab_size(), d_model=32, n_head=4, d_head=8, d_inner=64, block_sizes=[1, 1]))
+    with pytest.raises(CheckpointError, match="pools its tokens"):
+        api.load(_hf_folder(tmp_path / "funnel", model, tok))
+
+
 def test_minilm_package_gives_attention_and_explains_its_missing_head():
     h = api.load("all-minilm-l6-v2")
     att = h.attention("We sat on the bank of the river.")
