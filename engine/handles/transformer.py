@@ -191,16 +191,23 @@ class TransformerHandle(BaseHandle):
         if isinstance(sentence_or_pair, (tuple, list)):
             if len(sentence_or_pair) != 2:
                 raise InputError("give one sentence or a pair of sentences")
-            a, b = (check_text(x) for x in sentence_or_pair)
+            a, b = (self._masks_as_typed(check_text(x)) for x in sentence_or_pair)
             if self.adapter.objective == "causal":
                 ids, segments, _, _, notice = self._encode(f"{a} {b}")
             else:
                 ids, segments, _, _, notice = self._encode(a, b)
         else:
-            ids, segments, _, _, notice = self._encode(check_text(sentence_or_pair))
+            ids, segments, _, _, notice = self._encode(self._masks_as_typed(check_text(sentence_or_pair)))
         out = self._shared_forward(ids, segments) or self._forward(ids, segments, attention=True)
         weights = torch.stack([a[0] for a in out.attentions]).float().cpu().numpy()  # (L, H, T, T)
         return AttentionMaps(tuple(self._token_text(i) for i in ids), weights, tuple(segments), notice)
+
+    def _masks_as_typed(self, text: str) -> str:
+        """A typed [MASK] as this masked LM's own mask token (RoBERTa's "<mask>"), as fill-mask reads it: the
+        attention on a masked sentence is then the pass fill-mask makes, its [MASK] one token, not six pieces."""
+        if self.adapter.objective != "masked" or self.adapter.mask_id is None or MASK_TEXT not in text:
+            return text
+        return text.replace(MASK_TEXT, self.adapter.tokenizer.id_to_token(self.adapter.mask_id))
 
     def fill_mask(self, text: str, k: int = 10) -> list[MaskCandidates]:
         k = check_k(k)

@@ -253,6 +253,34 @@ def test_a_hugging_face_model_without_a_word_head_gives_vectors_and_says_what_it
             query()
 
 
+def test_a_typed_mask_is_the_models_own_mask_token_in_attention_as_in_fill_mask(tmp_path):
+    """RoBERTa's mask token is "<mask>": a [MASK] typed in the attention view was read as the characters "[", "M",
+    …, so the view's tokens did not line up with fill-mask's positions (the Masked LM view opens the head view at its
+    [MASK]) and the two queries could not share their pass."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    vocab = {t: i for i, t in enumerate(["<pad>", "<unk>", "<s>", "</s>", "<mask>", "she", "played", "the", "piano",
+                                         "."])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+                                                       special_tokens=[("<s>", 2), ("</s>", 3)])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
+                                                cls_token="<s>", sep_token="</s>", unk_token="<unk>",
+                                                pad_token="<pad>", mask_token="<mask>")
+    model = transformers.RobertaForMaskedLM(transformers.RobertaConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=40, pad_token_id=0))
+    model.save_pretrained(tmp_path / "roberta")
+    fast.save_pretrained(tmp_path / "roberta")
+    h = api.load(tmp_path / "roberta")
+    [candidates] = h.fill_mask("she played the [MASK] .", 3)
+    att = h.attention("she played the [MASK] .")
+    assert att.tokens == ("<s>", "she", "played", "the", "<mask>", ".", "</s>")
+    assert att.tokens[candidates.position] == "<mask>"
+
+
 def test_a_funnel_transformer_is_refused_with_the_reason(tmp_path, contextual_runs):
     """Its blocks pool the tokens, so its layers have fewer vectors than the text has tokens: refused when opened,
     not a stack error in every view."""
