@@ -135,7 +135,8 @@ class TransformerHandle(BaseHandle):
         tok = self.adapter.tokenizer
         if self.adapter.byte_level:
             return tok.decode([token_id], skip_special_tokens=False)
-        return tok.id_to_token(token_id) or f"<{token_id}>"
+        text = tok.id_to_token(token_id) or f"<{token_id}>"
+        return text.replace("\u2581", " ") if self.adapter.metaspace else text  # "▁the" -> " the", as byte-level
 
     # ------------------------------------------------------------ queries
 
@@ -312,6 +313,8 @@ class TransformerHandle(BaseHandle):
         tok = self.adapter.tokenizer
         if self.adapter.byte_level:
             return tok.decode(new, skip_special_tokens=False)
+        if self.adapter.metaspace:  # "▁Old" "ander" -> " Oldander" (the decoder drops a text's first space)
+            return "".join(self._token_text(i) for i in new)
         pieces = [self._token_text(i) for i in new]  # WordPiece: "##" joins to the previous piece
         return "".join(p[2:] if p.startswith("##") else " " + p for p in pieces)
 

@@ -32,6 +32,7 @@ class HFAdapter:
         self.mask_id = tokenizer.mask_token_id
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
+        self.metaspace = not self.byte_level and "Metaspace" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
         self.missing_head_reason = missing_head_reason
         params = inspect.signature(model.forward).parameters

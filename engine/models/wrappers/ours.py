@@ -21,6 +21,7 @@ class OurAdapter:
     model: Any  # engine.models.bert.Bert or engine.models.gpt.GPT
     objective = ""
     byte_level = False
+    metaspace = False
     causal = False
 
     def __init__(self, kind: str, model: Any, tokenizer: Any, device: torch.device) -> None:

@@ -33,6 +33,7 @@ class Adapter(Protocol):
     specials: Specials  # the special tokens around a query's text (or pair): BERT's [CLS]/[SEP], GPT's BOS
     has_nsp: bool
     byte_level: bool
+    metaspace: bool  # SentencePiece's "▁" marks a word's start (Llama, T5, ALBERT, XLM-R): shown as a space
     missing_head_reason: str
     # ---- what fine-tuning reads
     causal: bool  # each position sees only what comes before it (its sentence vector: the last real token's)

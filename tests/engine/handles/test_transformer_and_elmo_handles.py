@@ -281,6 +281,32 @@ def test_a_typed_mask_is_the_models_own_mask_token_in_attention_as_in_fill_mask(
     assert att.tokens[candidates.position] == "<mask>"
 
 
+def test_sentencepiece_tokens_read_as_text(tmp_path):
+    """A Llama-style vocabulary marks a word's start with "▁": tokens show it as a space (as byte-level BPE's
+    do), and a continuation is text — before, candidates read "▁the" and a generated continuation
+    " ▁Old ander ▁un" (pieces joined WordPiece's way, with spaces)."""
+    import transformers
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    pieces = ["<unk>", "<s>", "</s>", "\u2581she", "\u2581played", "\u2581the", "\u2581pian", "o"]
+    tok = Tokenizer(models.Unigram([(p, -1.0 if p.startswith("\u2581") else -2.0) for p in pieces], unk_id=0))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
+                                                unk_token="<unk>")
+    torch.manual_seed(0)
+    transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=len(pieces), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        intermediate_size=64, bos_token_id=1, eos_token_id=2)).save_pretrained(tmp_path / "llama")
+    fast.save_pretrained(tmp_path / "llama")
+    h = api.load(tmp_path / "llama")
+    assert h.attention("she played the piano").tokens == ("<s>", " she", " played", " the", " pian", "o")
+    assert h.score("she played the piano").tokens == (" she", " played", " the", " pian", "o")  # after <s>
+    assert not any("\u2581" in t for t in h.next_token("she played the", 5).tokens)
+    text = h.generate("she played", tokens=6, temperature=1.0)
+    assert text and "\u2581" not in text and "  " not in text  # six pieces, each a word's start or its continuation
+
+
 def test_a_funnel_transformer_is_refused_with_the_reason(tmp_path, contextual_runs):
     """Its blocks pool the tokens, so its layers have fewer vectors than the text has tokens: refused when opened,
     not a stack error in every view."""
