@@ -221,8 +221,10 @@ class MainWindow(QMainWindow):
         except SceneError as e:
             self.statusBar().showMessage(explain(e))
             return
+        from explorer.scenes import model_name
+
         for model in scene.models:
-            if model not in self.session.models:
+            if model_name(model) not in self.session.models:  # (a folder by its path: loaded under its name)
                 self.session.load(model)
         panel = self.scene_panel(scene)
         self.tabs.setCurrentWidget(panel)

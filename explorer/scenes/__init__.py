@@ -96,6 +96,9 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if not isinstance(models, list) or not all(isinstance(m, str) for m in models):
         raise SceneError(f"{origin}: 'models' must be a list of model names")
     scene["sentences"] = [clean_text(s) for s in scene["sentences"]]
+    for key in ("contextual_model", "compare"):  # one of its models by its path: the name it will be loaded as
+        if isinstance(scene.get(key), str) and scene[key] in models:
+            scene[key] = model_name(scene[key])
     for key in ("title", "selection", "contextual_model", "view", "run", "lab", "lens", "measure", "show", "subject",
                 "compare"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
@@ -119,6 +122,16 @@ def check_scene(scene: Any, origin: str) -> Scene:
         raise SceneError(f"{origin}: 'view' {scene['view']!r} is not a view of the {scene['panel']} panel "
                          f"(one of {', '.join(views)})")
     return Scene(**scene)
+
+
+def model_name(key: str) -> str:
+    """The name the app gives a model a scene lists: a built-in or shipped model's as given, a folder or file by
+    its own name (a Hugging Face folder called "model" by its parent's), as the engine names what it loads. A
+    scene made by hand may name its contextual model by the path it lists; the views choose by name."""
+    if "/" not in key and "\\" not in key and not key.startswith("~"):
+        return key
+    path = Path(key).expanduser()
+    return path.parent.name if path.name == "model" else path.name
 
 
 def check_answerable(scene: Scene, origin: str) -> None:

@@ -185,8 +185,10 @@ class TalkWindow(QWidget):
     def prepare(self) -> None:
         """Load what the steps need (once for all) and let every step compute its results now: the first
         step's panel at once, the others one per turn of the event loop."""
+        from explorer.scenes import model_name
+
         for name in self.models_needed():
-            if name not in self.session.models:
+            if model_name(name) not in self.session.models:  # (the user's folder by its path: loaded by its name)
                 self.session.load(name)
         self._build_next()
 
@@ -236,7 +238,9 @@ class TalkWindow(QWidget):
         """A step that cannot show its results is as prepared as it will be (an export says why)."""
         if self._closed:
             return
-        if self.session.loading and any(m not in self.session.models for m in self.steps[i].models):
+        from explorer.scenes import model_name
+
+        if self.session.loading and any(model_name(m) not in self.session.models for m in self.steps[i].models):
             return  # a stand-in model's failure: the step is asked again when its own model arrives
         self.failures[i] = why
         self._step_shown(i)

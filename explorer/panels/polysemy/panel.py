@@ -31,7 +31,7 @@ from explorer.panels.polysemy.text import (
     highlight,
     layers_html,
 )
-from explorer.scenes import Scene
+from explorer.scenes import Scene, model_name
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
@@ -279,7 +279,7 @@ class PolysemyPanel(QWidget):
 
     def apply_scene(self, scene: Scene) -> None:
         self.wanted_model = scene.contextual_model or ""
-        self.wanted_models = list(scene.models)
+        self.wanted_models = [model_name(m) for m in scene.models]  # (a folder's path: the name it loads as)
         self.wanted_layer = scene.layer
         self.word = (scene.selection or "").lower()
         self.sentences.setPlainText("\n".join(scene.sentences))

@@ -13,7 +13,7 @@ from explorer.panels.predictions.masked import MaskedView
 from explorer.panels.predictions.next_sentence import NextSentenceView
 from explorer.panels.predictions.next_token import NextTokenView
 from explorer.panels.predictions.sentence_probability import SentenceProbabilityView
-from explorer.scenes import VIEWS, Scene
+from explorer.scenes import VIEWS, Scene, model_name
 from explorer.session import Session
 from explorer.widgets.tabs import tab_widget
 
@@ -117,7 +117,7 @@ class PredictionsPanel(QWidget):
         self.wanted_model = scene.contextual_model or ""
         # a talk's step scores with its own models only: one loaded for a later step must not add a column
         # (and a rescoring) to this one (set first: the view may be built by showing it)
-        self._only = list(scene.models) if self.presenting else None
+        self._only = [model_name(m) for m in scene.models] if self.presenting else None
         if "probability" in self._built:
             self._built["probability"].only = self._only
         index = self.VIEWS.index(view) if view in self.VIEWS else 0

@@ -359,3 +359,29 @@ def test_the_sentences_keep_their_width_beside_three_models_in_a_small_window(qt
     # a run named with brackets of its own: the line breaks before how it scores, not inside the name
     view._show(ScoreTable(sentences[:1], [ScoreColumn("run (2) (log p)", [SentenceScore(("a",), (-1.0,), -1.0, 2.0)])]))
     assert view.table.horizontalHeaderItem(1).text() == "run (2)\n(log p)"
+
+
+def test_a_scene_naming_a_folder_by_its_path_shows_that_model_and_loads_it_once(qtbot, window, contextual_runs,
+                                                                                 tmp_path, monkeypatch):
+    """A scene written by hand names the user's own run by its path, as its contextual model too: the view shows
+    that model (loaded under its folder's name), and opening the scene again does not load it again. Before, the
+    view waited for a model named by the path, which never came, and showed another; and every opening loaded it
+    anew."""
+    import json
+
+    from explorer.scenes import load_scene
+
+    run = str(contextual_runs["gpt"][0])
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps({"panel": "predictions", "sentences": ["the cat sat on the"], "models": [run],
+                                "contextual_model": run, "view": "next"}))
+    assert load_scene(str(path)).contextual_model == "gpt"
+    loads = []
+    original = window.session.load
+    monkeypatch.setattr(window.session, "load", lambda key: loads.append(key) or original(key))
+    window.open_scene(str(path))
+    qtbot.waitUntil(lambda: "gpt" in window.session.models and not window.session.loading, timeout=60_000)
+    view = window.predictions.next
+    qtbot.waitUntil(lambda: view.model.currentText() == "gpt", timeout=10_000)
+    window.open_scene(str(path))
+    assert loads == [run]
