@@ -14,6 +14,14 @@ TOP_SCALE = 1.45  # the likeliest word's type, relative to the body
 MIN_FULL_SCALE = 0.1  # a full-width bar means this probability or the section's highest, whichever is more
 
 
+def percent(p: float) -> str:
+    """A probability as a percentage a reader can compare: one decimal from 0.1% up, two significant digits
+    below (a flat prediction over 30,000 tokens reads "0.0033%", not "0.0%" against "0.0%")."""
+    if p >= 0.001 or p <= 0:
+        return f"{p:.1%}"
+    return f"{100 * p:.2g}%" if p >= 1e-6 else "<0.0001%"
+
+
 class ProbabilityBars(QWidget):
     clicked = Signal(int, int)  # (section, row): a prediction was clicked
 
@@ -46,7 +54,7 @@ class ProbabilityBars(QWidget):
             lines.append(self.message)
         for title, rows in self.sections:
             lines.append(title)
-            lines += [f"{token}\t{p:.1%}" for token, p in rows]
+            lines += [f"{token}\t{percent(p)}" for token, p in rows]
         return "\n".join(lines)
 
     def _changed(self) -> None:
@@ -107,7 +115,7 @@ class ProbabilityBars(QWidget):
         label_w = max([fm_top.horizontalAdvance(rows[0][0]) for _, rows in self.sections if rows]
                       + [fm.horizontalAdvance(t) for _, rows in self.sections for t, _ in rows[1:]] + [40.0]) + 16
         label_w = min(label_w, width * 0.45)
-        number_w = fm.horizontalAdvance("100.0%") + 12
+        number_w = fm.horizontalAdvance("<0.0001%") + 12
         bar_max = max(30.0, width - label_w - number_w - 12)
         for s, (title, rows) in enumerate(self.sections):
             scale = bar_max / max([p for _, p in rows] + [MIN_FULL_SCALE])  # flat predictions still show bars
@@ -128,7 +136,7 @@ class ProbabilityBars(QWidget):
                 bar_w = max(2.0, scale * max(0.0, min(1.0, p)))
                 painter.fillRect(QRectF(label_w, y + (h - thickness) / 2, bar_w, thickness), QColor(BAR))
                 painter.setFont(bold if r == 0 else body)
-                painter.drawText(QRectF(label_w + bar_w + 8, y, number_w, h), Qt.AlignmentFlag.AlignVCenter, f"{p:.1%}")
+                painter.drawText(QRectF(label_w + bar_w + 8, y, number_w, h), Qt.AlignmentFlag.AlignVCenter, percent(p))
                 self._rows.append((QRectF(0, y, width, h), s, r))
                 y += h
             y += line * 0.4

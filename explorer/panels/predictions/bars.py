@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 
+from explorer.widgets.probability_bars import percent
+
 BAR = "#4c78a8"
 
 
@@ -15,7 +17,7 @@ def bars(rows: list[tuple[str, float]], link: str = "") -> str:
         if link:
             label = f"<a href='{link}'>{label}</a>"
         out.append(f"<tr><td>{label}&nbsp;</td><td><table cellspacing='0'><tr><td bgcolor='{BAR}' "
-                   f"width='{max(1, int(180 * p))}'>&nbsp;</td></tr></table></td><td>&nbsp;{p:.1%}</td></tr>")
+                   f"width='{max(1, int(180 * p))}'>&nbsp;</td></tr></table></td><td>&nbsp;{percent(p)}</td></tr>")
     out.append("</table>")
     return "".join(out)
 
