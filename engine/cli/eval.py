@@ -26,13 +26,15 @@ def eval_main(argv: list[str] | None = None) -> int:
     known = (*TASKS, *QUALITY_TASKS, *LAB_TASKS)
     p = argparse.ArgumentParser(prog="word2bert-eval", description="Evaluate a model (run folder, glove-6b-50d, vectors file).")
     p.add_argument("model")
-    p.add_argument("--tasks", default="analogy,wordsim,simlex", help=f"comma-separated: {','.join(known)}")
+    p.add_argument("--tasks", default=None, help=f"comma-separated: {','.join(known)} (default: what the model can "
+                   "take — word vectors: analogy,wordsim,simlex; a masked LM: cloze,senses; another contextual "
+                   "model: senses; a model that scores text: perplexity on its corpus's held-out part)")
     p.add_argument("--corpus", default=None, help="corpus whose held-out part perplexity uses (default: the model's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--all-checkpoints", action="store_true",
                    help="score every checkpoint the run kept (step-N or checkpoint-N folders): one line each")
     args = p.parse_args(argv)
-    tasks = [t.strip() for t in args.tasks.split(",") if t.strip()]
+    tasks = [t.strip() for t in (args.tasks or "").split(",") if t.strip()]
     unknown = [t for t in tasks if t not in known]
     if unknown:
         print(f"word2bert-eval: unknown task {unknown[0]!r} (choose from {', '.join(known)})", file=sys.stderr)
@@ -41,6 +43,10 @@ def eval_main(argv: list[str] | None = None) -> int:
         return _every_checkpoint(args.model, tasks, args.corpus, args.json)
     try:
         handle = load(args.model)
+        if not tasks:
+            tasks = default_tasks(handle)
+            print(f"word2bert-eval: {', '.join(tasks)} (what {handle.name} can take; choose with --tasks)",
+                  file=sys.stderr, flush=True)
         result = evaluate_handle(handle, [t for t in tasks if t in TASKS], args.corpus)
         result.update({t: quality(handle, t, args.corpus) for t in tasks if t in QUALITY_TASKS + LAB_TASKS})
     except (Word2BertError, ValueError) as e:
@@ -52,6 +58,22 @@ def eval_main(argv: list[str] | None = None) -> int:
         for key, value in result.items():
             print(f"{key}: {plain(value)}")
     return 0
+
+
+def default_tasks(handle: Any) -> list[str]:
+    """The scores a model can take, when none are asked for: static vectors' word tests, a masked LM's cloze and
+    sense sets, another contextual model's senses, and a model that scores sentences its held-out perplexity."""
+    from engine.results import Capability
+
+    caps = handle.capabilities
+    tasks = ["analogy", "wordsim", "simlex"] if caps & Capability.STATIC else []
+    if caps & Capability.MASKED_LM:
+        tasks.append("cloze")
+    if caps & Capability.CONTEXTUAL:
+        tasks.append("senses")
+    if caps & Capability.SENTENCE_SCORE and not caps & Capability.MASKED_LM:  # (a masked LM's: one pass per token)
+        tasks.append("perplexity")
+    return tasks or ["analogy", "wordsim", "simlex"]  # (each then says why the model cannot take it)
 
 
 def plain(value: Any) -> str:
@@ -76,6 +98,9 @@ def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: b
 
     try:
         history = run_history(run)
+        if not tasks:  # what the run's last checkpoint can take (every checkpoint of a run is the same model)
+            tasks = default_tasks(load(history[-1].path))
+            print(f"word2bert-eval: {', '.join(tasks)} (choose with --tasks)", file=sys.stderr, flush=True)
     except Word2BertError as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)
         return 2

@@ -20,6 +20,10 @@ def test_every_kept_checkpoint_is_scored_in_step_order(topic_corpus, tmp_path, c
     assert [r["step"] for r in rows] == [2, 4, 6]
     assert all("cloze_top10" in r["cloze"] and len(r["senses"]["by_layer"]) == 3 for r in rows)
     assert rows[-1]["tokens_seen"] == 6 * spec.model.batch_size * spec.model.seq_len
+    # without --tasks: what a BERT can take (its cloze and senses, read from the cache now), not word-vector tests
+    assert eval_main([str(tmp_path / "run"), "--all-checkpoints", "--json"]) == 0
+    again = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["cloze"] for r in again] == [r["cloze"] for r in rows] and "analogy" not in again[0]
 
 
 def test_a_trainer_style_folder_of_checkpoints_is_a_run(contextual_runs, tmp_path):

@@ -62,3 +62,17 @@ def test_eval_prints_scores_for_people_and_every_digit_as_json(contextual_runs, 
     assert re.fullmatch(r"cloze: cloze_top1 [\d.e-]+, cloze_top10 [\d.e-]+, cloze_items 102, cloze_copied [\d.e-]+", line), line
     assert eval_main([run, "--tasks", "cloze", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["cloze"]["cloze_items"] == 102
+
+
+def test_eval_without_tasks_scores_what_the_model_can_take(contextual_runs, capsys):
+    """`word2bert-eval RUN` on a BERT run printed three "skipped: bert has no static word vectors" lines: the
+    word-vector tests were the default whatever the model. Now a masked LM gets the cloze and sense sets, a GPT
+    its senses and held-out perplexity."""
+    assert eval_main([str(contextual_runs["bert"][0]), "--json"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert {"cloze", "senses"} <= set(result) and "analogy" not in result
+    assert result["cloze"]["cloze_items"] == 102 and "choose with --tasks" in captured.err
+    assert eval_main([str(contextual_runs["gpt"][0]), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["perplexity"]["perplexity"] > 1 and "senses" in result and "cloze" not in result
