@@ -18,6 +18,7 @@ from typing import Any
 from engine.data.inputs import reads_left_to_right
 from engine.device import pick_device
 from engine.errors import CheckpointError
+from engine.handles.hf_tasks import HFTaskHandle, labels_of, task_of
 from engine.handles.transformer import TransformerHandle
 from engine.models.hf_lock import one_thread_in_transformers
 from engine.models.wrappers.hf import HFAdapter
@@ -68,8 +69,15 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     head: Any
     architectures = list(getattr(config, "architectures", None) or [])
     encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+    family = "" if encoder_decoder else task_of(architectures, config)
+    tasks = {"classify": ("MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES", "AutoModelForSequenceClassification"),
+             "tag": ("MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES", "AutoModelForTokenClassification")}
+    if family and model_type not in getattr(auto, tasks[family][0]):
+        family = ""
     if encoder_decoder:  # T5, BART: the encoder is read (its vectors and attention); a decoder needs an output text
         objective, head = "none", None
+    elif family:  # fine-tuned for a task: its own head answers (engine.handles.hf_tasks)
+        objective, head = "none", getattr(transformers, tasks[family][1])
     elif any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining
     elif reads_left_to_right(config) and model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
@@ -85,6 +93,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
         if head is not None:
             model, loading = from_pretrained_in_memory(head, folder, output_loading_info=True, **common)
             if loading.get("missing_keys"):
+                family = ""  # (a task head whose weights are not there: no classifier either)
                 what = "masked-LM" if objective == "masked" else "language-model"
                 tuned = [a for a in architectures if "For" in a and not a.endswith(("ForMaskedLM", "ForPreTraining",
                                                                                    "ForCausalLM"))]
@@ -93,6 +102,10 @@ def load_hf(folder: str | Path) -> TransformerHandle:
                 reason = (f"this checkpoint has no {what} head ({held}): it gives contextual vectors and attention, "
                           "not word predictions")
                 objective, model = "none", None
+            elif family:
+                reason = (f"this checkpoint was fine-tuned to {'classify texts' if family == 'classify' else 'tag words'}"
+                          f" ({', '.join(labels_of(config))}): it answers under Fine-tune → Try it, and predicts no "
+                          "words")
             elif model.get_output_embeddings() is None:  # ELECTRA's (or Funnel's) pre-training head: a discriminator
                 reason = (f"this checkpoint's head ({type(model).__name__}) tells a text's original tokens from "
                           "replaced ones, as ELECTRA's discriminator does: it predicts no words; it gives contextual "
@@ -124,6 +137,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
         info["note"] = reason
     adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
     name = folder.parent.name if folder.name == "model" else folder.name
+    if family:
+        return HFTaskHandle(f"hf-{model_type}", name, str(folder), info, adapter, family, labels_of(config))
     return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)
 
 

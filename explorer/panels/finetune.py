@@ -136,8 +136,26 @@ class FinetunePanel(QWidget):
 
         fine_tuned = Capability.CLASSIFY | Capability.TAG | Capability.ANSWER  # fine-tune the base model, not these
         models = {n: h for n, h in self.session.models.items() if not h.capabilities & fine_tuned}
+        # a fine-tuned model opened from the library (a run, or a Hugging Face classifier or tagger) answers in "Try
+        # it" beside the runs that finished here
+        loaded = [n for n, h in self.session.models.items() if h.capabilities & fine_tuned and n not in self.records]
+        new = [n for n in loaded if self.try_it.run.findText(n) < 0]
+        self.try_it.set_loaded(loaded)
+        if new and not self.busy:  # one just opened: where it answers
+            self.results.setCurrentWidget(self.try_it)
+        current = self.try_it.run.currentText()
+        if current not in self.records:  # the one listed first answers; one unloaded answers no more
+            handle = self.session.models.get(current) if current else None
+            if handle is not self.finished_model:
+                self.finished_model = None
+                if handle is not None:
+                    self._show_finished(current)
+                else:
+                    self.try_it.set_idle()
         self.model.set_models(models, prefer="bert-tiny")
         reason = self.model.reason()
+        if reason and loaded and len(models) == 0:
+            reason = f"only fine-tuned models are loaded ({', '.join(loaded)}: they answer under Try it)"
         self.start.setEnabled(not reason and not self.busy)
         self.ablation.setEnabled(not reason and not self.busy)
         if reason:
@@ -319,7 +337,15 @@ class FinetunePanel(QWidget):
     def _show_finished(self, name: str) -> None:
         """Load a finished run (once) in a worker: its evaluation, and its best checkpoint for "Try it"."""
         run = self.records.get(name)
-        if run is None or not run.finished:
+        if run is None:
+            handle = self.session.models.get(name)  # a fine-tuned model the library loaded
+            if handle is not None:
+                self.finished_model = handle
+                self.try_it.set_ready(name)
+                if self.try_it.input.text().strip():
+                    self._try(self.try_it.input.text())
+            return
+        if not run.finished:
             return
         if run.handle is not None:
             self._loaded((name, run.report, run.handle))

@@ -203,6 +203,9 @@ class AblationTable(QWidget):
         return {cell_text(self.table, r, 1): cell_text(self.table, r, 2) for r in range(self.table.rowCount())}
 
 
+IDLE = "When a run ends, its best checkpoint answers here (so does a fine-tuned model opened from the library)."
+
+
 class TryIt(QWidget):
     """Type a sentence, see the fine-tuned model's prediction (the panel runs it in a worker)."""
 
@@ -212,17 +215,18 @@ class TryIt(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.run = QComboBox()
-        self.run.setToolTip("the finished run that answers (after an ablation: the best one)")
+        self.run.setToolTip("the finished run that answers (after an ablation: the best one), or a fine-tuned model "
+                            "opened from the library")
         self.run.currentTextChanged.connect(self._chosen)
         self.input = QLineEdit(placeholderText="Type a sentence for the fine-tuned model (pairs: A ||| B)")
         self.button = QPushButton("Predict")
         self.button.setEnabled(False)
-        self.result = QLabel("When a run ends, its best checkpoint answers here.")
+        self.result = QLabel(IDLE)
         self.result.setWordWrap(True)
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.scores = _table(["label", "probability"])
         row = QHBoxLayout()
-        row.addWidget(QLabel("Run:"))
+        row.addWidget(QLabel("Model:"))
         row.addWidget(self.run)
         row.addWidget(self.input, 1)
         row.addWidget(self.button)
@@ -248,6 +252,22 @@ class TryIt(QWidget):
             self.run_chosen.emit(choose)
         else:
             self.run.setCurrentText(choose)
+
+    def set_loaded(self, names: list[str]) -> None:
+        """List the loaded fine-tuned models (after the runs that finished here) and only them: one unloaded goes."""
+        loaded = set(names)
+        self.run.blockSignals(True)
+        for i in reversed(range(self.run.count())):
+            if self.run.itemData(i) == "loaded" and self.run.itemText(i) not in loaded:
+                self.run.removeItem(i)
+        for name in names:
+            if self.run.findText(name) < 0:
+                self.run.addItem(name, "loaded")
+        self.run.blockSignals(False)
+
+    def set_idle(self) -> None:
+        self.button.setEnabled(False)
+        self.result.setText(IDLE)
 
     def set_ready(self, run: str) -> None:
         self.button.setEnabled(True)

@@ -220,7 +220,7 @@ def _hf_folder(folder, model, tok):
 @pytest.mark.parametrize("kind", ["electra-discriminator", "t5", "sentence-classifier", "xlnet"])
 def test_a_hugging_face_model_without_a_word_head_gives_vectors_and_says_what_it_is(tmp_path, contextual_runs, kind):
     """An ELECTRA discriminator (a head that tells replaced tokens, no words), an encoder-decoder (T5), a
-    fine-tuned classifier and XLNet (filed as a causal LM, but each position sees the whole text unless a
+    fine-tuned regression head (one score: no classifier, test_hf_tasks.py has those) and XLNet (filed as a causal LM, but each position sees the whole text unless a
     permutation mask is built): vectors and attention from their encoders, and a refusal that names what the
     checkpoint is. Before, the discriminator claimed fill-mask and crashed in it, T5's vectors raised transformers'
     "You must specify exactly one of input_ids or inputs_embeds", and XLNet (max_position_embeddings -1) read no
@@ -238,7 +238,7 @@ def test_a_hugging_face_model_without_a_word_head_gives_vectors_and_says_what_it
         "t5": (lambda: transformers.T5Model(transformers.T5Config(vocab_size=v, d_model=32, d_kv=8, d_ff=64,
                                                                    num_layers=2, num_heads=4)), "encoder-decoder"),
         "sentence-classifier": (lambda: transformers.BertForSequenceClassification(
-            transformers.BertConfig(vocab_size=v, num_labels=3, **small)), "BertForSequenceClassification"),
+            transformers.BertConfig(vocab_size=v, num_labels=1, **small)), "BertForSequenceClassification"),
         "xlnet": (lambda: transformers.XLNetLMHeadModel(transformers.XLNetConfig(vocab_size=v, d_model=32, n_layer=2,
                                                                                 n_head=4, d_inner=64)), "whole text"),
     }[kind]

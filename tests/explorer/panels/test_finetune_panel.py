@@ -163,3 +163,35 @@ def test_stop_works_while_loading_while_training_and_when_the_window_closes(qtbo
     panel.window_for_test.close()
     assert not job.running and job.status == "stopped"
     assert isinstance(api.read_metrics(out)[-1], api.RunFinished) and api.load(out).classify("a bus").labels
+
+
+def test_a_fine_tuned_hugging_face_classifier_opened_from_the_library_answers_in_try_it(qtbot, panel, tmp_path,
+                                                                                       contextual_runs):
+    """A sentiment or topic classifier saved by transformers (…ForSequenceClassification) is a fine-tuned model:
+    "Try it" lists it once it is loaded and answers with its own labels; unloaded, it answers no more."""
+    import transformers
+
+    from engine.data.text import load_subword_tokenizer
+
+    tok = load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json")
+    folder = tmp_path / "sentiment"
+    transformers.BertForSequenceClassification(transformers.BertConfig(
+        vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, num_labels=2, id2label={0: "NEGATIVE", 1: "POSITIVE"},
+        label2id={"NEGATIVE": 0, "POSITIVE": 1})).save_pretrained(folder)
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
+                                         pad_token="[PAD]", mask_token="[MASK]").save_pretrained(folder)
+    session = panel.session
+    with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
+        session.load(str(folder))
+    try_it = panel.try_it
+    assert try_it.run.currentText() == "sentiment" and try_it.button.isEnabled()
+    assert panel.model.findText("sentiment") < 0  # a fine-tuned model is tried, not fine-tuned again
+    with qtbot.waitSignal(panel.try_runner.finished, timeout=30_000):
+        try_it.input.setText("the fruit was fresh and sweet")
+        try_it.button.click()
+    assert any(label in try_it.result.text() for label in ("NEGATIVE", "POSITIVE"))
+    assert {try_it.scores.item(r, 0).text() for r in range(2)} == {"NEGATIVE", "POSITIVE"}
+    session.unload("sentiment")
+    qtbot.waitUntil(lambda: try_it.run.findText("sentiment") < 0, timeout=10_000)
+    assert panel.finished_model is None and not try_it.button.isEnabled()

@@ -1,0 +1,112 @@
+"""A Hugging Face checkpoint fine-tuned for a task — ``…ForSequenceClassification`` (a text or a pair gets one of
+its labels: sentiment, topic, entailment) or ``…ForTokenClassification`` (each word gets a tag: named entities) —
+answers with its own head and labels (``config.id2label``), as a model fine-tuned here does; its encoder gives
+vectors and attention as any model's. A head of one output (a regression: a similarity score) is no classifier:
+such a folder opens for its vectors and attention, and says so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.data.text import word_spans
+from engine.device import threads_for
+from engine.errors import InputError, Unsupported
+from engine.handles.base import check_text
+from engine.handles.transformer import TransformerHandle
+from engine.models.wrappers.hf import HFAdapter
+from engine.results import Capability, Classification, Tagging
+
+HEADS = {"ForSequenceClassification": "classify", "ForTokenClassification": "tag"}
+
+
+def task_of(architectures: list[str], config: Any) -> str:
+    """"classify", "tag" or "" (no task head this handle reads) from the class the folder was saved as."""
+    for name in architectures:
+        for suffix, family in HEADS.items():
+            if name.endswith(suffix) and int(getattr(config, "num_labels", 0) or 0) >= 2:
+                return family
+    return ""
+
+
+def labels_of(config: Any) -> tuple[str, ...]:
+    """The labels in the head's order ("LABEL_0" … where the folder names none, as transformers does)."""
+    names = getattr(config, "id2label", None) or {}
+    return tuple(str(names.get(i, names.get(str(i), f"LABEL_{i}"))) for i in range(int(config.num_labels)))
+
+
+class HFTaskHandle(TransformerHandle):
+    """A TransformerHandle whose adapter's model is the whole task model (encoder and head): vectors and attention
+    run its encoder (the adapter's ``body``), ``classify`` or ``tag`` the whole model."""
+
+    def __init__(self, kind: str, name: str, path: str | None, info: dict[str, Any], adapter: HFAdapter, family: str,
+                 labels: tuple[str, ...]) -> None:
+        super().__init__(kind, name, path, info, adapter)
+        self.hf, self.family, self.labels = adapter, family, labels
+        self.capabilities |= Capability.CLASSIFY if family == "classify" else Capability.TAG
+        self.multi_label = getattr(adapter.model.config, "problem_type", None) == "multi_label_classification"
+        self.info.update({"task": f"{'classifies texts' if family == 'classify' else 'tags words'} "
+                                  f"({', '.join(labels)})", "family": family, "labels": list(labels)})
+
+    def _probabilities(self, ids: list[int], segments: list[int]) -> np.ndarray:
+        """The head's probabilities: (labels,) for a text, (tokens, labels) for a tagger (each label on its own
+        for a multi-label classifier, whose labels do not exclude each other)."""
+        device = self.hf.device
+        kwargs: dict[str, Any] = {"input_ids": torch.tensor([ids], device=device),
+                                  "attention_mask": torch.ones(1, len(ids), dtype=torch.long, device=device)}
+        if self.hf.takes_segments:
+            kwargs["token_type_ids"] = torch.tensor([segments], device=device)
+        with torch.inference_mode(), threads_for(self._parameters() * len(ids)):
+            logits = self.hf.model(**kwargs).logits[0].float()
+        probs = logits.sigmoid() if self.multi_label else logits.softmax(-1)
+        return probs.cpu().numpy()
+
+    def classify(self, text: str, text_b: str | None = None) -> Classification:
+        return self.classify_batch([text], [text_b])[0]
+
+    def classify_batch(self, texts: list[str], texts_b: list[str | None] | None = None) -> list[Classification]:
+        if Capability.CLASSIFY not in self.capabilities:
+            raise Unsupported(self.missing(Capability.CLASSIFY))
+        out = []
+        for text, pair in zip(texts, texts_b or [None] * len(texts), strict=True):
+            a = check_text(text, "text")
+            b = check_text(pair, "second text") if pair else None
+            ids, segments, _, _, notice = self._encode(a, b)
+            probs = self._probabilities(ids, segments)
+            order = np.argsort(-probs)
+            out.append(Classification(a, tuple(self.labels[k] for k in order), tuple(float(probs[k]) for k in order),
+                                      notice))
+        return out
+
+    def tag(self, text: str) -> Tagging:
+        from engine.finetune.metrics import entities
+
+        if Capability.TAG not in self.capabilities:
+            raise Unsupported(self.missing(Capability.TAG))
+        text = check_text(text)
+        spans = word_spans(text)
+        if not spans:
+            raise InputError("the sentence has no words")
+        ids, segments, offsets, special, notice = self._encode(text)
+        probs = self._probabilities(ids, segments)
+        tags, chances = [], []
+        for a, b in spans:  # each word read at its first token (as the model was fine-tuned on words)
+            first = next((i for i, (s, e) in enumerate(offsets) if not special[i] and e > a and s < b), None)
+            if first is None:  # beyond what the model reads
+                break
+            best = int(probs[first].argmax())
+            tags.append(self.labels[best])
+            chances.append(float(probs[first, best]))
+        words = tuple(text[a:b] for a, b in spans[: len(tags)])
+        found = tuple((kind, " ".join(words[s : e + 1])) for kind, s, e in sorted(entities(tags), key=lambda x: x[1]))
+        return Tagging(words, tuple(tags), tuple(chances), found, notice)
+
+    def missing(self, capability: Capability) -> str:
+        if capability in self.capabilities:
+            return ""
+        if capability in (Capability.CLASSIFY, Capability.TAG, Capability.ANSWER):
+            what = "classifies texts" if self.family == "classify" else "tags words"
+            return f"{self.name} was fine-tuned for a task: it {what} ({', '.join(self.labels)})"
+        return super().missing(capability)
