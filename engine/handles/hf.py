@@ -18,7 +18,7 @@ from typing import Any
 from engine.data.inputs import reads_left_to_right
 from engine.device import pick_device
 from engine.errors import CheckpointError
-from engine.handles.hf_tasks import HFTaskHandle, labels_of, task_of
+from engine.handles.hf_tasks import WHAT, HFTaskHandle, labels_of, task_of
 from engine.handles.transformer import TransformerHandle
 from engine.models.hf_lock import one_thread_in_transformers
 from engine.models.wrappers.hf import HFAdapter
@@ -71,7 +71,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
     family = "" if encoder_decoder else task_of(architectures, config)
     tasks = {"classify": ("MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES", "AutoModelForSequenceClassification"),
-             "tag": ("MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES", "AutoModelForTokenClassification")}
+             "tag": ("MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES", "AutoModelForTokenClassification"),
+             "answer": ("MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES", "AutoModelForQuestionAnswering")}
     if family and model_type not in getattr(auto, tasks[family][0]):
         family = ""
     if encoder_decoder:  # T5, BART: the encoder is read (its vectors and attention); a decoder needs an output text
@@ -103,9 +104,9 @@ def load_hf(folder: str | Path) -> TransformerHandle:
                           "not word predictions")
                 objective, model = "none", None
             elif family:
-                reason = (f"this checkpoint was fine-tuned to {'classify texts' if family == 'classify' else 'tag words'}"
-                          f" ({', '.join(labels_of(config))}): it answers under Fine-tune → Try it, and predicts no "
-                          "words")
+                labels = f" ({', '.join(labels_of(config))})" if family != "answer" else ""
+                reason = (f"this checkpoint was fine-tuned for a task: it {WHAT[family]}{labels}, under Fine-tune → "
+                          "Try it, and predicts no words")
             elif model.get_output_embeddings() is None:  # ELECTRA's (or Funnel's) pre-training head: a discriminator
                 reason = (f"this checkpoint's head ({type(model).__name__}) tells a text's original tokens from "
                           "replaced ones, as ELECTRA's discriminator does: it predicts no words; it gives contextual "

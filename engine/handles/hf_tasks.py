@@ -1,5 +1,6 @@
 """A Hugging Face checkpoint fine-tuned for a task — ``…ForSequenceClassification`` (a text or a pair gets one of
-its labels: sentiment, topic, entailment) or ``…ForTokenClassification`` (each word gets a tag: named entities) —
+its labels: sentiment, topic, entailment), ``…ForTokenClassification`` (each word gets a tag: named entities) or
+``…ForQuestionAnswering`` (a question's answer is a span of its context: SQuAD) —
 answers with its own head and labels (``config.id2label``), as a model fine-tuned here does; its encoder gives
 vectors and attention as any model's. A head of one output (a regression: a similarity score) is no classifier:
 such a folder opens for its vectors and attention, and says so."""
@@ -11,22 +12,25 @@ from typing import Any
 import numpy as np
 import torch
 
+from engine.data.inputs import encode_text
 from engine.data.text import word_spans
 from engine.device import threads_for
 from engine.errors import InputError, Unsupported
 from engine.handles.base import check_text
 from engine.handles.transformer import TransformerHandle
 from engine.models.wrappers.hf import HFAdapter
-from engine.results import Capability, Classification, Tagging
+from engine.results import Answer, Capability, Classification, Tagging
 
-HEADS = {"ForSequenceClassification": "classify", "ForTokenClassification": "tag"}
+HEADS = {"ForSequenceClassification": "classify", "ForTokenClassification": "tag", "ForQuestionAnswering": "answer"}
+WHAT = {"classify": "classifies texts", "tag": "tags words", "answer": "answers a question from a context"}
+CAPABILITY = {"classify": Capability.CLASSIFY, "tag": Capability.TAG, "answer": Capability.ANSWER}
 
 
 def task_of(architectures: list[str], config: Any) -> str:
     """"classify", "tag" or "" (no task head this handle reads) from the class the folder was saved as."""
     for name in architectures:
         for suffix, family in HEADS.items():
-            if name.endswith(suffix) and int(getattr(config, "num_labels", 0) or 0) >= 2:
+            if name.endswith(suffix) and (family == "answer" or int(getattr(config, "num_labels", 0) or 0) >= 2):
                 return family
     return ""
 
@@ -45,21 +49,24 @@ class HFTaskHandle(TransformerHandle):
                  labels: tuple[str, ...]) -> None:
         super().__init__(kind, name, path, info, adapter)
         self.hf, self.family, self.labels = adapter, family, labels
-        self.capabilities |= Capability.CLASSIFY if family == "classify" else Capability.TAG
+        self.capabilities |= CAPABILITY[family]
         self.multi_label = getattr(adapter.model.config, "problem_type", None) == "multi_label_classification"
-        self.info.update({"task": f"{'classifies texts' if family == 'classify' else 'tags words'} "
-                                  f"({', '.join(labels)})", "family": family, "labels": list(labels)})
+        self.info.update({"task": WHAT[family] + (f" ({', '.join(labels)})" if family != "answer" else ""),
+                          "family": family, "labels": list(labels) if family != "answer" else []})
 
-    def _probabilities(self, ids: list[int], segments: list[int]) -> np.ndarray:
-        """The head's probabilities: (labels,) for a text, (tokens, labels) for a tagger (each label on its own
-        for a multi-label classifier, whose labels do not exclude each other)."""
+    def _outputs(self, ids: list[int], segments: list[int]) -> Any:
         device = self.hf.device
         kwargs: dict[str, Any] = {"input_ids": torch.tensor([ids], device=device),
                                   "attention_mask": torch.ones(1, len(ids), dtype=torch.long, device=device)}
         if self.hf.takes_segments:
             kwargs["token_type_ids"] = torch.tensor([segments], device=device)
         with torch.inference_mode(), threads_for(self._parameters() * len(ids)):
-            logits = self.hf.model(**kwargs).logits[0].float()
+            return self.hf.model(**kwargs)
+
+    def _probabilities(self, ids: list[int], segments: list[int]) -> np.ndarray:
+        """The head's probabilities: (labels,) for a text, (tokens, labels) for a tagger (each label on its own
+        for a multi-label classifier, whose labels do not exclude each other)."""
+        logits = self._outputs(ids, segments).logits[0].float()
         probs = logits.sigmoid() if self.multi_label else logits.softmax(-1)
         return probs.cpu().numpy()
 
@@ -103,10 +110,31 @@ class HFTaskHandle(TransformerHandle):
         found = tuple((kind, " ".join(words[s : e + 1])) for kind, s, e in sorted(entities(tags), key=lambda x: x[1]))
         return Tagging(words, tuple(tags), tuple(chances), found, notice)
 
+    def answer(self, question: str, context: str) -> Answer:
+        """The span of ``context`` the head scores highest as the answer (start + end logits, at most 30 tokens;
+        the question is kept whole and a long context cut, as fine-tuning here reads a span task)."""
+        from engine.finetune.metrics import best_span
+
+        if Capability.ANSWER not in self.capabilities:
+            raise Unsupported(self.missing(Capability.ANSWER))
+        q, c = check_text(question, "question"), check_text(context, "context")
+        enc = encode_text(self.adapter.tokenizer, self.adapter.specials, q, c, self.adapter.max_len,
+                          truncate_first=False)
+        allowed = np.array([second and not special for second, special in zip(enc.second, enc.special, strict=True)])
+        if not allowed.any():
+            raise InputError("the question leaves no room for the context: shorten the question")
+        out = self._outputs(enc.ids, enc.segments)
+        start, end = (x[0].float().cpu().numpy() for x in (out.start_logits, out.end_logits))
+        s, e, score = best_span(start, end, allowed)
+        a, b = enc.offsets[s][0], enc.offsets[e][1]
+        notice = f"cut to the {self.adapter.max_len} tokens this model reads (the question first)" if enc.truncated \
+            else ""
+        return Answer(c[a:b], a, b, score, notice)
+
     def missing(self, capability: Capability) -> str:
         if capability in self.capabilities:
             return ""
         if capability in (Capability.CLASSIFY, Capability.TAG, Capability.ANSWER):
-            what = "classifies texts" if self.family == "classify" else "tags words"
-            return f"{self.name} was fine-tuned for a task: it {what} ({', '.join(self.labels)})"
+            labels = f" ({', '.join(self.labels)})" if self.labels else ""
+            return f"{self.name} was fine-tuned for a task: it {WHAT[self.family]}{labels}"
         return super().missing(capability)

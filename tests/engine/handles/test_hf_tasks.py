@@ -54,7 +54,7 @@ def test_a_sentence_classifier_gives_its_labels_with_transformers_probabilities(
         assert np.allclose(got, theirs, atol=1e-4)  # (eager attention and packed products here: float noise)
         assert list(ours.probs) == sorted(ours.probs, reverse=True)  # the likeliest first
     assert h.contextual_vectors("the cat sat").vectors.shape == (3, 3, 32)  # its encoder, as any model's
-    with pytest.raises(Unsupported, match="classify texts"):
+    with pytest.raises(Unsupported, match="classifies texts"):
         h.fill_mask("the [MASK] sat")
     with pytest.raises(Unsupported, match="classifies texts"):
         h.tag("the cat sat")
@@ -103,3 +103,29 @@ def test_a_regression_head_is_not_a_classifier(tmp_path, hf_tokenizer):
     with pytest.raises(Unsupported, match="not a fine-tuned classifier"):
         h.classify("the cat sat")
     assert "BertForSequenceClassification" in h.missing(Capability.MASKED_LM)  # what it is, said where it is opened
+
+
+def test_a_question_answering_model_answers_with_a_span_of_the_context(tmp_path, hf_tokenizer):
+    import transformers
+
+    from engine.finetune.metrics import best_span
+
+    torch.manual_seed(3)
+    model = transformers.BertForQuestionAnswering(_config(hf_tokenizer)).eval()
+    h = api.load(_folder(tmp_path / "squad", model, hf_tokenizer))
+    assert Capability.ANSWER in h.capabilities and "answers a question" in h.info["task"]
+    question, context = "where did the cat sit", "the cat sat on the mat in the sun"
+    ours = h.answer(question, context)
+    enc = hf_tokenizer(question, context, return_tensors="pt", return_offsets_mapping=True)
+    offsets = enc.pop("offset_mapping")[0].tolist()
+    sequence = enc.sequence_ids(0)  # None for [CLS] and [SEP], 0 for the question, 1 for the context
+    segments = torch.tensor([[0 if i is None or i == 0 else 1 for i in sequence]])
+    segments[0, -1] = 1  # BERT's last [SEP] belongs to the second segment
+    with torch.no_grad():
+        out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], token_type_ids=segments)
+    context_tokens = np.array([i == 1 for i in sequence])
+    s, e, score = best_span(out.start_logits[0].numpy(), out.end_logits[0].numpy(), context_tokens)
+    assert (ours.start, ours.end) == (offsets[s][0], offsets[e][1]) and ours.text == context[ours.start:ours.end]
+    assert ours.text and abs(ours.score - score) < 1e-3
+    with pytest.raises(Unsupported, match="answers a question"):
+        h.classify("the cat sat")
