@@ -33,6 +33,8 @@ def describe(handle: Any) -> str:
         parts.append(f"corpus {trained_text(info)}")
     if info.get("device"):
         parts.append(f"trained on {info['device']}")
+    if info.get("task") and info.get("source") == "Hugging Face checkpoint":  # a classifier, tagger or reader
+        parts.append(f"fine-tuned: {info['task']}")
     return ", ".join(parts)
 
 
@@ -121,7 +123,9 @@ class LibraryPanel(QWidget):
             lines = [str(handle.info[k]) for k in ("what", "trained", "headline") if handle.info.get(k)]
             for column in (0, 1):
                 item.setToolTip(column, "\n".join([*lines, str(handle.info.get("path", ""))]).strip())
-            item.setData(0, ABOUT, about(name, handle.info, describe(handle)) + f"<br>Can do: {capability_names(handle)}")
+            note = f"<br>{escape(str(handle.info['note']))}" if handle.info.get("note") else ""  # what it cannot do
+            item.setData(0, ABOUT, about(name, handle.info, describe(handle)) + f"<br>Can do: {capability_names(handle)}"
+                         + note)
             self.loaded.addChild(item)
         self.loaded.setExpanded(True)
         self._fit_columns()
