@@ -184,7 +184,15 @@ def test_a_fine_tuned_hugging_face_classifier_opened_from_the_library_answers_in
     session = panel.session
     with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
         session.load(str(folder))
+    from explorer.panels.library import ABOUT, LibraryPanel
+
+    library = panel.window_for_test.findChild(LibraryPanel)
+    item = next(library.loaded.child(i) for i in range(library.loaded.childCount())
+                if library.loaded.child(i).text(0) == "sentiment")
+    assert "fine-tuned: classifies texts (NEGATIVE, POSITIVE)" in item.text(1)  # what it is, in the library
+    assert "predicts no words" in item.data(0, ABOUT)
     try_it = panel.try_it
+    assert panel.results.currentWidget() is try_it  # where it answers, shown as it loads
     assert try_it.run.currentText() == "sentiment" and try_it.button.isEnabled()
     assert panel.model.findText("sentiment") < 0  # a fine-tuned model is tried, not fine-tuned again
     with qtbot.waitSignal(panel.try_runner.finished, timeout=30_000):
