@@ -144,7 +144,11 @@ class FinetunePanel(QWidget):
         if new and not self.busy:  # one just opened: where it answers
             self.results.setCurrentWidget(self.try_it)
         current = self.try_it.run.currentText()
-        if current not in self.records:  # the one listed first answers; one unloaded answers no more
+        if current in self.records:  # (the list moved to a run of this window as the loaded model it showed went)
+            if self.finished_model is not self.records[current].handle:
+                self.finished_model = None
+                self._show_finished(current)
+        else:  # the one listed first answers; one unloaded answers no more
             handle = self.session.models.get(current) if current else None
             if handle is not self.finished_model:
                 self.finished_model = None

@@ -40,6 +40,7 @@ def panel(qtbot, tmp_path, monkeypatch, contextual_runs):
     p.form.max_len.setValue(32)
     p.form.probes.setPlainText("she played the violin on stage\nwe parked the bus outside")
     p.window_for_test = window
+    p.bert_vocabulary, p.tmp_path = contextual_runs["bert"][0] / "tokenizer.json", tmp_path
     yield p
     from explorer.tasks import wait_for_workers
 
@@ -82,6 +83,21 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
     panel.monitor.redraw_now()
     settle_layout()
     panel.window_for_test.grab().save(str(SHOTS / "finetune-confusion.png"))
+    # the run fine-tuned here, opened from the library too, is listed once; chosen there and unloaded, "Try it" goes
+    # back to the run of this window and answers with it, not with the model that went
+    run_model = panel.finished_model
+    with qtbot.waitSignal(panel.session.modelsChanged, timeout=60_000):
+        panel.session.load(str(panel.records[name].out))
+    assert [panel.try_it.run.itemText(i) for i in range(panel.try_it.run.count())] == [name]
+    assert panel.finished_model is run_model
+    with qtbot.waitSignal(panel.session.modelsChanged, timeout=60_000):
+        panel.session.load(str(_hf_classifier(panel.tmp_path / "sentiment", panel.bert_vocabulary)))
+    panel.try_it.run.setCurrentText("sentiment")
+    assert panel.finished_model is panel.session.models["sentiment"]
+    panel.session.unload("sentiment")
+    qtbot.waitUntil(lambda: panel.finished_model is not None and panel.try_it.run.currentText() == name,
+                    timeout=30_000)
+    assert panel.finished_model is panel.records[name].handle and panel.finished_model is not None
 
 
 def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
@@ -165,25 +181,28 @@ def test_stop_works_while_loading_while_training_and_when_the_window_closes(qtbo
     assert isinstance(api.read_metrics(out)[-1], api.RunFinished) and api.load(out).classify("a bus").labels
 
 
-def test_a_fine_tuned_hugging_face_classifier_opened_from_the_library_answers_in_try_it(qtbot, panel, tmp_path,
-                                                                                       contextual_runs):
-    """A sentiment or topic classifier saved by transformers (…ForSequenceClassification) is a fine-tuned model:
-    "Try it" lists it once it is loaded and answers with its own labels; unloaded, it answers no more."""
+def _hf_classifier(folder, vocabulary):
+    """A (random) sentiment classifier saved by transformers, with a tiny BERT run's vocabulary."""
     import transformers
 
     from engine.data.text import load_subword_tokenizer
 
-    tok = load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json")
-    folder = tmp_path / "sentiment"
+    tok = load_subword_tokenizer(vocabulary)
     transformers.BertForSequenceClassification(transformers.BertConfig(
         vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
         intermediate_size=64, num_labels=2, id2label={0: "NEGATIVE", 1: "POSITIVE"},
         label2id={"NEGATIVE": 0, "POSITIVE": 1})).save_pretrained(folder)
     transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
                                          pad_token="[PAD]", mask_token="[MASK]").save_pretrained(folder)
+    return folder
+
+
+def test_a_fine_tuned_hugging_face_classifier_opened_from_the_library_answers_in_try_it(qtbot, panel, tmp_path):
+    """A sentiment or topic classifier saved by transformers (…ForSequenceClassification) is a fine-tuned model:
+    "Try it" lists it once it is loaded and answers with its own labels; unloaded, it answers no more."""
     session = panel.session
     with qtbot.waitSignal(session.modelsChanged, timeout=60_000):
-        session.load(str(folder))
+        session.load(str(_hf_classifier(tmp_path / "sentiment", panel.bert_vocabulary)))
     from explorer.panels.library import ABOUT, LibraryPanel
 
     library = panel.window_for_test.findChild(LibraryPanel)
