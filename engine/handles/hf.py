@@ -6,7 +6,8 @@ decoders, BertForPreTraining when the folder says so (adds next-sentence predict
 weights lack that head (e.g. a sentence-embedding model saved as a bare encoder) loads as the bare
 encoder and says so: vectors and attention work, fill-mask explains why it cannot. So do a checkpoint whose
 pre-training head is a discriminator (ELECTRA's: replaced tokens, no words) and an encoder-decoder (T5, BART: its
-encoder is read).
+encoder is read). A checkpoint fine-tuned for a task (a classifier, tagger or question-answering model) answers
+with its own head (engine.handles.hf_tasks).
 """
 
 from __future__ import annotations
