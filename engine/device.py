@@ -163,8 +163,11 @@ def release_memory() -> bool:
     first (engine/models/packed_linear.py). True where it could (Linux with glibc); a no-op elsewhere."""
     global _TRIM
     packed = sys.modules.get("engine.models.packed_linear")  # (not imported: no model packed, nothing to let go)
-    if packed is not None:
-        packed.trim_packed()  # packed weight copies kept over their budget while in use, no longer in use
+    # (being imported by another thread this moment: in sys.modules without its functions yet, and nothing packed;
+    # a talk's export once raised "partially initialized module … has no attribute 'trim_packed'" here)
+    trim = getattr(packed, "trim_packed", None)
+    if trim is not None:
+        trim()  # packed weight copies kept over their budget while in use, no longer in use
     if _TRIM is None:
         import ctypes
         import ctypes.util
