@@ -135,7 +135,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     info = {"path": str(folder), "model_type": model_type, "architectures": architectures,
             "layers": config.num_hidden_layers, "heads": config.num_attention_heads, "dim": config.hidden_size,
             "parameters": sum(p.numel() for p in model.parameters()), "source": "Hugging Face checkpoint"}
-    if reason:
+    if reason and not family:  # (a task model's task is in its info already: the library says it once)
         info["note"] = reason
     adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
     name = folder.parent.name if folder.name == "model" else folder.name

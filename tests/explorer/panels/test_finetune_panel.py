@@ -209,7 +209,8 @@ def test_a_fine_tuned_hugging_face_classifier_opened_from_the_library_answers_in
     item = next(library.loaded.child(i) for i in range(library.loaded.childCount())
                 if library.loaded.child(i).text(0) == "sentiment")
     assert "fine-tuned: classifies texts (NEGATIVE, POSITIVE)" in item.text(1)  # what it is, in the library
-    assert "predicts no words" in item.data(0, ABOUT)
+    assert item.data(0, ABOUT).count("classifies texts") == 1 and "Can do: contextual, attention, classify" in \
+        item.data(0, ABOUT)
     try_it = panel.try_it
     assert panel.results.currentWidget() is try_it  # where it answers, shown as it loads
     assert try_it.run.currentText() == "sentiment" and try_it.button.isEnabled()
