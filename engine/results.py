@@ -94,6 +94,12 @@ class Classification:
     def label(self) -> str:
         return self.labels[0]
 
+    @classmethod
+    def ranked(cls, text: str, labels: tuple[str, ...], probs: np.ndarray, notice: str = "") -> Classification:
+        """From a head's probabilities in its labels' order: every label, the most probable first."""
+        order = np.argsort(-probs)
+        return cls(text, tuple(labels[k] for k in order), tuple(float(probs[k]) for k in order), notice)
+
 
 @dataclass(frozen=True)
 class Tagging:

@@ -46,6 +46,11 @@ def entities(tags: list[str]) -> set[tuple[str, int, int]]:
     return found
 
 
+def entity_words(words: tuple[str, ...], tags: list[str]) -> tuple[tuple[str, str], ...]:
+    """(type, its words) of each entity of a tagged sentence, in the order they come."""
+    return tuple((kind, " ".join(words[a : b + 1])) for kind, a, b in sorted(entities(tags), key=lambda e: e[1]))
+
+
 def entity_scores(gold: list[list[str]], predicted: list[list[str]]) -> dict[str, object]:
     """Micro precision/recall/F1 over entities (exact type and boundaries), per-type F1, token accuracy."""
     per_type: dict[str, Counter[str]] = {}

@@ -55,14 +55,12 @@ class FinetunedHandle(BaseHandle):
         data, out = self._run(examples)
         results = []
         for i, text in enumerate(texts):
-            order = np.argsort(-out["probs"][i])
             notice = f"truncated to the first {self.max_len} tokens" if data.encoded[i].truncated else ""
-            results.append(Classification(text, tuple(self.labels[k] for k in order),
-                                          tuple(float(out["probs"][i, k]) for k in order), notice))
+            results.append(Classification.ranked(text, self.labels, out["probs"][i], notice))
         return results
 
     def tag(self, text: str) -> Tagging:
-        from engine.finetune.metrics import entities
+        from engine.finetune.metrics import entity_words
         from engine.finetune.predict import word_tags
 
         if Capability.TAG not in self.capabilities:
@@ -73,8 +71,7 @@ class FinetunedHandle(BaseHandle):
             raise InputError("the sentence has no words")
         data, out = self._run([TagExample(words, tuple("O" for _ in words))])
         tags, probs = word_tags(out["probs"], data, self.labels, 0, len(words))
-        found = tuple((kind, " ".join(words[a : b + 1])) for kind, a, b in sorted(entities(tags), key=lambda e: e[1]))
-        return Tagging(words, tuple(tags), tuple(probs), found, self._notice(data))
+        return Tagging(words, tuple(tags), tuple(probs), entity_words(words, tags), self._notice(data))
 
     def answer(self, question: str, context: str) -> Answer:
         from engine.finetune.batches import span_answer

@@ -81,14 +81,11 @@ class HFTaskHandle(TransformerHandle):
             a = check_text(text, "text")
             b = check_text(pair, "second text") if pair else None
             ids, segments, _, _, notice = self._encode(a, b)
-            probs = self._probabilities(ids, segments)
-            order = np.argsort(-probs)
-            out.append(Classification(a, tuple(self.labels[k] for k in order), tuple(float(probs[k]) for k in order),
-                                      notice))
+            out.append(Classification.ranked(a, self.labels, self._probabilities(ids, segments), notice))
         return out
 
     def tag(self, text: str) -> Tagging:
-        from engine.finetune.metrics import entities
+        from engine.finetune.metrics import entity_words
 
         if Capability.TAG not in self.capabilities:
             raise Unsupported(self.missing(Capability.TAG))
@@ -107,8 +104,7 @@ class HFTaskHandle(TransformerHandle):
             tags.append(self.labels[best])
             chances.append(float(probs[first, best]))
         words = tuple(text[a:b] for a, b in spans[: len(tags)])
-        found = tuple((kind, " ".join(words[s : e + 1])) for kind, s, e in sorted(entities(tags), key=lambda x: x[1]))
-        return Tagging(words, tuple(tags), tuple(chances), found, notice)
+        return Tagging(words, tuple(tags), tuple(chances), entity_words(words, tags), notice)
 
     def answer(self, question: str, context: str) -> Answer:
         """The span of ``context`` the head scores highest as the answer (start + end logits, at most 30 tokens;
