@@ -42,7 +42,7 @@ def test_a_sentence_classifier_gives_its_labels_with_transformers_probabilities(
     model = transformers.BertForSequenceClassification(_config(
         hf_tokenizer, num_labels=3, id2label={0: "entailment", 1: "neutral", 2: "contradiction"},
         label2id={"entailment": 0, "neutral": 1, "contradiction": 2})).eval()
-    h = api.load(_folder(tmp_path / "nli", model, hf_tokenizer))
+    h = api.load(_folder(tmp_path / "nli", model, hf_tokenizer))  # (ours where pick_device puts it; theirs on the CPU)
     assert Capability.CLASSIFY in h.capabilities and Capability.MASKED_LM not in h.capabilities
     assert "entailment, neutral, contradiction" in h.info["task"]
     for a, b in (("the cat sat on the mat", None), ("the cat sat", "a cat is sitting")):
