@@ -104,7 +104,8 @@ def hf_specials(hf_tokenizer: Any, model_type: str, causal: bool, takes_segments
     cls = t.cls_token_id if t.cls_token_id is not None else t.bos_token_id
     sep = t.sep_token_id if t.sep_token_id is not None else t.eos_token_id
     double = model_type in ("roberta", "xlm-roberta", "camembert", "longformer", "bart")
-    return Specials((cls,), (sep, sep) if double else (sep,), (sep,), 1 if takes_segments else 0)
+    prefix = (cls,) if cls is not None else ()  # (T5 starts with the text and ends each one with </s>)
+    return Specials(prefix, (sep, sep) if double else (sep,), (sep,), 1 if takes_segments else 0)
 
 
 # ---------------------------------------------------------------- decided once for every wrapper

@@ -70,16 +70,16 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     head: Any
     architectures = list(getattr(config, "architectures", None) or [])
     encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
-    family = "" if encoder_decoder else task_of(architectures, config)
+    family = task_of(architectures, config)
     tasks = {"classify": ("MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES", "AutoModelForSequenceClassification"),
              "tag": ("MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES", "AutoModelForTokenClassification"),
              "answer": ("MODEL_FOR_QUESTION_ANSWERING_MAPPING_NAMES", "AutoModelForQuestionAnswering")}
     if family and model_type not in getattr(auto, tasks[family][0]):
         family = ""
-    if encoder_decoder:  # T5, BART: the encoder is read (its vectors and attention); a decoder needs an output text
-        objective, head = "none", None
-    elif family:  # fine-tuned for a task: its own head answers (engine.handles.hf_tasks)
+    if family:  # fine-tuned for a task (BART-large-MNLI too): its own head answers (engine.handles.hf_tasks)
         objective, head = "none", getattr(transformers, tasks[family][1])
+    elif encoder_decoder:  # T5, BART: the encoder is read (its vectors and attention); a decoder needs an output text
+        objective, head = "none", None
     elif any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining
     elif reads_left_to_right(config) and model_type in auto.MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
@@ -120,7 +120,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
                       "it, which a left-to-right query does not set up): it gives contextual vectors and attention, "
                       "not next-word predictions")
             objective, model = "none", model.base_model
-        if encoder_decoder:
+        if encoder_decoder and not family:
             model = model.get_encoder()
             reason = (f"an encoder-decoder model ({model_type}): its encoder's vectors and attention are shown here; "
                       "its decoder, which writes an output text, is not read, so it predicts no words")

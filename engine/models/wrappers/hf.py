@@ -40,9 +40,13 @@ class HFAdapter:
         config = model.config
         self.causal = objective == "causal" or reads_left_to_right(config)
         self.body: Any = model.base_model  # fine-tuning trains the network (a PreTrainedModel), not the LM head
+        encoder = getattr(self.body, "get_encoder", None)
+        if getattr(config, "is_encoder_decoder", False) and callable(encoder):
+            self.body = encoder()  # an encoder-decoder's task model (BART-MNLI): its encoder gives vectors, attention
         self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
         self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
-        if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None):
+        if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None
+                           and tokenizer.eos_token_id is None):
             bos = tokenizer.bos_token_id  # a language model's query: BOS, then the text (nothing after it)
             self.specials = Specials((bos,) if bos is not None else ())
         else:
