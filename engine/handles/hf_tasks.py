@@ -108,7 +108,9 @@ class HFTaskHandle(TransformerHandle):
 
     def answer(self, question: str, context: str) -> Answer:
         """The span of ``context`` the head scores highest as the answer (start + end logits, at most 30 tokens;
-        the question is kept whole and a long context cut, as fine-tuning here reads a span task)."""
+        the question is kept whole and a long context cut, as fine-tuning here reads a span task). Where the span
+        of the first token ([CLS], <s>) scores higher — how a model trained on SQuAD 2.0 says the context has no
+        answer — the notice says so (the span stays: a SQuAD 1 model's first token means nothing)."""
         from engine.finetune.metrics import best_span
 
         if Capability.ANSWER not in self.capabilities:
@@ -123,9 +125,12 @@ class HFTaskHandle(TransformerHandle):
         start, end = (x[0].float().cpu().numpy() for x in (out.start_logits, out.end_logits))
         s, e, score = best_span(start, end, allowed)
         a, b = enc.offsets[s][0], enc.offsets[e][1]
-        notice = f"cut to the {self.adapter.max_len} tokens this model reads (the question first)" if enc.truncated \
-            else ""
-        return Answer(c[a:b], a, b, score, notice)
+        notes = [f"cut to the {self.adapter.max_len} tokens this model reads (the question first)"] if enc.truncated \
+            else []
+        if enc.special[0] and start[0] + end[0] > score:  # SQuAD 2.0's "no answer": the span of the first token
+            notes.append(f"but it scores “no answer” higher ({start[0] + end[0]:.1f} against {score:.1f}): "
+                         "a model trained on SQuAD 2.0 means the context does not answer the question")
+        return Answer(c[a:b], a, b, score, "; ".join(notes))
 
     def missing(self, capability: Capability) -> str:
         if capability in self.capabilities:

@@ -4,6 +4,7 @@ the evaluation of the best checkpoint (confusion matrix or per-tag F1), the abla
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
 import numpy as np
@@ -274,21 +275,22 @@ class TryIt(QWidget):
         self.result.setText(f"{run} is ready: type a sentence and press Enter.")
 
     def show_result(self, result: Any) -> None:
-        kind = type(result).__name__
+        kind = type(result).__name__  # (the user's words and the model's labels shown as text, never as markup)
+        notice = f" \u2014 {escape(result.notice)}" if result.notice else ""
         if kind == "Classification":
-            self.result.setText(f"<b>{result.label}</b> ({result.probs[0]:.1%}) {result.notice}")
+            self.result.setText(f"<b>{escape(result.label)}</b> ({result.probs[0]:.1%}){notice}")
             self.scores.setRowCount(len(result.labels))
             for row, (label, p) in enumerate(zip(result.labels, result.probs, strict=True)):
                 self.scores.setItem(row, 0, _item(label))
                 self.scores.setItem(row, 1, _item(f"{p:.3f}"))
         elif kind == "Tagging":
-            words = " ".join(w if t == "O" else f"<b>{w}</b><sub>{t}</sub>" for w, t in zip(result.words, result.tags,
-                                                                                             strict=True))
-            found = "; ".join(f"{k}: {w}" for k, w in result.entities) or "no entities"
-            self.result.setText(f"{words}<br>{found} {result.notice}")
+            words = " ".join(escape(w) if t == "O" else f"<b>{escape(w)}</b><sub>{escape(t)}</sub>"
+                             for w, t in zip(result.words, result.tags, strict=True))
+            found = "; ".join(f"{escape(k)}: {escape(w)}" for k, w in result.entities) or "no entities"
+            self.result.setText(f"{words}<br>{found}{notice}")
             self.scores.setRowCount(0)
         else:
-            self.result.setText(f"answer: <b>{result.text}</b> {result.notice}")
+            self.result.setText(f"answer: <b>{escape(result.text)}</b>{notice}")
 
     def show_error(self, message: str) -> None:
         self.result.setText(message)

@@ -183,3 +183,26 @@ def test_an_encoder_decoder_classifier_classifies_with_its_head(tmp_path, kind):
         assert np.allclose(got, theirs, atol=1e-4)
     assert h.contextual_vectors("the cat sat").vectors.shape == (3, 3, 32)  # its encoder's layers, as before
     assert h.attention("the cat sat").tokens
+
+
+@pytest.mark.parametrize("no_answer", [True, False])
+def test_a_squad2_no_answer_is_said_when_the_first_token_outscores_every_span(tmp_path, hf_tokenizer, no_answer):
+    """A model trained on SQuAD 2.0 answers "no answer" with the span of [CLS]: Try it says so beside the best span
+    when that score is higher (transformers' pipeline with handle_impossible_answer), and says nothing when not."""
+    import transformers
+
+    torch.manual_seed(5)
+    model = transformers.BertForQuestionAnswering(_config(hf_tokenizer)).eval()
+    question, context = "where did the cat sit", "the cat sat on the mat in the sun"
+    enc = hf_tokenizer(question, context, return_tensors="pt")
+    with torch.no_grad():  # a head that reads [CLS]'s last state (or its opposite) as both start and end
+        states = model.bert(**enc).last_hidden_state[0]
+        direction = (states[0] - states[1:].mean(0)) * (1 if no_answer else -1)
+        model.qa_outputs.weight.copy_(torch.stack([direction, direction]) * 10)
+        model.qa_outputs.bias.zero_()
+        out = model(**enc)
+    null = float(out.start_logits[0, 0] + out.end_logits[0, 0])
+    assert (null > float(out.start_logits[0, 1:].max() + out.end_logits[0, 1:].max())) == no_answer  # as meant
+    ours = api.load(_folder(tmp_path / "squad2", model, hf_tokenizer)).answer(question, context)
+    assert ours.text  # the best span is still given
+    assert ("no answer" in ours.notice) == no_answer
