@@ -136,6 +136,6 @@ class HFTaskHandle(TransformerHandle):
         if capability in self.capabilities:
             return ""
         if capability in (Capability.CLASSIFY, Capability.TAG, Capability.ANSWER):
-            labels = f" ({', '.join(self.labels)})" if self.labels else ""
+            labels = f" ({', '.join(self.labels)})" if self.labels and self.family != "answer" else ""
             return f"{self.name} was fine-tuned for a task: it {WHAT[self.family]}{labels}"
         return super().missing(capability)
