@@ -78,7 +78,9 @@ def load_hf(folder: str | Path) -> TransformerHandle:
         family = ""
     if family:  # fine-tuned for a task (BART-large-MNLI too): its own head answers (engine.handles.hf_tasks)
         objective, head = "none", getattr(transformers, tasks[family][1])
-    elif encoder_decoder:  # T5, BART: the encoder is read (its vectors and attention); a decoder needs an output text
+    elif encoder_decoder and model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:  # BART, mBART: pre-trained to
+        objective, head = "masked", transformers.AutoModelForMaskedLM  # rewrite a text whose spans were masked
+    elif encoder_decoder:  # T5: the encoder is read (its vectors and attention); its decoder needs an output text
         objective, head = "none", None
     elif any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining
@@ -89,7 +91,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     else:
         objective, head = "none", None
     common = {"local_files_only": True, "attn_implementation": "eager", "config": config}
-    reason = ""
+    reason = note = ""  # why a query is refused; what the library says of a model that answers otherwise
     try:
         model = None
         if head is not None:
@@ -120,7 +122,12 @@ def load_hf(folder: str | Path) -> TransformerHandle:
                       "it, which a left-to-right query does not set up): it gives contextual vectors and attention, "
                       "not next-word predictions")
             objective, model = "none", model.base_model
-        if encoder_decoder and not family:
+        if encoder_decoder and objective == "masked":
+            note = (f"an encoder-decoder model ({model_type}): it fills [MASK] as its denoising pre-training taught "
+                    "it, the decoder rewriting the text (as transformers' fill-mask does; a model fine-tuned to "
+                    "summarize or translate fills it less well); its vectors and attention are its encoder's, and "
+                    "its encoder's layers are not read through the output head (lens, tracing)")
+        elif encoder_decoder and not family:
             model = model.get_encoder()
             reason = (f"an encoder-decoder model ({model_type}): its encoder's vectors and attention are shown here; "
                       "its decoder, which writes an output text, is not read, so it predicts no words")
@@ -135,8 +142,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     info = {"path": str(folder), "model_type": model_type, "architectures": architectures,
             "layers": config.num_hidden_layers, "heads": config.num_attention_heads, "dim": config.hidden_size,
             "parameters": sum(p.numel() for p in model.parameters()), "source": "Hugging Face checkpoint"}
-    if reason and not family:  # (a task model's task is in its info already: the library says it once)
-        info["note"] = reason
+    if (reason or note) and not family:  # (a task model's task is in its info already: the library says it once)
+        info["note"] = reason or note
     adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
     name = folder.parent.name if folder.name == "model" else folder.name
     if family:

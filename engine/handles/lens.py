@@ -36,6 +36,10 @@ def _model_text(handle: Any, text: str) -> str:
     adapter = handle.adapter
     if adapter.objective not in ("masked", "causal"):
         raise Unsupported(adapter.missing_head_reason or f"{handle.name} has no output head to read layers with")
+    if getattr(adapter, "encoder_decoder", False):
+        raise Unsupported(f"{handle.name} is an encoder-decoder: its words come from its decoder, so its encoder's "
+                          "layers cannot be read through its output head, nor its states traced (the lab reads "
+                          "encoder-only and decoder-only models: BERT, GPT)")
     text = check_text(text)
     if adapter.objective == "masked" and MASK_TEXT in text:
         text = text.replace(MASK_TEXT, adapter.tokenizer.id_to_token(adapter.mask_id))

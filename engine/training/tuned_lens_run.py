@@ -58,9 +58,9 @@ def run_tuned_lens(ctx: TrainContext) -> Iterator[TrainEvent]:
         base = str(Path(base).expanduser().resolve())
     handle = ctx.load(base)
     adapter = getattr(handle, "adapter", None)
-    if adapter is None or adapter.objective not in ("masked", "causal"):
-        raise Unsupported(f"{handle.name} has no output head: a tuned lens reads a Transformer language model "
-                          "(BERT, GPT, a Hugging Face masked or causal LM)")
+    if adapter is None or adapter.objective not in ("masked", "causal") or getattr(adapter, "encoder_decoder", False):
+        raise Unsupported(f"{handle.name} has no output head on its layers: a tuned lens reads a Transformer language "
+                          "model (BERT, GPT, a Hugging Face masked or causal LM; not an encoder-decoder)")
     if cfg.seq_len > adapter.max_len:
         raise InputError(f"seq_len {cfg.seq_len} exceeds the {adapter.max_len} tokens {handle.name} reads")
     network = adapter.model  # the network with its output head

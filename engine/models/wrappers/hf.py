@@ -41,8 +41,11 @@ class HFAdapter:
         self.causal = objective == "causal" or reads_left_to_right(config)
         self.body: Any = model.base_model  # fine-tuning trains the network (a PreTrainedModel), not the LM head
         encoder = getattr(self.body, "get_encoder", None)
-        if getattr(config, "is_encoder_decoder", False) and callable(encoder):
-            self.body = encoder()  # an encoder-decoder's task model (BART-MNLI): its encoder gives vectors, attention
+        # an encoder-decoder's task model (BART-MNLI) or denoiser (BART): its encoder gives vectors and attention,
+        # and its words come from its decoder, so its encoder's layers are not read through the output head
+        self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False)) and model is not self.body
+        if self.encoder_decoder and callable(encoder):
+            self.body = encoder()
         self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
         self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
         if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None
@@ -87,7 +90,9 @@ class HFAdapter:
                     last = last[:, positions]
                 lg = head(last)
             return ForwardOutput(list(body.hidden_states), list(body.attentions or []), lg, None)
-        out = self.model(**kwargs)
+        out = self.model(**kwargs)  # (an encoder-decoder's states and attention: its encoder's, as the body's)
+        hidden = getattr(out, "hidden_states", None) or getattr(out, "encoder_hidden_states", None)
+        attentions = getattr(out, "attentions", None) or getattr(out, "encoder_attentions", None)
         lg = getattr(out, "logits", None)
         if lg is None:
             lg = getattr(out, "prediction_logits", None)
@@ -96,13 +101,17 @@ class HFAdapter:
         if lg is not None and row_positions is not None:
             lg = lg[torch.arange(len(row_positions), device=lg.device),
                     torch.tensor(row_positions, device=lg.device)]  # (B, V)
-        return ForwardOutput(list(out.hidden_states), list(out.attentions or []), lg if logits else None,
+        return ForwardOutput(list(hidden), list(attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
         """The logit lens: a BERT-style prediction head (a masked LM's, or a BERT made causal: a transform,
         then the decoder) on every layer's state; else a causal LM's final norm (GPT-2's ln_f: already
         applied to the last state by transformers) and output layer."""
+        if self.encoder_decoder:
+            raise Unsupported(f"{type(self.model).__name__} is an encoder-decoder: its words come from its decoder, "
+                              "so its encoder's layers cannot be read through its output head (the lens and causal "
+                              "tracing read encoder-only and decoder-only models: BERT, GPT)")
         h = torch.stack(states)  # (layers + 1, d)
         head = getattr(self.model, "cls", None)
         if head is None and self.objective == "masked":
