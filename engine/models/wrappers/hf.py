@@ -101,7 +101,7 @@ class HFAdapter:
         if lg is not None and row_positions is not None:
             lg = lg[torch.arange(len(row_positions), device=lg.device),
                     torch.tensor(row_positions, device=lg.device)]  # (B, V)
-        return ForwardOutput(list(hidden), list(attentions or []), lg if logits else None,
+        return ForwardOutput(list(hidden or []), list(attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
