@@ -70,6 +70,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     head: Any
     architectures = list(getattr(config, "architectures", None) or [])
     encoder_decoder = bool(getattr(config, "is_encoder_decoder", False))
+    if encoder_decoder and getattr(config, "decoder_start_token_id", None) is None and config.pad_token_id is not None:
+        config.decoder_start_token_id = config.pad_token_id  # T5's convention, which older T5 folders leave unsaid
     family = task_of(architectures, config)
     tasks = {"classify": ("MODEL_FOR_SEQUENCE_CLASSIFICATION_MAPPING_NAMES", "AutoModelForSequenceClassification"),
              "tag": ("MODEL_FOR_TOKEN_CLASSIFICATION_MAPPING_NAMES", "AutoModelForTokenClassification"),

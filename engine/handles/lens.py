@@ -23,6 +23,7 @@ from engine.data.text import word_spans
 from engine.errors import InputError, Unsupported
 from engine.handles.base import check_k, check_text
 from engine.lab_results import CausalTrace, LensGrid
+from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 
 MASK_TEXT = "[MASK]"
 MAX_GRID_TOKENS = 64  # a sentence; the grid's logits are (layers + 1) x tokens x vocabulary
@@ -37,9 +38,7 @@ def _model_text(handle: Any, text: str) -> str:
     if adapter.objective not in ("masked", "causal"):
         raise Unsupported(adapter.missing_head_reason or f"{handle.name} has no output head to read layers with")
     if getattr(adapter, "encoder_decoder", False):
-        raise Unsupported(f"{handle.name} is an encoder-decoder: its words come from its decoder, so its encoder's "
-                          "layers cannot be read through its output head, nor its states traced (the lab reads "
-                          "encoder-only and decoder-only models: BERT, GPT)")
+        raise Unsupported(encoder_decoder_refusal(handle.name))
     text = check_text(text)
     if adapter.objective == "masked" and MASK_TEXT in text:
         text = text.replace(MASK_TEXT, adapter.tokenizer.id_to_token(adapter.mask_id))

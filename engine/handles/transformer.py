@@ -24,6 +24,7 @@ from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
 from engine.handles.base import BaseHandle, check_k, check_text, run_info
 from engine.lab_results import CausalTrace, LensGrid
+from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
 from engine.models.wrappers.protocol import Adapter, ForwardOutput
 from engine.results import (
@@ -238,6 +239,8 @@ class TransformerHandle(BaseHandle):
         k = check_k(k)
         if self.adapter.objective not in ("masked", "causal"):
             raise Unsupported(self.adapter.missing_head_reason or f"{self.name} has no output head to read layers with")
+        if getattr(self.adapter, "encoder_decoder", False):
+            raise Unsupported(encoder_decoder_refusal(self.name))
         text = check_text(text)
         if self.adapter.objective == "masked":
             if MASK_TEXT not in text:

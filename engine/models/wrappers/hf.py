@@ -12,8 +12,8 @@ from typing import Any
 import torch
 
 from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
-from engine.errors import Unsupported
 from engine.models.packed_linear import pack_linears
+from engine.models.wrappers.hf_lens import find_lens_reader
 from engine.models.wrappers.protocol import ForwardOutput, blocks_of
 
 
@@ -47,6 +47,7 @@ class HFAdapter:
         if self.encoder_decoder and callable(encoder):
             self.body = encoder()
         self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
+        self._lens: Callable[[torch.Tensor], torch.Tensor] | None = None  # (read_layers: found on first use)
         self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
         if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None
                            and tokenizer.eos_token_id is None):
@@ -105,27 +106,17 @@ class HFAdapter:
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
-        """The logit lens: a BERT-style prediction head (a masked LM's, or a BERT made causal: a transform,
-        then the decoder) on every layer's state; else a causal LM's final norm (GPT-2's ln_f: already
-        applied to the last state by transformers) and output layer."""
-        if self.encoder_decoder:
-            raise Unsupported(f"{type(self.model).__name__} is an encoder-decoder: its words come from its decoder, "
-                              "so its encoder's layers cannot be read through its output head (the lens and causal "
-                              "tracing read encoder-only and decoder-only models: BERT, GPT)")
-        h = torch.stack(states)  # (layers + 1, d)
-        head = getattr(self.model, "cls", None)
-        if head is None and self.objective == "masked":
-            head = getattr(self.model, "lm_head", None)
-            if head is None:
-                raise Unsupported(f"{type(self.model).__name__}: no masked-LM head to read layers with")
-        if head is not None:
-            return getattr(head, "predictions", head)(h)  # BertForPreTraining's heads: the MLM one
-        base = self.model.base_model
-        norm = next((getattr(base, n) for n in ("ln_f", "norm", "final_layer_norm") if getattr(base, n, None) is not None),
-                    None)
-        if norm is not None:
-            h = torch.cat([norm(h[:-1]), h[-1:]])
-        return self.model.get_output_embeddings()(h)
+        """The logit lens: every layer's state read as the output layer's is — through the final norm where the
+        network has one (GPT-2's ln_f, Llama's norm, ModernBERT's final_norm) and the output head (BERT's
+        prediction head, RoBERTa's lm_head, DistilBERT's or ELECTRA's transform and projector, a decoder's
+        output embeddings). Which norm and head, and whether transformers' last state has passed the norm, is
+        found once by a probe that must give back the model's own logits (``lens_reader``)."""
+        return self.lens_reader()(torch.stack(states))  # (layers + 1, …, V)
+
+    def lens_reader(self) -> Callable[[torch.Tensor], torch.Tensor]:
+        if self._lens is None:
+            self._lens = find_lens_reader(self)
+        return self._lens
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         kwargs = {"input_ids": ids, "attention_mask": mask.long()}

@@ -14,6 +14,7 @@ import torch
 from torch import nn
 
 from engine.data.inputs import Specials
+from engine.errors import Unsupported
 
 
 @dataclass
@@ -82,7 +83,9 @@ def blocks_of(network: nn.Module, n_layers: int) -> list[nn.Module]:
     for module in network.modules():
         if isinstance(module, nn.ModuleList) and len(module) == n_layers:
             return list(module)
-    raise ValueError(f"{type(network).__name__}: no list of {n_layers} blocks")
+    raise Unsupported(f"{type(network).__name__} keeps no separate module for each of its {n_layers} layers (ALBERT's "
+                      "layers share one set of weights), so one layer's states cannot be restored on their own: "
+                      "causal tracing needs a model with a block per layer (BERT, GPT, RoBERTa, …)")
 
 
 def reset_weights(network: nn.Module) -> None:
