@@ -7,7 +7,8 @@ and differ in whether the network ends with a norm (GPT-2's ``ln_f``, Llama's ``
 ``final_layer_norm``, ModernBERT's ``final_norm``) and whether transformers' last hidden state has passed it
 (GPT-2's has; ModernBERT's has not). A wrong guess draws a plausible but false lens. So the reader is found by
 trying: one short text through the whole model, the final norm's input and output caught by a hook, and each
-candidate head applied to the last state must give back the model's own logits. Where none does (a model that
+candidate head (then what the config says is done to its output: Gemma 2's soft cap, Cohere's scale) applied to
+the last state must give back the model's own logits. Where none does (a model that
 scales or caps its logits after the head, say), the lens is refused with that reason rather than drawn wrong.
 """
 
@@ -60,6 +61,27 @@ def head_chains(model: Any) -> list[list[Any]]:
     if out is not None:
         chains.append([out])
     return chains
+
+
+def logit_transforms(config: Any) -> list[Callable[[torch.Tensor], torch.Tensor]]:
+    """What the model does to its head's output, as its config declares it (Gemma 2's soft cap, Cohere's logit
+    scale), then nothing: tried in that order, so that a declared transform is applied even where a probe's small
+    logits cannot tell it from none."""
+    declared: list[Callable[[torch.Tensor], torch.Tensor]] = []
+    scale = getattr(config, "logit_scale", None)
+    if isinstance(scale, int | float) and not isinstance(scale, bool):
+        def scaled(x: torch.Tensor, s: float = float(scale)) -> torch.Tensor:
+            return x * s
+        declared.append(scaled)
+    cap = getattr(config, "final_logit_softcapping", None)
+    if isinstance(cap, int | float) and not isinstance(cap, bool) and cap > 0:
+        def capped(x: torch.Tensor, c: float = float(cap)) -> torch.Tensor:
+            return torch.tanh(x / c) * c
+        declared.append(capped)
+
+    def unchanged(x: torch.Tensor) -> torch.Tensor:
+        return x
+    return [*declared, unchanged]
 
 
 def find_lens_reader(adapter: Any) -> Callable[[torch.Tensor], torch.Tensor]:
@@ -116,15 +138,16 @@ def find_lens_reader(adapter: Any) -> Callable[[torch.Tensor], torch.Tensor]:
         elif close(into, last):
             normed = "all"
     with torch.inference_mode():
-        for chain in head_chains(model):
-            def reader(h: torch.Tensor, chain: list[Any] = chain, normed: str = normed) -> torch.Tensor:
+        for chain, after in [(c, a) for c in head_chains(model) for a in logit_transforms(model.config)]:
+            def reader(h: torch.Tensor, chain: list[Any] = chain, normed: str = normed,
+                       after: Callable[[torch.Tensor], torch.Tensor] = after) -> torch.Tensor:
                 if normed == "last":
                     h = torch.cat([norm(h[:-1]), h[-1:]])
                 elif normed == "all":
                     h = norm(h)
                 for module in chain:
                     h = module(h)
-                return h
+                return after(h)
             try:
                 got = reader(torch.stack(hidden))[-1]
             except (RuntimeError, TypeError, ValueError):

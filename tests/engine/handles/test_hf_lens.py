@@ -71,3 +71,25 @@ def test_opt_middle_layers_pass_its_final_norm(tmp_path, wordpiece):
         probs = model.lm_head(model.model.decoder.final_layer_norm(middle)).softmax(-1)
     top = probs.topk(5)
     assert np.allclose(lens.layers[1].probs, top.values.numpy(), rtol=1e-3, atol=0)  # (random weights: tiny probs)
+
+
+@pytest.mark.parametrize("cls, config_cls, settings", [
+    ("Gemma2ForCausalLM", "Gemma2Config", {"num_key_value_heads": 1, "head_dim": 8, "final_logit_softcapping": 0.05}),
+    ("CohereForCausalLM", "CohereConfig", {"num_key_value_heads": 1, "logit_scale": 0.0625}),
+])
+def test_a_decoder_that_caps_or_scales_its_logits_is_read_as_it_predicts(tmp_path, wordpiece, cls, config_cls,
+                                                                          settings):
+    """Gemma 2 soft-caps its logits and Cohere scales them after the head: the lens does what the config says,
+    so that its last layer is the model's own next-token prediction (a small cap, so that capping shows)."""
+    import transformers
+
+    if not hasattr(transformers, cls):
+        pytest.skip(f"transformers {transformers.__version__} has no {cls}")
+    torch.manual_seed(0)
+    model = getattr(transformers, cls)(getattr(transformers, config_cls)(vocab_size=len(wordpiece), **SMALL,
+                                                                         **settings)).eval()
+    h = api.load(_folder(tmp_path / cls, model, wordpiece))
+    text = "the cat sat on the"
+    lens, nxt = h.logit_lens(text, k=5), h.next_token(text, k=5)
+    assert lens.layers[-1].tokens == nxt.tokens
+    assert np.allclose(lens.layers[-1].probs, nxt.probs, rtol=1e-3, atol=0)
