@@ -78,7 +78,10 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "Phi-3": ("Phi3ForCausalLM", "Phi3Config", {**SMALL, "pad_token_id": 0}, "spm"),
     "XLNet": ("XLNetLMHeadModel", "XLNetConfig", {"d_model": 32, "n_layer": 2, "n_head": 4, "d_inner": 64}, "spm"),
     "T5 (text to text)": ("T5ForConditionalGeneration", "T5Config",
-                          {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_heads": 4}, "spm"),
+                          {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_heads": 4,
+                           "decoder_start_token_id": 0}, "spm"),
+    "T5 encoder alone": ("T5EncoderModel", "T5Config",
+                         {"d_model": 32, "d_kv": 8, "d_ff": 64, "num_layers": 2, "num_heads": 4}, "spm"),
     "BART (denoiser)": ("BartForConditionalGeneration", "BartConfig",
                         {"d_model": 32, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
                          "decoder_attention_heads": 4, "encoder_ffn_dim": 64, "decoder_ffn_dim": 64,
@@ -143,11 +146,12 @@ def tokenizer(kind: str) -> Any:
                                                     eos_token="</s>", cls_token="<s>", sep_token="</s>",
                                                     unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
     spm = SentencePieceBPETokenizer()
-    spm.train_from_iterator(texts, vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>"])
+    spm.train_from_iterator(texts, vocab_size=300, special_tokens=["<pad>", "</s>", "<unk>", "<extra_id_0>"])
     spm._tokenizer.post_processor = TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
                                                        special_tokens=[("</s>", 1)])
     return transformers.PreTrainedTokenizerFast(tokenizer_object=spm._tokenizer, eos_token="</s>",
-                                                unk_token="<unk>", pad_token="<pad>")
+                                                unk_token="<unk>", pad_token="<pad>",
+                                                additional_special_tokens=["<extra_id_0>"])  # (T5's first sentinel)
 
 
 def probe(name: str, folder: Path, tokenizers: dict[str, Any]) -> dict[str, str]:

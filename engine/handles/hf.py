@@ -82,7 +82,10 @@ def load_hf(folder: str | Path) -> TransformerHandle:
         objective, head = "none", getattr(transformers, tasks[family][1])
     elif encoder_decoder and model_type in auto.MODEL_FOR_MASKED_LM_MAPPING_NAMES:  # BART, mBART: pre-trained to
         objective, head = "masked", transformers.AutoModelForMaskedLM  # rewrite a text whose spans were masked
-    elif encoder_decoder:  # T5: the encoder is read (its vectors and attention); its decoder needs an output text
+    elif encoder_decoder and SENTINEL in tokenizer.get_vocab() and \
+            model_type in auto.MODEL_FOR_SEQ_TO_SEQ_CAUSAL_LM_MAPPING_NAMES:  # T5: pre-trained to write out what
+        objective, head = "masked", transformers.AutoModelForSeq2SeqLM  # its sentinels stand for in a text
+    elif encoder_decoder:  # the encoder is read (its vectors and attention); its decoder needs an output text
         objective, head = "none", None
     elif any(a.endswith("ForPreTraining") for a in architectures) and model_type in auto.MODEL_FOR_PRETRAINING_MAPPING_NAMES:
         objective, head = "masked", transformers.AutoModelForPreTraining
@@ -118,17 +121,25 @@ def load_hf(folder: str | Path) -> TransformerHandle:
                           "vectors and attention")
                 objective, model = "none", model.base_model
         if model is None:
-            model = from_pretrained_in_memory(AutoModel, folder, **common)
+            alone = next((a for a in architectures if a.endswith("EncoderModel") and hasattr(transformers, a)), "")
+            model = from_pretrained_in_memory(getattr(transformers, alone) if alone else AutoModel, folder, **common)
+            if alone and not reason:  # T5's encoder saved alone (sentence-T5, a diffusion model's text encoder)
+                reason = (f"this checkpoint is an encoder-decoder's encoder saved alone ({alone}): it gives "
+                          "contextual vectors and attention, not word predictions")
         if objective == "causal" and _sees_ahead(model):
             reason = (f"{model_type} reads the whole text at every position (XLNet predicts from permutations of "
                       "it, which a left-to-right query does not set up): it gives contextual vectors and attention, "
                       "not next-word predictions")
             objective, model = "none", model.base_model
         if encoder_decoder and objective == "masked":
-            note = (f"an encoder-decoder model ({model_type}): it fills [MASK] as its denoising pre-training taught "
-                    "it, the decoder rewriting the text (as transformers' fill-mask does; a model fine-tuned to "
-                    "summarize or translate fills it less well); its vectors and attention are its encoder's, and "
-                    "its encoder's layers are not read through the output head (lens, tracing)")
+            how = (f"its span-corruption pre-training taught it, its decoder writing out the span its sentinel "
+                   f"{SENTINEL} stands for (the span's first token is shown; one [MASK] at a time)"
+                   if tokenizer.mask_token_id is None else
+                   "its denoising pre-training taught it, the decoder rewriting the text (as transformers' fill-mask "
+                   "does)")
+            note = (f"an encoder-decoder model ({model_type}): it fills [MASK] as {how}; "
+                    "a model fine-tuned to summarize or translate fills it less well; its vectors and attention are "
+                    "its encoder's, and its encoder's layers are not read through the output head (lens, tracing)")
         elif encoder_decoder and not family:
             model = model.get_encoder()
             reason = (f"an encoder-decoder model ({model_type}): its encoder's vectors and attention are shown here; "
@@ -151,6 +162,9 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     if family:
         return HFTaskHandle(f"hf-{model_type}", name, str(folder), info, adapter, family, labels_of(config))
     return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)
+
+
+SENTINEL = "<extra_id_0>"  # T5's first sentinel: the span it stands for is what the decoder writes first
 
 
 def _sees_ahead(model: Any) -> bool:

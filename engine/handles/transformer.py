@@ -224,6 +224,9 @@ class TransformerHandle(BaseHandle):
         positions = [i for i, t in enumerate(ids) if t == self.adapter.mask_id]
         if not positions:
             raise InputError("every [MASK] lies beyond the part of the text this model reads")
+        if len(positions) > 1 and getattr(self.adapter, "sentinel", None) is not None:
+            raise InputError(f"{self.name} fills one [MASK] at a time (T5's sentinel stands for one span of the "
+                             "text): leave one")
         out = self._shared_forward(ids, segments) or self._forward(ids, segments, logits=True, positions=positions)
         assert out.logits is not None
         logits = out.logits[0]  # (masks, V): the head ran at the [MASK] positions only

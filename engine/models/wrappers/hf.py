@@ -30,6 +30,12 @@ class HFAdapter:
         self.tokenizer = backend
         self.max_len = max_len
         self.mask_id = tokenizer.mask_token_id
+        # T5 has no [MASK]: a span of its text is replaced by a sentinel and the decoder writes the span out after it
+        sentinel = tokenizer.convert_tokens_to_ids("<extra_id_0>") if self.mask_id is None else None
+        self.sentinel: int | None = sentinel if objective == "masked" and isinstance(sentinel, int) and \
+            sentinel != tokenizer.unk_token_id else None
+        if self.sentinel is not None:
+            self.mask_id = self.sentinel
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.metaspace = not self.byte_level and "Metaspace" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
@@ -40,12 +46,15 @@ class HFAdapter:
         config = model.config
         self.causal = objective == "causal" or reads_left_to_right(config)
         self.body: Any = model.base_model  # fine-tuning trains the network (a PreTrainedModel), not the LM head
-        encoder = getattr(self.body, "get_encoder", None)
-        # an encoder-decoder's task model (BART-MNLI) or denoiser (BART): its encoder gives vectors and attention,
-        # and its words come from its decoder, so its encoder's layers are not read through the output head
-        self.encoder_decoder = bool(getattr(config, "is_encoder_decoder", False)) and model is not self.body
-        if self.encoder_decoder and callable(encoder):
-            self.body = encoder()
+        # an encoder-decoder's task model (BART-MNLI) or LM (BART, T5): its encoder gives vectors and attention, and
+        # its words come from its decoder, so its encoder's layers are not read through the output head (an
+        # encoder loaded alone is its own encoder)
+        get_encoder = getattr(model, "get_encoder", None)
+        encoder = get_encoder() if bool(getattr(config, "is_encoder_decoder", False)) and callable(get_encoder) \
+            else None
+        self.encoder_decoder = encoder is not None and encoder is not model
+        if self.encoder_decoder:
+            self.body = encoder
         self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
         self._lens: Callable[[torch.Tensor], torch.Tensor] | None = None  # (read_layers: found on first use)
         self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
@@ -77,6 +86,8 @@ class HFAdapter:
         if self.takes_segments and segments is not None:
             kwargs["token_type_ids"] = segments
         head = self.lm_head() if logits else None
+        if self.sentinel is not None and logits:
+            return self._span_start(ids, mask, attention, positions, row_positions)
         if not nsp and (head is not None or not logits):
             # the network alone: a masked LM's head on every position of an index build's batch of 32 x 128 tokens
             # is 500 MB of logits nobody reads, and as much work as the encoder's six layers
@@ -104,6 +115,20 @@ class HFAdapter:
                     torch.tensor(row_positions, device=lg.device)]  # (B, V)
         return ForwardOutput(list(hidden or []), list(attentions or []), lg if logits else None,
                              getattr(out, "seq_relationship_logits", None) if nsp else None)
+
+    def _span_start(self, ids: torch.Tensor, mask: torch.Tensor, attention: bool, positions: list[int] | None,
+                    row_positions: list[int] | None) -> ForwardOutput:
+        """T5's fill: the decoder, given its start and the sentinel, predicts the first token of the span the
+        sentinel stands for — the logits at each text's one [MASK] (``positions``: one; ``row_positions``: one a
+        row). The states and attention are its encoder's."""
+        start = int(self.model.config.decoder_start_token_id or 0)
+        decoder = torch.tensor([[start, self.sentinel]], device=ids.device).expand(ids.shape[0], 2)
+        out = self.model(input_ids=ids, attention_mask=mask, decoder_input_ids=decoder, output_hidden_states=True,
+                         output_attentions=attention)
+        lg = out.logits[:, -1]  # (B, V)
+        if row_positions is None:
+            lg = lg[:, None].expand(lg.shape[0], len(positions or [0]), lg.shape[-1])  # (B, masks, V)
+        return ForwardOutput(list(out.encoder_hidden_states), list(out.encoder_attentions or []), lg, None)
 
     def read_layers(self, states: list[torch.Tensor]) -> torch.Tensor:
         """The logit lens: every layer's state read as the output layer's is — through the final norm where the

@@ -1,5 +1,6 @@
 """Hugging Face encoder-decoders: BART (and mBART) fill [MASK] as their denoising pre-training taught them, the
-decoder rewriting the text, with transformers' probabilities; their sequence classifiers (BART-large-MNLI, T5's)
+decoder rewriting the text, with transformers' probabilities; T5 as its span-corruption pre-training did, the
+decoder writing out what its sentinel <extra_id_0> stands for; their sequence classifiers (BART-large-MNLI, T5's)
 classify with their heads; their encoder gives vectors and attention, and the lab, which reads a model's layers
 through its output head, refuses them with the reason. Before, every such folder opened as its encoder alone."""
 
@@ -8,7 +9,7 @@ import pytest
 import torch
 
 from engine import api
-from engine.errors import Unsupported
+from engine.errors import InputError, Unsupported
 from engine.results import Capability
 
 
@@ -33,11 +34,13 @@ def _seq2seq_tokenizer(kind):
                                                     cls_token="<s>", sep_token="</s>", unk_token="<unk>",
                                                     pad_token="<pad>", mask_token="<mask>")
     spm = SentencePieceBPETokenizer()
-    spm.train_from_iterator(texts, vocab_size=200, special_tokens=["<pad>", "</s>", "<unk>"])
+    spm.train_from_iterator(texts, vocab_size=200, special_tokens=["<pad>", "</s>", "<unk>", "<extra_id_0>",
+                                                                   "<extra_id_1>"])
     spm._tokenizer.post_processor = TemplateProcessing(single="$A </s>", pair="$A </s> $B </s>",
                                                        special_tokens=[("</s>", 1)])
     return transformers.PreTrainedTokenizerFast(tokenizer_object=spm._tokenizer, eos_token="</s>", unk_token="<unk>",
-                                                pad_token="<pad>")
+                                                pad_token="<pad>", additional_special_tokens=["<extra_id_0>",
+                                                                                              "<extra_id_1>"])
 
 
 @pytest.mark.parametrize("kind", ["bart", "t5"])
@@ -98,3 +101,43 @@ def test_bart_fills_a_mask_with_transformers_probabilities_and_its_layers_are_no
                 lambda: h.causal_trace("the cat sat on the [MASK]", "cat")):
         with pytest.raises(Unsupported, match="encoder-decoder"):
             lab()
+
+
+def test_t5_fills_a_mask_through_its_sentinel_one_at_a_time(tmp_path):
+    import transformers
+
+    tok = _seq2seq_tokenizer("t5")
+    torch.manual_seed(2)
+    model = transformers.T5ForConditionalGeneration(transformers.T5Config(
+        vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, pad_token_id=0, eos_token_id=1,
+        decoder_start_token_id=0)).eval()
+    h = api.load(_folder(tmp_path / "t5", model, tok))
+    assert Capability.MASKED_LM in h.capabilities and "<extra_id_0>" in h.info["note"]
+    ours = h.fill_mask("the cat sat on the [MASK]", k=5)[0]
+    sentinel = tok.convert_tokens_to_ids("<extra_id_0>")
+    with torch.no_grad():
+        theirs = model(**tok("the cat sat on the <extra_id_0>", return_tensors="pt"),
+                       decoder_input_ids=torch.tensor([[0, sentinel]])).logits[0, -1].softmax(-1)
+    top = theirs.topk(5)
+    assert np.allclose(ours.probs, top.values.numpy(), rtol=1e-3, atol=0)
+    assert [t.strip() for t in ours.tokens] == [tok.convert_ids_to_tokens(int(i)).replace("\u2581", "")
+                                                for i in top.indices]
+    assert h.score("the cat sat on the mat").logprob < 0  # each token in turn hidden behind the sentinel
+    with pytest.raises(InputError, match="one \\[MASK\\] at a time"):
+        h.fill_mask("the [MASK] sat on the [MASK]")
+    with pytest.raises(Unsupported, match="encoder-decoder"):
+        h.logit_lens("the cat sat on the [MASK]")
+
+
+def test_a_t5_encoder_saved_alone_gives_vectors_and_attention(tmp_path):
+    """T5EncoderModel (sentence-T5, a diffusion model's text encoder) saves a config that no longer says
+    encoder-decoder: it was built as a whole T5, whose decoder asked for an output text on every query."""
+    import transformers
+
+    tok = _seq2seq_tokenizer("t5")
+    model = transformers.T5EncoderModel(transformers.T5Config(vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64,
+                                                              num_layers=2, num_heads=4)).eval()
+    h = api.load(_folder(tmp_path / "sentence-t5", model, tok))
+    assert h.contextual_vectors("the cat sat").vectors.shape == (3, 3, 32)
+    assert h.attention("the cat sat").tokens
+    assert "T5EncoderModel" in h.info["note"] and Capability.MASKED_LM not in h.capabilities
