@@ -141,3 +141,33 @@ def test_a_t5_encoder_saved_alone_gives_vectors_and_attention(tmp_path):
     assert h.contextual_vectors("the cat sat").vectors.shape == (3, 3, 32)
     assert h.attention("the cat sat").tokens
     assert "T5EncoderModel" in h.info["note"] and Capability.MASKED_LM not in h.capabilities
+
+
+@pytest.mark.parametrize("kind", ["bart", "t5"])
+def test_an_encoder_decoder_folder_fine_tunes_on_its_encoder_and_classifies_after(tmp_path, kind):
+    """Fine-tuning reads an encoder-decoder's encoder (a T5 folder crashed: its texts had no first special token,
+    a None in every batch), and the run it leaves classifies when opened again."""
+    import transformers
+
+    from engine.api import FinetuneSpec, finetune
+
+    tok = _seq2seq_tokenizer(kind)
+    torch.manual_seed(0)
+    if kind == "bart":
+        model = transformers.BartForConditionalGeneration(transformers.BartConfig(
+            vocab_size=len(tok), d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=64, decoder_ffn_dim=64, max_position_embeddings=64,
+            pad_token_id=1, bos_token_id=0, eos_token_id=2))
+    else:
+        model = transformers.T5ForConditionalGeneration(transformers.T5Config(
+            vocab_size=len(tok), d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4, pad_token_id=0,
+            eos_token_id=1, decoder_start_token_id=0))
+    folder = _folder(tmp_path / kind, model.eval(), tok)
+    task = tmp_path / "topics.tsv"
+    rows = [("the cat sat on the mat", "home"), ("money in the bank", "money"), ("a cat is sitting", "home"),
+            ("the bank of the river", "money")] * 10
+    task.write_text("text\tlabel\n" + "".join(f"{t}\t{label}\n" for t, label in rows), encoding="utf-8")
+    events = list(finetune(FinetuneSpec(model=str(folder), task=str(task), out=str(tmp_path / "run"),
+                                        max_steps=2, batch_size=8, max_len=32)))
+    assert events[-1].status == "completed"
+    assert sorted(api.load(tmp_path / "run").classify("a cat on the mat").labels) == ["home", "money"]
