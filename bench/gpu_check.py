@@ -169,6 +169,11 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
         # transformers' eager training, ours, ours with a fused AdamW, ours compiled: one step, side by side
         out.append(Step("bert-base", 150, [*bert_base, "--levers",
                                            "--section", f"bert-vs-transformers-base-{dev}-gpu-check"]))
+    # every Hugging Face architecture's queries where pick_device puts them (the GPU): a crash fails the step;
+    # last, so that the figures come first in the budget
+    out.append(Step("hf-architectures", 60 if quick else 120, [
+        py, "bench/robustness/hf_architectures.py", "--no-write",
+        *(["--only", "GPT-2,BERT masked LM,T5 (text to text),BART sentence classifier (MNLI)"] if quick else [])]))
     if args.full:  # the rest of the thread sweep: minutes of gensim on top of the 6-minute check
         out += [
             Step("w2v-threads-cbow", 120, [*sweep, "--variants", "CBOW-NS,CBOW-HS", "--threads", "16,8,4",

@@ -47,9 +47,7 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], str]] = {
                               "wordpiece"),
     "DeBERTa-v2 masked LM": ("DebertaV2ForMaskedLM", "DebertaV2Config", SMALL, "wordpiece"),
     "MPNet masked LM": ("MPNetForMaskedLM", "MPNetConfig", SMALL, "wordpiece"),
-    "ModernBERT masked LM": ("ModernBertForMaskedLM", "ModernBertConfig",
-                             {**SMALL, "pad_token_id": 0, "cls_token_id": 101, "sep_token_id": 102,
-                              "bos_token_id": 101, "eos_token_id": 102}, "wordpiece"),
+    "ModernBERT masked LM": ("ModernBertForMaskedLM", "ModernBertConfig", SMALL, "wordpiece"),
     "MobileBERT pre-training": ("MobileBertForPreTraining", "MobileBertConfig",
                                 {**SMALL, "embedding_size": 16, "intra_bottleneck_size": 16,
                                  "true_hidden_size": 16}, "wordpiece"),
@@ -126,18 +124,22 @@ QUERIES: dict[str, Callable[[Any], Any]] = {
 
 
 def tokenizer(kind: str) -> Any:
-    """A tokenizer of each family: the MiniLM package's WordPiece, a byte-level BPE with <s> … </s> (RoBERTa,
-    GPT-2, BART) or a SentencePiece BPE ending each text with </s> (T5, Llama), the last two learned from a
-    few sentences."""
+    """A tokenizer of each family, learned from a few sentences (nothing installed beyond transformers and
+    tokenizers, so that the GPU check runs it too): a WordPiece with [CLS] … [SEP] (BERT), a byte-level BPE with
+    <s> … </s> (RoBERTa, GPT-2, BART) or a SentencePiece BPE ending each text with </s> (T5, Llama)."""
     import transformers
-    from tokenizers import ByteLevelBPETokenizer, SentencePieceBPETokenizer
-    from tokenizers.processors import RobertaProcessing, TemplateProcessing
+    from tokenizers import BertWordPieceTokenizer, ByteLevelBPETokenizer, SentencePieceBPETokenizer
+    from tokenizers.processors import BertProcessing, RobertaProcessing, TemplateProcessing
 
-    if kind == "wordpiece":
-        from engine.models.masked_lm_head import base_folder
-
-        return transformers.AutoTokenizer.from_pretrained(base_folder("all-minilm-l6-v2"), local_files_only=True)
     texts = TEXTS * 20
+    if kind == "wordpiece":
+        wordpiece = BertWordPieceTokenizer(lowercase=True)
+        wordpiece.train_from_iterator(texts, vocab_size=300,
+                                      special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
+        wordpiece._tokenizer.post_processor = BertProcessing(("[SEP]", 3), ("[CLS]", 2))
+        return transformers.PreTrainedTokenizerFast(tokenizer_object=wordpiece._tokenizer, unk_token="[UNK]",
+                                                    cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+                                                    mask_token="[MASK]")
     if kind == "bpe":
         bpe = ByteLevelBPETokenizer()
         bpe.train_from_iterator(texts, vocab_size=400, special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
@@ -167,11 +169,11 @@ def probe(name: str, folder: Path, tokenizers: dict[str, Any]) -> dict[str, str]
     if cls is None or config_cls is None:
         return {"opens": f"not in transformers {transformers.__version__}"}
     tok = tokenizers.setdefault(kind, tokenizer(kind))
-    specials = {k: getattr(tok, f"{k}_id") for k in ("pad_token", "bos_token", "eos_token")
-                if getattr(tok, f"{k}_id", None) is not None}
+    ids = {f"{k}_token_id": getattr(tok, f"{k}_token_id", None) for k in ("pad", "bos", "eos", "cls", "sep")}
+    ids["bos_token_id"] = ids["bos_token_id"] if ids["bos_token_id"] is not None else ids["cls_token_id"]
+    ids["eos_token_id"] = ids["eos_token_id"] if ids["eos_token_id"] is not None else ids["sep_token_id"]
     torch.manual_seed(0)
-    config = config_cls(vocab_size=len(tok), **{**{k.replace("_token", "_token_id"): v for k, v in specials.items()},
-                                                **settings})
+    config = config_cls(vocab_size=len(tok), **{**{k: v for k, v in ids.items() if v is not None}, **settings})
     cls(config).save_pretrained(folder)
     tok.save_pretrained(folder)
     try:
@@ -261,7 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     if not args.no_write:
         write_section("hf-architectures", text)
-    return 1 if any(cell.startswith("CRASH") for row in rows.values() for cell in row.values()) else 0
+    cells = [cell for row in rows.values() for q, cell in row.items() if q != "opens"]
+    crashed = sum(cell.startswith("CRASH") for row in rows.values() for cell in row.values())
+    from engine.device import pick_device
+
+    print(f"{len(rows)} architectures on {pick_device().type}: {sum(c == 'ok' for c in cells)} answered, "
+          f"{sum(c.startswith('refused') for c in cells)} refused, {crashed} crashed")  # (the GPU check's last line)
+    return 1 if crashed else 0
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ def test_the_gpu_check_runs_every_step_on_the_cpu_and_reports_its_figures(topic_
     assert rc == 0, summary
     for name in ("train-bert", "train-bert-resume", "train-gpt", "train-elmo", "train-word2vec", "train-glove",
                  "train-nnlm", "queries", "finetune-full", "finetune-frozen", "ddp", "fig-word2vec", "fig-elmo",
-                 "fig-minilm", "profile-elmo", "fig-elmo-batch"):
+                 "fig-minilm", "profile-elmo", "fig-elmo-batch", "hf-architectures"):
         assert steps.get(name) == "ok", f"{name}: {steps.get(name)}\n{summary}"
     for figure in ("word2vec_sgns_cpu_eager", "elmo_tiny_train", "occurrences", "elmo_kernel_launches_per_step",
                    "elmo_tiny_2s_batch8_perplexity"):
