@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
+from engine.errors import Unsupported
 from engine.models.packed_linear import pack_linears
 from engine.models.wrappers.hf_lens import find_lens_reader
 from engine.models.wrappers.protocol import ForwardOutput, blocks_of
@@ -57,6 +58,7 @@ class HFAdapter:
             self.body = encoder
         self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
         self._lens: Callable[[torch.Tensor], torch.Tensor] | None = None  # (read_layers: found on first use)
+        self._lens_refused: str | None = None
         self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
         if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None
                            and tokenizer.eos_token_id is None):
@@ -140,7 +142,13 @@ class HFAdapter:
 
     def lens_reader(self) -> Callable[[torch.Tensor], torch.Tensor]:
         if self._lens is None:
-            self._lens = find_lens_reader(self)
+            if self._lens_refused is not None:  # (found once: a refusal too, not probed again at every click)
+                raise Unsupported(self._lens_refused)
+            try:
+                self._lens = find_lens_reader(self)
+            except Unsupported as e:
+                self._lens_refused = str(e)
+                raise
         return self._lens
 
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
