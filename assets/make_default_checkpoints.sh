@@ -16,9 +16,11 @@ word2bert-train bert --corpus default --preset tiny --seq-len 64 --lr 1e-3 --who
 word2bert-train --resume "$work/bert-tiny" --max-minutes 150
 # GPT with the small-model recipe (lr 1e-3, 64-token windows, no dropout) on the default corpus with conversation,
 # 55 minutes of its own CPU time with the learning rate decaying to 0 as they are spent (the shipped one: one thread;
-# started with a 90-minute budget, cut to 55 with --resume after 17), then resumed with the budget extended to 100
+# started with a 90-minute budget, cut to 55 with --resume after 17), then resumed with the budget extended to 100,
+# then to 160
 word2bert-train gpt --corpus default --preset tiny --seq-len 64 --lr 1e-3 --dropout 0 --max-minutes 55 --budget-clock cpu --budget-schedule --max-steps 30000 --eval-every 500 --keep-every 1000 --out "$work/gpt-tiny"
 word2bert-train --resume "$work/gpt-tiny" --max-minutes 100  # the budget extended (the shipped one: one thread)
+word2bert-train --resume "$work/gpt-tiny" --max-minutes 160  # and again, as bert-tiny's and elmo-tiny's were
 # ELMo on the default corpus with conversation: 80 minutes of its own CPU time, dropout 0, the learning rate decaying
 # to 0 as they are spent, then resumed with the budget extended to 160 (the shipped one: one thread)
 word2bert-train elmo --corpus default --preset tiny --batch-size 64 --lr 2e-3 --dropout 0 --max-minutes 80 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny"
