@@ -12,7 +12,6 @@ with its own head (engine.handles.hf_tasks).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -25,21 +24,6 @@ from engine.models.hf_lock import one_thread_in_transformers
 from engine.models.wrappers.hf import HFAdapter
 
 WEIGHT_FILES = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin", "pytorch_model.bin.index.json")
-
-
-def is_hf_folder(path: Path) -> bool:
-    cfg = path / "config.json"
-    if not cfg.is_file():
-        return False
-    try:
-        with open(cfg, "rb") as f:
-            raw = f.read(10 * 2**20 + 1)
-        if len(raw) > 10 * 2**20:
-            return False  # no Hugging Face config is this large; the run-folder checks will say why
-        data = json.loads(raw.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return False
-    return isinstance(data, dict) and "format_version" not in data and ("model_type" in data or "architectures" in data)
 
 
 @one_thread_in_transformers
@@ -158,7 +142,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     if (reason or note) and not family:  # (a task model's task is in its info already: the library says it once)
         info["note"] = reason or note
     adapter = HFAdapter(model, tokenizer, objective, pick_device(), max_len, reason)
-    name = folder.parent.name if folder.name == "model" else folder.name
+    name = folder.name  # (engine.handles.load.load names it as loaded_name says)
     if family:
         return HFTaskHandle(f"hf-{model_type}", name, str(folder), info, adapter, family, labels_of(config))
     return TransformerHandle(f"hf-{model_type}", name, str(folder), info, adapter)

@@ -8,6 +8,7 @@ built-in names come from pip packages and the shipped default checkpoints.
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -207,9 +208,34 @@ def load(path_or_name: str | Path) -> ModelHandle:
         return BaseHandle("vectors", path.name, str(path), {"path": str(path)}, vectors=vectors, lowercase=lowercase)
     if not path.exists():
         raise CheckpointError(unknown_model(name))
-    from engine.handles.hf import is_hf_folder, load_hf
+    from engine.handles.hf import load_hf
 
     check_fits(path, path.name)
     if is_hf_folder(path):
-        return load_hf(path)
+        handle = load_hf(path)
+        handle.name = loaded_name(path)
+        return handle
     return load_run(path)
+
+
+def is_hf_folder(path: Path) -> bool:
+    cfg = path / "config.json"
+    if not cfg.is_file():
+        return False
+    try:
+        with open(cfg, "rb") as f:
+            raw = f.read(10 * 2**20 + 1)
+        if len(raw) > 10 * 2**20:
+            return False  # no Hugging Face config is this large; the run-folder checks will say why
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and "format_version" not in data and ("model_type" in data or "architectures" in data)
+
+
+def loaded_name(path_or_name: str | Path) -> str:
+    """The name ``load`` gives what it loads: a model's name as given, a folder or file its own name — but a
+    Hugging Face folder called "model" (as snapshots and packages keep them) its parent's. (Reads a config.json at
+    most: no torch; the app names a scene's folders with it.)"""
+    path = Path(str(path_or_name)).expanduser()
+    return path.parent.name if path.name == "model" and is_hf_folder(path) else path.name

@@ -130,18 +130,9 @@ def model_name(key: str) -> str:
     scene made by hand may name its contextual model by the path it lists; the views choose by name."""
     if "/" not in key and "\\" not in key and not key.startswith("~"):
         return key
-    path = Path(key).expanduser()
-    return path.parent.name if path.name == "model" and not _ours(path) else path.name
+    from engine.api import loaded_name
 
-
-def _ours(folder: Path) -> bool:
-    """Whether a folder is a run of word2bert's (its config.json has a format_version), which the engine names by
-    its own name whatever it is, rather than a Hugging Face folder."""
-    try:
-        config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    return isinstance(config, dict) and "format_version" in config
+    return loaded_name(key)
 
 
 def check_answerable(scene: Scene, origin: str) -> None:
