@@ -61,11 +61,7 @@ class HFTaskHandle(TransformerHandle):
         if self.hf.takes_segments:
             kwargs["token_type_ids"] = torch.tensor([segments], device=device)
         with torch.inference_mode(), threads_for(self._parameters() * len(ids)):
-            try:
-                return self.hf.model(**kwargs)
-            except (AttributeError, IndexError, TypeError, ValueError) as e:  # its folder asks what its code lacks
-                raise Unsupported(f"{self.name}: transformers cannot run this {type(self.hf.model).__name__} "
-                                  f"({type(e).__name__}: {e})") from None
+            return self.hf.model(**kwargs)
 
     def _probabilities(self, ids: list[int], segments: list[int]) -> np.ndarray:
         """The head's probabilities: (labels,) for a text, (tokens, labels) for a tagger (each label on its own
