@@ -231,6 +231,9 @@ class TransformerHandle(BaseHandle):
         assert out.logits is not None
         logits = out.logits[0]  # (masks, V): the head ran at the [MASK] positions only
         probs = logits.float().softmax(-1)  # (masks, V)
+        not_words = getattr(self.adapter, "not_words", None)
+        if not_words:  # T5's end, padding and sentinels: not words, though the decoder may write them first
+            probs[:, not_words] = 0.0
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]), dim=-1)
         values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()
         return [MaskCandidates(p, tuple(self._token_text(int(i)) for i in idx), tuple(float(v) for v in val))

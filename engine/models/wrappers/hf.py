@@ -5,6 +5,7 @@ the special tokens and the maximum length are decided here once."""
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,8 +36,13 @@ class HFAdapter:
         sentinel = tokenizer.convert_tokens_to_ids("<extra_id_0>") if self.mask_id is None else None
         self.sentinel: int | None = sentinel if objective == "masked" and isinstance(sentinel, int) and \
             sentinel != tokenizer.unk_token_id else None
+        # what the decoder may write first that is not a word of the span: the end, padding, another sentinel (an
+        # empty span); a fill lists the words, at the model's own probabilities
+        self.not_words: list[int] = []
         if self.sentinel is not None:
             self.mask_id = self.sentinel
+            self.not_words = sorted({int(i) for i in tokenizer.all_special_ids} | {
+                int(i) for t, i in tokenizer.get_vocab().items() if re.fullmatch(r"<extra_id_\d+>", t)})
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.metaspace = not self.byte_level and "Metaspace" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
