@@ -46,6 +46,8 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], str]] = {
     "ELECTRA discriminator": ("ElectraForPreTraining", "ElectraConfig", {**SMALL, "embedding_size": 16},
                               "wordpiece"),
     "DeBERTa-v2 masked LM": ("DebertaV2ForMaskedLM", "DebertaV2Config", SMALL, "wordpiece"),
+    "DeBERTa-v3 masked LM (its own head)": ("DebertaV2ForMaskedLM", "DebertaV2Config", {**SMALL, "legacy": False},
+                                            "wordpiece"),
     "MPNet masked LM": ("MPNetForMaskedLM", "MPNetConfig", SMALL, "wordpiece"),
     "ModernBERT masked LM": ("ModernBertForMaskedLM", "ModernBertConfig", SMALL, "wordpiece"),
     "MobileBERT pre-training": ("MobileBertForPreTraining", "MobileBertConfig",

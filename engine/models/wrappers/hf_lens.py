@@ -1,8 +1,8 @@
 """How a Hugging Face model's layers are read through its output head (the logit lens), found by a probe.
 
 Architectures name their parts differently — BERT's ``cls.predictions``, RoBERTa's ``lm_head``, ALBERT's
-``predictions``, ELECTRA's ``generator_predictions`` then ``generator_lm_head``, DistilBERT's
-``vocab_transform`` … ``vocab_projector``, ModernBERT's ``head`` then ``decoder``, a decoder's output embeddings —
+``predictions``, ELECTRA's ``generator_predictions`` then ``generator_lm_head``, DeBERTa-v3's ``lm_predictions``
+(given the word embeddings), DistilBERT's ``vocab_transform`` … ``vocab_projector``, ModernBERT's ``head`` then ``decoder``, a decoder's output embeddings —
 and differ in whether the network ends with a norm (GPT-2's ``ln_f``, Llama's ``norm``, OPT's
 ``final_layer_norm``, ModernBERT's ``final_norm``) and whether transformers' last hidden state has passed it
 (GPT-2's has; ModernBERT's has not). A wrong guess draws a plausible but false lens. So the reader is found by
@@ -57,6 +57,9 @@ def head_chains(model: Any) -> list[list[Any]]:
 
     chains = [[part(p) for p in path] for path in HEADS]
     chains = [c for c in chains if all(m is not None for m in c)]
+    predictions, embeddings = part("lm_predictions"), model.get_input_embeddings()
+    if predictions is not None and embeddings is not None:  # DeBERTa-v3's own head: it is given the word embeddings
+        chains.append([lambda h: predictions(h, embeddings)])
     out = model.get_output_embeddings()
     if out is not None:
         chains.append([out])

@@ -15,6 +15,7 @@ MASKED = {
                                                                   "hidden_dim": 64}),
     "albert": ("AlbertForMaskedLM", "AlbertConfig", {**SMALL, "embedding_size": 16}),
     "electra": ("ElectraForMaskedLM", "ElectraConfig", {**SMALL, "embedding_size": 16}),
+    "deberta-v3": ("DebertaV2ForMaskedLM", "DebertaV2Config", {**SMALL, "legacy": False}),  # its own head's naming
     "modernbert": ("ModernBertForMaskedLM", "ModernBertConfig", {**SMALL, "pad_token_id": 0, "cls_token_id": 101,
                                                                   "sep_token_id": 102, "bos_token_id": 101,
                                                                   "eos_token_id": 102}),
