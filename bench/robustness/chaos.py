@@ -263,6 +263,8 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=30.0)
     p.add_argument("--warmup-minutes", type=float, default=3.0)
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--pace-ms", type=int, default=80,
+                   help="one action every this many ms (80: far faster than a person, so that work piles up)")
     p.add_argument("--history-run", default=None, help="a run folder with kept checkpoints for the scrubber")
     p.add_argument("--no-train", action="store_true", help="leave out starting and stopping small trainings")
     p.add_argument("--holders", action="store_true",
@@ -326,7 +328,7 @@ def main() -> None:
     if args.switch_ms is not None:
         sys.setswitchinterval(args.switch_ms / 1000)
     loaded = list(session.models)
-    monkey = Monkey(window, args.seed, pace_ms=80, train=not args.no_train, history_run=args.history_run)
+    monkey = Monkey(window, args.seed, pace_ms=args.pace_ms, train=not args.no_train, history_run=args.history_run)
     from bench.robustness.gc_timer import CollectionTimer
 
     gc_passes = CollectionTimer()
@@ -383,9 +385,10 @@ def main() -> None:
     gc_passes.stop()
     if args.exit_at_end:
         stalls = len(monkey.stalls.over)
-        print(f"{end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "
+        print(f"pace {args.pace_ms} ms: {end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "
               f"({stalls / max(1, end['steps'] - start['steps']):.3f} per action)", flush=True)
         print(stall_gaps(monkey) + "\n" + stall_causes(monkey), flush=True)
+        Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
         os._exit(0)
     if args.growth or args.trace:
         snapshot = tracemalloc.take_snapshot() if args.trace else None
@@ -415,10 +418,10 @@ def main() -> None:
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --pace-ms {args.pace_ms}' if args.pace_ms != 80 else ''}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
-actions in {args.minutes:g} minutes (one every 80 ms, each on a widget shown at that moment; the log of every
+actions in {args.minutes:g} minutes (one every {args.pace_ms} ms, each on a widget shown at that moment; the log of every
 action: `bench/robustness/chaos-log.txt`, not committed).
 
 RSS, threads and open files at two quiet moments (the monkey paused, its queries and jobs done or stopped, the talk
