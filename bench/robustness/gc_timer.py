@@ -4,6 +4,7 @@ object the collector tracks and holds the GIL for it, on the GUI thread (explore
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 from typing import Any
@@ -14,10 +15,12 @@ SLOW_MS = 100.0
 class CollectionTimer:
     """Counts the collections of each generation, their total time and the ones of ``SLOW_MS`` or more."""
 
-    def __init__(self) -> None:
+    def __init__(self, log: list[str] | None = None) -> None:
         self.began = 0.0
         self.by_generation: dict[int, list[float]] = {}  # generation -> [collections, total ms, longest ms, slow]
         self.off_gui_thread = 0
+        self.log = log  # the monkey's log: each slow pass, where it lies among the actions and the stalls
+        self.slow_by_caller: dict[str, int] = {}  # who called the slow passes: the app's timer, its freeze, …
         gc.callbacks.append(self._callback)
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
@@ -31,6 +34,11 @@ class CollectionTimer:
         entry[2] = max(entry[2], ms)
         entry[3] += ms >= SLOW_MS
         self.off_gui_thread += threading.current_thread() is not threading.main_thread()
+        if ms >= SLOW_MS:
+            caller = _caller()
+            self.slow_by_caller[caller] = self.slow_by_caller.get(caller, 0) + 1
+            if self.log is not None:
+                self.log.append(f"~~ garbage collection, generation {info['generation']}: {ms:.0f} ms ({caller})")
 
     def stop(self) -> None:
         if self._callback in gc.callbacks:
@@ -39,4 +47,17 @@ class CollectionTimer:
     def report(self) -> str:
         parts = [f"generation {g}: {int(n):,} passes, {total / 1000:.1f} s in all, longest {longest:.0f} ms, "
                  f"{int(slow)} of {SLOW_MS:.0f} ms or more" for g, (n, total, longest, slow) in sorted(self.by_generation.items())]
-        return "; ".join(parts) + f"; off the GUI thread: {self.off_gui_thread}"
+        callers = ", ".join(f"{k} {v}" for k, v in sorted(self.slow_by_caller.items(), key=lambda kv: -kv[1]))
+        return "; ".join(parts) + f"; off the GUI thread: {self.off_gui_thread}" + \
+            (f"; the passes of {SLOW_MS:.0f} ms or more by caller: {callers}" if callers else "")
+
+
+def _caller() -> str:
+    """The innermost frame of the app's or the bench's code above the collection (who asked for it)."""
+    frame: Any = sys._getframe(2)
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if "/explorer/" in path or "/engine/" in path or "/bench/" in path:
+            return f"{path.rsplit('/', 1)[-1]}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return "an allocation (automatic)"

@@ -140,6 +140,8 @@ class Monkey(QObject):
         self.unexpected: list[str] = []
         self._failures = _Collect(self.unexpected)
         self.stalls = Stalls()
+        self.stalls_with_collection = 0  # stalls in which a garbage collection of 100 ms or more ran
+        self._logged_at_tick = 0
         self.steps = 0
         self._talk: Any = None
         self._clock = QElapsedTimer()
@@ -257,10 +259,13 @@ class Monkey(QObject):
     def _tick(self) -> None:
         self._last_tick = time.monotonic()
         gap = self._clock.restart()
+        since, self._logged_at_tick = self.log[self._logged_at_tick:], len(self.log)
         if self._measuring:
             self.stalls.add(max(0.0, float(gap)))
             if gap >= STALL_MS:
                 self.stalls_after[self._last_kind] = self.stalls_after.get(self._last_kind, 0) + 1
+                # a slow garbage collection inside the gap (bench/robustness/gc_timer.py logs them)
+                self.stalls_with_collection += any(line.startswith("~~ garbage") for line in since)
                 self.log.append(f"!! stall {gap} ms (tab {self.window.tabs.tabText(self.window.tabs.currentIndex())})")
 
     def _act(self) -> None:
