@@ -61,6 +61,11 @@ def stall_causes(monkey: Monkey) -> str:
   its time inside stalls (between samples 50 ms apart): {', '.join(f'{k} {v / 1000:,.1f} s' for k, v in monkey.gui_time_ms.items())}."""
 
 
+def write_log(monkey: Monkey) -> None:
+    """Every action, stall and slow collection, then the exceptions (not committed: bench/robustness/chaos-log.txt)."""
+    Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
+
+
 def chaos_window(app: Any) -> tuple[Any, Any]:
     """The window the chaos benches drive, as (session, window): ``WINDOW_SIZE``, shown, with GloVe, MiniLM and the
     default models loaded (waits up to 5 minutes for them)."""
@@ -389,7 +394,7 @@ def main() -> None:
         print(f"pace {args.pace_ms} ms: {end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "
               f"({stalls / max(1, end['steps'] - start['steps']):.3f} per action)", flush=True)
         print(stall_gaps(monkey) + "\n" + stall_causes(monkey), flush=True)
-        Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
+        write_log(monkey)
         os._exit(0)
     if args.growth or args.trace:
         snapshot = tracemalloc.take_snapshot() if args.trace else None
@@ -401,7 +406,7 @@ def main() -> None:
     wait(app, 5)
     files_at_end = open_file_kinds()
     wait_for_workers(120_000)
-    Path("bench/robustness/chaos-log.txt").write_text("\n".join(monkey.log) + "\n\n" + "\n\n".join(monkey.exceptions))
+    write_log(monkey)
 
     growth = (end["rss"] - start["rss"]) / start["rss"] * 100
     anon_growth = (end["anon"] - start["anon"]) / start["anon"] * 100

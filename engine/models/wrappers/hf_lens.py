@@ -2,14 +2,14 @@
 
 Architectures name their parts differently — BERT's ``cls.predictions``, RoBERTa's ``lm_head``, ALBERT's
 ``predictions``, ELECTRA's ``generator_predictions`` then ``generator_lm_head``, DeBERTa-v3's ``lm_predictions``
-(given the word embeddings), DistilBERT's ``vocab_transform`` … ``vocab_projector``, ModernBERT's ``head`` then ``decoder``, a decoder's output embeddings —
-and differ in whether the network ends with a norm (GPT-2's ``ln_f``, Llama's ``norm``, OPT's
-``final_layer_norm``, ModernBERT's ``final_norm``) and whether transformers' last hidden state has passed it
-(GPT-2's has; ModernBERT's has not). A wrong guess draws a plausible but false lens. So the reader is found by
-trying: one short text through the whole model, the final norm's input and output caught by a hook, and each
-candidate head (then what the config says is done to its output: Gemma 2's soft cap, Cohere's scale) applied to
-the last state must give back the model's own logits. Where none does (a model that
-scales or caps its logits after the head, say), the lens is refused with that reason rather than drawn wrong.
+(given the word embeddings), DistilBERT's ``vocab_transform`` … ``vocab_projector``, ModernBERT's ``head`` then
+``decoder``, a decoder's output embeddings — and differ in whether the network ends with a norm (GPT-2's ``ln_f``,
+Llama's ``norm``, OPT's ``final_layer_norm``, ModernBERT's ``final_norm``) and whether transformers' last hidden
+state has passed it (GPT-2's has; ModernBERT's has not). A wrong guess draws a plausible but false lens. So the
+reader is found by trying: one short text through the whole model, the final norm's input and output caught by a
+hook, and each candidate head (then what the config says is done to its output: Gemma 2's soft cap, Cohere's scale)
+applied to the last state must give back the model's own logits. Where none does (a model that scales or caps its
+logits after the head, say), the lens is refused with that reason rather than drawn wrong.
 """
 
 from __future__ import annotations

@@ -119,8 +119,7 @@ def test_t5_fills_a_mask_through_its_sentinel_one_at_a_time(tmp_path):
         theirs = model(**tok("the cat sat on the <extra_id_0>", return_tensors="pt"),
                        decoder_input_ids=torch.tensor([[0, sentinel]])).logits[0, -1].softmax(-1)
     specials = tok.all_special_ids
-    assert theirs.topk(len(specials) + 5).indices[:5].tolist() != [i for i in theirs.topk(len(specials) + 5).indices
-                                                                  if int(i) not in specials][:5], \
+    assert any(int(i) in specials for i in theirs.topk(5).indices), \
         "the model's top 5 hold no special token: the test would not see them listed"
     theirs[specials] = 0.0  # the end, padding and sentinels are not words: the fill lists words only
     top = theirs.topk(5)
