@@ -27,6 +27,7 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
 from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.table_fill import fresh_rows
 
 DEBOUNCE_MS = 150
 ANALOGY_HELP = "An analogy is three words, two signs: king - man + woman (man is to king as woman is to …)."
@@ -171,7 +172,7 @@ class NeighboursPanel(QWidget):
     def _show(self, result) -> None:
         what, neighbours = result
         self.message.setText(what)
-        self.table.setRowCount(len(neighbours))
+        fresh_rows(self.table, len(neighbours))
         for row, n in enumerate(neighbours):
             self.table.setItem(row, 0, QTableWidgetItem(n.word))
             sim = QTableWidgetItem(f"{n.similarity:.3f}")

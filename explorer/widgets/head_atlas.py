@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.table_fill import fresh_rows
 
 ATLAS_COLUMNS = ["layer", "head", "entropy (bits)", "→ [CLS]", "→ [SEP]", "→ punctuation", "→ previous",
                  "→ next", "→ itself"]
@@ -46,7 +47,7 @@ class HeadAtlas(QTableWidget):
     def fill(self, stats: list[Any]) -> None:
         """One row per head of ``stats`` (engine.api.head_table / corpus_head_table)."""
         self.setSortingEnabled(False)
-        self.setRowCount(len(stats))
+        fresh_rows(self, len(stats))  # not its old rows' cells replaced: see table_fill
         best = {}
         for column in range(2, len(ATLAS_COLUMNS)):
             values = [stat(h, column) for h in stats]

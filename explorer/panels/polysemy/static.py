@@ -18,6 +18,7 @@ from explorer.failures import explain
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.table_fill import fresh_rows
 
 
 class StaticNeighbours(QGroupBox):
@@ -70,7 +71,7 @@ class StaticNeighbours(QGroupBox):
         self.setMaximumHeight(self.sizeHint().height())
 
     def _message(self, message: str) -> None:
-        self.table.setRowCount(1)
+        fresh_rows(self.table, 1)
         self.table.setItem(0, 0, QTableWidgetItem(""))
         self.table.setItem(0, 1, QTableWidgetItem(message))
         self._fit()
@@ -97,7 +98,7 @@ class StaticNeighbours(QGroupBox):
         self.runner.submit(work)
 
     def _show(self, rows: list[tuple[str, str]]) -> None:
-        self.table.setRowCount(len(rows))
+        fresh_rows(self.table, len(rows))
         for r, (name, text) in enumerate(rows):
             self.table.setItem(r, 0, QTableWidgetItem(name))
             self.table.setItem(r, 1, QTableWidgetItem(text))

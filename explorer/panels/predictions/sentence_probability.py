@@ -25,6 +25,7 @@ from explorer.failures import explain
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.table_fill import fresh_rows
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,7 @@ class SentenceProbabilityView(QWidget):
         sentences, columns = self._last.sentences, [(c.name, c.scores) for c in self._last.columns]
         extra = self.difference_column()
         self.table.clear()
-        self.table.setRowCount(len(sentences))
-        self.table.setColumnCount(1 + len(columns) + (extra is not None))
+        fresh_rows(self.table, len(sentences), 1 + len(columns) + (extra is not None))
         # a model's name above how it scores, a score above its perplexity: two narrow lines each, so that the
         # sentences keep the width (one line each squeezed them to a word per line in an 800-pixel window)
         self.table.setHorizontalHeaderLabels(["sentence", *["\n(".join(name.rsplit(" (", 1)) for name, _ in columns],
