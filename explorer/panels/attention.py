@@ -140,6 +140,7 @@ class AttentionPanel(QWidget):
         self.model.currentIndexChanged.connect(lambda _: self.query())
         self.layer.valueChanged.connect(lambda _: self._draw_head_view())
         self.threshold.valueChanged.connect(self._threshold_changed)
+        self._models_seen: tuple[Any, ...] | None = None  # the pickers' states at the last ask (ModelPicker.state)
         session.modelsChanged.connect(self._refresh_models)
         self._refresh_models()
 
@@ -222,11 +223,15 @@ class AttentionPanel(QWidget):
 
     # ------------------------------------------------------------ input
 
-    def _refresh_models(self) -> None:
+    def _refresh_models(self, ask: bool = False) -> None:
+        """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         self.model2.set_models(self.session.models,
                                prefer=next((n for n in self.model.usable() if n != self.model.currentText()), ""))
-        self.query()
+        seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
+        if ask or seen != self._models_seen:
+            self._models_seen = seen
+            self.query()
 
     def set_presenting(self, on: bool) -> None:
         """A talk's layout: the sentence fields get the compare controls' room (a step shows one model)."""
@@ -244,7 +249,7 @@ class AttentionPanel(QWidget):
         self.views.setCurrentIndex(self.VIEWS.index(view) if view in self.VIEWS else 0)
         if scene.layer is not None:
             self.pending_layer = scene.layer
-        self._refresh_models()
+        self._refresh_models(ask=True)
 
     def current_scene(self) -> Scene:
         return Scene("attention", [t for t in (self.sentence.text(), self.pair.text()) if t], list(self.session.models),

@@ -4,6 +4,7 @@ analogy, "king - man + woman", and see the words nearest to that sum (word2vec's
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPalette
@@ -116,12 +117,16 @@ class NeighboursPanel(QWidget):
         self._debounce.timeout.connect(self.query)
         self.word.textChanged.connect(lambda _: self._debounce.start())
         self.model.currentIndexChanged.connect(lambda _: self.query())
+        self._models_seen: tuple[Any, ...] | None = None  # the picker's state at the last ask (ModelPicker.state)
         session.modelsChanged.connect(self._refresh_models)
         self._refresh_models()
 
-    def _refresh_models(self) -> None:
+    def _refresh_models(self, ask: bool = False) -> None:
+        """The picker lists the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=self.wanted_model)
-        self.query()
+        if ask or self.model.state() != self._models_seen:
+            self._models_seen = self.model.state()
+            self.query()
 
     def set_presenting(self, on: bool) -> None:
         """A talk's step: the word or analogy the step asks stays as it is (keys step the talk)."""
@@ -130,7 +135,7 @@ class NeighboursPanel(QWidget):
     def apply_scene(self, scene: Scene) -> None:
         self.wanted_model = scene.contextual_model or ""
         self.word.setText(scene.selection or "")
-        self._refresh_models()
+        self._refresh_models(ask=True)
 
     def current_scene(self) -> Scene:
         return Scene("neighbours", [], list(self.session.models), selection=self.word.text().strip(),

@@ -13,13 +13,35 @@ from PySide6.QtWidgets import QComboBox, QWidget
 
 
 def why_not(handle: Any, needs: Any) -> str:
-    """The first reason ``handle`` lacks one of the capabilities in ``needs`` ("" when it has them all)."""
-    for flag in type(needs):
-        if flag.value and flag in needs:
-            reason = handle.missing(flag)
-            if reason:
-                return reason
-    return ""
+    """The first reason ``handle`` lacks one of the capabilities in ``needs`` ("" when it has them all). Kept per
+    handle (what a model can do is fixed when it loads): every picker of every panel asks again at each model
+    loaded, unloaded or swapped by the scrubber, and asking anew was 4.5 s of the window's thread in 6 minutes of
+    the chaos bench (130,000 asks: the enum walked, each reason's sentence formatted)."""
+    try:
+        known = _REASONS.setdefault(handle, {})
+    except TypeError:  # a handle that cannot be weakly referenced: asked each time
+        known = {}
+    if needs not in known:
+        known[needs] = next((reason for flag in type(needs) if flag.value and flag in needs
+                             for reason in (handle.missing(flag),) if reason), "")
+    return known[needs]
+
+
+def handle_ref(handle: Any) -> Any:
+    """A weak reference to ``handle`` (equal to another only while both reach the same live handle); the handle
+    itself where it cannot be referred to weakly."""
+    try:
+        return weakref.ref(handle)
+    except TypeError:
+        return handle
+
+
+def handles_state(handles: dict[str, Any]) -> tuple[Any, ...]:
+    """``handles`` (name -> handle) by name and weak reference: what an answer over several models was asked with."""
+    return tuple((name, handle_ref(handle)) for name, handle in handles.items())
+
+
+_REASONS: weakref.WeakKeyDictionary[Any, dict[Any, str]] = weakref.WeakKeyDictionary()  # handle -> needs -> reason
 
 
 class ModelPicker(QComboBox):
@@ -35,6 +57,7 @@ class ModelPicker(QComboBox):
         self.activated.connect(lambda _: setattr(self, "user_chose", True))
         self._listed: list[tuple[str, str]] = []  # (name, reason) of the rows shown
         self._role_cache: list[str] | None = None
+        self._refs: dict[str, Any] = {}  # name -> a weak reference to the handle listed under it (``state``)
         _PICKERS.add(self)
 
     def _role_models(self) -> list[str]:
@@ -52,6 +75,7 @@ class ModelPicker(QComboBox):
         current = self.currentText()
         self.blockSignals(True)
         self.reasons = {name: why_not(handle, self.needs) for name, handle in models.items()}
+        self._refs = {name: handle_ref(handle) for name, handle in models.items()}
         listed = list(self.reasons.items())
         if listed != self._listed:  # the rows change only when the models or what they can do do (the
             self._listed = listed  # scrubber swaps a checkpoint under one name at every slider move)
@@ -86,6 +110,17 @@ class ModelPicker(QComboBox):
 
     def usable(self) -> list[str]:
         return [name for name, reason in self.reasons.items() if not reason]
+
+    def state(self, every_usable: bool = False) -> tuple[Any, ...]:
+        """What a panel's answer through this picker was asked with: the choice by its handle, the reason when
+        there is none, and with ``every_usable`` every model it could choose (an answer that compares them all).
+        Equal only while each is the same live handle (an ``id`` could be reused by the next checkpoint the
+        scrubber loads under the same name). A panel asks again when models change only if this did: every panel
+        asked at every model loaded or unloaded anywhere, its choice unchanged, and those answers queued before
+        the user's on the one query thread."""
+        choice = self.currentText()
+        usable = tuple((name, self._refs.get(name)) for name in self.usable()) if every_usable else ()
+        return choice, self._refs.get(choice), self.reason(), usable
 
     def reason(self) -> str:
         """Why no model can be chosen ("" when one is)."""

@@ -36,7 +36,7 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.flow_layout import FlowLayout
-from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.model_picker import ModelPicker, handles_state
 from explorer.widgets.occurrence_map import NUMBERED, OccurrenceMapView
 from explorer.widgets.tabs import tab_widget
 
@@ -172,6 +172,8 @@ class PolysemyPanel(QWidget):
         self.method.currentIndexChanged.connect(lambda _: self.query_contextual())
         self.indexer.built.connect(lambda _name: self.query_contextual())
         self.indexer.status.connect(self.message.setText)
+        self._models_seen: tuple[Any, ...] | None = None  # the picker's state at the last ask (ModelPicker.state)
+        self._statics_seen: tuple[Any, ...] | None = None  # the static models at the last ask of the static column
         session.modelsChanged.connect(self._refresh_models)
         session.error.connect(self._model_failed)  # (a bound method: a lambda kept the panel alive for good)
         self._sentences_changed()
@@ -286,7 +288,7 @@ class PolysemyPanel(QWidget):
         self.views.setCurrentIndex(1 if scene.view == "map" else 0)
         self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense
         self._show_typed()
-        self._refresh_models()
+        self._refresh_models(ask=True)
 
     def current_scene(self) -> Scene:
         return Scene("polysemy", self.sentence_list(), list(self.session.models), selection=self.word,
@@ -299,7 +301,9 @@ class PolysemyPanel(QWidget):
 
     # ------------------------------------------------------------ models
 
-    def _refresh_models(self) -> None:
+    def _refresh_models(self, ask: bool = False) -> None:
+        from engine.api import Capability
+
         for name, handle in self.session.models.items():  # a name now answered by another handle (the
             if self._handles.get(name, handle) is not handle:  # scrubber's checkpoint): its vectors are stale
                 self.fetcher.forget(name)
@@ -309,8 +313,15 @@ class PolysemyPanel(QWidget):
             self.indexer.forget(name)
         self._handles = dict(self.session.models)
         self.model.set_models(self.session.models, prefer=self.wanted_model)
-        self._model_changed()
-        self.static.query(self.word)  # (a scene's contextual models fetch the word's occurrences on demand)
+        # each column asks again only if its models changed (or ``ask``: a scene): every panel asked at every model
+        # loaded or unloaded anywhere, and those answers queued before the user's on the one query thread
+        if ask or self.model.state(every_usable=True) != self._models_seen:  # (every usable one: "All models")
+            self._models_seen = self.model.state(every_usable=True)
+            self._model_changed()
+        statics = handles_state({n: h for n, h in self.session.models.items() if Capability.STATIC in h.capabilities})
+        if ask or statics != self._statics_seen:
+            self._statics_seen = statics
+            self.static.query(self.word)  # (a scene's contextual models fetch the word's occurrences on demand)
 
     def _handle(self) -> Any:
         return self.session.models.get(self.model.currentText())

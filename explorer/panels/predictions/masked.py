@@ -59,6 +59,7 @@ class MaskedView(QWidget, LabView):
         self.model = ModelPicker(Capability.MASKED_LM, role="masked_lm")
         self.compare = QCheckBox("compare with")
         self.model2 = ModelPicker(Capability.MASKED_LM)
+        self._models_seen: tuple[Any, ...] | None = None  # the pickers' states at the last ask
         self.model2.setEnabled(False)
         self.compare.toggled.connect(self._compare_toggled)
         self.hint = QLabel()
@@ -286,11 +287,15 @@ class MaskedView(QWidget, LabView):
         parts.append("</table>")
         self.example.setHtml("".join(parts))
 
-    def refresh_models(self, prefer: str) -> None:
+    def refresh_models(self, prefer: str, ask: bool = False) -> None:
+        """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=prefer)
         self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
             (n for n in self.model.usable() if n != self.model.currentText()), ""))
-        self.query()
+        seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
+        if ask or seen != self._models_seen:
+            self._models_seen = seen
+            self.query()
 
     def set_sentences(self, sentences: list[str]) -> None:
         if sentences:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTextBrowser, QVBoxLayout, QWidget
@@ -26,6 +27,7 @@ class NextSentenceView(QWidget):
         self.a = QLineEdit("The man went to the store.")
         self.b = QLineEdit("He bought a gallon of milk.")
         self.model = ModelPicker(Capability.NEXT_SENTENCE)
+        self._models_seen: tuple[Any, ...] | None = None  # the pickers' states at the last ask
         self.result = QTextBrowser()
         layout = QVBoxLayout(self)
         for label, widget in (("Sentence A:", self.a), ("Sentence B:", self.b)):
@@ -59,9 +61,12 @@ class NextSentenceView(QWidget):
                                 + bars([("IsNext", p), ("NotNext", 1 - p)]))
         self.shown.emit()
 
-    def refresh_models(self, prefer: str) -> None:
+    def refresh_models(self, prefer: str, ask: bool = False) -> None:
+        """The picker lists the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=prefer)
-        self.query()
+        if ask or self.model.state() != self._models_seen:
+            self._models_seen = self.model.state()
+            self.query()
 
     def set_sentences(self, sentences: list[str]) -> None:
         if len(sentences) >= 2:

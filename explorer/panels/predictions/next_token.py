@@ -49,6 +49,7 @@ class NextTokenView(QWidget, LabView):
         self.continuation.setWordWrap(True)
         self.compare = QCheckBox("compare with")  # in the lab: model B's lens beside A's
         self.model2 = ModelPicker(Capability.NEXT_TOKEN)
+        self._models_seen: tuple[Any, ...] | None = None  # the pickers' states at the last ask
         self.model2.setEnabled(False)
         self.make_lab()  # the lab's switch and the lab (LabView)
         layout = QVBoxLayout(self)
@@ -127,11 +128,15 @@ class NextTokenView(QWidget, LabView):
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
         self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
 
-    def refresh_models(self, prefer: str) -> None:
+    def refresh_models(self, prefer: str, ask: bool = False) -> None:
+        """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=prefer)
         self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
             (n for n in self.model.usable() if n != self.model.currentText()), ""))
-        self.query()
+        seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
+        if ask or seen != self._models_seen:
+            self._models_seen = seen
+            self.query()
 
     def set_sentences(self, sentences: list[str]) -> None:
         if sentences:

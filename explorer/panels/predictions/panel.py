@@ -79,7 +79,7 @@ class PredictionsPanel(QWidget):
         if name == "masked":
             view.focus_token.connect(self.focus_token)
         self._present(name, view)
-        view.refresh_models(self.wanted_model)
+        view.refresh_models(self.wanted_model, ask=True)
         return view
 
     def set_presenting(self, on: bool) -> None:
@@ -108,9 +108,9 @@ class PredictionsPanel(QWidget):
         if self.VIEWS[self.views.currentIndex()] == view:
             self.failed.emit(message)
 
-    def _refresh_models(self) -> None:
+    def _refresh_models(self, ask: bool = False) -> None:
         for view in self._views():
-            view.refresh_models(self.wanted_model)
+            view.refresh_models(self.wanted_model, ask=ask)
 
     def apply_scene(self, scene: Scene) -> None:
         view = scene.view or "masked"
@@ -126,7 +126,7 @@ class PredictionsPanel(QWidget):
         if self.VIEWS[index] in ("masked", "next"):  # the views with the lab under them
             view.open_lab(scene)
         view.set_sentences(list(scene.sentences))
-        self._refresh_models()
+        self._refresh_models(ask=True)
 
     def current_scene(self) -> Scene:
         index = self.views.currentIndex()

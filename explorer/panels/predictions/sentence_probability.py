@@ -232,8 +232,8 @@ class SentenceProbabilityView(QWidget):
                              "★ marks each model's best-rated sentence. Hover a cell for each token's log-prob."
                              + "".join(f"\nNote: {n}." for n in notices[:2]))
 
-    def refresh_models(self, prefer: str) -> None:
-        self._debounce.start()
+    def refresh_models(self, prefer: str, ask: bool = False) -> None:
+        self._debounce.start()  # (the scoring asks again only if its sentences or models changed: ``_asked``)
 
     def set_sentences(self, sentences: list[str]) -> None:
         self.text.setPlainText("\n".join(sentences))

@@ -55,3 +55,29 @@ def test_rows_follow_the_models_as_they_change_what_they_can_do(qtbot):
     assert rows.item(0).flags() & Qt.ItemFlag.ItemIsEnabled and rows.item(0).flags() & Qt.ItemFlag.ItemIsSelectable
     assert rows.item(0).toolTip() == "" and picker.currentText() == "a" and picker.usable() == ["a"]
     assert pickers_within(panel) == [picker] and pickers_within(QWidget()) == []
+
+
+def test_each_handle_is_asked_once_what_it_cannot_do_and_a_swapped_one_anew(qtbot):
+    """Every picker of every panel lists the models again at each load, unload and scrubber step: a handle's
+    reason is kept (what it can do is fixed when it loads); a checkpoint swapped in under the same name is asked."""
+    from explorer.widgets.model_picker import ModelPicker
+
+    class Counting(Handle):
+        asked = 0
+
+        def missing(self, capability):
+            Counting.asked += 1
+            return super().missing(capability)
+
+    pickers = [ModelPicker(Capability.MASKED_LM), ModelPicker(Capability.MASKED_LM), ModelPicker(Capability.STATIC)]
+    for picker in pickers:
+        qtbot.addWidget(picker)
+    masked, static = Counting(Capability.MASKED_LM), Counting(Capability.STATIC)
+    for _ in range(5):
+        for picker in pickers:
+            picker.set_models({"m": masked, "s": static})
+    assert Counting.asked == 4  # each handle once per need
+    assert pickers[0].reasons == {"m": "", "s": "cannot do MASKED_LM"} and pickers[2].reasons["m"] == "cannot do STATIC"
+    swapped = Counting(Capability.STATIC)  # the scrubber's next checkpoint, under the same name, another head
+    pickers[0].set_models({"m": swapped, "s": static})
+    assert Counting.asked == 5 and pickers[0].reasons["m"] == "cannot do MASKED_LM" and pickers[0].usable() == []
