@@ -11,20 +11,6 @@ from tests.conftest import settle_layout
 SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
 
 
-@pytest.fixture
-def window(qtbot):
-    from explorer.main_window import MainWindow
-    from explorer.session import Session
-
-    win = MainWindow(Session())
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    from explorer.tasks import wait_for_workers
-
-    assert wait_for_workers(30_000)
-
-
 def load(qtbot, win, *paths):
     for path in paths:
         with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):

@@ -6,23 +6,6 @@ chaos bench came from model changes)."""
 
 from collections import Counter
 
-import pytest
-
-
-@pytest.fixture
-def window(qtbot):
-    from explorer.main_window import MainWindow
-    from explorer.session import Session
-
-    session = Session()
-    win = MainWindow(session)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    from explorer.tasks import wait_for_workers
-
-    assert wait_for_workers(30_000)
-
 
 def change(qtbot, win, do):
     from explorer.tasks import wait_for_workers

@@ -9,21 +9,6 @@ from tests.conftest import settle_layout
 SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
 
 
-@pytest.fixture
-def window(qtbot):
-    from explorer.main_window import MainWindow
-    from explorer.session import Session
-
-    session = Session()
-    win = MainWindow(session)
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    from explorer.tasks import wait_for_workers
-
-    assert wait_for_workers(10_000)  # no task left running
-
-
 def load(qtbot, win, name):
     with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
         win.session.load(name)
