@@ -6,7 +6,7 @@ import pytest
 
 from explorer.scenes import MEASURES, SceneError, check_scene
 from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
-from tests.explorer.panels.test_attention_predictions import load, shot, window  # noqa: F401 - a fixture
+from tests.explorer.panels.test_attention_predictions import load, shot
 
 
 def header(table, axis="h"):
