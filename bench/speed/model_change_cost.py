@@ -12,10 +12,7 @@ time in that while. Each round in a fresh process per checkout, rounds alternati
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -105,21 +102,14 @@ def one(changes: int) -> dict[str, list[float]]:
 
 
 def run(checkout: Path, changes: int) -> dict[str, list[float]]:
-    env = {**os.environ, "PYTHONPATH": str(checkout), "QT_QPA_PLATFORM": "offscreen"}
-    code = (f"import json, runpy, sys; sys.path.insert(0, {str(checkout)!r}); "  # (this file read by path: the other
-            f"one = runpy.run_path({__file__!r})['one']; "  # checkout may not have it)
-            f"print('RESULT', json.dumps(one({changes})))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=checkout, env=env, capture_output=True, text=True,
-                          timeout=1800)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"{checkout}: {done.stderr.strip().splitlines()[-3:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    from bench.checkouts import run_in
+
+    return run_in(checkout, __file__, f"one({changes})")
 
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.speed.talk_build import label
+    from bench.checkouts import label
 
     p = argparse.ArgumentParser()
     p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")

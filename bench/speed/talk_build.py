@@ -13,10 +13,7 @@ worst case for the GUI thread: each holds the GIL until the switch interval ends
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -111,30 +108,14 @@ def one(opens: int, busy: int) -> dict[str, list[float]]:
 
 
 def run(checkout: Path, opens: int, busy: int) -> dict[str, list[float]]:
-    env = {**os.environ, "PYTHONPATH": str(checkout), "QT_QPA_PLATFORM": "offscreen"}
-    code = (f"import json, runpy, sys; sys.path.insert(0, {str(checkout)!r}); "  # (this file read by path: the other
-            f"one = runpy.run_path({__file__!r})['one']; "  # checkout may not have it)
-            f"print('RESULT', json.dumps(one({opens}, {busy})))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=checkout, env=env, capture_output=True, text=True,
-                          timeout=1800)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode or not lines:
-        raise RuntimeError(f"{checkout}: {done.stderr.strip().splitlines()[-3:]}")
-    return json.loads(lines[-1][len("RESULT "):])
+    from bench.checkouts import run_in
 
-
-def label(checkout: Path) -> str:
-    """The checkout's commit, and whether its files differ from it."""
-    def git(*words: str) -> str:
-        return subprocess.run(["git", *words], cwd=checkout, capture_output=True, text=True).stdout.strip()
-
-    commit = git("rev-parse", "--short", "HEAD") or checkout.name
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!*RESULTS.md")
-    return f"`{commit}`" + (" with changes" if changed else "")
+    return run_in(checkout, __file__, f"one({opens}, {busy})")
 
 
 def main() -> None:
     from bench._report import machine, write_section
+    from bench.checkouts import label
 
     p = argparse.ArgumentParser()
     p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")

@@ -124,8 +124,9 @@ class NeighboursPanel(QWidget):
     def _refresh_models(self, ask: bool = False) -> None:
         """The picker lists the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=self.wanted_model)
-        if ask or self.model.state() != self._models_seen:
-            self._models_seen = self.model.state()
+        seen = self.model.state()
+        if ask or seen != self._models_seen:
+            self._models_seen = seen
             self.query()
 
     def set_presenting(self, on: bool) -> None:

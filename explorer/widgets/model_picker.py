@@ -22,9 +22,17 @@ def why_not(handle: Any, needs: Any) -> str:
     except TypeError:  # a handle that cannot be weakly referenced: asked each time
         known = {}
     if needs not in known:
-        known[needs] = next((reason for flag in type(needs) if flag.value and flag in needs
-                             for reason in (handle.missing(flag),) if reason), "")
+        known[needs] = _first_reason(handle, needs)
     return known[needs]
+
+
+def _first_reason(handle: Any, needs: Any) -> str:
+    for flag in type(needs):
+        if flag.value and flag in needs:
+            reason = handle.missing(flag)
+            if reason:
+                return reason
+    return ""
 
 
 def handle_ref(handle: Any) -> Any:

@@ -315,8 +315,9 @@ class PolysemyPanel(QWidget):
         self.model.set_models(self.session.models, prefer=self.wanted_model)
         # each column asks again only if its models changed (or ``ask``: a scene): every panel asked at every model
         # loaded or unloaded anywhere, and those answers queued before the user's on the one query thread
-        if ask or self.model.state(every_usable=True) != self._models_seen:  # (every usable one: "All models")
-            self._models_seen = self.model.state(every_usable=True)
+        seen = self.model.state(every_usable=True)  # (every usable one: the "All models" tab compares them)
+        if ask or seen != self._models_seen:
+            self._models_seen = seen
             self._model_changed()
         statics = handles_state({n: h for n, h in self.session.models.items() if Capability.STATIC in h.capabilities})
         if ask or statics != self._statics_seen:

@@ -64,8 +64,9 @@ class NextSentenceView(QWidget):
     def refresh_models(self, prefer: str, ask: bool = False) -> None:
         """The picker lists the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=prefer)
-        if ask or self.model.state() != self._models_seen:
-            self._models_seen = self.model.state()
+        seen = self.model.state()
+        if ask or seen != self._models_seen:
+            self._models_seen = seen
             self.query()
 
     def set_sentences(self, sentences: list[str]) -> None:

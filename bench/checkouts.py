@@ -1,0 +1,38 @@
+"""Shared by the benches that compare two checkouts side by side (bench/speed/talk_build.py, model_change_cost.py):
+a bench's measuring function run in a fresh process with another checkout's code, and a checkout's label.
+
+The bench's own file is read by path in that process (the other checkout may not have it), so such a bench keeps
+its module's top level to the standard library and imports this module inside its functions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_in(checkout: Path, script: str, call: str, timeout: int = 1800) -> dict[str, list[float]]:
+    """``call`` (say ``one(3, 0)``), a function of the bench file ``script``, run in a fresh offscreen process with
+    ``checkout`` first on its path; what it returns (JSON)."""
+    env = {**os.environ, "PYTHONPATH": str(checkout), "QT_QPA_PLATFORM": "offscreen"}
+    name = call.split("(", 1)[0]
+    code = (f"import json, runpy, sys; sys.path.insert(0, {str(checkout)!r}); "
+            f"{name} = runpy.run_path({script!r})[{name!r}]; print('RESULT', json.dumps({call}))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=checkout, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode or not lines:
+        raise RuntimeError(f"{checkout}: {done.stderr.strip().splitlines()[-3:]}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def label(checkout: Path) -> str:
+    """The checkout's commit, and whether its files differ from it."""
+    def git(*words: str) -> str:
+        return subprocess.run(["git", *words], cwd=checkout, capture_output=True, text=True).stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or checkout.name
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!*RESULTS.md")
+    return f"`{commit}`" + (" with changes" if changed else "")
