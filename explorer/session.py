@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from explorer.tasks import TaskRunner, freeze_long_lived_objects, thaw
+from explorer.tasks import TaskRunner, freeze_long_lived_objects, thaw_for
 
 if TYPE_CHECKING:  # a name for types only: engine.api is imported lazily, off the start-up path
     from engine.api import ModelHandle
@@ -111,7 +111,7 @@ class Session(QObject):
         self.modelsChanged.emit()
         # most models go at once (their last reference dropped); one caught in a reference cycle that was
         # frozen with the long-lived objects goes at the next quiet moment's collection (thawed for it)
-        QTimer.singleShot(UNLOAD_SETTLE_MS, lambda: thaw() if gone() is not None else None)
+        QTimer.singleShot(UNLOAD_SETTLE_MS, lambda: thaw_for(gone, UNLOAD_SETTLE_MS))
         return True
 
     @property

@@ -38,8 +38,36 @@ def thaw() -> None:
     are frozen again at the next quiet moment."""
     import gc
 
+    objects = gc.get_freeze_count()
     gc.unfreeze()
+    if _COLLECTOR:
+        _COLLECTOR[0].thawed(objects)
     _freezer().request()
+
+
+UNLOAD_CHECKS = 5  # looks at an unloaded model still alive, each twice as long after the last (46 s in all)
+
+
+def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS) -> None:
+    """``thaw`` if the unloaded model ``gone()`` (a weak reference) may sit in a frozen cycle: it is still alive,
+    something is frozen, and no object the collector sees outside the frozen ones refers to it. One that does
+    (a query's closure, an answer on screen) holds it, and a thaw would not free it: looked at again after
+    twice the wait, and thawed anyway at the last look. In the chaos bench 10 of 26 unloads were still held
+    so 1.5 s after, each thawing every object of the window, so nothing stayed frozen and each full collection
+    scanned them all (300-700 ms of the GUI thread: the thirty-first session's perf)."""
+    import gc
+    import inspect
+
+    handle = gone()
+    if handle is None or not gc.get_freeze_count():  # freed, or nothing frozen for it to sit in
+        return
+    here = inspect.currentframe()
+    held = any(referrer is not here for referrer in gc.get_referrers(handle))  # (the unfrozen objects: few)
+    del handle, here
+    if held and checks > 1:
+        QTimer.singleShot(wait_ms * 2, lambda: thaw_for(gone, wait_ms * 2, checks - 1))
+        return
+    thaw()
 
 
 class _Freezer(QObject):
@@ -59,6 +87,8 @@ class _Freezer(QObject):
             return
         gc.collect()
         gc.freeze()
+        if _COLLECTOR:
+            _COLLECTOR[0].frozen()
 
 
 _FREEZER: list[_Freezer] = []
@@ -90,7 +120,11 @@ class _GuiCollector(QObject):
     440,000 with the default models, idle, 300-350 ms beside busy workers (8 in 5 minutes of the chaos bench,
     its census's own among them: bench/robustness/gc_timer.py). Python runs one only when the objects that
     reached the oldest generation since the last full one are a quarter of those that survived it
-    (``gc_collect_main``'s "long-lived pending" rule); so does this."""
+    (``gc_collect_main``'s "long-lived pending" rule); so does this. Like Python, it counts those objects as they
+    arrive (the survivors of each collection of the middle generation, whoever ran it), not by listing the oldest
+    generation: after a thaw that list held every object of the window, and listing it at each look took 50-100 ms
+    of the GUI thread beside busy workers, 15% of the stalls' time in the chaos bench (perf, the thirty-first
+    session)."""
 
     def __init__(self) -> None:
         import gc
@@ -101,9 +135,42 @@ class _GuiCollector(QObject):
         gc.disable()
         self.last = time.monotonic()
         self.long_lived = len(gc.get_objects(2))  # the oldest generation after the last full collection
+        self.pending = 0  # objects that reached the oldest generation since (Python's "long-lived pending")
+        self._young = 0  # the two younger generations' objects when a collection of the middle one started
+        gc.callbacks.append(self._count)
         self.timer = QTimer(self, interval=COLLECT_EVERY_MS)
         self.timer.timeout.connect(self.collect)
         self.timer.start()
+
+    def close(self) -> None:
+        """Stop looking and counting (a test's collector; the window's lives as long as the process)."""
+        import gc
+
+        self.timer.stop()
+        if self._count in gc.callbacks:
+            gc.callbacks.remove(self._count)
+
+    def _count(self, phase: str, info: dict[str, int]) -> None:
+        """Python's callback around every collection: what a collection of the middle generation left went to the
+        oldest; after a full one, the oldest generation is what survived it."""
+        import gc
+
+        generation = info["generation"]
+        if generation == 1 and phase == "start":
+            self._young = len(gc.get_objects(0)) + len(gc.get_objects(1))  # (young: a few thousand at most)
+        elif generation == 1:
+            self.pending += max(0, self._young - info["collected"] - info["uncollectable"])
+        elif generation == 2 and phase == "stop":
+            self.long_lived = len(gc.get_objects(2))  # (once per full collection, which scanned them all anyway)
+            self.pending = 0
+
+    def frozen(self) -> None:
+        """``gc.freeze`` emptied the oldest generation: count from nothing."""
+        self.long_lived = self.pending = 0
+
+    def thawed(self, objects: int) -> None:
+        """``gc.unfreeze`` gave ``objects`` back to the oldest generation: long-lived, as after a full collection."""
+        self.long_lived += objects
 
     def collect(self) -> None:
         import gc
@@ -117,20 +184,12 @@ class _GuiCollector(QObject):
         generation = 0
         if count[1] > self.threshold[1]:
             generation = 2 if count[2] > self.threshold[2] and self.full_is_due() else 1
-        gc.collect(generation)
-        if generation == 2:
-            self.long_lived = len(gc.get_objects(2))
+        gc.collect(generation)  # (counted by ``_count``)
 
     def full_is_due(self) -> bool:
-        """Python's rule: the oldest generation grew by a quarter since the last full collection (or a freeze,
-        which empties it, left nothing there). Counting it lists its objects: a few ms, once a full collection
-        would otherwise be due, not at every look."""
-        import gc
-
-        grown = len(gc.get_objects(2))
-        if grown < self.long_lived:  # frozen (gc.freeze moves them out) or freed since: start from here
-            self.long_lived = grown
-        return grown - self.long_lived > self.long_lived / 4
+        """Python's rule: the objects that reached the oldest generation since the last full collection (or a
+        freeze, which empties it) are more than a quarter of those that survived it."""
+        return self.pending > self.long_lived / 4
 
 
 _COLLECTOR: list[_GuiCollector] = []

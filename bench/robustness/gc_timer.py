@@ -21,7 +21,31 @@ class CollectionTimer:
         self.off_gui_thread = 0
         self.log = log  # the monkey's log: each slow pass, where it lies among the actions and the stalls
         self.slow_by_caller: dict[str, int] = {}  # who called the slow passes: the app's timer, its freeze, …
+        # the app's listings of a generation (gc.get_objects: the collector's looks) and its freezes and thaws,
+        # counted by wrapping the gc module's functions (the bench's own census is left out)
+        self.listings = [0, 0.0, 0.0]  # [listings, total ms, longest ms]
+        self.freezes = self.thaws = 0
+        self._originals = {name: getattr(gc, name) for name in ("get_objects", "freeze", "unfreeze")}
+        gc.get_objects, gc.freeze, gc.unfreeze = self._listing, self._freeze, self._unfreeze
         gc.callbacks.append(self._callback)
+
+    def _listing(self, *args: Any, **kwargs: Any) -> list[Any]:
+        began = time.perf_counter()
+        objects = self._originals["get_objects"](*args, **kwargs)
+        if _caller().startswith(("tasks.py", "session.py")):
+            ms = (time.perf_counter() - began) * 1000
+            self.listings[0] += 1
+            self.listings[1] += ms
+            self.listings[2] = max(self.listings[2], ms)
+        return objects
+
+    def _freeze(self) -> None:
+        self.freezes += 1
+        self._originals["freeze"]()
+
+    def _unfreeze(self) -> None:
+        self.thaws += 1
+        self._originals["unfreeze"]()
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
@@ -43,13 +67,18 @@ class CollectionTimer:
     def stop(self) -> None:
         if self._callback in gc.callbacks:
             gc.callbacks.remove(self._callback)
+        for name, function in self._originals.items():
+            setattr(gc, name, function)
 
     def report(self) -> str:
         parts = [f"generation {g}: {int(n):,} passes, {total / 1000:.1f} s in all, longest {longest:.0f} ms, "
                  f"{int(slow)} of {SLOW_MS:.0f} ms or more" for g, (n, total, longest, slow) in sorted(self.by_generation.items())]
         callers = ", ".join(f"{k} {v}" for k, v in sorted(self.slow_by_caller.items(), key=lambda kv: -kv[1]))
+        n, total, longest = self.listings
         return "; ".join(parts) + f"; off the GUI thread: {self.off_gui_thread}" + \
-            (f"; the passes of {SLOW_MS:.0f} ms or more by caller: {callers}" if callers else "")
+            (f"; the passes of {SLOW_MS:.0f} ms or more by caller: {callers}" if callers else "") + \
+            f"; the app's listings of a generation: {int(n):,}, {total / 1000:.1f} s in all, longest {longest:.0f} ms" \
+            f"; freezes {self.freezes:,}, thaws {self.thaws:,}"
 
 
 def _caller() -> str:

@@ -180,4 +180,41 @@ def test_a_full_collection_waits_until_the_oldest_generation_grew_by_a_quarter(q
         assert collector.long_lived == len(gc.get_objects(2))
     finally:
         gc.callbacks.remove(note)
+        collector.close()
         old.clear()
+
+
+def test_after_a_thaw_the_returned_objects_count_as_long_lived(qtbot, monkeypatch):
+    """A model unloaded gives the frozen objects back to the collector (``thaw``): every object of the window.
+    They count as survivors of a full collection, so the next one waits until a quarter as many again have
+    arrived, as Python's rule says; and a freeze empties the oldest generation, so counting starts again."""
+    import gc
+
+    from explorer import tasks
+
+    collector = tasks._GuiCollector()
+    collector.timer.stop()
+    monkeypatch.setattr(tasks, "_COLLECTOR", [collector])
+    monkeypatch.setattr(tasks._freezer(), "request", lambda: None)  # no freeze behind the test's back
+    frozen = [[] for _ in range(100_000)]
+    gc.collect()
+    gc.freeze()
+    try:
+        collector.frozen()
+        tasks.thaw()
+        returned = collector.long_lived  # the frozen objects: the 100,000 lists and the test process's own
+        assert returned >= len(frozen)
+        young = [[] for _ in range(returned // 10)]  # a tenth more: not yet a quarter
+        gc.collect(1)
+        assert 0 < collector.pending < returned / 4 and not collector.full_is_due()
+        young += [[] for _ in range(returned // 5)]  # three tenths in all
+        gc.collect(1)
+        assert collector.full_is_due()
+        gc.freeze()
+        collector.frozen()
+        assert not collector.full_is_due() and collector.long_lived == 0
+    finally:
+        gc.unfreeze()
+        collector.close()
+        frozen.clear()
+        young.clear()

@@ -1,0 +1,79 @@
+"""An unloaded model still alive is thawed out of the frozen objects only when a thaw could free it."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import pytest
+
+from explorer import tasks
+
+
+class Model:
+    """Stands in for a model handle."""
+
+
+@pytest.fixture
+def thaws(monkeypatch):
+    called: list[int] = []
+    monkeypatch.setattr(tasks, "thaw", lambda: called.append(1))
+    return called
+
+
+@pytest.fixture
+def frozen():
+    """Something frozen, as in the window after its first quiet moment."""
+    gc.collect()
+    gc.freeze()
+    yield
+    gc.unfreeze()
+
+
+def test_a_model_held_by_a_live_answer_is_looked_at_again_not_thawed(qtbot, thaws, frozen):
+    model = Model()
+    answer = {"model": model}  # made after the freeze: an answer on screen, say
+    gone = weakref.ref(model)
+    del model
+    tasks.thaw_for(gone, wait_ms=20, checks=3)
+    assert thaws == []  # a thaw would not free it: the answer holds it
+    answer.clear()  # the answer goes: so does the model, with no thaw at all
+    qtbot.wait(200)
+    assert gone() is None and thaws == []
+
+
+def test_a_model_held_by_a_live_answer_for_good_is_thawed_at_the_last_look(qtbot, thaws, frozen):
+    model = Model()
+    answer = [model]
+    gone = weakref.ref(model)
+    del model
+    tasks.thaw_for(gone, wait_ms=10, checks=3)  # looks at 0, 20 and 40 ms more
+    qtbot.waitUntil(lambda: thaws == [1], timeout=2000)
+    assert answer
+
+
+def test_a_model_in_a_frozen_cycle_is_thawed_at_once(thaws):
+    model = Model()
+    model.itself = model  # type: ignore[attr-defined]  # a cycle: only a collection frees it
+    gone = weakref.ref(model)
+    del model
+    gc.freeze()  # frozen with it: no collection sees it
+    try:
+        tasks.thaw_for(gone, wait_ms=10_000)
+        assert thaws == [1]
+    finally:
+        gc.unfreeze()
+        gc.collect()
+    assert gone() is None
+
+
+def test_nothing_frozen_nothing_to_thaw(thaws):
+    model = Model()
+    model.itself = model  # type: ignore[attr-defined]
+    gone = weakref.ref(model)
+    del model
+    gc.unfreeze()
+    tasks.thaw_for(gone, wait_ms=10_000)
+    assert thaws == []  # an ordinary collection frees it
+    gc.collect()
+    assert gone() is None
