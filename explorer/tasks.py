@@ -38,10 +38,7 @@ def thaw() -> None:
     are frozen again at the next quiet moment."""
     import gc
 
-    objects = gc.get_freeze_count()
     gc.unfreeze()
-    if _COLLECTOR:
-        _COLLECTOR[0].thawed(objects)
     _freezer().request()
 
 
@@ -87,8 +84,6 @@ class _Freezer(QObject):
             return
         gc.collect()
         gc.freeze()
-        if _COLLECTOR:
-            _COLLECTOR[0].frozen()
 
 
 _FREEZER: list[_Freezer] = []
@@ -124,7 +119,9 @@ class _GuiCollector(QObject):
     arrive (the survivors of each collection of the middle generation, whoever ran it), not by listing the oldest
     generation: after a thaw that list held every object of the window, and listing it at each look took 50-100 ms
     of the GUI thread beside busy workers, 15% of the stalls' time in the chaos bench (perf, the thirty-first
-    session)."""
+    session). A freeze or a thaw leaves the count as it was, as in Python: the freeze comes after a full collection,
+    which counted every object then alive as long-lived, frozen or not; the next full collection waits for a quarter
+    as many again (counting from a freeze's few survivors, full collections came every few seconds, 500 ms each)."""
 
     def __init__(self) -> None:
         import gc
@@ -164,13 +161,6 @@ class _GuiCollector(QObject):
             self.long_lived = len(gc.get_objects(2))  # (once per full collection, which scanned them all anyway)
             self.pending = 0
 
-    def frozen(self) -> None:
-        """``gc.freeze`` emptied the oldest generation: count from nothing."""
-        self.long_lived = self.pending = 0
-
-    def thawed(self, objects: int) -> None:
-        """``gc.unfreeze`` gave ``objects`` back to the oldest generation: long-lived, as after a full collection."""
-        self.long_lived += objects
 
     def collect(self) -> None:
         import gc
