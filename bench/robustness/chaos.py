@@ -294,6 +294,9 @@ def main() -> None:
     p.add_argument("--quiet-every", type=float, default=0.0, metavar="MINUTES",
                    help="a quiet moment (as at the start and the end) every MINUTES of acting too: whether the memory "
                         "grows all along (a leak) or levels off (caches filling)")
+    p.add_argument("--stall-windows", default=None, metavar="FILE",
+                   help="write each stall's start and end (CLOCK_MONOTONIC seconds, as `perf record -k mono` stamps "
+                        "its samples) and the action before it, one a line: bench/robustness/perf_stalls.py reads them")
     p.add_argument("--pymalloc", action="store_true",
                    help="keep Python's own small-object allocator (the app's window starts again with "
                         "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
@@ -330,6 +333,8 @@ def main() -> None:
     lighter_import_hook()  # as the app does
     from explorer.tasks import wait_for_workers
 
+    if args.stall_windows:  # the thread to profile (bench/robustness/perf_stalls.py): the window's, the process's own
+        print(f"window's process: {os.getpid()}", flush=True)
     session, window = chaos_window(app)
     if args.switch_ms is not None:
         sys.setswitchinterval(args.switch_ms / 1000)
@@ -388,6 +393,8 @@ def main() -> None:
         for line in app.stall_report():
             print("  " + line, flush=True)
     print("Garbage collections (warm-up included):", gc_passes.report(), flush=True)
+    if args.stall_windows:
+        Path(args.stall_windows).write_text("".join(f"{b:.4f} {e:.4f} {kind}\n" for b, e, kind in monkey.stall_windows))
     gc_passes.stop()
     if args.exit_at_end:
         stalls = len(monkey.stalls.over)

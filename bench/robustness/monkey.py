@@ -156,6 +156,9 @@ class Monkey(QObject):
         # the stall: its own work, or what it set off on the GUI thread — a relayout, a reply drawn)
         self.done_by_kind: dict[str, int] = {}
         self.stalls_after: dict[str, int] = {}
+        # each stall's window on CLOCK_MONOTONIC (seconds; perf's ``-k mono`` clock) and the action before it: a
+        # profile of the GUI thread's C stacks cut to the stalls (bench/robustness/perf_stalls.py)
+        self.stall_windows: list[tuple[float, float, str]] = []
         self._last_kind = ""
         self._last_tick = time.monotonic()
         self._gui_thread = threading.get_ident()
@@ -264,6 +267,7 @@ class Monkey(QObject):
             self.stalls.add(max(0.0, float(gap)))
             if gap >= STALL_MS:
                 self.stalls_after[self._last_kind] = self.stalls_after.get(self._last_kind, 0) + 1
+                self.stall_windows.append((self._last_tick - gap / 1000, self._last_tick, self._last_kind))
                 # a slow garbage collection inside the gap (bench/robustness/gc_timer.py logs them)
                 self.stalls_with_collection += any(line.startswith("~~ garbage") for line in since)
                 self.log.append(f"!! stall {gap} ms (tab {self.window.tabs.tabText(self.window.tabs.currentIndex())})")
