@@ -38,7 +38,10 @@ def thaw() -> None:
     are frozen again at the next quiet moment."""
     import gc
 
+    objects = gc.get_freeze_count()
     gc.unfreeze()
+    if _COLLECTOR:
+        _COLLECTOR[0].thawed(objects)
     _freezer().request()
 
 
@@ -84,6 +87,8 @@ class _Freezer(QObject):
             return
         gc.collect()
         gc.freeze()
+        if _COLLECTOR:
+            _COLLECTOR[0].frozen()
 
 
 _FREEZER: list[_Freezer] = []
@@ -115,13 +120,16 @@ class _GuiCollector(QObject):
     440,000 with the default models, idle, 300-350 ms beside busy workers (8 in 5 minutes of the chaos bench,
     its census's own among them: bench/robustness/gc_timer.py). Python runs one only when the objects that
     reached the oldest generation since the last full one are a quarter of those that survived it
-    (``gc_collect_main``'s "long-lived pending" rule); so does this. Like Python, it counts those objects as they
-    arrive (the survivors of each collection of the middle generation, whoever ran it), not by listing the oldest
-    generation: after a thaw that list held every object of the window, and listing it at each look took 50-100 ms
-    of the GUI thread beside busy workers, 15% of the stalls' time in the chaos bench (perf, the thirty-first
-    session). A freeze or a thaw leaves the count as it was, as in Python: the freeze comes after a full collection,
-    which counted every object then alive as long-lived, frozen or not; the next full collection waits for a quarter
-    as many again (counting from a freeze's few survivors, full collections came every few seconds, 500 ms each)."""
+    (``gc_collect_main``'s "long-lived pending" rule). This one waits until the oldest generation has grown by a
+    quarter, net: objects that reached it and were freed since do not count (the window makes and drops many: a
+    closed talk window's widgets, answers replaced). Python's own count of arrivals ran a full collection of 500 ms
+    every minute or so in the chaos bench (the thirty-first session's runs B and B2: 7-8 in 10 minutes against 1).
+    Knowing the net growth means listing the generation: after a thaw it holds every object of the window, 50-100 ms
+    beside busy workers, and listing it at every look took 15% of the stalls' time in the chaos bench (perf, the
+    same session). So the arrivals are counted as Python counts them (the survivors of each collection of the
+    middle generation, whoever ran it: a callback), and the generation is listed only once they reach a quarter:
+    at most once per quarter of the long-lived objects. A freeze empties the oldest generation and a thaw gives
+    the frozen objects back to it: both move the count of long-lived objects with them."""
 
     def __init__(self) -> None:
         import gc
@@ -176,10 +184,25 @@ class _GuiCollector(QObject):
             generation = 2 if count[2] > self.threshold[2] and self.full_is_due() else 1
         gc.collect(generation)  # (counted by ``_count``)
 
+    def frozen(self) -> None:
+        """``gc.freeze`` emptied the oldest generation (after a full collection): count from nothing."""
+        self.long_lived = self.pending = 0
+
+    def thawed(self, objects: int) -> None:
+        """``gc.unfreeze`` gave ``objects`` back to the oldest generation: long-lived, not growth."""
+        self.long_lived += objects
+
     def full_is_due(self) -> bool:
-        """Python's rule: the objects that reached the oldest generation since the last full collection (or a
-        freeze, which empties it) are more than a quarter of those that survived it."""
-        return self.pending > self.long_lived / 4
+        """The oldest generation grew by more than a quarter since the last full collection, net. The arrivals
+        bound the growth: only once they are a quarter is the generation listed (and the arrivals counted again
+        from its net growth, when that is less)."""
+        import gc
+
+        if self.pending <= self.long_lived / 4:
+            return False
+        grown = len(gc.get_objects(2)) - self.long_lived
+        self.pending = max(0, grown)
+        return grown > self.long_lived / 4
 
 
 _COLLECTOR: list[_GuiCollector] = []

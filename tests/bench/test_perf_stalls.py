@@ -5,19 +5,19 @@ from __future__ import annotations
 from bench.robustness.perf_stalls import made_of, neighbours, read_samples, read_windows, within
 
 SCRIPT = """\
-4242 100.010000: 
+4242 100.010000:
 \t    7f01 gc_collect_main (/usr/lib/libpython3.11.so.1.0)
 \t    7f02 QTimer::timeout (/usr/lib/libQt6Core.so.6)
 \t    7f03 main (/usr/bin/python3.11)
 
-4242 100.200000: 
+4242 100.200000:
 \t    7f04 clear_page_erms ([kernel.kallsyms])
 \t    7f05 asm_exc_page_fault ([kernel.kallsyms])
 \t    7f06 QRasterPaintEngine::fillRect+0x1f (/usr/lib/libQt6Gui.so.6)
 \t    7f07 QWidgetPrivate::drawWidget (/usr/lib/libQt6Widgets.so.6)
 \t    7f08 [unknown] ([unknown])
 
-4242 105.000000: 
+4242 105.000000:
 \t    7f09 QWidgetPrivate::drawWidget (/usr/lib/libQt6Widgets.so.6)
 \t    7f0a main (/usr/bin/python3.11)
 """
