@@ -162,13 +162,12 @@ class _GuiCollector(QObject):
 
         generation = info["generation"]
         if generation == 1 and phase == "start":
-            self._young = len(gc.get_objects(0)) + len(gc.get_objects(1))  # (young: a few thousand at most)
+            self._young = len(gc.get_objects(0)) + len(gc.get_objects(1))  # (the young: small beside the oldest)
         elif generation == 1:
             self.pending += max(0, self._young - info["collected"] - info["uncollectable"])
         elif generation == 2 and phase == "stop":
             self.long_lived = len(gc.get_objects(2))  # (once per full collection, which scanned them all anyway)
             self.pending = 0
-
 
     def collect(self) -> None:
         import gc
