@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,18 @@ def run_in(checkout: Path, script: str, call: str, timeout: int = 1800) -> dict[
     if done.returncode or not lines:
         raise RuntimeError(f"{checkout}: {done.stderr.strip().splitlines()[-3:]}")
     return json.loads(lines[-1][len("RESULT "):])
+
+
+def alternate(checkouts: list[Path], script: str, call: str, rounds: int) -> list[dict[str, list[float]]]:
+    """``call`` run in each checkout ``rounds`` times, alternating (each run a fresh process); each checkout's
+    figures pooled over its runs, by name. Prints the medians so far after each run."""
+    results: list[dict[str, list[float]]] = [{} for _ in checkouts]
+    for _ in range(rounds):
+        for which, checkout in enumerate(checkouts):
+            for key, values in run_in(checkout.resolve(), script, call).items():
+                results[which].setdefault(key, []).extend(values)
+            print(which, {k: round(statistics.median(v), 1) for k, v in results[which].items()}, flush=True)
+    return results
 
 
 def label(checkout: Path) -> str:

@@ -101,15 +101,9 @@ def one(changes: int) -> dict[str, list[float]]:
     return out
 
 
-def run(checkout: Path, changes: int) -> dict[str, list[float]]:
-    from bench.checkouts import run_in
-
-    return run_in(checkout, __file__, f"one({changes})")
-
-
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import label
+    from bench.checkouts import alternate, label
 
     p = argparse.ArgumentParser()
     p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
@@ -117,12 +111,7 @@ def main() -> None:
     p.add_argument("--changes", type=int, default=4, help="loads and unloads per round (each one a change)")
     args = p.parse_args()
     names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
-    results: list[dict[str, list[float]]] = [{}, {}]
-    for _ in range(args.rounds):
-        for which, checkout in enumerate(args.checkouts):
-            for key, values in run(checkout.resolve(), args.changes).items():
-                results[which].setdefault(key, []).extend(values)
-            print(which, {k: round(statistics.median(v), 1) for k, v in results[which].items()}, flush=True)
+    results = alternate(args.checkouts, __file__, f"one({args.changes})", args.rounds)
     other = CANDIDATES[int(results[0]["other"][0])]
 
     def cell(values: list[float], unit: str = "") -> str:

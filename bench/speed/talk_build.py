@@ -107,15 +107,9 @@ def one(opens: int, busy: int) -> dict[str, list[float]]:
     return {"worst": worst, **{f"build {k}": v for k, v in builds.items()}}
 
 
-def run(checkout: Path, opens: int, busy: int) -> dict[str, list[float]]:
-    from bench.checkouts import run_in
-
-    return run_in(checkout, __file__, f"one({opens}, {busy})")
-
-
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import label
+    from bench.checkouts import alternate, label
 
     p = argparse.ArgumentParser()
     p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
@@ -124,12 +118,7 @@ def main() -> None:
     p.add_argument("--busy", type=int, default=0, help="threads running pure Python beside the window")
     args = p.parse_args()
     names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
-    results: list[dict[str, list[float]]] = [{}, {}]
-    for _ in range(args.rounds):
-        for which, checkout in enumerate(args.checkouts):
-            for key, values in run(checkout.resolve(), args.opens, args.busy).items():
-                results[which].setdefault(key, []).extend(values)
-            print(which, {k: round(statistics.median(v)) for k, v in results[which].items()}, flush=True)
+    results = alternate(args.checkouts, __file__, f"one({args.opens}, {args.busy})", args.rounds)
     keys = sorted({k for r in results for k in r if k != "worst"})
     lines = [f"## Opening a talk: the longest freeze while its steps are built{' beside busy threads' if args.busy else ''}",
              "", f"Machine: {machine()}", "",
