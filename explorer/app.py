@@ -65,7 +65,7 @@ def run(argv: list[str]) -> int:
     if args.talk is not None:
         return run_talk(app, window, args.talk or None, args.export)
     window.show()
-    from explorer.tasks import freeze_long_lived_objects
+    from explorer.garbage import freeze_long_lived_objects
 
     QTimer.singleShot(0, freeze_long_lived_objects)  # Qt and the modules are here to stay (see its doc)
     from engine.api import warm_up_in_background

@@ -73,7 +73,8 @@ def process_memory_mb() -> float:
 class MainWindow(QMainWindow):
     def __init__(self, session: Session) -> None:
         super().__init__()
-        from explorer.tasks import collect_on_the_gui_thread, responsive_interpreter
+        from explorer.garbage import collect_on_the_gui_thread
+        from explorer.tasks import responsive_interpreter
 
         responsive_interpreter()  # (the process's: the window's thread gets the GIL back sooner)
         collect_on_the_gui_thread()  # (the process's: cycles holding Qt objects are freed on this thread)

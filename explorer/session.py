@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from explorer.tasks import TaskRunner, freeze_long_lived_objects, thaw_for
+from explorer.garbage import freeze_long_lived_objects, thaw_for
+from explorer.tasks import TaskRunner
 
 if TYPE_CHECKING:  # a name for types only: engine.api is imported lazily, off the start-up path
     from engine.api import ModelHandle

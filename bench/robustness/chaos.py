@@ -53,7 +53,7 @@ def stall_causes(monkey: Monkey) -> str:
     """The section's lines on what came before the stalls and where the GUI thread was in them."""
     culprits = sorted(monkey.culprits.items(), key=lambda kv: -kv[1])[:8]
     return f"""- Gaps of {STALL_MS} ms or more by the monkey's last action before them (stalls / actions of that kind): {stalls_by_kind(monkey)}.
-- Of those gaps, how many held a garbage collection of 100 ms or more (on the GUI thread: explorer/tasks.py): {monkey.stalls_with_collection:,}.
+- Of those gaps, how many held a garbage collection of 100 ms or more (on the GUI thread: explorer/garbage.py): {monkey.stalls_with_collection:,}.
 - Where the GUI thread was while it stalled (samples every 50 ms; "?" is Qt's own C++ work — layout, painting — with
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
 - The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the

@@ -1,5 +1,5 @@
 """How long the garbage collector's passes take, by generation (``chaos.py``): a full collection scans every
-object the collector tracks and holds the GIL for it, on the GUI thread (explorer/tasks.py collects there)."""
+object the collector tracks and holds the GIL for it, on the GUI thread (explorer/garbage.py collects there)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class CollectionTimer:
     def _listing(self, *args: Any, **kwargs: Any) -> list[Any]:
         began = time.perf_counter()
         objects = self._originals["get_objects"](*args, **kwargs)
-        if _caller().startswith(("tasks.py", "session.py")):
+        if _caller().startswith(("garbage.py", "session.py")):
             ms = (time.perf_counter() - began) * 1000
             self.listings[0] += 1
             self.listings[1] += ms

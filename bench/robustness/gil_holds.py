@@ -60,7 +60,7 @@ def longest_hold(job: Callable[[], Any], one_thread: bool) -> tuple[float, float
         took.append(time.perf_counter() - began)
         done.set()
 
-    gc.collect()  # between jobs, not during one: the window collects on its own thread (explorer.tasks)
+    gc.collect()  # between jobs, not during one: the window collects on its own thread (explorer.garbage)
     worker = threading.Thread(target=work)
     last, worst = time.perf_counter(), 0.0
     worker.start()
@@ -110,7 +110,7 @@ def measure(rounds: int) -> tuple[list[list[str]], str]:
     from engine import api
 
     sys.setswitchinterval(SWITCH_S)
-    gc.disable()  # as the window's process: no collection in whichever thread allocates (explorer.tasks)
+    gc.disable()  # as the window's process: no collection in whichever thread allocates (explorer.garbage)
     handles = {name: api.load(name) for name in LOADS}  # warm: imports, caches, word indexes
     for _label, query in queries(handles):
         query()

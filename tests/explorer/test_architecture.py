@@ -143,7 +143,7 @@ def test_a_full_collection_waits_until_the_oldest_generation_grew_by_a_quarter(q
     one are a quarter of those that survived it; until then the middle generation is collected instead."""
     import gc
 
-    from explorer.tasks import _GuiCollector
+    from explorer.garbage import _GuiCollector
 
     collector = _GuiCollector()
     collector.timer.stop()  # driven by hand below
@@ -190,19 +190,19 @@ def test_a_full_collection_waits_for_the_net_growth_of_the_oldest_generation(qtb
     back, long-lived, not growth: neither brings one either."""
     import gc
 
-    from explorer import tasks
+    from explorer import garbage
 
-    collector = tasks._GuiCollector()
+    collector = garbage._GuiCollector()
     collector.timer.stop()
-    monkeypatch.setattr(tasks, "_COLLECTOR", [collector])
-    monkeypatch.setattr(tasks._freezer(), "request", lambda: None)  # no freeze behind the test's back
+    monkeypatch.setattr(garbage, "_COLLECTOR", [collector])
+    monkeypatch.setattr(garbage._freezer(), "request", lambda: None)  # no freeze behind the test's back
     frozen = [[] for _ in range(100_000)]
     young: list = []
     gc.collect()
     gc.freeze()
     collector.frozen()  # (as the window's freeze does)
     try:
-        tasks.thaw()
+        garbage.thaw()
         returned = collector.long_lived  # every frozen object: the 100,000 lists and the test process's own
         assert returned >= len(frozen) and not collector.full_is_due()
         dropped = [[] for _ in range(returned // 3)]  # a third arrive in the oldest generation, then go

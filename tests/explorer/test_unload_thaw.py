@@ -7,7 +7,7 @@ import weakref
 
 import pytest
 
-from explorer import tasks
+from explorer import garbage
 
 
 class Model:
@@ -17,7 +17,7 @@ class Model:
 @pytest.fixture
 def thaws(monkeypatch):
     called: list[int] = []
-    monkeypatch.setattr(tasks, "thaw", lambda: called.append(1))
+    monkeypatch.setattr(garbage, "thaw", lambda: called.append(1))
     return called
 
 
@@ -35,7 +35,7 @@ def test_a_model_held_by_a_live_answer_is_looked_at_again_not_thawed(qtbot, thaw
     answer = {"model": model}  # made after the freeze: an answer on screen, say
     gone = weakref.ref(model)
     del model
-    tasks.thaw_for(gone, wait_ms=20, checks=3)
+    garbage.thaw_for(gone, wait_ms=20, checks=3)
     assert thaws == []  # a thaw would not free it: the answer holds it
     answer.clear()  # the answer goes: so does the model, with no thaw at all
     qtbot.wait(200)
@@ -47,7 +47,7 @@ def test_a_model_held_by_a_live_answer_for_good_is_thawed_at_the_last_look(qtbot
     answer = [model]
     gone = weakref.ref(model)
     del model
-    tasks.thaw_for(gone, wait_ms=10, checks=3)  # looks at 0, 20 and 40 ms more
+    garbage.thaw_for(gone, wait_ms=10, checks=3)  # looks at 0, 20 and 40 ms more
     qtbot.waitUntil(lambda: thaws == [1], timeout=2000)
     assert answer
 
@@ -59,7 +59,7 @@ def test_a_model_in_a_frozen_cycle_is_thawed_at_once(thaws):
     del model
     gc.freeze()  # frozen with it: no collection sees it
     try:
-        tasks.thaw_for(gone, wait_ms=10_000)
+        garbage.thaw_for(gone, wait_ms=10_000)
         assert thaws == [1]
     finally:
         gc.unfreeze()
@@ -73,7 +73,7 @@ def test_nothing_frozen_nothing_to_thaw(thaws):
     gone = weakref.ref(model)
     del model
     gc.unfreeze()
-    tasks.thaw_for(gone, wait_ms=10_000)
+    garbage.thaw_for(gone, wait_ms=10_000)
     assert thaws == []  # an ordinary collection frees it
     gc.collect()
     assert gone() is None

@@ -1,0 +1,205 @@
+"""The window's garbage collection: long-lived objects frozen out of the collector's scans at quiet moments,
+thawed when an unloaded model may sit in a frozen cycle, and cyclic garbage collected on the GUI thread only, by
+Python's thresholds (explorer.tasks runs the work whose objects these are)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QThreadPool, QTimer
+
+from explorer.tasks import query_pool
+
+FREEZE_AFTER_MS = 3000  # the last model load or unload this long ago, and no work under way: freeze
+
+
+def freeze_long_lived_objects() -> None:
+    """Move every object alive now (modules, widgets, loaded models) out of the garbage collector's
+    sight. A full collection otherwise scans them all, holding the GIL for ~100 ms in whichever thread
+    triggers it: a worker's collection froze the window (measured by bench/speed/explorer_speed.py).
+    Frozen objects are never collected: a reference cycle frozen while a query was under way (its frames,
+    its result) stayed for good, with the model it held — one freeze at every model load grew the window
+    by 5 GB in 30 minutes of chaos (bench/robustness/RESULTS.md). So the freeze waits for a quiet moment
+    (``FREEZE_AFTER_MS`` after the last request, no query or job running) and collects first."""
+    _freezer().request()
+
+
+def thaw() -> None:
+    """Give frozen objects back to the collector (a model was unloaded: it may sit in a frozen cycle); they
+    are frozen again at the next quiet moment."""
+    import gc
+
+    objects = gc.get_freeze_count()
+    gc.unfreeze()
+    if _COLLECTOR:
+        _COLLECTOR[0].thawed(objects)
+    _freezer().request()
+
+
+UNLOAD_CHECKS = 5  # looks at an unloaded model still alive, each twice as long after the last (46 s in all)
+
+
+def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS) -> None:
+    """``thaw`` if the unloaded model ``gone()`` (a weak reference) may sit in a frozen cycle: it is still alive,
+    something is frozen, and no object the collector sees outside the frozen ones refers to it. One that does
+    (a query's closure, an answer on screen) holds it, and a thaw would not free it: looked at again after
+    twice the wait, and thawed anyway at the last look. In the chaos bench 10 of 26 unloads were still held
+    so 1.5 s after, each thawing every object of the window, so nothing stayed frozen and each full collection
+    scanned them all (300-700 ms of the GUI thread: the thirty-first session's perf)."""
+    import gc
+    import inspect
+
+    handle = gone()
+    if handle is None or not gc.get_freeze_count():  # freed, or nothing frozen for it to sit in
+        return
+    here = inspect.currentframe()
+    held = any(referrer is not here for referrer in gc.get_referrers(handle))  # (the unfrozen objects: few)
+    del handle, here
+    if held and checks > 1:
+        QTimer.singleShot(wait_ms * 2, lambda: thaw_for(gone, wait_ms * 2, checks - 1))
+        return
+    thaw()
+
+
+class _Freezer(QObject):
+    def __init__(self) -> None:
+        super().__init__()
+        self.timer = QTimer(self, singleShot=True, interval=FREEZE_AFTER_MS)
+        self.timer.timeout.connect(self._freeze)
+
+    def request(self) -> None:
+        self.timer.start()  # (again: from now)
+
+    def _freeze(self) -> None:
+        import gc
+
+        if query_pool().activeThreadCount() or QThreadPool.globalInstance().activeThreadCount():
+            self.timer.start()  # work under way holds objects that are not long-lived: later
+            return
+        gc.collect()
+        gc.freeze()
+        if _COLLECTOR:
+            _COLLECTOR[0].frozen()
+
+
+_FREEZER: list[_Freezer] = []
+
+
+def _freezer() -> _Freezer:
+    if not _FREEZER:
+        _FREEZER.append(_Freezer())
+    return _FREEZER[0]
+
+
+COLLECT_EVERY_MS = 250  # the GUI thread's look at the collector's counts (pyqtgraph's GarbageCollector does the same)
+YOUNG_AT_MOST_S = 2.0  # garbage of the youngest generation waits no longer than this, however its count went
+
+
+class _GuiCollector(QObject):
+    """Cyclic garbage collected on the GUI thread only. Python collects in whichever thread allocates past the
+    threshold; a worker's collection that met a widget's Python-owned Qt objects in a cycle destroyed them on
+    that thread, holding Qt's connection lock while it waited for the GIL that the GUI thread held, itself
+    waiting for that lock: the window hung for good (tests/explorer/test_chaos.py, after a closed talk window's
+    panels became garbage). So automatic collection is off, and this timer collects as Python would have, by
+    generation and the same thresholds. Python collects the moment an allocation takes the youngest count past
+    its threshold; a look every 250 ms can miss that moment, when objects freed in between (a closed window's
+    widgets) brought the count back down, and the garbage made before would wait for the next burst of
+    allocations. So the youngest generation is also collected when it holds anything and
+    ``YOUNG_AT_MOST_S`` passed since the last collection (cheap: only the young objects are scanned).
+
+    A full collection scans every object the collector tracks and was not frozen: 230 ms for the window's
+    440,000 with the default models, idle, 300-350 ms beside busy workers (8 in 5 minutes of the chaos bench,
+    its census's own among them: bench/robustness/gc_timer.py). Python runs one only when the objects that
+    reached the oldest generation since the last full one are a quarter of those that survived it
+    (``gc_collect_main``'s "long-lived pending" rule). This one waits until the oldest generation has grown by a
+    quarter, net: objects that reached it and were freed since do not count (the window makes and drops many: a
+    closed talk window's widgets, answers replaced). Python's own count of arrivals ran a full collection of 500 ms
+    every minute or so in the chaos bench (the thirty-first session's runs B and B2: 7-8 in 10 minutes against 1).
+    Knowing the net growth means listing the generation: after a thaw it holds every object of the window, 50-100 ms
+    beside busy workers, and listing it at every look took 15% of the stalls' time in the chaos bench (perf, the
+    same session). So the arrivals are counted as Python counts them (the survivors of each collection of the
+    middle generation, whoever ran it: a callback), and the generation is listed only once they reach a quarter:
+    at most once per quarter of the long-lived objects. A freeze empties the oldest generation and a thaw gives
+    the frozen objects back to it: both move the count of long-lived objects with them."""
+
+    def __init__(self) -> None:
+        import gc
+        import time
+
+        super().__init__()
+        self.threshold = gc.get_threshold()
+        gc.disable()
+        self.last = time.monotonic()
+        self.long_lived = len(gc.get_objects(2))  # the oldest generation after the last full collection
+        self.pending = 0  # objects that reached the oldest generation since (Python's "long-lived pending")
+        self._young = 0  # the two younger generations' objects when a collection of the middle one started
+        gc.callbacks.append(self._count)
+        self.timer = QTimer(self, interval=COLLECT_EVERY_MS)
+        self.timer.timeout.connect(self.collect)
+        self.timer.start()
+
+    def close(self) -> None:
+        """Stop looking and counting (a test's collector; the window's lives as long as the process)."""
+        import gc
+
+        self.timer.stop()
+        if self._count in gc.callbacks:
+            gc.callbacks.remove(self._count)
+
+    def _count(self, phase: str, info: dict[str, int]) -> None:
+        """Python's callback around every collection: what a collection of the middle generation left went to the
+        oldest; after a full one, the oldest generation is what survived it."""
+        import gc
+
+        generation = info["generation"]
+        if generation == 1 and phase == "start":
+            self._young = len(gc.get_objects(0)) + len(gc.get_objects(1))  # (the young: small beside the oldest)
+        elif generation == 1:
+            self.pending += max(0, self._young - info["collected"] - info["uncollectable"])
+        elif generation == 2 and phase == "stop":
+            self.long_lived = len(gc.get_objects(2))  # (once per full collection, which scanned them all anyway)
+            self.pending = 0
+
+    def collect(self) -> None:
+        import gc
+        import time
+
+        count = gc.get_count()
+        now = time.monotonic()
+        if count[0] <= self.threshold[0] and (count[0] <= 0 or now - self.last < YOUNG_AT_MOST_S):
+            return
+        self.last = now
+        generation = 0
+        if count[1] > self.threshold[1]:
+            generation = 2 if count[2] > self.threshold[2] and self.full_is_due() else 1
+        gc.collect(generation)  # (counted by ``_count``)
+
+    def frozen(self) -> None:
+        """``gc.freeze`` emptied the oldest generation (after a full collection): count from nothing."""
+        self.long_lived = self.pending = 0
+
+    def thawed(self, objects: int) -> None:
+        """``gc.unfreeze`` gave ``objects`` back to the oldest generation: long-lived, not growth."""
+        self.long_lived += objects
+
+    def full_is_due(self) -> bool:
+        """The oldest generation grew by more than a quarter since the last full collection, net. The arrivals
+        bound the growth: only once they are a quarter is the generation listed (and the arrivals counted again
+        from its net growth, when that is less)."""
+        import gc
+
+        if self.pending <= self.long_lived / 4:
+            return False
+        grown = len(gc.get_objects(2)) - self.long_lived
+        self.pending = max(0, grown)
+        return grown > self.long_lived / 4
+
+
+_COLLECTOR: list[_GuiCollector] = []
+
+
+def collect_on_the_gui_thread() -> None:
+    """Turn Python's automatic garbage collection into the GUI thread's (once; call it on that thread)."""
+    if not _COLLECTOR:
+        _COLLECTOR.append(_GuiCollector())
