@@ -1,5 +1,6 @@
 """Shared by the benches that compare two checkouts side by side (bench/speed/talk_build.py, model_change_cost.py):
-a bench's measuring function run in a fresh process with another checkout's code, and a checkout's label.
+a bench's measuring function run in a fresh process with another checkout's code, the rounds alternated between
+the two checkouts, and a checkout's label.
 
 The bench's own file is read by path in that process (the other checkout may not have it), so such a bench keeps
 its module's top level to the standard library and imports this module inside its functions."""
