@@ -28,16 +28,47 @@ def freeze_long_lived_objects() -> None:
 def thaw() -> None:
     """Give frozen objects back to the collector (a model was unloaded: it may sit in a frozen cycle); they
     are frozen again at the next quiet moment."""
-    import gc
-
-    objects = gc.get_freeze_count()
-    gc.unfreeze()
+    objects = unfreeze()
     if _COLLECTOR:
         _COLLECTOR[0].thawed(objects)
     _freezer().request()
 
 
+# the objects frozen since the last thaw, as counted at each freeze. ``gc.get_freeze_count`` walks the frozen
+# objects' list to count them: every object of the window, scattered over its memory, 10 ms on a quiet machine and
+# many times that beside busy workers; asked at every unload, it was a quarter of the chaos bench's stalls' time
+# (perf, the thirty-second session)
+_FROZEN = [0]
+
+
+def freeze_now() -> None:
+    """Collect, then freeze every object alive (the freezer's quiet moment; the bench's census)."""
+    import gc
+
+    gc.collect()
+    collector = _COLLECTOR[0] if _COLLECTOR else None
+    # the collection left every object in the oldest generation, and the collector counted it then
+    _FROZEN[0] += max(1, collector.long_lived if collector else len(gc.get_objects(2)))
+    gc.freeze()
+    if collector:
+        collector.frozen()
+
+
+def unfreeze() -> int:
+    """Unfreeze every frozen object; how many the freezes since the last thaw froze."""
+    import gc
+
+    objects, _FROZEN[0] = _FROZEN[0], 0
+    gc.unfreeze()
+    return objects
+
+
+def anything_frozen() -> bool:
+    return _FROZEN[0] > 0
+
+
 UNLOAD_CHECKS = 5  # looks at an unloaded model still alive, each twice as long after the last (46 s in all)
+REFERRERS_AT_MOST = 200_000  # unfrozen objects to search for a model's referrers (15 ns each on a quiet machine)
 
 
 def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS) -> None:
@@ -46,16 +77,21 @@ def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS)
     (a query's closure, an answer on screen) holds it, and a thaw would not free it: looked at again after
     twice the wait, and thawed anyway at the last look. In the chaos bench 10 of 26 unloads were still held
     so 1.5 s after, each thawing every object of the window, so nothing stayed frozen and each full collection
-    scanned them all (300-700 ms of the GUI thread: the thirty-first session's perf)."""
+    scanned them all (300-700 ms of the GUI thread: the thirty-first session's perf). The search for referrers
+    visits every unfrozen object: when there are too many (a busy window long after its last freeze), the model
+    counts as held, and is looked at again."""
     import gc
     import inspect
 
     handle = gone()
-    if handle is None or not gc.get_freeze_count():  # freed, or nothing frozen for it to sit in
+    if handle is None or not anything_frozen():  # freed, or nothing frozen for it to sit in
         return
-    here = inspect.currentframe()
-    held = any(referrer is not here for referrer in gc.get_referrers(handle))  # (the unfrozen objects: few)
-    del handle, here
+    held = bool(_COLLECTOR) and _COLLECTOR[0].unfrozen_at_most() > REFERRERS_AT_MOST
+    if not held:
+        here = inspect.currentframe()
+        held = any(referrer is not here for referrer in gc.get_referrers(handle))
+        del here
+    del handle
     if held and checks > 1:
         QTimer.singleShot(wait_ms * 2, lambda: thaw_for(gone, wait_ms * 2, checks - 1))
         return
@@ -72,15 +108,10 @@ class _Freezer(QObject):
         self.timer.start()  # (again: from now)
 
     def _freeze(self) -> None:
-        import gc
-
         if query_pool().activeThreadCount() or QThreadPool.globalInstance().activeThreadCount():
             self.timer.start()  # work under way holds objects that are not long-lived: later
             return
-        gc.collect()
-        gc.freeze()
-        if _COLLECTOR:
-            _COLLECTOR[0].frozen()
+        freeze_now()
 
 
 _FREEZER: list[_Freezer] = []
@@ -182,6 +213,13 @@ class _GuiCollector(QObject):
     def thawed(self, objects: int) -> None:
         """``gc.unfreeze`` gave ``objects`` back to the oldest generation: long-lived, not growth."""
         self.long_lived += objects
+
+    def unfrozen_at_most(self) -> int:
+        """About how many objects the collector sees outside the frozen ones: the oldest generation's, as counted
+        since the last full collection or freeze (its arrivals, not its departures), and the young generations'."""
+        import gc
+
+        return self.long_lived + self.pending + len(gc.get_objects(1)) + max(0, gc.get_count()[0])
 
     def full_is_due(self) -> bool:
         """The oldest generation grew by more than a quarter since the last full collection, net. The arrivals

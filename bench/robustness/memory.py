@@ -54,12 +54,16 @@ def every_object() -> Iterator[list[Any]]:
     quiet moment: collected, then frozen."""
     import gc
 
-    frozen = gc.get_freeze_count()
-    gc.unfreeze()
+    garbage = sys.modules.get("explorer.garbage")  # the window's: its count of what it froze kept right
+    frozen = garbage.unfreeze() if garbage else gc.get_freeze_count()
+    if not garbage:
+        gc.unfreeze()
     try:
         yield gc.get_objects()
     finally:
-        if frozen:
+        if frozen and garbage:
+            garbage.freeze_now()
+        elif frozen:
             gc.collect()
             gc.freeze()
 

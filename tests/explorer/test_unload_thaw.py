@@ -24,10 +24,9 @@ def thaws(monkeypatch):
 @pytest.fixture
 def frozen():
     """Something frozen, as in the window after its first quiet moment."""
-    gc.collect()
-    gc.freeze()
+    garbage.freeze_now()
     yield
-    gc.unfreeze()
+    garbage.unfreeze()
 
 
 def test_a_model_held_by_a_live_answer_is_looked_at_again_not_thawed(qtbot, thaws, frozen):
@@ -56,13 +55,15 @@ def test_a_model_in_a_frozen_cycle_is_thawed_at_once(thaws):
     model = Model()
     model.itself = model  # type: ignore[attr-defined]  # a cycle: only a collection frees it
     gone = weakref.ref(model)
+    loaded = {"model": model}  # the session's, at the freeze
     del model
-    gc.freeze()  # frozen with it: no collection sees it
+    garbage.freeze_now()  # frozen with it: no collection sees it
+    loaded.clear()  # unloaded
     try:
         garbage.thaw_for(gone, wait_ms=10_000)
         assert thaws == [1]
     finally:
-        gc.unfreeze()
+        garbage.unfreeze()
         gc.collect()
     assert gone() is None
 
@@ -72,8 +73,36 @@ def test_nothing_frozen_nothing_to_thaw(thaws):
     model.itself = model  # type: ignore[attr-defined]
     gone = weakref.ref(model)
     del model
-    gc.unfreeze()
+    garbage.unfreeze()
     garbage.thaw_for(gone, wait_ms=10_000)
     assert thaws == []  # an ordinary collection frees it
     gc.collect()
     assert gone() is None
+
+
+def test_a_busy_window_is_not_searched_for_referrers(qtbot, thaws, frozen, monkeypatch):
+    """Searching for a model's referrers visits every unfrozen object: past ``REFERRERS_AT_MOST`` of them the
+    model counts as held, is looked at again, and is thawed at the last look."""
+    collector = garbage._GuiCollector()
+    collector.timer.stop()
+    monkeypatch.setattr(garbage, "_COLLECTOR", [collector])
+    searched: list[int] = []
+    monkeypatch.setattr(gc, "get_referrers", lambda *objects: searched.append(1) or [])
+    try:
+        model = Model()
+        model.itself = model  # type: ignore[attr-defined]  # in a frozen cycle: a search would thaw at once
+        gone = weakref.ref(model)
+        loaded = {"model": model}
+        del model
+        garbage.freeze_now()
+        loaded.clear()
+        collector.pending = garbage.REFERRERS_AT_MOST  # arrived since the freeze: too many to search
+        garbage.thaw_for(gone, wait_ms=10, checks=3)
+        assert thaws == [] and searched == []
+        qtbot.waitUntil(lambda: thaws == [1], timeout=2000)  # the last look
+        assert searched == []
+        collector.pending = 0  # a freeze just now: few to search
+        garbage.thaw_for(gone, wait_ms=10_000)
+        assert searched == [1] and thaws == [1, 1]
+    finally:
+        collector.close()
