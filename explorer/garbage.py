@@ -215,11 +215,12 @@ class _GuiCollector(QObject):
         self.long_lived += objects
 
     def unfrozen_at_most(self) -> int:
-        """About how many objects the collector sees outside the frozen ones: the oldest generation's, as counted
-        since the last full collection or freeze (its arrivals, not its departures), and the young generations'."""
+        """About how many objects the collector sees outside the frozen ones, without listing any: the oldest
+        generation's, as counted since the last full collection or freeze (its arrivals, not its departures), the
+        young generations' at the last collection of the middle one, and the youngest's allocations since."""
         import gc
 
-        return self.long_lived + self.pending + len(gc.get_objects(1)) + max(0, gc.get_count()[0])
+        return self.long_lived + self.pending + self._young + max(0, gc.get_count()[0])
 
     def full_is_due(self) -> bool:
         """The oldest generation grew by more than a quarter since the last full collection, net. The arrivals
