@@ -345,7 +345,8 @@ def main() -> None:
     gc_passes = CollectionTimer(monkey.log)
     monkey.start()
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
-    monkey.measure()
+    # (measured from after the census below: its count of every object holds the GUI thread for seconds, and the
+    # stall sampler, measuring, put those seconds among the stalls' whereabouts: the thirty-second session's Z)
     start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     start_models = list(session.models)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
@@ -377,6 +378,7 @@ def main() -> None:
             quiet_marks.append((samples[-1][0], mark))
             next_quiet += args.quiet_every
             print(f"quiet at {samples[-1][0]:.1f} min:", {k: round(v, 1) for k, v in mark.items()}, flush=True)
+    monkey.measure(False)  # the acting is over: the census and what follows it are the bench's
     end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     if args.events:
