@@ -36,8 +36,9 @@ def thaw() -> None:
 
 # the objects frozen since the last thaw, as counted at each freeze. ``gc.get_freeze_count`` walks the frozen
 # objects' list to count them: every object of the window, scattered over its memory, 10 ms on a quiet machine and
-# many times that beside busy workers; asked at every unload, it was a quarter of the chaos bench's stalls' time
-# (perf, the thirty-second session)
+# more beside busy workers, and ``thaw_for`` asked it at every unload and at every look after one (in a perf profile
+# of the chaos bench, a quarter of the stalls' samples; perf's sampling slowed it: bench/robustness/RESULTS.md, the
+# thirty-second session's runs)
 _FROZEN = [0]
 
 
