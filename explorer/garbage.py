@@ -28,18 +28,21 @@ def freeze_long_lived_objects() -> None:
 def thaw() -> None:
     """Give frozen objects back to the collector (a model was unloaded: it may sit in a frozen cycle); they
     are frozen again at the next quiet moment."""
-    objects = unfreeze()
+    import gc
+
+    objects = gc.get_freeze_count()  # (a walk of every frozen object: here only, at a thaw, which is rare)
+    unfreeze()
     if _COLLECTOR:
         _COLLECTOR[0].thawed(objects)
     _freezer().request()
 
 
-# the objects frozen since the last thaw, as counted at each freeze. ``gc.get_freeze_count`` walks the frozen
-# objects' list to count them: every object of the window, scattered over its memory, 10 ms on a quiet machine and
-# more beside busy workers, and ``thaw_for`` asked it at every unload and at every look after one (in a perf profile
-# of the chaos bench, a quarter of the stalls' samples; perf's sampling slowed it: bench/robustness/RESULTS.md, the
+# whether the app froze anything since the last thaw. ``gc.get_freeze_count`` walks the frozen objects' list to
+# count them: every object of the window, scattered over its memory, 10 ms on a quiet machine and more beside busy
+# workers, and ``thaw_for`` asked it at every unload and at every look after one (in a perf profile of the chaos
+# bench, a quarter of the stalls' samples; perf's sampling slowed it: bench/robustness/RESULTS.md, the
 # thirty-second session's runs)
-_FROZEN = [0]
+_FROZEN = [False]
 
 
 def freeze_now() -> None:
@@ -47,25 +50,23 @@ def freeze_now() -> None:
     import gc
 
     gc.collect()
-    collector = _COLLECTOR[0] if _COLLECTOR else None
-    # the collection left every object in the oldest generation, and the collector counted it then
-    _FROZEN[0] += max(1, collector.long_lived if collector else len(gc.get_objects(2)))
     gc.freeze()
-    if collector:
-        collector.frozen()
+    _FROZEN[0] = True
+    if _COLLECTOR:
+        _COLLECTOR[0].frozen()
 
 
-def unfreeze() -> int:
-    """Unfreeze every frozen object; how many the freezes since the last thaw froze."""
+def unfreeze() -> bool:
+    """Unfreeze every frozen object; whether the app had frozen any since the last thaw."""
     import gc
 
-    objects, _FROZEN[0] = _FROZEN[0], 0
+    was, _FROZEN[0] = _FROZEN[0], False
     gc.unfreeze()
-    return objects
+    return was
 
 
 def anything_frozen() -> bool:
-    return _FROZEN[0] > 0
+    return _FROZEN[0]
 
 
 UNLOAD_CHECKS = 5  # looks at an unloaded model still alive, each twice as long after the last (46 s in all)

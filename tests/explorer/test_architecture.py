@@ -208,7 +208,7 @@ def test_a_full_collection_waits_for_the_net_growth_of_the_oldest_generation(qtb
         garbage.thaw()
         returned = collector.long_lived  # every frozen object: the 100,000 lists and the test process's own
         assert returned >= len(frozen) and not collector.full_is_due()
-        assert abs(returned - len(gc.get_objects(2))) < returned / 100  # counted without walking them at the thaw
+        assert abs(returned - len(gc.get_objects(2))) <= returned / 100  # what was frozen, less what died frozen
         dropped = [[] for _ in range(returned // 3)]  # a third arrive in the oldest generation, then go
         gc.collect(1)
         assert collector.pending > returned / 4
