@@ -54,10 +54,9 @@ def every_object() -> Iterator[list[Any]]:
     quiet moment: collected, then frozen."""
     import gc
 
-    garbage = sys.modules.get("explorer.garbage")  # the window's: its count of what it froze kept right
-    frozen = garbage.unfreeze() if garbage else gc.get_freeze_count()
-    if not garbage:
-        gc.unfreeze()
+    garbage = sys.modules.get("explorer.garbage")  # the window's: frozen again by its freeze, which its collector counts
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
     try:
         yield gc.get_objects()
     finally:
