@@ -48,7 +48,7 @@ def test_a_sentence_classifier_gives_its_labels_with_transformers_probabilities(
     for a, b in (("the cat sat on the mat", None), ("the cat sat", "a cat is sitting")):
         ours = h.classify(a, b)
         with torch.no_grad():
-            theirs = model(**hf_tokenizer(a, b, return_tensors="pt")).logits[0].softmax(-1).numpy()
+            theirs = model(**hf_tokenizer(a, b, return_tensors="pt")).logits[0].softmax(-1).cpu().numpy()
         assert sorted(ours.labels) == ["contradiction", "entailment", "neutral"]
         got = np.array([ours.probs[ours.labels.index(label)] for label in ("entailment", "neutral", "contradiction")])
         assert np.allclose(got, theirs, atol=1e-4)  # (eager attention and packed products here: float noise)
@@ -69,7 +69,7 @@ def test_a_multi_label_classifier_reads_each_label_on_its_own(tmp_path, hf_token
     h = api.load(_folder(tmp_path / "multi", model, hf_tokenizer))
     ours = h.classify("the cat sat on the mat")
     with torch.no_grad():
-        theirs = model(**hf_tokenizer("the cat sat on the mat", return_tensors="pt")).logits[0].sigmoid().numpy()
+        theirs = model(**hf_tokenizer("the cat sat on the mat", return_tensors="pt")).logits[0].sigmoid().cpu().numpy()
     assert np.allclose(sorted(ours.probs), sorted(theirs), atol=1e-4) and ours.labels[0].startswith("LABEL_")
 
 
@@ -88,7 +88,7 @@ def test_a_tagger_tags_each_word_at_its_first_token(tmp_path, hf_tokenizer):
     assert ours.words == tuple(text.split())
     enc = hf_tokenizer(text.split(), is_split_into_words=True, return_tensors="pt")
     with torch.no_grad():
-        probs = model(**enc).logits[0].softmax(-1).numpy()
+        probs = model(**enc).logits[0].softmax(-1).cpu().numpy()
     firsts = [enc.word_ids().index(i) for i in range(len(ours.words))]
     assert list(ours.tags) == [labels[int(probs[t].argmax())] for t in firsts]
     assert np.allclose(ours.probs, [probs[t].max() for t in firsts], atol=1e-4)
