@@ -33,7 +33,7 @@ class ProcessTrainJob(QObject):
         self._ready = False  # the process has said it catches Ctrl-C (its first line)
         self._stop_when_ready = False
         self.process = QProcess(self)
-        if MARK in os.environ:  # the window's own OpenMP wait policy is not the training's
+        if MARK in os.environ:  # the window's own thread settings are not the training's
             environment = QProcessEnvironment()
             for name, value in training_environment(dict(os.environ)).items():
                 environment.insert(name, value)

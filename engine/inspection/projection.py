@@ -24,11 +24,37 @@ class OccurrenceMap:
     method: str
 
 
+def pca_2d(x: np.ndarray) -> np.ndarray:
+    """``x`` (n, dim) on its first two principal axes, as scikit-learn's ``PCA(2).fit_transform`` gives them (the
+    same signs: each axis's largest loading positive), from the eigenvectors of the smaller of ``x``'s two Gram
+    matrices, in float64. scikit-learn's PCA runs SciPy's LAPACK, which holds Python's GIL all along (10-60 ms for
+    300-600 occurrences of 384-768 dimensions) and froze the window's thread that long for every map drawn; NumPy's
+    ``eigh`` lets the GIL go (bench/robustness/RESULTS.md, "The window's numerical work and the GIL")."""
+    centred = np.asarray(x, np.float64)
+    centred = centred - centred.mean(0)
+    n, dim = centred.shape
+    if n <= dim:  # the occurrences' Gram matrix: its eigenvectors are the scores' directions
+        values, vectors = np.linalg.eigh(centred @ centred.T)
+        top = np.argsort(values)[::-1][:2]
+        scale = np.sqrt(np.clip(values[top], 0.0, None))
+        scores = vectors[:, top] * scale
+        axes = (centred.T @ vectors[:, top]) / np.where(scale > 0, scale, 1.0)  # (dim, 2): the loadings
+    else:  # the dimensions' scatter matrix: its eigenvectors are the axes
+        values, vectors = np.linalg.eigh(centred.T @ centred)
+        top = np.argsort(values)[::-1][:2]
+        axes = vectors[:, top]
+        scores = centred @ axes
+    signs = np.sign(axes[np.abs(axes).argmax(0), np.arange(axes.shape[1])])
+    signs[signs == 0] = 1.0
+    points = scores * signs
+    if points.shape[1] < 2:  # one occurrence's dimension: a flat second axis
+        points = np.pad(points, ((0, 0), (0, 2 - points.shape[1])))
+    return points
+
+
 def _project(x: np.ndarray, method: str, seed: int) -> np.ndarray:
     if method == "pca":
-        from sklearn.decomposition import PCA
-
-        return PCA(n_components=2, random_state=seed).fit_transform(x)
+        return pca_2d(x)
     if method == "tsne":
         from sklearn.manifold import TSNE
 
