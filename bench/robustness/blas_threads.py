@@ -1,7 +1,8 @@
 """The window's NumPy work and the GIL (issue 37: the event loop's stalls): how long the Polysemy lens's occurrence
 map and a GloVe word's neighbours keep the window's thread from running, with NumPy's and SciPy's OpenBLAS on a
 thread per core (their default) and on one (the window's, explorer/worker_threads.py), and the map's projection
-done by scikit-learn's PCA (before) or by ``engine.inspection.projection.pca_2d`` (now).
+done by scikit-learn's PCA (before) or by ``engine.inspection.projection.pca_2d`` (now), and a t-SNE map started
+from either.
 
 A perf profile of the talk window opening on a quiet machine found the window's thread asleep through turns of
 60-100 ms while a worker drew a word's occurrence map: scikit-learn's PCA runs SciPy's LAPACK, which holds the
@@ -46,6 +47,11 @@ def jobs() -> list[tuple[str, Any]]:
 
         return PCA(n_components=2, random_state=seed).fit_transform(x)
 
+    def sklearn_tsne(x: np.ndarray) -> np.ndarray:
+        from sklearn.manifold import TSNE
+
+        return TSNE(n_components=2, perplexity=30.0, init="pca", random_state=0).fit_transform(x)
+
     out = []
     for name in MODELS:
         occurrences = api.word_occurrences(api.load(name), WORD)
@@ -65,6 +71,11 @@ def jobs() -> list[tuple[str, Any]]:
         out.append((f"map of “{WORD}”, {name} ({shape}), pca_2d (now)", lambda d=drawn: d(projection._project)))
         out.append((f"the projection alone, {name}: scikit-learn's PCA", lambda v=vectors: sklearn_pca(v, "pca", 0)))
         out.append((f"the projection alone, {name}: pca_2d", lambda v=vectors: projection.pca_2d(v)))
+        if name == MODELS[-1]:  # t-SNE, which starts from a PCA: scikit-learn's own (before) or pca_2d (now)
+            out.append((f"t-SNE map of “{WORD}”, {name}, scikit-learn's init (before)",
+                        lambda v=vectors: sklearn_tsne(v)))
+            out.append((f"t-SNE map of “{WORD}”, {name}, from pca_2d (now)",
+                        lambda v=vectors: projection._project(v, "tsne", 0)))
     glove = api.load("glove-6b-50d")
     out.append(("neighbours of “bank”, glove-6b-50d", lambda: glove.static_neighbours("bank", 20)))
     return out

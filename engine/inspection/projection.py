@@ -59,7 +59,10 @@ def _project(x: np.ndarray, method: str, seed: int) -> np.ndarray:
         from sklearn.manifold import TSNE
 
         perplexity = float(min(30, max(2, (len(x) - 1) // 3)))
-        return TSNE(n_components=2, perplexity=perplexity, init="pca", random_state=seed).fit_transform(x)
+        start = pca_2d(x)  # scikit-learn's own init="pca", less its PCA's hold on the GIL: scaled as it scales it
+        spread = float(np.std(start[:, 0]))
+        start = (start / (spread if spread > 0 else 1.0) * 1e-4).astype(np.float32)
+        return TSNE(n_components=2, perplexity=perplexity, init=start, random_state=seed).fit_transform(x)
     if method == "umap":
         try:
             import umap  # type: ignore[import-not-found]

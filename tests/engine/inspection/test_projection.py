@@ -64,3 +64,17 @@ def test_the_window_thread_runs_while_a_worker_projects():
     finally:
         sys.setswitchinterval(before)
     assert worst < 0.5 * took[0] / 3, (worst, took)  # (SciPy's LAPACK: the whole projection, every time)
+
+
+def test_a_t_sne_map_keeps_two_planted_senses_apart():
+    """t-SNE starts from the same PCA (scaled as scikit-learn's init="pca" scales it): two senses, two islands."""
+    from engine.inspection.projection import occurrence_map
+
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=64), rng.normal(size=64)
+    corpus = np.concatenate([a + 0.2 * rng.normal(size=(30, 64)), b + 0.2 * rng.normal(size=(30, 64))])
+    m = occurrence_map(corpus, [f"s{i}" for i in range(60)], np.stack([a, b]), ["river", "money"], "tsne")
+    first, second = m.points[:30], m.points[30:60]
+    gap = np.linalg.norm(first.mean(0) - second.mean(0))
+    assert gap > 3 * max(first.std(0).max(), second.std(0).max())
+    assert np.linalg.norm(m.points[60] - first.mean(0)) < np.linalg.norm(m.points[60] - second.mean(0))
