@@ -35,6 +35,9 @@ MARKERS = {
 }
 
 
+HEADER = re.compile(r" +\d+ +\d+\.\d+: *$")  # a sample's first line: "  6520 38824.923123:"
+
+
 def read_samples(path: str) -> list[tuple[int, float, list[str]]]:
     """``perf script -F tid,time,ip,sym,dso`` output as (thread, time, frames from the innermost out)."""
     samples: list[tuple[int, float, list[str]]] = []
@@ -45,7 +48,7 @@ def read_samples(path: str) -> list[tuple[int, float, list[str]]]:
                 if current is not None:
                     samples.append(current)
                 current = None
-            elif not line.startswith((" ", "\t")):
+            elif not line.startswith((" ", "\t")) or HEADER.match(line):  # (perf pads a short thread id with spaces)
                 tokens = line.split()
                 thread = tokens[0].split("/")[-1]
                 when = next((float(t[:-1]) for t in tokens if t.endswith(":") and t[:-1].replace(".", "").isdigit()), 0.0)

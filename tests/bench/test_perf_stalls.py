@@ -36,3 +36,12 @@ def test_only_the_samples_inside_a_stall_are_counted_by_what_they_were(tmp_path)
     assert made_of(inside) == {"full or young garbage collection": 1, "page faults (memory touched first)": 1}
     found, callers = neighbours(inside, "asm_exc_page_fault", callees=False, depth=2)
     assert found == 1 and callers == {"QRasterPaintEngine::fillRect > QWidgetPrivate::drawWidget": 1}
+
+
+def test_a_thread_id_perf_padded_with_spaces_still_starts_a_sample(tmp_path):
+    """perf right-aligns a short thread id (``  6520 38824.923123:``): read as the samples' first lines, not frames."""
+    script = tmp_path / "chaos.txt"
+    script.write_text(SCRIPT.replace("4242 1", "  424 1"))
+    samples = read_samples(str(script))
+    assert [(thread, when) for thread, when, _ in samples] == [(424, 100.01), (424, 100.2), (424, 105.0)]
+    assert samples[0][2] == ["gc_collect_main", "QTimer::timeout", "main"]
