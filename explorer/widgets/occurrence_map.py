@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 
 from explorer.widgets.plot_view import MenuOnDemand, themed_text, without_background_cache
@@ -14,6 +13,7 @@ CLUSTER_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#9378
 # typed occurrences numbered on the map; more are drawn as rings without numbers. Each number is a text item
 # (a QTextDocument): a text of "bank " × 400 made 400 of them, 5.4 s of the GUI thread beside busy workers
 NUMBERED = 20
+TITLE_MARGIN = 8.0  # pixels around the title, which is set in the view's own pixels (not the data's)
 
 
 class OccurrenceMapView(pg.PlotWidget):
@@ -25,8 +25,15 @@ class OccurrenceMapView(pg.PlotWidget):
         self.scatter = pg.ScatterPlotItem(hoverable=True, tip=lambda x, y, data: data, hoverSize=14)
         self.addItem(self.scatter)
         self.labels: list[pg.TextItem] = []
+        # the title in the view box's own pixels, at its top left, wrapped to its width: set among the data above the
+        # points, a long title ran off a narrow plot's edge ("… 2 sense"), and the points were not kept from under it
         self.title = themed_text(anchor=(0, 0))
-        self.addItem(self.title)
+        box = self.getPlotItem().getViewBox()
+        self.title.setParentItem(box)
+        self.title.setPos(TITLE_MARGIN, TITLE_MARGIN / 2)
+        self._fitted = False  # the range is the map's own (not the user's zoom or pan): fitted again on a resize
+        box.sigResized.connect(self._refit)
+        box.sigRangeChangedManually.connect(self._moved_by_hand)
 
     def _clear_labels(self) -> None:
         for item in self.labels:
@@ -37,6 +44,31 @@ class OccurrenceMapView(pg.PlotWidget):
         self.scatter.clear()
         self._clear_labels()
         self.title.setText(text)
+        self._wrap_title()
+
+    def _wrap_title(self) -> None:
+        box = self.getPlotItem().getViewBox()
+        self.title.setTextWidth(max(80.0, box.width() - 2 * TITLE_MARGIN))
+
+    def _moved_by_hand(self, *_: Any) -> None:
+        self._fitted = False
+
+    def _refit(self) -> None:
+        self._wrap_title()
+        if self._fitted:
+            self._fit()
+
+    def _fit(self) -> None:
+        """Every point in view, with the title's height left free above them."""
+        self.autoRange()
+        box = self.getPlotItem().getViewBox()
+        height = box.height()
+        if height <= 0 or not self.scatter.data.size:
+            return
+        (_, _), (low, high) = box.viewRange()
+        free = min(0.6, (self.title.boundingRect().height() + TITLE_MARGIN) / height)  # its share of the height
+        box.setYRange(low, low + (high - low) / (1.0 - free), padding=0)
+        self._fitted = True
 
     def show_map(self, occ_map: Any, word: str, typed_colours: list[str]) -> None:
         self._clear_labels()
@@ -62,6 +94,5 @@ class OccurrenceMapView(pg.PlotWidget):
         self.title.setText(f"“{word}”: {int((~occ_map.typed).sum())} corpus occurrences, {occ_map.method.upper()}, "
                            f"{occ_map.k} sense cluster(s) (silhouette {occ_map.silhouette:.2f})"
                            + (f"\nthe first {NUMBERED} of {typed_number} typed occurrences numbered" if typed_number > NUMBERED else ""))
-        span = np.ptp(pts, axis=0).max() if len(pts) else 1.0
-        self.title.setPos(float(pts[:, 0].min()), float(pts[:, 1].max() + 0.15 * span))
-        self.autoRange()
+        self._wrap_title()
+        self._fit()

@@ -1,0 +1,41 @@
+"""The occurrence map's title stays inside a narrow plot (wrapped to its width) and above the points: set among
+the data, a long title ran off the plot's edge ("… 2 sense") and nothing kept the points from under it."""
+
+import numpy as np
+
+
+def a_map():
+    from engine.api import occurrence_map
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=32), rng.normal(size=32)
+    corpus = np.concatenate([a + 0.3 * rng.normal(size=(150, 32)), b + 0.3 * rng.normal(size=(141, 32))])
+    return occurrence_map(corpus, [f"s{i}" for i in range(291)], np.stack([a, b]), ["river", "money"], "pca")
+
+
+def test_the_title_wraps_to_a_narrow_plot_and_the_points_stay_below_it(qtbot):
+    from explorer.widgets.occurrence_map import OccurrenceMapView
+
+    view = OccurrenceMapView()
+    qtbot.addWidget(view)
+    view.resize(360, 260)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_map(a_map(), "bank", ["#1f77b4", "#d62728"])
+    box = view.getPlotItem().getViewBox()
+
+    def title_and_points():
+        title = view.title.mapRectToItem(box, view.title.boundingRect())
+        (_, _), (low, high) = box.viewRange()  # the box's pixels: y down from the top of the data's range
+        highest_point = min((high - p.pos().y()) / (high - low) * box.height() for p in view.scatter.points())
+        return title, highest_point
+
+    title, top_point = title_and_points()
+    assert "291 corpus occurrences" in view.title.toPlainText()
+    assert title.right() <= box.width() + 1  # wrapped: nothing past the plot's right edge
+    assert title.height() > 30  # (two lines at this width)
+    assert top_point >= title.bottom()  # no point under the title
+    view.resize(900, 260)  # wider: one line again, and the map fitted again
+    qtbot.waitUntil(lambda: view.title.boundingRect().height() < 30, timeout=5_000)
+    title, top_point = title_and_points()
+    assert title.right() <= box.width() + 1 and top_point >= title.bottom()
