@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent
 
 from explorer.widgets.plot_view import MenuOnDemand, themed_text, without_background_cache
 
@@ -30,10 +31,20 @@ class OccurrenceMapView(pg.PlotWidget):
         self.title = themed_text(anchor=(0, 0))
         box = self.getPlotItem().getViewBox()
         self.title.setParentItem(box)
+        self.title.setFont(self.font())
         self.title.setPos(TITLE_MARGIN, TITLE_MARGIN / 2)
         self._fitted = False  # the range is the map's own (not the user's zoom or pan): fitted again on a resize
         box.sigResized.connect(self._refit)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        """The title and the numbers in the view's font: the presentation zoom's, a talk's 28 px type (pyqtgraph's
+        text items keep a font of their own, which stayed small on a projector)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            for item in (self.title, *self.labels):
+                item.setFont(self.font())
+            self._refit()
 
     def _clear_labels(self) -> None:
         for item in self.labels:
@@ -83,6 +94,7 @@ class OccurrenceMapView(pg.PlotWidget):
                               "symbol": "s", "data": occ_map.sentences[i]})
                 if typed_number < NUMBERED:
                     label = pg.TextItem(str(typed_number + 1), color=ring, anchor=(-0.3, 1.2))
+                    label.setFont(self.font())
                     label.setPos(float(x), float(y))
                     self.addItem(label)
                     self.labels.append(label)

@@ -39,3 +39,24 @@ def test_the_title_wraps_to_a_narrow_plot_and_the_points_stay_below_it(qtbot):
     qtbot.waitUntil(lambda: view.title.boundingRect().height() < 30, timeout=5_000)
     title, top_point = title_and_points()
     assert title.right() <= box.width() + 1 and top_point >= title.bottom()
+
+
+def test_the_title_and_the_numbers_take_the_views_font_a_talks_big_type(qtbot):
+    from PySide6.QtGui import QFont
+
+    from explorer.widgets.occurrence_map import OccurrenceMapView
+
+    view = OccurrenceMapView()
+    qtbot.addWidget(view)
+    view.resize(900, 400)
+    view.show()
+    qtbot.waitExposed(view)
+    view.show_map(a_map(), "bank", ["#1f77b4", "#d62728"])
+    small = view.title.boundingRect().height()
+    big = QFont(view.font())
+    big.setPixelSize(28)  # the talk window's body type (explorer/talk/window.py BODY_PX)
+    view.setFont(big)
+    assert all(item.textItem.font().pixelSize() == 28 for item in (view.title, *view.labels)) and len(view.labels) == 2
+    assert view.title.boundingRect().height() > small
+    view.show_map(a_map(), "bank", ["#1f77b4", "#d62728"])  # numbers made after the change: in it too
+    assert all(label.textItem.font().pixelSize() == 28 for label in view.labels)
