@@ -68,7 +68,7 @@ def test_an_encoder_decoder_classifier_classifies_with_its_head(tmp_path, kind):
     for a, b in (("the cat sat on the mat", None), ("the cat sat", "a cat is sitting")):
         ours = h.classify(a, b)
         with torch.no_grad():
-            theirs = model(**tok(a, b, return_tensors="pt")).logits[0].softmax(-1).numpy()
+            theirs = model(**tok(a, b, return_tensors="pt")).logits[0].softmax(-1).cpu().numpy()
         got = np.array([ours.probs[ours.labels.index(label)] for label in labels.values()])
         assert np.allclose(got, theirs, atol=1e-4)
     assert h.contextual_vectors("the cat sat").vectors.shape == (3, 3, 32)  # its encoder's layers, as before
@@ -94,7 +94,7 @@ def test_bart_fills_a_mask_with_transformers_probabilities_and_its_layers_are_no
         theirs = model(**enc).logits[0, enc.input_ids[0].tolist().index(tok.mask_token_id)].softmax(-1)
     top = theirs.topk(5)
     assert list(ours.tokens) == [tok.decode([int(i)]) for i in top.indices]
-    assert np.allclose(ours.probs, top.values.numpy(), atol=1e-4)
+    assert np.allclose(ours.probs, top.values.cpu().numpy(), atol=1e-4)
     assert h.score("the cat sat on the mat").logprob < 0  # one masked pass per token, as for any masked LM
     assert h.contextual_vectors("the cat sat").vectors.shape == (3, 3, 32)  # its encoder's layers
     for lab in (lambda: h.logit_lens("the cat sat on the [MASK]"), lambda: h.lens_grid("the cat sat on the [MASK]"),
@@ -123,7 +123,7 @@ def test_t5_fills_a_mask_through_its_sentinel_one_at_a_time(tmp_path):
         "the model's top 5 hold no special token: the test would not see them listed"
     theirs[specials] = 0.0  # the end, padding and sentinels are not words: the fill lists words only
     top = theirs.topk(5)
-    assert np.allclose(ours.probs, top.values.numpy(), rtol=1e-3, atol=0)
+    assert np.allclose(ours.probs, top.values.cpu().numpy(), rtol=1e-3, atol=0)
     assert [t.strip() for t in ours.tokens] == [tok.convert_ids_to_tokens(int(i)).replace("\u2581", "")
                                                 for i in top.indices]
     assert h.score("the cat sat on the mat").logprob < 0  # each token in turn hidden behind the sentinel

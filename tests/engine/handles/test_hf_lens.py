@@ -71,7 +71,7 @@ def test_opt_middle_layers_pass_its_final_norm(tmp_path, wordpiece):
         middle = model(input_ids=ids, output_hidden_states=True).hidden_states[1][0, -1]
         probs = model.lm_head(model.model.decoder.final_layer_norm(middle)).softmax(-1)
     top = probs.topk(5)
-    assert np.allclose(lens.layers[1].probs, top.values.numpy(), rtol=1e-3, atol=0)  # (random weights: tiny probs)
+    assert np.allclose(lens.layers[1].probs, top.values.cpu().numpy(), rtol=1e-3, atol=0)  # (random weights: tiny probs)
 
 
 @pytest.mark.parametrize("cls, config_cls, settings", [

@@ -124,7 +124,7 @@ def test_a_question_answering_model_answers_with_a_span_of_the_context(tmp_path,
     with torch.no_grad():
         out = model(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"], token_type_ids=segments)
     context_tokens = np.array([i == 1 for i in sequence])
-    s, e, score = best_span(out.start_logits[0].numpy(), out.end_logits[0].numpy(), context_tokens)
+    s, e, score = best_span(out.start_logits[0].cpu().numpy(), out.end_logits[0].cpu().numpy(), context_tokens)
     assert (ours.start, ours.end) == (offsets[s][0], offsets[e][1]) and ours.text == context[ours.start:ours.end]
     assert ours.text and abs(ours.score - score) < 1e-3
     with pytest.raises(Unsupported, match=r"answers a question from a context$"):  # (no start/end "labels")

@@ -13,15 +13,21 @@ def a_map():
     return occurrence_map(corpus, [f"s{i}" for i in range(291)], np.stack([a, b]), ["river", "money"], "pca")
 
 
-def test_the_title_wraps_to_a_narrow_plot_and_the_points_stay_below_it(qtbot):
+def a_shown_map(qtbot, width, height):
+    """A map view of ``a_map`` on screen at ``width`` × ``height``."""
     from explorer.widgets.occurrence_map import OccurrenceMapView
 
     view = OccurrenceMapView()
     qtbot.addWidget(view)
-    view.resize(360, 260)
+    view.resize(width, height)
     view.show()
     qtbot.waitExposed(view)
     view.show_map(a_map(), "bank", ["#1f77b4", "#d62728"])
+    return view
+
+
+def test_the_title_wraps_to_a_narrow_plot_and_the_points_stay_below_it(qtbot):
+    view = a_shown_map(qtbot, 360, 260)
     box = view.getPlotItem().getViewBox()
 
     def title_and_points():
@@ -44,14 +50,7 @@ def test_the_title_wraps_to_a_narrow_plot_and_the_points_stay_below_it(qtbot):
 def test_the_title_and_the_numbers_take_the_views_font_a_talks_big_type(qtbot):
     from PySide6.QtGui import QFont
 
-    from explorer.widgets.occurrence_map import OccurrenceMapView
-
-    view = OccurrenceMapView()
-    qtbot.addWidget(view)
-    view.resize(900, 400)
-    view.show()
-    qtbot.waitExposed(view)
-    view.show_map(a_map(), "bank", ["#1f77b4", "#d62728"])
+    view = a_shown_map(qtbot, 900, 400)
     small = view.title.boundingRect().height()
     big = QFont(view.font())
     big.setPixelSize(28)  # the talk window's body type (explorer/talk/window.py BODY_PX)
