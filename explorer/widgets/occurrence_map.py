@@ -104,7 +104,15 @@ class OccurrenceMapView(pg.PlotWidget):
                               "data": occ_map.sentences[i]})
         self.scatter.setData(spots)
         self.title.setText(f"“{word}”: {int((~occ_map.typed).sum())} corpus occurrences, {occ_map.method.upper()}, "
-                           f"{occ_map.k} sense cluster(s) (silhouette {occ_map.silhouette:.2f})"
+                           + clusters_said(occ_map.k, occ_map.silhouette)
                            + (f"\nthe first {NUMBERED} of {typed_number} typed occurrences numbered" if typed_number > NUMBERED else ""))
         self._wrap_title()
         self._fit()
+
+
+def clusters_said(k: int, silhouette: float) -> str:
+    """The clusters in words: "2 sense clusters (silhouette 0.40)", or, when no split into 2-6 clusters scored a
+    positive silhouette, that the occurrences form one group (a silhouette of one cluster means nothing)."""
+    if k < 2:
+        return "one group (no split into clusters scored a positive silhouette)"
+    return f"{k} sense clusters (silhouette {silhouette:.2f})"

@@ -59,3 +59,12 @@ def test_the_title_and_the_numbers_take_the_views_font_a_talks_big_type(qtbot):
     assert view.title.boundingRect().height() > small
     view.show_map(a_map(), "bank", ["#1f77b4", "#d62728"])  # numbers made after the change: in it too
     assert all(label.textItem.font().pixelSize() == 28 for label in view.labels)
+
+
+
+def test_the_title_counts_its_clusters_in_words_and_says_when_there_is_one_group(qtbot):
+    from explorer.widgets.occurrence_map import clusters_said
+
+    view = a_shown_map(qtbot, 900, 400)
+    assert "2 sense clusters (silhouette" in view.title.toPlainText() and "(s)" not in view.title.toPlainText()
+    assert clusters_said(1, 0.0) == "one group (no split into clusters scored a positive silhouette)"
