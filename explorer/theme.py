@@ -18,6 +18,7 @@ HIGH_CONTRAST = {Role.Window: "#000000", Role.WindowText: "#ffffff", Role.Base: 
                  Role.AlternateBase: "#1a1a1a", Role.Text: "#ffffff", Role.Button: "#262626",
                  Role.ButtonText: "#ffffff", Role.Highlight: "#ffd400", Role.HighlightedText: "#000000",
                  Role.PlaceholderText: "#bbbbbb", Role.Link: "#7ab8ff"}
+TALK_PLOTS = ("#000000", "#ffffff")  # a talk's plots: the slide's black, white axes and notes
 
 
 def palette_with(base: QPalette, colours: dict[QPalette.ColorRole, str]) -> QPalette:
@@ -31,8 +32,7 @@ def palette_with(base: QPalette, colours: dict[QPalette.ColorRole, str]) -> QPal
 def apply_theme(app: Any, name: str) -> None:
     import pyqtgraph as pg
 
-    from explorer.widgets.plot_grid import set_grid_colours
-    from explorer.widgets.plot_view import LIGHT_PLOTS, THEMED, plot_views
+    from explorer.widgets.plot_view import LIGHT_PLOTS, colour_views, own_colours, plot_views
 
     app.setStyle("Fusion")
     if name == "dark":
@@ -43,20 +43,8 @@ def apply_theme(app: Any, name: str) -> None:
         background, foreground = LIGHT_PLOTS["background"], LIGHT_PLOTS["foreground"]
     app.setPalette(palette)
     pg.setConfigOptions(background=background, foreground=foreground)
-    for widget in plot_views():  # plots, heat maps and grids: background, axes, legends
-        widget.setBackground(background)
-        for item in widget.items():
-            if isinstance(item, pg.AxisItem):
-                item.setTextPen(foreground)
-                item.setPen(foreground)
-                if item.grid is not False:
-                    set_grid_colours(item, foreground, background)
-            elif isinstance(item, pg.TextItem) and getattr(item, THEMED, False):
-                item.setColor(foreground)
-            elif isinstance(item, pg.LegendItem):
-                item.setLabelTextColor(foreground)
-                for _, label in item.items:
-                    label.setText(label.text, color=foreground)
+    # plots, heat maps and grids: background, axes, legends; a talk's keep its black
+    colour_views([view for view in plot_views() if own_colours(view) is None], background, foreground)
 
 
 def apply_zoom(app: Any, level: int) -> None:

@@ -40,8 +40,8 @@ from explorer.panels.scene_panel import ScenePanel
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.talk.deck import Deck
-from explorer.theme import HIGH_CONTRAST, palette_with
-from explorer.widgets.plot_view import plot_views
+from explorer.theme import HIGH_CONTRAST, TALK_PLOTS, palette_with
+from explorer.widgets.plot_view import PLOT_COLOURS, colour_views, plot_views
 
 BODY_PX = 28
 TITLE_PX = 46
@@ -124,6 +124,7 @@ class TalkWindow(QWidget):
         self.setWindowTitle(deck.title or "word2bert talk")
         self.setAutoFillBackground(True)
         self.setPalette(palette_with(self.palette(), HIGH_CONTRAST))
+        setattr(self, PLOT_COLOURS, TALK_PLOTS)  # its plots on the slide's black, whatever the window's theme
         font = QFont(self.font())
         font.setPixelSize(BODY_PX)
         self.setFont(font)
@@ -217,6 +218,7 @@ class TalkWindow(QWidget):
                 self.stack.removeWidget(placeholder)
                 placeholder.deleteLater()
             self.stack.setCurrentIndex(current)
+            colour_views(plot_views(within=cast(QWidget, panel)), *TALK_PLOTS)  # (a view made later: as it is shown)
             panel.apply_scene(scene)
         return self.panels[i]
 

@@ -16,7 +16,7 @@ followed zooms most)."""
 from __future__ import annotations
 
 import weakref
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import pyqtgraph as pg
 import shiboken6
@@ -39,6 +39,7 @@ def without_background_cache(view: View) -> View:
     view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
     view.resetCachedContent()
     _VIEWS.add(view)
+    view.installEventFilter(_colours_on_show())
     for item in view.items():
         if isinstance(item, pg.PlotItem):
             _options_in_the_font_when_opened(item)
@@ -130,6 +131,57 @@ def _in_the_font_of_the_moment(item: Any) -> None:
 
 
 _OPTION_FORMS = ("transformGroup", "decimateGroup", "averageGroup", "alphaGroup", "gridGroup", "pointsGroup")
+
+
+PLOT_COLOURS = "plot_colours"  # set on a window whose plots keep colours of their own: (background, foreground)
+
+
+def colour_views(views: list[Any], background: Any, foreground: Any) -> None:
+    """``views`` (plots, heat maps, grids) on ``background`` with their axes, grid lines, legends and themed notes
+    in ``foreground``."""
+    from explorer.widgets.plot_grid import set_grid_colours
+
+    for widget in views:
+        widget.setBackground(background)
+        for item in widget.items():
+            if isinstance(item, pg.AxisItem):
+                item.setTextPen(foreground)
+                item.setPen(foreground)
+                if item.grid is not False:
+                    set_grid_colours(item, foreground, background)
+            elif isinstance(item, pg.TextItem) and getattr(item, THEMED, False):
+                item.setColor(foreground)
+            elif isinstance(item, pg.LegendItem):
+                item.setLabelTextColor(foreground)
+                for _, label in item.items:
+                    label.setText(label.text, color=foreground)
+
+
+def own_colours(view: QWidget) -> Any:
+    """The colours of ``view``'s window's plots when that window keeps its own (a talk's), else None: the theme's."""
+    return getattr(view.window(), PLOT_COLOURS, None)
+
+
+class _ColoursOnShow(QObject):
+    """Gives a view its window's own plot colours (a talk's black) as it is first shown or polished, and stops
+    watching it: a view can be built after its window coloured the ones it had (a tab's view made on first show)."""
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() in _WHEN:
+            watched.removeEventFilter(self)
+            colours = own_colours(cast(QWidget, watched))
+            if colours is not None:
+                colour_views([watched], *colours)
+        return False
+
+
+_COLOURS_FILTER: list[_ColoursOnShow] = []
+
+
+def _colours_on_show() -> _ColoursOnShow:
+    if not _COLOURS_FILTER:
+        _COLOURS_FILTER.append(_ColoursOnShow())
+    return _COLOURS_FILTER[0]
 
 
 THEMED = "follows_theme"  # set on a text item drawn in the theme's foreground: explorer.theme.apply_theme recolours it

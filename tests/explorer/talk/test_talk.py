@@ -384,3 +384,42 @@ def test_a_closed_talk_is_deleted_a_panel_per_turn_of_the_event_loop(qtbot, bert
     assert [what for _, what in deletions] == ["panel"] * len(check_deck(bert_deck).steps) + ["window"]
     assert all(b - a > 1 for (a, _), (b, _) in zip(deletions, deletions[1:], strict=False))  # a tick between each
     window.close()
+
+
+def test_a_talks_plots_stay_on_its_black_whatever_the_windows_theme(qtbot, contextual_runs):
+    """A plot in a talk was a white panel on the black slide; the map view, made when the step first shows its map,
+    is coloured too, and a change of the window's theme during the talk leaves the talk's plots alone."""
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+    from explorer.theme import apply_theme
+    from explorer.widgets.loss_plot import LossPlot
+    from explorer.widgets.plot_view import plot_views
+
+    bert = str(contextual_runs["bert"][0])
+    deck = check_deck({"title": "maps", "steps": [
+        {"panel": "polysemy", "view": "map", "sentences": ["the cat sat on the mat .", "a cat ran ."],
+         "selection": "cat", "models": [bert], "contextual_model": "bert", "title": "A map"}]})
+    window = TalkWindow(Session(), deck)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.all_ready, timeout=120_000)
+    outside = LossPlot(y_label="loss", empty_text="nothing yet")
+    qtbot.addWidget(outside)
+
+    def colours(view):
+        axis = view.getPlotItem().getAxis("left")
+        return view.backgroundBrush().color().name(), axis.textPen().color().name()
+
+    try:
+        for theme, background in (("dark", "#1e1e1e"), ("light", "#ffffff")):
+            apply_theme(QApplication.instance(), theme)
+            views = plot_views(within=window)
+            assert views and all(colours(view) == ("#000000", "#ffffff") for view in views), theme
+            assert colours(outside)[0] == background
+    finally:
+        apply_theme(QApplication.instance(), "light")
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
