@@ -69,6 +69,24 @@ def anything_frozen() -> bool:
     return _FROZEN[0]
 
 
+def work_under_way() -> bool:
+    """Whether a worker thread may be running Python now: a query or a background job.
+
+    The collector's lists of objects (``gc.get_objects``, ``gc.get_referrers``) wait for a moment without: a
+    list holds a reference to every object it names, and the GUI thread can lose the GIL while it holds one.
+    A tuple that a worker was still filling (``tuple(generator)``: Python tracks it from its start) could then
+    not be resized, and the worker's query failed with "SystemError: Objects/tupleobject.c:927: bad argument to
+    internal function" (the chaos bench's run Z34: bench/robustness/RESULTS.md; CPython's gh-107137)."""
+    return bool(query_pool().activeThreadCount() or QThreadPool.globalInstance().activeThreadCount())
+
+
+def _listed(generation: int) -> int | None:
+    """The objects in ``generation`` (``gc.get_objects``), or None while work is under way (``work_under_way``)."""
+    import gc
+
+    return None if work_under_way() else len(gc.get_objects(generation))
+
+
 UNLOAD_CHECKS = 5  # looks at an unloaded model still alive, each twice as long after the last (46 s in all)
 REFERRERS_AT_MOST = 200_000  # unfrozen objects to search for a model's referrers (15 ns each on a quiet machine)
 
@@ -80,15 +98,16 @@ def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS)
     twice the wait, and thawed anyway at the last look. In the chaos bench 10 of 26 unloads were still held
     so 1.5 s after, each thawing every object of the window, so nothing stayed frozen and each full collection
     scanned them all (300-700 ms of the GUI thread: the thirty-first session's perf). The search for referrers
-    visits every unfrozen object: when there are too many (a busy window long after its last freeze), the model
-    counts as held, and is looked at again."""
+    visits every unfrozen object: when there are too many (a busy window long after its last freeze), or while
+    work is under way (``work_under_way``: the list of referrers would name what a worker is still building), the
+    model counts as held, and is looked at again."""
     import gc
     import inspect
 
     handle = gone()
     if handle is None or not anything_frozen():  # freed, or nothing frozen for it to sit in
         return
-    held = bool(_COLLECTOR) and _COLLECTOR[0].unfrozen_at_most() > REFERRERS_AT_MOST
+    held = (bool(_COLLECTOR) and _COLLECTOR[0].unfrozen_at_most() > REFERRERS_AT_MOST) or work_under_way()
     if not held:
         here = inspect.currentframe()
         held = any(referrer is not here for referrer in gc.get_referrers(handle))
@@ -110,7 +129,7 @@ class _Freezer(QObject):
         self.timer.start()  # (again: from now)
 
     def _freeze(self) -> None:
-        if query_pool().activeThreadCount() or QThreadPool.globalInstance().activeThreadCount():
+        if work_under_way():
             self.timer.start()  # work under way holds objects that are not long-lived: later
             return
         freeze_now()
@@ -127,6 +146,7 @@ def _freezer() -> _Freezer:
 
 COLLECT_EVERY_MS = 250  # the GUI thread's look at the collector's counts (pyqtgraph's GarbageCollector does the same)
 YOUNG_AT_MOST_S = 2.0  # garbage of the youngest generation waits no longer than this, however its count went
+FULL_WAITS_AT_MOST_S = 60.0  # a full collection due by the arrivals waits this long at most for work to end
 
 
 class _GuiCollector(QObject):
@@ -164,9 +184,14 @@ class _GuiCollector(QObject):
         self.threshold = gc.get_threshold()
         gc.disable()
         self.last = time.monotonic()
-        self.long_lived = len(gc.get_objects(2))  # the oldest generation after the last full collection
+        listed = _listed(2)  # the oldest generation after the last full collection (counted later if work is under way)
+        self.long_lived = listed if listed is not None else 0
         self.pending = 0  # objects that reached the oldest generation since (Python's "long-lived pending")
+        self._middle = 0  # objects that reached the middle generation since its last collection (arrivals)
         self._young = 0  # the two younger generations' objects when a collection of the middle one started
+        self._started = 0  # the youngest generation's objects when the collection under way started
+        self._all = 0  # every unfrozen object when the full collection under way started (counted, not listed)
+        self._due_since: float | None = None  # a full collection due by the arrivals, waiting to list the oldest
         gc.callbacks.append(self._count)
         self.timer = QTimer(self, interval=COLLECT_EVERY_MS)
         self.timer.timeout.connect(self.collect)
@@ -181,18 +206,31 @@ class _GuiCollector(QObject):
             gc.callbacks.remove(self._count)
 
     def _count(self, phase: str, info: dict[str, int]) -> None:
-        """Python's callback around every collection: what a collection of the middle generation left went to the
-        oldest; after a full one, the oldest generation is what survived it."""
+        """Python's callback around every collection: what a collection left went one generation up; after a full
+        one, the oldest generation is what survived it. Counted, not listed (``work_under_way``): the youngest
+        generation's objects are Python's own count of it (allocations less deallocations since its last
+        collection), the middle one's are the survivors of the youngest's collections since its own."""
         import gc
 
         generation = info["generation"]
-        if generation == 1 and phase == "start":
-            self._young = len(gc.get_objects(0)) + len(gc.get_objects(1))  # (the young: small beside the oldest)
+        if phase == "start":
+            self._started = max(0, gc.get_count()[0])  # (Python resets the counts after the start's callbacks)
+            if generation == 1:
+                self._young = self._started + self._middle
+            elif generation == 2:
+                self._all = self.long_lived + self.pending + self._middle + self._started
+            return
+        dead = info["collected"] + info["uncollectable"]  # (found unreachable: what is left went up)
+        if generation == 0:
+            self._middle += max(0, self._started - dead)
         elif generation == 1:
-            self.pending += max(0, self._young - info["collected"] - info["uncollectable"])
-        elif generation == 2 and phase == "stop":
-            self.long_lived = len(gc.get_objects(2))  # (once per full collection, which scanned them all anyway)
-            self.pending = 0
+            self.pending += max(0, self._young - dead)
+            self._middle = 0
+        else:
+            listed = _listed(2)  # (once per full collection, which scanned them all anyway)
+            self.long_lived = listed if listed is not None else max(0, self._all - dead)
+            self.pending = self._middle = 0
+            self._due_since = None
 
     def collect(self) -> None:
         import gc
@@ -219,20 +257,28 @@ class _GuiCollector(QObject):
     def unfrozen_at_most(self) -> int:
         """About how many objects the collector sees outside the frozen ones, without listing any: the oldest
         generation's, as counted since the last full collection or freeze (its arrivals, not its departures), the
-        young generations' at the last collection of the middle one, and the youngest's allocations since."""
+        middle one's arrivals since its last collection, and the youngest's allocations since its own."""
         import gc
 
-        return self.long_lived + self.pending + self._young + max(0, gc.get_count()[0])
+        return self.long_lived + self.pending + self._middle + max(0, gc.get_count()[0])
 
     def full_is_due(self) -> bool:
         """The oldest generation grew by more than a quarter since the last full collection, net. The arrivals
         bound the growth: only once they are a quarter is the generation listed (and the arrivals counted again
-        from its net growth, when that is less)."""
-        import gc
+        from its net growth, when that is less). While work is under way it is not listed (``work_under_way``):
+        the full collection waits for a moment without, and after ``FULL_WAITS_AT_MOST_S`` runs by the arrivals."""
+        import time
 
         if self.pending <= self.long_lived / 4:
             return False
-        grown = len(gc.get_objects(2)) - self.long_lived
+        listed = _listed(2)
+        if listed is None:
+            now = time.monotonic()
+            if self._due_since is None:
+                self._due_since = now
+            return now - self._due_since > FULL_WAITS_AT_MOST_S
+        self._due_since = None
+        grown = listed - self.long_lived
         self.pending = max(0, grown)
         return grown > self.long_lived / 4
 

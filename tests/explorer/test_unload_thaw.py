@@ -106,3 +106,51 @@ def test_a_busy_window_is_not_searched_for_referrers(qtbot, thaws, frozen, monke
         assert searched == [1] and thaws == [1, 1]
     finally:
         collector.close()
+
+
+def test_no_object_is_listed_while_a_worker_may_be_building_one(qtbot, thaws, frozen, monkeypatch):
+    """A list from ``gc.get_objects`` or ``gc.get_referrers`` names every object in it, a tuple a worker is still
+    filling too, which then cannot be resized: the worker's query failed with "SystemError: bad argument to
+    internal function" (the chaos bench, run Z34). While a query runs, the collector counts instead of listing,
+    and an unloaded model is not searched for, only looked at again; once it ends, both list again."""
+    import threading
+
+    from explorer.tasks import TaskRunner, wait_for_workers
+
+    collector = garbage._GuiCollector()
+    collector.timer.stop()
+    monkeypatch.setattr(garbage, "_COLLECTOR", [collector])
+    listed: list[str] = []
+    real_objects, real_referrers = gc.get_objects, gc.get_referrers
+    monkeypatch.setattr(gc, "get_objects", lambda *a, **k: listed.append("objects") or real_objects(*a, **k))
+    monkeypatch.setattr(gc, "get_referrers", lambda *a: listed.append("referrers") or real_referrers(*a))
+    release, started = threading.Event(), threading.Event()
+    runner = TaskRunner()
+    runner.submit(lambda: started.set() or release.wait(20))
+    assert started.wait(10)
+    try:
+        model = Model()
+        model.itself = model  # type: ignore[attr-defined]  # in a frozen cycle: a search would thaw at once
+        gone = weakref.ref(model)
+        loaded = {"model": model}
+        del model
+        garbage.freeze_now()
+        loaded.clear()
+        young = [[] for _ in range(1000)]
+        for generation in (0, 1, 2):
+            gc.collect(generation)
+        collector.pending = collector.long_lived + 1  # a full collection due by the arrivals
+        assert not collector.full_is_due()  # it waits for the query to end
+        garbage.thaw_for(gone, wait_ms=10_000)
+        assert listed == [] and thaws == []
+        assert collector.long_lived >= len(young)  # counted, not listed: what the full collection left
+        release.set()
+        assert wait_for_workers(10_000)
+        garbage.thaw_for(gone, wait_ms=10_000)
+        assert listed == ["referrers"] and thaws == [1]  # searched now: only its own cycle holds it
+        collector.pending = collector.long_lived + 1
+        collector.full_is_due()
+        assert listed == ["referrers", "objects"]
+    finally:
+        release.set()
+        collector.close()
