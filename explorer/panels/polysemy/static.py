@@ -19,6 +19,7 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
 from explorer.widgets.table_fill import fresh_rows
+from explorer.widgets.whole_entries import WholeEntries
 
 
 class StaticNeighbours(QGroupBox):
@@ -43,6 +44,7 @@ class StaticNeighbours(QGroupBox):
         self._fit_rows.timeout.connect(self._fit)
         self.table.horizontalHeader().sectionResized.connect(lambda *_: self._fit_rows.start())
         QVBoxLayout(self).addWidget(self.table)
+        self._whole_entries = WholeEntries(self.table)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._message)
@@ -52,6 +54,7 @@ class StaticNeighbours(QGroupBox):
         as tall as its rows, so every static model is on the slide and the contextual column gets the rest."""
         self.compact = on
         self.table.setWordWrap(not on)
+        self.table.setItemDelegateForColumn(1, self._whole_entries if on else None)  # (a list ends ", …")
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents if on
                                        else QAbstractScrollArea.SizeAdjustPolicy.AdjustIgnored)
