@@ -54,7 +54,8 @@ class StaticNeighbours(QGroupBox):
         as tall as its rows, so every static model is on the slide and the contextual column gets the rest."""
         self.compact = on
         self.table.setWordWrap(not on)
-        self.table.setItemDelegateForColumn(1, self._whole_entries if on else None)  # (a list ends ", …")
+        # (a list ends ", …"; the lens's own tab wraps it with the table's own delegate)
+        self.table.setItemDelegateForColumn(1, self._whole_entries if on else self.table.itemDelegate())
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents if on
                                        else QAbstractScrollArea.SizeAdjustPolicy.AdjustIgnored)

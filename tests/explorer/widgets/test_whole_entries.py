@@ -45,4 +45,4 @@ def test_a_talks_static_table_draws_each_list_to_its_last_whole_entry(qtbot):
     assert option.text.endswith(", …") and option.text.removesuffix(", …") in LIST
     assert table.item(0, 1).text() == LIST  # the cell keeps the whole list (copy, CSV)
     box.set_compact(False)
-    assert table.itemDelegateForColumn(1) is None  # the lens's own tab wraps the list instead
+    assert table.itemDelegateForColumn(1) is table.itemDelegate()  # the lens's own tab wraps the list instead
