@@ -114,15 +114,18 @@ def sched_ns(schedstat_path: str) -> tuple[float, float] | None:
 
 
 class _Collect(logging.Handler):
-    """Keeps the "unexpected failure" records the app logs (from any thread)."""
+    """Keeps the "unexpected failure" records the app logs (from any thread), and writes each with its traceback
+    to stderr as it comes: a report names only its last line, and run Z34's one failure had no other trace."""
 
     def __init__(self, into: list[str]) -> None:
         super().__init__(logging.ERROR)
         self.into = into
 
     def emit(self, record: logging.LogRecord) -> None:
-        if "unexpected failure" in record.getMessage():
-            self.into.append(record.getMessage())
+        message = record.getMessage()
+        if "unexpected failure" in message:
+            self.into.append(message)
+            print(message, file=sys.stderr, flush=True)
 
 
 class Monkey(QObject):
