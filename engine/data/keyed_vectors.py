@@ -22,8 +22,9 @@ class StaticVectors:
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
-        self.unit = self.vectors / np.maximum(norms, 1e-12)
+        with np.errstate(over="ignore", invalid="ignore"):  # a diverged run's vectors: too long to measure is inf
+            norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
+            self.unit = self.vectors / np.maximum(norms, 1e-12)
         self.name = name
         self._oov = oov  # sub-word models build vectors for unknown words
 

@@ -289,7 +289,7 @@ def test_unlikelihood_pushes_down_the_words_the_window_shows_but_never_the_answe
     loss = copy_unlikelihood(logits, torch.tensor([3, 4]), ids, seen, torch.tensor([0, 1]))
     expected = (-np.log(0.8) - np.log(0.7)  # window 0: tokens 1 and 2 (3 is its answer)
                 - np.log(0.6)) / 2  # window 1: token 2 (4 is its answer, shown twice)
-    assert float(loss) == pytest.approx(expected, rel=1e-5)
+    assert float(loss.detach()) == pytest.approx(expected, rel=1e-5)
     loss.backward()
     grad = logits.grad
     assert grad[0, 1] > 0 and grad[0, 2] > 0 and grad[1, 2] > 0  # a descent step lowers the shown words
