@@ -173,7 +173,8 @@ class _GuiCollector(QObject):
     beside busy workers, and listing it at every look took 15% of the stalls' time in the chaos bench (perf, the
     same session). So the arrivals are counted as Python counts them (the survivors of each collection of the
     middle generation, whoever ran it: a callback), and the generation is listed only once they reach a quarter:
-    at most once per quarter of the long-lived objects. A freeze empties the oldest generation and a thaw gives
+    at most once per quarter of the long-lived objects, and only while no work is under way (``work_under_way``:
+    the young generations are counted, never listed). A freeze empties the oldest generation and a thaw gives
     the frozen objects back to it: both move the count of long-lived objects with them."""
 
     def __init__(self) -> None:
