@@ -168,6 +168,8 @@ class _ColoursOnShow(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() in _WHEN:
+            if event.type() == QEvent.Type.Polish and watched.parent() is None:
+                return False  # polished before it was placed (a size asked for): its window is not known yet
             watched.removeEventFilter(self)
             colours = own_colours(cast(QWidget, watched))
             if colours is not None:
