@@ -14,6 +14,18 @@ class Model:
     """Stands in for a model handle."""
 
 
+def a_model_in_a_frozen_cycle() -> weakref.ref:
+    """A weak reference to an unloaded model that only its own cycle holds, frozen: a search would thaw at once."""
+    model = Model()
+    model.itself = model  # type: ignore[attr-defined]
+    gone = weakref.ref(model)
+    loaded = {"model": model}
+    del model
+    garbage.freeze_now()
+    loaded.clear()
+    return gone
+
+
 @pytest.fixture
 def thaws(monkeypatch):
     called: list[int] = []
@@ -89,13 +101,7 @@ def test_a_busy_window_is_not_searched_for_referrers(qtbot, thaws, frozen, monke
     searched: list[int] = []
     monkeypatch.setattr(gc, "get_referrers", lambda *objects: searched.append(1) or [])
     try:
-        model = Model()
-        model.itself = model  # type: ignore[attr-defined]  # in a frozen cycle: a search would thaw at once
-        gone = weakref.ref(model)
-        loaded = {"model": model}
-        del model
-        garbage.freeze_now()
-        loaded.clear()
+        gone = a_model_in_a_frozen_cycle()
         collector.pending = garbage.REFERRERS_AT_MOST  # arrived since the freeze: too many to search
         garbage.thaw_for(gone, wait_ms=10, checks=3)
         assert thaws == [] and searched == []
@@ -129,13 +135,7 @@ def test_no_object_is_listed_while_a_worker_may_be_building_one(qtbot, thaws, fr
     runner.submit(lambda: started.set() or release.wait(20))
     assert started.wait(10)
     try:
-        model = Model()
-        model.itself = model  # type: ignore[attr-defined]  # in a frozen cycle: a search would thaw at once
-        gone = weakref.ref(model)
-        loaded = {"model": model}
-        del model
-        garbage.freeze_now()
-        loaded.clear()
+        gone = a_model_in_a_frozen_cycle()
         young = [[] for _ in range(1000)]
         for generation in (0, 1, 2):
             gc.collect(generation)
