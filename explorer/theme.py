@@ -21,11 +21,21 @@ HIGH_CONTRAST = {Role.Window: "#000000", Role.WindowText: "#ffffff", Role.Base: 
 TALK_PLOTS = ("#000000", "#ffffff")  # a talk's plots: the slide's black, white axes and notes
 
 
+# what a control that is off writes with, on the dark theme's and a talk's backgrounds: setting a role's colour sets
+# it for every state, and a greyed-out "Cancel" read exactly as an active one on both
+DISABLED_ON_DARK = "#7f7f7f"
+_DISABLED_ROLES = (Role.WindowText, Role.Text, Role.ButtonText)
+
+
 def palette_with(base: QPalette, colours: dict[QPalette.ColorRole, str]) -> QPalette:
-    """``base`` with the given roles' colours replaced."""
+    """``base`` with the given roles' colours replaced; on a dark background the text of a control that is off
+    stays grey (``DISABLED_ON_DARK``)."""
     palette = QPalette(base)
     for role, colour in colours.items():
         palette.setColor(role, QColor(colour))
+    if palette.color(Role.Window).lightness() < 128:
+        for role in _DISABLED_ROLES:
+            palette.setColor(QPalette.ColorGroup.Disabled, role, QColor(DISABLED_ON_DARK))
     return palette
 
 

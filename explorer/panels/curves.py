@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QFont, QFontMetrics
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QFont, QFontMetrics, QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -27,7 +27,8 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.choices import narrow_choice
 from explorer.widgets.plot_grid import opaque_grid
-from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
+from explorer.widgets.plot_view import MenuOnDemand, RecolouredPlot, without_background_cache
+from explorer.widgets.readable import MARKS, TALK_TEXT, TEXT, readable
 
 # one colour per strategy, readable on white and on a projector's black
 COLOURS = {"full": "#1f77b4", "frozen": "#2ca02c", "scratch": "#d62728"}
@@ -55,6 +56,7 @@ class CurvesPanel(QWidget):
 
         self.session = session
         self.presenting = False
+        self._redraw_due = False  # drawn again in the colours of a new palette
         self.source: str | list[str] = ""
         self.curves: Any = None
         self.choice = QComboBox()
@@ -66,7 +68,8 @@ class CurvesPanel(QWidget):
         self.summary = QLabel("")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        self.plot = without_background_cache(pg.PlotWidget(viewBox=MenuOnDemand()))
+        self.plot = without_background_cache(RecolouredPlot(viewBox=MenuOnDemand()))
+        self.plot.background_changed.connect(self.draw)  # (the curves' colours chosen for the new background)
         opaque_grid(self.plot.getPlotItem())
         for axis in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
@@ -160,8 +163,9 @@ class CurvesPanel(QWidget):
         colours = TALK_COLOURS if self.presenting else COLOURS
         width = TALK_WIDTH if self.presenting else WIDTH
         others = iter(OTHER * 4)
+        background = self.plot.backgroundBrush().color()
         for curve in curves.runs:
-            colour = colours.get(curve.strategy) or next(others)
+            colour = readable(colours.get(curve.strategy) or next(others), background, MARKS)
             self.plot.plot(curve.examples, curve.values, pen=pg.mkPen(colour, width=width), name=curve.label,
                            symbol="o", symbolBrush=colour, symbolPen=colour, symbolSize=width * 3)
         metric = curves.metric or "validation metric"
@@ -170,7 +174,10 @@ class CurvesPanel(QWidget):
         self.heading.setText(f"Fine-tuning {curves.model} on {task}: validation {metric} as it learns")
         best = {c.strategy: c.best for c in curves.runs}
         others = iter(OTHER * 4)
-        parts = [f"<span style='color:{colours.get(c.strategy) or next(others)}'>■ {html.escape(c.label)}</span>: "
+        text = self.summary.palette().color(QPalette.ColorRole.Window)
+        ratio = TALK_TEXT if self.presenting else TEXT
+        parts = [f"<span style='color:{readable(colours.get(c.strategy) or next(others), text, ratio)}'>■ "
+                 f"{html.escape(c.label)}</span>: "
                  f"best {c.best:.3f}" for c in curves.runs]  # the key when the plot is too small for its legend
         if "full" in best and "scratch" in best:
             parts.append(f"<b>pre-training buys {100 * (best['full'] - best['scratch']):+.1f} points</b>")
@@ -217,10 +224,17 @@ class CurvesPanel(QWidget):
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and not getattr(self, "_redraw_due", True):
+            self._redraw_due = True  # the key's colours chosen for the new theme, once every widget has it
+            QTimer.singleShot(0, self, self._redraw)
         if event.type() == QEvent.Type.FontChange:  # a presentation zoom: the axes' font and the plot's height,
             self._restyle = not self.isVisible()  # now if shown, else when shown (each zoom reaches every panel)
             if not self._restyle:
                 self._style_axes()
+
+    def _redraw(self) -> None:
+        self._redraw_due = False
+        self.draw()
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)

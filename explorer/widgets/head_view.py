@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QFont, QFontInfo, QFontMetrics, QImage, QPaint
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from explorer.widgets.plot_grid import mix
+from explorer.widgets.readable import MARKS, readable_all
 
 HEAD_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
                 "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#3182bd"]
@@ -145,11 +146,13 @@ class HeadView(QWidget):
         # opaque pens, their colour mixed with the background by weight: translucent lines cost 5-10x more
         # to draw (~30 ms a redraw at a few hundred lines)
         base = self.palette().base().color()
+        heads = readable_all(HEAD_COLOURS, base, MARKS)  # (a navy head's lines faded into a dark background)
         x0, x1 = left - 4, right + 4
         for group in np.split(order, groups) if len(order) else []:
             head, step = int(head_of[group[0]]), int(bucket[group[0]])
             level = (step + 0.5) / BUCKETS
-            colour = mix(QColor(HEAD_COLOURS[head % len(HEAD_COLOURS)]), base, min(1.0, 0.15 + 0.85 * level))
+            # (the strongest step in the head's own colour: the readable one, explorer.widgets.readable)
+            colour = mix(QColor(heads[head % len(heads)]), base, min(1.0, 0.15 + 0.85 * (step + 1) / BUCKETS))
             painter.setPen(QPen(colour, max(0.5, 4 * level) * thick))
             painter.setRenderHint(QPainter.RenderHint.Antialiasing, step >= SMOOTH_FROM)  # faint ones: plain
             painter.drawLines([QLineF(x0, a, x1, b) for a, b in zip(y_q[group].tolist(), y_k[group].tolist(), strict=True)])

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication, QLabel
 
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
+from explorer.widgets.readable import MARKS, readable
 
 # A redraw sets the curves' data, pyqtgraph's autorange, bounds and axes going, then repaints the plot on the GUI
 # thread: 10 a second kept the Pretrain tab among the chaos bench's most frequent stalls while a training ran
@@ -186,12 +187,26 @@ class LossPlot(pg.PlotWidget):
 
     def _make_item(self, name: str) -> None:
         st = self.styles[name]
-        qcolour = pg.mkColor(st["colour"])
+        self.curves[name] = self.plot(*self.buffers[name].data(), name=name, symbol=st["symbol"], symbolSize=7,
+                                      connect="finite")
+        self._colour_item(name)
+
+    def _colour_item(self, name: str) -> None:
+        """A curve's pen and points in its colour, made readable on the plot's background (a light green
+        vanished on white, a navy on a talk's black: explorer.widgets.readable)."""
+        st = self.styles[name]
+        colour = readable(st["colour"], self.backgroundBrush().color(), MARKS)
+        qcolour = pg.mkColor(colour)
         qcolour.setAlpha(st["alpha"])
-        pen = pg.mkPen(qcolour, width=st["width"],
-                       style=pg.QtCore.Qt.PenStyle.DashLine if st["dashed"] else pg.QtCore.Qt.PenStyle.SolidLine)
-        self.curves[name] = self.plot(*self.buffers[name].data(), pen=pen, name=name, symbol=st["symbol"],
-                                      symbolBrush=st["colour"], symbolSize=7, connect="finite")
+        self.curves[name].setPen(pg.mkPen(qcolour, width=st["width"], style=Qt.PenStyle.DashLine if st["dashed"]
+                                          else Qt.PenStyle.SolidLine))
+        self.curves[name].setSymbolBrush(colour)
+
+    def setBackground(self, background: Any) -> None:  # noqa: N802 - pyqtgraph's name
+        """A new background (the theme's, a talk's black): the curves' colours chosen again for it."""
+        super().setBackground(background)
+        for name in getattr(self, "curves", {}):
+            self._colour_item(name)
 
     def run_curves(self, run: str) -> str:
         """A training run's two loss curves, created once: the smoothed loss bold in the run's colour

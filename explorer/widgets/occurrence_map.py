@@ -8,9 +8,16 @@ from typing import Any
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent
 
-from explorer.widgets.plot_view import MenuOnDemand, themed_text, without_background_cache
+from explorer.widgets.plot_view import (
+    MenuOnDemand,
+    own_colours,
+    themed_text,
+    without_background_cache,
+)
+from explorer.widgets.readable import MARKS, TALK_TEXT, TEXT, readable, readable_all
 
-CLUSTER_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]
+CLUSTER_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860"]  # (made readable on the
+# plot's background, as the typed occurrences' colours are: explorer.widgets.readable)
 # typed occurrences numbered on the map; more are drawn as rings without numbers. Each number is a text item
 # (a QTextDocument): a text of "bank " × 400 made 400 of them, 5.4 s of the GUI thread beside busy workers
 NUMBERED = 20
@@ -34,6 +41,7 @@ class OccurrenceMapView(pg.PlotWidget):
         self.title.setFont(self.font())
         self.title.setPos(TITLE_MARGIN, TITLE_MARGIN / 2)
         self._fitted = False  # the range is the map's own (not the user's zoom or pan): fitted again on a resize
+        self._drawn: tuple[Any, list[str]] | None = None  # the map shown and its typed occurrences' colours
         box.sigResized.connect(self._refit)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
 
@@ -52,6 +60,7 @@ class OccurrenceMapView(pg.PlotWidget):
         self.labels.clear()
 
     def show_message(self, text: str) -> None:
+        self._drawn = None
         self.scatter.clear()
         self._clear_labels()
         self.title.setText(text)
@@ -81,13 +90,39 @@ class OccurrenceMapView(pg.PlotWidget):
         box.setYRange(low, low + (high - low) / (1.0 - free), padding=0)
         self._fitted = True
 
+    def setBackground(self, background: Any) -> None:  # noqa: N802 - pyqtgraph's name
+        """A new background (the theme's, a talk's black): the points' colours chosen again for it."""
+        super().setBackground(background)
+        if getattr(self, "_drawn", None) is not None:
+            self._draw_points()
+
     def show_map(self, occ_map: Any, word: str, typed_colours: list[str]) -> None:
+        self._drawn = (occ_map, typed_colours)
+        typed_number = self._draw_points()
+        self.title.setText(f"“{word}”: {int((~occ_map.typed).sum())} corpus occurrences, {occ_map.method.upper()}, "
+                           + clusters_said(occ_map.k, occ_map.silhouette)
+                           + (f"\nthe first {NUMBERED} of {typed_number} typed occurrences numbered" if typed_number > NUMBERED else ""))
+        self._wrap_title()
+        self._fit()
+
+    def point_colours(self) -> tuple[list[str], list[str]]:
+        """The clusters' colours and the typed occurrences' (their rings and numbers), readable on the plot's
+        background: 3:1 for a point, 4.5:1 for a number, 7:1 in a talk."""
+        background = self.backgroundBrush().color()
+        typed = self._drawn[1] if self._drawn is not None else []
+        return (readable_all(CLUSTER_COLOURS, background, MARKS),
+                [readable(c, background, TALK_TEXT if own_colours(self) is not None else TEXT) for c in typed])
+
+    def _draw_points(self) -> int:
+        """The map's points and numbers in the colours of the background now; how many typed occurrences."""
+        assert self._drawn is not None
+        occ_map = self._drawn[0]
+        clusters, typed_colours = self.point_colours()
         self._clear_labels()
-        pts = occ_map.points
         spots = []
         typed_number = 0
-        for i, (x, y) in enumerate(pts):
-            colour = CLUSTER_COLOURS[int(occ_map.clusters[i]) % len(CLUSTER_COLOURS)]
+        for i, (x, y) in enumerate(occ_map.points):
+            colour = clusters[int(occ_map.clusters[i]) % len(clusters)]
             if occ_map.typed[i]:
                 ring = typed_colours[typed_number % len(typed_colours)]
                 spots.append({"pos": (x, y), "size": 18, "brush": pg.mkBrush(colour), "pen": pg.mkPen(ring, width=3),
@@ -103,11 +138,7 @@ class OccurrenceMapView(pg.PlotWidget):
                 spots.append({"pos": (x, y), "size": 8, "brush": pg.mkBrush(colour), "pen": pg.mkPen(None),
                               "data": occ_map.sentences[i]})
         self.scatter.setData(spots)
-        self.title.setText(f"“{word}”: {int((~occ_map.typed).sum())} corpus occurrences, {occ_map.method.upper()}, "
-                           + clusters_said(occ_map.k, occ_map.silhouette)
-                           + (f"\nthe first {NUMBERED} of {typed_number} typed occurrences numbered" if typed_number > NUMBERED else ""))
-        self._wrap_title()
-        self._fit()
+        return typed_number
 
 
 def clusters_said(k: int, silhouette: float) -> str:

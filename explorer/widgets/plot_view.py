@@ -21,7 +21,7 @@ from typing import Any, TypeVar, cast
 import pyqtgraph as pg
 import shiboken6
 from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
@@ -203,6 +203,17 @@ def plot_views(within: QWidget | None = None) -> list[Any]:
     if within is None:
         return views
     return [v for v in views if v is within or within.isAncestorOf(v)]
+
+
+class RecolouredPlot(pg.PlotWidget):
+    """A plot that says when its background changes (the theme's, a talk's black), for a panel that chooses its
+    curves' colours for the background they are drawn on (explorer.widgets.readable)."""
+
+    background_changed = Signal()
+
+    def setBackground(self, background: Any) -> None:  # noqa: N802 - pyqtgraph's name
+        super().setBackground(background)
+        self.background_changed.emit()
 
 
 class MenuOnDemand(pg.ViewBox):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QComboBox,
     QGroupBox,
@@ -38,11 +39,12 @@ from explorer.widgets.export import add_csv_export
 from explorer.widgets.flow_layout import FlowLayout
 from explorer.widgets.model_picker import ModelPicker, handles_state
 from explorer.widgets.occurrence_map import NUMBERED, OccurrenceMapView
+from explorer.widgets.readable import TALK_TEXT, TEXT, readable_all
 from explorer.widgets.tabs import tab_widget
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
-COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]
+COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]  # (made readable on the background)
 # typed occurrences whose corpus neighbours are listed, as many as the map numbers (the export has them all): a
 # text with the word 400 times laid out a 2,000-line page, seconds of the GUI thread
 GROUPS_SHOWN = NUMBERED
@@ -119,6 +121,9 @@ class PolysemyPanel(QWidget):
         self.compare = QTextBrowser()  # every indexed contextual model at once: the demo on one screen
         self.views.addTab(self.compare, "All models")
         self._others: list[tuple[str, int, list[tuple[str, list[Any]]]]] = []
+        self._written: tuple[str, str, int] = ("", "", 0)  # the model, word and layer of the neighbours written
+        self.presenting = False  # a talk's layout (set_presenting)
+        self._rewrite_due = False  # the neighbours are to be written again in the colours of a new palette
         self._last_map: Any = None
         self._last_groups: list[tuple[str, list[Any]]] = []
         add_csv_export(self.results, self.contextual_rows, "contextual-neighbours")
@@ -267,10 +272,13 @@ class PolysemyPanel(QWidget):
         self.left_widget.setVisible(not on)
         self.indexer.setVisible(not on)  # a talk prepares its steps before it starts
         self.hits = 3 if on else 4
+        self.presenting = on
         self.scene_models_only = on
         self.static.set_compact(on)
         self.right.setSizes([1, 4] if on else [180, 420])
         self._show_typed()
+        if self._last_groups:
+            self._write_neighbours()  # in a talk's colours
 
     def _show_typed(self) -> None:
         """In a talk's static view (no contextual column to head the groups), the typed sentences."""
@@ -426,7 +434,7 @@ class PolysemyPanel(QWidget):
         return rows
 
     def _show_contextual(self, answer: ContextualAnswer) -> None:
-        word, layer, groups, key, others = answer.word, answer.layer, answer.groups, answer.map_key, answer.others
+        word, layer, groups, key = answer.word, answer.layer, answer.groups, answer.map_key
         self.by_layer.setText(layers_html(answer.by_layer, layer))
         self._last_groups = groups
         self._draw_map(answer.occurrence_map, answer.map_error, word)
@@ -434,33 +442,55 @@ class PolysemyPanel(QWidget):
         handle = self._handle()
         self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
                              "the nearest occurrences in the corpus (cosine)")
+        self._written = (handle.name if handle else "", word, layer)
+        self._others = answer.others
+        self._write_neighbours()
+        self._on_screen = (key[0], word, layer)
+        self._maybe_shown()
+
+    def sentence_colours(self) -> list[str]:
+        """The typed sentences' colours, readable on the neighbours' background: the theme's, or a talk's black,
+        where a talk asks more contrast of them (explorer.widgets.readable)."""
+        background = self.results.palette().color(QPalette.ColorRole.Base)
+        return readable_all(COLOURS, background, TALK_TEXT if self.presenting else TEXT)
+
+    def _write_neighbours(self) -> None:
+        """The nearest occurrences of each typed one, and every model's side by side, in the sentences' colours."""
+        name, word, layer = self._written
+        colours = self.sentence_colours()
         parts = []
-        for g, (sentence, hits) in enumerate(groups[:GROUPS_SHOWN]):
-            colour = COLOURS[g % len(COLOURS)]
+        for g, (sentence, hits) in enumerate(self._last_groups[:GROUPS_SHOWN]):
+            colour = colours[g % len(colours)]
             parts.append(f"<p style='color:{colour}'><b>{g + 1}. {highlight(sentence, word)}</b></p><ul>")
             for h in hits:
                 parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
             parts.append("</ul>")
-        if len(groups) > GROUPS_SHOWN:
-            parts.append(f"<p><i>… and {len(groups) - GROUPS_SHOWN} more typed occurrences of “{word}”: right-click "
-                         "here to copy or save every one's neighbours.</i></p>")
+        if len(self._last_groups) > GROUPS_SHOWN:
+            parts.append(f"<p><i>… and {len(self._last_groups) - GROUPS_SHOWN} more typed occurrences of “{word}”: "
+                         "right-click here to copy or save every one's neighbours.</i></p>")
         self.results.setHtml("".join(parts))
-        self._show_compare(handle.name if handle else "", word, layer, groups[:GROUPS_SHOWN], others)
-        self._on_screen = (key[0], word, layer)
-        self._maybe_shown()
+        self.compare.setHtml(compare_html(name, word, layer, self._last_groups[:GROUPS_SHOWN], self._others, colours))
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """A new theme, or a talk's black: the sentences' colours chosen again for it, once every widget has its
+        new palette (a theme reaches the widgets one by one, the panel maybe before its neighbours' list)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and not getattr(self, "_rewrite_due", True):
+            self._rewrite_due = True
+            QTimer.singleShot(0, self, self._rewrite)
+
+    def _rewrite(self) -> None:
+        self._rewrite_due = False
+        if self._last_groups:
+            self._write_neighbours()
 
     def _clear_contextual(self) -> None:
         self._on_screen, self._last_groups, self._last_map = None, [], None
         self.by_layer.clear()
         self.results.clear()
         self.compare.clear()
+        self._others = []
         self._draw_map(None, "", "")
-
-    def _show_compare(self, name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
-                      others: list[tuple[str, int, list[tuple[str, list[Any]]]]]) -> None:
-        """Every contextual model at once: where each puts each typed occurrence."""
-        self._others = others
-        self.compare.setHtml(compare_html(name, word, layer, groups, others, COLOURS))
 
     def _contextual_failed(self, message: str) -> None:
         self._clear_contextual()

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -31,9 +32,13 @@ from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.model_row import model_row
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
+from explorer.widgets.readable import readable
 
 DEBOUNCE_MS = 150
 MASK = "[MASK]"
+MASKING_COLOURS = {"[MASK]": "#d62728", "random": "#ff7f0e", "kept": "#2ca02c"}  # BERT's three ways of hiding a
+# chosen token in a training example (made readable on the background)
+SENTENCE_B = "#fdecea"  # a training example's second sentence, behind dark text in either theme
 
 
 @dataclass(frozen=True)
@@ -261,7 +266,8 @@ class MaskedView(QWidget, LabView):
         self.example_runner.submit(work)
 
     def _show_example(self, ex: Any) -> None:
-        colours = {"[MASK]": "#d62728", "random": "#ff7f0e", "kept": "#2ca02c"}
+        base = self.example.palette().color(QPalette.ColorRole.Base)  # (orange was 2.5:1 on white)
+        colours = {how: readable(colour, base) for how, colour in MASKING_COLOURS.items()}
         chosen = dict(zip(ex.chosen, ex.how, strict=True))
         tokens = []
         for i, token in enumerate(ex.inputs):
@@ -270,14 +276,15 @@ class MaskedView(QWidget, LabView):
                 shown = (f"<span style='color:{colours[chosen[i]]}'><b>{shown}</b></span>"
                          f"<sub>{html.escape(ex.original[i])}</sub>")
             elif ex.segments[i]:
-                shown = f"<span style='background:#fdecea'>{shown}</span>"
+                shown = f"<span style='background:{SENTENCE_B}; color:#111111'>{shown}</span>"  # (dark theme too)
             tokens.append(shown)
         nsp = (f"B {'really follows' if ex.is_next else 'is a random sentence, not the one after'} A; "
                + (f"the model says P(IsNext) = {ex.next_probability:.2f}" if ex.next_probability is not None else ""))
         unit = f"{ex.mask_prob:.0%} of the words, every piece of a chosen word" if ex.whole_word else f"{ex.mask_prob:.0%}"
         parts = [f"<p>{' '.join(tokens)}</p><p>{len(ex.chosen)} of {len(ex.inputs)} tokens chosen ({unit}): "
-                 "<span style='color:#d62728'>[MASK] (80%)</span>, <span style='color:#ff7f0e'>random token "
-                 "(10%)</span>, <span style='color:#2ca02c'>kept (10%)</span>; the model must predict the "
+                 f"<span style='color:{colours['[MASK]']}'>[MASK] (80%)</span>, <span style='color:{colours['random']}'>"
+                 f"random token (10%)</span>, <span style='color:{colours['kept']}'>kept (10%)</span>; the model must "
+                 "predict the "
                  f"original (small) at each. {html.escape(nsp)}</p><table>"]
         for position, how, preds in zip(ex.chosen, ex.how, ex.predictions, strict=True):
             guess = ", ".join(f"{html.escape(t)} {p:.0%}" for t, p in preds[:3])

@@ -1,11 +1,14 @@
 """The attention and predictions panels against small real models (and MiniLM from its package)."""
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
 
+from explorer.widgets.readable import TEXT, contrast
 from tests.conftest import settle_layout
 
 SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
@@ -122,6 +125,13 @@ def test_masked_predictions_follow_typing_and_keep_the_last_edit(qtbot, window, 
         panel.masked.draw_example()
     example = panel.masked.example.toPlainText()
     assert "tokens chosen (15%)" in example and "[CLS]" in example
+    # its colours read on its background (the orange "random" was 2.5:1 on white), and sentence B's pink keeps
+    # dark text in either theme (the dark theme's light text on it was unreadable)
+    written = panel.masked.example.toHtml()
+    base = panel.masked.example.palette().color(QPalette.ColorRole.Base)
+    coloured = set(re.findall(r"(?<![-\w])color:(#[0-9a-fA-F]{6})", written)) - {"#111111"}
+    assert len(coloured) >= 3 and min(contrast(c, base) for c in coloured) >= TEXT
+    assert 'color:#111111; background-color:#fdecea;' in written
 
 
 def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_runs):

@@ -204,3 +204,28 @@ def test_a_plot_hidden_at_the_zoom_shows_its_whole_message_when_it_is_shown(qtbo
         assert message.height() >= message.heightForWidth(message.width())  # every line of it, whole
     finally:
         apply_zoom(QApplication.instance(), 0)
+
+
+def test_the_curves_are_readable_on_the_plots_background_and_follow_a_change_of_it(qtbot):
+    """A pale green score curve (#98df8a, 1.6:1 on white) and a navy one (#393b79, 2.1:1 on black) stand out
+    3:1 on the background they are drawn on, and are recoloured when it changes."""
+    from explorer.widgets.loss_plot import LossPlot
+    from explorer.widgets.readable import MARKS, contrast
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.setBackground("#ffffff")
+    plot.curve("senses", colour="#98df8a")
+    plot.curve("cloze", colour="#393b79")
+    plot.append("senses", 1, 0.5)
+
+    def lowest(background):
+        return min(contrast(item.opts["pen"].color(), background) for item in plot.curves.values())
+
+    assert lowest("#ffffff") >= MARKS
+    assert plot.curve("senses") == "#98df8a"  # (the curve keeps the colour it was given; the pen is what changes)
+    plot.setBackground("#000000")
+    assert lowest("#000000") >= MARKS
+    plot.set_visible("cloze", False)
+    plot.set_visible("cloze", True)  # made again: in the colour of the background now
+    assert lowest("#000000") >= MARKS

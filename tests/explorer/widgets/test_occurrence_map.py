@@ -68,3 +68,26 @@ def test_the_title_counts_its_clusters_in_words_and_says_when_there_is_one_group
     view = a_shown_map(qtbot, 900, 400)
     assert "2 sense clusters (silhouette" in view.title.toPlainText() and "(s)" not in view.title.toPlainText()
     assert clusters_said(1, 0.0) == "one group (no split into clusters scored a positive silhouette)"
+
+
+def test_the_points_and_numbers_are_readable_on_white_and_on_a_talks_black(qtbot):
+    """The clusters' orange (#dd8452) was 2.6:1 on white; on a talk's black the numbers are asked 7:1."""
+    from explorer.theme import TALK_PLOTS
+    from explorer.widgets.plot_view import PLOT_COLOURS, colour_views
+    from explorer.widgets.readable import MARKS, TALK_TEXT, TEXT, contrast
+
+    view = a_shown_map(qtbot, 600, 400)
+
+    def lowest(background):
+        points = [spot.brush().color() for spot in view.scatter.points()]
+        numbers = [label.color for label in view.labels]
+        return min(contrast(c, background) for c in points), min(contrast(c, background) for c in numbers)
+
+    points, numbers = lowest("#ffffff")
+    assert points >= MARKS and numbers >= TEXT
+    zoomed = view.getPlotItem().getViewBox().viewRange()
+    setattr(view, PLOT_COLOURS, TALK_PLOTS)  # the view's window is a talk's
+    colour_views([view], *TALK_PLOTS)
+    points, numbers = lowest("#000000")
+    assert points >= MARKS and numbers >= TALK_TEXT and len(view.labels) == 2
+    assert view.getPlotItem().getViewBox().viewRange() == zoomed  # recoloured, not fitted again
