@@ -28,6 +28,7 @@ from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.loss_plot import LossPlot
+from explorer.widgets.plot_view import THEMED
 
 TASKS = ("senses", "cloze")
 CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the memory cap)
@@ -408,7 +409,9 @@ class HistoryPanel(QWidget):
         chance = sense_chance()
         self.chance_line = pg.InfiniteLine(
             pos=chance, angle=0, movable=False, pen=pg.mkPen("#7f7f7f", width=1.5, style=Qt.PenStyle.DashLine),
-            label=f"senses by chance {chance:.2f}", labelOpts={"position": 0.05, "color": "#555555", "anchors": [(0, 1), (0, 1)]})
+            label=f"senses by chance {chance:.2f}",
+            labelOpts={"position": 0.05, "color": pg.getConfigOption("foreground"), "anchors": [(0, 1), (0, 1)]})
+        setattr(self.chance_line.label, THEMED, True)  # in the theme's text colour (a fixed grey was 2.3:1 on dark)
         self.quality.addItem(self.chance_line)
 
     def shutdown(self) -> None:

@@ -74,6 +74,22 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     # read without over-reading: guessing's score drawn (0.47, not 0.5), the last layer visible on the best one
     assert panel.chance_line is not None and abs(panel.chance_line.value() - 7 / 15) < 1e-9
     assert panel.quality.curves["senses (last layer)"].opts["pen"].style() == Qt.PenStyle.DashLine
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.theme import apply_theme
+    from explorer.widgets.readable import MARKS, TEXT, contrast
+
+    def readable_on(plot):  # the chance line's note and the score curves, on the plot's background
+        background = plot.backgroundBrush().color()
+        return (contrast(panel.chance_line.label.color, background) >= TEXT
+                and min(contrast(c.opts["pen"].color(), background) for c in plot.curves.values()) >= MARKS)
+
+    assert readable_on(panel.quality)  # (the last layer's pale green was 1.6:1 on white)
+    try:
+        apply_theme(QApplication.instance(), "dark")
+        assert readable_on(panel.quality)  # (the note's fixed grey was 2.3:1 on the dark theme's)
+    finally:
+        apply_theme(QApplication.instance(), "light")
     settle_layout()
     from tests.explorer.panels.test_attention_predictions import shot
 
