@@ -29,6 +29,7 @@ from explorer.scenes import VIEWS, Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.head_atlas import HeadAtlas
+from explorer.widgets.head_chip import HeadChip
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
 from explorer.widgets.model_picker import ModelPicker
@@ -339,12 +340,8 @@ class AttentionPanel(QWidget):
         self.head_buttons = []
         for head in range(heads):
             # at first the first 4 heads: all 12 of a BERT-base at once are a tangle (and slow to draw)
-            button = QToolButton()
-            button.setText(str(head))
-            button.setCheckable(True)
+            button = HeadChip(head, HEAD_COLOURS[head % len(HEAD_COLOURS)])
             button.setChecked(head < DEFAULT_HEADS)
-            colour = HEAD_COLOURS[head % len(HEAD_COLOURS)]
-            button.setStyleSheet(f"QToolButton:checked {{ background: {colour}; color: white; }}")
             button.toggled.connect(lambda _: self._draw_head_view())
             self.head_row.addWidget(button)
             self.head_buttons.append(button)
