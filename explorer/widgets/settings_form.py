@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,8 +23,13 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.widgets.choices import narrow_choice
+from explorer.widgets.readable import TEXT, readable
 
-INVALID = "background: #fde2e2;"
+# behind a field whose value is refused, on the light theme and on a dark one; and the problems' colour (made readable
+# on the background). Set in the palette: a style sheet of a widget's own kept the font it had then, and the
+# presentation zoom did not reach the marked fields or the problems (explorer.widgets.head_chip says more)
+INVALID_ON_LIGHT, INVALID_ON_DARK = "#fde2e2", "#5c2626"
+PROBLEM = "#b00020"
 # text settings that name a file: their editor gets an "open file" button (name -> the dialog's filter)
 FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
 
@@ -42,7 +48,9 @@ class SettingsForm(QWidget):
         self._form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.problem_label = QLabel()
         self.problem_label.setWordWrap(True)
-        self.problem_label.setStyleSheet("color: #b00020;")
+        self._bad: set[str] = set()  # the fields whose values are refused
+        self._marked: dict[str, str] = {}  # field -> the background it was given (a field not here: the theme's)
+        self._recolour_due = False
         fields = QWidget()
         fields.setLayout(self._form)
         scroll = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
@@ -62,6 +70,7 @@ class SettingsForm(QWidget):
         while self._form.rowCount():
             self._form.removeRow(0)
         self.kind, self.editors, self.types, self.optional = kind, {}, {}, {}
+        self._marked = {}  # (new fields: on the theme's background)
         for setting in api.model_settings(kind, preset, device):
             if setting.name in hidden:
                 continue
@@ -189,8 +198,47 @@ class SettingsForm(QWidget):
         self.problems = problems
         self.problem_label.setText("\n".join(problems))
         self.problem_label.setVisible(bool(problems))
-        for name, editor in self.editors.items():
-            bad = any(p.startswith(name + " ") or f"({name})" in p or f" {name} (" in p for p in problems)
-            if editor.styleSheet() != (INVALID if bad else ""):  # (setting a style sheet again restyles the
-                editor.setStyleSheet(INVALID if bad else "")  # editor at once: 0.4 s beside busy workers)
+        self._bad = {name for name in self.editors
+                     if any(p.startswith(name + " ") or f"({name})" in p or f" {name} (" in p for p in problems)}
+        self._mark()
         self.changed.emit()
+
+    def marked(self, name: str) -> bool:
+        """Whether the field ``name`` is marked as refused."""
+        return name in self._marked
+
+    def _mark(self) -> None:
+        """The refused fields on a background of their own, the others on the theme's; a field already as it
+        should be is left alone (restyling a field beside busy workers took 0.4 s)."""
+        window = self.palette().color(QPalette.ColorRole.Window)
+        background = INVALID_ON_DARK if window.lightness() < 128 else INVALID_ON_LIGHT
+        text = readable(self.palette().color(QPalette.ColorRole.Text), background, TEXT)
+        for name, editor in self.editors.items():
+            wanted = background if name in self._bad else None
+            if self._marked.get(name) == wanted:
+                continue
+            palette = QPalette()  # (only the roles set here are the field's own; the rest follow the theme)
+            if wanted is not None:
+                for role in (QPalette.ColorRole.Base, QPalette.ColorRole.Button):
+                    palette.setColor(role, QColor(wanted))
+                for role in (QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+                    palette.setColor(role, QColor(text))
+                self._marked[name] = wanted
+            else:
+                self._marked.pop(name, None)
+            editor.setPalette(palette)
+        palette = QPalette()
+        palette.setColor(QPalette.ColorRole.WindowText, QColor(readable(PROBLEM, window, TEXT)))
+        self.problem_label.setPalette(palette)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
+        """A new theme: the marks and the problems in colours for it, once every widget has its palette."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and not getattr(self, "_recolour_due", True):
+            self._recolour_due = True
+            QTimer.singleShot(0, self, self._recolour)
+
+    def _recolour(self) -> None:
+        self._recolour_due = False
+        self._marked.clear()  # (every field coloured again)
+        self._mark()

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QEvent
+from PySide6.QtGui import QPalette
 
 from tests.conftest import TINY, settle_layout
 
@@ -144,12 +145,16 @@ def test_settings_form_has_every_setting_and_refuses_bad_ones(qtbot, window):
     panel.settings.editors["heads"].setValue(5)
     assert not panel.start.isEnabled()
     assert "hidden (768) must be a multiple of heads (5)" in panel.settings.problem_label.text()
-    assert panel.settings.editors["heads"].styleSheet() and panel.settings.editors["hidden"].styleSheet()
-    panel.settings.editors["hidden"].ensurePolished()  # (as on screen: an unpolished one restyles cheaply)
-    restyled = count_events(panel.settings.editors["hidden"], QEvent.Type.StyleChange)
+    assert panel.settings.marked("heads") and panel.settings.marked("hidden") and not panel.settings.marked("layers")
+    hidden = panel.settings.editors["hidden"]
+    hidden.ensurePolished()  # (as on screen: an unpolished one restyles cheaply)
+    restyled = count_events(hidden, QEvent.Type.StyleChange)
+    recoloured = count_events(hidden, QEvent.Type.PaletteChange)
     panel.settings.editors["layers"].setValue(6)  # another field typed in: the marked ones stay as they are
     panel.settings.editors["layers"].setValue(8)
-    assert restyled() == 0 and panel.settings.editors["hidden"].styleSheet()  # (restyling one took 0.4 s)
+    assert restyled() == 0 and recoloured() == 0 and panel.settings.marked("hidden")  # (restyling one took 0.4 s)
+    assert hidden.palette().color(QPalette.ColorRole.Base) != panel.settings.editors["layers"].palette().color(
+        QPalette.ColorRole.Base)  # on a background of its own
     panel.settings.editors["heads"].setValue(12)
     panel.settings.editors["lr"].setText("fast")
     assert panel.settings.problems == ["lr must be a number, not 'fast'"] and not panel.start.isEnabled()

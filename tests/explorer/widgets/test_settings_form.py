@@ -1,0 +1,62 @@
+"""A settings form's refused fields and its problems take the presentation zoom and read on either theme. Marked
+with style sheets of their own, they kept the font they had when marked (a zoom did not reach them), and the
+problems' dark red was 2.2:1 on the dark theme, a refused field's light text on its pink 1.3:1."""
+
+from PySide6.QtGui import QFont, QPalette
+from PySide6.QtWidgets import QApplication
+
+from explorer.widgets.readable import TEXT, contrast
+
+
+def a_form_with_a_problem(qtbot):
+    from explorer.widgets.settings_form import SettingsForm
+
+    form = SettingsForm()
+    qtbot.addWidget(form)
+    form.set_kind("bert", "base")
+    form.show()
+    form.editors["heads"].setValue(5)  # 768 is not a multiple of 5
+    assert form.marked("heads") and form.marked("hidden") and form.problems
+    return form
+
+
+def readable_marks(form) -> bool:
+    label = form.problem_label
+    field = form.editors["heads"].palette()
+    return (contrast(label.palette().color(QPalette.ColorRole.WindowText),
+                     label.palette().color(QPalette.ColorRole.Window)) >= TEXT
+            and contrast(field.color(QPalette.ColorRole.Text), field.color(QPalette.ColorRole.Base)) >= TEXT)
+
+
+def test_the_refused_fields_and_the_problems_follow_the_zoom(qtbot):
+    form = a_form_with_a_problem(qtbot)
+    app = QApplication.instance()
+    before = QFont(app.font())
+    try:
+        bigger = QFont(before)
+        bigger.setPointSizeF(before.pointSizeF() * 2)
+        app.setFont(bigger)
+        app.processEvents()
+        for widget in (form.problem_label, form.editors["heads"], form.editors["layers"]):
+            assert widget.font().pointSizeF() == bigger.pointSizeF()
+    finally:
+        app.setFont(before)
+
+
+def test_the_refused_fields_and_the_problems_read_on_either_theme(qtbot):
+    from explorer.theme import apply_theme
+
+    form = a_form_with_a_problem(qtbot)
+    assert readable_marks(form)
+    app = QApplication.instance()
+    try:
+        apply_theme(app, "dark")
+        qtbot.waitUntil(lambda: form.palette().color(QPalette.ColorRole.Window).lightness() < 128, timeout=2_000)
+        qtbot.waitUntil(lambda: readable_marks(form), timeout=2_000)
+        assert form.editors["heads"].palette().color(QPalette.ColorRole.Base).lightness() < 128  # a dark red
+        assert form.editors["layers"].palette().color(QPalette.ColorRole.Base) == form.palette().color(
+            QPalette.ColorRole.Base)  # a field not refused: the theme's
+    finally:
+        apply_theme(app, "light")
+    form.editors["heads"].setValue(12)  # fixed: the marks go
+    assert not form.marked("heads") and not form.problem_label.isVisibleTo(form)
