@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from explorer.widgets.export import add_csv_export, cell_text, table_rows
 from explorer.widgets.heatmap import Heatmap
+from explorer.widgets.readable import text_on
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -38,8 +39,18 @@ def _table(headers: list[str]) -> QTableWidget:
 def _item(text: str, colour: str | None = None) -> QTableWidgetItem:
     item = QTableWidgetItem(text)
     if colour:
-        item.setBackground(QColor(colour))
+        highlight(item, colour)
     return item
+
+
+def highlight(item: QTableWidgetItem, colour: str | None) -> None:
+    """``item`` on ``colour`` with text that reads on it, or (None) on the theme's colours again."""
+    if colour is None:
+        item.setData(Qt.ItemDataRole.BackgroundRole, None)
+        item.setData(Qt.ItemDataRole.ForegroundRole, None)
+    else:
+        item.setBackground(QColor(colour))
+        item.setForeground(QColor(text_on(colour)))
 
 
 class ProbeTable(QWidget):
@@ -198,7 +209,7 @@ class AblationTable(QWidget):
             for r, v in values:
                 cell = self.table.item(r, 2)
                 if cell is not None:
-                    cell.setBackground(QColor("#c8f0c8" if v == top else "#ffffff"))
+                    highlight(cell, "#c8f0c8" if v == top else None)  # (not white: the dark theme's cells)
 
     def values(self) -> dict[str, str]:
         return {cell_text(self.table, r, 1): cell_text(self.table, r, 2) for r in range(self.table.rowCount())}

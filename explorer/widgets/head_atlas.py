@@ -11,7 +11,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from explorer.widgets.export import add_csv_export, table_rows
+from explorer.widgets.readable import text_on
 from explorer.widgets.table_fill import fresh_rows
+
+BEST = "#fff3b0"  # behind the most extreme head of each column
 
 ATLAS_COLUMNS = ["layer", "head", "entropy (bits)", "→ [CLS]", "→ [SEP]", "→ punctuation", "→ previous",
                  "→ next", "→ itself"]
@@ -59,7 +62,8 @@ class HeadAtlas(QTableWidget):
                 value = stat(h, column)
                 item = _Number(value)
                 if value == best[column]:
-                    item.setBackground(QColor("#fff3b0"))  # the most extreme head of each column
+                    item.setBackground(QColor(BEST))  # the most extreme head of each column, in either theme
+                    item.setForeground(QColor(text_on(BEST)))
                 self.setItem(r, column, item)
         self.setSortingEnabled(True)
 

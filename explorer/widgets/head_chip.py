@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPainter, QPalette
 from PySide6.QtWidgets import QStyle, QStyleOptionToolButton, QToolButton, QWidget
 
-from explorer.widgets.readable import MARKS, contrast, readable
+from explorer.widgets.readable import MARKS, readable, text_on
 
 
 class HeadChip(QToolButton):
@@ -37,8 +37,7 @@ class HeadChip(QToolButton):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colour)
         painter.drawRoundedRect(self.rect().adjusted(1, 1, -1, -1), 3, 3)
-        white, black = QColor("#ffffff"), QColor("#000000")
-        painter.setPen(white if contrast(white, colour) >= contrast(black, colour) else black)
+        painter.setPen(QColor(text_on(colour)))
         painter.drawText(self.rect(), Qt.AlignmentFlag.AlignCenter, self.text())
         if self.hasFocus():
             option = QStyleOptionToolButton()

@@ -12,6 +12,7 @@ from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
 
 from explorer.widgets.heatmap import COLOURMAP, DIVERGING
+from explorer.widgets.readable import text_on
 
 REVERSED = {"entropy", "kl", "rank"}  # measures where less is "more decided": drawn light-to-dark the other way
 
@@ -46,12 +47,6 @@ def cell_colours(values: np.ndarray, *, signed: bool = False, reverse: bool = Fa
     for r in range(v.shape[0]):
         out.append([table[r * v.shape[1] + c] if finite[r, c] else None for c in range(v.shape[1])])
     return out
-
-
-def readable_on(colour: QColor) -> QColor:
-    """Black or white text, whichever reads on ``colour`` (its luminance)."""
-    luminance = 0.299 * colour.red() + 0.587 * colour.green() + 0.114 * colour.blue()
-    return QColor("black") if luminance > 140 else QColor("white")
 
 
 class LayerTokenTable(QTableWidget):
@@ -105,7 +100,7 @@ class LayerTokenTable(QTableWidget):
                 colour = colours[layer][t]
                 if colour is not None:
                     item.setBackground(QBrush(colour))
-                    item.setForeground(QBrush(readable_on(colour)))
+                    item.setForeground(QBrush(QColor(text_on(colour))))
                 item.setToolTip(tips[layer][t])
                 self.setItem(row, t, item)
 

@@ -78,3 +78,9 @@ def _readable(colour: str, background: str, ratio: float) -> str:
 def readable_all(colours: list[str], background: Any, ratio: float = TEXT) -> list[str]:
     """Each of ``colours`` readable on ``background`` (see ``readable``), in the same order."""
     return [readable(colour, background, ratio) for colour in colours]
+
+
+def text_on(background: Any) -> str:
+    """Black or white, whichever stands out more from ``background``: the text of a cell or a chip given a colour
+    of its own (a highlight's light yellow kept the dark theme's light text, and read 1.1:1)."""
+    return "#000000" if contrast("#000000", background) >= contrast("#ffffff", background) else "#ffffff"
