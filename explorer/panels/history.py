@@ -35,6 +35,7 @@ CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the
 # the slider still this long: the checkpoints kept for quick scrubbing are let go but the one shown (a MiniLM
 # checkpoint is ~90 MB; four stayed loaded for the rest of the session after the scrubber was last moved)
 SCRUB_REST_MS = 30_000
+MARKER = "#ff7f0e"  # the step shown and the checkpoints kept (made readable on the plot's background)
 SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd"}
 # the last layer dashed with triangles: where it is the best layer, both curves still show
 SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {"symbol": "t", "dashed": True},
@@ -82,16 +83,16 @@ class HistoryPanel(QWidget):
         self.message.setWordWrap(True)
         self.loss = LossPlot(y_label="training loss", empty_text="Open a run: its training loss, with a tick at "
                                                                 "each checkpoint it kept")
-        self.marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ff7f0e", width=2))
-        self.loss.addItem(self.marker)
-        self.checkpoint_ticks = pg.ScatterPlotItem(size=9, brush=pg.mkBrush("#ff7f0e"), pen=None)
-        self.loss.addItem(self.checkpoint_ticks)
+        self.marker = pg.InfiniteLine(angle=90, movable=False)
+        self.loss.add_mark(self.marker, MARKER)
+        self.checkpoint_ticks = pg.ScatterPlotItem(size=9, pen=None)
+        self.loss.add_mark(self.checkpoint_ticks, MARKER)
         self.loss.scene().sigMouseClicked.connect(self._plot_clicked)
         self.quality = LossPlot(y_label="score (0-1)", empty_text="Score the checkpoints to see word senses "
                                                                   "emerge as the run trained")
         self.quality.setXLink(self.loss)
-        self.quality_marker = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#ff7f0e", width=2))
-        self.quality.addItem(self.quality_marker)
+        self.quality_marker = pg.InfiniteLine(angle=90, movable=False)
+        self.quality.add_mark(self.quality_marker, MARKER)
         for marker in (self.marker, self.quality_marker):
             marker.setVisible(False)  # the checkpoint shown: none until a run is open
         self.quality.scene().sigMouseClicked.connect(lambda e: self._plot_clicked(e, self.quality))

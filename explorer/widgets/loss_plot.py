@@ -111,6 +111,7 @@ class LossPlot(pg.PlotWidget):
         self.buffers: dict[str, _Buffer] = {}
         self.styles: dict[str, dict[str, Any]] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}  # the curves shown
+        self._marks: list[tuple[Any, str, float]] = []  # (item, colour, width) drawn over them (add_mark)
         self._dirty: set[str] = set()
         self._timer = QTimer(self, interval=REDRAW_MS)
         self._timer.timeout.connect(self._redraw)
@@ -202,11 +203,27 @@ class LossPlot(pg.PlotWidget):
                                           else Qt.PenStyle.SolidLine))
         self.curves[name].setSymbolBrush(colour)
 
+    def add_mark(self, item: Any, colour: str, width: float = 2) -> None:
+        """A marker drawn over the curves (a line at the step shown, ticks at the checkpoints) in ``colour``, made
+        readable on the plot's background as the curves are, and again when it changes."""
+        self._marks.append((item, colour, width))
+        self.addItem(item)
+        self._colour_mark(item, colour, width)
+
+    def _colour_mark(self, item: Any, colour: str, width: float) -> None:
+        shown = readable(colour, self.backgroundBrush().color(), MARKS)
+        if isinstance(item, pg.ScatterPlotItem):
+            item.setBrush(pg.mkBrush(shown))
+        else:
+            item.setPen(pg.mkPen(shown, width=width))
+
     def setBackground(self, background: Any) -> None:  # noqa: N802 - pyqtgraph's name
-        """A new background (the theme's, a talk's black): the curves' colours chosen again for it."""
+        """A new background (the theme's, a talk's black): the curves' and marks' colours chosen again for it."""
         super().setBackground(background)
         for name in getattr(self, "curves", {}):
             self._colour_item(name)
+        for mark in getattr(self, "_marks", []):
+            self._colour_mark(*mark)
 
     def run_curves(self, run: str) -> str:
         """A training run's two loss curves, created once: the smoothed loss bold in the run's colour

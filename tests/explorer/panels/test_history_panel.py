@@ -79,15 +79,21 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     from explorer.theme import apply_theme
     from explorer.widgets.readable import MARKS, TEXT, contrast
 
-    def readable_on(plot):  # the chance line's note and the score curves, on the plot's background
+    def readable_on(plot):  # the chance line's note, the score curves and the step's marker, on the plot's background
         background = plot.backgroundBrush().color()
         return (contrast(panel.chance_line.label.color, background) >= TEXT
-                and min(contrast(c.opts["pen"].color(), background) for c in plot.curves.values()) >= MARKS)
+                and min(contrast(c.opts["pen"].color(), background) for c in plot.curves.values()) >= MARKS
+                and contrast(panel.quality_marker.pen.color(), background) >= MARKS)
 
-    assert readable_on(panel.quality)  # (the last layer's pale green was 1.6:1 on white)
-    try:
+    def ticks_readable():  # the checkpoints' ticks on the loss plot
+        background = panel.loss.backgroundBrush().color()
+        return len(panel.checkpoint_ticks.points()) == 3 and all(
+            contrast(p.brush().color(), background) >= MARKS for p in panel.checkpoint_ticks.points())
+
+    assert readable_on(panel.quality) and ticks_readable()  # (the last layer's pale green was 1.6:1 on white,
+    try:  # the marker's orange 2.5:1)
         apply_theme(QApplication.instance(), "dark")
-        assert readable_on(panel.quality)  # (the note's fixed grey was 2.3:1 on the dark theme's)
+        assert readable_on(panel.quality) and ticks_readable()  # (the note's fixed grey was 2.3:1 on the dark theme's)
     finally:
         apply_theme(QApplication.instance(), "light")
     settle_layout()
