@@ -7,6 +7,7 @@ from typing import Any
 
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent
+from PySide6.QtGui import QFontInfo
 
 from explorer.widgets.plot_view import (
     MenuOnDemand,
@@ -21,6 +22,7 @@ CLUSTER_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#9378
 # typed occurrences numbered on the map; more are drawn as rings without numbers. Each number is a text item
 # (a QTextDocument): a text of "bank " × 400 made 400 of them, 5.4 s of the GUI thread beside busy workers
 NUMBERED = 20
+POINT_TYPE_PX = 18  # the points grow with the type beyond this size (_point_scale)
 TITLE_MARGIN = 8.0  # pixels around the title, which is set in the view's own pixels (not the data's)
 
 
@@ -42,6 +44,7 @@ class OccurrenceMapView(pg.PlotWidget):
         self.title.setPos(TITLE_MARGIN, TITLE_MARGIN / 2)
         self._fitted = False  # the range is the map's own (not the user's zoom or pan): fitted again on a resize
         self._drawn: tuple[Any, list[str]] | None = None  # the map shown and its typed occurrences' colours
+        self._scale_drawn = 1.0  # the points' scale when they were drawn (_point_scale)
         box.sigResized.connect(self._refit)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
 
@@ -52,6 +55,8 @@ class OccurrenceMapView(pg.PlotWidget):
         if event.type() == QEvent.Type.FontChange:
             for item in (self.title, *self.labels):
                 item.setFont(self.font())
+            if getattr(self, "_drawn", None) is not None and self._point_scale() != self._scale_drawn:
+                self._draw_points()  # the points as big as the type
             self._refit()
 
     def _clear_labels(self) -> None:
@@ -113,19 +118,26 @@ class OccurrenceMapView(pg.PlotWidget):
         return (readable_all(CLUSTER_COLOURS, background, MARKS),
                 [readable(c, background, TALK_TEXT if own_colours(self) is not None else TEXT) for c in typed])
 
+    def _point_scale(self) -> float:
+        """How much bigger than on the window's type the points are drawn: as the type grows past 18 px (a talk's
+        28 px body: half as big again), so a projected map's dots are not specks under big numbers."""
+        return max(1.0, round(QFontInfo(self.font()).pixelSize() / POINT_TYPE_PX, 2))
+
     def _draw_points(self) -> int:
         """The map's points and numbers in the colours of the background now; how many typed occurrences."""
         assert self._drawn is not None
         occ_map = self._drawn[0]
         clusters, typed_colours = self.point_colours()
         self._clear_labels()
+        scale = self._scale_drawn = self._point_scale()
         spots = []
         typed_number = 0
         for i, (x, y) in enumerate(occ_map.points):
             colour = clusters[int(occ_map.clusters[i]) % len(clusters)]
             if occ_map.typed[i]:
                 ring = typed_colours[typed_number % len(typed_colours)]
-                spots.append({"pos": (x, y), "size": 18, "brush": pg.mkBrush(colour), "pen": pg.mkPen(ring, width=3),
+                spots.append({"pos": (x, y), "size": 18 * scale, "brush": pg.mkBrush(colour),
+                              "pen": pg.mkPen(ring, width=3 * scale),
                               "symbol": "s", "data": occ_map.sentences[i]})
                 if typed_number < NUMBERED:
                     label = pg.TextItem(str(typed_number + 1), color=ring, anchor=(-0.3, 1.2))
@@ -135,7 +147,7 @@ class OccurrenceMapView(pg.PlotWidget):
                     self.labels.append(label)
                 typed_number += 1
             else:
-                spots.append({"pos": (x, y), "size": 8, "brush": pg.mkBrush(colour), "pen": pg.mkPen(None),
+                spots.append({"pos": (x, y), "size": 8 * scale, "brush": pg.mkBrush(colour), "pen": pg.mkPen(None),
                               "data": occ_map.sentences[i]})
         self.scatter.setData(spots)
         return typed_number

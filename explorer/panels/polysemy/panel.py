@@ -275,6 +275,9 @@ class PolysemyPanel(QWidget):
         self.presenting = on
         self.scene_models_only = on
         self.static.set_compact(on)
+        self.static.hide_when_none = on and not self.contextual_box.isHidden()
+        if not on:
+            self.static.show()
         self.right.setSizes([1, 4] if on else [180, 420])
         self._show_typed()
         if self._last_groups:
@@ -295,6 +298,7 @@ class PolysemyPanel(QWidget):
         self.sentences.setPlainText("\n".join(scene.sentences))
         self.views.setCurrentIndex(1 if scene.view == "map" else 0)
         self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense
+        self.static.hide_when_none = self.presenting and scene.view != "static"
         self._show_typed()
         self._refresh_models(ask=True)
 

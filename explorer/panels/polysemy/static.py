@@ -27,6 +27,7 @@ class StaticNeighbours(QGroupBox):
         super().__init__("Static vectors", parent)
         self.session = session
         self.compact = False
+        self.hide_when_none = False  # a talk's step with a contextual column: no static model, no box on the slide
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
         self.table.verticalHeader().setVisible(False)
@@ -84,6 +85,7 @@ class StaticNeighbours(QGroupBox):
         from engine.api import Capability
 
         handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
+        self.setVisible(bool(handles) or not self.hide_when_none)  # ("no static model loaded" is noise on a slide)
         if not word or not handles:
             self._message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
             return

@@ -91,3 +91,17 @@ def test_the_points_and_numbers_are_readable_on_white_and_on_a_talks_black(qtbot
     points, numbers = lowest("#000000")
     assert points >= MARKS and numbers >= TALK_TEXT and len(view.labels) == 2
     assert view.getPlotItem().getViewBox().viewRange() == zoomed  # recoloured, not fitted again
+
+
+def test_a_talks_big_type_draws_bigger_points(qtbot):
+    """On a projector the corpus's dots were 8 px specks under 28 px numbers: they grow with the type."""
+    from PySide6.QtGui import QFont
+
+    view = a_shown_map(qtbot, 900, 400)
+    sizes = sorted({spot.size() for spot in view.scatter.points()})
+    assert sizes == [8, 18]  # the window's type: corpus dots, typed squares
+    big = QFont(view.font())
+    big.setPixelSize(28)  # a talk's body type
+    view.setFont(big)
+    bigger = sorted({spot.size() for spot in view.scatter.points()})
+    assert bigger[0] >= 12 and bigger[1] >= 27
