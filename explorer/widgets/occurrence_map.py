@@ -55,9 +55,20 @@ class OccurrenceMapView(pg.PlotWidget):
         if event.type() == QEvent.Type.FontChange:
             for item in (self.title, *self.labels):
                 item.setFont(self.font())
-            if getattr(self, "_drawn", None) is not None and self._point_scale() != self._scale_drawn:
-                self._draw_points()  # the points as big as the type
+            self._rescale()
             self._refit()
+
+    def _rescale(self) -> None:
+        """The points as big as the type now, if that changed their size: now if the map is shown, else as it is
+        next shown (each zoom reaches every map, shown or not)."""
+        if getattr(self, "_drawn", None) is None or self._point_scale() == self._scale_drawn:
+            return
+        if self.isVisible():
+            self._draw_points()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self._rescale()
 
     def _clear_labels(self) -> None:
         for item in self.labels:

@@ -105,3 +105,17 @@ def test_a_talks_big_type_draws_bigger_points(qtbot):
     view.setFont(big)
     bigger = sorted({spot.size() for spot in view.scatter.points()})
     assert bigger[0] >= 12 and bigger[1] >= 27
+
+
+def test_a_hidden_map_grows_its_points_when_it_is_next_shown(qtbot):
+    """Each zoom reaches every map, shown or not: a hidden one draws its points again only when it is shown."""
+    from PySide6.QtGui import QFont
+
+    view = a_shown_map(qtbot, 900, 400)
+    view.hide()
+    big = QFont(view.font())
+    big.setPixelSize(28)
+    view.setFont(big)
+    assert sorted({spot.size() for spot in view.scatter.points()}) == [8, 18]  # not drawn again while hidden
+    view.show()
+    qtbot.waitUntil(lambda: min(spot.size() for spot in view.scatter.points()) >= 12, timeout=2_000)
