@@ -221,6 +221,7 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
     # zoomed to 8 is several times the pixels, in its backing store and every view's; like with like)
     monkey.window.zoom(0)
     monkey.window.resize(*WINDOW_SIZE)
+    monkey.window.set_theme(monkey.start_theme)  # (and the theme it started with)
     t0 = time.monotonic()
     while monkey.window.session.loading and time.monotonic() - t0 < 120:  # models it asked for: in first
         wait(app, 0.2)

@@ -177,12 +177,13 @@ class Monkey(QObject):
         self._last_sched: tuple[float, float, float] | None = None  # (when, on a core, waiting) at the last sample
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
+        self.start_theme = str(window.settings.value("theme", "light"))  # (a quiet moment puts it back)
         self.actions: list[tuple[str, Callable[[], str]]] = [
             ("tab", self.switch_tab), ("type", self.type_text), ("type", self.type_text), ("click", self.click),
             ("click", self.click), ("choose", self.choose), ("slide", self.slide), ("spin", self.spin),
             ("tick", self.tick_box), ("view", self.switch_view), ("scene", self.open_scene), ("zoom", self.zoom),
             ("deck", self.add_to_deck), ("talk", self.talk), ("dialogs", self.close_dialogs),
-            ("unload", self.unload),
+            ("unload", self.unload), ("theme", self.theme),
         ]
         if train:
             self.actions += [("train", self.training)]
@@ -384,6 +385,12 @@ class Monkey(QObject):
         step = self.pick([1, -1, 0, 1, -1])
         self.window.zoom(step)
         return str(self.window.settings.value("zoom"))
+
+    def theme(self) -> str:
+        """View → Light or Dark theme: every plot, list and mark takes the new colours (a talk keeps its black)."""
+        name = self.pick(["light", "dark"])
+        self.window.set_theme(name)
+        return f"theme {name}"
 
     def add_to_deck(self) -> str:
         before = len(self.window.deck.steps)

@@ -1,6 +1,6 @@
 """Chaos in the window (issue 37, item 4): a seeded monkey (bench/robustness/monkey.py) drives random
 user actions on every tab — hostile text typed key by key, word buttons, models, layers, views, scenes,
-zoom, the talk deck and its window, dialogs — for about 40 s with the small shipped models loaded: no
+zoom, the theme, the talk deck and its window, dialogs — for about 40 s with the small shipped models loaded: no
 uncaught exception, no failure logged as unexpected, and no freeze: the event loop never kept from a 10 ms timer for FREEZE_MS or more.
 The issue's goal is no gap of 250 ms; that is not met yet (building a talk step's panel, drawing the
 polysemy map, a zoom's relayout: bench/robustness/RESULTS.md "Chaos in the window" says how often and
@@ -42,6 +42,7 @@ def test_random_use_of_every_tab_raises_nothing_and_never_stalls(qtbot):
     finally:
         monkey.stop()
         window.zoom(0)
+        window.set_theme("light")  # (the application's palette outlives the window: the next tests' is light)
     assert wait_for_workers(60_000)  # every query and long job it started has ended
     last = "\n".join(monkey.log[-25:])
     assert not monkey.exceptions, f"seed {SEED}: {monkey.exceptions[0]}\nlast actions:\n{last}"
@@ -51,4 +52,4 @@ def test_random_use_of_every_tab_raises_nothing_and_never_stalls(qtbot):
                                                 f"where: {monkey.culprits}; last actions:\n{last}")
     assert monkey.steps >= SECONDS * 5, monkey.steps  # it did act, on every kind of widget
     kinds = {line.split(":")[0].split()[-1] for line in monkey.log}
-    assert {"tab", "type", "click", "choose", "scene", "zoom", "talk"} <= kinds, kinds
+    assert {"tab", "type", "click", "choose", "scene", "zoom", "talk", "theme"} <= kinds, kinds
