@@ -44,7 +44,8 @@ def apply_theme(app: Any, name: str) -> None:
 
     from explorer.widgets.plot_view import LIGHT_PLOTS, colour_views, own_colours, plot_views
 
-    app.setStyle("Fusion")
+    if app.style().name().lower() != "fusion":  # (setting it again polishes every widget anew: a change of theme
+        app.setStyle("Fusion")  # took several times as long)
     if name == "dark":
         palette = palette_with(QPalette(), DARK)
         background, foreground = "#1e1e1e", "#d0d0d0"

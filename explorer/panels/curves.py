@@ -56,7 +56,10 @@ class CurvesPanel(QWidget):
 
         self.session = session
         self.presenting = False
-        self._redraw_due = False  # drawn again in the colours of a new palette
+        # recoloured for a new palette at the next turn of the event loop (a timer of its own: see the polysemy
+        # panel's _rewrite_soon for what QTimer.singleShot with a context kept)
+        self._recolour_soon = QTimer(self, singleShot=True, interval=0)
+        self._recolour_soon.timeout.connect(self.recolour)
         self.source: str | list[str] = ""
         self.curves: Any = None
         self.choice = QComboBox()
@@ -69,7 +72,7 @@ class CurvesPanel(QWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.plot = without_background_cache(RecolouredPlot(viewBox=MenuOnDemand()))
-        self.plot.background_changed.connect(self.draw)  # (the curves' colours chosen for the new background)
+        self.plot.background_changed.connect(self.recolour)  # (the curves' colours chosen for the new background)
         opaque_grid(self.plot.getPlotItem())
         for axis in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
@@ -154,38 +157,54 @@ class CurvesPanel(QWidget):
         self.draw()
         self.shown.emit()
 
+    def _colours(self) -> list[str]:
+        """Each run's colour, as the strategy's (a talk's brighter set on a projector's black), else the next other."""
+        colours = TALK_COLOURS if self.presenting else COLOURS
+        others = iter(OTHER * 4)
+        return [colours.get(c.strategy) or next(others) for c in self.curves.runs]
+
     def draw(self) -> None:
         curves = self.curves
         if curves is None:
             return
         self.plot.clear()
         self.legend.clear()
-        colours = TALK_COLOURS if self.presenting else COLOURS
         width = TALK_WIDTH if self.presenting else WIDTH
-        others = iter(OTHER * 4)
-        background = self.plot.backgroundBrush().color()
         for curve in curves.runs:
-            colour = readable(colours.get(curve.strategy) or next(others), background, MARKS)
-            self.plot.plot(curve.examples, curve.values, pen=pg.mkPen(colour, width=width), name=curve.label,
-                           symbol="o", symbolBrush=colour, symbolPen=colour, symbolSize=width * 3)
+            self.plot.plot(curve.examples, curve.values, name=curve.label, symbol="o", symbolSize=width * 3)
         metric = curves.metric or "validation metric"
         self.plot.setLabel("left", f"validation {metric}")
         task = curves.task.replace("-", " ")
         self.heading.setText(f"Fine-tuning {curves.model} on {task}: validation {metric} as it learns")
+        self.recolour()
+        self._fit_wrapped()
+        self._style_axes()
+        self._fit_legend()
+
+    def recolour(self) -> None:
+        """The curves and their key in colours readable on the backgrounds they are on now (explorer.widgets.readable):
+        a change of theme recolours what is drawn (drawing it all again, symbols and legend, made a theme's change
+        one of the chaos bench's longest stalls)."""
+        curves = self.curves
+        if curves is None:
+            return
+        width = TALK_WIDTH if self.presenting else WIDTH
+        background = self.plot.backgroundBrush().color()
+        for item, colour in zip(self.plot.getPlotItem().listDataItems(), self._colours(), strict=False):
+            shown = readable(colour, background, MARKS)
+            item.setPen(pg.mkPen(shown, width=width))
+            item.setSymbolBrush(shown)
+            item.setSymbolPen(shown)
         best = {c.strategy: c.best for c in curves.runs}
-        others = iter(OTHER * 4)
         text = self.summary.palette().color(QPalette.ColorRole.Window)
         ratio = TALK_TEXT if self.presenting else TEXT
-        parts = [f"<span style='color:{readable(colours.get(c.strategy) or next(others), text, ratio)}'>■ "
-                 f"{html.escape(c.label)}</span>: "
-                 f"best {c.best:.3f}" for c in curves.runs]  # the key when the plot is too small for its legend
+        parts = [f"<span style='color:{readable(colour, text, ratio)}'>■ {html.escape(c.label)}</span>: "
+                 f"best {c.best:.3f}" for c, colour in zip(curves.runs, self._colours(), strict=True)]
+        # (the key when the plot is too small for its legend)
         if "full" in best and "scratch" in best:
             parts.append(f"<b>pre-training buys {100 * (best['full'] - best['scratch']):+.1f} points</b>")
         made_by = f"<br><small>(recorded by {html.escape(curves.made_by)})</small>" if curves.made_by and not self.presenting else ""
         self.summary.setText(" · ".join(parts) + made_by)
-        self._fit_wrapped()
-        self._style_axes()
-        self._fit_legend()
 
     def _style_axes(self) -> None:
         item = self.plot.getPlotItem()
@@ -224,17 +243,12 @@ class CurvesPanel(QWidget):
 
     def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and not getattr(self, "_redraw_due", True):
-            self._redraw_due = True  # the key's colours chosen for the new theme, once every widget has it
-            QTimer.singleShot(0, self, self._redraw)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_recolour_soon"):
+            self._recolour_soon.start()  # the key's colours chosen for the new theme, once every widget has it
         if event.type() == QEvent.Type.FontChange:  # a presentation zoom: the axes' font and the plot's height,
             self._restyle = not self.isVisible()  # now if shown, else when shown (each zoom reaches every panel)
             if not self._restyle:
                 self._style_axes()
-
-    def _redraw(self) -> None:
-        self._redraw_due = False
-        self.draw()
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)

@@ -50,7 +50,10 @@ class SettingsForm(QWidget):
         self.problem_label.setWordWrap(True)
         self._bad: set[str] = set()  # the fields whose values are refused
         self._marked: dict[str, str] = {}  # field -> the background it was given (a field not here: the theme's)
-        self._recolour_due = False
+        # coloured again for a new palette at the next turn of the event loop (a timer of its own: see the polysemy
+        # panel's _rewrite_soon for what QTimer.singleShot with a context kept)
+        self._recolour_soon = QTimer(self, singleShot=True, interval=0)
+        self._recolour_soon.timeout.connect(self._recolour)
         fields = QWidget()
         fields.setLayout(self._form)
         scroll = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
@@ -234,11 +237,9 @@ class SettingsForm(QWidget):
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         """A new theme: the marks and the problems in colours for it, once every widget has its palette."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and not getattr(self, "_recolour_due", True):
-            self._recolour_due = True
-            QTimer.singleShot(0, self, self._recolour)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_recolour_soon"):
+            self._recolour_soon.start()
 
     def _recolour(self) -> None:
-        self._recolour_due = False
         self._marked.clear()  # (every field coloured again)
         self._mark()

@@ -123,7 +123,12 @@ class PolysemyPanel(QWidget):
         self._others: list[tuple[str, int, list[tuple[str, list[Any]]]]] = []
         self._written: tuple[str, str, int] = ("", "", 0)  # the model, word and layer of the neighbours written
         self.presenting = False  # a talk's layout (set_presenting)
-        self._rewrite_due = False  # the neighbours are to be written again in the colours of a new palette
+        # the neighbours written again in the colours of a new palette, at the next turn of the event loop. A timer
+        # of the panel's own: ``QTimer.singleShot(0, self, self._rewrite)`` kept the panel, and the models it held,
+        # for good when the panel was deleted before it fired (PySide 6.11; a closed talk window's panels: the
+        # chaos bench's census found 25 models held so, 2.5 GB)
+        self._rewrite_soon = QTimer(self, singleShot=True, interval=0)
+        self._rewrite_soon.timeout.connect(self._rewrite)
         self._last_map: Any = None
         self._last_groups: list[tuple[str, list[Any]]] = []
         add_csv_export(self.results, self.contextual_rows, "contextual-neighbours")
@@ -479,12 +484,10 @@ class PolysemyPanel(QWidget):
         """A new theme, or a talk's black: the sentences' colours chosen again for it, once every widget has its
         new palette (a theme reaches the widgets one by one, the panel maybe before its neighbours' list)."""
         super().changeEvent(event)
-        if event.type() == QEvent.Type.PaletteChange and not getattr(self, "_rewrite_due", True):
-            self._rewrite_due = True
-            QTimer.singleShot(0, self, self._rewrite)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "_rewrite_soon"):
+            self._rewrite_soon.start()
 
     def _rewrite(self) -> None:
-        self._rewrite_due = False
         if self._last_groups:
             self._write_neighbours()
 
