@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -24,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer.widgets.export import add_csv_export, cell_text, table_rows
 from explorer.widgets.heatmap import Heatmap
-from explorer.widgets.readable import text_on
+from explorer.widgets.readable import highlight
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -41,16 +40,6 @@ def _item(text: str, colour: str | None = None) -> QTableWidgetItem:
     if colour:
         highlight(item, colour)
     return item
-
-
-def highlight(item: QTableWidgetItem, colour: str | None) -> None:
-    """``item`` on ``colour`` with text that reads on it, or (None) on the theme's colours again."""
-    if colour is None:
-        item.setData(Qt.ItemDataRole.BackgroundRole, None)
-        item.setData(Qt.ItemDataRole.ForegroundRole, None)
-    else:
-        item.setBackground(QColor(colour))
-        item.setForeground(QColor(text_on(colour)))
 
 
 class ProbeTable(QWidget):

@@ -7,11 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem, QWidget
 
 from explorer.widgets.export import add_csv_export, table_rows
-from explorer.widgets.readable import text_on
+from explorer.widgets.readable import highlight
 from explorer.widgets.table_fill import fresh_rows
 
 BEST = "#fff3b0"  # behind the most extreme head of each column
@@ -62,8 +61,7 @@ class HeadAtlas(QTableWidget):
                 value = stat(h, column)
                 item = _Number(value)
                 if value == best[column]:
-                    item.setBackground(QColor(BEST))  # the most extreme head of each column, in either theme
-                    item.setForeground(QColor(text_on(BEST)))
+                    highlight(item, BEST)  # the most extreme head of each column, in either theme
                 self.setItem(r, column, item)
         self.setSortingEnabled(True)
 

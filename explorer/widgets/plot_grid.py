@@ -7,15 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtGui import QColor
+
+from explorer.widgets.readable import mix
 
 GRID = 0.3  # how strongly the grid shows: the foreground's share in its colour
-
-
-def mix(colour: QColor, background: QColor, amount: float) -> QColor:
-    """``colour`` over ``background`` at opacity ``amount``, as one opaque colour."""
-    a = max(0.0, min(1.0, amount))
-    return QColor.fromRgbF(*(a * getattr(colour, c)() + (1 - a) * getattr(background, c)() for c in ("redF", "greenF", "blueF")))
 
 
 def set_grid_colours(axis: pg.AxisItem, foreground: Any, background: Any) -> None:

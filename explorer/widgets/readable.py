@@ -14,7 +14,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QTableWidgetItem
 
 TEXT = 4.5
 TALK_TEXT = 7.0
@@ -38,10 +40,10 @@ def contrast(a: Any, b: Any) -> float:
     return (max(la, lb) + 0.05) / (min(la, lb) + 0.05)
 
 
-def _mixed(colour: QColor, towards: QColor, t: float) -> QColor:
-    return QColor.fromRgbF(colour.redF() + (towards.redF() - colour.redF()) * t,
-                           colour.greenF() + (towards.greenF() - colour.greenF()) * t,
-                           colour.blueF() + (towards.blueF() - colour.blueF()) * t)
+def mix(colour: QColor, background: QColor, amount: float) -> QColor:
+    """``colour`` over ``background`` at opacity ``amount``, as one opaque colour."""
+    a = max(0.0, min(1.0, amount))
+    return QColor.fromRgbF(*(a * getattr(colour, c)() + (1 - a) * getattr(background, c)() for c in ("redF", "greenF", "blueF")))
 
 
 def readable(colour: Any, background: Any, ratio: float = TEXT) -> str:
@@ -63,15 +65,15 @@ def _readable(colour: str, background: str, ratio: float) -> str:
     low, high = 0.0, 1.0
     for _ in range(_STEPS):
         middle = (low + high) / 2
-        if contrast(_mixed(c, towards, middle), bg) >= ratio:
+        if contrast(mix(towards, c, middle), bg) >= ratio:
             high = middle
         else:
             low = middle
-    out = _mixed(c, towards, high)
+    out = mix(towards, c, high)
     # (the name rounds each channel to 8 bits, which can lose the last bit of contrast: one more step if it did)
     while contrast(out.name(), bg) < ratio and high < 1.0:
         high = min(1.0, high + 1 / 255)
-        out = _mixed(c, towards, high)
+        out = mix(towards, c, high)
     return str(out.name())
 
 
@@ -84,3 +86,13 @@ def text_on(background: Any) -> str:
     """Black or white, whichever stands out more from ``background``: the text of a cell or a chip given a colour
     of its own (a highlight's light yellow kept the dark theme's light text, and read 1.1:1)."""
     return "#000000" if contrast("#000000", background) >= contrast("#ffffff", background) else "#ffffff"
+
+
+def highlight(item: QTableWidgetItem, colour: str | None) -> None:
+    """A table cell on ``colour`` with text that reads on it (``text_on``), or (None) in the theme's colours again."""
+    if colour is None:
+        item.setData(Qt.ItemDataRole.BackgroundRole, None)
+        item.setData(Qt.ItemDataRole.ForegroundRole, None)
+    else:
+        item.setBackground(QColor(colour))
+        item.setForeground(QColor(text_on(colour)))

@@ -31,6 +31,7 @@ from explorer.panels.polysemy.text import (
     compare_html,
     highlight,
     layers_html,
+    neighbours_html,
 )
 from explorer.scenes import Scene, model_name
 from explorer.session import Session
@@ -467,17 +468,7 @@ class PolysemyPanel(QWidget):
         """The nearest occurrences of each typed one, and every model's side by side, in the sentences' colours."""
         name, word, layer = self._written
         colours = self.sentence_colours()
-        parts = []
-        for g, (sentence, hits) in enumerate(self._last_groups[:GROUPS_SHOWN]):
-            colour = colours[g % len(colours)]
-            parts.append(f"<p style='color:{colour}'><b>{g + 1}. {highlight(sentence, word)}</b></p><ul>")
-            for h in hits:
-                parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
-            parts.append("</ul>")
-        if len(self._last_groups) > GROUPS_SHOWN:
-            parts.append(f"<p><i>… and {len(self._last_groups) - GROUPS_SHOWN} more typed occurrences of “{word}”: "
-                         "right-click here to copy or save every one's neighbours.</i></p>")
-        self.results.setHtml("".join(parts))
+        self.results.setHtml(neighbours_html(word, self._last_groups, colours, GROUPS_SHOWN))
         self.compare.setHtml(compare_html(name, word, layer, self._last_groups[:GROUPS_SHOWN], self._others, colours))
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name

@@ -42,6 +42,22 @@ def nearest(source: Any, word: str, query: Any, layer: int, k: int) -> list[Any]
     return source.neighbours(query, layer, k=k)
 
 
+def neighbours_html(word: str, groups: list[tuple[str, list[Any]]], colours: list[str], shown: int) -> str:
+    """The nearest corpus occurrences of each typed occurrence (the first ``shown`` of them), each group headed by
+    its typed sentence in its colour; the rest are counted (an export has them all)."""
+    parts = []
+    for g, (sentence, hits) in enumerate(groups[:shown]):
+        colour = colours[g % len(colours)]
+        parts.append(f"<p style='color:{colour}'><b>{g + 1}. {highlight(sentence, word)}</b></p><ul>")
+        for h in hits:
+            parts.append(f"<li><span style='color:{colour}'>{h.similarity:.3f}</span> — {highlight(h.sentence, word)}</li>")
+        parts.append("</ul>")
+    if len(groups) > shown:
+        parts.append(f"<p><i>… and {len(groups) - shown} more typed occurrences of “{word}”: right-click here to copy "
+                     "or save every one's neighbours.</i></p>")
+    return "".join(parts)
+
+
 def compare_html(name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
                  others: list[tuple[str, int, list[tuple[str, list[Any]]]]], colours: list[str]) -> str:
     """Every contextual model at once, side by side: one column per model, one row per typed occurrence
