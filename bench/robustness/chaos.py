@@ -85,6 +85,12 @@ def chaos_window(app: Any) -> tuple[Any, Any]:
     return session, window
 
 
+def loaded_keys(window: Any) -> dict[str, str]:
+    """The window's models: name -> how it loads again (a built-in or shipped one by its name, the user's by its
+    folder's path)."""
+    return {name: window._load_key(name) for name in window.session.models}
+
+
 def print_holders(monkey: Monkey, when: str) -> None:
     """Who holds the big buffers and the handles not loaded (``--holders``): to compare the two moments."""
     loaded = {id(h) for h in monkey.window.session.models.values()}
@@ -204,12 +210,13 @@ def settle(app, monkey: Monkey, tries: int = 6) -> bool:
     return False
 
 
-def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str = "") -> dict[str, float]:
+def quiet_memory(app, monkey: Monkey, keep: dict[str, str] | None = None, holders: str = "") -> dict[str, float]:
     """RSS at a quiet moment: the monkey paused, the queries and jobs it started done or stopped (a training
     run stopped as Stop does), freed memory given back, the loop run for a few seconds. What a leak grows;
     RSS read while actions run swings by a gigabyte with whatever is being computed at that instant. With
-    ``keep``: first the RSS with every model the monkey loaded ("models_rss"), then every model not in ``keep``
-    unloaded, as a user closes what they opened (the runs it trained and opened, the checkpoints it pinned), so
+    ``keep`` (the start's models: name -> how it loads again, ``loaded_keys``): first the RSS with every model the
+    monkey loaded ("models_rss"), then every model not in ``keep`` unloaded, as a user closes what they opened (the
+    runs it trained and opened, the checkpoints it pinned), and every one of ``keep`` it unloaded loaded again, so
     that both moments hold the same models."""
     from engine.api import release_memory
     from explorer.session import UNLOAD_SETTLE_MS
@@ -238,20 +245,36 @@ def quiet_memory(app, monkey: Monkey, keep: set[str] | None = None, holders: str
     wait(app, 2)
     parts = {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
     if keep is not None:
-        extra = [n for n in monkey.window.session.models if n not in keep]
-        parts |= {"models_rss": parts["rss"], "models_anon": parts["anon"], "unloaded": float(len(extra))}
+        history = monkey.window.history
+        # (a pinned checkpoint loaded again by its folder has the folder's name: it stands for the start's one)
+        kept_keys = {key for name, key in keep.items() if name != history.alias}
+        extra = [n for n, key in loaded_keys(monkey.window).items() if n not in keep and key not in kept_keys]
+        parts |= {"models_rss": parts["rss"], "models_anon": parts["anon"], "unloaded": float(len(extra)),
+                  "models_before": parts["models"]}
         for name in extra:
             monkey.window.session.unload(name)
         wait(app, UNLOAD_SETTLE_MS / 1000 + 1)
         # and what the monkey unloaded of the start's models is loaded again (run W ended with three fewer
         # models than it started with: 178 MB of tensors less, which hid growth of the same size)
-        missing = sorted(n for n in keep if n not in monkey.window.session.models)
+        # (by how each loads: a run's checkpoint by its folder; the Run history's "RUN (scrubber)", which no load
+        # names, as a user brings it back: the slider moved again. Loaded by name, it never came back, and Z35's
+        # end had one model fewer than its start: bench/robustness/RESULTS.md)
+        def back(name: str) -> bool:
+            return name in monkey.window.session.models or (
+                name != history.alias and keep[name] in loaded_keys(monkey.window).values())
+
+        missing = sorted(n for n in keep if not back(n))
         for name in missing:
-            monkey.window.session.load(name)
+            if name == history.alias:
+                history._slid(history.slider.value())
+            else:
+                monkey.window.session.load(keep[name])
         t0 = time.monotonic()
-        while monkey.window.session.loading and time.monotonic() - t0 < 300:
+        while time.monotonic() - t0 < 300 and (monkey.window.session.loading
+                                                or not all(back(n) for n in missing)):
             wait(app, 0.2)
         parts["reloaded"] = float(len(missing))
+        parts["not_back"] = float(sum(not back(n) for n in missing))
         # a panel whose model went picks another and asks it (an index build, say): stopped before reading
         busy = max(busy, 0.0 if settle(app, monkey) else 1.0)
         wait(app, 2)
@@ -349,7 +372,7 @@ def main() -> None:
     # (measured from after the census below: its count of every object holds the GUI thread for seconds, and the
     # stall sampler, measuring, put those seconds among the stalls' whereabouts: the thirty-second session's Z)
     start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
-    start_models = list(session.models)
+    start_models = loaded_keys(window)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
     if args.growth or args.trace:
@@ -374,13 +397,13 @@ def main() -> None:
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
         if next_quiet <= samples[-1][0] < args.minutes - 0.5:
             t0 = time.monotonic()
-            mark = quiet_memory(app, monkey, keep=set(start_models))
+            mark = quiet_memory(app, monkey, keep=start_models)
             paused += time.monotonic() - t0
             quiet_marks.append((samples[-1][0], mark))
             next_quiet += args.quiet_every
             print(f"quiet at {samples[-1][0]:.1f} min:", {k: round(v, 1) for k, v in mark.items()}, flush=True)
     monkey.measure(False)  # the acting is over: the census and what follows it are the bench's
-    end = {**quiet_memory(app, monkey, keep=set(start_models), holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    end = {**quiet_memory(app, monkey, keep=start_models, holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
@@ -432,6 +455,7 @@ def main() -> None:
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
+    back_note = f", {end['not_back']:.0f} of them not back within 5 minutes" if end.get("not_back") else ""
     body = f"""## Chaos in the window
 
 `QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --pace-ms {args.pace_ms}' if args.pace_ms != 80 else ''}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
@@ -451,7 +475,7 @@ unloaded first, as a user closes what they opened).
 | of it anonymous (heap, tensors) | {start['anon']:,.0f} MB | {end['anon']:,.0f} MB ({anon_growth:+.1f}%) |
 | of the anonymous, less the packed weight copies (a cache held to a budget: what it holds depends on the models used last) | {unpacked[0]:,.0f} MB | {unpacked[1]:,.0f} MB ({unpacked_growth:+.1f}%) |
 | of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
-| models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end['models'] + end['unloaded']:.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded and the {end.get('reloaded', 0):.0f} of the start's it had unloaded were loaded again, to compare like with like) |
+| models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end.get('models_before', end['models']):.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded and the {end.get('reloaded', 0):.0f} of the start's it had unloaded were loaded again{back_note}, to compare like with like) |
 | of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |

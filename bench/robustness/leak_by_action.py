@@ -20,7 +20,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.chaos import chaos_window, quiet_memory  # noqa: E402
+from bench.robustness.chaos import chaos_window, loaded_keys, quiet_memory  # noqa: E402
 from bench.robustness.memory import every_object, in_use_mb  # noqa: E402
 from bench.robustness.monkey import Monkey, wait  # noqa: E402
 
@@ -33,7 +33,7 @@ FIGURES = (("unpacked", "anonymous RSS less the packed copies"),
            ("objects", "objects the collector tracks (thousands)"))
 
 
-def moment(app: Any, monkey: Monkey, keep: set[str]) -> dict[str, float]:
+def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
     parts = quiet_memory(app, monkey, keep=keep)
     parts["unpacked"] = parts["anon"] - parts.get("packed", 0.0)
     parts["live"] = in_use_mb(parts)
@@ -93,7 +93,7 @@ def main() -> None:
     kinds = [k for k in args.kinds.split(",") if k] or ["idle"] + sorted({name for name, _ in every})
     monkey.start()
     wait(app, args.warmup_minutes * 60)
-    keep = set(session.models)
+    keep = loaded_keys(window)
     last = moment(app, monkey, keep)
     print("after the warm-up:", {k: round(v, 1) for k, v in last.items()}, flush=True)
     growth: dict[str, list[dict[str, float]]] = {k: [] for k in kinds}
