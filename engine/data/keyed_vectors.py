@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.data.mapped_arrays import mapped_empty
 from engine.errors import CheckpointError, InputError, UnknownWord
 
 
@@ -22,9 +23,11 @@ class StaticVectors:
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        # the rows every neighbour search scans, as long-lived as the model: in huge pages (engine/data/mapped_arrays.py)
+        self.unit = mapped_empty(self.vectors.shape, np.float32)
         with np.errstate(over="ignore", invalid="ignore"):  # a diverged run's vectors: too long to measure is inf
             norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
-            self.unit = self.vectors / np.maximum(norms, 1e-12)
+            np.divide(self.vectors, np.maximum(norms, 1e-12), out=self.unit)
         self.name = name
         self._oov = oov  # sub-word models build vectors for unknown words
 
