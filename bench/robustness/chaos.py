@@ -91,6 +91,21 @@ def loaded_keys(window: Any) -> dict[str, str]:
     return {name: window._load_key(name) for name in window.session.models}
 
 
+def stand_ins(keep: dict[str, str], loaded: dict[str, str], alias: str) -> dict[str, str]:
+    """The start's models (``keep``: name -> how it loads) that are not loaded under their name, each with a model
+    loaded now by the same folder under another name (not one of the start's, each used once): the name a run's
+    checkpoint gets when it is loaded again by its folder's path. Not for the Run history's model (``alias``),
+    which no load names."""
+    found: dict[str, str] = {}
+    for name, key in keep.items():
+        if name == alias or name in loaded:
+            continue
+        other = next((n for n, k in loaded.items() if k == key and n not in keep and n not in found.values()), None)
+        if other is not None:
+            found[name] = other
+    return found
+
+
 def print_holders(monkey: Monkey, when: str) -> None:
     """Who holds the big buffers and the handles not loaded (``--holders``): to compare the two moments."""
     loaded = {id(h) for h in monkey.window.session.models.values()}
@@ -246,9 +261,11 @@ def quiet_memory(app, monkey: Monkey, keep: dict[str, str] | None = None, holder
     parts = {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
     if keep is not None:
         history = monkey.window.history
-        # (a pinned checkpoint loaded again by its folder has the folder's name: it stands for the start's one)
-        kept_keys = {key for name, key in keep.items() if name != history.alias}
-        extra = [n for n, key in loaded_keys(monkey.window).items() if n not in keep and key not in kept_keys]
+        # (what the monkey loaded again by a folder's path has the folder's name: it stands in for the start's model
+        # of that folder that is no longer loaded, one for one. Z36a's first version let every model of a kept folder
+        # stay, and ended with one more model than it started with: bench/robustness/RESULTS.md)
+        extra = [n for n in monkey.window.session.models
+                 if n not in keep and n not in stand_ins(keep, loaded_keys(monkey.window), history.alias).values()]
         parts |= {"models_rss": parts["rss"], "models_anon": parts["anon"], "unloaded": float(len(extra)),
                   "models_before": parts["models"]}
         for name in extra:
@@ -260,8 +277,8 @@ def quiet_memory(app, monkey: Monkey, keep: dict[str, str] | None = None, holder
         # names, as a user brings it back: the slider moved again. Loaded by name, it never came back, and Z35's
         # end had one model fewer than its start: bench/robustness/RESULTS.md)
         def back(name: str) -> bool:
-            return name in monkey.window.session.models or (
-                name != history.alias and keep[name] in loaded_keys(monkey.window).values())
+            return name in monkey.window.session.models or name in stand_ins(
+                keep, loaded_keys(monkey.window), history.alias)
 
         missing = sorted(n for n in keep if not back(n))
         for name in missing:
