@@ -24,9 +24,6 @@ def main(argv: list[str] | None = None) -> int:
     from explorer.malloc_arenas import fewer_arenas
 
     fewer_arenas()  # (before any thread starts: two malloc arenas, whose freed memory the trims give back)
-    from explorer.huge_pages import passing_arrays_without_huge_pages
-
-    passing_arrays_without_huge_pages()  # (numpy's marks stay on the heap after its arrays are freed)
     from explorer.app import run
 
     return run(argv)

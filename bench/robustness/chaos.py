@@ -341,9 +341,6 @@ def main() -> None:
     p.add_argument("--pymalloc", action="store_true",
                    help="keep Python's own small-object allocator (the app's window starts again with "
                         "PYTHONMALLOC=malloc: explorer/python_allocator.py)")
-    p.add_argument("--numpy-huge-pages", action="store_true",
-                   help="keep numpy's marking of every array of 4 MB or more for huge pages (the app's window turns it "
-                        "off: explorer/huge_pages.py)")
     p.add_argument("--many-arenas", action="store_true",
                    help="keep glibc's default number of malloc arenas (the app's window keeps two: "
                         "explorer/malloc_arenas.py)")
@@ -360,10 +357,6 @@ def main() -> None:
         from explorer.malloc_arenas import fewer_arenas
 
         fewer_arenas()
-    if not args.numpy_huge_pages:  # as the app does
-        from explorer.huge_pages import passing_arrays_without_huge_pages
-
-        passing_arrays_without_huge_pages()
     import faulthandler
 
     faulthandler.enable()  # a crash in Qt or torch leaves every thread's stack in the log
@@ -482,7 +475,7 @@ def main() -> None:
     back_note = f", {end['not_back']:.0f} of them not back within 5 minutes" if end.get("not_back") else ""
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --pace-ms {args.pace_ms}' if args.pace_ms != 80 else ''}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{' --numpy-huge-pages' if args.numpy_huge_pages else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said}; numpy's huge pages: {'every array of 4 MB or more' if args.numpy_huge_pages else 'the long-lived vector matrices only'};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --pace-ms {args.pace_ms}' if args.pace_ms != 80 else ''}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every {args.pace_ms} ms, each on a widget shown at that moment; the log of every

@@ -79,9 +79,6 @@ def main() -> None:
     from explorer.malloc_arenas import fewer_arenas
 
     fewer_arenas()
-    from explorer.huge_pages import passing_arrays_without_huge_pages
-
-    passing_arrays_without_huge_pages()
     from PySide6.QtWidgets import QApplication
 
     app = QApplication(sys.argv[:1])

@@ -68,10 +68,9 @@ def every_object() -> Iterator[list[Any]]:
 
 
 def _arrays_mb(counted: set[int]) -> float:
-    """The bytes of the numpy arrays that own their memory (theirs, or an anonymous mapping of the engine's: not a
-    file's mapping) and that an object the collector tracks refers to, directly or through containers it does not
-    track (arrays are not tracked, nor is a dict that holds only arrays and strings): vectors, indexes, results kept
-    in caches. An array whose data is a storage in
+    """The bytes of the numpy arrays that own their memory (not a file's mapping) and that an object the collector
+    tracks refers to, directly or through containers it does not track (arrays are not tracked, nor is a dict that
+    holds only arrays and strings): vectors, indexes, results kept in caches. An array whose data is a storage in
     ``counted`` (torch.from_numpy's, a tensor's .numpy()) is not counted again."""
     import gc
     import warnings
@@ -79,7 +78,6 @@ def _arrays_mb(counted: set[int]) -> float:
     np = sys.modules.get("numpy")
     if np is None:
         return 0.0
-    from engine.data.mapped_arrays import is_mapped_here
     seen: set[int] = set()
     total = 0
     with every_object() as everything, warnings.catch_warnings():
@@ -92,8 +90,7 @@ def _arrays_mb(counted: set[int]) -> float:
                 while isinstance(owner.base, np.ndarray):
                     owner = owner.base
                 ptr = owner.ctypes.data
-                own = owner.base is None or is_mapped_here(owner.base)  # its data: not a file's mapping
-                if own and ptr not in seen and ptr not in counted:
+                if owner.base is None and ptr not in seen and ptr not in counted:  # owns its data (not a mapping)
                     seen.add(ptr)
                     total += owner.nbytes
             elif type(ref) in (dict, list, tuple, set, frozenset):  # untracked: only atomic values and arrays

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.data.mapped_arrays import mapped_empty
 from engine.errors import CheckpointError, InputError, UnknownWord
 
 
@@ -23,11 +22,9 @@ class StaticVectors:
         self.words = list(words)
         self.index = {w: i for i, w in enumerate(self.words)}
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        # the rows every neighbour search scans, as long-lived as the model: in huge pages (engine/data/mapped_arrays.py)
-        self.unit = mapped_empty(self.vectors.shape, np.float32)
         with np.errstate(over="ignore", invalid="ignore"):  # a diverged run's vectors: too long to measure is inf
             norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
-            np.divide(self.vectors, np.maximum(norms, 1e-12), out=self.unit)
+            self.unit = self.vectors / np.maximum(norms, 1e-12)
         self.name = name
         self._oov = oov  # sub-word models build vectors for unknown words
 
