@@ -264,8 +264,8 @@ def quiet_memory(app, monkey: Monkey, keep: dict[str, str] | None = None, holder
         # (what the monkey loaded again by a folder's path has the folder's name: it stands in for the start's model
         # of that folder that is no longer loaded, one for one. Z36a's first version let every model of a kept folder
         # stay, and ended with one more model than it started with: bench/robustness/RESULTS.md)
-        extra = [n for n in monkey.window.session.models
-                 if n not in keep and n not in stand_ins(keep, loaded_keys(monkey.window), history.alias).values()]
+        standing = set(stand_ins(keep, loaded_keys(monkey.window), history.alias).values())
+        extra = [n for n in monkey.window.session.models if n not in keep and n not in standing]
         parts |= {"models_rss": parts["rss"], "models_anon": parts["anon"], "unloaded": float(len(extra)),
                   "models_before": parts["models"]}
         for name in extra:
