@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
+from bench.robustness.glibc_pages import mapping_growth, page_account  # noqa: E402
 from bench.robustness.memory import (  # noqa: E402
     ELSEWHERE_SIZES,
     census_mb,
@@ -390,6 +391,7 @@ def main() -> None:
     # stall sampler, measuring, put those seconds among the stalls' whereabouts: the thirty-second session's Z)
     start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     start_models = loaded_keys(window)
+    start_maps = page_account().get("other_mappings", [])
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
     if args.growth or args.trace:
@@ -422,6 +424,8 @@ def main() -> None:
     monkey.measure(False)  # the acting is over: the census and what follows it are the bench's
     end = {**quiet_memory(app, monkey, keep=start_models, holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
+    others_grew = mapping_growth(start_maps, page_account().get("other_mappings", []))
+    print("anonymous memory not malloc's:", others_grew, flush=True)
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
         for line in app.report():
@@ -467,6 +471,14 @@ def main() -> None:
             return "none: Python's objects come from malloc"
         return f"{moment['py_arenas']:,.0f}; {moment.get('py_objects', 0):,.0f}"
 
+    def pages(moment: dict[str, float]) -> str:
+        if "pages_arena_live" not in moment:
+            return "not read"
+        return (f"{moment['pages_arena_live']:,.0f} ({moment['pages_arena_in_use']:,.0f}) / "
+                f"{moment['pages_arena_resident'] - moment['pages_arena_live']:,.0f} / "
+                f"{moment['pages_mmapped_resident']:,.0f} / {moment['pages_other_anon']:,.0f}"
+                + ("" if moment.get("pages_walk_ok", 1) else ", a heap not walked to its end"))
+
     arenas_said = (f"glibc's malloc arenas: {end['arenas']:.0f} at the end" if "arenas" in end else "malloc's arenas not read")
     # the packed weight copies are a cache held to a budget (engine/models/packed_linear.py): how much of it is
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
@@ -497,6 +509,7 @@ unloaded first, as a user closes what they opened).
 | weights packed for oneDNN; numpy arrays Python still reaches (their own memory, not a file's) | {start.get('packed', 0):,.0f}; {start.get('arrays', 0):,.0f} MB | {end.get('packed', 0):,.0f}; {end.get('arrays', 0):,.0f} MB |
 | glibc's heap in use / freed but kept / mmapped | {start.get('heap_used', 0):,.0f} / {start.get('heap_free', 0):,.0f} / {start.get('mmapped', 0):,.0f} MB | {end.get('heap_used', 0):,.0f} / {end.get('heap_free', 0):,.0f} / {end.get('mmapped', 0):,.0f} MB |
 | malloc's blocks in use (glibc's heap in use and mmapped) / the rest of the anonymous RSS (freed but resident, and memory not from malloc) | {in_use_mb(start):,.0f} / {start['anon'] - in_use_mb(start):,.0f} MB | {in_use_mb(end):,.0f} / {end['anon'] - in_use_mb(end):,.0f} MB |
+| the anonymous RSS page by page: the arenas' pages with a block in use (the blocks' bytes) / the arenas' pages with none / malloc's blocks mapped on their own / not malloc's (bench/robustness/glibc_pages.py) | {pages(start)} MB | {pages(end)} MB |
 | transparent huge pages (anonymous) | {start.get('anon_huge', 0):,.0f} MB | {end.get('anon_huge', 0):,.0f} MB |
 | free memory the arenas keep resident after the trim (of it in the arenas' tops) | {start.get('arena_free_resident', 0):,.0f} ({start.get('arena_tops_resident', 0):,.0f}) MB | {end.get('arena_free_resident', 0):,.0f} ({end.get('arena_tops_resident', 0):,.0f}) MB |
 | the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |
@@ -512,6 +525,7 @@ unloaded first, as a user closes what they opened).
 - The anonymous RSS at every quiet moment (minute of acting: anonymous, less the packed weight copies; the tensors
   Python reaches; the anonymous RSS not in malloc's blocks in use): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
+- Anonymous memory not malloc's, mapping by mapping (the census's last column; the ten that grew most): {others_grew}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
 {stall_causes(monkey)}

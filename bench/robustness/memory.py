@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
 from bench.robustness.glibc_arenas import HEAP_ALIGN, arenas_mb  # noqa: E402
+from bench.robustness.glibc_pages import page_account_mb  # noqa: E402
 
 WORDS = ["the", "river", "bank", "was", "muddy", "after", "the", "rain", "and", "the", "children", "played", "by", "the", "water", "while", "their", "parents", "deposited", "money", "at", "the", "bank", "in", "town", "before", "the", "match", "began", "on", "the", "green", "field"]
 
@@ -105,7 +106,7 @@ def census_mb() -> dict[str, float]:
     unloaded ones included if something still holds them), and glibc's own account (mallinfo2, every arena):
     bytes in use from the heap ("heap_used"), freed but kept by the allocator ("heap_free": fragmentation,
     what malloc_trim could not give back) and in mmapped blocks ("mmapped"); and glibc's arenas read in place
-    (bench/robustness/glibc_arenas.py)."""
+    (bench/robustness/glibc_arenas.py), every anonymous page accounted for (bench/robustness/glibc_pages.py)."""
     import warnings
 
     out: dict[str, float] = {}
@@ -141,7 +142,7 @@ def census_mb() -> dict[str, float]:
         out |= {"tensors": total / 2**20, "packed": packed / 2**20, "handles": float(handles),
                 "arrays": _arrays_mb(seen)}
 
-    return out | mallinfo_mb() | resident_anon_mb() | python_arenas_mb() | arenas_mb()
+    return out | mallinfo_mb() | resident_anon_mb() | python_arenas_mb() | arenas_mb() | page_account_mb()
 
 
 def mallinfo_mb() -> dict[str, float]:
