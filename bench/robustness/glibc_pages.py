@@ -11,12 +11,14 @@ apart by walking every chunk of every arena's heaps and asking the kernel which 
   keeps) and the rest ``arena_idle`` hold none (freed, kept: a trim gives these back but a thread arena's top);
 - ``mmapped_resident``: malloc's blocks mapped on their own (one mapping each, found by the chunk header that opens
   it), resident;
-- ``other_anon``: every other anonymous page (the kernel's own count, smaps): thread stacks, mappings a library made
-  itself. ``other_mappings`` lists those mappings (start, size, resident bytes), to tell which grew between moments.
+- ``other_anon``: every other anonymous page: thread stacks, mappings a library made itself. ``other_mappings`` lists
+  those mappings (start, size, resident bytes), to tell which grew between moments;
+- ``smaps_anon``: the kernel's count of the anonymous memory, read with the rest (smaps, a file's private pages
+  written to included).
 
 A page the walk reads was written before (a chunk's header), so reading does not make a page resident that was not.
 The walk stops at the first header that does not fit (a heap a thread changes meanwhile): ``walk_ok`` says whether
-every heap was walked to its end. Numba compiles the walk (millions of blocks: Python's objects come from malloc)."""
+every heap was walked to its end, and ``unwalked`` how many bytes of heap were not. Numba compiles the walk (millions of blocks: Python's objects come from malloc)."""
 
 from __future__ import annotations
 
@@ -156,7 +158,8 @@ def _account(pagemap: int) -> dict[str, Any]:
     heaps = [(h, h + word(h + 16), a) for h, a in heads.items() if a in arenas and 0 < word(h + 16) <= HEAP_ALIGN]
     main_rows = [r for r in anon if r[3] == "[heap]"]  # the main arena's: from the start of the program's break
     out: dict[str, Any] = {"arena_resident": 0, "arena_live": 0, "arena_in_use": 0, "arena_free": 0,
-                           "arena_chunks": 0, "walk_ok": 1, "mmapped_resident": 0, "other_anon": 0}
+                           "arena_chunks": 0, "walk_ok": 1, "unwalked": 0, "mmapped_resident": 0,
+                           "other_anon": 0}
     walked: list[tuple[int, int, int]] = []  # (start, end, first chunk)
     for h, used_end, arena in heaps:
         walked.append((h, used_end, arena + -(-MALLOC_STATE_SIZE // 16) * 16 if h <= arena < h + HEAP_ALIGN
@@ -170,6 +173,7 @@ def _account(pagemap: int) -> dict[str, Any]:
         # (a fencepost, 16 bytes then 0, closes a heap the arena grew past: the walk ends on it)
         if reached != end and word(reached + 8) & ~7 != 16:
             out["walk_ok"] = 0
+            out["unwalked"] += end - reached  # what the account leaves out of "in use" and "free"
         out["arena_resident"] += int(resident.sum()) * page
         out["arena_live"] += int((resident & live).sum()) * page
         out["arena_in_use"] += int(in_use)
@@ -210,6 +214,9 @@ def _account(pagemap: int) -> dict[str, Any]:
                 others.append((r[0], r[1] - r[0], rest))
         i = j + 1
     out["other_mappings"] = others
+    # the kernel's own count at the same moment, every mapping (a file's private pages written to included): what
+    # the account above leaves out, or counts that the kernel does not, is the difference
+    out["smaps_anon"] = sum(r[4] for r in maps.rows)
     return out
 
 

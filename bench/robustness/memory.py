@@ -109,6 +109,10 @@ def census_mb() -> dict[str, float]:
     (bench/robustness/glibc_arenas.py), every anonymous page accounted for (bench/robustness/glibc_pages.py)."""
     import warnings
 
+    # the allocator first, at the instant the caller read the RSS: the walk over every object below allocates lists of
+    # millions of pointers, and what it frees stays in the arenas (the thirty-seventh session's census read ~100 MB
+    # more in the arenas than the RSS read just before it held)
+    allocator = mallinfo_mb() | resident_anon_mb() | python_arenas_mb() | arenas_mb() | page_account_mb()
     out: dict[str, float] = {}
     torch = sys.modules.get("torch")
     if torch is not None:
@@ -142,7 +146,7 @@ def census_mb() -> dict[str, float]:
         out |= {"tensors": total / 2**20, "packed": packed / 2**20, "handles": float(handles),
                 "arrays": _arrays_mb(seen)}
 
-    return out | mallinfo_mb() | resident_anon_mb() | python_arenas_mb() | arenas_mb() | page_account_mb()
+    return out | allocator
 
 
 def mallinfo_mb() -> dict[str, float]:
