@@ -4,13 +4,15 @@ bench's census, where ``glibc_arenas`` reads only the arenas' free lists.
 The anonymous RSS not in malloc's blocks in use grew by 110-170 MB in every thirty-minute chaos run (issue 37), and
 two readings of it are possible: pages the arenas keep because a live block shares them with freed ones (a heap
 fragmented at the page), or memory that is not malloc's at all (a library's own mappings). This module tells them
-apart by walking every chunk of every arena's heaps and asking the kernel which pages are resident (``mincore``):
+apart by walking every chunk of every arena's heaps and asking the kernel which pages are resident
+(/proc/self/pagemap):
 
 - ``arena_resident``: the arenas' heaps' resident pages; of them ``arena_live`` hold at least one byte of a block in
   use (``arena_in_use``: the blocks' bytes, so ``arena_live - arena_in_use`` is what sharing a page with freed memory
-  keeps) and the rest ``arena_idle`` hold none (freed, kept: a trim gives these back but a thread arena's top);
-- ``mmapped_resident``: malloc's blocks mapped on their own (one mapping each, found by the chunk header that opens
-  it), resident;
+  keeps) and the rest, ``arena_resident - arena_live``, hold none (freed and kept: a trim gives these back but a
+  thread arena's top and the pages a free block's header lies on); ``arena_free``: the free blocks' bytes;
+- ``mmapped_resident``: malloc's blocks mapped on their own (each found by the chunk header that opens it),
+  resident;
 - ``other_anon``: every other anonymous page: thread stacks, mappings a library made itself. ``other_mappings`` lists
   those mappings (start, size, resident bytes), to tell which grew between moments;
 - ``smaps_anon``: the kernel's count of the anonymous memory, read with the rest (smaps, a file's private pages
@@ -18,7 +20,8 @@ apart by walking every chunk of every arena's heaps and asking the kernel which 
 
 A page the walk reads was written before (a chunk's header), so reading does not make a page resident that was not.
 The walk stops at the first header that does not fit (a heap a thread changes meanwhile): ``walk_ok`` says whether
-every heap was walked to its end, and ``unwalked`` how many bytes of heap were not. Numba compiles the walk (millions of blocks: Python's objects come from malloc)."""
+every heap was walked to its end, and ``unwalked`` how many bytes of heap were not. Numba compiles the walk
+(millions of blocks: Python's objects come from malloc)."""
 
 from __future__ import annotations
 
@@ -57,7 +60,11 @@ def _walk_kernel() -> Any:
         chunks = 0
         while c + 16 <= stop:
             size = np.int64(words[(c - base) // 8 + 1] & ~np.uint64(7))
-            if size < 32 or c + size > stop:
+            if size < 32:
+                break
+            if c + size > stop:  # the top, grown since the heap's end was read (the program's break moved): free
+                free += stop - c
+                c = stop
                 break
             nxt = c + size
             used = False  # the top
@@ -171,7 +178,7 @@ def _account(pagemap: int) -> dict[str, Any]:
         live = np.zeros(resident.size, dtype=np.uint8)
         in_use, free, chunks, reached = _WALK(_words(start, end - start), start, first, end, page, live)
         # (a fencepost, 16 bytes then 0, closes a heap the arena grew past: the walk ends on it)
-        if reached != end and word(reached + 8) & ~7 != 16:
+        if reached != end and (reached + 16 > end or word(reached + 8) & ~7 != 16):
             out["walk_ok"] = 0
             out["unwalked"] += end - reached  # what the account leaves out of "in use" and "free"
         out["arena_resident"] += int(resident.sum()) * page
