@@ -443,6 +443,11 @@ def main() -> None:
     if args.stall_windows:
         Path(args.stall_windows).write_text("".join(f"{b:.4f} {e:.4f} {kind}\n" for b, e, kind in monkey.stall_windows))
     gc_passes.stop()
+    if args.growth or args.trace:
+        snapshot = tracemalloc.take_snapshot() if args.trace else None
+        if args.trace:
+            tracemalloc.stop()
+        print_growth(counts_before, snapshot)
     if args.exit_at_end:
         stalls = len(monkey.stalls.over)
         print(f"pace {args.pace_ms} ms: {end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "
@@ -450,11 +455,6 @@ def main() -> None:
         print(stall_gaps(monkey) + "\n" + stall_causes(monkey), flush=True)
         write_log(monkey)
         os._exit(0)
-    if args.growth or args.trace:
-        snapshot = tracemalloc.take_snapshot() if args.trace else None
-        if args.trace:
-            tracemalloc.stop()
-        print_growth(counts_before, snapshot)
     monkey.stop()
     window.zoom(0)
     wait(app, 5)
