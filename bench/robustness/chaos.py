@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.glibc_pages import mapping_growth, page_account  # noqa: E402
+from bench.robustness.glibc_pages import census_mappings, mapping_growth  # noqa: E402
 from bench.robustness.memory import (  # noqa: E402
     ELSEWHERE_SIZES,
     census_mb,
@@ -391,7 +391,7 @@ def main() -> None:
     # stall sampler, measuring, put those seconds among the stalls' whereabouts: the thirty-second session's Z)
     start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     start_models = loaded_keys(window)
-    start_maps = page_account().get("other_mappings", [])
+    start_maps = census_mappings()  # (the census of the quiet moment just above)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
     if args.growth or args.trace:
@@ -424,7 +424,7 @@ def main() -> None:
     monkey.measure(False)  # the acting is over: the census and what follows it are the bench's
     end = {**quiet_memory(app, monkey, keep=start_models, holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
-    others_grew = mapping_growth(start_maps, page_account().get("other_mappings", []))
+    others_grew = mapping_growth(start_maps, census_mappings())
     print("anonymous memory not malloc's:", others_grew, flush=True)
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)

@@ -227,12 +227,21 @@ def _account(pagemap: int) -> dict[str, Any]:
     return out
 
 
+_CENSUS_MAPPINGS: list[tuple[int, int, int]] = []
+
+
 def page_account_mb() -> dict[str, float]:
-    """``page_account`` in MB, without the list of mappings, for the census."""
+    """``page_account`` in MB, for the census; its list of mappings is kept for ``census_mappings``."""
     account = page_account()
+    _CENSUS_MAPPINGS[:] = account.get("other_mappings", [])
     mb = 2**20
     return {f"pages_{k}": (v if k in ("walk_ok", "arena_chunks") else v / mb)
             for k, v in account.items() if k != "other_mappings"}
+
+
+def census_mappings() -> list[tuple[int, int, int]]:
+    """The mappings not malloc's of the last census (``page_account_mb``), read at its instant: no second walk."""
+    return list(_CENSUS_MAPPINGS)
 
 
 def mapping_growth(before: list[tuple[int, int, int]], after: list[tuple[int, int, int]], top: int = 10) -> str:
