@@ -14,12 +14,13 @@ def pending(panel: Any) -> bool:
     """Whether a panel still has work on its way: a query not answered yet, a background job (the polysemy
     lens's occurrences, encoded on demand) still running, or a debounce about to send one."""
     from explorer.tasks import BackgroundJob, TaskRunner
+    from explorer.widgets.descendants import descendants
 
-    if any(runner.busy for runner in panel.findChildren(TaskRunner)):
+    if any(runner.busy for runner in descendants(panel, TaskRunner)):
         return True
-    if any(job.running for job in panel.findChildren(BackgroundJob)):
+    if any(job.running for job in descendants(panel, BackgroundJob)):
         return True
-    return any(timer.isSingleShot() and timer.isActive() for timer in panel.findChildren(QTimer))
+    return any(timer.isSingleShot() and timer.isActive() for timer in descendants(panel, QTimer))
 
 
 class WindowShot(QObject):

@@ -44,6 +44,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.widgets.descendants import descendants
+
 STALL_MS = 250
 DECK_MAX = 12  # a talk's steps: past this the monkey drops the first step as it adds one, as a speaker edits
 TICK_MS = 10
@@ -298,7 +300,8 @@ class Monkey(QObject):
     def shown(self, kind: type | tuple[type, ...], within: QWidget | None = None) -> list[Any]:
         """The widgets of ``kind`` a person could use now, in the widget tree's order (stable: replayable)."""
         root = within or self.panel()
-        return [w for w in root.findChildren(QWidget) if isinstance(w, kind) and w.isVisible() and w.isEnabled()]
+        # (not ``findChildren``: it leaves a dead wrapper for each of Qt's own widgets it passed, once Qt deletes it)
+        return [w for w in descendants(root, kind) if w.isVisible() and w.isEnabled()]
 
     def pick(self, items: list[Any]) -> Any:
         return items[self.rng.randrange(len(items))] if items else None

@@ -97,9 +97,11 @@ def _font_on_show() -> _FontOnShow:
 def _zoom(views: list[Any], font: QFont) -> None:
     from PySide6.QtWidgets import QLabel
 
+    from explorer.widgets.descendants import descendants
+
     for widget in views:
         setattr(widget, _FONT_GIVEN, font)
-        for label in widget.findChildren(QLabel):  # a note over the plot (LossPlot's "nothing yet")
+        for label in descendants(widget, QLabel):  # a note over the plot (LossPlot's "nothing yet")
             label.setFont(font)
         for item in widget.items():
             if isinstance(item, pg.AxisItem):
