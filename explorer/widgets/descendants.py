@@ -12,14 +12,12 @@ the same either way.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from PySide6.QtCore import QObject
 
-Kind = TypeVar("Kind")
 
-
-def descendants(root: QObject, kind: type[Kind] | tuple[type, ...] = QObject) -> list[Kind]:
+def descendants(root: QObject, kind: type | tuple[type, ...] = QObject) -> list[Any]:
     """Every object under ``root`` (not ``root`` itself) that is a ``kind``, depth first, in ``findChildren``'s
     order."""
     found: list[Any] = []
