@@ -22,7 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.robustness.glibc_pages import census_mappings, mapping_growth  # noqa: E402
+from bench.robustness.glibc_pages import census_lone, census_mappings, lone_said, mapping_growth  # noqa: E402
 from bench.robustness.memory import (  # noqa: E402
     ELSEWHERE_SIZES,
     census_mb,
@@ -392,6 +392,8 @@ def main() -> None:
     start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     start_models = loaded_keys(window)
     start_maps = census_mappings()  # (the census of the quiet moment just above)
+    start_lone = lone_said(census_lone())
+    print("blocks alone on mostly free pages after the warm-up:", start_lone, flush=True)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
     if args.growth or args.trace:
@@ -425,6 +427,8 @@ def main() -> None:
     end = {**quiet_memory(app, monkey, keep=start_models, holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     others_grew = mapping_growth(start_maps, census_mappings())
+    end_lone = lone_said(census_lone())
+    print("blocks alone on mostly free pages at the end:", end_lone, flush=True)
     print("anonymous memory not malloc's:", others_grew, flush=True)
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
@@ -526,6 +530,9 @@ unloaded first, as a user closes what they opened).
   Python reaches; the anonymous RSS not in malloc's blocks in use): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
 - Anonymous memory not malloc's, mapping by mapping (the census's last column; the ten that grew most): {others_grew}.
+- Blocks in use alone on mostly free pages (pages that blocks in use fill a quarter or less of: what keeps the
+  pages a trim cannot give back; bench/robustness/glibc_pages.py), after the warm-up: {start_lone}. At the end:
+  {end_lone}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
 {stall_causes(monkey)}

@@ -83,7 +83,58 @@ def _walk_kernel() -> Any:
     return walk
 
 
+def _lone_kernel() -> Any:
+    from numba import njit
+
+    @njit(cache=False, nogil=True)
+    def lone(words, base, first, stop, page, resident, by_size, every, sample, kept_share):  # pragma: no cover
+        """The blocks in use that lie on a resident page filled a quarter or less by blocks in use (a page kept
+        for a few bytes): adds to ``by_size[bucket] = (blocks, bytes of page kept)``, the bucket the block's size's
+        bit length, a page's bytes shared among its blocks by how much of it each covers. With ``every`` > 0,
+        every ``every``-th such block's address goes into ``sample`` and its share of pages into ``kept_share``.
+        (blocks found, samples written)"""
+        used = np.zeros(resident.size, dtype=np.int64)
+        for sweep in range(2):
+            c = first
+            found = 0
+            sampled = 0
+            while c + 16 <= stop:
+                size = np.int64(words[(c - base) // 8 + 1] & ~np.uint64(7))
+                if size < 32 or c + size > stop:
+                    break
+                nxt = c + size
+                if nxt + 16 <= stop and (words[(nxt - base) // 8 + 1] & np.uint64(1)) == 1:
+                    share = 0.0
+                    for p in range((c - base) // page, (nxt - 1 - base) // page + 1):
+                        lo = max(c, base + p * page)
+                        hi = min(nxt, base + (p + 1) * page)
+                        if sweep == 0:
+                            used[p] += hi - lo
+                        elif resident[p] and used[p] * 4 <= page:
+                            share += page * (hi - lo) / used[p]
+                    if share > 0:
+                        bucket = 0  # the size's bit length: 33-64 bytes in 6, 65-128 in 7, …
+                        v = size - 1
+                        while v > 0:
+                            v >>= 1
+                            bucket += 1
+                        bucket = min(bucket, by_size.shape[0] - 1)
+                        by_size[bucket, 0] += 1
+                        by_size[bucket, 1] += share
+                        if every > 0 and found % every == 0 and sampled < sample.size:
+                            sample[sampled] = c
+                            kept_share[sampled] = share
+                            sampled += 1
+                        found += 1
+                c = nxt
+        return found, sampled
+
+    return lone
+
+
 _WALK: Any = None
+_LONE: Any = None
+LONE_SAMPLE = 20_000  # the blocks alone on their pages whose first words are read, to tell what they are
 
 
 class _Maps:
@@ -119,27 +170,32 @@ def _words(start: int, length: int) -> np.ndarray:
                                  shape=(length // 8,))
 
 
-def page_account() -> dict[str, Any]:
-    """The account above, in bytes (``other_mappings``: a list of (start, size, resident bytes)). Empty where the
-    arenas cannot be read."""
-    global _WALK
+def page_account(lone: bool = False) -> dict[str, Any]:
+    """The account above, in bytes (``other_mappings``: a list of (start, size, resident bytes)). With ``lone``,
+    also ``lone``: the blocks in use alone on mostly free pages (``_lone_blocks``). Empty where the arenas cannot be
+    read."""
+    global _WALK, _LONE
     if not _supported():
         return {}
     if _WALK is None:
         _WALK = _walk_kernel()
         _WALK(np.zeros(8, dtype=np.uint64), 0, 0, 0, 4096, np.zeros(1, dtype=np.uint8))  # compiled now, not while
         # the walk reads the maps (compiling grows the heap)
+    if lone and _LONE is None:
+        _LONE = _lone_kernel()
+        _LONE(np.zeros(8, dtype=np.uint64), 0, 0, 0, 4096, np.zeros(1, dtype=np.uint8), np.zeros((16, 2)), 0,
+              np.zeros(1, dtype=np.int64), np.zeros(1))
     try:
         pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
     except OSError:
         return {}
     try:
-        return _account(pagemap)
+        return _account(pagemap, lone)
     finally:
         os.close(pagemap)
 
 
-def _account(pagemap: int) -> dict[str, Any]:
+def _account(pagemap: int, lone: bool = False) -> dict[str, Any]:
     page = os.sysconf("SC_PAGE_SIZE")
     info_size = _heap_info_size()
     maps = _Maps()
@@ -186,6 +242,8 @@ def _account(pagemap: int) -> dict[str, Any]:
         out["arena_in_use"] += int(in_use)
         out["arena_free"] += int(free)
         out["arena_chunks"] += int(chunks)
+    if lone:
+        out["lone"] = _lone_blocks(walked, pagemap, page)
     # the rest: malloc's own mappings (a chunk header marked "mmapped" opens each, at a page's start; numpy's madvise
     # can split one into several of the kernel's mappings, and the kernel joins adjacent ones with the same flags,
     # so a header can lie anywhere in a run of adjacent mappings) and what is not malloc's
@@ -227,16 +285,115 @@ def _account(pagemap: int) -> dict[str, Any]:
     return out
 
 
+def _lone_blocks(walked: list[tuple[int, int, int]], pagemap: int, page: int) -> dict[str, Any]:
+    """The blocks in use that lie on a resident page blocks in use fill a quarter or less of: what keeps the pages
+    a trim cannot give back. ``pages``: those pages' bytes; ``blocks``: how many blocks; ``by_size``: per size
+    bucket (its upper bound in bytes), blocks and the bytes of page they keep (a page's bytes shared among its
+    blocks); ``sample``/``kept``: about LONE_SAMPLE of them spread evenly (every ``every``-th), their addresses
+    and what each keeps, for ``name_blocks``."""
+    heaps = [(start, end, first, _resident(pagemap, start, end - start, page)) for start, end, first in walked]
+    by_size = np.zeros((24, 2))
+    found = 0
+    for start, end, first, resident in heaps:
+        found += _LONE(_words(start, end - start), start, first, end, page, resident, by_size, 0,
+                       np.zeros(1, dtype=np.int64), np.zeros(1))[0]
+    every = max(1, -(-found // LONE_SAMPLE))
+    samples: list[np.ndarray] = []
+    kept: list[np.ndarray] = []
+    for start, end, first, resident in heaps:  # (the heap may have changed since: a block freed meanwhile is read
+        # as it was left, and named by what it held)
+        sample, share = np.zeros(LONE_SAMPLE, dtype=np.int64), np.zeros(LONE_SAMPLE)
+        _, wrote = _LONE(_words(start, end - start), start, first, end, page, resident, np.zeros((24, 2)), every,
+                         sample, share)
+        samples.append(sample[:wrote])
+        kept.append(share[:wrote])
+    return {"pages": float(by_size[:, 1].sum()), "blocks": found,
+            "by_size": [(2**b, int(n), float(k)) for b, (n, k) in enumerate(by_size) if n],
+            "sample": np.concatenate(samples)[:LONE_SAMPLE], "kept": np.concatenate(kept)[:LONE_SAMPLE],
+            "every": every}
+
+
+def _every_type() -> dict[int, type]:
+    """Every class alive, by address (id): the classes reached from ``object`` through their subclasses."""
+    found: dict[int, type] = {}
+    stack: list[type] = [object]
+    while stack:
+        cls = stack.pop()
+        if id(cls) in found:
+            continue
+        found[id(cls)] = cls
+        try:
+            stack.extend(type.__subclasses__(cls))
+        except TypeError:
+            continue
+    return found
+
+
+def name_blocks(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, float]]:
+    """What the sampled lone blocks are: a Python object's type where the block opens with one (CPython keeps its
+    objects in malloc's blocks here: an object not tracked by the collector starts the block, a tracked one follows
+    its 16-byte collector header, and one with a managed dict 16 bytes more), else "not a Python object" with the
+    block's size. A heuristic: a block whose second word happens to be a class's address reads as that class.
+    (name, blocks, bytes of page kept), scaled from the sample to all, most kept first."""
+    types = _every_type()
+    every = lone.get("every", 1)
+    named: dict[str, list[float]] = {}
+    for chunk, share in zip(lone.get("sample", []), lone.get("kept", []), strict=True):
+        size = ctypes.c_size_t.from_address(int(chunk) + 8).value & ~7
+        name = None
+        for offset in (0, 16, 32):
+            if offset + 32 > size:  # the header, then the object's count and type
+                break
+            count = ctypes.c_size_t.from_address(int(chunk) + 16 + offset).value
+            cls = types.get(ctypes.c_size_t.from_address(int(chunk) + 24 + offset).value)
+            if cls is not None and 0 < count < 2**32:
+                name = f"{cls.__module__}.{cls.__qualname__}"
+                break
+        if name is None:
+            name = f"not a Python object, {size} bytes"
+        row = named.setdefault(name, [0, 0.0])
+        row[0] += every
+        row[1] += float(share) * every
+    ranked = sorted(named.items(), key=lambda kv: -kv[1][1])
+    return [(name, int(n), kept) for name, (n, kept) in ranked[:top]]
+
+
 _CENSUS_MAPPINGS: list[tuple[int, int, int]] = []
+_CENSUS_LONE: dict[str, Any] = {}
 
 
 def page_account_mb() -> dict[str, float]:
-    """``page_account`` in MB, for the census; its list of mappings is kept for ``census_mappings``."""
-    account = page_account()
+    """``page_account`` in MB, for the census; its list of mappings is kept for ``census_mappings``, and its lone
+    blocks for ``census_lone``."""
+    account = page_account(lone=True)
     _CENSUS_MAPPINGS[:] = account.get("other_mappings", [])
+    _CENSUS_LONE.clear()
+    _CENSUS_LONE.update(account.get("lone", {}))
+    if _CENSUS_LONE:
+        _CENSUS_LONE["named"] = name_blocks(_CENSUS_LONE)
     mb = 2**20
-    return {f"pages_{k}": (v if k in ("walk_ok", "arena_chunks") else v / mb)
-            for k, v in account.items() if k != "other_mappings"}
+    out = {f"pages_{k}": (v if k in ("walk_ok", "arena_chunks") else v / mb)
+           for k, v in account.items() if k not in ("other_mappings", "lone")}
+    if _CENSUS_LONE:
+        out["pages_lone"] = _CENSUS_LONE["pages"] / mb
+    return out
+
+
+def census_lone() -> dict[str, Any]:
+    """The lone blocks of the last census (``page_account_mb``), with ``named``: ``name_blocks``'s answer."""
+    return dict(_CENSUS_LONE)
+
+
+def lone_said(lone: dict[str, Any]) -> str:
+    """The lone blocks in a line: how many pages they keep, by size and by what they are."""
+    if not lone:
+        return "not read"
+    mb = 2**20
+    sizes = ", ".join(f"≤{bound:,} B: {n:,} ({kept / mb:,.1f} MB)" for bound, n, kept in lone["by_size"]
+                      if kept >= 0.05 * mb)
+    named = "; ".join(f"{name} {n:,} ({kept / mb:,.1f} MB)" for name, n, kept in lone.get("named", [])[:8])
+    return (f"{lone['pages'] / mb:,.0f} MB of pages kept by {lone['blocks']:,} blocks; by size (blocks, pages kept): "
+            f"{sizes or 'none'}; by what they are (from {len(lone['sample']):,} read): {named or 'none'}")
 
 
 def census_mappings() -> list[tuple[int, int, int]]:

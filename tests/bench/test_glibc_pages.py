@@ -56,3 +56,39 @@ def test_the_account_tells_sparse_pages_malloc_mappings_and_foreign_mappings_apa
     del big
     foreign.close()
     kept.clear()
+
+
+@pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
+def test_blocks_alone_on_their_pages_are_counted_and_named():
+    from bench.robustness.glibc_pages import lone_said, name_blocks, page_account
+    from engine.api import release_memory
+
+    def named(account: dict) -> dict[str, int]:
+        return {name: n for name, n, _ in name_blocks(account["lone"], top=1000)}
+
+    release_memory()
+    before = page_account(lone=True)
+    kept: list[object] = []
+
+    def work() -> None:  # in a thread's arena: 600-byte blocks (malloc's, not pymalloc's), one in twelve kept
+        blocks = [bytes(600) if i % 2 else tuple([None] * 70) for i in range(24_000)]
+        kept.extend(blocks[::12])  # (12 is even: every kept one is a tuple)
+        kept.extend(blocks[7::12])  # and a bytes
+        del blocks
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join()
+    release_memory()
+    after = page_account(lone=True)
+    lone, was = after["lone"], before["lone"]
+    # 4,000 blocks of ~620 bytes, one or two on each of ~2,000-4,000 pages that hold nothing else in use
+    assert 3_000 < lone["blocks"] - was["blocks"] < 5_000
+    assert 6 * MB < lone["pages"] - was["pages"] < 18 * MB
+    sizes = {bound: n for bound, n, _ in lone["by_size"]}
+    assert sizes[1024] - dict((b, n) for b, n, _ in was["by_size"]).get(1024, 0) > 3_000  # the 513-1024 bytes bucket
+    names, names_before = named(after), named(before)
+    for kind in ("builtins.tuple", "builtins.bytes"):  # a tracked object after its collector header, and one not
+        grew = names.get(kind, 0) - names_before.get(kind, 0)
+        assert 1_000 < grew < 3_000, (kind, grew, lone_said(lone))
+    kept.clear()
