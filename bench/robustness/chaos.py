@@ -429,6 +429,10 @@ def main() -> None:
     others_grew = mapping_growth(start_maps, census_mappings())
     end_lone = lone_said(census_lone())
     print("blocks alone on mostly free pages at the end:", end_lone, flush=True)
+    from bench.robustness.lone_holders import holders_said
+
+    end_holders = holders_said(census_lone())
+    print("what holds the Python objects among them:", end_holders, flush=True)
     print("anonymous memory not malloc's:", others_grew, flush=True)
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
@@ -532,7 +536,8 @@ unloaded first, as a user closes what they opened).
 - Anonymous memory not malloc's, mapping by mapping (the census's last column; the ten that grew most): {others_grew}.
 - Blocks in use alone on mostly free pages (pages that blocks in use fill a quarter or less of: what keeps the
   pages a trim cannot give back; bench/robustness/glibc_pages.py), after the warm-up: {start_lone}. At the end:
-  {end_lone}.
+  {end_lone}. What holds the Python objects among those at the end (the referrers' path, up to three steps;
+  bench/robustness/lone_holders.py): {end_holders}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
 {stall_causes(monkey)}
