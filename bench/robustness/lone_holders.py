@@ -15,41 +15,71 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import sys
 from collections import Counter
 from typing import Any, cast
 
 UNTRACKED = (int, str, bytes, float)
+ASCII_HEADER, COMPACT_HEADER = sys.getsizeof("") - 1, sys.getsizeof("é") - 2  # a str's header (48 and 72 in 3.11)
 
 
-def _objects_at(lone: dict[str, Any], tracked_ids: set[int], types: dict[int, type]) -> list[tuple[Any, float]]:
-    found: list[tuple[Any, float]] = []
+def _objects_at(lone: dict[str, Any], tracked: dict[int, Any], types: dict[int, type]) -> list[tuple[int, str, float]]:
+    """The sampled blocks that hold a Python object: (the object's address, its type's name, the page it keeps).
+    An address is never made an object here (a block misread as one, made an object, was once given back to a C
+    library as garbage: a crash): a tracked object is taken only where the collector lists one at that address,
+    an untracked one only where its header and its length fit the block."""
+    found: list[tuple[int, str, float]] = []
     for chunk, share in zip(lone.get("sample", []), lone.get("kept", []), strict=True):
         user = int(chunk) + 16
+        usable = (ctypes.c_size_t.from_address(int(chunk) + 8).value & ~7) - 8
         for offset in (16, 32):  # a tracked object after its collector header (and a managed dict's two words)
-            if user + offset in tracked_ids:
-                found.append((ctypes.cast(user + offset, ctypes.py_object).value, float(share)))
+            if user + offset in tracked:
+                found.append((user + offset, type(tracked[user + offset]).__qualname__, float(share)))
                 break
         else:
             count = ctypes.c_size_t.from_address(user).value
             cls = types.get(ctypes.c_size_t.from_address(user + 8).value)
-            if cls is not None and issubclass(cls, UNTRACKED) and 0 < count < 2**32:
-                found.append((ctypes.cast(user, ctypes.py_object).value, float(share)))
+            if cls in UNTRACKED and 0 < count < 2**32 and _fits(cls, user, usable):
+                found.append((user, cls.__qualname__, float(share)))
     return found
 
 
-def _label(holder: Any, held: Any) -> str:
-    """A holder's type, with the key or attribute under which it holds ``held``."""
+def _fits(cls: type, address: int, usable: int) -> bool:
+    """Whether an int, bytes, float or str of the length its header says fills the block as one would."""
+    length = ctypes.c_ssize_t.from_address(address + 16).value
+    if cls is float:
+        return 24 <= usable < 24 + 32
+    if cls is int:
+        need = 24 + 4 * max(1, abs(length))
+    elif cls is bytes:
+        need = 33 + length
+    else:  # str: ASCII kind (state's compact and ascii bits) or a compact one of 1, 2 or 4 bytes a character
+        state = ctypes.c_uint32.from_address(address + 32).value
+        kind, compact, ascii_ = (state >> 2) & 7, (state >> 5) & 1, (state >> 6) & 1
+        if not compact or kind not in (1, 2, 4) or length < 0:
+            return False
+        need = (ASCII_HEADER if ascii_ else COMPACT_HEADER) + (length + 1) * kind
+    return 0 <= length < 2**31 and need <= usable < need + 32
+
+
+def _label(holder: Any, held: int) -> str:
+    """A holder's type, with the key or attribute under which it holds the object at address ``held``."""
     name = type(holder).__qualname__
-    if isinstance(holder, dict):
-        key = next((k for k, v in holder.items() if v is held), None)
-        if key is None:
-            return "dict (a key)"
-        return f"dict[{key!r}]" if isinstance(key, str) else f"dict[{type(key).__qualname__}]"
-    if not isinstance(holder, (list, tuple, set, frozenset)):
-        slot = next((k for k, v in (getattr(holder, "__dict__", None) or {}).items() if v is held), None)
+    if issubclass(type(holder), dict):  # (a dict's keys differ from entry to entry: the path would too)
+        return "dict" if any(id(v) == held for v in holder.values()) else "dict (a key)"
+    if not issubclass(type(holder), (list, tuple, set, frozenset)):
+        slot = next((k for k, v in _attributes(holder).items() if id(v) == held), None)
         if slot is not None:
             return f"{name}.{slot}"
     return name
+
+
+def _attributes(obj: Any) -> dict[str, Any]:
+    try:
+        found = object.__getattribute__(obj, "__dict__")
+    except Exception:  # noqa: BLE001 - an object without one (or whose lookup fails) has none to name
+        return {}
+    return found if isinstance(found, dict) else {}
 
 
 def holders(lone: dict[str, Any], depth: int = 3, top: int = 12) -> list[tuple[str, int, float]]:
@@ -61,46 +91,53 @@ def holders(lone: dict[str, Any], depth: int = 3, top: int = 12) -> list[tuple[s
 
     every = lone.get("every", 1)
     with every_object() as everything:
-        tracked_ids = {id(o) for o in everything}
-        objects = _objects_at(lone, tracked_ids, _every_type())
-        ours = {id(everything), id(objects), id(lone)}
-        chains: list[list[Any]] = [[o] for o, _ in objects]
-        for _ in range(depth + 1):  # (one more step: an instance's dict is named by the instance)
+        tracked = {id(o): o for o in everything}
+        objects = _objects_at(lone, tracked, _every_type())
+        # the collector does not track a dict or tuple that holds only ints, strs and the like: reached through
+        # the objects it does track, they are holders too
+        untracked = {id(r): r for o in everything for r in gc.get_referents(o)
+                     if type(r) in (dict, tuple) and not gc.is_tracked(r)}
+        pool = [*everything, *untracked.values()]
+        ours = {id(everything), id(objects), id(lone), id(tracked), id(untracked), id(pool)}
+        # each chain: the object's address, then its holders (objects), nearest first
+        chains: list[list[Any]] = [[address] for address, _, _ in objects]
+        for step in range(depth + 1):  # (one more step: an instance's dict is named by the instance)
             wanted: dict[int, list[int]] = {}
             for i, chain in enumerate(chains):
                 if chain[-1] is not None:
-                    wanted.setdefault(id(chain[-1]), []).append(i)
+                    wanted.setdefault(chain[-1] if step == 0 else id(chain[-1]), []).append(i)
             if not wanted:
                 break
             found: dict[int, Any] = {}
-            for candidate in everything:
+            for candidate in pool:
                 if id(candidate) in ours or type(candidate).__name__ == "frame":
                     continue
                 for ref in gc.get_referents(candidate):
                     if id(ref) in wanted and id(ref) not in found:
                         found[id(ref)] = candidate
-            for ids in wanted.values():
+            for key, ids in wanted.items():
                 for i in ids:
-                    chains[i].append(found.get(id(chains[i][-1])))
+                    chains[i].append(found.get(key))
         kept: Counter[str] = Counter()
         held: Counter[str] = Counter()
-        for (_, share), chain in zip(objects, chains, strict=True):
-            key = " ← ".join(_path(chain, depth))
-            kept[key] += share * every
-            held[key] += every
-        del chains, objects
+        for (_, name, share), chain in zip(objects, chains, strict=True):
+            path = " ← ".join([name, *_path(chain, depth)])
+            kept[path] += share * every
+            held[path] += every
+        del chains, objects, tracked, untracked, pool
     return [(path, held[path], kept[path]) for path, _ in kept.most_common(top)]
 
 
 def _path(chain: list[Any], depth: int) -> list[str]:
-    names = [type(chain[0]).__qualname__]
+    """The holders' names, from ``chain`` = [address, holder, its holder, …]."""
+    names: list[str] = []
     i = 1
-    while i < len(chain) and chain[i] is not None and len(names) <= depth:
+    while i < len(chain) and chain[i] is not None and len(names) < depth:
         holder: Any = chain[i]
-        held = chain[i - 1]
+        held = chain[0] if i == 1 else id(chain[i - 1])
         owner = chain[i + 1] if i + 1 < len(chain) else None
-        if isinstance(holder, dict) and owner is not None and getattr(owner, "__dict__", None) is holder:
-            key = next((k for k, v in cast(dict, holder).items() if v is held), "?")
+        if issubclass(type(holder), dict) and owner is not None and _attributes(owner) is holder:
+            key = next((k for k, v in cast(dict, holder).items() if id(v) == held), "?")
             names.append(f"{type(owner).__qualname__}.{key}")
             i += 2
         else:
@@ -110,7 +147,7 @@ def _path(chain: list[Any], depth: int) -> list[str]:
 
 
 def holders_said(lone: dict[str, Any]) -> str:
-    if not lone.get("sample", []).__len__():
+    if not len(lone.get("sample", [])):
         return "none read"
     mb = 2**20
     return "; ".join(f"{path} {n:,} ({kept / mb:,.1f} MB)" for path, n, kept in holders(lone))
