@@ -23,25 +23,47 @@ UNTRACKED = (int, str, bytes, float)
 ASCII_HEADER, COMPACT_HEADER = sys.getsizeof("") - 1, sys.getsizeof("é") - 2  # a str's header (48 and 72 in 3.11)
 
 
-def _objects_at(lone: dict[str, Any], tracked: dict[int, Any], types: dict[int, type]) -> list[tuple[int, str, float]]:
+def _objects_at(lone: dict[str, Any], tracked: dict[int, Any],
+                types: dict[int, type]) -> list[tuple[int, str, float, str]]:
     """The sampled blocks that hold a Python object: (the object's address, its type's name, the page it keeps).
     An address is never made an object here (a block misread as one, made an object, was once given back to a C
     library as garbage: a crash): a tracked object is taken only where the collector lists one at that address,
     an untracked one only where its header and its length fit the block."""
-    found: list[tuple[int, str, float]] = []
+    found: list[tuple[int, str, float, str]] = []
     for chunk, share in zip(lone.get("sample", []), lone.get("kept", []), strict=True):
         user = int(chunk) + 16
         usable = (ctypes.c_size_t.from_address(int(chunk) + 8).value & ~7) - 8
         for offset in (16, 32):  # a tracked object after its collector header (and a managed dict's two words)
             if user + offset in tracked:
-                found.append((user + offset, type(tracked[user + offset]).__qualname__, float(share)))
+                found.append((user + offset, type(tracked[user + offset]).__qualname__, float(share), ""))
                 break
         else:
             count = ctypes.c_size_t.from_address(user).value
             cls = types.get(ctypes.c_size_t.from_address(user + 8).value)
             if cls in UNTRACKED and 0 < count < 2**32 and _fits(cls, user, usable):
-                found.append((user, cls.__qualname__, float(share)))
+                found.append((user, cls.__qualname__, float(share), _peek(cls, user)))
     return found
+
+
+def _peek(cls: type, address: int) -> str:
+    """What an untracked object holds, read from its memory (not made an object): an int's value, a str's first
+    characters, with the object's reference count (one more than its holders: a count above what any holder
+    explains is a reference nobody will give back)."""
+    count = ctypes.c_size_t.from_address(address).value
+    length = ctypes.c_ssize_t.from_address(address + 16).value
+    if cls is int:
+        if abs(length) > 3:
+            return f"{'-' if length < 0 else ''}an int of up to {30 * abs(length)} bits (count {count})"
+        digits = [ctypes.c_uint32.from_address(address + 24 + 4 * k).value for k in range(abs(length))]
+        value = sum(d << (30 * k) for k, d in enumerate(digits)) * (-1 if length < 0 else 1)
+        return f"{value:,} (count {count})"
+    if cls is str:
+        state = ctypes.c_uint32.from_address(address + 32).value
+        if (state >> 6) & 1:  # ASCII: the characters follow the header
+            text = ctypes.string_at(address + ASCII_HEADER, min(length, 40)).decode("ascii", "replace")
+            return f"{text!r}" + ("…" if length > 40 else "") + f" (count {count})"
+        return f"a str of {length} characters (count {count})"
+    return f"{cls.__qualname__} (count {count})"
 
 
 def _fits(cls: type, address: int, usable: int) -> bool:
@@ -100,7 +122,7 @@ def holders(lone: dict[str, Any], depth: int = 3, top: int = 12) -> list[tuple[s
         pool = [*everything, *untracked.values()]
         ours = {id(everything), id(objects), id(lone), id(tracked), id(untracked), id(pool)}
         # each chain: the object's address, then its holders (objects), nearest first
-        chains: list[list[Any]] = [[address] for address, _, _ in objects]
+        chains: list[list[Any]] = [[address] for address, *_ in objects]
         for step in range(depth + 1):  # (one more step: an instance's dict is named by the instance)
             wanted: dict[int, list[int]] = {}
             for i, chain in enumerate(chains):
@@ -120,12 +142,17 @@ def holders(lone: dict[str, Any], depth: int = 3, top: int = 12) -> list[tuple[s
                     chains[i].append(found.get(key))
         kept: Counter[str] = Counter()
         held: Counter[str] = Counter()
-        for (_, name, share), chain in zip(objects, chains, strict=True):
+        examples: dict[str, list[str]] = {}
+        for (_, name, share, peek), chain in zip(objects, chains, strict=True):
             path = " ← ".join([name, *_path(chain, depth)])
+            if path == name:  # no holder the collector can see: say what it holds
+                path = f"{name}, no holder found"
+                examples.setdefault(path, []).append(peek)
             kept[path] += share * every
             held[path] += every
         del chains, objects, tracked, untracked, pool
-    return [(path, held[path], kept[path]) for path, _ in kept.most_common(top)]
+    return [(path + (f" (e.g. {'; '.join(examples[path][:: max(1, len(examples[path]) // 6)][:6])})"
+                     if path in examples else ""), held[path], kept[path]) for path, _ in kept.most_common(top)]
 
 
 def _path(chain: list[Any], depth: int) -> list[str]:
