@@ -61,3 +61,23 @@ def test_a_plots_options_menu_opens_in_the_zooms_font_and_is_left_alone_until_th
             assert window.font().pointSizeF() == big.pointSizeF()
     finally:
         QApplication.setFont(before)
+
+
+def test_a_zoom_reaches_the_note_over_an_empty_plot(qtbot):
+    from PySide6.QtGui import QFont
+
+    from explorer.widgets.loss_plot import LossPlot
+    from explorer.widgets.plot_view import _PLOT_FONT, set_plot_font
+
+    before = list(_PLOT_FONT)
+    view = LossPlot(y_label="loss", empty_text="nothing yet")
+    qtbot.addWidget(view)
+    view.show()
+    qtbot.waitExposed(view)
+    big = QFont()
+    big.setPointSizeF(21.0)
+    try:
+        set_plot_font(big)
+        assert view.empty.font().pointSizeF() == 21.0  # a label the plot holds, found by walking its children
+    finally:
+        _PLOT_FONT[:] = before
