@@ -115,10 +115,11 @@ def holders(lone: dict[str, Any], depth: int = 3, top: int = 12) -> list[tuple[s
     with every_object() as everything:
         tracked = {id(o): o for o in everything}
         objects = _objects_at(lone, tracked, _every_type())
-        # the collector does not track a dict or tuple that holds only ints, strs and the like: reached through
-        # the objects it does track, they are holders too
+        # the collector does not track a dict or tuple that holds only ints, strs and the like, nor some C types'
+        # own containers (functools.lru_cache's entries): reached through the objects it does track, they are
+        # holders too
         untracked = {id(r): r for o in everything for r in gc.get_referents(o)
-                     if type(r) in (dict, tuple) and not gc.is_tracked(r)}
+                     if type(r) not in UNTRACKED and not gc.is_tracked(r)}
         pool = [*everything, *untracked.values()]
         ours = {id(everything), id(objects), id(lone), id(tracked), id(untracked), id(pool)}
         # each chain: the object's address, then its holders (objects), nearest first
