@@ -3,8 +3,8 @@
 ``findChildren`` makes a Python wrapper for every object it passes and ties each to the wrapper of the object it
 was called on. A widget Qt made itself (a combo box's list, a scroll area's bars, a spin box's line edit) tells
 Python nothing when Qt deletes it, so its wrapper stays tied there, dead, for as long as that wrapper lives: 20 dead
-wrappers for each rebuild of a form of ten combo and spin boxes (tests/explorer/widgets/test_descendants.py), and
-17,704 in an hour of the chaos bench, each a small block that kept a page of the heap (bench/robustness/RESULTS.md).
+wrappers for each rebuild of a form of five combo boxes, five spin boxes and a scroll area (tests/explorer/widgets/
+test_descendants.py checks a smaller one), and 17,704 in an hour of the chaos bench (bench/robustness/RESULTS.md).
 ``children()`` ties nothing: a wrapper it made goes with the list unless someone keeps it. The walk here visits
 them in ``findChildren``'s order (depth first, each object before its children), so a seeded choice among them is
 the same either way.

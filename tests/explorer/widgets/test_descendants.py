@@ -22,7 +22,8 @@ def _form(parent: QWidget) -> QWidget:
 
 def _dead_wrappers() -> int:
     gc.collect()
-    return sum(1 for o in gc.get_objects() if isinstance(o, shiboken6.Shiboken.Object) and not shiboken6.isValid(o))
+    wrapper = shiboken6.Shiboken.Object  # (by the type itself: isinstance asks torch's deprecated objects, which warn)
+    return sum(1 for o in gc.get_objects() if issubclass(type(o), wrapper) and not shiboken6.isValid(o))
 
 
 def _rebuilt(window: QWidget, times: int, walk) -> int:
