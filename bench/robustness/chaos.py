@@ -433,6 +433,14 @@ def main() -> None:
 
     end_holders = holders_said(census_lone())
     print("what holds the Python objects among them:", end_holders, flush=True)
+    end_sites = ""
+    if args.trace:  # (tracing began at the first quiet moment: what was made before is "not traced")
+        from bench.robustness.lone_sites import sites_said
+
+        end_sites = sites_said(census_lone())
+        print("where they were allocated:", end_sites, flush=True)
+    sites_line = (" Where those blocks were allocated (tracemalloc's record, from the first quiet moment on;\n"
+                  f"  bench/robustness/lone_sites.py): {end_sites}.") if end_sites else ""
     print("anonymous memory not malloc's:", others_grew, flush=True)
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
@@ -537,7 +545,7 @@ unloaded first, as a user closes what they opened).
 - Blocks in use alone on mostly free pages (pages that blocks in use fill a quarter or less of: what keeps the
   pages a trim cannot give back; bench/robustness/glibc_pages.py), after the warm-up: {start_lone}. At the end:
   {end_lone}. What holds the Python objects among those at the end (the referrers' path, up to three steps;
-  bench/robustness/lone_holders.py): {end_holders}.
+  bench/robustness/lone_holders.py): {end_holders}.{sites_line}
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
 {stall_causes(monkey)}
