@@ -237,11 +237,13 @@ def encoder_from_folder(run_dir: Path, base: dict[str, Any]) -> Encoder:
     import transformers
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+    from engine.models.tokenizer_vocab import without_python_vocab
+
     transformers.logging.set_verbosity_error()
     folder = run_dir / HF_KIND
     config = AutoConfig.from_pretrained(folder, local_files_only=True)
     network = AutoModel.from_config(config, attn_implementation="eager")
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+    tokenizer = without_python_vocab(AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True))
     return TransformerEncoder(HFAdapter(network, tokenizer, "none", CPU, int(base.get("max_len", 512))), HF_KIND)
 
 

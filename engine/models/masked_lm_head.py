@@ -128,7 +128,9 @@ def _config(base: str, causal: bool) -> tuple[Path, Any]:
 def _tokenizer(folder: Path, causal: bool) -> Any:
     from transformers import AutoTokenizer
 
-    tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+    from engine.models.tokenizer_vocab import without_python_vocab
+
+    tokenizer = without_python_vocab(AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True))
     if causal:
         if tokenizer.cls_token is None:
             raise CheckpointError(f"{folder}: its tokenizer has no [CLS] token to start sentences with")

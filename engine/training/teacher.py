@@ -42,6 +42,7 @@ class Teacher:
 
         from engine.models.hf_memory import from_pretrained_in_memory
         from engine.models.masked_lm_head import base_folder
+        from engine.models.tokenizer_vocab import without_python_vocab
 
         transformers.logging.set_verbosity_error()
         try:
@@ -53,7 +54,7 @@ class Teacher:
         self.model.to(device).eval()
         for p in self.model.parameters():
             p.requires_grad_(False)
-        hf_tokenizer = AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)
+        hf_tokenizer = without_python_vocab(AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True))
         self.tokenizer: Any = whole_texts(hf_tokenizer.backend_tokenizer)
         self.pad_id = int(hf_tokenizer.pad_token_id or 0)
         config = self.model.config
