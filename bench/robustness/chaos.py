@@ -191,11 +191,11 @@ def _chain(widget: Any, depth: int = 6) -> str:
     return " < ".join(names)
 
 
-def print_growth(before: dict[str, int], snapshot: Any) -> None:
-    """``--trace``: the types whose count grew most between the quiet moments, and where the memory still alive
-    at the end that was allocated since the first moment was allocated (tracemalloc: Python objects and numpy
-    buffers; torch's and Qt's own allocations are not traced)."""
-    after = type_counts()
+def print_growth(before: dict[str, int], after: dict[str, int], snapshot: Any) -> None:
+    """``--growth``: the types whose count grew most between the quiet moments (``after`` counted before the
+    snapshot is taken: its traces are a tuple each, hundreds of thousands of them); ``--trace``: where the memory
+    still alive at the end that was allocated since the first moment was allocated (tracemalloc: Python objects and
+    numpy buffers; torch's and Qt's own allocations are not traced)."""
     grown = sorted(((after.get(k, 0) - before.get(k, 0), k) for k in after), reverse=True)[:30]
     print("types (and widgets, by their parents) that grew most (count):", flush=True)
     for n, k in grown:
@@ -460,10 +460,11 @@ def main() -> None:
         Path(args.stall_windows).write_text("".join(f"{b:.4f} {e:.4f} {kind}\n" for b, e, kind in monkey.stall_windows))
     gc_passes.stop()
     if args.growth or args.trace:
+        counts_after = type_counts()
         snapshot = tracemalloc.take_snapshot() if args.trace else None
         if args.trace:
             tracemalloc.stop()
-        print_growth(counts_before, snapshot)
+        print_growth(counts_before, counts_after, snapshot)
     if args.exit_at_end:
         stalls = len(monkey.stalls.over)
         print(f"pace {args.pace_ms} ms: {end['steps'] - start['steps']:,} actions, {stalls:,} gaps of {STALL_MS} ms or more "

@@ -333,8 +333,11 @@ def name_blocks(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, flo
     """What the sampled lone blocks are: a Python object's type where the block opens with one (CPython keeps its
     objects in malloc's blocks here: an object not tracked by the collector starts the block, a tracked one follows
     its 16-byte collector header, and one with a managed dict 16 bytes more), else "not a Python object" with the
-    block's size. A heuristic: a block whose second word happens to be a class's address reads as that class.
+    block's size. A heuristic: a block whose second word happens to be a class's address reads as that class (an
+    int, str, bytes or float only where its length fits the block too).
     (name, blocks, bytes of page kept), scaled from the sample to all, most kept first."""
+    from bench.robustness.object_headers import UNTRACKED, fits
+
     types = _every_type()
     every = lone.get("every", 1)
     named: dict[str, list[float]] = {}
@@ -346,6 +349,8 @@ def name_blocks(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, flo
                 break
             count = ctypes.c_size_t.from_address(int(chunk) + 16 + offset).value
             cls = types.get(ctypes.c_size_t.from_address(int(chunk) + 24 + offset).value)
+            if offset == 0 and cls in UNTRACKED and not fits(cls, int(chunk) + 16, size - 8):
+                continue  # its length does not fit the block: not one (the test lone_holders makes too)
             if cls is not None and 0 < count < 2**32:
                 name = f"{cls.__module__}.{cls.__qualname__}"
                 break

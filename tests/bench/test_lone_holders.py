@@ -52,11 +52,11 @@ def test_lone_objects_are_traced_to_the_attribute_that_keeps_them():
 def test_an_object_nobody_holds_is_said_with_what_it_holds():
     import ctypes
 
-    from bench.robustness.lone_holders import _peek
+    from bench.robustness.object_headers import peek
 
     number, text = (1 << 40) + 12_345, "a lone note" * 3
-    assert _peek(int, id(number)).startswith(f"{number:,} (count ")
-    assert _peek(int, id(-(1 << 100))).startswith("-an int of up to 120 bits")
-    assert _peek(int, id(-(1 << 60) - 7)).startswith(f"{-(1 << 60) - 7:,} (count ")
-    assert _peek(str, id(text)) == f"{text!r} (count {ctypes.c_ssize_t.from_address(id(text)).value})"
-    assert _peek(str, id("é" * 50)).startswith("a str of 50 characters")
+    assert peek(int, id(number)).startswith(f"{number:,} (count ")
+    assert peek(int, id(-(1 << 100))).startswith("-an int of up to 120 bits")
+    assert peek(int, id(-(1 << 60) - 7)).startswith(f"{-(1 << 60) - 7:,} (count ")
+    assert peek(str, id(text)) == f"{text!r} (count {ctypes.c_ssize_t.from_address(id(text)).value})"
+    assert peek(str, id("é" * 50)).startswith("a str of 50 characters")
