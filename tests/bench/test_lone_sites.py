@@ -36,7 +36,8 @@ def test_lone_blocks_are_named_by_the_line_that_made_them():
         tracemalloc.stop()
     ours = [name for name in found if name.startswith("tests/bench/test_lone_sites.py:")]
     line = f"tests/bench/test_lone_sites.py:{work.__code__.co_firstlineno + 1}"
-    assert ours == [line], found
+    assert line in ours, found
+    assert all(found[other][0] < 10 for other in ours if other != line), found  # (the list that keeps them: one)
     n, pages = found[line]
     assert 1_000 < n < 2_500 and pages > 1_000 * 2_000  # of the 2,000 kept, those alone; each keeps most of a page
     kept.clear()
