@@ -14,6 +14,7 @@ from engine.checkpoints.reading import read_tensors
 from engine.config.checks import config_from_dict
 from engine.data.text import word_spans
 from engine.data.vocab import Vocab
+from engine.data.word_list import WordList
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, run_info
@@ -26,7 +27,10 @@ NEXT_TOKEN_WORDS = 200  # the words before the next one that ELMo's forward LM r
 class ElmoHandle(BaseHandle):
     def __init__(self, name: str, path: str, info: dict[str, Any], model: Any, vocab: Vocab, device: torch.device) -> None:
         super().__init__("elmo", name, path, info, lowercase=model.cfg.lowercase)
-        self.model, self.vocab, self.device = model.to(device).eval(), vocab, device
+        self.model, self.device = model.to(device).eval(), device
+        # the words as one buffer, not a str each and a dict (see WordList: the chaos bench found a Vocab's among
+        # what keeps mostly free pages, made again at each load)
+        self.word_list, self.counts = WordList.from_words(vocab.words), vocab.counts
         pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
         self.capabilities = Capability.CONTEXTUAL | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN
 
@@ -55,11 +59,17 @@ class ElmoHandle(BaseHandle):
         return ContextVectors(tuple(shown), reps.float().cpu().numpy().astype(np.float32),
                               tuple(True for _ in shown), notice)
 
+    @property
+    def vocab(self) -> Vocab:
+        """The model's vocabulary with its counts (a fine-tune saves it beside its encoder), made when asked."""
+        return Vocab(list(self.word_list), self.counts)
+
     def _ids(self, words: list[str]) -> list[int]:
         from engine.models.ngram import BOS, EOS, UNK
 
-        unk = self.vocab.index[UNK]
-        return [self.vocab.index[BOS], *(self.vocab.index.get(w, unk) for w in words), self.vocab.index[EOS]]
+        find = self.word_list.find
+        unk = find(UNK)
+        return [find(BOS), *(i if (i := find(w)) is not None else unk for w in words), find(EOS)]  # type: ignore[list-item]
 
     def score(self, sentence: str) -> SentenceScore:
         """log p = (forward log p(w_1..w_n </s> | <s>) + backward log p(w_n..w_1 <s> | </s>)) / 2."""
@@ -73,7 +83,7 @@ class ElmoHandle(BaseHandle):
         # word k: forward p(w_k | left) and backward p(w_k | right); the </s> term pairs with <s>
         token_lp = ((forward + torch.cat([backward[1:], backward[:1]])) / 2).cpu().numpy()
         total = float(token_lp.sum())
-        unknown = tuple(w not in self.vocab.index for w in words) + (False,)
+        unknown = tuple(w not in self.word_list for w in words) + (False,)
         return SentenceScore(tuple([*shown, "</s>"]), tuple(float(x) for x in token_lp), total,
                              math.exp(-total / len(token_lp)), unknown=unknown)
 
@@ -90,7 +100,7 @@ class ElmoHandle(BaseHandle):
         with torch.inference_mode():
             probs = self.model.next_word_log_probs(self._chars(words)).exp()
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
-        return TokenCandidates(text, tuple(self.vocab.words[int(i)] for i in top.indices.cpu()),
+        return TokenCandidates(text, tuple(self.word_list[int(i)] for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))
 
     def missing(self, capability: Capability) -> str:
