@@ -12,6 +12,7 @@ allocated with malloc itself (Qt's, torch's) and blocks made before tracing bega
 from __future__ import annotations
 
 import ctypes
+import functools
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ def _traceback_of() -> Any:
     return get
 
 
+@functools.cache  # (a run's end asks for the same few files' lines thousands of times: each a path resolved)
 def _short(filename: str, line: int) -> str:
     path = Path(filename)
     try:
@@ -37,6 +39,7 @@ def _short(filename: str, line: int) -> str:
         return f"{'/'.join(parts[cut + 1:]) if cut is not None else path.name}:{line}"
 
 
+@functools.cache
 def _ours(filename: str) -> bool:
     try:
         return Path(filename).resolve().relative_to(ROOT).parts[0] in OURS
@@ -71,7 +74,7 @@ def sites(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, float]]:
         domain, frames = 0, get(0, user)
         if frames is None:
             domain, frames = NUMPY_DOMAIN, get(NUMPY_DOMAIN, user)
-        name = site(frames, domain if frames is not None else 0)
+        name = site(frames, domain)
         kept[name] += float(share) * every
         made[name] += every
     return [(name, made[name], kept[name]) for name, _ in kept.most_common(top)]
