@@ -165,9 +165,19 @@ def _resident(pagemap: int, start: int, length: int, page: int) -> np.ndarray:
     return ((entries >> np.uint64(63)) & (entries >> np.uint64(56)) & np.uint64(1)).astype(np.uint8)
 
 
+class _Span:
+    """Memory at an address, as numpy reads it (``__array_interface__``): no ctypes type is made for it, where
+    ``np.ctypeslib.as_array`` makes an array type for every length, which ctypes keeps for good (its pointer
+    types' cache): a census of a few hundred mappings left a few hundred classes behind each time, ~33 blocks
+    each, in the memory it was measuring."""
+
+    def __init__(self, start: int, length: int) -> None:
+        self.__array_interface__ = {"data": (start, False), "shape": (length // 8,), "typestr": "<u8", "version": 3}
+
+
 def _words(start: int, length: int) -> np.ndarray:
-    return np.ctypeslib.as_array(ctypes.cast(ctypes.c_void_p(start), ctypes.POINTER(ctypes.c_uint64)),
-                                 shape=(length // 8,))
+    """The 8-byte words of ``[start, start + length)``, read in place."""
+    return np.asarray(_Span(start, length))
 
 
 def page_account(lone: bool = False) -> dict[str, Any]:
@@ -195,11 +205,11 @@ def page_account(lone: bool = False) -> dict[str, Any]:
         os.close(pagemap)
 
 
-def _account(pagemap: int, lone: bool = False) -> dict[str, Any]:
-    page = os.sysconf("SC_PAGE_SIZE")
+def _heaps(anon: list[list[Any]], pagemap: int, page: int) -> tuple[list[tuple[int, int, int]],
+                                                                     list[tuple[int, int, int]]]:
+    """malloc's heaps among the anonymous mappings ``anon`` (``_Maps`` rows): (start, end, first chunk) of each,
+    to walk, and the thread arenas' heaps as (heap, its end, its arena)."""
     info_size = _heap_info_size()
-    maps = _Maps()
-    anon = [r for r in maps.rows if r[2].startswith("rw") and r[3] in ("", "[heap]")]
 
     def word(address: int) -> int:
         return ctypes.c_size_t.from_address(address).value
@@ -220,21 +230,41 @@ def _account(pagemap: int, lone: bool = False) -> dict[str, Any]:
         a = word(a + NEXT)
     heaps = [(h, h + word(h + 16), a) for h, a in heads.items() if a in arenas and 0 < word(h + 16) <= HEAP_ALIGN]
     main_rows = [r for r in anon if r[3] == "[heap]"]  # the main arena's: from the start of the program's break
-    out: dict[str, Any] = {"arena_resident": 0, "arena_live": 0, "arena_in_use": 0, "arena_free": 0,
-                           "arena_chunks": 0, "walk_ok": 1, "unwalked": 0, "mmapped_resident": 0,
-                           "other_anon": 0}
     walked: list[tuple[int, int, int]] = []  # (start, end, first chunk)
     for h, used_end, arena in heaps:
         walked.append((h, used_end, arena + -(-MALLOC_STATE_SIZE // 16) * 16 if h <= arena < h + HEAP_ALIGN
                        else h + info_size))
     if main_rows:
         walked.append((min(r[0] for r in main_rows), max(r[1] for r in main_rows), min(r[0] for r in main_rows)))
+    return walked, heaps
+
+
+def heap_ranges() -> list[tuple[int, int, int]]:
+    """malloc's heaps now, as (start, end, first chunk): what the account walks. Empty where they cannot be read."""
+    if not _supported():
+        return []
+    pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
+    try:
+        anon = [r for r in _Maps().rows if r[2].startswith("rw") and r[3] in ("", "[heap]")]
+        return _heaps(anon, pagemap, os.sysconf("SC_PAGE_SIZE"))[0]
+    finally:
+        os.close(pagemap)
+
+
+def _account(pagemap: int, lone: bool = False) -> dict[str, Any]:
+    page = os.sysconf("SC_PAGE_SIZE")
+    maps = _Maps()
+    anon = [r for r in maps.rows if r[2].startswith("rw") and r[3] in ("", "[heap]")]
+    walked, heaps = _heaps(anon, pagemap, page)
+    out: dict[str, Any] = {"arena_resident": 0, "arena_live": 0, "arena_in_use": 0, "arena_free": 0,
+                           "arena_chunks": 0, "walk_ok": 1, "unwalked": 0, "mmapped_resident": 0,
+                           "other_anon": 0}
     for start, end, first in walked:
         resident = _resident(pagemap, start, end - start, page)
         live = np.zeros(resident.size, dtype=np.uint8)
         in_use, free, chunks, reached = _WALK(_words(start, end - start), start, first, end, page, live)
         # (a fencepost, 16 bytes then 0, closes a heap the arena grew past: the walk ends on it)
-        if reached != end and (reached + 16 > end or word(reached + 8) & ~7 != 16):
+        if reached != end and (reached + 16 > end or ctypes.c_size_t.from_address(reached + 8).value & ~7 != 16):
             out["walk_ok"] = 0
             out["unwalked"] += end - reached  # what the account leaves out of "in use" and "free"
         out["arena_resident"] += int(resident.sum()) * page
@@ -329,33 +359,36 @@ def _every_type() -> dict[int, type]:
     return found
 
 
-def name_blocks(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, float]]:
-    """What the sampled lone blocks are: a Python object's type where the block opens with one (CPython keeps its
-    objects in malloc's blocks here: an object not tracked by the collector starts the block, a tracked one follows
-    its 16-byte collector header, and one with a managed dict 16 bytes more), else "not a Python object" with the
-    block's size. A heuristic: a block whose second word happens to be a class's address reads as that class (an
-    int, str, bytes or float only where its length fits the block too).
-    (name, blocks, bytes of page kept), scaled from the sample to all, most kept first."""
+def block_name(chunk: int, types: dict[int, type]) -> tuple[str, int]:
+    """What the malloc block at ``chunk`` (its header's address) holds: a Python object's type where the block opens
+    with one (CPython keeps its objects in malloc's blocks here: an object not tracked by the collector starts the
+    block, a tracked one follows its 16-byte collector header, and one with a managed dict 16 bytes more), else
+    "not a Python object" with the block's size; with the object's offset in the block's user bytes (0 for none).
+    A heuristic: a block whose second word happens to be a class's address reads as that class (an int, str,
+    bytes or float only where its length fits the block too). ``types``: ``_every_type()``."""
     from bench.robustness.object_headers import UNTRACKED, fits
 
+    size = ctypes.c_size_t.from_address(chunk + 8).value & ~7
+    for offset in (0, 16, 32):
+        if offset + 32 > size:  # the header, then the object's count and type
+            break
+        count = ctypes.c_size_t.from_address(chunk + 16 + offset).value
+        cls = types.get(ctypes.c_size_t.from_address(chunk + 24 + offset).value)
+        if offset == 0 and cls in UNTRACKED and not fits(cls, chunk + 16, size - 8):
+            continue  # its length does not fit the block: not one (the test lone_holders makes too)
+        if cls is not None and 0 < count < 2**32:
+            return f"{cls.__module__}.{cls.__qualname__}", offset
+    return f"not a Python object, {size} bytes", 0
+
+
+def name_blocks(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, float]]:
+    """What the sampled lone blocks are (``block_name``): (name, blocks, bytes of page kept), scaled from the sample
+    to all, most kept first."""
     types = _every_type()
     every = lone.get("every", 1)
     named: dict[str, list[float]] = {}
     for chunk, share in zip(lone.get("sample", []), lone.get("kept", []), strict=True):
-        size = ctypes.c_size_t.from_address(int(chunk) + 8).value & ~7
-        name = None
-        for offset in (0, 16, 32):
-            if offset + 32 > size:  # the header, then the object's count and type
-                break
-            count = ctypes.c_size_t.from_address(int(chunk) + 16 + offset).value
-            cls = types.get(ctypes.c_size_t.from_address(int(chunk) + 24 + offset).value)
-            if offset == 0 and cls in UNTRACKED and not fits(cls, int(chunk) + 16, size - 8):
-                continue  # its length does not fit the block: not one (the test lone_holders makes too)
-            if cls is not None and 0 < count < 2**32:
-                name = f"{cls.__module__}.{cls.__qualname__}"
-                break
-        if name is None:
-            name = f"not a Python object, {size} bytes"
+        name = block_name(int(chunk), types)[0]
         row = named.setdefault(name, [0, 0.0])
         row[0] += every
         row[1] += float(share) * every
