@@ -385,6 +385,9 @@ def main() -> None:
     from bench.robustness.gc_timer import CollectionTimer
 
     gc_passes = CollectionTimer(monkey.log)
+    from bench.robustness.pointer_holders import prepare
+
+    prepare()  # (compiled at the end, between the census and the reading, it would change the heap it reads)
     monkey.start()
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
     # (measured from after the census below: its count of every object holds the GUI thread for seconds, and the
@@ -430,6 +433,10 @@ def main() -> None:
     end_lone = lone_said(census_lone())
     print("blocks alone on mostly free pages at the end:", end_lone, flush=True)
     from bench.robustness.lone_holders import holders_said
+    from bench.robustness.pointer_holders import pointers_said
+
+    end_pointers = pointers_said(census_lone())  # (first: before the collector's walk below makes and frees)
+    print("what points at them:", end_pointers, flush=True)
 
     end_holders = holders_said(census_lone())
     print("what holds the Python objects among them:", end_holders, flush=True)
@@ -546,7 +553,8 @@ unloaded first, as a user closes what they opened).
 - Blocks in use alone on mostly free pages (pages that blocks in use fill a quarter or less of: what keeps the
   pages a trim cannot give back; bench/robustness/glibc_pages.py), after the warm-up: {start_lone}. At the end:
   {end_lone}. What holds the Python objects among those at the end (the referrers' path, up to three steps;
-  bench/robustness/lone_holders.py): {end_holders}.{sites_line}
+  bench/robustness/lone_holders.py): {end_holders}. What points at the lone blocks at the end (every word of the
+  process's memory read for their addresses, up to three steps; bench/robustness/pointer_holders.py): {end_pointers}.{sites_line}
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
 {stall_causes(monkey)}

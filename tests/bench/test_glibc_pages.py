@@ -104,3 +104,20 @@ def test_blocks_alone_on_their_pages_are_counted_and_named():
         grew = names.get(kind, 0) - names_before.get(kind, 0)
         assert 1_000 < grew < 3_000, (kind, grew, lone_said(lone))
     kept.clear()
+
+
+@pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
+def test_a_census_leaves_no_class_behind():
+    """Reading a mapping of a new length once made a ctypes array class that ctypes keeps for good: a census of a
+    few hundred mappings left a few hundred behind, in the memory it measured."""
+    import ctypes
+
+    from bench.robustness.glibc_pages import _words, page_account
+
+    page_account(lone=True)
+    classes = len(ctypes._pointer_type_cache)
+    page_account(lone=True)
+    buffer = (ctypes.c_uint64 * 64)(*range(64))
+    for length in range(8, 512, 8):
+        assert _words(ctypes.addressof(buffer), length)[-1] == length // 8 - 1
+    assert len(ctypes._pointer_type_cache) == classes

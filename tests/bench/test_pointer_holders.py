@@ -1,0 +1,54 @@
+"""bench/robustness/pointer_holders.py: what points at a block is found by reading memory, where the garbage
+collector cannot see it (a numpy array of objects), and a block nothing points at is said to be held by nothing."""
+
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+
+
+@pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
+def test_holders_are_found_by_the_words_that_point_at_them():
+    """In a process of its own, with Python's objects from malloc as in the window: a small one is read in a second,
+    and nothing another test left can point at them."""
+    import os
+
+    root = Path(__file__).resolve().parents[2]
+    code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})['_pointer_check']()"
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONMALLOC": "malloc"})
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _pointer_check() -> None:
+    import ctypes
+    import gc
+
+    import numpy as np
+
+    from bench.robustness.glibc_pages import _every_type, block_name
+    from bench.robustness.pointer_holders import holder_paths
+
+    def big(i: int) -> int:  # ~600 bytes: malloc's block, whichever allocator Python's objects come from
+        return (1 << 4500) + i
+
+    in_array = np.empty(3, dtype=object)  # a numpy array is not the collector's: its items have no referrer
+    in_array[1] = big(1)
+    in_list = [None, big(2)]
+    leaked = big(3)
+    ctypes.pythonapi.Py_IncRef(ctypes.py_object(leaked))  # a count taken and never given back
+    leaked_at = id(leaked)
+    del leaked
+    holders = [id(in_array[1]), id(in_list[1]), leaked_at]
+    assert [r for r in gc.get_referrers(in_array[1]) if type(r).__name__ != "frame"] == []  # the collector: none
+    types = _every_type()
+    chunks = [address - 16 for address in holders]  # an untracked object opens its block
+    assert [block_name(c, types)[0] for c in chunks] == ["builtins.int"] * 3
+    in_numpy, in_python_list, nothing = holder_paths(chunks, depth=2)
+    assert in_numpy[:2] == ["not a Python object, 32 bytes", "numpy.ndarray"], in_numpy  # its data, then the array
+    assert in_python_list[0].startswith("not a Python object") and in_python_list[1] == "list", in_python_list
+    assert nothing == [], nothing
