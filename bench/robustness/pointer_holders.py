@@ -26,7 +26,7 @@ import numpy as np
 
 _SCAN: Any = None
 _OWNERS: Any = None
-HITS = 1 << 20  # pointers recorded at most, a scan
+HITS = 1 << 22  # pointers recorded at most, a scan (past it, a warning)
 
 
 def _scan_kernel() -> Any:
@@ -116,6 +116,8 @@ def _scan(targets: np.ndarray, pagemap: int, page: int, mine: list[tuple[int, in
         for first, last in zip(edges[::2], edges[1::2], strict=True):  # each run of resident pages
             n = _SCAN(_words(start + int(first) * page, (int(last) - int(first)) * page), start + int(first) * page,
                       targets, at, which, n)
+    if n > HITS:
+        print(f"pointer_holders: {n:,} words point at the blocks sought, {HITS:,} read", flush=True)
     n = min(n, HITS)
     keep = np.ones(n, dtype=bool)
     for lo, hi in mine:
@@ -177,9 +179,7 @@ def holder_paths(blocks: list[int], depth: int = 3) -> list[list[str]]:
             # a pointer to a block points at its object (after the collector's header, if any) or at its start
             pointee = {i: c + 16 + block_name(c, types)[1] for i, c in current.items()}
             targets = np.array(sorted(set(pointee.values())), dtype=np.uint64)
-            own = [(c + 16, c + 16 + (ctypes.c_size_t.from_address(c + 8).value & ~7)) for c in current.values()]
-            at, which = _scan(targets, pagemap, page, [(targets.ctypes.data, targets.ctypes.data + targets.nbytes),
-                                                       *own])
+            at, which = _scan(targets, pagemap, page, [(targets.ctypes.data, targets.ctypes.data + targets.nbytes)])
             chunk, in_use = _placed(at, heaps)
             found: dict[int, tuple[int, str]] = {}  # target address -> (the holder's chunk or -1, its name)
             for a, w, c, used in zip(at.tolist(), which.tolist(), chunk.tolist(), in_use.tolist(), strict=True):
