@@ -30,7 +30,8 @@ TAB_BOUND = {"type", "click", "choose", "slide", "spin", "tick", "view"}
 FIGURES = (("unpacked", "anonymous RSS less the packed copies"),
            ("live", "malloc's blocks in use (glibc's heap in use and mmapped)"),
            ("slack", "anonymous RSS not in malloc's blocks in use (freed but resident, and memory not from malloc)"),
-           ("objects", "objects the collector tracks (thousands)"))
+           ("objects", "objects the collector tracks (thousands)"),
+           ("unheld", "ints no word of memory points at: references taken and never given back"))
 
 
 def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
@@ -40,6 +41,9 @@ def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
     parts["slack"] = parts["anon"] - parts["live"]
     with every_object() as everything:  # (the frozen ones too: the app freezes its objects at quiet moments)
         parts["objects"] = len(everything) / 1000
+    from bench.robustness.pointer_holders import unheld
+
+    parts["unheld"] = float(len(unheld(int)))
     return parts
 
 
@@ -122,7 +126,7 @@ phases, each {args.actions} actions of one kind (the kinds that act on the tab s
 phase, round by round (MB; objects in thousands); most growth in the anonymous RSS less the packed copies first. Exceptions: {len(monkey.exceptions)}.
 
 | kind | {' | '.join(label for _, label in FIGURES)} |
-|---|---|---|---|---|
+|---|---|---|---|---|---|
 {rows}
 """
     if not args.no_write:

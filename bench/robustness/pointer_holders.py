@@ -26,6 +26,7 @@ import numpy as np
 
 _SCAN: Any = None
 _OWNERS: Any = None
+_ATOMS = {f"builtins.{t}" for t in ("int", "str", "bytes", "float")}
 HITS = 1 << 22  # pointers recorded at most, a scan (past it, a warning)
 
 
@@ -57,11 +58,13 @@ def _owners_kernel() -> Any:
 
     @njit(cache=False, nogil=True)
     def owners(words, base, first, stop, addresses, chunk, in_use):  # pragma: no cover - compiled
-        """For each of ``addresses`` (sorted, in the heap ``[base, stop)``): the chunk it lies in and whether that
-        chunk is in use (-1: past where the walk could go)."""
+        """For each of ``addresses`` (sorted, in the heap ``[base, stop)``): the chunk whose bytes it lies in and
+        whether that chunk is in use (-1: past where the walk could go; -2: a chunk's size word). A chunk in use owns
+        ``[chunk + 16, next chunk + 8)``: the next chunk's first word (its "previous size") is its last 8 bytes."""
         c = first
+        prev = np.int64(-1)
         k = 0
-        while k < addresses.size and addresses[k] < c:
+        while k < addresses.size and addresses[k] < c + 8:
             chunk[k] = -1
             k += 1
         while c + 16 <= stop and k < addresses.size:
@@ -70,10 +73,18 @@ def _owners_kernel() -> Any:
                 break
             nxt = c + size
             used = nxt + 16 <= stop and (words[(nxt - base) // 8 + 1] & np.uint64(1)) == 1
+            while k < addresses.size and addresses[k] < c + 8:  # the previous chunk's last word
+                chunk[k] = prev
+                in_use[k] = prev >= 0 and (words[(c - base) // 8 + 1] & np.uint64(1)) == 1
+                k += 1
+            while k < addresses.size and addresses[k] < c + 16:  # this chunk's size
+                chunk[k] = -2
+                k += 1
             while k < addresses.size and addresses[k] < nxt:
                 chunk[k] = c
                 in_use[k] = used
                 k += 1
+            prev = c
             c = nxt
         while k < addresses.size:
             chunk[k] = -1
@@ -82,12 +93,42 @@ def _owners_kernel() -> Any:
     return owners
 
 
+def _objects_kernel() -> Any:
+    from numba import njit
+
+    @njit(cache=False, nogil=True)
+    def objects(words, base, first, stop, type_address, out, n):  # pragma: no cover - compiled
+        """The blocks in use of the heap ``[base, stop)`` that open with an object of the type at ``type_address``
+        (a count under 2**32, then the type): their objects' addresses into ``out`` from slot ``n`` on. (slots)"""
+        c = first
+        while c + 16 <= stop:
+            size = np.int64(words[(c - base) // 8 + 1] & ~np.uint64(7))
+            if size < 32 or c + size > stop:
+                break
+            nxt = c + size
+            if nxt + 16 <= stop and (words[(nxt - base) // 8 + 1] & np.uint64(1)) == 1:
+                at = (c - base) // 8 + 2
+                if words[at + 1] == type_address and 0 < words[at] < np.uint64(1 << 32):
+                    if n < out.size:
+                        out[n] = c + 16
+                    n += 1
+            c = nxt
+        return n
+
+    return objects
+
+
+_OBJECTS: Any = None
+
+
 def prepare() -> None:
     """Compile the scan now: compiling later, between a census and its reading, would change the heap read."""
-    global _SCAN, _OWNERS
+    global _SCAN, _OWNERS, _OBJECTS
     if _SCAN is None:
         _SCAN = _scan_kernel()
         _OWNERS = _owners_kernel()
+        _OBJECTS = _objects_kernel()
+        _OBJECTS(np.zeros(8, dtype=np.uint64), 0, 0, 64, np.uint64(8), np.zeros(1, dtype=np.int64), 0)
         targets = np.array([8, 16], dtype=np.uint64)  # compiled now, before the maps are read
         _SCAN(np.zeros(4, dtype=np.uint64), 0, targets, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0)
         _OWNERS(np.zeros(8, dtype=np.uint64), 0, 0, 64, np.array([8], dtype=np.int64), np.zeros(1, dtype=np.int64),
@@ -95,11 +136,20 @@ def prepare() -> None:
 
 
 def _writable() -> list[tuple[int, int, str]]:
-    """The mappings a pointer could lie in: every one the process can write, but devices'."""
+    """The mappings a pointer could lie in: every one the process can write, but devices' and the threads' stacks.
+    A stack keeps the words its calls left beneath its top, where they read as holders; at a quiet moment no call
+    of interest is under way (a thread's stack: an anonymous mapping just above its guard page, one it cannot
+    touch)."""
     from bench.robustness.glibc_pages import _Maps
 
-    return [(r[0], r[1], r[3]) for r in _Maps().rows
-            if r[2].startswith("rw") and not r[3].startswith(("/dev/", "[vvar", "[vsyscall"))]
+    rows = _Maps().rows
+    out = []
+    for i, r in enumerate(rows):
+        guarded = i > 0 and rows[i - 1][1] == r[0] and rows[i - 1][2].startswith("---") and not rows[i - 1][3]
+        if (r[2].startswith("rw") and not r[3].startswith(("/dev/", "[vvar", "[vsyscall", "[stack"))
+                and not (guarded and not r[3])):
+            out.append((r[0], r[1], r[3]))
+    return out
 
 
 def _scan(targets: np.ndarray, pagemap: int, page: int, mine: list[tuple[int, int]]) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +176,8 @@ def _scan(targets: np.ndarray, pagemap: int, page: int, mine: list[tuple[int, in
 
 
 def _placed(addresses: np.ndarray, heaps: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarray]:
-    """For each address: the malloc chunk it lies in (-1 outside the heaps), and whether that chunk is in use."""
+    """For each address: the malloc chunk whose bytes it lies in (-1 outside the heaps or past where a walk could go,
+    -2 a chunk's size word), and whether that chunk is in use."""
     from bench.robustness.glibc_pages import _words
 
     chunk = np.full(addresses.size, -1, dtype=np.int64)
@@ -178,17 +229,25 @@ def holder_paths(blocks: list[int], depth: int = 3) -> list[list[str]]:
                 break
             # a pointer to a block points at its object (after the collector's header, if any) or at its start
             pointee = {i: c + 16 + block_name(c, types)[1] for i, c in current.items()}
-            targets = np.array(sorted(set(pointee.values())), dtype=np.uint64)
+            # (not through a set, nor numpy's sorting: its hashes or a freed copy, left in memory malloc gives out
+            # again, would be read as the very words sought)
+            ordered = sorted(pointee.values())
+            targets = np.array([t for k, t in enumerate(ordered) if k == 0 or t != ordered[k - 1]], dtype=np.uint64)
             at, which = _scan(targets, pagemap, page, [(targets.ctypes.data, targets.ctypes.data + targets.nbytes)])
+            sought = targets.tolist()  # (the array is cleared before it is freed: a stale copy of its words would
+            targets[:] = 0  # read as pointers in the next step's scan)
             chunk, in_use = _placed(at, heaps)
             found: dict[int, tuple[int, str]] = {}  # target address -> (the holder's chunk or -1, its name)
             for a, w, c, used in zip(at.tolist(), which.tolist(), chunk.tolist(), in_use.tolist(), strict=True):
-                target = int(targets[w])
-                if c >= 0 and not used:
-                    continue  # a stale copy in a free block
+                target = sought[w]
+                if (c >= 0 and not used) or c == -2:
+                    continue  # a stale copy in a free block (or a size word that reads as the address)
                 if c >= 0 and (c + 16 <= target < c + (ctypes.c_size_t.from_address(c + 8).value & ~7)):
                     continue  # a block's pointer to itself
-                held = (c, _short(block_name(c, types)[0])) if c >= 0 else (-1, _mapping_name(a, maps))
+                name = block_name(c, types)[0] if c >= 0 else _mapping_name(a, maps)
+                if name in _ATOMS:
+                    continue  # an int, str, bytes or float holds no reference: a stale word past its own bytes
+                held = (c, _short(name))
                 if target not in found or (found[target][0] < 0 <= c):  # a block in use before a stack's stale word
                     found[target] = held
             nxt: dict[int, int] = {}
@@ -223,3 +282,41 @@ def pointers_said(lone: dict[str, Any], top: int = 12) -> str:
         held[name] += every
     mb = 2**20
     return "; ".join(f"{name} {held[name]:,} ({pages / mb:,.1f} MB)" for name, pages in kept.most_common(top))
+
+
+def unheld(cls: type = int, limit: int = 1 << 21) -> list[int]:
+    """The objects of ``cls`` (an int, str, bytes or float: a type the collector does not track) in malloc's heaps
+    that no word of the process's memory points at: references taken and never given back (a leak in C code), or
+    the dead. Their addresses; the objects are never made here."""
+    from bench.robustness.glibc_pages import _every_type, _words, block_name, heap_ranges
+    from bench.robustness.object_headers import fits
+
+    prepare()
+    found = np.zeros(limit, dtype=np.int64)
+    n = 0
+    heaps = heap_ranges()
+    for start, end, first in heaps:
+        n = _OBJECTS(_words(start, end - start), start, first, end, np.uint64(id(cls)), found, n)
+    objects = [int(a) for a in found[:min(n, limit)]
+               if fits(cls, int(a), (ctypes.c_size_t.from_address(int(a) - 8).value & ~7) - 8)]
+    if not objects:
+        return []
+    targets = np.array(sorted(objects), dtype=np.uint64)
+    pagemap = os.open("/proc/self/pagemap", os.O_RDONLY)
+    try:
+        at, which = _scan(targets, pagemap, os.sysconf("SC_PAGE_SIZE"),
+                          [(targets.ctypes.data, targets.ctypes.data + targets.nbytes),
+                           (found.ctypes.data, found.ctypes.data + found.nbytes)])
+    finally:
+        os.close(pagemap)
+    chunk, in_use = _placed(at, heaps)
+    types = _every_type()
+    for i in np.flatnonzero(in_use):  # (an int, str, bytes or float holds no reference: a stale word there)
+        if block_name(int(chunk[i]), types)[0] in _ATOMS:
+            in_use[i] = False
+    held = np.zeros(targets.size, dtype=bool)
+    held[which[(chunk == -1) | in_use]] = True
+    lost = [int(a) for a in targets[~held]]
+    targets[:] = 0  # (a stale copy of these words would read as pointers in a scan that follows)
+    found[:] = 0
+    return lost

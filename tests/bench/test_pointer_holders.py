@@ -31,26 +31,33 @@ def _pointer_check() -> None:
     import numpy as np
 
     from bench.robustness.glibc_pages import _every_type, block_name
-    from bench.robustness.pointer_holders import holder_paths
+    from bench.robustness.pointer_holders import holder_paths, unheld
 
-    def big(i: int) -> int:  # ~600 bytes: malloc's block, whichever allocator Python's objects come from
+    def big(i: int) -> int:  # ~600 bytes: a block of malloc's own under pymalloc too
         return (1 << 4500) + i
+
+    def make_three() -> list[int]:  # (in a frame of its own: the stale copies its evaluation left are overwritten by
+        return [big(4), big(5), big(6)]  # the calls that follow, where this frame's own would stay)
 
     stale = np.zeros(4, dtype=np.uint64)  # a sampled block freed since: its size word now reads as anything (once,
     stale[1] = 1 << 46  # the range such a block seemed to span was left out of the scan, and every pointer with it)
     in_array = np.empty(3, dtype=object)  # a numpy array is not the collector's: its items have no referrer
     in_array[1] = big(1)
     in_list = [None, big(2)]
-    leaked = big(3)
-    ctypes.pythonapi.Py_IncRef(ctypes.py_object(leaked))  # a count taken and never given back
-    leaked_at = id(leaked)
-    del leaked
-    holders = [id(in_array[1]), id(in_list[1]), leaked_at]
+    three = make_three()  # 24 bytes of items, a 32-byte block: the third lies in the next block's first word
+    made = ctypes.pythonapi.PyLong_FromLongLong  # an int made in C and never given back: no Python code held it
+    made.restype, made.argtypes = ctypes.c_void_p, [ctypes.c_longlong]
+    leaked_at = made((1 << 62) + 12345)
+    holders = [id(in_array[1]), id(in_list[1]), leaked_at, id(three[2])]  # (a list: an address in a set is a hash)
     assert [r for r in gc.get_referrers(in_array[1]) if type(r).__name__ != "frame"] == []  # the collector: none
     types = _every_type()
     chunks = [address - 16 for address in holders]  # an untracked object opens its block
-    assert [block_name(c, types)[0] for c in chunks] == ["builtins.int"] * 3
-    in_numpy, in_python_list, nothing, _ = holder_paths([*chunks, stale.ctypes.data], depth=2)
+    assert [block_name(c, types)[0] for c in chunks] == ["builtins.int"] * 4
+    in_numpy, in_python_list, nothing, third, _ = holder_paths([*chunks, stale.ctypes.data], depth=2)
     assert in_numpy[:2] == ["not a Python object, 32 bytes", "numpy.ndarray"], in_numpy  # its data, then the array
     assert in_python_list[0].startswith("not a Python object") and in_python_list[1] == "list", in_python_list
     assert nothing == [], nothing
+    assert third == ["not a Python object, 32 bytes", "list"], third  # (its last word: the next block's first)
+    # every int in malloc's heaps that nothing points at: the leaked one, not those the array and the list hold
+    lost = set(unheld(int))
+    assert leaked_at in lost and not lost & {holders[0], holders[1], holders[3]}
