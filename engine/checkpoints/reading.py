@@ -110,11 +110,16 @@ def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
     if not path.exists():
         raise CheckpointError(f"{run_dir} has no {WEIGHTS}")
     try:
-        tensors = {}
-        with safe_open(str(path), framework=framework) as f:
-            meta = f.metadata() or {}
-            for key in f.keys():  # noqa: SIM118 - safe_open is not a mapping
-                tensors[key] = f.get_tensor(key)
+        tensors: dict[str, Any] = {}
+        if framework == "pt":  # (not safe_open's "pt": it left ints behind, engine/checkpoints/safetensors_torch.py)
+            from engine.checkpoints.safetensors_torch import read_safetensors
+
+            tensors, meta = read_safetensors(path)
+        else:
+            with safe_open(str(path), framework=framework) as f:
+                meta = f.metadata() or {}
+                for key in f.keys():  # noqa: SIM118 - safe_open is not a mapping
+                    tensors[key] = f.get_tensor(key)
     except Exception as e:  # safetensors raises its own error types for damaged files
         raise CheckpointError(f"{path} is damaged or truncated ({e})") from None
     if config.get("save_id") and meta.get("save_id") != config["save_id"]:

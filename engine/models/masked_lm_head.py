@@ -51,9 +51,12 @@ def _weights_file(folder: Path) -> Path:
 
 
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
-    from safetensors.torch import load_file
+    from engine.checkpoints.safetensors_torch import read_safetensors
 
-    return load_file(str(_weights_file(folder)))
+    try:
+        return read_safetensors(_weights_file(folder))[0]
+    except (OSError, ValueError) as e:
+        raise CheckpointError(f"{_weights_file(folder)} is damaged or truncated ({e})") from None
 
 
 @one_thread_in_transformers
