@@ -51,7 +51,7 @@ def read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str
             if body + end > size:
                 raise ValueError(f"'{name}' ends past the file's end (truncated?)")
             f.seek(body + start)
-            if end > start and f.readinto(memoryview(tensor.reshape(-1).view(torch.uint8).numpy())) != end - start:
+            if end > start and f.readinto(tensor.reshape(-1).view(torch.uint8).numpy().data) != end - start:
                 raise ValueError(f"'{name}' could not be read whole")
             tensors[name] = tensor
     if not isinstance(metadata, dict):
