@@ -111,8 +111,8 @@ def read_tensors(run_dir: str | Path, config: Mapping[str, Any],
         raise CheckpointError(f"{run_dir} has no {WEIGHTS}")
     try:
         tensors: dict[str, Any] = {}
-        if framework == "pt":  # (not safe_open's "pt": it left ints behind, engine/checkpoints/safetensors_torch.py)
-            from engine.checkpoints.safetensors_torch import read_safetensors
+        if framework == "pt":  # (not safe_open's "pt": it left ints behind, engine/data/safetensors_torch.py)
+            from engine.data.safetensors_torch import read_safetensors
 
             tensors, meta = read_safetensors(path)
         else:

@@ -51,7 +51,7 @@ def _weights_file(folder: Path) -> Path:
 
 
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
-    from engine.checkpoints.safetensors_torch import read_safetensors
+    from engine.data.safetensors_torch import read_safetensors
 
     try:
         return read_safetensors(_weights_file(folder))[0]

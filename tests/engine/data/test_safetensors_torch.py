@@ -1,4 +1,4 @@
-"""engine/checkpoints/safetensors_torch.py: a safetensors file read into torch tensors gives what safetensors wrote,
+"""engine/data/safetensors_torch.py: a safetensors file read into torch tensors gives what safetensors wrote,
 each tensor writable and its own, leaves nothing behind, and a damaged file is refused by name."""
 
 import gc
@@ -8,7 +8,7 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from engine.checkpoints.safetensors_torch import read_safetensors
+from engine.data.safetensors_torch import read_safetensors
 
 
 @pytest.fixture
