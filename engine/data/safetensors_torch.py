@@ -1,76 +1,84 @@
-"""A safetensors file read into torch tensors, each tensor's bytes read from the file straight into a tensor of its
-own (writable, one copy, nothing else kept).
+"""A safetensors file read into torch tensors, each in memory of its own (writable; not a view of the file or of
+one another), with the file's metadata; the header checked against the bytes before any tensor is made.
 
-Not ``safetensors.safe_open(framework="pt")``: safetensors 0.8's reads through it left about three Python ints
-(the tensor's byte offsets) behind for every tensor read, never freed: 145 for each load of bert-tiny. The window
-loads and unloads models all day (the Run history's scrubber loads a checkpoint at every step it is moved to), and
-those ints, each a small block alone among freed memory, kept pages resident that nothing else used
-(bench/robustness/RESULTS.md, "Chaos in the window", the fortieth session's runs). The format is a little-endian
-8-byte header length, a JSON header (each tensor's dtype, shape and byte offsets after the header;
-``__metadata__``: strings), then the bytes.
+One reader for the run folders' weights (``engine.checkpoints.reading.read_tensors``), the MLM heads' and Hugging
+Face folders' (``engine.models.hf_memory``). Not ``safetensors.safe_open(framework="pt")``: safetensors 0.8's reads
+through it left about three Python ints (the tensor's byte offsets) behind for every tensor read, never freed: 145
+for each load of bert-tiny. The window loads and unloads models all day (the Run history's scrubber loads a
+checkpoint at every step it is moved to), and those ints, each a small block alone among freed memory, kept pages
+resident that nothing else used (bench/robustness/RESULTS.md, "Chaos in the window", the fortieth session's runs).
+
+The file is read in one call with the GIL let go, into torch's memory, then each tensor copied out of it, each copy
+a torch call that lets the GIL go too (bench/robustness/gil_holds.py).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
-import torch
+from engine.errors import CheckpointError
 
-DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-          "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-          "BOOL": torch.bool}
-MAX_HEADER_BYTES = 100_000_000  # safetensors' own limit
+HEADER_AT_MOST = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
+_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
+           "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool",
+           "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "U16": "uint16", "U32": "uint32", "U64": "uint64"}
 
 
-def read_safetensors(path: Path) -> tuple[dict[str, torch.Tensor], dict[str, str]]:
-    """The tensors and the metadata of the safetensors file at ``path``. ValueError names what is wrong with a file
-    that is not one (truncated, a header that does not parse, offsets past its end or overlapping)."""
-    with open(path, "rb") as f:
-        size = f.seek(0, 2)
-        f.seek(0)
-        length = int.from_bytes(f.read(8), "little")
-        if size < 8 or not 0 < length <= min(MAX_HEADER_BYTES, size - 8):
-            raise ValueError(f"a header of {length:,} bytes in a file of {size:,}: not a safetensors file")
+def read_safetensors(path: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every tensor of a safetensors file, each in memory of its own, and the file's metadata. The file is checked as
+    it is read: a header that does not describe the bytes after it raises ``CheckpointError`` before any tensor is
+    made."""
+    import torch
+
+    path = Path(path)
+    with path.open("rb") as f:
+        size = path.stat().st_size
+        head = f.read(8)
+        if len(head) < 8:
+            raise CheckpointError(f"{path} is too short to be a safetensors file")
+        length = int.from_bytes(head, "little")
+        if length > min(HEADER_AT_MOST, size - 8):
+            raise CheckpointError(f"{path} is not a safetensors file (its header claims {length} bytes)")
         try:
             header = json.loads(f.read(length))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise ValueError(f"its header does not parse ({e})") from None
-        if not isinstance(header, dict):
-            raise ValueError("its header is not a JSON object")
-        metadata = header.pop("__metadata__", None) or {}
-        body = 8 + length
-        tensors: dict[str, torch.Tensor] = {}
-        for name, entry in sorted(header.items(), key=lambda kv: _offsets(kv[0], kv[1])[0]):
-            dtype, shape = _entry(name, entry)
-            start, end = _offsets(name, entry)
-            tensor = torch.empty(shape, dtype=dtype)
-            if end - start != tensor.numel() * tensor.element_size():
-                raise ValueError(f"'{name}': {end - start:,} bytes for a {dtype} tensor of shape {tuple(shape)}")
-            if body + end > size:
-                raise ValueError(f"'{name}' ends past the file's end (truncated?)")
-            f.seek(body + start)
-            if end > start and f.readinto(tensor.reshape(-1).view(torch.uint8).numpy().data) != end - start:
-                raise ValueError(f"'{name}' could not be read whole")
-            tensors[name] = tensor
+        except (UnicodeDecodeError, ValueError):
+            raise CheckpointError(f"{path} is not a safetensors file (its header is not JSON)") from None
+        # torch's memory, not a bytearray: Python zeroes a bytearray holding the GIL (55 ms for MiniLM's 90 MB)
+        data = torch.empty(size - 8 - length, dtype=torch.uint8, device="cpu")  # (whatever torch's default device)
+        into: Any = data.numpy()  # (its buffer: the tensor's memory)
+        if f.readinto(into) != len(data):  # (the GIL let go while the kernel copies)
+            raise CheckpointError(f"{path} changed while it was read")
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{path} is not a safetensors file (its header is not a table of tensors)")
+    metadata = header.get("__metadata__") or {}
     if not isinstance(metadata, dict):
-        raise ValueError("its __metadata__ is not a JSON object")
+        raise CheckpointError(f"{path} is not a safetensors file (its metadata is not a table)")
+    entries = {k: v for k, v in header.items() if k != "__metadata__"}
+    placed = [_placed(path, key, entry, len(data)) for key, entry in entries.items()]
+    tensors = {}
+    for key, dtype, shape, begin, end in placed:
+        # the copy is aligned for its type wherever the tensor lay in the file; torch lets the GIL go while it copies
+        tensors[key] = data[begin:end].clone().view(dtype).reshape(shape)
     return tensors, {str(k): str(v) for k, v in metadata.items()}
 
 
-def _entry(name: str, entry: Any) -> tuple[torch.dtype, list[int]]:
-    if not isinstance(entry, dict) or entry.get("dtype") not in DTYPES:
-        raise ValueError(f"'{name}' has no dtype this reader knows ({entry.get('dtype') if isinstance(entry, dict) else entry!r})")
-    shape = entry.get("shape")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and d >= 0 for d in shape):
-        raise ValueError(f"'{name}' has no valid shape ({shape!r})")
-    return DTYPES[entry["dtype"]], shape
+def _placed(path: Path, key: str, entry: Any, data_size: int) -> tuple[str, Any, tuple[int, ...], int, int]:
+    import torch
 
-
-def _offsets(name: str, entry: Any) -> tuple[int, int]:
-    offsets = entry.get("data_offsets") if isinstance(entry, dict) else None
-    if (not isinstance(offsets, list) or len(offsets) != 2 or not all(isinstance(o, int) for o in offsets)
-            or not 0 <= offsets[0] <= offsets[1]):
-        raise ValueError(f"'{name}' has no valid data_offsets ({offsets!r})")
-    return offsets[0], offsets[1]
+    bad = f"{path}: tensor {key!r} is described wrongly in the file's header"
+    if not isinstance(entry, dict):
+        raise CheckpointError(bad)
+    dtype = getattr(torch, _DTYPES.get(str(entry.get("dtype")), ""), None)
+    if not isinstance(dtype, torch.dtype):
+        raise CheckpointError(f"{path}: tensor {key!r} has a type this torch cannot hold ({entry.get('dtype')!r})")
+    shape, offsets = entry.get("shape"), entry.get("data_offsets")
+    if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)
+            and isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(n, int) for n in offsets)):
+        raise CheckpointError(bad)
+    begin, end = offsets
+    if not 0 <= begin <= end <= data_size or end - begin != math.prod(shape) * dtype.itemsize:
+        raise CheckpointError(f"{path}: tensor {key!r} does not fit the bytes the file holds (truncated?)")
+    return key, dtype, tuple(shape), begin, end

@@ -20,20 +20,12 @@ chaos bench's stalls per action fell by 38%: bench/robustness/RESULTS.md, "Chaos
 from __future__ import annotations
 
 import inspect
-import json
-import math
 import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from engine.errors import CheckpointError
-
 WEIGHTS = "model.safetensors"
-HEADER_AT_MOST = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
-_DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
-           "I32": "int32", "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool",
-           "F8_E4M3": "float8_e4m3fn", "F8_E5M2": "float8_e5m2", "U16": "uint16", "U32": "uint32", "U64": "uint64"}
 
 
 @cache
@@ -46,57 +38,10 @@ def in_memory() -> dict[str, Any]:
 
 
 def read_weights(path: str | Path) -> dict[str, Any]:
-    """Every tensor of a safetensors file, each in memory of its own (not a view of the file or of one another).
-    The file is checked as it is read: a header that does not describe the bytes after it raises
-    ``CheckpointError`` before any tensor is made."""
-    import torch
+    """Every tensor of a safetensors file, each in memory of its own (``engine.data.safetensors_torch``)."""
+    from engine.data.safetensors_torch import read_safetensors
 
-    path = Path(path)
-    with path.open("rb") as f:
-        size = path.stat().st_size
-        head = f.read(8)
-        if len(head) < 8:
-            raise CheckpointError(f"{path} is too short to be a safetensors file")
-        length = int.from_bytes(head, "little")
-        if length > min(HEADER_AT_MOST, size - 8):
-            raise CheckpointError(f"{path} is not a safetensors file (its header claims {length} bytes)")
-        try:
-            header = json.loads(f.read(length))
-        except (UnicodeDecodeError, ValueError):
-            raise CheckpointError(f"{path} is not a safetensors file (its header is not JSON)") from None
-        # torch's memory, not a bytearray: Python zeroes a bytearray holding the GIL (55 ms for MiniLM's 90 MB)
-        data = torch.empty(size - 8 - length, dtype=torch.uint8, device="cpu")  # (whatever torch's default device)
-        into: Any = data.numpy()  # (its buffer: the tensor's memory)
-        if f.readinto(into) != len(data):  # (the GIL let go while the kernel copies)
-            raise CheckpointError(f"{path} changed while it was read")
-    if not isinstance(header, dict):
-        raise CheckpointError(f"{path} is not a safetensors file (its header is not a table of tensors)")
-    entries = {k: v for k, v in header.items() if k != "__metadata__"}
-    placed = [_placed(path, key, entry, len(data)) for key, entry in entries.items()]
-    tensors = {}
-    for key, dtype, shape, begin, end in placed:
-        # the copy is aligned for its type wherever the tensor lay in the file; torch lets the GIL go while it copies
-        tensors[key] = data[begin:end].clone().view(dtype).reshape(shape)
-    return tensors
-
-
-def _placed(path: Path, key: str, entry: Any, data_size: int) -> tuple[str, Any, tuple[int, ...], int, int]:
-    import torch
-
-    bad = f"{path}: tensor {key!r} is described wrongly in the file's header"
-    if not isinstance(entry, dict):
-        raise CheckpointError(bad)
-    dtype = getattr(torch, _DTYPES.get(str(entry.get("dtype")), ""), None)
-    if not isinstance(dtype, torch.dtype):
-        raise CheckpointError(f"{path}: tensor {key!r} has a type this torch cannot hold ({entry.get('dtype')!r})")
-    shape, offsets = entry.get("shape"), entry.get("data_offsets")
-    if not (isinstance(shape, list) and all(isinstance(n, int) and n >= 0 for n in shape)
-            and isinstance(offsets, list) and len(offsets) == 2 and all(isinstance(n, int) for n in offsets)):
-        raise CheckpointError(bad)
-    begin, end = offsets
-    if not 0 <= begin <= end <= data_size or end - begin != math.prod(shape) * dtype.itemsize:
-        raise CheckpointError(f"{path}: tensor {key!r} does not fit the bytes the file holds (truncated?)")
-    return key, dtype, tuple(shape), begin, end
+    return read_safetensors(path)[0]
 
 
 def from_pretrained_in_memory(auto: Any, folder: str | Path, **kwargs: Any) -> Any:
