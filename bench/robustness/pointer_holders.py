@@ -1,18 +1,19 @@
 """What points at the blocks that sit alone on mostly free pages (bench/robustness/glibc_pages.py's lone blocks),
-found by reading memory: for the chaos bench's ``--pointers``, at the end of a run.
+found by reading memory: for the chaos bench, at the end of a run, and ``leak_by_action``'s count of the ints
+nobody holds (``unheld``).
 
 ``lone_holders`` asks the garbage collector who refers to a lone object. It cannot see a holder that is not a
 Python object it tracks: a C or C++ table (Qt's, torch's, a C extension's statics), a numpy array of objects, or a
 reference nobody holds at all (a count a C function took and never gave back). Here every resident page the
 process can write is read, word by word, for the lone blocks' addresses: a word that equals one, inside a malloc
-block in use (or in a library's data, a thread's stack, a mapping of its own), is a pointer to it. The block that
+block in use (or in a library's data, a mapping of its own), is a pointer to it. The block that
 holds the pointer is named (a Python object's type, or "not a Python object" with its size) and the search goes on
 from it, up to ``depth`` steps: "int ← not a Python object, 48 bytes ← dict". A lone block no word points at is
 held by nobody: a leaked reference, or memory nobody will free.
 
 A heuristic, as a conservative collector's is: a word that happens to equal an address (a float's bits, a stale
-copy in a block still in use) reads as a pointer. Free blocks are not read as holders, and neither are this
-module's own arrays.
+copy in a block still in use) reads as a pointer. Free blocks, ints, strs, bytes and floats are not read as
+holders, and neither are this module's own arrays nor the threads' stacks (``_writable``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 
 _SCAN: Any = None
 _OWNERS: Any = None
+_OBJECTS: Any = None
 _ATOMS = {f"builtins.{t}" for t in ("int", "str", "bytes", "float")}
 HITS = 1 << 22  # pointers recorded at most, a scan (past it, a warning)
 
@@ -116,9 +118,6 @@ def _objects_kernel() -> Any:
         return n
 
     return objects
-
-
-_OBJECTS: Any = None
 
 
 def prepare() -> None:
@@ -311,9 +310,9 @@ def unheld(cls: type = int, limit: int = 1 << 21) -> list[int]:
         os.close(pagemap)
     chunk, in_use = _placed(at, heaps)
     types = _every_type()
-    for i in np.flatnonzero(in_use):  # (an int, str, bytes or float holds no reference: a stale word there)
-        if block_name(int(chunk[i]), types)[0] in _ATOMS:
-            in_use[i] = False
+    holders = np.unique(chunk[in_use])  # (each block named once, however many of its words were hits)
+    atoms = [c for c in holders.tolist() if block_name(c, types)[0] in _ATOMS]
+    in_use &= ~np.isin(chunk, atoms)  # (an int, str, bytes or float holds no reference: a stale word there)
     held = np.zeros(targets.size, dtype=bool)
     held[which[(chunk == -1) | in_use]] = True
     lost = [int(a) for a in targets[~held]]
