@@ -2,18 +2,26 @@
 (Qt's Flow Layout example): a sentence's word buttons stay all on screen at any width or zoom, where a
 row of them was cut off or had to be scrolled. It is a layout of Python's: each pass of it runs on the
 window's thread, so rows of controls stay in Qt's own layouts (with the lens's controls flowing, a zoom of the lens
-made twice the Python calls; bench/robustness/RESULTS.md)."""
+made twice the Python calls; bench/robustness/RESULTS.md).
+
+Its items are Python's list, not a C++ layout's: Qt's ``QLayout`` leaves deleting them to the subclass, so the layout
+deletes those it still holds when it is destroyed, and the caller of ``takeAt`` deletes what it took
+(``layout_items.empty_layout``)."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, QRect, QSize, Qt
 from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
 
+from explorer.widgets.layout_items import delete_item
+
 
 class FlowLayout(QLayout):
     def __init__(self, parent: QWidget | None = None, spacing: int = 2) -> None:
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
+        items = self._items  # (not self: the slot runs as the layout is destroyed, and must not keep it alive)
+        self.destroyed.connect(lambda *_: _delete_all(items))
         self.setSpacing(spacing)
         self.setContentsMargins(0, 0, 0, 0)
 
@@ -69,3 +77,9 @@ class FlowLayout(QLayout):
             x += hint.width() + gap
             line = max(line, hint.height())
         return y + line - rect.y() + m.bottom()
+
+
+def _delete_all(items: list[QLayoutItem]) -> None:
+    """A destroyed FlowLayout's items: deleted, as a C++ layout's destructor deletes its own."""
+    while items:
+        delete_item(items.pop())

@@ -38,6 +38,7 @@ from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.flow_layout import FlowLayout
+from explorer.widgets.layout_items import empty_layout
 from explorer.widgets.model_picker import ModelPicker, handles_state
 from explorer.widgets.occurrence_map import NUMBERED, OccurrenceMapView
 from explorer.widgets.readable import TALK_TEXT, TEXT, readable_all
@@ -224,12 +225,7 @@ class PolysemyPanel(QWidget):
     def _sentences_changed(self) -> None:
         from engine.api import word_tokenize
 
-        while self.chips.count():
-            item = self.chips.takeAt(0)
-            widget = item.widget() if item is not None else None
-            if widget is not None:
-                widget.hide()
-                widget.deleteLater()
+        empty_layout(self.chips)
         seen: list[str] = []
         for s in self.sentence_list():
             for w in word_tokenize(s):

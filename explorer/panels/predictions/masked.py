@@ -28,6 +28,7 @@ from explorer.failures import Outcome, attempt
 from explorer.panels.predictions.bars import sentence_case, whole_word
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.layout_items import empty_layout
 from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.model_row import model_row
@@ -172,11 +173,7 @@ class MaskedView(QWidget, LabView):
         if spans == getattr(self, "_chip_spans", None):
             return  # the same words: keep the buttons (rebuilding them on every key costs the GUI thread)
         self._chip_spans = spans
-        while self.chips.count():
-            taken = self.chips.takeAt(0)
-            widget = taken.widget() if taken is not None else None
-            if widget is not None:
-                widget.deleteLater()
+        empty_layout(self.chips)
         for a, b in spans:
             chip = QToolButton()
             chip.setText(text[a:b])
