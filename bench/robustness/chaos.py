@@ -397,6 +397,10 @@ def main() -> None:
     start_maps = census_mappings()  # (the census of the quiet moment just above)
     start_lone = lone_said(census_lone())
     print("blocks alone on mostly free pages after the warm-up:", start_lone, flush=True)
+    from bench.robustness.cxx_objects import by_class, unheld
+
+    start_unheld = unheld()  # C++ objects nobody points at (their classes: cxx_objects)
+    print("C++ objects nobody points at after the warm-up:", by_class(start_unheld), flush=True)
     print("after the warm-up:", {k: round(v, 1) if isinstance(v, float) else v for k, v in start.items()}, flush=True)
     samples = [(0.0, start["rss"], start["anon"])]
     if args.growth or args.trace:
@@ -437,6 +441,11 @@ def main() -> None:
 
     end_pointers = pointers_said(census_lone())  # (first: before the collector's walk below makes and frees)
     print("what points at them:", end_pointers, flush=True)
+    end_unheld = unheld()
+    lost_in_run = {c: name for c, name in end_unheld.items() if start_unheld.get(c) != name}
+    end_cxx = (f"{len(start_unheld):,} after the warm-up, {len(end_unheld):,} at the end; of those, not there after the "
+               f"warm-up: {len(lost_in_run):,} ({by_class(lost_in_run)})")
+    print("C++ objects nobody points at:", end_cxx, flush=True)
 
     end_holders = holders_said(census_lone())
     print("what holds the Python objects among them:", end_holders, flush=True)
@@ -555,6 +564,8 @@ unloaded first, as a user closes what they opened).
   {end_lone}. What holds the Python objects among those at the end (the referrers' path, up to three steps;
   bench/robustness/lone_holders.py): {end_holders}. What points at the lone blocks at the end (every word of the
   process's memory read for their addresses, up to three steps; bench/robustness/pointer_holders.py): {end_pointers}.{sites_line}
+- C++ objects (named by their vtables) in malloc's heaps that no word of memory points at: memory a library
+  allocated and nobody will free (bench/robustness/cxx_objects.py): {end_cxx}.
 - Open files at the end, by kind: {files_at_end}.
 - Python's garbage collections, the warm-up included: {gc_passes.report()}.
 {stall_causes(monkey)}

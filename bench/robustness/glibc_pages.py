@@ -362,10 +362,11 @@ def _every_type() -> dict[int, type]:
 def block_name(chunk: int, types: dict[int, type]) -> tuple[str, int]:
     """What the malloc block at ``chunk`` (its header's address) holds: a Python object's type where the block opens
     with one (CPython keeps its objects in malloc's blocks here: an object not tracked by the collector starts the
-    block, a tracked one follows its 16-byte collector header, and one with a managed dict 16 bytes more), else
-    "not a Python object" with the block's size; with the object's offset in the block's user bytes (0 for none).
-    A heuristic: a block whose second word happens to be a class's address reads as that class (an int, str,
+    block, a tracked one follows its 16-byte collector header, and one with a managed dict 16 bytes more), else a
+    C++ object's class, from its vtable (``cxx_objects``), else "not a Python object", each of these two with the
+    block's size; with the object's offset in the block's user bytes (0 for none). A heuristic: a block whose second word happens to be a class's address reads as that class (an int, str,
     bytes or float only where its length fits the block too). ``types``: ``_every_type()``."""
+    from bench.robustness.cxx_objects import LARGEST, vtable_class
     from bench.robustness.object_headers import UNTRACKED, fits
 
     size = ctypes.c_size_t.from_address(chunk + 8).value & ~7
@@ -378,6 +379,10 @@ def block_name(chunk: int, types: dict[int, type]) -> tuple[str, int]:
             continue  # its length does not fit the block: not one (the test lone_holders makes too)
         if cls is not None and 0 < count < 2**32:
             return f"{cls.__module__}.{cls.__qualname__}", offset
+    if size <= LARGEST:
+        name = vtable_class(ctypes.c_size_t.from_address(chunk + 16).value)
+        if name is not None:  # an object of a C++ class with virtual functions: its class, from its vtable
+            return f"C++ {name}, {size} bytes", 0
     return f"not a Python object, {size} bytes", 0
 
 

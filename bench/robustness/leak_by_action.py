@@ -31,7 +31,8 @@ FIGURES = (("unpacked", "anonymous RSS less the packed copies"),
            ("live", "malloc's blocks in use (glibc's heap in use and mmapped)"),
            ("slack", "anonymous RSS not in malloc's blocks in use (freed but resident, and memory not from malloc)"),
            ("objects", "objects the collector tracks (thousands)"),
-           ("unheld", "ints no word of memory points at: references taken and never given back"))
+           ("unheld", "ints no word of memory points at: references taken and never given back"),
+           ("cxx", "C++ objects no word of memory points at (bench/robustness/cxx_objects.py)"))
 
 
 def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
@@ -44,6 +45,9 @@ def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
     from bench.robustness.pointer_holders import unheld
 
     parts["unheld"] = float(len(unheld(int)))
+    from bench.robustness import cxx_objects
+
+    parts["cxx"] = float(len(cxx_objects.unheld()))
     return parts
 
 
@@ -126,7 +130,7 @@ phases, each {args.actions} actions of one kind (the kinds that act on the tab s
 phase, round by round (MB; objects in thousands); most growth in the anonymous RSS less the packed copies first. Exceptions: {len(monkey.exceptions)}.
 
 | kind | {' | '.join(label for _, label in FIGURES)} |
-|---|---|---|---|---|---|
+|{'---|' * (len(FIGURES) + 1)}
 {rows}
 """
     if not args.no_write:
