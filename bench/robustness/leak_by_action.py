@@ -35,6 +35,9 @@ FIGURES = (("unpacked", "anonymous RSS less the packed copies"),
            ("cxx", "C++ objects no word of memory points at (bench/robustness/cxx_objects.py)"))
 
 
+_UNHELD_CXX: dict[int, str] = {}  # the last moment's C++ objects nobody pointed at: chunk -> class
+
+
 def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
     parts = quiet_memory(app, monkey, keep=keep)
     parts["unpacked"] = parts["anon"] - parts.get("packed", 0.0)
@@ -47,7 +50,13 @@ def moment(app: Any, monkey: Monkey, keep: dict[str, str]) -> dict[str, float]:
     parts["unheld"] = float(len(unheld(int)))
     from bench.robustness import cxx_objects
 
-    parts["cxx"] = float(len(cxx_objects.unheld()))
+    nobody = cxx_objects.unheld()
+    parts["cxx"] = float(len(nobody))
+    new = {c: name for c, name in nobody.items() if _UNHELD_CXX.get(c) != name}
+    if _UNHELD_CXX:
+        print(f"  C++ objects nobody points at, new since the moment before: {cxx_objects.by_class(new, 6)}", flush=True)
+    _UNHELD_CXX.clear()
+    _UNHELD_CXX.update(nobody)
     return parts
 
 

@@ -135,18 +135,26 @@ def prepare() -> None:
 
 
 def _writable() -> list[tuple[int, int, str]]:
-    """The mappings a pointer could lie in: every one the process can write, but devices' and the threads' stacks.
-    A stack keeps the words its calls left beneath its top, where they read as holders; at a quiet moment no call
-    of interest is under way (a thread's stack: an anonymous mapping just above its guard page, one it cannot
-    touch)."""
-    from bench.robustness.glibc_pages import _Maps
+    """The mappings a pointer could lie in: every one the process can write, but devices' and the threads' stacks
+    (``pointer_mappings``)."""
+    from bench.robustness.glibc_pages import _Maps, heap_ranges
 
-    rows = _Maps().rows
+    return pointer_mappings(_Maps().rows, {start for start, _, _ in heap_ranges()})
+
+
+def pointer_mappings(rows: list[list[Any]], heap_starts: set[int]) -> list[tuple[int, int, str]]:
+    """Of ``rows`` (smaps': start, end, permissions, name, …), those a pointer could lie in: every one the process
+    can write, but devices' and the threads' stacks. A stack keeps the words its calls left beneath its top, where
+    they read as holders; at a quiet moment no call of interest is under way. A thread's stack is an anonymous
+    mapping just above its guard page, one it cannot touch; a thread arena's heap can lie just above one too (the
+    reserved, unwritable rest of the heap before it), so a mapping where one of malloc's heaps starts
+    (``heap_starts``) is always read: taken for a stack, a heap's objects were left out, and what they held read as
+    held by nobody (the forty-first session: a reloaded model's parameters)."""
     out = []
     for i, r in enumerate(rows):
         guarded = i > 0 and rows[i - 1][1] == r[0] and rows[i - 1][2].startswith("---") and not rows[i - 1][3]
-        if (r[2].startswith("rw") and not r[3].startswith(("/dev/", "[vvar", "[vsyscall", "[stack"))
-                and not (guarded and not r[3])):
+        stack = guarded and not r[3] and r[0] not in heap_starts
+        if r[2].startswith("rw") and not r[3].startswith(("/dev/", "[vvar", "[vsyscall", "[stack")) and not stack:
             out.append((r[0], r[1], r[3]))
     return out
 

@@ -61,3 +61,23 @@ def _pointer_check() -> None:
     # every int in malloc's heaps that nothing points at: the leaked one, not those the array and the list hold
     lost = set(unheld(int))
     assert leaked_at in lost and not lost & {holders[0], holders[1], holders[3]}
+
+
+def test_a_heap_above_another_heaps_reserve_is_read_and_a_thread_stack_is_not():
+    """A thread's stack lies just above its guard page; a thread arena's heap can lie just above the unwritable rest
+    of the heap before it. The heap is read (taken for a stack once, its objects' pointers were missed)."""
+    from bench.robustness.pointer_holders import pointer_mappings
+
+    mb = 2**20
+    rows = [
+        [64 * mb, 65 * mb, "rw-p", "", 0],  # a thread arena's heap, in use
+        [65 * mb, 128 * mb, "---p", "", 0],  # its reserved rest
+        [128 * mb, 130 * mb, "rw-p", "", 0],  # the next heap, just above it
+        [130 * mb, 130 * mb + 4096, "---p", "", 0],  # a thread's guard page
+        [130 * mb + 4096, 138 * mb, "rw-p", "", 0],  # its stack
+        [140 * mb, 141 * mb, "rw-p", "/usr/lib/libQt6Core.so.6", 0],  # a library's data
+        [142 * mb, 143 * mb, "rw-p", "/dev/shm/x", 0],  # a device's
+    ]
+    got = [start for start, _, _ in pointer_mappings(rows, heap_starts={64 * mb, 128 * mb})]
+    assert got == [64 * mb, 128 * mb, 140 * mb]
+    assert [start for start, _, _ in pointer_mappings(rows, heap_starts=set())] == [64 * mb, 140 * mb]
