@@ -4,9 +4,9 @@ bench's census and ``leak_by_action``'s count.
 An object of a C++ class with virtual functions opens with a pointer to its class's vtable, which lies in the
 library that defines the class; ``dladdr`` names the vtable's symbol ("_ZTV13QWidgetItemV2") and libstdc++ demangles
 it ("QWidgetItemV2"). ``glibc_pages.block_name`` names a block that is not a Python object this way, and
-``unheld`` lists the objects nobody points at: memory a library allocated and nobody will free (the thirty-fourth
-to fortieth sessions' "not a Python object, 96 bytes ← held by nothing" were Qt's layout items, each a word
-button's, taken out of their layouts and never deleted: bench/robustness/RESULTS.md). A heuristic, as the pointer
+``unheld`` lists the objects nobody points at: memory a library allocated and nobody will free (run Z40's "not a
+Python object, 96 bytes ← held by nothing" were Qt's layout items, each a word button's, taken out of their layouts
+and never deleted: bench/robustness/RESULTS.md). A heuristic, as the pointer
 scan's: a block whose first word happens to point at a vtable reads as an object of its class, and an object held
 only by a pointer into its middle (a base class's part) or from a thread's stack reads as held by nobody."""
 
