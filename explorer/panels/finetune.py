@@ -179,6 +179,10 @@ class FinetunePanel(QWidget):
         if not self.model.currentText() or self.model.reason():
             self.status.setText(self.model.reason() or "choose a model first")
             return
+        chosen = self.session.models.get(self.model.currentText())
+        if chosen is None:  # a row shown but not usable ("word2vec-sgns (cannot)"), or a model unloaded meanwhile
+            self.status.setText(f"{self.model.currentText()}: choose a model that can be fine-tuned")
+            return
         problem = self.form.problem()
         if problem:
             self.status.setText(problem)
@@ -193,8 +197,7 @@ class FinetunePanel(QWidget):
                 n += 1
                 name = f"{task_name}-{strategy}-{stamp}-{n}"
             out = str(api.runs_folder() / name)
-            handle = self.session.models[self.model.currentText()]
-            items.append(Run(name, self.form.args(handle.path or handle.name, strategy, out), out, strategy, ablation))
+            items.append(Run(name, self.form.args(chosen.path or chosen.name, strategy, out), out, strategy, ablation))
         if ablation:
             self.ablation_table.start(self.form.task_text(), [(i.name, i.strategy) for i in items])
             self.results.setCurrentWidget(self.ablation_table)

@@ -223,3 +223,15 @@ def test_a_fine_tuned_hugging_face_classifier_opened_from_the_library_answers_in
     session.unload("sentiment")
     qtbot.waitUntil(lambda: try_it.run.findText("sentiment") < 0, timeout=10_000)
     assert panel.finished_model is None and not try_it.button.isEnabled()
+
+
+def test_start_on_a_model_that_cannot_be_fine_tuned_says_so(qtbot, panel):
+    """The chaos bench's monkey chose the picker's "word2vec-sgns (cannot)" row and pressed Start: a KeyError."""
+    with qtbot.waitSignal(panel.session.modelsChanged, timeout=60_000):
+        panel.session.load("word2vec-sgns")
+    rows = [panel.model.itemText(i) for i in range(panel.model.count())]
+    cannot = next(i for i, text in enumerate(rows) if text.endswith("(cannot)"))
+    panel.model.setCurrentIndex(cannot)
+    panel.start.click()
+    assert "choose a model that can be fine-tuned" in panel.status.text()
+    assert panel.job is None or not panel.job.running
