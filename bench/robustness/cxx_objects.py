@@ -143,6 +143,7 @@ def objects(limit: int = 1 << 22) -> dict[int, str]:
             found[c] = name
     chunks[:] = 0
     word0[:] = 0
+    vtable_class.cache_clear()  # (kept, its names of every first word read were memory the next census measured)
     return found
 
 

@@ -398,6 +398,9 @@ def name_blocks(lone: dict[str, Any], top: int = 12) -> list[tuple[str, int, flo
         row[0] += every
         row[1] += float(share) * every
     ranked = sorted(named.items(), key=lambda kv: -kv[1][1])
+    from bench.robustness.cxx_objects import vtable_class
+
+    vtable_class.cache_clear()  # (its names are not to stay in the memory the next census reads)
     return [(name, int(n), kept) for name, (n, kept) in ranked[:top]]
 
 

@@ -288,6 +288,9 @@ def pointers_said(lone: dict[str, Any], top: int = 12) -> str:
         kept[name] += float(share) * every
         held[name] += every
     mb = 2**20
+    from bench.robustness.cxx_objects import vtable_class
+
+    vtable_class.cache_clear()  # (its names are not to stay in the memory the next census reads)
     return "; ".join(f"{name} {held[name]:,} ({pages / mb:,.1f} MB)" for name, pages in kept.most_common(top))
 
 
