@@ -33,6 +33,7 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     from transformers.models.auto import modeling_auto as auto
 
     from engine.models.hf_memory import from_pretrained_in_memory
+    from engine.models.shared_tokenizers import shared_tokenizer
     from engine.models.tokenizer_vocab import without_python_vocab
 
     folder = Path(folder)
@@ -43,7 +44,8 @@ def load_hf(folder: str | Path) -> TransformerHandle:
     transformers.utils.logging.disable_progress_bar()
     try:
         config = AutoConfig.from_pretrained(folder, local_files_only=True)
-        tokenizer = without_python_vocab(AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True))
+        tokenizer = shared_tokenizer(folder, lambda: without_python_vocab(
+            AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True)))
     except (OSError, ValueError, KeyError) as e:
         raise CheckpointError(f"{folder}: transformers cannot read this checkpoint ({e})") from None
     if not getattr(tokenizer, "is_fast", False):

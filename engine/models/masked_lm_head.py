@@ -110,7 +110,7 @@ def build_to_load(base: str, causal: bool = False) -> tuple[Any, Any, set[str]]:
         raise CheckpointError(f"{folder}: the encoder's weights do not fit its config (missing "
                               f"{sorted(k for k in fresh if k.startswith(encoder))[:3]}, wrong shape {wrong[:3]})")
     model.tie_weights()
-    return model, _tokenizer(folder, causal), fresh
+    return model, _tokenizer(folder, causal, shared=True), fresh
 
 
 def _config(base: str, causal: bool) -> tuple[Path, Any]:
@@ -125,17 +125,26 @@ def _config(base: str, causal: bool) -> tuple[Path, Any]:
     return folder, config
 
 
-def _tokenizer(folder: Path, causal: bool) -> Any:
+def _tokenizer(folder: Path, causal: bool, shared: bool = False) -> Any:
+    """The base's fast tokenizer; with ``shared``, the one every model loaded from the same files shares
+    (``engine.models.shared_tokenizers``): for loading, not for a training that may change it."""
     from transformers import AutoTokenizer
 
     from engine.models.tokenizer_vocab import without_python_vocab
 
-    tokenizer = without_python_vocab(AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True))
-    if causal:
-        if tokenizer.cls_token is None:
-            raise CheckpointError(f"{folder}: its tokenizer has no [CLS] token to start sentences with")
-        tokenizer.bos_token = tokenizer.cls_token
-    return tokenizer
+    def make() -> Any:
+        tokenizer = without_python_vocab(AutoTokenizer.from_pretrained(folder, local_files_only=True, use_fast=True))
+        if causal:
+            if tokenizer.cls_token is None:
+                raise CheckpointError(f"{folder}: its tokenizer has no [CLS] token to start sentences with")
+            tokenizer.bos_token = tokenizer.cls_token
+        return tokenizer
+
+    if not shared:
+        return make()
+    from engine.models.shared_tokenizers import shared_tokenizer
+
+    return shared_tokenizer(folder, make, "causal" if causal else "")
 
 
 def set_trainable(model: Any, train_layers: int) -> None:

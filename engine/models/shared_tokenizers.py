@@ -1,0 +1,82 @@
+"""One tokenizer object for every model loaded from the same tokenizer files.
+
+The Run history loads a checkpoint at each step the slider rests on, and every checkpoint of a MiniLM run reads its
+tokenizer from the same base folder; the lens, the masked LM and a tuned lens load MiniLM's again. Each load made
+its own tokenizer: for MiniLM's 30,522 word pieces, two 2.1 MB hash tables in the Rust tokenizer (word → id and
+id → word) and some 61,000 small strings, loaded again and again into a heap full of holes, where the small
+strings fill the holes and keep mostly free pages (bench/robustness/RESULTS.md, "Chaos in the window": the 32-byte
+blocks of the 2,162,720-byte tables). Ten such tokenizers were alive at once in the chaos bench's window.
+
+Here a tokenizer is made once per content of its files (and variant: a left-to-right MiniLM's tokenizer starts
+sentences with [CLS], so it is not the masked one's) and shared while any model holds it, and the last few made stay
+for a model loaded again. Sharing is safe because nothing changes a loaded tokenizer: the engine encodes through
+the Rust tokenizer, which neither truncates nor pads (``engine.data.inputs.whole_texts``), and whose reads take no
+exclusive hold, so several threads may encode with it at once."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# what transformers' AutoTokenizer reads from a folder: a change in any of them makes another tokenizer
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+                   "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
+                   "tokenizer.model", "config.json")
+KEEP_RECENT = 2  # tokenizers kept after their last model is gone, for the next load of the same files
+
+_lock = threading.Lock()
+_alive: weakref.WeakValueDictionary[tuple[str, str], Any] = weakref.WeakValueDictionary()
+_recent: deque[Any] = deque(maxlen=KEEP_RECENT)
+
+
+def files_digest(folder: str | Path) -> str:
+    """A digest of the tokenizer files in ``folder`` (their names and bytes): the same for two folders that hold
+    the same tokenizer, another when any of them changes."""
+    h = hashlib.blake2b(digest_size=16)
+    for name in TOKENIZER_FILES:
+        path = Path(folder) / name
+        if path.is_file():
+            h.update(name.encode() + b"\0")
+            h.update(path.read_bytes())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def shared_tokenizer(folder: str | Path, make: Callable[[], Any], variant: str = "") -> Any:
+    """The tokenizer of ``folder``'s files: the one already made from the same files (and ``variant``) while it
+    lives, else ``make()``'s, kept for the next. Whatever ``make`` raises reaches the caller; nothing is kept then.
+    A tokenizer that cannot be referred to weakly is not shared."""
+    key = (files_digest(folder), variant)
+    with _lock:
+        found = _alive.get(key)
+        if found is not None:
+            _keep(found)
+            return found
+    made = make()
+    with _lock:
+        try:
+            found = _alive.setdefault(key, made)  # (two threads that made one each: both get the first)
+        except TypeError:
+            return made
+        _keep(found)
+    return found
+
+
+def _keep(tokenizer: Any) -> None:
+    """``tokenizer`` as the most recent of those kept (under ``_lock``)."""
+    for i, kept in enumerate(_recent):
+        if kept is tokenizer:
+            del _recent[i]
+            break
+    _recent.append(tokenizer)
+
+
+def forget() -> None:
+    """Lets go of the tokenizers kept for the next load (those models hold stay theirs)."""
+    with _lock:
+        _recent.clear()
