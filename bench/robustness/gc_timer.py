@@ -7,7 +7,10 @@ import gc
 import sys
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from bench.robustness.line_log import LineLog
 
 SLOW_MS = 100.0
 
@@ -15,7 +18,7 @@ SLOW_MS = 100.0
 class CollectionTimer:
     """Counts the collections of each generation, their total time and the ones of ``SLOW_MS`` or more."""
 
-    def __init__(self, log: list[str] | None = None) -> None:
+    def __init__(self, log: list[str] | LineLog | None = None) -> None:
         self.began = 0.0
         self.by_generation: dict[int, list[float]] = {}  # generation -> [collections, total ms, longest ms, slow]
         self.off_gui_thread = 0

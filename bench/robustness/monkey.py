@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bench.robustness.line_log import LineLog
 from explorer.widgets.descendants import descendants
 
 STALL_MS = 250
@@ -138,7 +139,7 @@ class Monkey(QObject):
         super().__init__(window)
         self.window, self.rng, self.pace_ms = window, random.Random(seed), pace_ms
         self.train, self.history_run = train, history_run
-        self.log: list[str] = []
+        self.log = LineLog()  # (one buffer, not a str per action among the memory the bench measures)
         self.exceptions: list[str] = []
         # failures the app caught and showed, but logged as unexpected (explorer.failures.explain: not an
         # engine refusal, so a bug) — a traceback each
