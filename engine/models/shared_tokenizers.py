@@ -23,10 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-# what transformers' AutoTokenizer reads from a folder: a change in any of them makes another tokenizer
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
-                   "vocab.txt", "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model",
-                   "tokenizer.model", "config.json")
+# a folder's weights, which no tokenizer reads: every other file in it is part of the key (AutoTokenizer reads files
+# by names that vary with the model: vocab.txt, spm.model, source.spm, vocab.bpe, …; a list of them would miss one,
+# and two folders differing only in the missed file would share the first one's tokenizer)
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".h5", ".msgpack", ".onnx", ".gguf", ".npy", ".npz")
+READ_AT_MOST = 64 * 2**20  # a larger file (no tokenizer's) enters the key by its size and time, not its bytes
 KEEP_RECENT = 2  # tokenizers kept after their last model is gone, for the next load of the same files
 
 _lock = threading.Lock()
@@ -35,15 +36,19 @@ _recent: deque[Any] = deque(maxlen=KEEP_RECENT)
 
 
 def files_digest(folder: str | Path) -> str:
-    """A digest of the tokenizer files in ``folder`` (their names and bytes): the same for two folders that hold
-    the same tokenizer, another when any of them changes."""
+    """A digest of the files in ``folder`` that are not weights (their names and bytes): the same for two folders
+    that hold the same tokenizer and configuration, another when any of them changes."""
     h = hashlib.blake2b(digest_size=16)
-    for name in TOKENIZER_FILES:
-        path = Path(folder) / name
-        if path.is_file():
-            h.update(name.encode() + b"\0")
-            h.update(path.read_bytes())
-            h.update(b"\0")
+    for path in sorted(Path(folder).iterdir()):
+        if path.suffix in WEIGHT_SUFFIXES or not path.is_file():
+            continue
+        h.update(path.name.encode(errors="surrogateescape") + b"\0")
+        try:
+            info = path.stat()
+            h.update(path.read_bytes() if info.st_size <= READ_AT_MOST else f"{info.st_size} {info.st_mtime_ns}".encode())
+        except OSError as e:  # (unreadable: AutoTokenizer will say so, if it reads it)
+            h.update(f"unreadable {e.errno}".encode())
+        h.update(b"\0")
     return h.hexdigest()
 
 

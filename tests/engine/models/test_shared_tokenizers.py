@@ -27,9 +27,9 @@ def _nothing_kept():
 
 def _copy_of_minilms_tokenizer(to):
     to.mkdir()
-    for name in shared_tokenizers.TOKENIZER_FILES:
-        if (base_folder("all-minilm-l6-v2") / name).is_file():
-            shutil.copy(base_folder("all-minilm-l6-v2") / name, to / name)
+    for path in base_folder("all-minilm-l6-v2").iterdir():
+        if path.is_file() and path.suffix not in shared_tokenizers.WEIGHT_SUFFIXES:
+            shutil.copy(path, to / path.name)
     return to
 
 
@@ -46,6 +46,9 @@ def test_the_same_files_give_the_same_tokenizer_and_changed_files_another(tmp_pa
     changed = _tokenizer(copy, causal=False, shared=True)
     assert changed is not first
     assert _tokenizer(folder, causal=False, shared=False) is not first  # (a training's own, unshared)
+    other = _copy_of_minilms_tokenizer(tmp_path / "other")  # a file of a name no list of tokenizer files holds
+    (other / "spm.model").write_bytes(b"another model's sentence pieces")
+    assert _tokenizer(other, causal=False, shared=True) is not first
 
 
 def test_a_left_to_right_models_tokenizer_is_its_own_and_leaves_the_masked_ones_alone():
