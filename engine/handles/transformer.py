@@ -415,12 +415,14 @@ def tokenizer_file(run_dir: Path, config: dict) -> str:
 
 def _load_transformer(kind: str, network: Any, adapter: Any, run_dir: Path, config: dict) -> TransformerHandle:
     from engine.data.text import load_subword_tokenizer
+    from engine.models.shared_tokenizers import shared_tokenizer
 
     cfg = config_from_dict(kind, config["model"])
     model = network(cfg)
     tensors = read_tensors(run_dir, config, expected_shapes(model))
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
-    tokenizer = load_subword_tokenizer(run_dir / tokenizer_file(run_dir, config))
+    path = run_dir / tokenizer_file(run_dir, config)
+    tokenizer = shared_tokenizer(run_dir, lambda: load_subword_tokenizer(path), file=path)  # (one per run)
     info = run_info(run_dir, config)
     info.update({"layers": cfg.layers, "heads": cfg.heads, "dim": cfg.hidden, "preset": cfg.preset,
                  "parameters": sum(p.numel() for p in model.parameters())})

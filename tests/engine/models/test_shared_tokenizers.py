@@ -4,6 +4,7 @@ files make another; a left-to-right variant is its own; a tokenizer no model hol
 encode with a shared one at once and get what one thread gets."""
 
 import gc
+import json
 import shutil
 import threading
 import weakref
@@ -122,3 +123,48 @@ def test_threads_encoding_with_one_shared_tokenizer_get_what_one_thread_gets(thr
         w.join()
     assert not errors and len(results) == threads
     assert all(r == alone for r in results)
+
+
+def _copy_of_run(name, to, config_change=None):
+    shutil.copytree(base_of_ours(name), to)
+    if config_change is not None:
+        config = json.loads((to / "config.json").read_text(encoding="utf-8"))
+        config_change(config)
+        (to / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    return to
+
+
+def base_of_ours(name):
+    from engine.checkpoints.shipped import DEFAULT_CHECKPOINTS
+
+    return DEFAULT_CHECKPOINTS / name
+
+
+def test_our_runs_checkpoints_share_one_tokenizer_until_no_model_holds_it(tmp_path):
+    """bert-tiny's tokenizer (a ``tokenizers.Tokenizer``): checkpoints with the same tokenizer.json (another step's
+    config) share it, another tokenizer.json gets its own, and once no model holds it, it goes (after the two kept
+    for the next load)."""
+    from engine import api
+
+    first = api.load(str(_copy_of_run("bert-tiny", tmp_path / "step-100")))
+    later = api.load(str(_copy_of_run("bert-tiny", tmp_path / "step-200",
+                                      lambda c: c.update(note="another checkpoint of the run"))))
+    assert later.adapter.tokenizer is first.adapter.tokenizer
+    assert later.fill_mask("the river [MASK] flooded", k=2)[0].tokens == first.fill_mask(
+        "the river [MASK] flooded", k=2)[0].tokens
+    other_dir = _copy_of_run("bert-tiny", tmp_path / "other")
+    tokenizer_json = json.loads((other_dir / "tokenizer.json").read_text(encoding="utf-8"))
+    tokenizer_json["model"]["vocab"]["riverbank"] = len(tokenizer_json["model"]["vocab"])
+    (other_dir / "tokenizer.json").write_text(json.dumps(tokenizer_json), encoding="utf-8")
+    other = api.load(str(other_dir))
+    assert other.adapter.tokenizer is not first.adapter.tokenizer
+    assert other.adapter.tokenizer.token_to_id("riverbank") is not None
+    assert first.adapter.tokenizer.token_to_id("riverbank") is None
+    held = weakref.ref(first.adapter.tokenizer)
+    del first, later, other
+    gc.collect()
+    assert held() is not None  # kept for the next load
+    for variant in ("a", "b"):  # the two kept for the next load give way to newer ones
+        shared_tokenizer(tmp_path, lambda: _Made(), variant=variant)
+    gc.collect()
+    assert held() is None
