@@ -20,7 +20,7 @@ from torch import nn
 
 from engine.config.settings import BertConfig
 from engine.models.attention import attend, fast_dropout, merge_heads, split_heads
-from engine.models.packed_linear import linear
+from engine.models.packed_linear import gelu, linear
 
 LN_EPS = 1e-12
 IGNORE = -100
@@ -47,7 +47,7 @@ class BertLayer(nn.Module):
         drop = self.dropout if self.training else 0.0
         ctx, probs = attend(q, k, v, key_padding_mask=pad_mask, dropout=drop, need_weights=need_weights)
         a = self.attn_norm(x + fast_dropout(self.attn_out(merge_heads(ctx)), drop, self.training))
-        f = self.ffn_out(F.gelu(self.ffn_in(a)))
+        f = self.ffn_out(gelu(self.ffn_in(a)))
         return self.ffn_norm(a + fast_dropout(f, drop, self.training)), probs
 
     def _fused_qkv(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -114,7 +114,7 @@ class Bert(nn.Module):
 
     def mlm_logits(self, h: torch.Tensor) -> torch.Tensor:
         """h: (..., hidden) -> (..., vocab); the decoder is the (tied) token embedding matrix."""
-        z = self.mlm_norm(F.gelu(self.mlm_dense(h)))
+        z = self.mlm_norm(gelu(self.mlm_dense(h)))
         return linear(z, self.token_emb.weight, self.mlm_bias, self, "_decoder_packed")
 
     def pooled(self, h: torch.Tensor) -> torch.Tensor:

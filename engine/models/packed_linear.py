@@ -166,11 +166,37 @@ class PackedLinear(nn.Linear):
 
 def pack_linears(model: nn.Module) -> int:
     """Let ``model``'s products use packed weights (its plain ``nn.Linear`` modules become ``PackedLinear``,
-    in place, same parameters and state dict); how many linear layers there were."""
+    in place, same parameters and state dict), and its exact GELUs take ``gelu`` (``nn.GELU`` modules and
+    transformers' ``GELUActivation``); how many linear layers there were."""
     count = 0
     for module in model.modules():
         module.__dict__[PACKED_FLAG] = True
         if type(module) is nn.Linear:
             module.__class__ = PackedLinear
             count += 1
+        elif type(module) is nn.GELU and module.approximate == "none":
+            module.__class__ = PlainGELU
+        elif type(module).__name__ == "GELUActivation" and module.__dict__.get("act") is F.gelu:
+            module.act = gelu  # (transformers' BERT, MiniLM, …: an attribute, not in the state dict)
     return count
+
+
+def gelu(x: torch.Tensor) -> torch.Tensor:
+    """``F.gelu(x)`` (the exact, erf form); without gradients on the CPU, computed by ATen's own kernel rather
+    than oneDNN's. For a contiguous float32 tensor ``F.gelu`` runs oneDNN's eltwise primitive, which oneDNN builds
+    (a JIT kernel, and a tree of its constants) and caches for every input shape: every sentence length a query
+    met added one, up to the cache's 1,024, their small blocks scattered through the heap. In the chaos bench's
+    run Z43 those trees' 64-byte nodes kept 8.5 MB of mostly free pages, the first holder of its lone pages
+    (bench/robustness/RESULTS.md). ATen takes the tensor when it is not contiguous, so the GELU is computed on
+    the transposed view and transposed back (the result is laid out as ``x``); a tensor that stays contiguous so
+    (one row) still goes to oneDNN, one primitive per width. Speed: bench/speed/gelu_paths.py."""
+    if torch.is_grad_enabled() or x.device.type != "cpu" or x.dim() < 2:
+        return F.gelu(x)
+    return F.gelu(x.mT).mT
+
+
+class PlainGELU(nn.GELU):
+    """An exact ``nn.GELU`` whose products without gradients on the CPU take ``gelu`` (see there)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return gelu(x)

@@ -172,3 +172,61 @@ def test_release_memory_while_another_thread_is_still_importing_the_packing_modu
 
     monkeypatch.setitem(sys.modules, "engine.models.packed_linear", types.ModuleType("engine.models.packed_linear"))
     api.release_memory()  # no AttributeError
+
+
+def test_gelu_gives_f_gelus_values_and_gradients():
+    from engine.models.packed_linear import gelu
+
+    for shape in [(1, 64), (2, 5, 64), (7,), (3, 1, 1, 64)]:
+        x = torch.randn(*shape)
+        with torch.inference_mode():
+            assert torch.allclose(gelu(x), torch.nn.functional.gelu(x), atol=1e-6)
+    x = torch.randn(2, 5, 64, requires_grad=True)
+    gelu(x).sum().backward()  # (with gradients: F.gelu itself)
+    y = x.detach().clone().requires_grad_(True)
+    torch.nn.functional.gelu(y).sum().backward()
+    assert torch.equal(x.grad, y.grad)
+
+
+GELU_PRIMITIVES = """
+import torch
+from torch import nn
+from engine.config.settings import BertConfig
+from engine.models.bert import Bert
+from engine.models.packed_linear import pack_linears
+torch.manual_seed(0)
+models = [Bert(BertConfig(hidden=64, layers=2, heads=2, intermediate=128, max_len=32, vocab_size=300)).eval(),
+          nn.Sequential(nn.Linear(64, 128), nn.GELU()).eval()]
+try:
+    from transformers.activations import GELUActivation
+    models.append(nn.Sequential(nn.Linear(64, 128), GELUActivation()).eval())
+except ImportError:
+    pass
+for model in models:
+    pack_linears(model)
+with torch.inference_mode():
+    for n in range(2, 10):  # eight sentence lengths
+        hidden, _ = models[0].encode(torch.randint(0, 300, (1, n)), None, None, need_weights=False)
+        models[0].mlm_logits(hidden[-1])
+        for model in models[1:]:
+            model(torch.randn(1, n, 64))
+print("ran", len(models))
+"""
+
+
+def test_a_querys_gelu_builds_no_onednn_primitive_for_each_sentence_length():
+    """oneDNN builds and caches a primitive for every shape its GELU meets (a JIT kernel and a tree of constants,
+    scattered through the heap: the chaos bench's first holder of mostly free pages); a packed model's GELUs,
+    ours and transformers', take ATen's kernel."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run([sys.executable, "-c", GELU_PRIMITIVES], cwd=root, capture_output=True, text=True,
+                          env={**os.environ, "ONEDNN_VERBOSE": "1", "PYTHONPATH": str(root)}, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ran" in done.stdout
+    eltwise = [line for line in done.stdout.splitlines() if ",eltwise," in line and "gelu" in line]
+    assert not eltwise, f"{len(eltwise)} of oneDNN's GELU runs, e.g. {eltwise[0]}"
