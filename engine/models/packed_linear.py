@@ -177,7 +177,7 @@ def pack_linears(model: nn.Module) -> int:
         elif type(module) is nn.GELU and module.approximate == "none":
             module.__class__ = PlainGELU
         elif type(module).__name__ == "GELUActivation" and module.__dict__.get("act") is F.gelu:
-            module.act = gelu  # (transformers' BERT, MiniLM, …: an attribute, not in the state dict)
+            module.__dict__["act"] = gelu  # (transformers' BERT, MiniLM, …: an attribute, not in the state dict)
     return count
 
 
