@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config.settings import ElmoConfig
+from engine.models.packed_linear import row_bucket
 
 # oneDNN has no projected LSTM; torch falls back to its own kernel and says so on every call
 warnings.filterwarnings("ignore", message="LSTM with projections is not supported with oneDNN")
@@ -85,7 +86,12 @@ class CharCNN(nn.Module):
         """chars: (..., C) -> (..., proj)"""
         shape = chars.shape[:-1]
         e = self.char_emb(chars.reshape(-1, chars.shape[-1])).transpose(1, 2)  # (N, char_dim, C)
-        pooled = [F.relu(conv(e).max(dim=-1).values) for conv in self.convs]  # [(N, n_w)]
+        rows = e.shape[0]
+        if not torch.is_grad_enabled() and e.device.type == "cpu" and row_bucket(rows) != rows:
+            # a query's words, padded to a few counts: oneDNN builds and keeps a convolution for every input shape
+            # (five for each count of words it met, as it did a GELU per sentence length: engine/models/packed_linear.py)
+            e = torch.cat([e, e.new_zeros(row_bucket(rows) - rows, *e.shape[1:])])
+        pooled = [F.relu(conv(e).max(dim=-1).values[:rows]) for conv in self.convs]  # [(N, n_w)]
         x = self.proj(self.highway(torch.cat(pooled, dim=-1)))  # (N, proj)
         return x.view(*shape, -1)
 
