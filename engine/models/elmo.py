@@ -86,11 +86,13 @@ class CharCNN(nn.Module):
         """chars: (..., C) -> (..., proj)"""
         shape = chars.shape[:-1]
         e = self.char_emb(chars.reshape(-1, chars.shape[-1])).transpose(1, 2)  # (N, char_dim, C)
-        rows = e.shape[0]
-        if not torch.is_grad_enabled() and e.device.type == "cpu" and row_bucket(rows) != rows:
+        rows = padded = e.shape[0]
+        if not torch.is_grad_enabled() and e.device.type == "cpu":
             # a query's words, padded to a few counts: oneDNN builds and keeps a convolution for every input shape
             # (five for each count of words it met, as it did a GELU per sentence length: engine/models/packed_linear.py)
-            e = torch.cat([e, e.new_zeros(row_bucket(rows) - rows, *e.shape[1:])])
+            padded = row_bucket(rows)
+        if padded != rows:
+            e = torch.cat([e, e.new_zeros(padded - rows, *e.shape[1:])])
         pooled = [F.relu(conv(e).max(dim=-1).values[:rows]) for conv in self.convs]  # [(N, n_w)]
         x = self.proj(self.highway(torch.cat(pooled, dim=-1)))  # (N, proj)
         return x.view(*shape, -1)

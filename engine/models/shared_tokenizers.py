@@ -59,14 +59,11 @@ def files_digest(folder: str | Path) -> str:
 
 def file_digest(path: str | Path) -> str:
     """A digest of one file's bytes (a tokenizer.json: what ``Tokenizer.from_file`` reads, and nothing else)."""
-    h = hashlib.blake2b(digest_size=16)
     try:
-        with open(path, "rb") as f:
-            while block := f.read(2**20):  # (every byte: two files alike in their first megabytes are not one)
-                h.update(block)
+        with open(path, "rb") as f:  # (every byte: two files alike in their first megabytes are not one)
+            return "file:" + hashlib.file_digest(f, lambda: hashlib.blake2b(digest_size=16)).hexdigest()
     except OSError as e:  # (the maker will say what is wrong with it)
-        h.update(f"unreadable {e.errno}".encode())
-    return "file:" + h.hexdigest()
+        return f"file: unreadable {e.errno} {path}"
 
 
 def shared_tokenizer(folder: str | Path, make: Callable[[], Any], variant: str = "",
