@@ -9,15 +9,12 @@ from pathlib import Path
 
 import torch
 
+from engine.config.settings import ElmoConfig
+from engine.models.elmo import CharCNN
 from engine.models.packed_linear import row_bucket
 
 
-def cnn():
-    # (imported here, not at collection: engine.models.elmo's filter of torch's LSTM warning is set when it is
-    # first imported, and pytest drops the filters set while it collects)
-    from engine.config.settings import ElmoConfig
-    from engine.models.elmo import CharCNN
-
+def cnn() -> CharCNN:
     torch.manual_seed(0)
     return CharCNN(ElmoConfig(proj=32, hidden=64, filters="1:8,2:16,3:16", max_chars=12, dropout=0.0)).eval()
 
