@@ -299,11 +299,25 @@ def quiet_memory(app, monkey: Monkey, keep: dict[str, str] | None = None, holder
         release_memory()
         wait(app, 2)
         parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
-    parts |= census_mb() | {"busy": busy}
+    parts |= census_mb() | {"busy": busy, "try_it": try_it_mb(monkey.window)}
     if holders:
         print_holders(monkey, holders)
     monkey.pause(False)
     return parts
+
+
+def try_it_mb(window: Any) -> float:
+    """The MB of tensors the fine-tuning tab's "Try it" model holds when it is not a loaded model (the best
+    checkpoint of the run last finished or chosen there, one at a time: explorer/panels/finetune.py). A run the
+    monkey fine-tuned during the acting leaves one held at the end that the warm-up's moment did not have: the
+    census says it apart, as it unloads the models the monkey loaded."""
+    from bench.robustness.memory import handle_tensors_mb
+
+    held = window.finetune.finished_model
+    loaded = list(window.session.models.values())
+    if held is None or any(h is held for h in loaded):
+        return 0.0
+    return handle_tensors_mb(held, loaded)
 
 
 def main() -> None:
@@ -388,11 +402,16 @@ def main() -> None:
     from bench.robustness.pointer_holders import prepare
 
     prepare()  # (compiled at the end, between the census and the reading, it would change the heap it reads)
+    from bench.robustness.live_blocks import growth_said, live_sizes
+
+    if args.growth:
+        live_sizes()  # (its walks compiled now, for the same reason)
     monkey.start()
     wait(app, args.warmup_minutes * 60)  # the caches fill, every view has drawn once
     # (measured from after the census below: its count of every object holds the GUI thread for seconds, and the
     # stall sampler, measuring, put those seconds among the stalls' whereabouts: the thirty-second session's Z)
     start = {**quiet_memory(app, monkey, holders="after the warm-up" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    start_sizes = live_sizes() if args.growth else {}  # malloc's blocks in use by size, at the census's moment
     start_models = loaded_keys(window)
     start_maps = census_mappings()  # (the census of the quiet moment just above)
     start_lone = lone_said(census_lone())
@@ -432,6 +451,7 @@ def main() -> None:
             print(f"quiet at {samples[-1][0]:.1f} min:", {k: round(v, 1) for k, v in mark.items()}, flush=True)
     monkey.measure(False)  # the acting is over: the census and what follows it are the bench's
     end = {**quiet_memory(app, monkey, keep=start_models, holders="at the end" if args.holders else ""), "threads": threads(), "files": open_files(), "steps": monkey.steps}
+    end_sizes = live_sizes() if args.growth else {}
     print("at the end:", {k: round(v, 1) if isinstance(v, float) else v for k, v in end.items()}, flush=True)
     others_grew = mapping_growth(start_maps, census_mappings())
     end_lone = lone_said(census_lone())
@@ -458,6 +478,11 @@ def main() -> None:
     sites_line = (" Where those blocks were allocated (tracemalloc's record, from the first quiet moment on;\n"
                   f"  bench/robustness/lone_sites.py): {end_sites}.") if end_sites else ""
     print("anonymous memory not malloc's:", others_grew, flush=True)
+    blocks_grew = growth_said(start_sizes, end_sizes) if args.growth else ""
+    if blocks_grew:
+        print("malloc's blocks in use by size:", blocks_grew, flush=True)
+    blocks_line = ("\n- malloc's blocks in use in the arenas' heaps, by their size, after the warm-up and at the end (each size's "
+                   f"blocks named from a sample of them; bench/robustness/live_blocks.py): {blocks_grew}.") if blocks_grew else ""
     if args.events:
         print("Qt events of 20 ms or more on the GUI thread, by total time:", flush=True)
         for line in app.report():
@@ -517,6 +542,9 @@ def main() -> None:
     # filled at a quiet moment depends on which models the last queries used, not on what the window kept
     unpacked = [moment["anon"] - moment.get("packed", 0) for moment in (start, end)]
     unpacked_growth = (unpacked[1] - unpacked[0]) / unpacked[0] * 100
+    # and less the "Try it" model held at one moment and not the other (like with like, as the models loaded are)
+    alike = [u - moment.get("try_it", 0) for u, moment in zip(unpacked, (start, end), strict=True)]
+    alike_growth = (alike[1] - alike[0]) / alike[0] * 100
     back_note = f", {end['not_back']:.0f} of them not back within 5 minutes" if end.get("not_back") else ""
     body = f"""## Chaos in the window
 
@@ -536,6 +564,8 @@ unloaded first, as a user closes what they opened).
 | RSS | {start['rss']:,.0f} MB | {end['rss']:,.0f} MB ({growth:+.1f}%) |
 | of it anonymous (heap, tensors) | {start['anon']:,.0f} MB | {end['anon']:,.0f} MB ({anon_growth:+.1f}%) |
 | of the anonymous, less the packed weight copies (a cache held to a budget: what it holds depends on the models used last) | {unpacked[0]:,.0f} MB | {unpacked[1]:,.0f} MB ({unpacked_growth:+.1f}%) |
+| of that, the fine-tuning tab's "Try it" model when it is not a loaded model (one at a time: the best checkpoint of the run last finished or chosen there) | {start.get('try_it', 0):,.0f} MB | {end.get('try_it', 0):,.0f} MB |
+| **the anonymous less the packed weight copies and the "Try it" model** (the goal's reading from Z45 on) | {alike[0]:,.0f} MB | {alike[1]:,.0f} MB (**{alike_growth:+.1f}%**) |
 | of it file-backed (mapped caches, libraries) | {start['file']:,.0f} MB | {end['file']:,.0f} MB |
 | models loaded | {start['models']:.0f} | {end['models']:.0f} (the monkey had {end.get('models_before', end['models']):.0f}: RSS {end['models_rss']:,.0f} MB, {end['models_anon']:,.0f} anonymous; the {end['unloaded']:.0f} it added were unloaded and the {end.get('reloaded', 0):.0f} of the start's it had unloaded were loaded again{back_note}, to compare like with like) |
 | of the anonymous: tensors Python still reaches | {start.get('tensors', 0):,.0f} MB | {end.get('tensors', 0):,.0f} MB |
@@ -558,7 +588,7 @@ unloaded first, as a user closes what they opened).
 - The anonymous RSS at every quiet moment (minute of acting: anonymous, less the packed weight copies; the tensors
   Python reaches; the anonymous RSS not in malloc's blocks in use): {quiet_trajectory(quiet_marks + [(args.minutes, end)])}.
 - RSS each minute, while the monkey acts (MB; anonymous in brackets): {', '.join(f'{r:,.0f} ({a:,.0f})' for _, r, a in samples)}.
-- Anonymous memory not malloc's, mapping by mapping (the census's last column; the ten that grew most): {others_grew}.
+- Anonymous memory not malloc's, mapping by mapping (the census's last column; the ten that grew most): {others_grew}.{blocks_line}
 - Blocks in use alone on mostly free pages (pages that blocks in use fill a quarter or less of: what keeps the
   pages a trim cannot give back; bench/robustness/glibc_pages.py), after the warm-up: {start_lone}. At the end:
   {end_lone}. What holds the Python objects among those at the end (the referrers' path, up to three steps;

@@ -297,13 +297,35 @@ def _array_ptr(a: Any) -> int:
 def _storages_of(handle: object, torch: Any, handle_type: type) -> set[int]:
     """The data pointers of every CPU tensor a handle reaches through its own objects (its model's weights,
     packed copies, caches), not through modules, classes, functions or other handles."""
+    return set(_storage_sizes_of(handle, torch, handle_type))
+
+
+def handle_tensors_mb(handle: object, loaded: list[object]) -> float:
+    """The MB of the tensors (their storages; numpy arrays too) that ``handle`` reaches and none of ``loaded``
+    (other handles) does: what holding it costs beyond the models loaded. Packed weight copies are not counted
+    (the census counts them apart)."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return 0.0
+    from engine.handles.base import BaseHandle
+
+    shared: set[int] = set()
+    for other in loaded:
+        if other is not handle:
+            shared |= _storages_of(other, torch, BaseHandle)
+    own = _storage_sizes_of(handle, torch, BaseHandle)
+    return sum(size for ptr, size in own.items() if ptr not in shared) / 2**20
+
+
+def _storage_sizes_of(handle: object, torch: Any, handle_type: type) -> dict[int, int]:
+    """``_storages_of``'s pointers, each with its storage's (or array's) bytes; packed copies (no storage) left out."""
     import gc
     import types
 
     import numpy as np
 
     skip = (types.ModuleType, type, types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.FrameType)
-    out: set[int] = set()
+    out: dict[int, int] = {}
     seen = {id(handle)}
     frontier = [handle]
     while frontier:
@@ -315,9 +337,10 @@ def _storages_of(handle: object, torch: Any, handle_type: type) -> set[int]:
                 seen.add(id(ref))
                 if isinstance(ref, torch.Tensor):
                     with contextlib.suppress(RuntimeError, NotImplementedError):
-                        out.add(ref.untyped_storage().data_ptr())
+                        storage = ref.untyped_storage()
+                        out[storage.data_ptr()] = storage.nbytes()
                 elif isinstance(ref, np.ndarray):
-                    out.add(_array_ptr(ref))
+                    out[_array_ptr(ref)] = _array_base(ref).nbytes
                 nxt.append(ref)
         frontier = nxt
     return out

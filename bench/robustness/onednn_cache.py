@@ -1,21 +1,27 @@
-"""How many compiled kernels oneDNN keeps for the window: its primitive cache's capacity.
+"""How many compiled kernels the window keeps: the capacity of oneDNN's primitive cache and of ideep's.
 
 torch runs a packed linear layer (engine/models/packed_linear.py) through oneDNN, which compiles a kernel (a
-"primitive") for every shape it meets and keeps the last ``ONEDNN_PRIMITIVE_CACHE_CAPACITY`` of them (1,024 by
-default) for good. A model query's shape follows the length of its text, so the window's queries meet hundreds of
-shapes per model: one MiniLM answering texts of 2-260 words kept ~40 MB more after the first pass over the lengths
-and no more after the second (a cache filling, not a leak), but the cache is shared by every model, so what it
-holds grows with the models and lengths used — up to the capacity. This bench measures, for each capacity, in a
-fresh process (oneDNN reads it once), one torch thread:
+"primitive") for every shape it meets. Two caches keep them, each its last 1,024 by default, for good: oneDNN's own
+(``ONEDNN_PRIMITIVE_CACHE_CAPACITY``) and ideep's, torch's layer over oneDNN, which holds the primitive objects it
+made (``LRU_CACHE_CAPACITY``). A primitive is freed only when neither holds it. On an Intel Xeon (AVX-512, AMX) an
+inner product's primitive keeps about 280 kB, and a shape met for the first time kept about 560 kB (its primitive in
+each cache): 112 shapes of linear layers kept 62 MB, and with only oneDNN's cache capped at 16, still 33 MB
+(the forty-fourth session's probe). A model query's shape follows the length of its text (rounded to a few row
+counts: ``row_bucket``), so the window's queries meet tens of shapes per model, and what the caches hold grows with
+the models and lengths used, up to their capacity: in the chaos bench's window, ~280 primitives after the warm-up
+and ~70 more in the next six minutes (``ONEDNN_VERBOSE=profile_create``). This bench measures, for each capacity
+(both caches set to it), in a fresh process (each library reads it once), one torch thread:
 
 * two passes of the same ``--queries`` queries (contextual vectors of a random model among bert-tiny, gpt-tiny,
   minilm-mlm and minilm-gpt, on texts of 2-300 words): the time of each pass (the second meets shapes seen in the
   first: what a small cache costs is compiling them again);
 * the anonymous RSS after each pass and ``api.release_memory()``, against that after one query per model.
 
-How the window's capacity is chosen (declared before the first run): the smallest capacity whose second pass
-takes at most 5% longer than the default's (medians over the rounds), adopted only if the memory it keeps after
-the second pass is at least 30 MB below the default's; otherwise oneDNN's default stays.
+How the window's capacity is chosen (declared before the first run, the sixteenth session's rule, now for both
+caches): the smallest capacity whose second pass takes at most 5% longer than the default's (medians over the
+rounds), adopted only if the memory it keeps after the second pass is at least 30 MB below the default's; otherwise
+the libraries' defaults stay. (The sixteenth session capped oneDNN's cache alone: ideep's kept the primitives, and
+64 kept only 30 MB less.)
 
     python bench/robustness/onednn_cache.py [--queries 500] [--rounds 2]
 """
@@ -32,7 +38,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
-CAPACITIES = {"oneDNN's default (1,024)": None, "256": 256, "64": 64}
+CAPACITIES = {"the defaults (1,024 each)": None, "256": 256, "128": 128, "64": 64}
+CACHES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")  # oneDNN's, ideep's
 MODELS = ("bert-tiny", "gpt-tiny", "minilm-mlm", "minilm-gpt")
 WORDS = ["the", "river", "bank", "was", "muddy", "after", "the", "rain", "and", "the", "children", "played", "by", "the", "water", "while", "their", "parents", "put", "money", "in", "the", "bank", "in", "town", "before", "the", "match", "began", "on", "the", "green", "field"]
 SLOWER_AT_MOST = 1.05
@@ -71,9 +78,10 @@ def one(queries: int) -> dict[str, float]:
 
 def run(capacity: int | None, queries: int) -> dict[str, float]:
     env = dict(os.environ)
-    env.pop("ONEDNN_PRIMITIVE_CACHE_CAPACITY", None)
-    if capacity is not None:
-        env["ONEDNN_PRIMITIVE_CACHE_CAPACITY"] = str(capacity)
+    for name in CACHES:
+        env.pop(name, None)
+        if capacity is not None:
+            env[name] = str(capacity)
     from bench.robustness.fresh_process import in_fresh_process
 
     return in_fresh_process("bench.robustness.onednn_cache", f"one({queries})", env, str(capacity), timeout_s=3600)
@@ -97,9 +105,9 @@ def main() -> None:
     fast = [n for n in CAPACITIES if med(n, "pass2") <= SLOWER_AT_MOST * med(default, "pass2")]
     smallest = min(fast, key=lambda n: CAPACITIES[n] or 1024)
     chosen = smallest if med(smallest, "kept2") <= med(default, "kept2") - KEPT_LESS_BY_MB else default
-    lines = ["## oneDNN's primitive cache in the window", "", f"Machine: {machine()}", "",
+    lines = ["## The compiled kernels' caches in the window (oneDNN's and ideep's)", "", f"Machine: {machine()}", "",
              f"`python bench/robustness/onednn_cache.py --queries {args.queries} --rounds {args.rounds}`: each "
-             f"capacity (`ONEDNN_PRIMITIVE_CACHE_CAPACITY`) in a fresh process, one torch thread, {args.rounds} rounds "
+             f"capacity (both `ONEDNN_PRIMITIVE_CACHE_CAPACITY` and `LRU_CACHE_CAPACITY`) in a fresh process, one torch thread, {args.rounds} rounds "
              f"alternating (the order reversed every other round); medians over the rounds. Two passes of the same "
              f"{args.queries} queries: contextual vectors of a random model among {', '.join(MODELS)}, on texts of "
              f"2-300 words. The rule, declared before the first run: the smallest capacity whose second pass takes at "

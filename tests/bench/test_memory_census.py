@@ -42,3 +42,19 @@ def test_an_unloaded_model_is_named_with_what_keeps_it_and_loaded_weights_are_no
     # the stray copy's word embeddings (8,000 × 256 floats: 7.8 MB) are held; the loaded copy's are not listed
     embeddings = [mb for path, mb in groups.items() if path.endswith("Embedding → dict → dict → Parameter")]
     assert sum(embeddings) == pytest.approx(8000 * 256 * 4 / 2**20, rel=0.05), groups
+
+
+def test_a_held_handle_costs_its_own_tensors_and_not_those_it_shares_with_loaded_models():
+    """The census's "Try it" figure (bench/robustness/chaos.py, ``try_it_mb``): a model held apart counts its
+    weights; the same weights, when a loaded model holds them too, count nothing."""
+    from bench.robustness.memory import handle_tensors_mb
+    from engine import api
+
+    one = api.load("bert-tiny")
+    other = api.load("gpt-tiny")
+    alone = handle_tensors_mb(one, [other])
+    assert alone == pytest.approx(5_479_746 * 4 / 2**20, rel=0.05)  # bert-tiny's 5.5 million float32 weights
+    assert handle_tensors_mb(one, [other, one]) == alone  # (itself among the loaded: still its own)
+    twin = type(one).__new__(type(one))  # another handle over the same model object: nothing of its own
+    twin.__dict__.update(one.__dict__)
+    assert handle_tensors_mb(twin, [one]) == 0.0
