@@ -359,7 +359,14 @@ def main() -> None:
     p.add_argument("--many-arenas", action="store_true",
                    help="keep glibc's default number of malloc arenas (the app's window keeps two: "
                         "explorer/malloc_arenas.py)")
+    p.add_argument("--kernel-cache", type=int, default=None, metavar="N",
+                   help="keep N compiled kernels in each of oneDNN's and ideep's caches (ONEDNN_PRIMITIVE_CACHE_CAPACITY, "
+                        "LRU_CACHE_CAPACITY; 1,024 each by default: bench/robustness/onednn_cache.py)")
     args = p.parse_args()
+    if args.kernel_cache is not None:  # (read once, when torch first runs a kernel: set before it is imported)
+        from bench.robustness.onednn_cache import CACHES
+
+        os.environ.update({name: str(args.kernel_cache) for name in CACHES})
     if not args.pymalloc:  # as the app's window does: the process started again, Python's objects from malloc
         from explorer.python_allocator import restart_with_malloc
 
@@ -545,10 +552,12 @@ def main() -> None:
     # and less the "Try it" model held at one moment and not the other (like with like, as the models loaded are)
     alike = [u - moment.get("try_it", 0) for u, moment in zip(unpacked, (start, end), strict=True)]
     alike_growth = (alike[1] - alike[0]) / alike[0] * 100
+    kernels_said = (f"{args.kernel_cache:,} in each of oneDNN's and ideep's caches" if args.kernel_cache is not None
+                    else "the libraries' defaults (1,024 in each of oneDNN's and ideep's caches)")
     back_note = f", {end['not_back']:.0f} of them not back within 5 minutes" if end.get("not_back") else ""
     body = f"""## Chaos in the window
 
-`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --pace-ms {args.pace_ms}' if args.pace_ms != 80 else ''}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
+`QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py --minutes {args.minutes:g} --seed {args.seed}{f' --pace-ms {args.pace_ms}' if args.pace_ms != 80 else ''}{f' --switch-ms {args.switch_ms:g}' if args.switch_ms is not None else ''}{' --holders' if args.holders else ''}{' --growth' if args.growth else ''}{' --events' if args.events else ''}{' --spinning-threads' if args.spinning_threads else ''}{' --pymalloc' if args.pymalloc else ''}{' --many-arenas' if args.many_arenas else ''}{f' --quiet-every {args.quiet_every:g}' if args.quiet_every else ''}{f' --kernel-cache {args.kernel_cache}' if args.kernel_cache is not None else ''}{f' --history-run {args.history_run}' if args.history_run else ''}` ({machine()}; switch interval {sys.getswitchinterval() * 1000:g} ms; compiled kernels kept: {kernels_said}; OpenMP threads {'spinning' if args.spinning_threads else 'sleeping'}; Python's objects from {python_allocator()}; {arenas_said};
 models loaded: {', '.join(loaded)}; trainings {'started and stopped' if not args.no_train else 'left out'}; scrubber on
 {args.history_run or 'no run'}). After a {args.warmup_minutes:g}-minute warm-up, {end['steps'] - start['steps']:,} random
 actions in {args.minutes:g} minutes (one every {args.pace_ms} ms, each on a widget shown at that moment; the log of every

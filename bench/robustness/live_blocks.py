@@ -57,18 +57,27 @@ def _find_kernel() -> Any:
     from numba import njit
 
     @njit(cache=False, nogil=True)
-    def find(words, base, first, stop, wanted, every, seen, out, wrote):  # pragma: no cover - compiled
-        """The addresses of blocks in use whose size's bin is ``wanted[bin] = row + 1``: every ``every[row]``-th
-        of each row goes to ``out[row]`` (``seen``/``wrote``: per row, counted so far, written so far)."""
+    def find(words, base, first, stop, wanted, big, every, seen, out, wrote):  # pragma: no cover - compiled
+        """The addresses of blocks in use whose size's bin is ``wanted[bin] = row + 1``, or whose size is
+        ``big[i]`` (sorted; row ``big_rows[i]``, the rows after the small ones): every ``every[row]``-th of each
+        row goes to ``out[row]`` (``seen``/``wrote``: per row, counted so far, written so far)."""
+        small_rows = 0
+        for v in wanted:
+            small_rows = max(small_rows, v)
         c = first
         while c + 16 <= stop:
             size = np.int64(words[(c - base) // 8 + 1] & ~np.uint64(7))
             if size < 32 or c + size > stop:
                 break
             nxt = c + size
-            if size // 16 < wanted.size and wanted[size // 16] > 0 and nxt + 16 <= stop \
-                    and (words[(nxt - base) // 8 + 1] & np.uint64(1)) == 1:
+            row = -1
+            if size // 16 < wanted.size:
                 row = wanted[size // 16] - 1
+            elif big.size:
+                i = np.searchsorted(big, size)
+                if i < big.size and big[i] == size:
+                    row = small_rows + int(i)
+            if row >= 0 and nxt + 16 <= stop and (words[(nxt - base) // 8 + 1] & np.uint64(1)) == 1:
                 if seen[row] % every[row] == 0 and wrote[row] < out.shape[1]:
                     out[row, wrote[row]] = c
                     wrote[row] += 1
@@ -84,8 +93,9 @@ def _prepare() -> None:
         _COUNT = _count_kernel()
         _COUNT(np.zeros(8, dtype=np.uint64), 0, 0, 0, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0)
         _FIND = _find_kernel()
-        _FIND(np.zeros(8, dtype=np.uint64), 0, 0, 0, np.zeros(1, dtype=np.int64), np.ones(1, dtype=np.int64),
-              np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64), np.zeros(1, dtype=np.int64))
+        _FIND(np.zeros(8, dtype=np.uint64), 0, 0, 0, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+              np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
+              np.zeros(1, dtype=np.int64))
 
 
 def live_sizes() -> dict[int, int]:
@@ -113,33 +123,70 @@ def grown(before: dict[int, int], after: dict[int, int], top: int = 12) -> list[
 
 
 def name_sizes(sizes: list[int], sample: int = 200) -> dict[int, list[tuple[str, int]]]:
-    """For each size (below ``SMALL``), what about ``sample`` of its blocks in use spread across the heaps are:
-    name -> how many of those read, most first."""
-    sizes = [s for s in sizes if s < SMALL]
+    """For each size, what about ``sample`` of its blocks in use spread across the heaps are: name -> how many of
+    those read, most first. A block that holds a tensor's storage or a numpy array's buffer Python reaches is named
+    so ("torch storage", "numpy buffer"); else ``block_name``'s reading."""
     if not sizes or not _supported():
         return {}
     _prepare()
+    small = [s for s in sizes if s < SMALL]
+    large = sorted(s for s in sizes if s >= SMALL)
+    order = small + large
     wanted = np.zeros(SMALL // STEP, dtype=np.int64)
-    for row, size in enumerate(sizes):
+    for row, size in enumerate(small):
         wanted[size // STEP] = row + 1
     now = live_sizes()
-    every = np.array([max(1, now.get(s, 0) // sample) for s in sizes], dtype=np.int64)
-    seen, wrote = np.zeros(len(sizes), dtype=np.int64), np.zeros(len(sizes), dtype=np.int64)
-    out = np.zeros((len(sizes), sample), dtype=np.int64)
+    every = np.array([max(1, now.get(s, 0) // sample) for s in order], dtype=np.int64)
+    seen, wrote = np.zeros(len(order), dtype=np.int64), np.zeros(len(order), dtype=np.int64)
+    out = np.zeros((len(order), sample), dtype=np.int64)
     for start, end, first in heap_ranges():
-        _FIND(_words(start, end - start), start, first, end, wanted, every, seen, out, wrote)
+        _FIND(_words(start, end - start), start, first, end, wanted, np.array(large, dtype=np.int64), every, seen,
+              out, wrote)
+    buffers = _buffers()
     types = _every_type()
     named: dict[int, list[tuple[str, int]]] = {}
-    for row, size in enumerate(sizes):
+    for row, size in enumerate(order):
         tally: dict[str, int] = {}
         for chunk in out[row, : wrote[row]]:
-            name = block_name(int(chunk), types)[0]
+            name = _buffer_in(buffers, int(chunk) + 16, int(chunk) + size) or block_name(int(chunk), types)[0]
             tally[name] = tally.get(name, 0) + 1
         named[size] = sorted(tally.items(), key=lambda kv: -kv[1])
     from bench.robustness.cxx_objects import vtable_class
 
     vtable_class.cache_clear()  # (its names are not to stay in the memory the next census reads)
     return named
+
+
+def _buffers() -> tuple[np.ndarray, list[str]]:
+    """The start addresses of the tensor storages and numpy buffers of 4 kB or more Python reaches, sorted, with
+    what each is."""
+    import gc
+    import sys
+    import warnings
+
+    torch = sys.modules.get("torch")
+    found: dict[int, str] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for o in gc.get_objects():
+            try:
+                if torch is not None and isinstance(o, torch.Tensor) and o.device.type == "cpu" and not o.is_mkldnn:
+                    storage = o.untyped_storage()
+                    if storage.nbytes() >= 4096:
+                        found.setdefault(storage.data_ptr(), "torch storage")
+                elif isinstance(o, np.ndarray) and o.base is None and o.nbytes >= 4096:
+                    found.setdefault(o.__array_interface__["data"][0], "numpy buffer")
+            except (RuntimeError, NotImplementedError, ReferenceError):
+                continue
+    starts = np.array(sorted(found), dtype=np.int64)
+    return starts, [found[int(a)] for a in starts]
+
+
+def _buffer_in(buffers: tuple[np.ndarray, list[str]], lo: int, hi: int) -> str:
+    """What buffer starts in ``[lo, hi)`` (a block's user bytes: an allocator may align the start within), or ""."""
+    starts, names = buffers
+    i = int(np.searchsorted(starts, lo))
+    return names[i] if i < starts.size and starts[i] < hi else ""
 
 
 def growth_said(before: dict[int, int], after: dict[int, int], top: int = 12) -> str:

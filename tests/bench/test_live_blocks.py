@@ -51,3 +51,34 @@ def _count_check() -> None:
     assert "builtins.frozenset" in said and "MB in the arenas' heaps" in said
     assert growth_said({}, after) == "not read"
     print("ok")
+
+
+@pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
+def test_a_large_block_holding_a_tensor_is_named_so():
+    import os
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})['_large_check']()"
+    env = {**os.environ, "PYTHONMALLOC": "malloc"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ok" in done.stdout
+
+
+def _large_check() -> None:
+    import ctypes
+
+    import torch
+
+    from bench.robustness.live_blocks import grown, live_sizes, name_sizes
+
+    ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 30)  # M_MMAP_THRESHOLD: large blocks from the heap, as in the window
+    before = live_sizes()
+    kept = [torch.ones(700_000) for _ in range(3)]  # 2.8 MB each: above live_blocks.SMALL
+    after = live_sizes()
+    size = max(grown(before, after), key=lambda row: row[1] if row[0] > 2_000_000 else 0)[0]
+    assert after[size] - before.get(size, 0) >= 3
+    assert name_sizes([size])[size][0][0] == "torch storage", kept
+    print("ok")
