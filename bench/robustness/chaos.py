@@ -361,7 +361,7 @@ def main() -> None:
                         "explorer/malloc_arenas.py)")
     p.add_argument("--kernel-cache", type=int, default=None, metavar="N",
                    help="keep N compiled kernels in each of oneDNN's and ideep's caches (ONEDNN_PRIMITIVE_CACHE_CAPACITY, "
-                        "LRU_CACHE_CAPACITY; 1,024 each by default: bench/robustness/onednn_cache.py)")
+                        "LRU_CACHE_CAPACITY), instead of the window's (explorer/worker_threads.py) or the user's")
     args = p.parse_args()
     if args.kernel_cache is not None:  # (read once, when torch first runs a kernel: set before it is imported)
         from bench.robustness.onednn_cache import CACHES
@@ -552,8 +552,11 @@ def main() -> None:
     # and less the "Try it" model held at one moment and not the other (like with like, as the models loaded are)
     alike = [u - moment.get("try_it", 0) for u, moment in zip(unpacked, (start, end), strict=True)]
     alike_growth = (alike[1] - alike[0]) / alike[0] * 100
-    kernels_said = (f"{args.kernel_cache:,} in each of oneDNN's and ideep's caches" if args.kernel_cache is not None
-                    else "the libraries' defaults (1,024 in each of oneDNN's and ideep's caches)")
+    from bench.robustness.onednn_cache import CACHES
+
+    kept = {os.environ.get(name, "1024") for name in CACHES}  # (set by --kernel-cache, the window or the user)
+    kernels_said = (f"{int(kept.pop()):,} in each of oneDNN's and ideep's caches" if len(kept) == 1
+                    else ", ".join(f"{name}={os.environ.get(name, 'the default')}" for name in CACHES))
     back_note = f", {end['not_back']:.0f} of them not back within 5 minutes" if end.get("not_back") else ""
     body = f"""## Chaos in the window
 
