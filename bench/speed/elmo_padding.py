@@ -25,8 +25,6 @@ from explorer.worker_threads import sleeping_worker_threads  # noqa: E402
 
 sleeping_worker_threads()  # (before torch: the window's settings)
 
-import torch  # noqa: E402
-
 import engine.models.elmo as elmo  # noqa: E402
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
@@ -58,7 +56,7 @@ def main() -> None:
     elmo.row_bucket = row_bucket
     rows = [f"| {name} | {t[0]:,.0f} ms | {statistics.median(t[1:]):,.0f} ms |" for name, t in times.items()]
     print("\n".join(rows), flush=True)
-    body = (f"Machine: {machine()}, torch {torch.__version__}\n\n`python bench/speed/elmo_padding.py --rounds "
+    body = (f"Machine: {machine()}\n\n`python bench/speed/elmo_padding.py --rounds "
             f"{args.rounds}`: ELMo-tiny's contextual vectors for texts of {LENGTHS.start}-{LENGTHS.stop - 1} words, "
             "each length once a pass, the two ways alternating in one process with the window's settings (64 "
             "compiled kernels in each of oneDNN's and ideep's caches). The first pass meets each shape for the first "
