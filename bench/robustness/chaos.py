@@ -364,9 +364,9 @@ def main() -> None:
                         "LRU_CACHE_CAPACITY), instead of the window's (explorer/worker_threads.py) or the user's")
     args = p.parse_args()
     if args.kernel_cache is not None:  # (read once, when torch first runs a kernel: set before it is imported)
-        from bench.robustness.onednn_cache import CACHES
+        from explorer.worker_threads import KERNEL_CACHES
 
-        os.environ.update({name: str(args.kernel_cache) for name in CACHES})
+        os.environ.update({name: str(args.kernel_cache) for name in KERNEL_CACHES})
     if not args.pymalloc:  # as the app's window does: the process started again, Python's objects from malloc
         from explorer.python_allocator import restart_with_malloc
 
@@ -552,11 +552,11 @@ def main() -> None:
     # and less the "Try it" model held at one moment and not the other (like with like, as the models loaded are)
     alike = [u - moment.get("try_it", 0) for u, moment in zip(unpacked, (start, end), strict=True)]
     alike_growth = (alike[1] - alike[0]) / alike[0] * 100
-    from bench.robustness.onednn_cache import CACHES
+    from explorer.worker_threads import KERNEL_CACHES
 
-    kept = {os.environ.get(name, "1024") for name in CACHES}  # (set by --kernel-cache, the window or the user)
+    kept = {os.environ.get(name, "1024") for name in KERNEL_CACHES}  # (set by --kernel-cache, the window or the user)
     kernels_said = (f"{int(kept.pop()):,} in each of oneDNN's and ideep's caches" if len(kept) == 1
-                    else ", ".join(f"{name}={os.environ.get(name, 'the default')}" for name in CACHES))
+                    else ", ".join(f"{name}={os.environ.get(name, 'the default')}" for name in KERNEL_CACHES))
     back_note = f", {end['not_back']:.0f} of them not back within 5 minutes" if end.get("not_back") else ""
     body = f"""## Chaos in the window
 

@@ -57,13 +57,10 @@ def _find_kernel() -> Any:
     from numba import njit
 
     @njit(cache=False, nogil=True)
-    def find(words, base, first, stop, wanted, big, every, seen, out, wrote):  # pragma: no cover - compiled
+    def find(words, base, first, stop, wanted, small_rows, big, every, seen, out, wrote):  # pragma: no cover
         """The addresses of blocks in use whose size's bin is ``wanted[bin] = row + 1``, or whose size is
-        ``big[i]`` (sorted; row ``big_rows[i]``, the rows after the small ones): every ``every[row]``-th of each
-        row goes to ``out[row]`` (``seen``/``wrote``: per row, counted so far, written so far)."""
-        small_rows = 0
-        for v in wanted:
-            small_rows = max(small_rows, v)
+        ``big[i]`` (sorted; row ``small_rows + i``): every ``every[row]``-th of each row goes to ``out[row]``
+        (``seen``/``wrote``: per row, counted so far, written so far)."""
         c = first
         while c + 16 <= stop:
             size = np.int64(words[(c - base) // 8 + 1] & ~np.uint64(7))
@@ -93,7 +90,7 @@ def _prepare() -> None:
         _COUNT = _count_kernel()
         _COUNT(np.zeros(8, dtype=np.uint64), 0, 0, 0, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), 0)
         _FIND = _find_kernel()
-        _FIND(np.zeros(8, dtype=np.uint64), 0, 0, 0, np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        _FIND(np.zeros(8, dtype=np.uint64), 0, 0, 0, np.zeros(1, dtype=np.int64), 0, np.zeros(1, dtype=np.int64),
               np.ones(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((1, 1), dtype=np.int64),
               np.zeros(1, dtype=np.int64))
 
@@ -122,9 +119,9 @@ def grown(before: dict[int, int], after: dict[int, int], top: int = 12) -> list[
     return sorted(rows, key=lambda r: -r[2])[:top]
 
 
-def name_sizes(sizes: list[int], sample: int = 200) -> dict[int, list[tuple[str, int]]]:
-    """For each size, what about ``sample`` of its blocks in use spread across the heaps are: name -> how many of
-    those read, most first. A block that holds a tensor's storage or a numpy array's buffer Python reaches is named
+def name_sizes(sizes: list[int], counts: dict[int, int], sample: int = 200) -> dict[int, list[tuple[str, int]]]:
+    """For each size, what about ``sample`` of its blocks in use spread across the heaps are (``counts``:
+    ``live_sizes``'s, to spread the sample): name -> how many of those read, most first. A block that holds a tensor's storage or a numpy array's buffer Python reaches is named
     so ("torch storage", "numpy buffer"); else ``block_name``'s reading."""
     if not sizes or not _supported():
         return {}
@@ -135,13 +132,12 @@ def name_sizes(sizes: list[int], sample: int = 200) -> dict[int, list[tuple[str,
     wanted = np.zeros(SMALL // STEP, dtype=np.int64)
     for row, size in enumerate(small):
         wanted[size // STEP] = row + 1
-    now = live_sizes()
-    every = np.array([max(1, now.get(s, 0) // sample) for s in order], dtype=np.int64)
+    every = np.array([max(1, counts.get(s, 0) // sample) for s in order], dtype=np.int64)
     seen, wrote = np.zeros(len(order), dtype=np.int64), np.zeros(len(order), dtype=np.int64)
     out = np.zeros((len(order), sample), dtype=np.int64)
     for start, end, first in heap_ranges():
-        _FIND(_words(start, end - start), start, first, end, wanted, np.array(large, dtype=np.int64), every, seen,
-              out, wrote)
+        _FIND(_words(start, end - start), start, first, end, wanted, len(small), np.array(large, dtype=np.int64),
+              every, seen, out, wrote)
     buffers = _buffers()
     types = _every_type()
     named: dict[int, list[tuple[str, int]]] = {}
@@ -197,7 +193,7 @@ def growth_said(before: dict[int, int], after: dict[int, int], top: int = 12) ->
     mb = 2**20
     total = sum(s * n for s, n in after.items()) - sum(s * n for s, n in before.items())
     rows = grown(before, after, top)
-    names = name_sizes([size for size, _, _ in rows])
+    names = name_sizes([size for size, _, _ in rows], after)
     said = []
     for size, more, grew in rows:
         kinds = names.get(size, [])

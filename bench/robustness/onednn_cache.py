@@ -39,7 +39,6 @@ HERE = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(HERE))
 
 CAPACITIES = {"the defaults (1,024 each)": None, "256": 256, "128": 128, "64": 64}
-CACHES = ("ONEDNN_PRIMITIVE_CACHE_CAPACITY", "LRU_CACHE_CAPACITY")  # oneDNN's, ideep's
 MODELS = ("bert-tiny", "gpt-tiny", "minilm-mlm", "minilm-gpt")
 WORDS = ["the", "river", "bank", "was", "muddy", "after", "the", "rain", "and", "the", "children", "played", "by", "the", "water", "while", "their", "parents", "put", "money", "in", "the", "bank", "in", "town", "before", "the", "match", "began", "on", "the", "green", "field"]
 SLOWER_AT_MOST = 1.05
@@ -78,7 +77,9 @@ def one(queries: int) -> dict[str, float]:
 
 def run(capacity: int | None, queries: int) -> dict[str, float]:
     env = dict(os.environ)
-    for name in CACHES:
+    from explorer.worker_threads import KERNEL_CACHES
+
+    for name in KERNEL_CACHES:
         env.pop(name, None)
         if capacity is not None:
             env[name] = str(capacity)

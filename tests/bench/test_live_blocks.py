@@ -9,19 +9,24 @@ import pytest
 glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
 
 
-@pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
-def test_blocks_made_between_two_counts_are_found_at_their_size_and_named():
-    """In a process of its own, with Python's objects from malloc (as the app's window has them)."""
+def in_own_process(check: str) -> None:
+    """Run this file's ``check`` in a process of its own, with Python's objects from malloc (as the app's window
+    has them): it must print "ok"."""
     import os
     import subprocess
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[2]
-    code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})['_count_check']()"
+    code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})[{check!r}]()"
     env = {**os.environ, "PYTHONMALLOC": "malloc"}
     done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ok" in done.stdout
+
+
+@pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
+def test_blocks_made_between_two_counts_are_found_at_their_size_and_named():
+    in_own_process("_count_check")
 
 
 def _count_check() -> None:
@@ -45,7 +50,7 @@ def _count_check() -> None:
     buffers = [size for size in rows if 2900 < size < 3100]
     assert buffers and sum(rows[s] for s in buffers) >= 3000, rows  # every buffer, at its chunk's size
     many = [size for size in rows if size < 1000 and rows[size] >= 19_000]  # the sets' size, and their ints'
-    names = name_sizes(many, sample=100)
+    names = name_sizes(many, after, sample=100)
     assert any(names[size][0][0] == "builtins.frozenset" for size in many), names  # a size read as mostly sets
     said = growth_said(before, after)
     assert "builtins.frozenset" in said and "MB in the arenas' heaps" in said
@@ -55,16 +60,7 @@ def _count_check() -> None:
 
 @pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
 def test_a_large_block_holding_a_tensor_is_named_so():
-    import os
-    import subprocess
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[2]
-    code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})['_large_check']()"
-    env = {**os.environ, "PYTHONMALLOC": "malloc"}
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "ok" in done.stdout
+    in_own_process("_large_check")
 
 
 def _large_check() -> None:
@@ -80,5 +76,5 @@ def _large_check() -> None:
     after = live_sizes()
     size = max(grown(before, after), key=lambda row: row[1] if row[0] > 2_000_000 else 0)[0]
     assert after[size] - before.get(size, 0) >= 3
-    assert name_sizes([size])[size][0][0] == "torch storage", kept
+    assert name_sizes([size], after)[size][0][0] == "torch storage", kept
     print("ok")
