@@ -256,11 +256,19 @@ class MainWindow(QMainWindow):
 
     def add_to_deck(self) -> None:
         """The view on screen (its sentences, word, model, layer) becomes the deck's next step."""
+        from explorer.scenes import SceneError, check_scene
         from explorer.talk.deck import step_title
 
         scene = self.current_panel().current_scene()
         scene.models = [self._load_key(m) for m in scene.models if m in self.session.models]
         scene.title = step_title(scene)
+        try:  # (a step the talk could not show: said now, not when the deck is presented)
+            check_scene(scene, "this view")
+        except SceneError as e:
+            why = ("the Run history shows no run yet: open one first" if scene.panel == "history" and not scene.run
+                   else explain(e))
+            self.statusBar().showMessage(f"Not added to the deck: {why}")
+            return
         self.deck.steps.append(scene)
         self.statusBar().showMessage(f"added to the deck as step {len(self.deck.steps)}: {scene.title} "
                                      "(Talk → Edit the deck… to retitle, reorder or save)")
@@ -279,8 +287,18 @@ class MainWindow(QMainWindow):
         from explorer.talk.editor import DeckEditor
 
         editor = DeckEditor(self.deck, self)
-        editor.present.connect(lambda deck: self.start_talk(deck))
+        editor.present.connect(self._present_deck)
         editor.show()
+
+    def _present_deck(self, deck: Deck) -> None:
+        """The deck editor's Present: a step the talk cannot show (a scene file's, edited by hand) is said, not
+        raised."""
+        from explorer.scenes import SceneError
+
+        try:
+            self.start_talk(deck)
+        except SceneError as e:
+            self.statusBar().showMessage(explain(e))
 
     def open_deck_file(self) -> None:
         from explorer.scenes import SceneError

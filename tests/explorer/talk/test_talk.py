@@ -189,6 +189,25 @@ def test_the_main_window_builds_a_deck_from_its_views(qtbot, contextual_runs, tm
     window.close()
 
 
+def test_a_view_no_talk_could_show_is_not_added_to_the_deck_and_says_why(qtbot):
+    """"Add this view to the deck" on the Run history with no run open added a step the talk refused when the deck
+    was presented: an exception from the deck editor's Present (found by bench/speed/action_gaps.py)."""
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    window.tabs.setCurrentWidget(window.history)
+    window.add_to_deck()
+    assert window.deck.steps == []
+    assert window.statusBar().currentMessage() == (
+        "Not added to the deck: the Run history shows no run yet: open one first")
+    window.tabs.setCurrentWidget(window.attention)
+    window.add_to_deck()  # a view a talk can show is added
+    assert [step.panel for step in window.deck.steps] == ["attention"]
+    window.close()
+
+
 def test_word2bert_talk_with_a_bad_deck_says_why_and_exits(tmp_path, capsys):
     from explorer.app import run
 
@@ -405,8 +424,9 @@ def test_a_talks_plots_stay_on_its_black_whatever_the_windows_theme(qtbot, conte
     qtbot.addWidget(window)
     window.show()
     qtbot.waitUntil(lambda: window.all_ready, timeout=120_000)
-    outside = LossPlot(y_label="loss", empty_text="nothing yet")
+    outside = LossPlot(y_label="loss", empty_text="nothing yet")  # a plot of the main window's theme, shown
     qtbot.addWidget(outside)
+    outside.show()
 
     def colours(view):
         axis = view.getPlotItem().getAxis("left")
