@@ -40,9 +40,12 @@ def palette_with(base: QPalette, colours: dict[QPalette.ColorRole, str]) -> QPal
 
 
 def apply_theme(app: Any, name: str) -> None:
+    """The theme ``name`` ("light" or "dark") on every window but a talk's. Choosing the theme already shown does
+    nothing: Qt ignores a palette equal to the application's, and the plots already in its colours are left alone
+    (recolouring every plot's axes again took half as long as a change of theme)."""
     import pyqtgraph as pg
 
-    from explorer.widgets.plot_view import LIGHT_PLOTS, colour_views, own_colours, plot_views
+    from explorer.widgets.plot_view import LIGHT_PLOTS, set_theme_colours
 
     if app.style().name().lower() != "fusion":  # (setting it again polishes every widget anew: a change of theme
         app.setStyle("Fusion")  # took several times as long)
@@ -54,19 +57,23 @@ def apply_theme(app: Any, name: str) -> None:
         background, foreground = LIGHT_PLOTS["background"], LIGHT_PLOTS["foreground"]
     app.setPalette(palette)
     pg.setConfigOptions(background=background, foreground=foreground)
-    # plots, heat maps and grids: background, axes, legends; a talk's keep its black
-    colour_views([view for view in plot_views() if own_colours(view) is None], background, foreground)
+    # plots, heat maps and grids: background, axes, legends (a talk's keep its black); those shown now at once,
+    # the others as they are next shown
+    set_theme_colours(background, foreground)
 
 
 def apply_zoom(app: Any, level: int) -> None:
-    """Presentation zoom: each level scales fonts by 15%."""
+    """Presentation zoom: each level scales fonts by 15%. The zoom already shown does nothing (the plots' axes were
+    given the same font again and the window's layouts settled: a third of a zoom's time, for no change)."""
+    from explorer.widgets.plot_view import plot_font, set_plot_font
+
     font = app.font()
     base = BASE_POINT_SIZE.setdefault("size", font.pointSizeF() if font.pointSizeF() > 0 else 10.0)
     font = QFont(font)
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
+    if font == app.font() and font == plot_font():
+        return
     app.setFont(font)
-    from explorer.widgets.plot_view import set_plot_font
-
     set_plot_font(font)
     settle_layouts(app)
 

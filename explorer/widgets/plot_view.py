@@ -39,6 +39,8 @@ def without_background_cache(view: View) -> View:
     view.setCacheMode(QGraphicsView.CacheModeFlag.CacheNone)
     view.resetCachedContent()
     _VIEWS.add(view)
+    if _THEME_COLOURS:  # (made with the theme's colours: pyqtgraph's configured ones)
+        setattr(view, _COLOURS_GIVEN, _THEME_COLOURS[0])
     view.installEventFilter(_colours_on_show())
     for item in view.items():
         if isinstance(item, pg.PlotItem):
@@ -51,6 +53,11 @@ def without_background_cache(view: View) -> View:
 _VIEWS: weakref.WeakSet[Any] = weakref.WeakSet()  # every view made by without_background_cache, while alive
 _PLOT_FONT: list[QFont] = []  # the presentation zoom's font, once it is set (explorer.theme.apply_zoom)
 _FONT_GIVEN = "zoom_font_given"  # set on a view: the font of _PLOT_FONT its axes were last given
+
+
+def plot_font() -> QFont | None:
+    """The presentation zoom's font the plots are given, or None before the zoom is first set."""
+    return _PLOT_FONT[0] if _PLOT_FONT else None
 
 
 def set_plot_font(font: QFont) -> None:
@@ -144,6 +151,7 @@ def colour_views(views: list[Any], background: Any, foreground: Any) -> None:
     from explorer.widgets.plot_grid import set_grid_colours
 
     for widget in views:
+        setattr(widget, _COLOURS_GIVEN, (background, foreground))
         widget.setBackground(background)
         for item in widget.items():
             if isinstance(item, pg.AxisItem):
@@ -164,17 +172,47 @@ def own_colours(view: QWidget) -> Any:
     return getattr(view.window(), PLOT_COLOURS, None)
 
 
+_THEME_COLOURS: list[tuple[Any, Any]] = []  # the theme's plot colours, (background, foreground), once it is set
+_COLOURS_GIVEN = "plot_colours_given"  # set on a view: the (background, foreground) it was last given
+
+
+def set_theme_colours(background: Any, foreground: Any) -> None:
+    """The theme's plot colours on every view whose window does not keep its own (a talk's): the views shown now at
+    once, the others as they are next shown (each view's axes, grid and legend recoloured in Python on the window's
+    thread: a third of a change of theme was the plots of tabs nobody saw), and views made from now on."""
+    colours = (background, foreground)
+    _THEME_COLOURS[:] = [colours]
+    themed = [view for view in plot_views() if own_colours(view) is None and _given(view) != colours]
+    colour_views([view for view in themed if view.isVisible()], *colours)
+    for view in themed:
+        if not view.isVisible():
+            view.installEventFilter(_colours_on_show())  # (installed twice, it is still called once)
+
+
+def _given(view: Any) -> Any:
+    return getattr(view, _COLOURS_GIVEN, None)
+
+
+def _wanted_colours(view: QWidget) -> Any:
+    """The colours ``view`` should have: its window's own (a talk's), else the theme's (None before it is set)."""
+    colours = own_colours(view)
+    if colours is None and _THEME_COLOURS:
+        colours = _THEME_COLOURS[0]
+    return colours
+
+
 class _ColoursOnShow(QObject):
-    """Gives a view its window's own plot colours (a talk's black) as it is first shown or polished, and stops
-    watching it: a view can be built after its window coloured the ones it had (a tab's view made on first show)."""
+    """Gives a view the colours it should have as it is shown or first polished, and stops watching it: its window's
+    own plot colours (a talk's black) for a view built after its window coloured the ones it had (a tab's view made
+    on first show), or the theme's for a view that was hidden when the theme changed."""
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
         if event.type() in _WHEN:
             if event.type() == QEvent.Type.Polish and watched.parent() is None:
                 return False  # polished before it was placed (a size asked for): its window is not known yet
             watched.removeEventFilter(self)
-            colours = own_colours(cast(QWidget, watched))
-            if colours is not None:
+            colours = _wanted_colours(cast(QWidget, watched))
+            if colours is not None and _given(watched) != colours:
                 colour_views([watched], *colours)
         return False
 

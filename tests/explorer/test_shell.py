@@ -160,9 +160,12 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     size = QApplication.instance().font().pointSizeF()
     win.zoom(+2)
     assert QApplication.instance().font().pointSizeF() > size * 1.25
-    early = win.polysemy.map  # a view built before the switch: its title turns light with the background
-    win.set_theme("dark")
-    assert early.title.color.lightness() > 150
+    early = win.polysemy.map  # a view built before the switch, on a page not shown: its title turns light with the
+    win.set_theme("dark")  # background as the page is shown
+    assert not early.isVisible()
+    win.polysemy.views.setCurrentIndex(1)
+    qtbot.waitUntil(lambda: early.title.color.lightness() > 150, timeout=5_000)
+    assert early.backgroundBrush().color().lightness() < 80
     assert QApplication.instance().palette().window().color().lightness() < 80
     note = win.history.loss.empty  # "Open a run: …" over an empty plot: a dark box with light text, not a white one
     QApplication.processEvents()  # (the palette reaches some widgets by posted events)
@@ -177,8 +180,13 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     late, grid = win.attention.mix_map, win.attention.grid  # … and ones built now, after the zoom and the theme, have both
     plots = plot_views()
     assert plots and grid in plots and late.plot in plots  # the window's plots, found under it
-    assert all(view.backgroundBrush().color().lightness() < 80 for view in plots if isinstance(view, pg.GraphicsView))
     win.show()
+    for page in range(win.tabs.count()):  # each plot takes the theme when it is shown (a hidden one waits for that)
+        win.tabs.setCurrentIndex(page)
+        QApplication.processEvents()
+        shown = [view for view in plot_views(win) if view.isVisible() and isinstance(view, pg.GraphicsView)]
+        assert all(view.backgroundBrush().color().lightness() < 80 for view in shown), win.tabs.tabText(page)
+    assert late.plot.backgroundBrush().color().lightness() < 80 and grid.backgroundBrush().color().lightness() < 80
     win.tabs.setCurrentWidget(win.history)  # shown, its plots take the zoom's font
     qtbot.waitUntil(lambda: any(view.isVisible() for view in plot_views(win)), timeout=10_000)
     axes = [item for view in plot_views(win) if view.isVisible() for item in view.items() if isinstance(item, pg.AxisItem)]
@@ -191,7 +199,10 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
     again.zoom(0)
     assert again.polysemy.map.title.color.lightness() > 150  # built dark
-    again.set_theme("light")
+    again.show()
+    again.polysemy.views.setCurrentIndex(1)
+    qtbot.waitUntil(again.polysemy.map.isVisible, timeout=5_000)
+    again.set_theme("light")  # a plot shown takes the theme at once
     assert again.polysemy.map.title.color.lightness() < 100
     assert abs(QApplication.instance().font().pointSizeF() - size) < 0.01
 

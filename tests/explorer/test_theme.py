@@ -1,4 +1,5 @@
-"""The presentation zoom lays the window out for its font before anything is painted."""
+"""The presentation zoom and the themes: laid out before anything is painted, nothing redone when nothing changes,
+the plots of pages not shown recoloured as they are shown."""
 
 
 def test_a_zoom_lays_the_window_out_for_its_font_before_anything_is_painted(qtbot):
@@ -56,3 +57,102 @@ def test_a_control_that_is_off_looks_off_on_the_dark_theme_and_in_a_talk(qtbot):
         apply_theme(app, "light")
     window.setPalette(palette_with(window.palette(), HIGH_CONTRAST))
     assert brightest_text(off) < brightest_text(on) - 60
+
+
+def _changes_seen(widget):
+    """An event filter on ``widget`` counting the changes of palette and font Qt delivers to it."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class Count(QObject):
+        def __init__(self) -> None:
+            super().__init__(widget)
+            self.seen = {"palette": 0, "font": 0}
+
+        def eventFilter(self, watched, event):  # noqa: N802 - Qt's name
+            if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange):
+                self.seen["palette"] += 1
+            elif event.type() in (QEvent.Type.FontChange, QEvent.Type.ApplicationFontChange):
+                self.seen["font"] += 1
+            return False
+
+    count = Count()
+    widget.installEventFilter(count)
+    return count.seen
+
+
+def test_the_theme_or_zoom_already_shown_redoes_nothing_and_a_new_one_reaches_every_widget(qtbot):
+    """The chaos bench's monkey chose the theme shown as often as the other, and the zoom at its limits: each plot's
+    axes were recoloured or given the font again (its panel redrew its curves for the "new" background), and the
+    window's layouts settled, for no change."""
+    from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+
+    from explorer.theme import apply_theme, apply_zoom
+    from explorer.widgets.plot_view import RecolouredPlot, without_background_cache
+
+    window = QWidget()
+    column = QVBoxLayout(window)
+    label, plot = QLabel("bank by the river"), without_background_cache(RecolouredPlot())
+    column.addWidget(label)
+    column.addWidget(plot)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    app = QApplication.instance()
+    apply_theme(app, "light")
+    apply_zoom(app, 0)
+    app.processEvents()
+    seen, recoloured = _changes_seen(label), []
+    plot.background_changed.connect(lambda: recoloured.append(1))
+    font = getattr(plot, "zoom_font_given", None)
+    try:
+        apply_theme(app, "light")
+        apply_zoom(app, 0)
+        app.processEvents()
+        assert seen == {"palette": 0, "font": 0} and not recoloured
+        assert getattr(plot, "zoom_font_given", None) is font  # its axes not given the font again
+        apply_theme(app, "dark")
+        apply_zoom(app, 2)
+        app.processEvents()
+        assert seen["palette"] >= 1 and seen["font"] >= 1 and recoloured
+        assert label.palette().window().color().lightness() < 80
+        assert plot.zoom_font_given.pointSizeF() > font.pointSizeF() * 1.25
+    finally:
+        apply_theme(app, "light")
+        apply_zoom(app, 0)
+    app.processEvents()  # (the application's palette reaches the widgets with its events)
+    assert label.palette().window().color().lightness() > 200
+
+
+def test_a_plot_on_a_page_not_shown_takes_the_theme_as_it_is_shown(qtbot):
+    from PySide6.QtWidgets import QApplication, QTabWidget
+
+    from explorer.theme import apply_theme
+    from explorer.widgets.loss_plot import LossPlot
+
+    tabs = QTabWidget()
+    shown, hidden = LossPlot(y_label="loss", empty_text="nothing yet"), LossPlot(y_label="loss", empty_text="nothing")
+    tabs.addTab(shown, "shown")
+    tabs.addTab(hidden, "hidden")
+    qtbot.addWidget(tabs)
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    app = QApplication.instance()
+
+    def background(view) -> int:
+        return view.backgroundBrush().color().lightness()
+
+    def axis_text(view) -> int:
+        return view.getPlotItem().getAxis("left").textPen().color().lightness()
+
+    try:
+        apply_theme(app, "dark")
+        assert background(shown) < 80 and axis_text(shown) > 150  # at once
+        assert background(hidden) > 200  # not yet: nobody sees it
+        tabs.setCurrentIndex(1)
+        assert background(hidden) < 80 and axis_text(hidden) > 150  # as it is shown, before it is painted
+        apply_theme(app, "light")
+        assert background(hidden) > 200 and axis_text(hidden) < 100
+        tabs.setCurrentIndex(0)
+        assert background(shown) > 200 and axis_text(shown) < 100
+    finally:
+        apply_theme(app, "light")
