@@ -115,8 +115,8 @@ def main() -> None:
     args = p.parse_args()
     names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
     results = alternate(args.checkouts, __file__, f"one({args.actions}, {args.busy}, {args.burners})", args.rounds)
-    beside = ", ".join(part for part in (f"{args.busy} threads of pure Python" if args.busy else "",
-                                         f"{args.burners} processes spinning at nice 10" if args.burners else "") if part)
+    beside = ", ".join(part for part in (f"{args.busy} thread{'s' * (args.busy > 1)} of pure Python" if args.busy else "",
+                                         f"{args.burners} process{'es' * (args.burners > 1)} spinning at nice 10" if args.burners else "") if part)
     lines = [f"## The window's longest freeze after each kind of action{' beside busy work' if beside else ''}", "",
              f"Machine: {machine()}", "",
              f"`python bench/speed/action_gaps.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
