@@ -156,3 +156,45 @@ def test_a_plot_on_a_page_not_shown_takes_the_theme_as_it_is_shown(qtbot):
         assert background(shown) > 200 and axis_text(shown) < 100
     finally:
         apply_theme(app, "light")
+
+
+def test_a_hidden_tab_takes_the_zoom_as_it_is_shown_laid_out_before_it_is_painted(qtbot):
+    """A zoom lays out the tab shown; the others keep their font while hidden (a quarter of a zoom's time on the
+    chaos bench's window) and take the zoom's as they are shown."""
+    from PySide6.QtWidgets import QApplication, QLabel, QVBoxLayout, QWidget
+
+    from explorer.theme import apply_zoom
+    from explorer.widgets.tabs import PanelTabs
+
+    def page(text: str) -> tuple[QWidget, QLabel]:
+        panel, label = QWidget(), QLabel(text)
+        column = QVBoxLayout(panel)
+        column.addWidget(label)
+        column.addStretch()
+        return panel, label
+
+    tabs = PanelTabs()
+    (first, shown), (second, hidden) = page("bank by the river"), page("play on stage")
+    tabs.addTab(first, "one")
+    tabs.addTab(second, "two")
+    qtbot.addWidget(tabs)
+    tabs.resize(500, 300)
+    tabs.show()
+    qtbot.waitExposed(tabs)
+    app = QApplication.instance()
+    apply_zoom(app, 0)
+    size = app.font().pointSizeF()
+    try:
+        apply_zoom(app, 4)
+        assert shown.font().pointSizeF() == app.font().pointSizeF() > size * 1.5
+        assert shown.height() == shown.sizeHint().height()
+        assert hidden.font().pointSizeF() == size  # not yet: nobody sees it
+        tabs.setCurrentIndex(1)
+        # shown: the zoom's font, and laid out for it with no event delivered since (the first paint is right)
+        assert hidden.font().pointSizeF() == app.font().pointSizeF()
+        assert hidden.height() == hidden.sizeHint().height()
+        apply_zoom(app, 0)
+        tabs.setCurrentIndex(0)
+        assert shown.font().pointSizeF() == size and shown.height() == shown.sizeHint().height()
+    finally:
+        apply_zoom(app, 0)
