@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
-import shiboken6
-from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QApplication, QWidget
 
 BASE_POINT_SIZE: dict[str, float] = {}
 
@@ -77,57 +73,9 @@ def apply_zoom(app: Any, level: int) -> None:
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     if font == app.font() and font == plot_font():
         return
-    _pin_hidden_pages(app.font())
     app.setFont(font)
     set_plot_font(font)
     settle_layouts(app)
-
-
-_PAGES: weakref.WeakSet[QWidget] = weakref.WeakSet()  # pages that take a new zoom's font only as they are shown
-_PINNED = "font_pinned_while_hidden"  # set on a page that keeps the font it had until it is shown
-
-
-def font_when_shown(page: QWidget) -> None:
-    """``page`` (a tab's page) takes a new zoom's font as it is next shown, not while it is hidden. Qt gives the
-    application's font to every widget at once, shown or not, and each one whose font changed is laid out again:
-    on the chaos bench's window, every tab built (1,847 widgets), a zoom took 32 ms on a quiet machine, 25 with the
-    hidden tabs' pages keeping their fonts (a probe of the forty-fifth session's)."""
-    _PAGES.add(page)
-    page.installEventFilter(_unpin_on_show())
-
-
-def _pin_hidden_pages(old: QFont) -> None:
-    """Each hidden page that has no font of its own keeps ``old``, the font it has, until it is shown."""
-    for page in list(_PAGES):
-        if shiboken6.isValid(page) and not page.isVisible() and not page.testAttribute(Qt.WidgetAttribute.WA_SetFont):
-            pinned = QFont(old)
-            pinned.setPointSizeF(old.pointSizeF())  # (the size marked as the page's own: a zoom changes only it)
-            page.setFont(pinned)
-            setattr(page, _PINNED, True)
-
-
-class _UnpinOnShow(QObject):
-    """Gives a pinned page the application's font back as it is shown, and lays it out for it before it is
-    painted."""
-
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
-        if event.type() == QEvent.Type.Show and getattr(watched, _PINNED, False):
-            setattr(watched, _PINNED, False)
-            page = watched
-            assert isinstance(page, QWidget)
-            page.setFont(QFont())  # (no font of its own: the application's, from its parent)
-            for _ in range(LAYOUT_PASSES):
-                QApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
-        return False
-
-
-_UNPIN: list[_UnpinOnShow] = []
-
-
-def _unpin_on_show() -> _UnpinOnShow:
-    if not _UNPIN:
-        _UNPIN.append(_UnpinOnShow())
-    return _UNPIN[0]
 
 
 LAYOUT_PASSES = 4  # a font change moves a widget, then its parent's layout, then the window's: 2-3 passes settle it
@@ -138,6 +86,8 @@ def settle_layouts(app: Any) -> None:
     Qt posts the change of font to each window, and the layouts' requests and the repaints with it: the window was
     painted first with the old geometry, then again after each pass of the layouts, and each paint of a plot is a
     Python paint of its axes on the window's thread (bench/robustness/RESULTS.md, "Chaos in the window")."""
+    from PySide6.QtCore import QEvent
+
     app.sendPostedEvents(None, QEvent.Type.ApplicationFontChange)
     for _ in range(LAYOUT_PASSES):
         app.sendPostedEvents(None, QEvent.Type.LayoutRequest)

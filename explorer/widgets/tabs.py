@@ -12,8 +12,6 @@ from typing import Any
 
 from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
 
-from explorer.theme import font_when_shown
-
 
 def tab_widget(parent: QWidget | None = None) -> QTabWidget:
     """A tab widget whose pages sit on the window's background, with no frame painted around them."""
@@ -41,7 +39,6 @@ class PanelTabs(QTabWidget):
         area.viewport().setAutoFillBackground(False)  # (the window's background shows, as without the area)
         area.setWidget(panel)
         panel.setAutoFillBackground(False)
-        font_when_shown(area)  # (a zoom lays out the tab shown, and each other one as it is shown)
         return super().addTab(area, label)
 
     def widget(self, index: int) -> Any:
