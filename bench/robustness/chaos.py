@@ -86,6 +86,27 @@ def chaos_window(app: Any) -> tuple[Any, Any]:
     return session, window
 
 
+def work_line(minutes: float, window: Any) -> str:
+    """A line of the chaos log: the RSS and the work under way now, so that a rise of the memory while the monkey
+    acts can be tied to the jobs it set off (Z46's RSS went from 4 to 15 GB in its last seven minutes)."""
+    from PySide6.QtCore import QThreadPool
+
+    from explorer.tasks import query_pool
+
+    parts = rss_parts_mb()
+    work = [f"queries {query_pool().activeThreadCount()}", f"jobs {QThreadPool.globalInstance().activeThreadCount()}"]
+    indexer = window.polysemy.indexer
+    if indexer.running:
+        work.append(f"indexing {indexer.building} ({len(indexer.queue)} waiting)")
+    for name, panel in (("history scoring", window.history), ("training", window.train),
+                        ("fine-tuning", window.finetune)):
+        job = getattr(panel, "job", None)
+        if job is not None and getattr(job, "running", False):
+            work.append(name)
+    return (f"== {minutes:6.2f} min: RSS {rss_mb():,.0f} MB (anonymous {parts['anon']:,.0f}), "
+            f"{len(window.session.models)} models; " + ", ".join(work))
+
+
 def loaded_keys(window: Any) -> dict[str, str]:
     """The window's models: name -> how it loads again (a built-in or shipped one by its name, the user's by its
     folder's path)."""
@@ -443,7 +464,9 @@ def main() -> None:
     quiet_marks: list[tuple[float, dict[str, float]]] = [(0.0, start)]
     next_quiet = args.quiet_every or float("inf")
     while time.monotonic() - began - paused < args.minutes * 60:
-        wait(app, 60)
+        for _ in range(6):  # every 10 s in the log: the memory beside the actions and the work under way
+            wait(app, 10)
+            monkey.log.append(work_line((time.monotonic() - began - paused) / 60, window))
         parts = rss_parts_mb()
         samples.append(((time.monotonic() - began - paused) / 60, rss_mb(), parts["anon"]))
         print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB "
