@@ -11,7 +11,8 @@ The chaos bench's profile had that walk among the GUI thread's largest costs (be
 
 The zoom's font reaches the views shown at once and a hidden one when it is next shown: each view's axes laid out
 again for a font nobody sees cost a third of a zoom on the tabs without plots (10 of 35 ms; the chaos bench's stalls
-followed zooms most)."""
+followed zooms most). The theme's colours do the same: recolouring the axes of every view, in Python, was two-thirds
+of a change of theme's own call (bench/speed/RESULTS.md, "The window's longest freeze after each kind of action")."""
 
 from __future__ import annotations
 
