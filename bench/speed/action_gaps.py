@@ -80,9 +80,9 @@ def one(actions: int, busy: int, burners: int, seed: int = 7) -> dict[str, list[
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     out: dict[str, list[float]] = {}
+    do = {"theme": monkey.theme, "tab": monkey.switch_tab, "zoom": monkey.zoom, "talk": monkey.talk}
     try:
         for phase, kinds in PHASES:
-            do = {"theme": monkey.theme, "tab": monkey.switch_tab, "zoom": monkey.zoom, "talk": monkey.talk}
             for _ in range(actions):
                 for kind in kinds:
                     began = time.perf_counter()

@@ -180,7 +180,8 @@ _COLOURS_GIVEN = "plot_colours_given"  # set on a view: the (background, foregro
 def set_theme_colours(background: Any, foreground: Any) -> None:
     """The theme's plot colours on every view whose window does not keep its own (a talk's): the views shown now at
     once, the others as they are next shown (each view's axes, grid and legend recoloured in Python on the window's
-    thread: a third of a change of theme was the plots of tabs nobody saw), and views made from now on."""
+    thread: two-thirds of a change of theme's own call went on the plots of tabs nobody saw), and views made from
+    now on."""
     colours = (background, foreground)
     _THEME_COLOURS[:] = [colours]
     themed = [view for view in plot_views() if own_colours(view) is None and _given(view) != colours]
