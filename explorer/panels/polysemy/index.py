@@ -5,6 +5,7 @@ occurrences are fetched on demand without one (polysemy_occurrences.py)."""
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -28,6 +29,10 @@ class CorpusIndexer(QWidget):
         self.job: BackgroundJob | None = None
         self.queue: list[str] = []  # models waiting for their index (one build at a time)
         self.building = ""  # the model whose index is being built
+        # the handle it is built with (weakly: an unloaded model is not kept for it), and whether the name was
+        # forgotten while it ran (unloaded, or answered by another checkpoint): its index would be stale
+        self._built_with: Any = None
+        self._dropped = False
 
         self.build = QPushButton("Build corpus index")
         self.build_all = QPushButton("Index all models")
@@ -61,8 +66,15 @@ class CorpusIndexer(QWidget):
         return self.indexes.get(name)
 
     def forget(self, name: str) -> None:
-        """A model's index, dropped (another checkpoint now answers under its name)."""
+        """A model's index, dropped (the model was unloaded, or another checkpoint now answers under its name); a
+        build of it under way stops (it held the unloaded model for minutes, and its index would have been stored
+        for a checkpoint it was not built with), and one waiting leaves the queue."""
         self.indexes.pop(name, None)
+        if name in self.queue:
+            self.queue.remove(name)
+        if self.running and self.building == name and self.job is not None:
+            self._dropped = True
+            self.job.cancel()
 
     def show_model(self, handle: Any, reason: str, usable: list[str]) -> None:
         """The buttons for the lens's model: off, with the reason as a tooltip, when there is none."""
@@ -86,7 +98,7 @@ class CorpusIndexer(QWidget):
                 self.queue.append(handle.name)
             return
         settings, corpus, name = dict(self.settings), self.corpus, handle.name
-        self.building = name
+        self.building, self._built_with, self._dropped = name, weakref.ref(handle), False
 
         def work(progress: Any, stop: Any) -> tuple[str, Any]:
             from engine.api import build_corpus_index
@@ -120,6 +132,11 @@ class CorpusIndexer(QWidget):
 
     def _built(self, result: tuple[str, Any]) -> None:
         name, index = result
+        built_with = self._built_with() if self._built_with is not None else None
+        if self._dropped or built_with is None or self.session.models.get(name) is not built_with:
+            self._stopped(name)  # (finished just before the cancel arrived: stale all the same)
+            return
+        del built_with
         self.indexes[name] = index
         info = index.info
         self.progress.setFormat(f"{info['occurrences']:,} indexed, {info['memory_mb']:.0f} MB")
@@ -131,7 +148,18 @@ class CorpusIndexer(QWidget):
         self._next()
         self.built.emit(name)
 
+    def _stopped(self, name: str) -> None:
+        """A build whose model was unloaded or replaced while it ran: said, not stored."""
+        self.build.setEnabled(True)
+        self.cancel.setEnabled(False)
+        self.progress.setValue(0)
+        self.status.emit(f"{name} was unloaded or changed: its corpus index was not finished")
+        self._next()
+
     def _failed(self, message: str) -> None:
+        if self._dropped:
+            self._stopped(self.building)
+            return
         self.build.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(0)

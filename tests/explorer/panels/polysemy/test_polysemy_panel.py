@@ -124,6 +124,42 @@ def test_cancelled_index_build_says_so(qtbot, window, contextual_runs):
     assert panel.indexer.build.isEnabled()
 
 
+def test_unloading_the_model_being_indexed_stops_its_build_and_lets_the_model_go(qtbot, window, contextual_runs):
+    """The build held the unloaded model to its end (minutes of encoding), and stored its index under a name that
+    no longer answered: now it stops, says why, stores nothing, and the model goes by its reference count."""
+    import gc
+    import weakref
+
+    panel = window.polysemy
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["gpt"][0]))
+    panel.indexer.settings = {**panel.indexer.settings, "max_sentences": 2000, "per_word": 10_000}
+    import engine.inspection.corpus_index as ci
+
+    original = ci.index_folder
+    ci.index_folder = lambda *a, **k: Path("/nonexistent-cache-for-test")  # (built, not read from the cache)
+    try:
+        panel.indexer.build.click()
+        job = panel.indexer.job
+        gone = weakref.ref(window.session.models["gpt"])
+        collecting = gc.isenabled()
+        gc.disable()  # (only its reference count may free it)
+        try:
+            with qtbot.waitSignal(job.failed, timeout=60_000):
+                window.session.unload("gpt")
+            qtbot.waitUntil(lambda: not job.running, timeout=10_000)
+            qtbot.wait(50)
+            assert gone() is None
+        finally:
+            if collecting:
+                gc.enable()
+    finally:
+        ci.index_folder = original
+    assert "gpt" not in panel.indexer.indexes
+    assert "unloaded or changed" in panel.message.text()
+    assert panel.indexer.building == "gpt" and not panel.indexer.running
+
+
 def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
     from explorer.scenes import Scene, SceneError, builtin_scenes, load_scene, save_scene
 
