@@ -88,32 +88,25 @@ def _listed(generation: int) -> int | None:
 
 
 UNLOAD_CHECKS = 5  # looks at an unloaded model still alive, each twice as long after the last (46 s in all)
-REFERRERS_AT_MOST = 200_000  # unfrozen objects to search for a model's referrers (15 ns each on a quiet machine)
 
 
 def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS) -> None:
-    """``thaw`` if the unloaded model ``gone()`` (a weak reference) may sit in a frozen cycle: it is still alive,
-    something is frozen, and no object the collector sees outside the frozen ones refers to it. One that does
-    (a query's closure, an answer on screen) holds it, and a thaw would not free it: looked at again after
-    twice the wait, and thawed anyway at the last look. In the chaos bench 10 of 26 unloads were still held
-    so 1.5 s after, each thawing every object of the window, so nothing stayed frozen and each full collection
-    scanned them all (300-700 ms of the GUI thread: the thirty-first session's perf). The search for referrers
-    visits every unfrozen object: when there are too many (a busy window long after its last freeze), or while
-    work is under way (``work_under_way``: the list of referrers would name what a worker is still building), the
-    model counts as held, and is looked at again."""
-    import gc
-    import inspect
-
+    """``thaw`` if the unloaded model ``gone()`` (a weak reference) is still alive at the last of ``checks`` looks,
+    each twice as long after the one before, and something is frozen: it may sit in a frozen cycle, which only a
+    collection after a thaw frees. A thaw gives every object of the window back to the collector, and the next
+    full collection scans them all (0.5-1 s of the GUI thread beside busy work), so it waits for the last look.
+    Models hold no cycle of their own, and what holds one after an unload is most often alive and lets go soon:
+    a query's or a job's closure still queued or running, an answer on screen, frozen with the window at its last
+    quiet moment. The model then goes by its reference count, with no thaw. Thawed at the first look that found
+    no holder among the unfrozen objects (as before), 6 of 8 thaws in the chaos monkey's runs (with a freeze
+    every minute) left the model alive after the collection: a live holder, frozen (the forty-sixth session's
+    probe, bench/robustness/RESULTS.md). So no search for referrers either: it told a frozen holder from a frozen
+    cycle no better."""
     handle = gone()
     if handle is None or not anything_frozen():  # freed, or nothing frozen for it to sit in
         return
-    held = (bool(_COLLECTOR) and _COLLECTOR[0].unfrozen_at_most() > REFERRERS_AT_MOST) or work_under_way()
-    if not held:
-        here = inspect.currentframe()
-        held = any(referrer is not here for referrer in gc.get_referrers(handle))
-        del here
     del handle
-    if held and checks > 1:
+    if checks > 1:
         QTimer.singleShot(wait_ms * 2, lambda: thaw_for(gone, wait_ms * 2, checks - 1))
         return
     thaw()
@@ -254,14 +247,6 @@ class _GuiCollector(QObject):
     def thawed(self, objects: int) -> None:
         """``gc.unfreeze`` gave ``objects`` back to the oldest generation: long-lived, not growth."""
         self.long_lived += objects
-
-    def unfrozen_at_most(self) -> int:
-        """About how many objects the collector sees outside the frozen ones, without listing any: the oldest
-        generation's, as counted since the last full collection or freeze (its arrivals, not its departures), the
-        middle one's arrivals since its last collection, and the youngest's allocations since its own."""
-        import gc
-
-        return self.long_lived + self.pending + self._middle + max(0, gc.get_count()[0])
 
     def full_is_due(self) -> bool:
         """The oldest generation grew by more than a quarter since the last full collection, net. The arrivals

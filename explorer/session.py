@@ -110,8 +110,9 @@ class Session(QObject):
         del handle
         self.status.emit(f"unloaded {name}")
         self.modelsChanged.emit()
-        # most models go at once (their last reference dropped); one caught in a reference cycle that was
-        # frozen with the long-lived objects goes at the next quiet moment's collection (thawed for it)
+        # most models go at once (their last reference dropped), or when a queued query that holds one ends; one
+        # caught in a reference cycle frozen with the long-lived objects goes at the next quiet moment's collection
+        # after the last look (thawed for it)
         QTimer.singleShot(UNLOAD_SETTLE_MS, lambda: thaw_for(gone, UNLOAD_SETTLE_MS))
         return True
 
