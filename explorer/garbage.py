@@ -98,10 +98,10 @@ def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS)
     Models hold no cycle of their own, and what holds one after an unload is most often alive and lets go soon:
     a query's or a job's closure still queued or running, an answer on screen, frozen with the window at its last
     quiet moment. The model then goes by its reference count, with no thaw. Thawed at the first look that found
-    no holder among the unfrozen objects (as before), 6 of 8 thaws in the chaos monkey's runs (with a freeze
-    every minute) left the model alive after the collection: a live holder, frozen (the forty-sixth session's
-    probe, bench/robustness/RESULTS.md). So no search for referrers either: it told a frozen holder from a frozen
-    cycle no better."""
+    no holder among the unfrozen objects (as before), none of 6 thaws checked in the chaos monkey's runs (with a
+    freeze every minute) was for a model in a garbage cycle: all were held by live objects, frozen, and 4 of 5 were
+    still alive after the collection (bench/robustness/thaw_holders.py; bench/robustness/RESULTS.md). So no search
+    for referrers either: it told a frozen holder from a frozen cycle no better."""
     handle = gone()
     if handle is None or not anything_frozen():  # freed, or nothing frozen for it to sit in
         return

@@ -72,21 +72,9 @@ def main() -> None:
     p.add_argument("--freeze-every", type=float, default=60.0, metavar="SECONDS")
     p.add_argument("--history-run", default="runs/minilm-hist")
     args = p.parse_args()
-    from explorer.python_allocator import restart_with_malloc
+    from bench.robustness.window_process import window_like_application
 
-    restart_with_malloc()  # as the app's window does
-    from explorer.worker_threads import sleeping_worker_threads
-
-    sleeping_worker_threads()
-    from explorer.malloc_arenas import fewer_arenas
-
-    fewer_arenas()
-    from PySide6.QtWidgets import QApplication
-
-    app = QApplication(sys.argv[:1])
-    from explorer.pyside_imports import lighter_import_hook
-
-    lighter_import_hook()
+    app = window_like_application()
     import explorer.garbage as garbage
     import explorer.session as session_module
 

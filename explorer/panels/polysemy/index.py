@@ -5,7 +5,6 @@ occurrences are fetched on demand without one (polysemy_occurrences.py)."""
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 from PySide6.QtCore import Signal
@@ -29,9 +28,8 @@ class CorpusIndexer(QWidget):
         self.job: BackgroundJob | None = None
         self.queue: list[str] = []  # models waiting for their index (one build at a time)
         self.building = ""  # the model whose index is being built
-        # the handle it is built with (weakly: an unloaded model is not kept for it), and whether the name was
-        # forgotten while it ran (unloaded, or answered by another checkpoint): its index would be stale
-        self._built_with: Any = None
+        # the model being indexed was forgotten while its build ran (unloaded, or answered by another checkpoint:
+        # ``forget`` runs at every model change): its index would be stale
         self._dropped = False
 
         self.build = QPushButton("Build corpus index")
@@ -98,7 +96,7 @@ class CorpusIndexer(QWidget):
                 self.queue.append(handle.name)
             return
         settings, corpus, name = dict(self.settings), self.corpus, handle.name
-        self.building, self._built_with, self._dropped = name, weakref.ref(handle), False
+        self.building, self._dropped = name, False
 
         def work(progress: Any, stop: Any) -> tuple[str, Any]:
             from engine.api import build_corpus_index
@@ -131,12 +129,10 @@ class CorpusIndexer(QWidget):
         self.status.emit(f"indexing the corpus with {self.building}: {message}{waiting}")
 
     def _built(self, result: tuple[str, Any]) -> None:
-        name, index = result
-        built_with = self._built_with() if self._built_with is not None else None
-        if self._dropped or built_with is None or self.session.models.get(name) is not built_with:
-            self._stopped(name)  # (finished just before the cancel arrived: stale all the same)
+        if self._dropped:  # (finished just before the cancel arrived: stale all the same)
+            self._failed("")
             return
-        del built_with
+        name, index = result
         self.indexes[name] = index
         info = index.info
         self.progress.setFormat(f"{info['occurrences']:,} indexed, {info['memory_mb']:.0f} MB")
@@ -148,18 +144,9 @@ class CorpusIndexer(QWidget):
         self._next()
         self.built.emit(name)
 
-    def _stopped(self, name: str) -> None:
-        """A build whose model was unloaded or replaced while it ran: said, not stored."""
-        self.build.setEnabled(True)
-        self.cancel.setEnabled(False)
-        self.progress.setValue(0)
-        self.status.emit(f"{name} was unloaded or changed: its corpus index was not finished")
-        self._next()
-
     def _failed(self, message: str) -> None:
-        if self._dropped:
-            self._stopped(self.building)
-            return
+        if self._dropped:  # (cancelled by ``forget``: said, nothing stored)
+            message = "the model was unloaded or changed, so its corpus index was not finished"
         self.build.setEnabled(True)
         self.cancel.setEnabled(False)
         self.progress.setValue(0)
