@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from explorer.scenes import Scene, SceneError, check_scene, load_scene
+from explorer.shortened import shortened
 
 BUILTIN_DECK = Path(__file__).resolve().parent / "seeds.json"
 MAX_DECK_BYTES = 1_000_000
 MAX_STEPS = 200
+TITLE_WORDS_AT_MOST = 60  # the characters of the sentence or word a step's made-up title quotes
 PANEL_NAMES = {"polysemy": "Polysemy lens", "neighbours": "Neighbours", "attention": "Attention",
                "predictions": "Predictions", "curves": "Fine-tuning curves"}
 
@@ -70,9 +72,11 @@ def expand_step(step: Any, origin: str) -> Scene:
 
 
 def step_title(scene: Scene) -> str:
-    """A title for a view added from the main window (the speaker can edit it)."""
+    """A title for a view added from the main window (the speaker can edit it); a long sentence is quoted by its
+    start (a pasted paragraph with no spaces, as one line of a talk's title type, laid the talk window out
+    93,000 px wide)."""
     panel = PANEL_NAMES.get(scene.panel, "View")
-    what = scene.selection or (scene.sentences or [""])[0]
+    what = shortened(scene.selection or (scene.sentences or [""])[0], TITLE_WORDS_AT_MOST)
     model = scene.contextual_model or ""
     return " — ".join(p for p in (panel, f"“{what}”" if what else "", model) if p)
 

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QProgressBar,
+    QSizePolicy,
     QStackedWidget,
     QTextEdit,
     QVBoxLayout,
@@ -135,6 +136,9 @@ class TalkWindow(QWidget):
         title_font.setBold(True)
         self.title.setFont(title_font)
         self.title.setWordWrap(True)
+        # a title wraps at the window's width and never widens it: a word too long for a line (a pasted run of
+        # letters) is cut at the edge (it laid the window out 93,000 px wide: bench/robustness/chaos.py)
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.counter = QLabel()
         self.counter.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         self.progress = QProgressBar(maximum=len(self.steps), textVisible=True)

@@ -16,12 +16,14 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QScrollArea,
+    QSizePolicy,
     QSpinBox,
     QStyle,
     QVBoxLayout,
     QWidget,
 )
 
+from explorer.shortened import shortened
 from explorer.widgets.choices import narrow_choice
 from explorer.widgets.readable import TEXT, readable
 
@@ -30,6 +32,7 @@ from explorer.widgets.readable import TEXT, readable
 # presentation zoom did not reach the marked fields or the problems (explorer.widgets.head_chip says more)
 INVALID_ON_LIGHT, INVALID_ON_DARK = "#fde2e2", "#5c2626"
 PROBLEM = "#b00020"
+QUOTED_AT_MOST = 24  # the characters of a refused value that its problem quotes
 # text settings that name a file: their editor gets an "open file" button (name -> the dialog's filter)
 FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
 
@@ -48,6 +51,9 @@ class SettingsForm(QWidget):
         self._form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.problem_label = QLabel()
         self.problem_label.setWordWrap(True)
+        # it wraps at the form's width and never widens it: a refused value quoted there with no space in it (3,000
+        # letters typed into the learning rate) laid the Pretrain tab out 22,000 px wide (bench/robustness/chaos.py)
+        self.problem_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._bad: set[str] = set()  # the fields whose values are refused
         self._marked: dict[str, str] = {}  # field -> the background it was given (a field not here: the theme's)
         # coloured again for a new palette at the next turn of the event loop (a timer of its own: see the polysemy
@@ -183,7 +189,7 @@ class SettingsForm(QWidget):
                         values[name] = int(text) if kind == "int" else float(text)
                     except ValueError:
                         problems.append(f"{name} must be {'a whole number' if kind == 'int' else 'a number'}, "
-                                        f"not {text!r}")
+                                        f"not {shortened(text, QUOTED_AT_MOST)!r}")
                 else:
                     values[name] = text
         return values, problems

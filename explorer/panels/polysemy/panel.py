@@ -43,6 +43,7 @@ from explorer.widgets.model_picker import ModelPicker, handles_state
 from explorer.widgets.occurrence_map import NUMBERED, OccurrenceMapView
 from explorer.widgets.readable import TALK_TEXT, TEXT, readable_all
 from explorer.widgets.tabs import tab_widget
+from explorer.widgets.word_chip import chip_word, word_chip
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
@@ -232,9 +233,7 @@ class PolysemyPanel(QWidget):
                 if w not in seen and any(c.isalpha() for c in w):
                     seen.append(w)
         for w in seen[:40]:
-            chip = QToolButton()
-            chip.setText(w)
-            chip.setCheckable(True)
+            chip = word_chip(w, checkable=True)
             chip.setChecked(w == self.word)
             chip.clicked.connect(lambda _=False, word=w: self.select(word))
             self.chips.addWidget(chip)
@@ -262,7 +261,7 @@ class PolysemyPanel(QWidget):
             item = self.chips.itemAt(i)
             chip = item.widget() if item is not None else None
             if isinstance(chip, QToolButton):
-                chip.setChecked(chip.text() == self.word)
+                chip.setChecked(chip_word(chip) == self.word)
         self.static.query(self.word)
         self.query_contextual()
 

@@ -34,6 +34,7 @@ from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.model_row import model_row
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 from explorer.widgets.readable import readable
+from explorer.widgets.word_chip import word_chip
 
 DEBOUNCE_MS = 150
 MASK = "[MASK]"
@@ -175,8 +176,7 @@ class MaskedView(QWidget, LabView):
         self._chip_spans = spans
         empty_layout(self.chips)
         for a, b in spans:
-            chip = QToolButton()
-            chip.setText(text[a:b])
+            chip = word_chip(text[a:b])
             chip.clicked.connect(lambda _=False, a=a, b=b, word=text[a:b]: self.mask_span(a, b, word))
             self.chips.addWidget(chip)
         self.chips.addStretch(1)

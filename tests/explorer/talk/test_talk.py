@@ -208,6 +208,37 @@ def test_a_view_no_talk_could_show_is_not_added_to_the_deck_and_says_why(qtbot):
     window.close()
 
 
+def test_a_step_with_a_word_longer_than_a_line_keeps_the_talk_window_on_the_screen(qtbot):
+    """A view of a pasted run of 3,000 letters, added to the deck, titled its step with all of them: the talk
+    window, laid out to fit that title on one line, was 93,000 px wide (the chaos bench). The made-up title quotes
+    the sentence's start, and a title still too long for a line (the speaker's own) is cut at the window's edge."""
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+    from explorer.talk.deck import TITLE_WORDS_AT_MOST
+    from explorer.talk.window import TalkWindow
+
+    long = "a" * 3000
+    window = MainWindow(Session())
+    qtbot.addWidget(window)
+    window.tabs.setCurrentWidget(window.attention)
+    window.attention.sentence.setText(long)
+    window.add_to_deck()
+    (step,) = window.deck.steps
+    assert step.sentences == [long] and len(step.title) < TITLE_WORDS_AT_MOST + 40 and "…" in step.title
+    step.title = "T" + long  # as the deck editor lets a speaker write it
+    talk = TalkWindow(window.session, window.deck)
+    qtbot.addWidget(talk)
+    talk.resize(EXPORT_SIZE)
+    talk.show()
+    qtbot.waitUntil(lambda: talk.panels[0] is not None)
+    from tests.conftest import settle_layout
+
+    settle_layout()
+    assert talk.size() == EXPORT_SIZE and talk.title.width() < EXPORT_SIZE.width()
+    talk.close()
+    window.close()
+
+
 def test_word2bert_talk_with_a_bad_deck_says_why_and_exits(tmp_path, capsys):
     from explorer.app import run
 

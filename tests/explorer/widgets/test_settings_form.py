@@ -60,3 +60,21 @@ def test_the_refused_fields_and_the_problems_read_on_either_theme(qtbot):
         apply_theme(app, "light")
     form.editors["heads"].setValue(12)  # fixed: the marks go
     assert not form.marked("heads") and not form.problem_label.isVisibleTo(form)
+
+
+def test_a_refused_value_longer_than_a_line_is_quoted_by_its_start_and_keeps_the_form_its_width(qtbot):
+    """3,000 letters typed into the learning rate: the problem quoted them all, and the form, laid out to fit that
+    line, was 22,000 px wide (the Pretrain tab past the window's edge, its Start button out of sight)."""
+    from explorer.widgets.settings_form import QUOTED_AT_MOST, SettingsForm
+
+    form = SettingsForm()
+    qtbot.addWidget(form)
+    form.set_kind("bert", "tiny")
+    form.resize(600, 500)
+    form.show()
+    form.editors["lr"].setText("a" * 3000)
+    assert form.marked("lr") and len(form.problems) == 1
+    assert form.problems[0].startswith("lr must be a number, not 'aaa") and len(form.problems[0]) < QUOTED_AT_MOST + 40
+    QApplication.sendPostedEvents()
+    QApplication.processEvents()
+    assert form.width() == 600 and form.problem_label.width() <= 600 and form.problem_label.isVisible()
