@@ -181,6 +181,7 @@ class Monkey(QObject):
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
         self.start_theme = str(window.settings.value("theme", "light"))  # (a quiet moment puts it back)
+        self.start_width = window.width()  # (``sprawling`` measures against it)
         self.actions: list[tuple[str, Callable[[], str]]] = [
             ("tab", self.switch_tab), ("type", self.type_text), ("type", self.type_text), ("click", self.click),
             ("click", self.click), ("choose", self.choose), ("slide", self.slide), ("spin", self.spin),
@@ -303,6 +304,23 @@ class Monkey(QObject):
         root = within or self.panel()
         # (not ``findChildren``: it leaves a dead wrapper for each of Qt's own widgets it passed, once Qt deletes it)
         return [w for w in descendants(root, kind) if w.isVisible() and w.isEnabled()]
+
+    def sprawling(self, times: float = 3.0) -> list[str]:
+        """Widgets shown (the windows themselves and the talk window's too) more than ``times`` as wide as the main
+        window was when the monkey began: the user's text laying a view out past the window's edge, where it is cut
+        off, and every repaint draws controls that long (3,000 letters typed into the learning rate made the
+        Pretrain tab 22,000 px wide, a step's title the talk window 93,000: the chaos bench's longest paints).
+        Content a scroll area scrolls counts too."""
+        limit = times * self.start_width
+        found: list[str] = []
+        for top in (self.window, self._talk):
+            if top is None:
+                continue
+            with contextlib.suppress(RuntimeError):  # (a talk window closed and deleted)
+                for widget in (top, *top.findChildren(QWidget)):
+                    if widget.isVisible() and widget.width() > limit:
+                        found.append(f"{type(widget).__name__} {widget.width()} px wide in {type(top).__name__}")
+        return found
 
     def pick(self, items: list[Any]) -> Any:
         return items[self.rng.randrange(len(items))] if items else None
