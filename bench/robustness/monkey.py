@@ -317,7 +317,7 @@ class Monkey(QObject):
             if top is None:
                 continue
             with contextlib.suppress(RuntimeError):  # (a talk window closed and deleted)
-                for widget in (top, *top.findChildren(QWidget)):
+                for widget in (top, *descendants(top, QWidget)):  # (``shown`` says why not ``findChildren``)
                     if widget.isVisible() and widget.width() > limit:
                         found.append(f"{type(widget).__name__} {widget.width()} px wide in {type(top).__name__}")
         return found

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.shortened import shortened
 from explorer.widgets.export import add_csv_export, cell_text, table_rows
 from explorer.widgets.heatmap import Heatmap
 from explorer.widgets.readable import highlight
@@ -67,7 +68,7 @@ class ProbeTable(QWidget):
         self.texts = list(texts)
         self.table.setColumnCount(0)
         self.table.setRowCount(len(texts))
-        self.table.setVerticalHeaderLabels([t if len(t) <= 48 else t[:47] + "…" for t in texts])
+        self.table.setVerticalHeaderLabels([shortened(t, 48) for t in texts])
         for row, text in enumerate(texts):
             self.table.verticalHeaderItem(row).setToolTip(text)
         self.last = {}

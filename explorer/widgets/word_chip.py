@@ -1,7 +1,7 @@
 """A word of the user's text as a button (the polysemy lens's words to select, the masked view's words to mask).
 
 A button is as wide as its text: one "word" of 3,000 letters (pasted text with no spaces) made a button 22,000 px
-wide at the normal type, 93,000 in a talk's title. It laid the lens's panel out far past the window's edge, and
+wide at the normal type. It laid the lens's panel out far past the window's edge, and
 every repaint drew a bevel that long through the style's pixmap cache, pushing every other control's out of it:
 the chaos bench's longest paints (bench/robustness/RESULTS.md). A chip shows at most ``CHIP_CHARS`` characters
 and says the whole word in its tooltip; ``chip_word`` gives the word back."""
@@ -16,10 +16,10 @@ CHIP_CHARS = 24  # the characters a chip shows (a longer word: its start and "â€
 WORD = "word"  # the property holding the chip's whole word
 
 
-def word_chip(word: str, checkable: bool = False, parent: QWidget | None = None) -> QToolButton:
+def word_chip(word: str, checkable: bool = False) -> QToolButton:
     """A button for ``word``: its text cut to ``CHIP_CHARS`` (the whole word in its tooltip), an ampersand shown
     as one (Qt reads "&" in a button's text as a keyboard shortcut's mark)."""
-    chip = QToolButton(parent)
+    chip = QToolButton()
     shown = shortened(word, CHIP_CHARS)
     chip.setText(shown.replace("&", "&&"))
     chip.setProperty(WORD, word)
