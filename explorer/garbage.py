@@ -26,15 +26,22 @@ def freeze_long_lived_objects() -> None:
 
 
 def thaw() -> None:
-    """Give frozen objects back to the collector (a model was unloaded: it may sit in a frozen cycle); they
-    are frozen again at the next quiet moment."""
+    """Give frozen objects back to the collector (a model was unloaded: it may sit in a frozen cycle), collect them
+    and freeze them again, all at the next quiet moment: the collection then scans every object of the window
+    (0.5-1 s of the GUI thread beside busy workers). Thawed at once, the window waited unfrozen for the freezer's
+    quiet moment, which a user acting without pause never gives, and each full collection by the arrivals in
+    between scanned them all: the chaos bench's longest stalls (967 and 706 ms; bench/robustness/RESULTS.md, the
+    forty-eighth session). The quiet moment waits for a pause in the user's input too (explorer/user_input.py)."""
+    _freezer().request(thaw=True)
+
+
+def _thaw_now() -> None:
     import gc
 
     objects = gc.get_freeze_count()  # (a walk of every frozen object: here only, at a thaw, which is rare)
     unfreeze()
     if _COLLECTOR:
         _COLLECTOR[0].thawed(objects)
-    _freezer().request()
 
 
 # whether the app froze anything since the last thaw. ``gc.get_freeze_count`` walks the frozen objects' list to
@@ -113,18 +120,29 @@ def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS)
 
 
 class _Freezer(QObject):
+    """Freezes (and first thaws, when one is asked for) at a quiet moment: ``FREEZE_AFTER_MS`` after the last
+    request, no work under way (it holds objects that are not long-lived) and the user not acting (the collection
+    before the freeze scans every unfrozen object: after a thaw, all of the window's)."""
+
     def __init__(self) -> None:
         super().__init__()
         self.timer = QTimer(self, singleShot=True, interval=FREEZE_AFTER_MS)
         self.timer.timeout.connect(self._freeze)
+        self.thaw_asked = False
 
-    def request(self) -> None:
+    def request(self, thaw: bool = False) -> None:
+        self.thaw_asked = self.thaw_asked or thaw
         self.timer.start()  # (again: from now)
 
     def _freeze(self) -> None:
-        if work_under_way():
-            self.timer.start()  # work under way holds objects that are not long-lived: later
+        from explorer.user_input import user_is_idle
+
+        if work_under_way() or not user_is_idle():
+            self.timer.start()  # later
             return
+        if self.thaw_asked:
+            self.thaw_asked = False
+            _thaw_now()
         freeze_now()
 
 

@@ -75,9 +75,11 @@ class MainWindow(QMainWindow):
         super().__init__()
         from explorer.garbage import collect_on_the_gui_thread
         from explorer.tasks import responsive_interpreter
+        from explorer.user_input import watch_input
 
         responsive_interpreter()  # (the process's: the window's thread gets the GIL back sooner)
         collect_on_the_gui_thread()  # (the process's: cycles holding Qt objects are freed on this thread)
+        watch_input(QApplication.instance())  # (the process's: its slowest collection waits for a pause in input)
         self.session = session
         self.settings = QSettings("word2bert", "word2bert")
         self.setWindowTitle("word2bert")

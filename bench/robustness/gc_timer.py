@@ -45,10 +45,14 @@ class CollectionTimer:
     def _freeze(self) -> None:
         self.freezes += 1
         self._originals["freeze"]()
+        if self.log is not None:  # where the window's objects left the collector's scans, among the actions
+            self.log.append(f"~~ freeze ({_caller()})")
 
     def _unfreeze(self) -> None:
         self.thaws += 1
         self._originals["unfreeze"]()
+        if self.log is not None:  # from here to the next freeze, a full collection scans every object
+            self.log.append(f"~~ thaw ({_caller()})")
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":

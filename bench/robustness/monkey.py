@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 )
 
 from bench.robustness.line_log import LineLog
+from explorer.user_input import note_input
 from explorer.widgets.descendants import descendants
 
 STALL_MS = 250
@@ -287,6 +288,7 @@ class Monkey(QObject):
         if self._measuring:
             self.done_by_kind[name] = self.done_by_kind.get(name, 0) + 1
         began = time.perf_counter()
+        note_input()  # (its actions call the widgets' slots, not the window's input events: it says it acted)
         try:
             done = action()
         except Exception as e:  # a monkey action's own slip is not the app's: logged, counted apart
