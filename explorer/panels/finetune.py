@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QListWidget,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -28,6 +27,7 @@ from explorer.tasks import TaskRunner, query_pool
 from explorer.training_process import ProcessTrainJob, retire
 from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
+from explorer.widgets.progress_bar import ProgressBar
 from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor, finished_text
 from explorer.widgets.tabs import tab_widget
 
@@ -73,7 +73,7 @@ class FinetunePanel(QWidget):
         buttons = QHBoxLayout()
         for b in (self.start, self.pause, self.stop, self.ablation):
             buttons.addWidget(b)
-        self.progress = QProgressBar(maximum=1000)
+        self.progress = ProgressBar(maximum=1000)
         self.status = QLabel("Choose a model and a task, then Start.")
         self.status.setWordWrap(True)
         self.queued = QListWidget()

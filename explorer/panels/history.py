@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSlider,
     QVBoxLayout,
@@ -29,6 +28,7 @@ from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.loss_plot import LossPlot
 from explorer.widgets.plot_view import THEMED
+from explorer.widgets.progress_bar import ProgressBar
 
 TASKS = ("senses", "cloze")
 CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the memory cap)
@@ -78,7 +78,7 @@ class HistoryPanel(QWidget):
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
         self.cancel.clicked.connect(self.cancel_scores)
-        self.progress = QProgressBar(maximum=1000, textVisible=True)
+        self.progress = ProgressBar(maximum=1000, textVisible=True)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.loss = LossPlot(y_label="training loss", empty_text="Open a run: its training loss, with a tick at "

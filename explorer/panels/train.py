@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QSplitter,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
 from explorer.failures import explain
 from explorer.session import Session
 from explorer.training_process import ProcessTrainJob, retire
+from explorer.widgets.progress_bar import ProgressBar
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
 from explorer.widgets.settings_form import SettingsForm
 
@@ -78,7 +78,7 @@ class TrainPanel(QWidget):
         self.resume = QPushButton("Resume")
         self.resume.setEnabled(False)
         self.load_curves = QPushButton("Show a run's curves…")
-        self.progress = QProgressBar(maximum=1000)
+        self.progress = ProgressBar(maximum=1000)
         self.status = QLabel("Choose a model and a corpus, then Start.")
         self.status.setWordWrap(True)
         form = QFormLayout()

@@ -29,7 +29,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPlainTextEdit,
-    QProgressBar,
     QSizePolicy,
     QStackedWidget,
     QTextEdit,
@@ -43,6 +42,7 @@ from explorer.session import Session
 from explorer.talk.deck import Deck
 from explorer.theme import HIGH_CONTRAST, TALK_PLOTS, palette_with
 from explorer.widgets.plot_view import PLOT_COLOURS, colour_views, plot_views
+from explorer.widgets.progress_bar import ProgressBar
 
 BODY_PX = 28
 TITLE_PX = 46
@@ -141,7 +141,7 @@ class TalkWindow(QWidget):
         self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.counter = QLabel()
         self.counter.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        self.progress = QProgressBar(maximum=len(self.steps), textVisible=True)
+        self.progress = ProgressBar(maximum=len(self.steps), textVisible=True)
         self.progress.setFormat("preparing the talk: %v of %m steps ready")
         self.stack = QStackedWidget()
         self.stack.setFocusPolicy(Qt.FocusPolicy.StrongFocus)

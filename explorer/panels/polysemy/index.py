@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from explorer.session import Session
 from explorer.tasks import BackgroundJob
+from explorer.widgets.progress_bar import ProgressBar
 
 
 class CorpusIndexer(QWidget):
@@ -38,7 +39,7 @@ class CorpusIndexer(QWidget):
                                   "to compare them side by side in 'All models'")
         self.cancel = QPushButton("Cancel")
         self.cancel.setEnabled(False)
-        self.progress = QProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
+        self.progress = ProgressBar(maximum=1000, textVisible=True)  # the lens's fetches report here too
         self.progress.setFormat("%p%")
         # the buttons, and the progress bar under them as wide as the column: in one row, at a talk's zoom in a
         # laptop's window, they were wider than the lens's column, and the whole lens scrolled sideways, its right
