@@ -1,6 +1,7 @@
 """The window's garbage collection: long-lived objects frozen out of the collector's scans at quiet moments (no
-work under way, a pause in the user's input), thawed at such a moment when an unloaded model may sit in a frozen cycle, and cyclic garbage collected on the GUI thread only, by
-Python's thresholds (explorer.tasks runs the work whose objects these are)."""
+work under way, a pause in the user's input), thawed at such a moment when an unloaded model may sit in a frozen
+cycle, and cyclic garbage collected on the GUI thread only, by Python's thresholds (explorer.tasks runs the work whose
+objects these are)."""
 
 from __future__ import annotations
 
