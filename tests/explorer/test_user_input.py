@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import gc
-import weakref
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -12,6 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit
 
 from explorer import garbage, user_input
+from tests.explorer.test_unload_thaw import a_model_in_a_frozen_cycle
 
 
 @pytest.fixture
@@ -37,23 +37,13 @@ def test_a_click_or_a_key_in_a_window_is_noted_and_a_mouse_passing_over_it_is_no
     assert not user_input.user_is_idle() and watched.text() == "a"  # noted, and passed on to the field
 
 
-class Model:
-    """Stands in for an unloaded model's handle."""
-
-
 def test_a_thaw_waits_while_the_user_acts_and_frees_a_frozen_cycle_once_they_pause(qtbot, monkeypatch):
     """Asked for while the user clicks, the thaw (and the collection of every object it brings) waits; once they
     stop for ``USER_IDLE_S``, the frozen cycle is collected and the window's objects are frozen again."""
     monkeypatch.setattr(user_input, "USER_IDLE_S", 0.3)
     freezer = garbage._freezer()
     freezer.timer.setInterval(20)
-    model = Model()
-    model.itself = model  # type: ignore[attr-defined]
-    gone = weakref.ref(model)
-    loaded = {"model": model}
-    del model
-    garbage.freeze_now()
-    loaded.clear()  # only its own cycle holds it now, frozen: a collection frees it only after a thaw
+    gone = a_model_in_a_frozen_cycle()  # only a collection after a thaw frees it
     try:
         user_input.note_input()
         garbage.thaw()
