@@ -11,6 +11,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThreadPool, QTimer
 
 from explorer.tasks import query_pool
+from explorer.user_input import user_is_idle
 
 FREEZE_AFTER_MS = 3000  # the last model load or unload this long ago, and no work under way: freeze
 
@@ -136,8 +137,6 @@ class _Freezer(QObject):
         self.timer.start()  # (again: from now)
 
     def _freeze(self) -> None:
-        from explorer.user_input import user_is_idle
-
         if work_under_way() or not user_is_idle():
             self.timer.start()  # later
             return

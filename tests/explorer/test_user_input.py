@@ -14,6 +14,12 @@ from explorer import garbage, user_input
 from tests.explorer.test_unload_thaw import a_model_in_a_frozen_cycle
 
 
+@pytest.fixture(autouse=True)
+def no_input_yet(monkeypatch):
+    """The user's last input, this test's own (the app's freezer after it does not wait for its clicks)."""
+    monkeypatch.setattr(user_input, "_LAST", [float("-inf")])
+
+
 @pytest.fixture
 def watched(qtbot):
     user_input.watch_input(QApplication.instance())
@@ -22,7 +28,6 @@ def watched(qtbot):
     field.show()
     field.activateWindow()
     qtbot.waitUntil(lambda: QApplication.focusWindow() is field.windowHandle(), timeout=2000)
-    user_input._LAST[0] = float("-inf")
     return field
 
 
