@@ -1,6 +1,7 @@
-"""When the user last gave a window input (a key, a click, the wheel, a drag): the window's one slow piece of
-housekeeping, a full garbage collection of every object after a thaw (explorer/garbage.py), waits for a pause in
-it, as browsers collect their garbage in the idle time between a user's actions.
+"""When the user last gave a window input (a key, a click, the wheel, a drag): the window's own background work waits
+for a pause in it, as browsers do theirs in the idle time between a user's actions: a full garbage collection of
+every object after a thaw (explorer/garbage.py) for a long one, a talk's preparation of its later steps
+(explorer/talk/window.py) for a short one.
 
 Input reaches a widget through its window's ``QWindow`` (the platform delivers it there, and Qt passes it on to the
 widget under the mouse or with the focus), so one filter on each window that takes the focus sees all of it, and
@@ -14,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QEvent, QObject, Qt
 
 USER_IDLE_S = 2.0  # no input for this long: the user is reading, not acting (a full collection may run now)
+INPUT_PAUSE_S = 0.5  # no input for this long: a pause between actions (a keystroke follows the last within 0.2 s)
 
 _INPUT = frozenset({
     QEvent.Type.KeyPress, QEvent.Type.KeyRelease, QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease,
@@ -37,6 +39,11 @@ def idle_for() -> float:
 
 def user_is_idle() -> bool:
     return idle_for() >= USER_IDLE_S
+
+
+def until_a_pause() -> float:
+    """Seconds until the user's input has paused for INPUT_PAUSE_S, if no more comes (0: it has)."""
+    return max(0.0, INPUT_PAUSE_S - idle_for())
 
 
 class _InputWatch(QObject):

@@ -1,5 +1,6 @@
-"""The talk window: a deck's steps full screen, one panel per step, each prepared once when the deck
-opens (one progress bar for all), so stepping only switches pages.
+"""The talk window: a deck's steps full screen, one panel per step, each prepared once after the deck opens (one
+progress bar for all; the first step at once, the others in the pauses of the user's input), so stepping only
+switches pages.
 
 Keys: → Space PageDown next; ← PageUp back; Home/End; a number jumps to that step; Esc leaves. While
 the speaker types in a sentence field, only PageUp/PageDown (a clicker) and Esc are taken from it.
@@ -8,6 +9,7 @@ Big type (28 px body at 1920×1080) and a high-contrast palette; nothing pops up
 from __future__ import annotations
 
 import contextlib
+import math
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,6 +43,7 @@ from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.talk.deck import Deck
 from explorer.theme import HIGH_CONTRAST, TALK_PLOTS, palette_with
+from explorer.user_input import until_a_pause
 from explorer.widgets.plot_view import PLOT_COLOURS, colour_views, plot_views
 from explorer.widgets.progress_bar import ProgressBar
 
@@ -48,6 +51,7 @@ BODY_PX = 28
 TITLE_PX = 46
 EXPORT_SIZE = QSize(1920, 1080)
 DIGIT_WAIT_MS = 700
+BUILD_TURN_MS = 1  # the preparation's turns: by a timer (see TalkWindow._build_next)
 NEXT = {Qt.Key.Key_Right, Qt.Key.Key_Space, Qt.Key.Key_PageDown, Qt.Key.Key_Down}
 BACK = {Qt.Key.Key_Left, Qt.Key.Key_PageUp, Qt.Key.Key_Up, Qt.Key.Key_Backspace}
 CLICKER = {Qt.Key.Key_PageDown, Qt.Key.Key_PageUp, Qt.Key.Key_Escape}
@@ -159,6 +163,7 @@ class TalkWindow(QWidget):
         # QWidgets that are ScenePanels (make_panel checks each kind), built one per turn of the event loop
         # (a ten-step deck took 0.3-0.7 s to build at once: the window froze as it opened); None: not yet
         self.panels: list[Any] = [None] * len(self.steps)
+        self._applied: set[int] = set()  # steps whose panel has been given its scene (asked for its results)
         for _ in self.steps:
             self.stack.addWidget(QWidget())  # each step's place, until its panel is built
         self._next_to_build = 0
@@ -167,6 +172,8 @@ class TalkWindow(QWidget):
         self._digits = ""
         self._digit_timer = QTimer(self, singleShot=True, interval=DIGIT_WAIT_MS)
         self._digit_timer.timeout.connect(self._jump_to_digits)
+        self._turn = QTimer(self, singleShot=True, interval=BUILD_TURN_MS)  # the preparation's next turn
+        self._turn.timeout.connect(self._build_next)
         # the speaker's keys are read where they arrive: at the widget with the focus (a filter on it, moved
         # with the focus) and here, where a key that widget leaves alone comes up to. A filter on the whole
         # application saw every event of every window (paint, timers, queued signals) in Python: a tenth of
@@ -198,16 +205,41 @@ class TalkWindow(QWidget):
         self._build_next()
 
     def _build_next(self) -> None:
+        """One turn of the preparation: the next step's panel made, or (the turn after) given its scene. Each turn is
+        a timer's, not a posted event's: Qt's glib event loop runs its timers once per pass of posted events, so a
+        chain of posted turns ran two turns between two of the window's timers (a timer's gap of two panels). The
+        turns run in the pauses of the user's input (explorer/user_input.py): a step the speaker goes to is built
+        at once; the steps after it wait while the user clicks and types (the chaos bench's monkey, acting every
+        80 ms, found a talk's preparation a tenth of the window's time, in turns of up to 230 ms beside busy
+        cores)."""
         if self._closed:
             return
-        while self._next_to_build < len(self.steps) and self.panels[self._next_to_build] is not None:
-            self._next_to_build += 1  # built already (a step the speaker jumped to)
-        if self._next_to_build < len(self.steps):
-            self.panel(self._next_to_build)
-            QTimer.singleShot(0, self, self._build_next)  # (with the window as context: dropped if it goes)
+        i = self._next_to_build
+        while i < len(self.steps) and i in self._applied:
+            i += 1  # built already (a step the speaker jumped to)
+        self._next_to_build = i
+        if i < len(self.steps):
+            wait = until_a_pause()
+            if wait > 0:  # the user is acting (in this window or the main one): the later steps wait for a pause
+                self._turn.start(max(BUILD_TURN_MS, math.ceil(wait * 1000)))
+                return
+            if self.panels[i] is None:
+                self._make(i)
+            else:
+                self.panel(i)
+            self._turn.start(BUILD_TURN_MS)
 
     def panel(self, i: int) -> Any:
-        """Step ``i``'s panel, built (and asked for its results) the first time it is needed."""
+        """Step ``i``'s panel, built and asked for its results the first time it is needed."""
+        if self.panels[i] is None:
+            self._make(i)
+        if i not in self._applied:
+            self._applied.add(i)
+            self.panels[i].apply_scene(self.steps[i])
+        return self.panels[i]
+
+    def _make(self, i: int) -> None:
+        """Step ``i``'s panel made and put in its place, not yet given its scene."""
         if self.panels[i] is None:
             scene = self.steps[i]
             panel = make_panel(scene.panel, self.session)
@@ -223,8 +255,6 @@ class TalkWindow(QWidget):
                 placeholder.deleteLater()
             self.stack.setCurrentIndex(current)
             colour_views(plot_views(within=cast(QWidget, panel)), *TALK_PLOTS)  # (a view made later: as it is shown)
-            panel.apply_scene(scene)
-        return self.panels[i]
 
     def _step_shown(self, i: int) -> None:
         if self._closed:
@@ -259,7 +289,7 @@ class TalkWindow(QWidget):
         if self.session.loading:
             return
         for i, panel in enumerate(self.panels):
-            if panel is None:
+            if panel is None or i not in self._applied:
                 continue  # not built yet: it says when it is shown
             every = pickers_within(panel)
             if not every:
@@ -365,6 +395,7 @@ class TalkWindow(QWidget):
                 # deleted at once held the GUI thread up to 0.6 s beside two busy cores (chaos.py --events)
                 self.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
                 self._teardown = built
+                self._turn.stop()
                 QTimer.singleShot(0, self, self._delete_next)
             self.left.emit()
 

@@ -436,6 +436,80 @@ def test_a_closed_talk_is_deleted_a_panel_per_turn_of_the_event_loop(qtbot, bert
     window.close()
 
 
+def test_a_talk_is_prepared_a_turn_at_a_time_with_the_windows_timers_between(qtbot, bert_deck, monkeypatch):
+    """Each turn of a talk's preparation (a step's panel made; the next turn, given its scene and asked for its
+    answers) is followed by the window's timers. Turns chained as posted events ran two panels between two of a
+    timer's turns (Qt's glib loop runs timers once per pass of posted events): the chaos bench's stalls after a
+    talk opened."""
+    from PySide6.QtCore import QTimer
+
+    from explorer.session import Session
+    from explorer.talk import window as talk_window
+    from explorer.tasks import wait_for_workers
+
+    order: list[str] = []
+    made = talk_window.make_panel
+
+    def making(name, session):
+        panel = made(name, session)
+        order.append("make")
+        apply = panel.apply_scene
+
+        def applying(scene):
+            order.append("apply")
+            apply(scene)
+
+        panel.apply_scene = applying
+        return panel
+
+    monkeypatch.setattr(talk_window, "make_panel", making)
+    monkeypatch.setattr("explorer.user_input._LAST", [float("-inf")])  # (no input: nothing waits for a pause)
+    deck = dict(bert_deck, steps=bert_deck["steps"] * 2)  # six steps: five prepared after the first
+    talk = talk_window.TalkWindow(Session(), check_deck(deck))
+    qtbot.addWidget(talk)
+    assert order == ["make", "apply"]  # the first step at once: it is on screen
+    ticker = QTimer(interval=0)
+    ticker.timeout.connect(lambda: order.append("tick"))
+    ticker.start()
+    qtbot.waitUntil(lambda: order.count("apply") == 6, timeout=30_000)
+    qtbot.wait(20)
+    ticker.stop()
+    turns = [i for i, what in enumerate(order) if what != "tick"][2:]
+    assert [order[i] for i in turns] == ["make", "apply"] * 5
+    assert all(b - a > 1 for a, b in zip(turns, turns[1:], strict=False))  # a tick between each two turns
+    talk.close()
+    assert wait_for_workers(30_000)
+
+
+def test_a_talks_later_steps_wait_for_a_pause_in_the_users_input(qtbot, bert_deck, monkeypatch):
+    """While the user clicks and types (here every 100 ms), only the step on screen is built: the others wait for a
+    pause in the input, and a step the speaker goes to is built at once."""
+    from PySide6.QtCore import QTimer
+
+    from explorer import user_input
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+    from explorer.tasks import wait_for_workers
+
+    monkeypatch.setattr(user_input, "_LAST", [float("-inf")])
+    user_input.note_input()
+    clicks = QTimer(interval=100)
+    clicks.timeout.connect(user_input.note_input)
+    clicks.start()
+    talk = TalkWindow(Session(), check_deck(bert_deck))
+    qtbot.addWidget(talk)
+    talk.show()
+    qtbot.wait(1500)
+    assert talk.panels[0] is not None and talk.panels[1:] == [None, None]
+    key(qtbot, talk.stack, Qt.Key.Key_Right)
+    assert talk.current == 1 and talk.panels[1] is not None and talk.panels[2] is None
+    clicks.stop()  # a pause: the rest is prepared
+    qtbot.waitUntil(lambda: talk.panels[2] is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: talk.all_ready, timeout=30_000)
+    talk.close()
+    assert wait_for_workers(30_000)
+
+
 def test_a_talks_plots_stay_on_its_black_whatever_the_windows_theme(qtbot, contextual_runs):
     """A plot in a talk was a white panel on the black slide; the map view, made when the step first shows its map,
     is coloured too, and a change of the window's theme during the talk leaves the talk's plots alone."""
