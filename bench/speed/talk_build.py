@@ -121,13 +121,14 @@ def main() -> None:
     args = p.parse_args()
     names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
     results = alternate(args.checkouts, __file__, f"one({args.opens}, {args.busy})", args.rounds)
+    threads = "thread" if args.busy == 1 else "threads"
     lines = [f"## Opening a talk: the longest freeze while its steps are prepared{' beside busy threads' if args.busy else ''}",
              "", f"Machine: {machine()}", "",
              f"`python bench/speed/talk_build.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
              f"--opens {args.opens}{f' --busy {args.busy}' if args.busy else ''}`: the built-in deck opened at 1920×1080 "
              f"with its models loaded, in the app's event loop until every step is ready, {args.rounds} rounds × "
              f"{args.opens} openings per checkout, alternating, each round in a fresh process"
-             f"{f', beside {args.busy} threads running pure Python' if args.busy else ''}.",
+             f"{f', beside {args.busy} {threads} running pure Python' if args.busy else ''}.",
              "", f"| | {names[0]} | {names[1]} |", "|---|---:|---:|"]
 
     def cell(values: list[float], unit: str = " ms") -> str:
