@@ -220,13 +220,13 @@ class TalkWindow(QWidget):
         self._next_to_build = i
         if i < len(self.steps):
             wait = until_a_pause()
-            if wait > 0:  # the user is acting (in this window or the main one): the later steps wait for a pause
-                self._turn.start(max(BUILD_TURN_MS, math.ceil(wait * 1000)))
+            if self.panels[i] is None and wait > 0:  # the user is acting (in this window or the main one): the
+                self._turn.start(max(BUILD_TURN_MS, math.ceil(wait * 1000)))  # next step waits for a pause
                 return
             if self.panels[i] is None:
                 self._make(i)
             else:
-                self.panel(i)
+                self.panel(i)  # (a step begun is finished: its panel's own first answer would be wasted work)
             self._turn.start(BUILD_TURN_MS)
 
     def panel(self, i: int) -> Any:
@@ -257,8 +257,8 @@ class TalkWindow(QWidget):
             colour_views(plot_views(within=cast(QWidget, panel)), *TALK_PLOTS)  # (a view made later: as it is shown)
 
     def _step_shown(self, i: int) -> None:
-        if self._closed:
-            return
+        if self._closed or i not in self._applied:
+            return  # (a panel made but not yet given its scene: what it shows is not the step's)
         missing = [m for m in self.steps[i].models if m not in self.session.models]
         if missing and self.session.loading:  # its models still loading: the results will be redone
             return
@@ -272,7 +272,7 @@ class TalkWindow(QWidget):
 
     def _step_failed(self, i: int, why: str) -> None:
         """A step that cannot show its results is as prepared as it will be (an export says why)."""
-        if self._closed:
+        if self._closed or i not in self._applied:
             return
         from explorer.scenes import model_name
 

@@ -483,7 +483,8 @@ def test_a_talk_is_prepared_a_turn_at_a_time_with_the_windows_timers_between(qtb
 
 def test_a_talks_later_steps_wait_for_a_pause_in_the_users_input(qtbot, bert_deck, monkeypatch):
     """While the user clicks and types (here every 100 ms), only the step on screen is built: the others wait for a
-    pause in the input, and a step the speaker goes to is built at once."""
+    pause in the input, and a step the speaker goes to is built at once. A step counts as ready only once its panel
+    has its scene."""
     from PySide6.QtCore import QTimer
 
     from explorer import user_input
@@ -503,8 +504,11 @@ def test_a_talks_later_steps_wait_for_a_pause_in_the_users_input(qtbot, bert_dec
     assert talk.panels[0] is not None and talk.panels[1:] == [None, None]
     key(qtbot, talk.stack, Qt.Key.Key_Right)
     assert talk.current == 1 and talk.panels[1] is not None and talk.panels[2] is None
+    talk._make(2)  # a step's panel made, not yet given its scene: what it shows is not the step's answer
+    talk.panels[2].shown.emit()
+    assert 2 not in talk.done and not talk.all_ready
     clicks.stop()  # a pause: the rest is prepared
-    qtbot.waitUntil(lambda: talk.panels[2] is not None, timeout=10_000)
+    qtbot.waitUntil(lambda: 2 in talk.done, timeout=10_000)
     qtbot.waitUntil(lambda: talk.all_ready, timeout=30_000)
     talk.close()
     assert wait_for_workers(30_000)
