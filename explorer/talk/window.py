@@ -160,7 +160,7 @@ class TalkWindow(QWidget):
 
         self.done: set[int] = set()
         self.failures: dict[int, str] = {}  # steps whose results cannot be shown: why (their message is on screen)
-        # QWidgets that are ScenePanels (make_panel checks each kind), built one per turn of the event loop
+        # QWidgets that are ScenePanels (make_panel checks each kind), built over turns of the event loop
         # (a ten-step deck took 0.3-0.7 s to build at once: the window froze as it opened); None: not yet
         self.panels: list[Any] = [None] * len(self.steps)
         self._applied: set[int] = set()  # steps whose panel has been given its scene (asked for its results)
@@ -218,16 +218,16 @@ class TalkWindow(QWidget):
         while i < len(self.steps) and i in self._applied:
             i += 1  # built already (a step the speaker jumped to)
         self._next_to_build = i
-        if i < len(self.steps):
-            wait = until_a_pause()
-            if self.panels[i] is None and wait > 0:  # the user is acting (in this window or the main one): the
-                self._turn.start(max(BUILD_TURN_MS, math.ceil(wait * 1000)))  # next step waits for a pause
-                return
-            if self.panels[i] is None:
-                self._make(i)
-            else:
-                self.panel(i)  # (a step begun is finished: its panel's own first answer would be wasted work)
-            self._turn.start(BUILD_TURN_MS)
+        if i == len(self.steps):
+            return
+        if self.panels[i] is not None:
+            self.panel(i)  # (a step begun is finished: its panel's own first answer would be wasted work)
+        elif wait := until_a_pause():  # the user is acting (in this window or the main one): the next step waits
+            self._turn.start(max(BUILD_TURN_MS, math.ceil(wait * 1000)))
+            return
+        else:
+            self._make(i)
+        self._turn.start(BUILD_TURN_MS)
 
     def panel(self, i: int) -> Any:
         """Step ``i``'s panel, built and asked for its results the first time it is needed."""
@@ -239,22 +239,21 @@ class TalkWindow(QWidget):
         return self.panels[i]
 
     def _make(self, i: int) -> None:
-        """Step ``i``'s panel made and put in its place, not yet given its scene."""
-        if self.panels[i] is None:
-            scene = self.steps[i]
-            panel = make_panel(scene.panel, self.session)
-            panel.set_presenting(True)
-            panel.shown.connect(lambda i=i: self._step_shown(i))
-            panel.failed.connect(lambda why, i=i: self._step_failed(i, why))
-            self.panels[i] = panel
-            current = self.stack.currentIndex()
-            placeholder = self.stack.widget(i)
-            self.stack.insertWidget(i, cast(QWidget, panel))  # every panel is a QWidget as well as a ScenePanel
-            if placeholder is not None:
-                self.stack.removeWidget(placeholder)
-                placeholder.deleteLater()
-            self.stack.setCurrentIndex(current)
-            colour_views(plot_views(within=cast(QWidget, panel)), *TALK_PLOTS)  # (a view made later: as it is shown)
+        """Step ``i``'s panel made and put in its place, not yet given its scene (called only while it has none)."""
+        scene = self.steps[i]
+        panel = make_panel(scene.panel, self.session)
+        panel.set_presenting(True)
+        panel.shown.connect(lambda i=i: self._step_shown(i))
+        panel.failed.connect(lambda why, i=i: self._step_failed(i, why))
+        self.panels[i] = panel
+        current = self.stack.currentIndex()
+        placeholder = self.stack.widget(i)
+        self.stack.insertWidget(i, cast(QWidget, panel))  # every panel is a QWidget as well as a ScenePanel
+        if placeholder is not None:
+            self.stack.removeWidget(placeholder)
+            placeholder.deleteLater()
+        self.stack.setCurrentIndex(current)
+        colour_views(plot_views(within=cast(QWidget, panel)), *TALK_PLOTS)  # (a view made later: as it is shown)
 
     def _step_shown(self, i: int) -> None:
         if self._closed or i not in self._applied:
@@ -289,7 +288,7 @@ class TalkWindow(QWidget):
         if self.session.loading:
             return
         for i, panel in enumerate(self.panels):
-            if panel is None or i not in self._applied:
+            if i not in self._applied:
                 continue  # not built yet: it says when it is shown
             every = pickers_within(panel)
             if not every:
