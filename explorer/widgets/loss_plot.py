@@ -111,6 +111,10 @@ class LossPlot(pg.PlotWidget):
         self.buffers: dict[str, _Buffer] = {}
         self.styles: dict[str, dict[str, Any]] = {}
         self.curves: dict[str, pg.PlotDataItem] = {}  # the curves shown
+        # curves shown that wait for their first point to be given an item (a run's, made as it starts: most of a
+        # start's time on the window's thread was its two curves' items, for a run that may be stopped before it
+        # logs anything; bench/speed/action_gaps.py)
+        self._waiting: set[str] = set()
         self._marks: list[tuple[Any, str, float]] = []  # (item, colour, width) drawn over them (add_mark)
         self._dirty: set[str] = set()
         self._timer = QTimer(self, interval=REDRAW_MS)
@@ -126,7 +130,7 @@ class LossPlot(pg.PlotWidget):
         return any(self.buffers[name].n for name in self.curves)
 
     def shown(self, name: str) -> bool:
-        return name in self.curves
+        return name in self.curves or name in self._waiting
 
     def _show_empty(self, empty: bool) -> None:
         if empty == self._showing_empty:
@@ -176,15 +180,25 @@ class LossPlot(pg.PlotWidget):
             self._fit_label()
 
     def curve(self, name: str, *, dashed: bool = False, symbol: str | None = None, colour: str | None = None,
-              width: float = 2, alpha: int = 255) -> str:
-        """Create a curve once, shown (returns its colour); later calls return the existing one's colour."""
+              width: float = 2, alpha: int = 255, item_with_points: bool = False) -> str:
+        """Create a curve once, shown (returns its colour); later calls return the existing one's colour.
+        ``item_with_points``: its pyqtgraph item is made at the redraw that draws its first points, not now."""
         if name in self.styles:
             return str(self.styles[name]["colour"])
         colour = colour or PALETTE[len({st["colour"] for st in self.styles.values()}) % len(PALETTE)]
-        self.styles[name] = {"colour": colour, "dashed": dashed, "symbol": symbol, "width": width, "alpha": alpha}
+        self.styles[name] = {"colour": colour, "dashed": dashed, "symbol": symbol, "width": width, "alpha": alpha,
+                             "item_with_points": item_with_points}
         self.buffers[name] = _Buffer()
-        self._make_item(name)
+        self._show_item(name)
         return colour
+
+    def _show_item(self, name: str) -> None:
+        """The curve ``name`` shown: its item made now, or, for a curve whose item waits for points and has none
+        yet, at the redraw that draws its first."""
+        if self.styles[name]["item_with_points"] and not self.buffers[name].n:
+            self._waiting.add(name)
+        else:
+            self._make_item(name)
 
     def _make_item(self, name: str) -> None:
         st = self.styles[name]
@@ -228,8 +242,8 @@ class LossPlot(pg.PlotWidget):
     def run_curves(self, run: str) -> str:
         """A training run's two loss curves, created once: the smoothed loss bold in the run's colour
         (returned), the raw logged losses faint beside it."""
-        colour = self.curve(f"{run} smoothed", width=3)
-        self.curve(run, colour=colour, width=1, alpha=110)
+        colour = self.curve(f"{run} smoothed", width=3, item_with_points=True)
+        self.curve(run, colour=colour, width=1, alpha=110, item_with_points=True)
         return colour
 
     def append_loss(self, run: str, x: float, loss: float) -> None:
@@ -246,16 +260,19 @@ class LossPlot(pg.PlotWidget):
     def append(self, name: str, x: float, y: float) -> None:
         self.curve(name)
         self.buffers[name].append(float(x), float(y) if y is not None else np.nan)
-        if name in self.curves:
+        if name in self.curves or name in self._waiting:
             self._dirty.add(name)
 
     def set_visible(self, name: str, visible: bool) -> None:
         """Show or hide a curve; the legend lists only the curves shown. A hidden curve keeps its points and
         look, not its pyqtgraph item."""
-        if name not in self.styles or (name in self.curves) == visible:
+        if name not in self.styles or self.shown(name) == visible:
             return
         if visible:
-            self._make_item(name)  # (with every point so far; the legend lists it)
+            self._show_item(name)  # (with every point so far; the legend lists it)
+        elif name in self._waiting:
+            self._waiting.discard(name)
+            self._dirty.discard(name)
         else:
             item = self.curves.pop(name)
             self.legend.removeItem(item)
@@ -269,6 +286,7 @@ class LossPlot(pg.PlotWidget):
         if item is not None:
             self.legend.removeItem(item)
             self.removeItem(item)
+        self._waiting.discard(name)
         self.styles.pop(name, None)
         self.buffers.pop(name, None)
         self._dirty.discard(name)
@@ -280,6 +298,7 @@ class LossPlot(pg.PlotWidget):
             self.removeItem(item)
         self.legend.clear()
         self.curves.clear()
+        self._waiting.clear()
         self.styles.clear()
         self.buffers.clear()
         self._dirty.clear()
@@ -303,6 +322,10 @@ class LossPlot(pg.PlotWidget):
         if not self._dirty or not (hidden_too or self.isVisible()):
             return
         for name in self._dirty:
-            self.curves[name].setData(*self.buffers[name].data())
+            if name in self._waiting:  # its first points: its item, made with them
+                self._waiting.discard(name)
+                self._make_item(name)
+            else:
+                self.curves[name].setData(*self.buffers[name].data())
         self._dirty.clear()
         self._show_empty(not self.has_points())

@@ -229,3 +229,32 @@ def test_the_curves_are_readable_on_the_plots_background_and_follow_a_change_of_
     plot.set_visible("cloze", False)
     plot.set_visible("cloze", True)  # made again: in the colour of the background now
     assert lowest("#000000") >= MARKS
+
+
+def test_a_runs_curves_are_drawn_from_its_first_loss_not_made_as_it_starts(qtbot):
+    """Starting a run made its two curves' pyqtgraph items at once, on the window's thread, for a run that may be
+    stopped before it logs anything (most of a start's time: bench/speed/action_gaps.py). The run has its colour and
+    counts as shown from the start; its items and legend rows come with its first points."""
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(500, 300)
+    plot.show()
+    colour = plot.run_curves("a")
+    assert plot.shown("a") and plot.shown("a smoothed")
+    assert "a" not in plot.curves and not plot.legend.items  # nothing made yet
+    assert plot.run_curves("b") != colour  # each run its own colour, items or not
+    plot.set_run_visible("b", False)  # a run unticked before it logged: nothing to take down
+    assert not plot.shown("b")
+    plot.append_loss("a", 0, 5.0)
+    plot.append_loss("a", 10, 4.0)
+    plot.redraw_now()
+    assert len(plot.curves["a"].getData()[0]) == 2 and len(plot.curves["a smoothed"].getData()[0]) == 2
+    assert len(plot.legend.items) == 2 and not plot.empty.isVisible()
+    plot.set_run_visible("b", True)  # ticked again, still without points: still nothing made
+    assert plot.shown("b") and "b" not in plot.curves
+    plot.set_run_visible("a", False)
+    assert "a" not in plot.curves and not plot.legend.items
+    plot.set_run_visible("a", True)  # with its points: made at once
+    assert len(plot.curves["a"].getData()[0]) == 2
