@@ -6,7 +6,8 @@ the default models loaded), every tab and inner view shown once, and a deck of o
 ``--actions`` actions each, done by the chaos bench's monkey with a fixed seed, so both checkouts get the same ones:
 a change of theme, each followed by a tab switch (a plot hidden when the theme changed takes its colours as its tab is
 shown, so the switch after a change pays for it); the zoom, each followed by a tab switch; the talk window opened and
-closed in turn. After each action the window is left to run for ``PUMP_S``, and its figure is the longest gap of a
+closed in turn; a small training started from the Pretrain tab (its tab shown, n-gram or word2vec chosen) and stopped
+in turn, each followed by a tab switch. After each action the window is left to run for ``PUMP_S``, and its figure is the longest gap of a
 10 ms timer from the action's start until then: the action's own work and all it set off (layouts, repaints, a deck
 step's panel built).
 
@@ -15,7 +16,7 @@ runs N threads of pure Python beside the window (each holds the GIL for a switch
 Python does) and ``--burners M`` M processes spinning at ``nice 10`` (as the app starts its trainings).
 
     QT_QPA_PLATFORM=offscreen python bench/speed/action_gaps.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 2] [--actions 20]
-        [--busy 1] [--burners 2]
+        [--busy 1] [--burners 2] [--phases theme zoom talk train]
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
 PUMP_S = 1.0  # how long the window runs after each action before the next
-PHASES = (("theme", ("theme", "tab")), ("zoom", ("zoom", "tab")), ("talk", ("talk",)))
+PHASES = (("theme", ("theme", "tab")), ("zoom", ("zoom", "tab")), ("talk", ("talk",)), ("train", ("training", "tab")))
 
 
-def one(actions: int, busy: int, burners: int, seed: int = 7) -> dict[str, list[float]]:
-    """In this process (its checkout first on sys.path): per phase and kind of action, the longest gap after each."""
+def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str, ...] = ()) -> dict[str, list[float]]:
+    """In this process (its checkout first on sys.path): per phase and kind of action, the longest gap after each
+    (the phases named in ``phases``; none named: all)."""
     import os
     import subprocess
     import threading
@@ -80,9 +82,10 @@ def one(actions: int, busy: int, burners: int, seed: int = 7) -> dict[str, list[
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     out: dict[str, list[float]] = {}
-    do = {"theme": monkey.theme, "tab": monkey.switch_tab, "zoom": monkey.zoom, "talk": monkey.talk}
+    do = {"theme": monkey.theme, "tab": monkey.switch_tab, "zoom": monkey.zoom, "talk": monkey.talk,
+          "training": monkey.training}
     try:
-        for phase, kinds in PHASES:
+        for phase, kinds in [(name, kinds) for name, kinds in PHASES if not phases or name in phases]:
             for _ in range(actions):
                 for kind in kinds:
                     began = time.perf_counter()
@@ -93,6 +96,8 @@ def one(actions: int, busy: int, burners: int, seed: int = 7) -> dict[str, list[
                     out.setdefault(f"{phase}: {kind}", []).append(
                         max(b - a for a, b in zip(stamps, stamps[1:], strict=False)) * 1000)
             monkey.close_talk()
+            if window.train.job is not None and window.train.job.running:
+                window.train.stop.click()
             wait(app, 1)
     finally:
         timer.stop()
@@ -112,16 +117,19 @@ def main() -> None:
     p.add_argument("--actions", type=int, default=20, help="actions of each kind per phase and round")
     p.add_argument("--busy", type=int, default=0, help="threads running pure Python beside the window")
     p.add_argument("--burners", type=int, default=0, help="processes spinning at nice 10 (a training's stand-in)")
+    p.add_argument("--phases", nargs="+", choices=[name for name, _ in PHASES], default=[],
+                   help="only these phases (default: all)")
     args = p.parse_args()
     names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
-    results = alternate(args.checkouts, __file__, f"one({args.actions}, {args.busy}, {args.burners})", args.rounds)
+    results = alternate(args.checkouts, __file__, f"one({args.actions}, {args.busy}, {args.burners}, phases={tuple(args.phases)!r})", args.rounds)
     beside = ", ".join(part for part in (f"{args.busy} thread{'s' * (args.busy > 1)} of pure Python" if args.busy else "",
                                          f"{args.burners} process{'es' * (args.burners > 1)} spinning at nice 10" if args.burners else "") if part)
     lines = [f"## The window's longest freeze after each kind of action{' beside busy work' if beside else ''}", "",
              f"Machine: {machine()}", "",
              f"`python bench/speed/action_gaps.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
              f"--actions {args.actions}{f' --busy {args.busy}' if args.busy else ''}"
-             f"{f' --burners {args.burners}' if args.burners else ''}`: the chaos bench's window, every tab built, "
+             f"{f' --burners {args.burners}' if args.burners else ''}"
+             f"{f' --phases {chr(32).join(args.phases)}' if args.phases else ''}`: the chaos bench's window, every tab built, "
              f"{args.rounds} rounds × {args.actions} actions of each kind per checkout (the monkey's, seeded: the same "
              f"on both), alternating, each round in a fresh process{f', beside {beside}' if beside else ''}. Each "
              f"figure is the longest gap of a 10 ms timer from the action's start to {PUMP_S:g} s after: median, 90th "
