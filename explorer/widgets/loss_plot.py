@@ -321,7 +321,9 @@ class LossPlot(pg.PlotWidget):
         axes going, and a training's curves went on being drawn on every tab the user was not looking at."""
         if not self._dirty or not (hidden_too or self.isVisible()):
             return
-        for name in self._dirty:
+        # in the order the curves were made: a run's items, made at its first points, stack and are listed as they
+        # were when made at its start (its faint raw losses over its smoothed curve)
+        for name in [n for n in self.styles if n in self._dirty]:
             if name in self._waiting:  # its first points: its item, made with them
                 self._waiting.discard(name)
                 self._make_item(name)
