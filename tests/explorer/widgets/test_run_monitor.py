@@ -30,6 +30,7 @@ def test_only_the_latest_runs_are_drawn_and_an_older_one_can_be_ticked_back(qtbo
     assert not monitor.loss_plot.shown("run 0") and not monitor.loss_plot.shown("run 0 smoothed")
     assert not monitor.extra_plot.shown("run 0")
     assert monitor.loss_plot.shown(names[-1])
+    monitor.loss_plot.redraw_now()  # (a run's items are made at the redraw that draws its first points)
     drawn = {id(item) for item in monitor.loss_plot.getPlotItem().listDataItems()}
     assert len(drawn) == 2 * SHOWN_RUNS  # an unticked run's items are let go, not kept hidden
     monitor.show_event("run 0", _step(30, 1.5))  # a hidden run goes on: its points are kept, nothing is drawn
