@@ -113,8 +113,8 @@ class LossPlot(pg.PlotWidget):
         self.curves: dict[str, pg.PlotDataItem] = {}  # the curves shown
         # curves shown that wait for their first point to be given an item (a run's, made as it starts: most of a
         # start's time on the window's thread was its two curves' items, for a run that may be stopped before it
-        # logs anything; bench/speed/action_gaps.py)
-        self._waiting: set[str] = set()
+        # logs anything; bench/speed/action_gaps.py), in the order they were shown (a dict as an ordered set)
+        self._waiting: dict[str, None] = {}
         self._marks: list[tuple[Any, str, float]] = []  # (item, colour, width) drawn over them (add_mark)
         self._dirty: set[str] = set()
         self._timer = QTimer(self, interval=REDRAW_MS)
@@ -196,7 +196,7 @@ class LossPlot(pg.PlotWidget):
         """The curve ``name`` shown: its item made now, or, for a curve whose item waits for points and has none
         yet, at the redraw that draws its first."""
         if self.styles[name]["item_with_points"] and not self.buffers[name].n:
-            self._waiting.add(name)
+            self._waiting[name] = None
         else:
             self._make_item(name)
 
@@ -271,7 +271,7 @@ class LossPlot(pg.PlotWidget):
         if visible:
             self._show_item(name)  # (with every point so far; the legend lists it)
         elif name in self._waiting:
-            self._waiting.discard(name)
+            del self._waiting[name]
             self._dirty.discard(name)
         else:
             item = self.curves.pop(name)
@@ -286,7 +286,7 @@ class LossPlot(pg.PlotWidget):
         if item is not None:
             self.legend.removeItem(item)
             self.removeItem(item)
-        self._waiting.discard(name)
+        self._waiting.pop(name, None)
         self.styles.pop(name, None)
         self.buffers.pop(name, None)
         self._dirty.discard(name)
@@ -321,13 +321,13 @@ class LossPlot(pg.PlotWidget):
         axes going, and a training's curves went on being drawn on every tab the user was not looking at."""
         if not self._dirty or not (hidden_too or self.isVisible()):
             return
-        # in the order the curves were made: a run's items, made at its first points, stack and are listed as they
-        # were when made at its start (its faint raw losses over its smoothed curve)
-        for name in [n for n in self.styles if n in self._dirty]:
-            if name in self._waiting:  # its first points: its item, made with them
-                self._waiting.discard(name)
-                self._make_item(name)
-            else:
-                self.curves[name].setData(*self.buffers[name].data())
+        # curves given their first points: their items, made with them in the order the curves were shown, so that
+        # a run's stack and are listed as they were when made at its start (its faint raw losses over its smoothed)
+        made = [n for n in self._waiting if n in self._dirty]
+        for name in made:
+            del self._waiting[name]
+            self._make_item(name)
+        for name in self._dirty.difference(made):
+            self.curves[name].setData(*self.buffers[name].data())
         self._dirty.clear()
         self._show_empty(not self.has_points())
