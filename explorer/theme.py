@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from PySide6.QtGui import QColor, QFont, QPalette
@@ -73,9 +74,11 @@ def apply_zoom(app: Any, level: int) -> None:
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     if font == app.font() and font == plot_font():
         return
+    held = hold_paints(app)
     app.setFont(font)
     set_plot_font(font)
     settle_layouts(app)
+    paint_after_a_turn(held)
 
 
 LAYOUT_PASSES = 4  # a font change moves a widget, then its parent's layout, then the window's: 2-3 passes settle it
@@ -91,3 +94,46 @@ def settle_layouts(app: Any) -> None:
     app.sendPostedEvents(None, QEvent.Type.ApplicationFontChange)
     for _ in range(LAYOUT_PASSES):
         app.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+
+_HELD: list[Any] = []  # the windows whose paints wait for the event loop's next turn (weak references)
+
+
+def hold_paints(app: Any) -> list[Any]:
+    """The shown windows that take the application's font, their paints held (``setUpdatesEnabled(False)``) until
+    ``paint_after_a_turn`` lets them go: a zoom's relayout and the repaint of its new geometry were one freeze of
+    the event loop (on the Fine-tune tab beside busy work, 50 ms of relayout and 43 of paint before a 10 ms timer
+    could fire: bench/speed/RESULTS.md); as two, input and timers get a turn between them. A window that keeps a
+    font of its own (a talk's) is left alone: the zoom changes nothing in it."""
+    import weakref
+
+    from PySide6.QtCore import Qt
+
+    held = []
+    for window in app.topLevelWidgets():
+        if window.isVisible() and window.updatesEnabled() and not window.testAttribute(Qt.WidgetAttribute.WA_SetFont):
+            window.setUpdatesEnabled(False)
+            held.append(weakref.ref(window))
+    return held
+
+
+def paint_after_a_turn(held: list[Any]) -> None:
+    """Let ``held`` windows paint again once the event loop has had a turn (the queued call runs in its next pass
+    of posted events; the paint it asks for, in the pass after, with the timers and input between)."""
+    from PySide6.QtCore import QTimer
+
+    if not held:
+        return
+    pending = bool(_HELD)
+    _HELD.extend(held)
+    if not pending:  # (a second zoom before the first one's paints: one call lets both go)
+        QTimer.singleShot(0, _let_paint)
+
+
+def _let_paint() -> None:
+    held, _HELD[:] = list(_HELD), []
+    for ref in held:
+        window = ref()
+        if window is not None:
+            with contextlib.suppress(RuntimeError):  # (its C++ side deleted while its paints were held)
+                window.setUpdatesEnabled(True)
