@@ -237,6 +237,7 @@ class FinetunePanel(QWidget):
         self.pause.setText("Pause")
         self.progress.setValue(0)
         self.status.setText(message)
+        self.monitor.starting(run.name, "resuming" if "--resume" in args else "loading the model and the data")
 
     def pause_or_resume(self) -> None:
         run = self.current
@@ -293,6 +294,7 @@ class FinetunePanel(QWidget):
             self.ablation_table.update_run(name, best, best_step, ev.status)
 
     def _on_finished(self, status: str) -> None:
+        self.monitor.idle()
         run = self.current
         if run is None:
             return
@@ -320,6 +322,7 @@ class FinetunePanel(QWidget):
                 b.setEnabled(not self.model.reason())
 
     def _on_failed(self, message: str) -> None:
+        self.monitor.idle()
         name = self.current.name if self.current is not None else "the run"
         if self.current is not None:
             self.current.state = "failed"

@@ -220,7 +220,8 @@ class TrainPanel(QWidget):
         if self.steps.value():
             args += ["--max-steps", str(self.steps.value())]
         # (word2vec's kernel is compiled by the app's warm-up at start: engine.api.warm_up_in_background)
-        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)")
+        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)",
+                     "reading the corpus, building the vocabulary")
 
     def stop_run(self) -> None:
         if self.job is not None:
@@ -228,10 +229,11 @@ class TrainPanel(QWidget):
 
     def resume_run(self) -> None:
         if self.run_dir and not (self.job is not None and self.job.running):
-            self._launch(["--resume", self.run_dir, "--log-every", "10"], f"resuming {self.run_name}…")
+            self._launch(["--resume", self.run_dir, "--log-every", "10"], f"resuming {self.run_name}…", "resuming")
 
-    def _launch(self, args: list[str], message: str) -> None:
+    def _launch(self, args: list[str], message: str, doing: str) -> None:
         self.monitor.add_run(self.run_name)
+        self.monitor.starting(self.run_name, doing)
         retire(self.job)
         self.job = ProcessTrainJob(args, self)
         self.job.run_event.connect(self._on_event)
@@ -262,6 +264,7 @@ class TrainPanel(QWidget):
     def _on_finished(self, status: str) -> None:
         from pathlib import Path
 
+        self.monitor.idle()
         saved = bool(self.run_dir) and (Path(self.run_dir) / "config.json").is_file()  # stopped before a save: none
         self.start.setEnabled(not self.settings.problems)
         if status in ("completed", "stopped") and saved:
@@ -273,6 +276,7 @@ class TrainPanel(QWidget):
             self.progress.setValue(1000)
 
     def _on_failed(self, message: str) -> None:
+        self.monitor.idle()
         self.start.setEnabled(not self.settings.problems)
         self.stop.setEnabled(False)
         self.status.setText(f"the run could not start or failed: {message}")

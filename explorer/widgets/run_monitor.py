@@ -43,6 +43,9 @@ def finished_text(ev: Any, metrics: str = "") -> str:
     return " ".join(t for t in (f"{ev.status} at step {ev.step}.", ev.message, metrics) if t)
 
 
+IDLE_NOTE = "Start a run: its training loss grows here"
+
+
 class RunMonitor(QSplitter):
     """``runs`` (the list) is laid out by the panel; the plots are this splitter's children."""
 
@@ -55,7 +58,7 @@ class RunMonitor(QSplitter):
         self.batch: dict[str, int] = {}  # run -> examples per step
         self.runs = QListWidget()
         self.runs.itemChanged.connect(lambda _: self.apply_visibility())
-        self.loss_plot = LossPlot(y_label="training loss", empty_text="Start a run: its training loss grows here")
+        self.loss_plot = LossPlot(y_label="training loss", empty_text=IDLE_NOTE)
         self.eval_plot = LossPlot(y_label=eval_label, empty_text=f"its {eval_label} metrics, at each evaluation")
         self.extra_plot = LossPlot(y_label="per second" if extra == SPEED else "learning rate",
                                    empty_text="its speed" if extra == SPEED else "its learning rate")
@@ -124,6 +127,15 @@ class RunMonitor(QSplitter):
             for curve in [c for c in self.eval_plot.styles if c.rpartition(" ")[0] == name]:
                 self.eval_plot.remove_curve(curve)
             excess -= 1
+
+    def starting(self, name: str, doing: str) -> None:
+        """What the empty loss plot says while run ``name`` prepares (``doing``: reading its corpus, loading its
+        model), before its first loss: until then it said "Start a run", as if nothing had been started."""
+        self.loss_plot.set_empty_text(f"{name}: {doing}…\nits training loss grows here from its first steps")
+
+    def idle(self) -> None:
+        """The empty loss plot's note once no run is preparing (a run that ends before its first loss)."""
+        self.loss_plot.set_empty_text(IDLE_NOTE)
 
     def forget_smoothing(self, name: str) -> None:
         self.loss_plot.smoother.forget(name)

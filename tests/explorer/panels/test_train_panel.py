@@ -213,6 +213,8 @@ def test_stop_while_the_corpus_is_read_ends_the_run_at_once_with_nothing_to_resu
     panel.start.click()
     qtbot.wait(2500)  # (no event marks "reading the corpus": the CLI is busy before its first event)
     assert panel.job.running
+    # the empty loss plot says what the run is doing, not "Start a run" as if none had been started
+    assert panel.loss_plot.empty.text().startswith(f"{panel.run_name}: reading the corpus")
     stopped_at = time.perf_counter()
     panel.stop.click()
     with qtbot.waitSignal(panel.job.finished, timeout=30_000) as done:
@@ -221,6 +223,7 @@ def test_stop_while_the_corpus_is_read_ends_the_run_at_once_with_nothing_to_resu
     assert done.args[0] in ("stopped", "killed")  # "stopped" once the CLI listens for Ctrl-C; before, killed
     assert not panel.resume.isEnabled() and not panel.open_run.isEnabled()  # nothing was saved to resume
     assert panel.start.isEnabled() and not panel.stop.isEnabled()
+    assert panel.loss_plot.empty.text().startswith("Start a run")
 
 
 def test_max_steps_follows_the_family_unless_typed(qtbot, window):
@@ -256,7 +259,7 @@ def test_the_form_shows_what_a_run_trains_with_on_the_device_chosen(qtbot, windo
     panel.kind.setCurrentText("elmo")  # a fresh form for the family: still the GPU's values
     assert panel.settings.editors["batch_size"].value() == 512
     launched = []
-    monkeypatch.setattr(panel, "_launch", lambda args, message: launched.append(args))
+    monkeypatch.setattr(panel, "_launch", lambda args, message, doing: launched.append(args))
     panel.start_run()
     args = launched[0]
     assert args[args.index("--batch-size") + 1] == "512" and "--device" not in args  # "auto": the CLI picks it
