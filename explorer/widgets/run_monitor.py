@@ -36,10 +36,13 @@ KEPT_RUNS = 40
 
 def finished_text(ev: Any, metrics: str = "") -> str:
     """What a panel's status line says when a run ends. A stopped run's engine message ends with the CLI's way
-    on ("; resume with --resume …"); in the app that is the Resume button, and "stopped at step N" is said once."""
-    if ev.status == "stopped":
-        what = ev.message.split("; resume with", 1)[0] or f"stopped at step {ev.step}"
+    on ("; resume with --resume …"); in the app that is the Resume button, and "stopped at step N" is said once. A
+    run stopped before it saved anything (while it read its corpus) says so, not "saved"."""
+    if ev.status == "stopped" and "; resume with" in ev.message:
+        what = ev.message.split("; resume with", 1)[0]
         return " ".join(t for t in (f"{what}: saved. Resume goes on from here.", metrics) if t)
+    if ev.status == "stopped":
+        return " ".join(t for t in (f"{ev.message or f'stopped at step {ev.step}'}.", metrics) if t)
     return " ".join(t for t in (f"{ev.status} at step {ev.step}.", ev.message, metrics) if t)
 
 

@@ -67,3 +67,19 @@ def test_hours_of_runs_keep_the_latest_runs_only(qtbot):
     monitor.show_event(gone, _step(30, 1.0))  # it was still going: listed again, from here
     assert monitor.runs.item(monitor.runs.count() - 1).text() == gone
     assert list(monitor.loss_plot.points(gone)[1]) == [1.0]
+
+
+def test_a_run_stopped_before_it_saved_anything_is_not_said_to_be_saved():
+    """Stopped while it read its corpus, a run said "nothing was trained, nothing to save: saved. Resume goes on
+    from here." (and Resume stayed off): the status line now says only what happened."""
+    from engine import api
+    from explorer.widgets.run_monitor import finished_text
+
+    early = api.RunFinished(status="stopped", step=0, run_dir="runs/x",
+                            message="stopped before training began: nothing was trained, nothing to save")
+    assert finished_text(early) == "stopped before training began: nothing was trained, nothing to save."
+    later = api.RunFinished(status="stopped", step=40, run_dir="runs/x",
+                            message="stopped at step 40; resume with --resume runs/x")
+    assert finished_text(later) == "stopped at step 40: saved. Resume goes on from here."
+    assert finished_text(api.RunFinished(status="completed", step=300, run_dir="runs/x", message=""),
+                         "perplexity 41.000") == "completed at step 300. perplexity 41.000"
