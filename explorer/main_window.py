@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
     def zoom(self, step: int) -> None:
         level = 0 if step == 0 else int(str(self.settings.value("zoom", 0))) + step
         self.settings.setValue("zoom", max(-3, min(8, level)))
-        apply_zoom(QApplication.instance(), int(str(self.settings.value("zoom"))), layouts_now=False)
+        apply_zoom(QApplication.instance(), int(str(self.settings.value("zoom"))))
 
     def set_theme(self, name: str) -> None:
         self.settings.setValue("theme", name)

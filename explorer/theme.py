@@ -63,16 +63,9 @@ def apply_theme(app: Any, name: str) -> None:
     set_theme_colours(background, foreground)
 
 
-def apply_zoom(app: Any, level: int, layouts_now: bool = True) -> None:
+def apply_zoom(app: Any, level: int) -> None:
     """Presentation zoom: each level scales fonts by 15%. The zoom already shown does nothing (the plots' axes were
-    given the same font again and the window's layouts settled: a third of a zoom's time, for no change).
-
-    The shown windows are painted once, in the new font and geometry, after the event loop has had a turn. With
-    ``layouts_now`` False (the View menu's zoom) their layouts too wait for the event loop's next turn: the font's
-    delivery to every widget and the relayout of the tab shown were one freeze (in the chaos bench up to 300 ms on
-    two busy cores); as two turns, with timers and input between them."""
-    from PySide6.QtCore import QEvent, QTimer
-
+    given the same font again and the window's layouts settled: a third of a zoom's time, for no change)."""
     from explorer.widgets.plot_view import plot_font, set_plot_font
 
     font = app.font()
@@ -84,15 +77,6 @@ def apply_zoom(app: Any, level: int, layouts_now: bool = True) -> None:
     held = hold_paints(app)
     app.setFont(font)
     set_plot_font(font)
-    if layouts_now or not held:  # (nothing shown, or a zoom while the last one's paints wait: at once)
-        settle_layouts(app)
-        paint_after_a_turn(held)
-        return
-    app.sendPostedEvents(None, QEvent.Type.ApplicationFontChange)
-    QTimer.singleShot(0, lambda: _layouts_then_paint(app, held))
-
-
-def _layouts_then_paint(app: Any, held: list[Any]) -> None:
     settle_layouts(app)
     paint_after_a_turn(held)
 
