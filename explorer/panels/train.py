@@ -220,8 +220,8 @@ class TrainPanel(QWidget):
         if self.steps.value():
             args += ["--max-steps", str(self.steps.value())]
         # (word2vec's kernel is compiled by the app's warm-up at start: engine.api.warm_up_in_background)
-        self._launch(args, f"starting {kind} on {corpus}… (reading the corpus, building the vocabulary)",
-                     "reading the corpus, building the vocabulary")
+        doing = "reading the corpus, building the vocabulary"
+        self._launch(args, f"starting {kind} on {corpus}… ({doing})", doing)
 
     def stop_run(self) -> None:
         if self.job is not None:
