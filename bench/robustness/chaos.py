@@ -22,6 +22,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
+from bench.robustness.core_use import stall_lines, totals_line  # noqa: E402
 from bench.robustness.glibc_pages import census_lone, census_mappings, lone_said, mapping_growth  # noqa: E402
 from bench.robustness.memory import (  # noqa: E402
     ELSEWHERE_SIZES,
@@ -59,7 +60,10 @@ def stall_causes(monkey: Monkey) -> str:
   no Python frame of ours above it): {'; '.join(f'{k} ({v})' for k, v in culprits) or 'no stall'}.
 - The GUI thread's scheduler state in those samples (R: working or waiting for a core; S: asleep, waiting for the
   GIL or a lock; D: in the kernel): {', '.join(f'{k} {v:,}' for k, v in sorted(monkey.gui_states.items(), key=lambda kv: -kv[1])) or 'no stall'};
-  its time inside stalls (between samples 50 ms apart): {', '.join(f'{k} {v / 1000:,.1f} s' for k, v in monkey.gui_time_ms.items())}."""
+  its time inside stalls (between samples 50 ms apart): {', '.join(f'{k} {v / 1000:,.1f} s' for k, v in monkey.gui_time_ms.items())}.
+- Where the cores went in each stall (snapshots every 50 ms around it, so each span is a little longer than its
+  stall; "beside it": the process's other threads by what they ran, and its child processes; bench/robustness/core_use.py):
+  {totals_line(monkey.ledger.stalls)}.{''.join(chr(10) + '  - ' + line for line in stall_lines(monkey.ledger.stalls))}"""
 
 
 def write_log(monkey: Monkey) -> None:

@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from bench.robustness.core_use import CoreLedger
 from bench.robustness.line_log import LineLog
 from explorer.user_input import note_input
 from explorer.widgets.descendants import descendants
@@ -179,6 +180,8 @@ class Monkey(QObject):
         self._gui_schedstat = f"/proc/self/task/{threading.get_native_id()}/schedstat"
         self.gui_time_ms = {"on a core": 0.0, "waiting for a core": 0.0, "asleep": 0.0}
         self._last_sched: tuple[float, float, float] | None = None  # (when, on a core, waiting) at the last sample
+        # and, stall by stall, who had the cores (bench/robustness/core_use.py)
+        self.ledger = CoreLedger(threading.get_native_id())
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
         self.start_theme = str(window.settings.value("theme", "light"))  # (a quiet moment puts it back)
@@ -240,7 +243,9 @@ class Monkey(QObject):
         """While the GUI thread has not ticked for 200 ms, note where it is (our code's innermost frame and
         the library frame under it) every 50 ms: what a stall was spent on."""
         while not self._sampling.wait(0.05):
-            if not self._measuring or time.monotonic() - self._last_tick < 0.2:
+            stalling = self._measuring and time.monotonic() - self._last_tick >= 0.2
+            self.ledger.sample(in_stall=stalling)
+            if not stalling:
                 self._last_sched = None
                 continue
             frame = sys._current_frames().get(self._gui_thread)
@@ -277,6 +282,7 @@ class Monkey(QObject):
             if gap >= STALL_MS:
                 self.stalls_after[self._last_kind] = self.stalls_after.get(self._last_kind, 0) + 1
                 self.stall_windows.append((self._last_tick - gap / 1000, self._last_tick, self._last_kind))
+                self.ledger.stall(self._last_tick - gap / 1000, self._last_tick, float(gap), self._last_kind)
                 # a slow garbage collection inside the gap (bench/robustness/gc_timer.py logs them)
                 self.stalls_with_collection += any(line.startswith("~~ garbage") for line in since)
                 self.log.append(f"!! stall {gap} ms (tab {self.window.tabs.tabText(self.window.tabs.currentIndex())})")
