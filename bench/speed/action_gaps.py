@@ -12,8 +12,9 @@ in turn, each followed by a tab switch. After each action the window is left to 
 step's panel built).
 
 The chaos bench's stalls come on two cores shared with the app's query threads and a training process. ``--busy N``
-runs N threads of pure Python beside the window (each holds the GIL for a switch interval at a time, as a query's
-Python does) and ``--burners M`` M processes spinning at ``nice 10`` (as the app starts its trainings).
+runs N threads of pure Python beside the window at the app's worker threads' nice value (each holds the GIL for a
+switch interval at a time, as a query's Python does) and ``--burners M`` M processes spinning at the nice value the
+checkout starts its trainings at (``engine.cli.runner.BACKGROUND_NICE``).
 
     QT_QPA_PLATFORM=offscreen python bench/speed/action_gaps.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 2] [--actions 20]
         [--busy 1] [--burners 2] [--phases theme zoom talk train]
@@ -67,7 +68,12 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
 
     stop = threading.Event()
 
+    # (each checkout's own: the nice value of its trainings, and its workers')
+    from engine.cli.runner import BACKGROUND_NICE
+    from explorer.tasks import below_the_window
+
     def spin() -> None:
+        below_the_window()  # (at the workers' nice value, as the app's query threads run)
         n = 0
         while not stop.is_set():
             n += 1
@@ -75,7 +81,7 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
     spinners = [threading.Thread(target=spin, daemon=True) for _ in range(busy)]
     for thread in spinners:
         thread.start()
-    burning = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.nice(10))
+    burning = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.nice(BACKGROUND_NICE))
                for _ in range(burners)]
     ticks: list[float] = []
     timer = QTimer(interval=10)
@@ -116,14 +122,14 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=2)
     p.add_argument("--actions", type=int, default=20, help="actions of each kind per phase and round")
     p.add_argument("--busy", type=int, default=0, help="threads running pure Python beside the window")
-    p.add_argument("--burners", type=int, default=0, help="processes spinning at nice 10 (a training's stand-in)")
+    p.add_argument("--burners", type=int, default=0, help="processes spinning at the checkout's trainings' nice value (a training's stand-in)")
     p.add_argument("--phases", nargs="+", choices=[name for name, _ in PHASES], default=[],
                    help="only these phases (default: all)")
     args = p.parse_args()
     names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
     results = alternate(args.checkouts, __file__, f"one({args.actions}, {args.busy}, {args.burners}, phases={tuple(args.phases)!r})", args.rounds)
     beside = ", ".join(part for part in (f"{args.busy} thread{'s' * (args.busy > 1)} of pure Python" if args.busy else "",
-                                         f"{args.burners} process{'es' * (args.burners > 1)} spinning at nice 10" if args.burners else "") if part)
+                                         f"{args.burners} process{'es' * (args.burners > 1)} spinning at the checkout's trainings' nice value" if args.burners else "") if part)
     lines = [f"## The window's longest freeze after each kind of action{' beside busy work' if beside else ''}", "",
              f"Machine: {machine()}", "",
              f"`python bench/speed/action_gaps.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
