@@ -29,6 +29,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[2]
 PUMP_S = 1.0  # how long the window runs after each action before the next
+RATE = "the busy threads' Python, million loops a second"  # (the table's last row, with ``--busy``)
 PHASES = (("theme", ("theme", "tab")), ("zoom", ("zoom", "tab")), ("talk", ("talk",)), ("train", ("training", "tab")))
 
 
@@ -72,13 +73,17 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
     from engine.cli.runner import BACKGROUND_NICE
     from explorer.tasks import below_the_window
 
-    def spin() -> None:
+    loops = [0] * busy  # each busy thread's work done: what the window's freezes cost the queries beside it
+
+    def spin(which: int) -> None:
         below_the_window()  # (at the workers' nice value, as the app's query threads run)
         n = 0
         while not stop.is_set():
             n += 1
+            if n % 10_000 == 0:
+                loops[which] = n
 
-    spinners = [threading.Thread(target=spin, daemon=True) for _ in range(busy)]
+    spinners = [threading.Thread(target=spin, args=(i,), daemon=True) for i in range(busy)]
     for thread in spinners:
         thread.start()
     burning = [subprocess.Popen([sys.executable, "-c", "while True: pass"], preexec_fn=lambda: os.nice(BACKGROUND_NICE))
@@ -90,6 +95,7 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
     out: dict[str, list[float]] = {}
     do = {"theme": monkey.theme, "tab": monkey.switch_tab, "zoom": monkey.zoom, "talk": monkey.talk,
           "training": monkey.training}
+    began_all = time.perf_counter()
     try:
         for phase, kinds in [(name, kinds) for name, kinds in PHASES if not phases or name in phases]:
             for _ in range(actions):
@@ -105,6 +111,8 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
             if window.train.job is not None and window.train.job.running:
                 window.train.stop.click()
             wait(app, 1)
+        if busy:  # (a rate, not a freeze: its own line of the table)
+            out[RATE] = [sum(loops) / (time.perf_counter() - began_all) / 1e6]
     finally:
         timer.stop()
         stop.set()
@@ -142,15 +150,17 @@ def main() -> None:
              "percentile, worst, and how many of 250 ms or more (the chaos bench's stall).", "",
              f"| phase: action | {names[0]} | {names[1]} |", "|---|---:|---:|"]
 
-    def cell(values: list[float]) -> str:
+    def cell(values: list[float], key: str = "") -> str:
         if not values:
             return "—"
+        if key == RATE:
+            return " / ".join(f"{v:.2f}" for v in values) + " (each round)"
         ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
         stalls = sum(v >= 250 for v in values)
         return f"{statistics.median(values):.0f} / {ninetieth:.0f} / {max(values):.0f} ms ({stalls} of {len(values)})"
 
     for key in dict.fromkeys(k for r in results for k in r):
-        lines.append(f"| {key} | {cell(results[0].get(key, []))} | {cell(results[1].get(key, []))} |")
+        lines.append(f"| {key} | {cell(results[0].get(key, []), key)} | {cell(results[1].get(key, []), key)} |")
     text = "\n".join(lines)
     print(text)
     write_section("action-gaps" + ("-busy" if beside else ""), text)
