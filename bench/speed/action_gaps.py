@@ -75,13 +75,21 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
 
     loops = [0] * busy  # each busy thread's work done: what the window's freezes cost the queries beside it
 
+    import engine.api
+
+    # where the checkout's workers wait while the window works (engine.yield_points: at each torch module's forward,
+    # every 50 µs or so in a small model's query), the stand-in waits too: every thousand loops; a no-op before
+    pause = getattr(engine.api, "yield_point", lambda: None)
+
     def spin(which: int) -> None:
         below_the_window()  # (at the workers' nice value, as the app's query threads run)
         n = 0
         while not stop.is_set():
             n += 1
-            if n % 10_000 == 0:
-                loops[which] = n
+            if n % 1000 == 0:
+                pause()
+                if n % 10_000 == 0:
+                    loops[which] = n
 
     spinners = [threading.Thread(target=spin, args=(i,), daemon=True) for i in range(busy)]
     for thread in spinners:
