@@ -59,7 +59,8 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _schedstat_ms(path: str) -> tuple[float, float] | None:
+def schedstat_ms(path: str) -> tuple[float, float] | None:
+    """A thread's time on a core and waiting for one so far (ms; its /proc/.../schedstat), None without /proc."""
     text = _read(path)
     try:
         on, waiting, _ = (text or "").split()
@@ -96,7 +97,7 @@ def snapshot(gui_tid: int) -> Snapshot:
     except OSError:
         tids = []
     for tid in tids:
-        use = _schedstat_ms(f"/proc/self/task/{tid}/schedstat")
+        use = schedstat_ms(f"/proc/self/task/{tid}/schedstat")
         if use is None:
             continue
         if tid == gui_tid:

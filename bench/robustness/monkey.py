@@ -44,7 +44,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from bench.robustness.core_use import CoreLedger
+from bench.robustness.core_use import CoreLedger, schedstat_ms
 from bench.robustness.line_log import LineLog
 from explorer.user_input import note_input
 from explorer.widgets.descendants import descendants
@@ -106,16 +106,6 @@ def gui_state(stat_path: str) -> str:
             return f.read().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "?"
-
-
-def sched_ns(schedstat_path: str) -> tuple[float, float] | None:
-    """A thread's time on a core and waiting for one so far (ns; /proc/.../schedstat), None without /proc."""
-    try:
-        with open(schedstat_path, encoding="ascii") as f:
-            on, waiting, _ = f.read().split()
-        return float(on), float(waiting)
-    except (OSError, ValueError):
-        return None
 
 
 class _Collect(logging.Handler):
@@ -262,12 +252,12 @@ class Monkey(QObject):
             self.culprits[key] = self.culprits.get(key, 0) + 1
             state = gui_state(self._gui_stat)
             self.gui_states[state] = self.gui_states.get(state, 0) + 1
-            now, sched = time.monotonic(), sched_ns(self._gui_schedstat)
+            now, sched = time.monotonic(), schedstat_ms(self._gui_schedstat)
             if sched is not None:
                 last = self._last_sched
                 if last is not None and now - last[0] < 0.2:  # the same stall as the last sample
                     wall = (now - last[0]) * 1000
-                    on, waiting = (sched[0] - last[1]) / 1e6, (sched[1] - last[2]) / 1e6
+                    on, waiting = sched[0] - last[1], sched[1] - last[2]
                     self.gui_time_ms["on a core"] += on
                     self.gui_time_ms["waiting for a core"] += waiting
                     self.gui_time_ms["asleep"] += max(0.0, wall - on - waiting)

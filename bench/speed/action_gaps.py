@@ -70,15 +70,14 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
     stop = threading.Event()
 
     # (each checkout's own: the nice value of its trainings, and its workers')
+    import engine.api
     from engine.cli.runner import BACKGROUND_NICE
     from explorer.tasks import below_the_window
 
     loops = [0] * busy  # each busy thread's work done: what the window's freezes cost the queries beside it
-
-    import engine.api
-
-    # where the checkout's workers wait while the window works (engine.yield_points: at each torch module's forward,
-    # every 50 µs or so in a small model's query), the stand-in waits too: every thousand loops; a no-op before
+    # where a checkout's workers wait while the window works (``engine.api.yield_point``: the branch
+    # workers-wait-prototype's, at each torch module's forward), the stand-in waits too, every thousand loops; a
+    # no-op for a checkout without it (main)
     pause = getattr(engine.api, "yield_point", lambda: None)
 
     def spin(which: int) -> None:
