@@ -91,6 +91,7 @@ from engine.training.events import (
     StepMetrics,
     TrainEvent,
 )
+from engine.yield_points import hold_workers, release_workers, yield_at_modules, yield_point
 
 if TYPE_CHECKING:  # resolved lazily by __getattr__ below (they import torch)
     from engine.inspection.bert_example import TrainingExample, bert_training_example
@@ -493,4 +494,5 @@ __all__ = [
     "lens_grid", "causal_trace", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "model_names", "loaded_name", "release_memory",
     "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "checkpoint_scores",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
+    "hold_workers", "release_workers", "yield_at_modules", "yield_point",
 ]

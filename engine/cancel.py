@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from engine.errors import Cancelled
+from engine.yield_points import yield_point
 
 _local = threading.local()
 
@@ -26,6 +27,9 @@ def cancellable(stop: threading.Event) -> Iterator[threading.Event]:
 
 
 def check_cancelled(what: str) -> None:
+    """Raise ``Cancelled`` if this thread's query was cancelled; a yield point as well (``engine.yield_points``:
+    a worker waits here while the app's window works)."""
+    yield_point()
     stop = getattr(_local, "stop", None)
     if stop is not None and stop.is_set():
         raise Cancelled(f"{what} was cancelled")

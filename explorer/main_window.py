@@ -37,6 +37,7 @@ from explorer.tasks import (
 from explorer.theme import apply_theme, apply_zoom
 from explorer.training_process import ProcessTrainJob
 from explorer.widgets.tabs import PanelTabs
+from explorer.window_work import window_working
 
 if TYPE_CHECKING:
     from explorer.scenes import Scene
@@ -319,6 +320,7 @@ class MainWindow(QMainWindow):
         from explorer.talk.window import EXPORT_SIZE, TalkWindow
 
         deck = load_deck() if deck is None else check_deck(deck)
+        window_working()  # (the workers' models wait while its first step is built and painted)
         if self.talk is not None:
             with contextlib.suppress(RuntimeError):  # (gone already: closed from its own window's title bar)
                 self.talk.close()  # type: ignore[attr-defined]

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from explorer.failures import explain
+from explorer.window_work import window_working
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,9 @@ class _Job(QRunnable):
         if self.stop is not None and self.stop.is_set():
             return  # superseded while it waited its turn: its result would be dropped, so never run it
         below_the_window()
+        from engine.api import yield_at_modules
+
+        yield_at_modules()  # its models wait while the window works (explorer.window_work)
         if self.one_thread:  # a model query: one core is fastest for it (see engine.api.one_thread_here)
             from engine.api import one_thread_here
 
@@ -198,6 +202,7 @@ class BackgroundJob(QObject):
 
     def _done(self, result: object) -> None:
         self.running = False
+        window_working()  # (what shows the result is drawn with the workers waiting: explorer.window_work)
         self.finished.emit(result)
         # deleted once its receivers have run: a job is its panel's child, and each one a panel of the main window
         # started stayed for the life of the window, with its relays, its stop event and the closures connected
@@ -207,6 +212,7 @@ class BackgroundJob(QObject):
 
     def _failed(self, error: BaseException) -> None:
         self.running = False
+        window_working()
         self.error.emit(error)
         self.failed.emit(explain(error))
         self.deleteLater()  # (as _done)
@@ -293,11 +299,13 @@ class TaskRunner(QObject):
     def _on_done(self, request: int, result: object) -> None:
         if request == self._latest:
             self._stop = None
+            window_working()  # (the panel draws its answer with the workers waiting: explorer.window_work)
             self.finished.emit(result)
 
     def _on_failed(self, request: int, error: BaseException) -> None:
         if request == self._latest:
             self._stop = None
+            window_working()
             self.error.emit(error)
             self.failed.emit(explain(error))
 

@@ -7,6 +7,8 @@ from typing import Any
 
 from PySide6.QtGui import QColor, QFont, QPalette
 
+from explorer.window_work import window_working
+
 BASE_POINT_SIZE: dict[str, float] = {}
 
 
@@ -48,6 +50,7 @@ def apply_theme(app: Any, name: str) -> None:
 
     from explorer.widgets.plot_view import LIGHT_PLOTS, set_theme_colours
 
+    window_working()  # (the workers' models wait until it is painted: explorer.window_work)
     if app.style().name().lower() != "fusion":  # (setting it again polishes every widget anew: a change of theme
         app.setStyle("Fusion")  # took several times as long)
     if name == "dark":
@@ -74,6 +77,7 @@ def apply_zoom(app: Any, level: int) -> None:
     font.setPointSizeF(max(6.0, base * (1.15 ** level)))
     if font == app.font() and font == plot_font():
         return
+    window_working()  # (the workers' models wait until it is painted: explorer.window_work)
     held = hold_paints(app)
     app.setFont(font)
     set_plot_font(font)

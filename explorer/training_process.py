@@ -8,6 +8,8 @@ import signal
 
 from PySide6.QtCore import QObject, Signal
 
+from explorer.window_work import window_working
+
 
 class ProcessTrainJob(QObject):
     """A training or fine-tuning run in its own process (the CLI with ``--json-events``): the window never
@@ -42,7 +44,9 @@ class ProcessTrainJob(QObject):
         self.process.readyReadStandardError.connect(self._read_stderr)
         self.process.finished.connect(self._exited)
         self.process.errorOccurred.connect(self._error)
-        # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it
+        # at a lower priority: on a laptop's few cores the window must still get the CPU when it needs it; the
+        # panel shows it started with the workers waiting (explorer.window_work)
+        window_working()
         self.process.start(*background_launch(command, [*args, "--json-events"]))
 
     def wait(self, msecs: int) -> bool:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.errors import CheckpointError
+from engine.yield_points import yield_point
 
 HEADER_AT_MOST = 100 * 1024 * 1024  # safetensors' own limit on the JSON header
 _DTYPES = {"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16", "I64": "int64",
@@ -60,6 +61,7 @@ def read_safetensors(path: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
     placed = [_placed(path, key, entry, len(data)) for key, entry in entries.items()]
     tensors = {}
     for key, dtype, shape, begin, end in placed:
+        yield_point()  # (a worker's load waits here while the app's window works: engine.yield_points)
         # the copy is aligned for its type wherever the tensor lay in the file; torch lets the GIL go while it copies
         tensors[key] = data[begin:end].clone().view(dtype).reshape(shape)
     return tensors, {str(k): str(v) for k, v in metadata.items()}

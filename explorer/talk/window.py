@@ -46,6 +46,7 @@ from explorer.theme import HIGH_CONTRAST, TALK_PLOTS, palette_with
 from explorer.user_input import until_a_pause
 from explorer.widgets.plot_view import PLOT_COLOURS, colour_views, plot_views
 from explorer.widgets.progress_bar import ProgressBar
+from explorer.window_work import window_working
 
 BODY_PX = 28
 TITLE_PX = 46
@@ -221,11 +222,13 @@ class TalkWindow(QWidget):
         if i == len(self.steps):
             return
         if self.panels[i] is not None:
+            window_working()  # (the workers wait while a step is built and painted: explorer.window_work)
             self.panel(i)  # (a step begun is finished: its panel's own first answer would be wasted work)
         elif wait := until_a_pause():  # the user is acting (in this window or the main one): the next step waits
             self._turn.start(max(BUILD_TURN_MS, math.ceil(wait * 1000)))
             return
         else:
+            window_working()
             self._make(i)
         self._turn.start(BUILD_TURN_MS)
 

@@ -20,6 +20,12 @@ def tab_widget(parent: QWidget | None = None) -> QTabWidget:
     return tabs
 
 
+def _switched(_index: int) -> None:
+    from explorer.window_work import window_working
+
+    window_working()
+
+
 class PanelTabs(QTabWidget):
     """The main window's tabs: each panel in a scroll area of its own, so that the window's smallest size is not
     its tallest panel's. Without it the Run history's plots made the window at least 865 pixels tall at the
@@ -31,6 +37,9 @@ class PanelTabs(QTabWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setDocumentMode(True)
+        # the panel shown is laid out and painted (and its views built, the first time) in the next turns: the
+        # workers' models wait for it (explorer.window_work)
+        self.currentChanged.connect(_switched)
 
     def addTab(self, panel: QWidget, label: str) -> int:  # type: ignore[override]  # noqa: N802 - Qt's name
         area = QScrollArea()
