@@ -1,5 +1,6 @@
 """The window's work that cannot be split into turns of the event loop (a zoom, a change of theme, a talk window
-opened, a tab switched): while it lasts, the worker threads' model work waits at its next yield point
+opened or one of its steps built, a tab switched, a query's or long job's answer drawn, a training started): while it
+lasts, the worker threads' model work waits at its next yield point
 (``engine.api.hold_workers``), so that each of the window's many calls into Python gets the GIL at once instead of
 waiting for a worker to hand it back (in the chaos bench's stalls the window's thread slept as long as it worked:
 bench/robustness/RESULTS.md, Z55). The workers go on once the event loop has had ``TURNS`` turns after the call
