@@ -34,7 +34,6 @@ from typing import Any
 
 from engine.data.cache import cache_dir, open_entry, write_entry
 from engine.errors import CorpusError
-from engine.yield_points import yield_point
 
 HELDOUT_PER_MILLE = 30
 CACHE_VERSION = 2  # 2: each corpus an entry of the cache folder (a folder with its checksums)
@@ -203,8 +202,6 @@ def _write_cache(path: Path, docs: Iterator[Document]) -> None:
 
 
 def _read_cache(path: Path) -> Iterator[Document]:
-    """The converted corpus, document by document; each a yield point (``engine.yield_points``: a worker reading the
-    corpus for an index or the lens waits there while the app's window draws)."""
     with open(path, encoding="utf-8") as f:
         source = title = ""
         sentences: list[str] = []
@@ -215,7 +212,6 @@ def _read_cache(path: Path) -> Iterator[Document]:
                 sentences = []
             elif not line:
                 if sentences:
-                    yield_point()
                     yield Document(source, title, tuple(sentences))
                 sentences = []
             else:

@@ -96,13 +96,12 @@ def _waited_in_a_worker(work) -> float:
     return took[0]
 
 
-def test_building_a_model_loading_its_weights_a_query_s_steps_and_reading_the_corpus_are_yield_points_too(tmp_path):
-    """A worker loading a model (transformers builds hundreds of modules, the weights are read tensor by tensor),
-    walking a long query's steps or reading the converted corpus waits as well, not only one running a forward."""
+def test_building_a_model_loading_its_weights_and_a_query_s_steps_are_yield_points_too(tmp_path):
+    """A worker loading a model (transformers builds hundreds of modules, the weights are read tensor by tensor) or
+    walking a long query's steps waits as well, not only one running a forward."""
     from safetensors.torch import save_file
 
     from engine.cancel import check_cancelled
-    from engine.data.corpora import _read_cache
     from engine.data.safetensors_torch import read_safetensors
 
     yield_at_modules()
@@ -110,8 +109,6 @@ def test_building_a_model_loading_its_weights_a_query_s_steps_and_reading_the_co
     assert _waited_in_a_worker(lambda: torch.nn.Sequential(torch.nn.Linear(2, 2))) > 0.2
     assert _waited_in_a_worker(lambda: read_safetensors(tmp_path / "w.safetensors")) > 0.2
     assert _waited_in_a_worker(lambda: check_cancelled("a step")) > 0.2
-    (tmp_path / "corpus.txt").write_text("#doc\tsrc\ta title\nOne sentence.\n\n", encoding="utf-8")
-    assert _waited_in_a_worker(lambda: list(_read_cache(tmp_path / "corpus.txt"))) > 0.2
     # and nothing waits once the hold is let go
     began = time.monotonic()
     thread = threading.Thread(target=lambda: (torch.nn.Linear(2, 2), read_safetensors(tmp_path / "w.safetensors")))
