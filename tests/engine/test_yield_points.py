@@ -56,29 +56,8 @@ def test_a_worker_stops_at_its_next_forward_while_held_and_goes_on_when_let_go()
         worker.join()
 
 
-def test_a_hold_never_outlasts_its_limit():
-    waited: list[float] = []
-
-    def worker() -> None:
-        began = time.monotonic()
-        yield_point()
-        waited.append(time.monotonic() - began)
-
-    hold_workers(0.2)
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join(5)
-    release_workers()
-    assert 0.15 < waited[0] < 1.0
-    began = time.monotonic()
-    thread = threading.Thread(target=worker)
-    thread.start()  # nothing held: no wait at all
-    thread.join(5)
-    assert time.monotonic() - began < 0.1 and waited[1] < 0.05
-
-
-def _waited_in_a_worker(work) -> float:
-    """How long ``work`` took in a worker thread started while the workers are held for 0.3 s."""
+def _took_in_a_thread(work) -> float:
+    """How long ``work`` took in a thread of its own (not the main thread, which is never held)."""
     took: list[float] = []
 
     def worker() -> None:
@@ -86,14 +65,31 @@ def _waited_in_a_worker(work) -> float:
         work()
         took.append(time.monotonic() - began)
 
-    hold_workers(0.3)
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(5)
+    return took[0]
+
+
+def test_a_hold_never_outlasts_its_limit():
+    hold_workers(0.2)
     try:
-        thread = threading.Thread(target=worker)
-        thread.start()
-        thread.join(5)
+        waited = _took_in_a_thread(yield_point)
     finally:
         release_workers()
-    return took[0]
+    assert 0.15 < waited < 1.0
+    began = time.monotonic()
+    waited = _took_in_a_thread(yield_point)  # nothing held: no wait at all
+    assert time.monotonic() - began < 0.1 and waited < 0.05
+
+
+def _waited_in_a_worker(work) -> float:
+    """How long ``work`` took in a worker thread started while the workers are held for 0.3 s."""
+    hold_workers(0.3)
+    try:
+        return _took_in_a_thread(work)
+    finally:
+        release_workers()
 
 
 def test_building_a_model_loading_its_weights_and_a_query_s_steps_are_yield_points_too(tmp_path):
