@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import QEvent, Qt, Signal
-from PySide6.QtGui import QBrush, QColor, QShowEvent
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
 
 from explorer.widgets.heatmap import COLOURMAP, DIVERGING
@@ -58,10 +58,8 @@ class LayerTokenTable(QTableWidget):
         super().__init__(0, 0)
         self.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-        # sections sized to the cells once, not by the headers (``fit_sections``)
-        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self._unfitted = False  # the font changed while the table was hidden: fitted as it is shown
+        self.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.layers = 0
         self.values = np.zeros((0, 0))
         self.words: list[list[str]] = []  # [layer][position]: the word a cell names ("" for none)
@@ -105,30 +103,6 @@ class LayerTokenTable(QTableWidget):
                     item.setForeground(QBrush(QColor(text_on(colour))))
                 item.setToolTip(tips[layer][t])
                 self.setItem(row, t, item)
-        self.fit_sections()
-
-    def fit_sections(self) -> None:
-        """Each column as wide as its widest cell or token, each row as tall as its tallest cell, measured once:
-        when the cells are set and when the font or style changes (a zoom; a hidden table as it is next shown).
-        Headers that sized their sections to the contents (``ResizeToContents``) measured every cell again at
-        each pass of a zoom's relayout: with the lab's two grids open, the largest part of a zoom of the
-        Predictions tab (bench/speed/RESULTS.md, "a zoom with the lab open")."""
-        self._unfitted = False
-        self.resizeColumnsToContents()
-        self.resizeRowsToContents()
-
-    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
-        super().changeEvent(event)
-        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
-            if self.isVisible():
-                self.fit_sections()
-            else:
-                self._unfitted = True
-
-    def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 - Qt's name
-        if self._unfitted:
-            self.fit_sections()
-        super().showEvent(event)
 
 
 def value_text(value: float, measure: str) -> str:
