@@ -407,6 +407,10 @@ def main() -> None:
     import faulthandler
 
     faulthandler.enable()  # a crash in Qt or torch leaves every thread's stack in the log
+    from bench.robustness.exit_watch import watch_exits
+
+    finished: list[bool] = []
+    watch_exits(lambda: bool(finished), "chaos.py")  # an exit before the run's end says where (exit_watch.py)
 
     from PySide6.QtWidgets import QApplication
 
@@ -546,6 +550,7 @@ def main() -> None:
               f"({stalls / max(1, end['steps'] - start['steps']):.3f} per action)", flush=True)
         print(stall_gaps(monkey) + "\n" + stall_causes(monkey), flush=True)
         write_log(monkey)
+        finished.append(True)
         os._exit(0)
     monkey.stop()
     window.zoom(0)
@@ -641,6 +646,7 @@ unloaded first, as a user closes what they opened).
 """
     write_section("chaos", body)
     print(body)
+    finished.append(True)
 
 
 if __name__ == "__main__":
