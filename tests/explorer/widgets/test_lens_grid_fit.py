@@ -17,10 +17,10 @@ def _grid(qtbot):
     texts = [["the", "bank", "riverside embankment"], ["of", "money", "x"]]
     tokens = ("She", "sat", "by")
     table.show_cells(texts, np.array([[0.1, 0.5, 0.9], [0.2, 0.3, 0.4]]), tokens, [["tip"] * 3] * 2)
-    return table, texts
+    return table
 
 
-def _cut(table, texts) -> list[str]:
+def _cut(table) -> list[str]:
     """The cells whose text is wider or taller than their section (the headers' own labels too)."""
     metrics = QFontMetrics(table.font())
     cut = []
@@ -37,17 +37,17 @@ def _cut(table, texts) -> list[str]:
 
 
 def test_cells_fit_when_set(qtbot):
-    table, texts = _grid(qtbot)
+    table = _grid(qtbot)
     table.show()
     qtbot.waitExposed(table)
-    assert not _cut(table, texts)
+    assert not _cut(table)
     # each column fitted to its own words: the long word's column is the widest
     assert table.columnWidth(2) > table.columnWidth(0)
 
 
 @pytest.mark.parametrize("shown", [True, False], ids=["shown", "hidden-then-shown"])
 def test_cells_fit_after_a_zoom(qtbot, shown):
-    table, texts = _grid(qtbot)
+    table = _grid(qtbot)
     if shown:
         table.show()
         qtbot.waitExposed(table)
@@ -59,4 +59,4 @@ def test_cells_fit_after_a_zoom(qtbot, shown):
         table.show()
         qtbot.waitExposed(table)
     assert table.columnWidth(2) > before[0] and table.rowHeight(0) > before[1]
-    assert not _cut(table, texts)
+    assert not _cut(table)
