@@ -324,11 +324,19 @@ def quiet_memory(app, monkey: Monkey, keep: dict[str, str] | None = None, holder
         release_memory()
         wait(app, 2)
         parts |= {"rss": rss_mb(), **rss_parts_mb(), "models": float(len(monkey.window.session.models))}
-    parts |= census_mb() | {"busy": busy, "try_it": try_it_mb(monkey.window)}
+    parts |= census_mb() | {"busy": busy, "try_it": try_it_mb(monkey.window), "widgets": float(widget_count())}
     if holders:
         print_holders(monkey, holders)
     monkey.pause(False)
     return parts
+
+
+def widget_count() -> int:
+    """The Qt widgets alive (shown or not, the app's and Qt's own: a combo box's list, a scroll area's bars): what a
+    zoom gives its font to, one by one, and what a window that leaks widgets grows."""
+    from PySide6.QtWidgets import QApplication
+
+    return len(QApplication.allWidgets())
 
 
 def try_it_mb(window: Any) -> float:
@@ -479,6 +487,7 @@ def main() -> None:
         samples.append(((time.monotonic() - began - paused) / 60, rss_mb(), parts["anon"]))
         print(f"{samples[-1][0]:5.1f} min: {monkey.steps} actions, RSS {samples[-1][1]:.0f} MB "
               f"(anonymous {parts['anon']:.0f}, files {parts['file']:.0f}), {len(session.models)} models, "
+              f"{widget_count():,} widgets, "
               f"{len(monkey.exceptions)} exceptions, worst stall {monkey.stalls.worst_ms:.0f} ms", flush=True)
         if next_quiet <= samples[-1][0] < args.minutes - 0.5:
             t0 = time.monotonic()
@@ -622,6 +631,7 @@ unloaded first, as a user closes what they opened).
 | the anonymous RSS by where it lies: the main arena / the threads' arenas / elsewhere (of it Python's small-object arenas; the objects alive in them) | {start.get('anon_main_arena', 0):,.0f} / {start.get('anon_thread_arenas', 0):,.0f} / {start.get('anon_elsewhere', 0):,.0f} ({py_arenas(start)}) MB | {end.get('anon_main_arena', 0):,.0f} / {end.get('anon_thread_arenas', 0):,.0f} / {end.get('anon_elsewhere', 0):,.0f} ({py_arenas(end)}) MB |
 | of elsewhere, by the size of its mappings ({' / '.join(ELSEWHERE_SIZES)}) | {' / '.join(f"{start.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB | {' / '.join(f"{end.get('elsewhere_' + k, 0):,.0f}" for k in ELSEWHERE_SIZES)} MB |
 | model handles alive (loaded or not yet freed) | {start.get('handles', 0):.0f} | {end.get('handles', 0):.0f} |
+| Qt widgets alive (the app's and Qt's own, shown or not: what a zoom gives its font to) | {start.get('widgets', 0):,.0f} | {end.get('widgets', 0):,.0f} |
 | threads | {start['threads']} | {end['threads']} |
 | open files | {start['files']} | {end['files']} |
 
