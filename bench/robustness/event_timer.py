@@ -12,7 +12,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from PySide6.QtCore import QEvent
+import shiboken6
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtGui import QPaintEvent
 from PySide6.QtWidgets import QApplication, QWidget
 
 SLOW_MS = 20.0  # events that took at least this long are kept
@@ -29,6 +31,27 @@ def _schedstat() -> tuple[float, float]:
         return 0.0, 0.0
 
 
+def as_a(obj: Any, cls: type) -> Any:
+    """``obj`` as a wrapper of ``cls``. PySide finds the Python wrapper of an object Qt hands it by the object's
+    address, and a wrapper can outlive its object: Qt deletes a layout's items without PySide knowing, and the next
+    object made at that address comes back in the old wrapper (a ``QWidgetItem`` given as ``notify``'s receiver, a
+    ``QResizeEvent`` for a paint event: PySide6 6.11). Such a wrapper is let go and the object wrapped again as
+    ``cls``, whose methods then reach it."""
+    if isinstance(obj, cls):
+        return obj
+    address = shiboken6.getCppPointer(obj)[0]
+    shiboken6.invalidate(obj)  # (the object it stood for is gone; wrapInstance would hand it back otherwise)
+    return shiboken6.wrapInstance(address, cls)
+
+
+def class_name(receiver: Any) -> str:
+    """The receiver's class: its Python class, or Qt's own name for it when it was wrapped again as a plain
+    ``QObject`` (``as_a``)."""
+    if type(receiver) is QObject:
+        return str(receiver.metaObject().className())
+    return type(receiver).__name__
+
+
 class TimedApplication(QApplication):
     """Keeps, for each (nesting depth, receiver class, event type), how many events took ``SLOW_MS`` or more,
     their total and their longest, in milliseconds, and how many took ``STALL_MS`` or more."""
@@ -42,12 +65,14 @@ class TimedApplication(QApplication):
         self.worst: list[tuple[float, str, list[str]]] = []  # the slowest outermost events, with what they sent
 
     def notify(self, receiver: Any, event: Any) -> bool:  # type: ignore[override]
+        receiver, event = as_a(receiver, QObject), as_a(event, QEvent)
         kind, depth = event.type(), self.depth
+        receiver_name = class_name(receiver)
         name = ""
         if kind == QEvent.Type.MetaCall:  # a queued call: to a helper object (a panel's TaskRunner), named by its owner
             parent = receiver.parent()
             if parent is not None and not isinstance(receiver, QWidget):
-                name = f"{type(receiver).__name__} of {type(parent).__name__}"
+                name = f"{receiver_name} of {class_name(parent)}"
         self.depth += 1
         if not depth:
             sched = _schedstat()
@@ -58,27 +83,27 @@ class TimedApplication(QApplication):
             self.depth -= 1
             ms = (time.perf_counter() - began) * 1000
             if depth:
-                inner = self.inside.setdefault(f"{type(receiver).__name__}: {getattr(kind, 'name', kind)}", [0, 0.0])
+                inner = self.inside.setdefault(f"{receiver_name}: {getattr(kind, 'name', kind)}", [0, 0.0])
                 inner[0] += 1
                 inner[1] += ms
             else:
                 if ms >= STALL_MS:
                     parts = sorted(self.inside.items(), key=lambda kv: -kv[1][1])[:6]
                     on_core, queued = (b - a for a, b in zip(sched, _schedstat()))
-                    self.worst.append((ms, f"{name or type(receiver).__name__}: {getattr(kind, 'name', kind)} "
+                    self.worst.append((ms, f"{name or receiver_name}: {getattr(kind, 'name', kind)} "
                                            f"[on a core {on_core:.0f} ms, waiting for one {queued:.0f} ms, "
                                            f"asleep {ms - on_core - queued:.0f} ms]",
                                        [f"{k} ×{n} {t:.0f} ms" for k, (n, t) in parts]))
                     self.worst = sorted(self.worst, key=lambda w: -w[0])[:40]
                 self.inside = {}
             if kind == QEvent.Type.Paint:
-                rect = event.rect()
-                entry = self.paints.setdefault(type(receiver).__name__, [0, 0.0, 0.0])
+                rect = as_a(event, QPaintEvent).rect()
+                entry = self.paints.setdefault(receiver_name, [0, 0.0, 0.0])
                 entry[0] += 1
                 entry[1] += rect.width() * rect.height()
                 entry[2] += ms
             if ms >= SLOW_MS:
-                key = (depth, name or type(receiver).__name__, getattr(kind, "name", str(kind)))
+                key = (depth, name or receiver_name, getattr(kind, "name", str(kind)))
                 entry = self.slow.setdefault(key, [0, 0.0, 0.0, 0])
                 entry[0] += 1
                 entry[1] += ms
