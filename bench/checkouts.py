@@ -1,12 +1,13 @@
-"""Shared by the benches that compare two checkouts side by side (bench/speed/talk_build.py, model_change_cost.py):
-a bench's measuring function run in a fresh process with another checkout's code, the rounds alternated between
-the two checkouts, and a checkout's label.
+"""Shared by the benches that compare two checkouts side by side (bench/speed/talk_build.py, model_change_cost.py,
+action_gaps.py, zoom_lab.py): their command line, a bench's measuring function run in a fresh process with another
+checkout's code, the rounds alternated between the two checkouts, and a checkout's label.
 
 The bench's own file is read by path in that process (the other checkout may not have it), so such a bench keeps
 its module's top level to the standard library and imports this module inside its functions."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -50,3 +51,23 @@ def label(checkout: Path) -> str:
     commit = git("rev-parse", "--short", "HEAD") or checkout.name
     changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!*RESULTS.md")
     return f"`{commit}`" + (" with changes" if changed else "")
+
+
+def side_by_side_parser(rounds: int = 2) -> argparse.ArgumentParser:
+    """The command line such a bench starts from: the two checkouts and ``--rounds``; the bench adds its own."""
+    p = argparse.ArgumentParser()
+    p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
+    p.add_argument("--rounds", type=int, default=rounds)
+    return p
+
+
+def side_by_side(args: argparse.Namespace, script: str, call: str) -> tuple[list[str], list[dict[str, list[float]]]]:
+    """Each checkout's label and its figures: ``call`` of ``script`` run ``args.rounds`` times per checkout,
+    alternating (``alternate``). The labels are read before the runs: writing the results changes a checkout."""
+    names = [label(c) for c in args.checkouts]
+    return names, alternate(args.checkouts, script, call, args.rounds)
+
+
+def checkouts_said(args: argparse.Namespace) -> str:
+    """The two checkouts and the rounds, as they were given on the command line."""
+    return f"{' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds}"

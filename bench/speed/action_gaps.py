@@ -22,7 +22,6 @@ checkout starts its trainings at (``engine.cli.runner.BACKGROUND_NICE``).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -130,24 +129,22 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import alternate, label
+    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
 
-    p = argparse.ArgumentParser()
-    p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
-    p.add_argument("--rounds", type=int, default=2)
+    p = side_by_side_parser()
     p.add_argument("--actions", type=int, default=20, help="actions of each kind per phase and round")
     p.add_argument("--busy", type=int, default=0, help="threads running pure Python beside the window")
     p.add_argument("--burners", type=int, default=0, help="processes spinning at the checkout's trainings' nice value (a training's stand-in)")
     p.add_argument("--phases", nargs="+", choices=[name for name, _ in PHASES], default=[],
                    help="only these phases (default: all)")
     args = p.parse_args()
-    names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
-    results = alternate(args.checkouts, __file__, f"one({args.actions}, {args.busy}, {args.burners}, phases={tuple(args.phases)!r})", args.rounds)
+    names, results = side_by_side(args, __file__,
+                                  f"one({args.actions}, {args.busy}, {args.burners}, phases={tuple(args.phases)!r})")
     beside = ", ".join(part for part in (f"{args.busy} thread{'s' * (args.busy > 1)} of pure Python" if args.busy else "",
                                          f"{args.burners} process{'es' * (args.burners > 1)} spinning at the checkout's trainings' nice value" if args.burners else "") if part)
     lines = [f"## The window's longest freeze after each kind of action{' beside busy work' if beside else ''}", "",
              f"Machine: {machine()}", "",
-             f"`python bench/speed/action_gaps.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
+             f"`python bench/speed/action_gaps.py {checkouts_said(args)} "
              f"--actions {args.actions}{f' --busy {args.busy}' if args.busy else ''}"
              f"{f' --burners {args.burners}' if args.burners else ''}"
              f"{f' --phases {chr(32).join(args.phases)}' if args.phases else ''}`: the chaos bench's window, every tab built, "

@@ -11,7 +11,6 @@ time in that while. Each round in a fresh process per checkout, rounds alternati
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
@@ -103,15 +102,12 @@ def one(changes: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import alternate, label
+    from bench.checkouts import side_by_side, side_by_side_parser
 
-    p = argparse.ArgumentParser()
-    p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
-    p.add_argument("--rounds", type=int, default=2)
+    p = side_by_side_parser()
     p.add_argument("--changes", type=int, default=4, help="loads and unloads per round (each one a change)")
     args = p.parse_args()
-    names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
-    results = alternate(args.checkouts, __file__, f"one({args.changes})", args.rounds)
+    names, results = side_by_side(args, __file__, f"one({args.changes})")
     other = CANDIDATES[int(results[0]["other"][0])]
 
     def cell(values: list[float], unit: str = "") -> str:

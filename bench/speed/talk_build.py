@@ -16,7 +16,6 @@ switch interval ends).
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -111,20 +110,17 @@ def one(opens: int, busy: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import alternate, label
+    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
 
-    p = argparse.ArgumentParser()
-    p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
-    p.add_argument("--rounds", type=int, default=3)
+    p = side_by_side_parser(rounds=3)
     p.add_argument("--opens", type=int, default=3, help="deck openings measured per round (after one to warm up)")
     p.add_argument("--busy", type=int, default=0, help="threads running pure Python beside the window")
     args = p.parse_args()
-    names = [label(c) for c in args.checkouts]  # (before the runs: writing the results changes a checkout)
-    results = alternate(args.checkouts, __file__, f"one({args.opens}, {args.busy})", args.rounds)
+    names, results = side_by_side(args, __file__, f"one({args.opens}, {args.busy})")
     threads = "thread" if args.busy == 1 else "threads"
     lines = [f"## Opening a talk: the longest freeze while its steps are prepared{' beside busy threads' if args.busy else ''}",
              "", f"Machine: {machine()}", "",
-             f"`python bench/speed/talk_build.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
+             f"`python bench/speed/talk_build.py {checkouts_said(args)} "
              f"--opens {args.opens}{f' --busy {args.busy}' if args.busy else ''}`: the built-in deck opened at 1920×1080 "
              f"with its models loaded, in the app's event loop until every step is ready, {args.rounds} rounds × "
              f"{args.opens} openings per checkout, alternating, each round in a fresh process"

@@ -14,7 +14,6 @@ it went.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -89,17 +88,14 @@ def one(zooms: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import alternate, label
+    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
 
-    p = argparse.ArgumentParser()
-    p.add_argument("checkouts", nargs=2, type=Path, help="the code before and after (each a checkout's root)")
-    p.add_argument("--rounds", type=int, default=2)
+    p = side_by_side_parser()
     p.add_argument("--zooms", type=int, default=20, help="zooms per scene and round")
     args = p.parse_args()
-    names = [label(c) for c in args.checkouts]
-    results = alternate(args.checkouts, __file__, f"one({args.zooms})", args.rounds)
+    names, results = side_by_side(args, __file__, f"one({args.zooms})")
     lines = ["## A zoom with the lab open", "", f"Machine: {machine()}", "",
-             f"`python bench/speed/zoom_lab.py {' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds} "
+             f"`python bench/speed/zoom_lab.py {checkouts_said(args)} "
              f"--zooms {args.zooms}`: the chaos bench's window, each scene of {', '.join(SCENES)} opened on the "
              f"Predictions tab, then {args.zooms} zooms (in and out in turn) per scene, round and checkout, the rounds "
              "alternating in fresh processes, nothing beside. A zoom's call: median / 90th percentile / worst. Then, "
