@@ -7,7 +7,9 @@ the default models loaded), every tab and inner view shown once, and a deck of o
 a change of theme, each followed by a tab switch (a plot hidden when the theme changed takes its colours as its tab is
 shown, so the switch after a change pays for it); the zoom, each followed by a tab switch; the talk window opened and
 closed in turn; a small training started from the Pretrain tab (its tab shown, n-gram or word2vec chosen) and stopped
-in turn, each followed by a tab switch. After each action the window is left to run for ``PUMP_S``, and its figure is the longest gap of a
+in turn, each followed by a tab switch; text typed into the tab shown; a click on a button, a list or a word of the
+tab shown; a scene opened. Each action is the user's, said as the windows' input filter says it
+(``explorer.user_input.note_input``) before it is done. After each action the window is left to run for ``PUMP_S``, and its figure is the longest gap of a
 10 ms timer from the action's start until then: the action's own work and all it set off (layouts, repaints, a deck
 step's panel built).
 
@@ -17,7 +19,7 @@ switch interval at a time, as a query's Python does) and ``--burners M`` M proce
 checkout starts its trainings at (``engine.cli.runner.BACKGROUND_NICE``).
 
     QT_QPA_PLATFORM=offscreen python bench/speed/action_gaps.py OLD_CHECKOUT NEW_CHECKOUT [--rounds 2] [--actions 20]
-        [--busy 1] [--burners 2] [--phases theme zoom talk train]
+        [--busy 1] [--burners 2] [--phases theme zoom talk train type click scene]
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[2]
 PUMP_S = 1.0  # how long the window runs after each action before the next
 RATE = "the busy threads' Python, million loops a second"  # (the table's last row, with ``--busy``)
-PHASES = (("theme", ("theme", "tab")), ("zoom", ("zoom", "tab")), ("talk", ("talk",)), ("train", ("training", "tab")))
+PHASES = (("theme", ("theme", "tab")), ("zoom", ("zoom", "tab")), ("talk", ("talk",)), ("train", ("training", "tab")),
+          ("type", ("type",)), ("click", ("click",)), ("scene", ("scene",)))
 
 
 def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str, ...] = ()) -> dict[str, list[float]]:
@@ -99,8 +102,10 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
     out: dict[str, list[float]] = {}
+    from explorer.user_input import note_input
+
     do = {"theme": monkey.theme, "tab": monkey.switch_tab, "zoom": monkey.zoom, "talk": monkey.talk,
-          "training": monkey.training}
+          "training": monkey.training, "type": monkey.type_text, "click": monkey.click, "scene": monkey.open_scene}
     began_all = time.perf_counter()
     try:
         for phase, kinds in [(name, kinds) for name, kinds in PHASES if not phases or name in phases]:
@@ -108,6 +113,7 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
                 for kind in kinds:
                     began = time.perf_counter()
                     ticks.clear()
+                    note_input()  # (each action is the user's: said as the windows' input filter says it)
                     do[kind]()
                     wait(app, PUMP_S)
                     stamps = [began, *ticks]
