@@ -2,10 +2,10 @@
 user actions on every tab — hostile text typed key by key, word buttons, models, layers, views, scenes,
 zoom, the theme, the talk deck and its window, dialogs — for about 40 s with the small shipped models loaded: no
 uncaught exception, no failure logged as unexpected, and no freeze: the event loop never kept from a 10 ms timer for FREEZE_MS or more.
-The issue's goal is no gap of 250 ms; that is not met yet (building a talk step's panel, drawing the
-polysemy map, a zoom's relayout: bench/robustness/RESULTS.md "Chaos in the window" says how often and
-where), so this bound catches what a person would call a hang — a model loaded or an index built on the
-GUI thread — not every hitch. Once a second, no widget is laid out more than three times as wide as the
+The issue's goal, no gap of 250 ms, is a timing figure and lives in the 30-minute bench (met in its runs
+Z59 and Z60 on a 2-core Xeon: bench/robustness/RESULTS.md "Chaos in the window"); a test on a shared or
+slower machine cannot hold it, so this bound catches what a person would call a hang — a model loaded or
+an index built on the GUI thread — not every hitch. Once a second, no widget is laid out more than three times as wide as the
 window (the user's text pushing a view past its edge). ``WORD2BERT_MONKEY_SEED=N`` replays another seed; the
 failure message lists the last actions. The 30-minute run, with trainings and the scrubber, is bench/robustness/chaos.py."""
 
