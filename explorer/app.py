@@ -61,7 +61,7 @@ def run(argv: list[str]) -> int:
 
     app = QApplication.instance() or QApplication(argv[:1])
     session = Session()
-    window = MainWindow(session)
+    window = MainWindow(session, remember=not (args.screenshot or args.export))  # a picture leaves the user's settings be
     if args.talk is not None:
         return run_talk(app, window, args.talk or None, args.export)
     window.show()

@@ -72,8 +72,12 @@ def process_memory_mb() -> float:
 
 
 class MainWindow(QMainWindow):
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, remember: bool = True) -> None:
+        """``remember=False``: a run that only makes pictures (``--screenshot``, ``--export``) opens at the
+        default size and layout and writes nothing back, so it neither depends on nor changes how the user left
+        the window (its scene's sentences, a geometry squeezed onto an 800-pixel offscreen screen)."""
         super().__init__()
+        self.remember = remember
         from explorer.garbage import collect_on_the_gui_thread
         from explorer.tasks import responsive_interpreter
         from explorer.user_input import watch_input
@@ -372,9 +376,9 @@ class MainWindow(QMainWindow):
 
     def _restore(self) -> None:
         s = self.settings
-        if s.value("geometry") is not None:
+        if self.remember and s.value("geometry") is not None:
             self.restoreGeometry(s.value("geometry"))
-        if s.value("state") is not None:
+        if self.remember and s.value("state") is not None:
             self.restoreState(s.value("state"))
         recent = s.value("recent", [])
         self.session.recent = [str(r) for r in (recent if isinstance(recent, list) else [recent]) if r]
@@ -385,12 +389,13 @@ class MainWindow(QMainWindow):
         apply_zoom(QApplication.instance(), int(str(s.value("zoom", 0))))
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
-        s = self.settings
-        s.setValue("geometry", self.saveGeometry())
-        s.setValue("state", self.saveState())
-        s.setValue("recent", self.session.recent)
-        s.setValue("sentences", self.polysemy.sentences.toPlainText())
-        s.sync()
+        if self.remember:
+            s = self.settings
+            s.setValue("geometry", self.saveGeometry())
+            s.setValue("state", self.saveState())
+            s.setValue("recent", self.session.recent)
+            s.setValue("sentences", self.polysemy.sentences.toPlainText())
+            s.sync()
         self.stop_jobs()
         if self.talk is not None:  # the talk goes with the app (closed after, it would show this window again)
             with contextlib.suppress(RuntimeError):

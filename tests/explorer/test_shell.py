@@ -308,6 +308,31 @@ def test_a_cache_notice_from_a_worker_thread_reaches_the_status_bar_and_the_cach
     assert run(["word2bert", "--clear-cache"]) == 0 and not any((tmp_path / "cache").iterdir())  # the same, no window
 
 
+def test_a_picture_taking_window_opens_at_its_own_size_and_leaves_the_users_settings_be(qtbot, make_window):
+    """`word2bert --scene bank --screenshot x.png` wrote its window over the user's settings as it quit: the
+    scene's sentences replaced theirs, and offscreen (an 800-pixel screen) the geometry saved was squeezed, so
+    every later screenshot, and the user's next window, came out 798 pixels wide."""
+    from PySide6.QtCore import QSize
+
+    from explorer.main_window import MainWindow
+    from explorer.session import Session
+
+    mine = make_window()
+    mine.resize(700, 500)
+    mine.polysemy.sentences.setPlainText("The bat flew out.")
+    mine.close()
+    shot = MainWindow(Session(), remember=False)
+    qtbot.addWidget(shot)
+    shot.show()
+    assert shot.size() == QSize(1200, 760)  # the default, not the user's 700 x 500
+    shot.polysemy.sentences.setPlainText("We sat on the bank.")
+    shot.resize(640, 480)
+    shot.close()
+    again = make_window()
+    assert again.polysemy.sentences.toPlainText() == "The bat flew out."
+    assert again.size() == QSize(700, 500)
+
+
 def test_a_scene_the_app_cannot_apply_exits_with_its_reason_within_seconds(tmp_path, contextual_runs):
     """A scene that reads well but cannot be answered (here: a word no sentence of the corpus holds) ended
     in the status bar while `--screenshot` waited 900 s for a result."""
