@@ -66,6 +66,8 @@ class RunMonitor(QSplitter):
         self.extra_plot = LossPlot(y_label="per second" if extra == SPEED else "learning rate",
                                    empty_text="its speed" if extra == SPEED else "its learning rate")
         self.metric_choice = QComboBox()
+        self.metric_choice.setPlaceholderText("after the first evaluation")  # not an empty box to open
+        self.metric_choice.setEnabled(False)
         self.metric_choice.currentTextChanged.connect(lambda _: self.apply_visibility())
         self.x_axis = QComboBox()
         self.x_axis.addItems(["steps", "examples seen"] if examples_axis else ["steps"])
@@ -176,6 +178,9 @@ class RunMonitor(QSplitter):
                     continue
                 if self.metric_choice.findText(metric) < 0:
                     self.metric_choice.addItem(metric)
+                    self.metric_choice.setEnabled(True)
+                    if self.metric_choice.currentIndex() < 0:  # (a placeholder keeps the box unchosen)
+                        self.metric_choice.setCurrentIndex(0)
                 self.eval_plot.curve(f"{name} {metric}", colour=colour, symbol="o")
                 self.eval_plot.append(f"{name} {metric}", self._x(name, ev.step), value)
             if self.skip_loss_metric and self.metric_choice.currentText() == "loss" and self.metric_choice.count() > 1:

@@ -83,3 +83,20 @@ def test_a_run_stopped_before_it_saved_anything_is_not_said_to_be_saved():
     assert finished_text(later) == "stopped at step 40: saved. Resume goes on from here."
     assert finished_text(api.RunFinished(status="completed", step=300, run_dir="runs/x", message=""),
                          "perplexity 41.000") == "completed at step 300. perplexity 41.000"
+
+
+def test_the_metric_box_waits_for_the_first_evaluation_then_shows_its_metric(qtbot):
+    """Before any evaluation the box was an empty drop-down to open; now it says what will fill it, and the first
+    metric to come is chosen and drawn (the task's metric over the loss where the panel asks for that)."""
+    from engine import api
+
+    monitor = RunMonitor("validation", LEARNING_RATE, examples_axis=True, default_metric_skips_loss=True)
+    qtbot.addWidget(monitor)
+    box = monitor.metric_choice
+    assert not box.isEnabled() and box.currentIndex() == -1 and box.placeholderText()
+    evaluated = api.EvalMetrics(**{**{f: None for f in api.EvalMetrics.__dataclass_fields__}, "step": 20,
+                                   "metrics": {"loss": 0.9, "accuracy": 0.7}})
+    monitor.show_event("run", _step(10, 1.2))
+    monitor.show_event("run", evaluated)
+    assert box.isEnabled() and box.currentText() == "accuracy"
+    assert monitor.eval_plot.shown("run accuracy") and not monitor.eval_plot.shown("run loss")
