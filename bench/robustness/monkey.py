@@ -1,6 +1,7 @@
 """A seeded, replayable monkey for the main window (issue 37): random user actions on every tab — typing
 (hostile text included), clicking word buttons, switching models, layers, views and tabs, opening
-scenes, zooming, adding views to the talk deck, opening and closing the talk window and dialogs,
+scenes, zooming, adding views to the talk deck, opening the talk window and stepping through it with a
+speaker's keys, closing it and dialogs,
 starting and stopping small trainings, moving the checkpoint scrubber — while a 10 ms timer measures
 how long the event loop was kept from it (a stall: a tick later than 250 ms) and every uncaught
 exception is counted.
@@ -180,7 +181,7 @@ class Monkey(QObject):
             ("tab", self.switch_tab), ("type", self.type_text), ("type", self.type_text), ("click", self.click),
             ("click", self.click), ("choose", self.choose), ("slide", self.slide), ("spin", self.spin),
             ("tick", self.tick_box), ("view", self.switch_view), ("scene", self.open_scene), ("zoom", self.zoom),
-            ("deck", self.add_to_deck), ("talk", self.talk), ("dialogs", self.close_dialogs),
+            ("deck", self.add_to_deck), ("talk", self.talk), ("present", self.present), ("dialogs", self.close_dialogs),
             ("unload", self.unload), ("theme", self.theme),
         ]
         if train:
@@ -437,6 +438,31 @@ class Monkey(QObject):
             return "no deck yet"
         self._talk = self.window.start_talk(self.window.deck, full_screen=False)
         return "talk opened"
+
+    def present(self) -> str:
+        """A speaker's key in the talk window (opened first if none is): next, back, first, last, a step's number,
+        now and then Esc — each step's panel built as it is reached, while the others are prepared."""
+        if self._talk is None:
+            return self.talk()
+        from PySide6.QtCore import QEvent, Qt
+        from PySide6.QtGui import QKeyEvent
+
+        key, text = self.pick([(Qt.Key.Key_Right, ""), (Qt.Key.Key_Right, ""), (Qt.Key.Key_Space, " "),
+                               (Qt.Key.Key_PageDown, ""), (Qt.Key.Key_Left, ""), (Qt.Key.Key_PageUp, ""),
+                               (Qt.Key.Key_Home, ""), (Qt.Key.Key_End, ""), (Qt.Key.Key_3, "3"),
+                               (Qt.Key.Key_Escape, "")])
+        try:  # to what has the talk window's keys (a step's text box lets only the clicker's through)
+            target = QApplication.focusWidget()
+            if target is None or not self._talk.isAncestorOf(target):
+                target = self._talk.stack
+            QApplication.sendEvent(target, QKeyEvent(QEvent.Type.KeyPress, key, Qt.KeyboardModifier.NoModifier, text))
+            if key == Qt.Key.Key_Escape:
+                self._talk = None
+                return "talk left (Esc)"
+            return f"talk key {key.name}: step {self._talk.current + 1} of {len(self._talk.steps)}"
+        except RuntimeError:  # (closed and deleted already)
+            self._talk = None
+            return "talk gone"
 
     def unload(self) -> str:
         """Unload a model from the library as a user would (Delete on its row): a checkpoint the scrubber

@@ -1,7 +1,7 @@
 """Chaos in the window (issue 37, item 4): a seeded monkey (bench/robustness/monkey.py) drives random
 user actions on every tab — hostile text typed key by key, word buttons, models, layers, views, scenes,
-zoom, the theme, the talk deck and its window, dialogs — for about 40 s with the small shipped models loaded: no
-uncaught exception, no failure logged as unexpected, and no freeze: the event loop never kept from a 10 ms timer for FREEZE_MS or more.
+zoom, the theme, the talk deck, its window and a speaker's keys in it, dialogs — for about 40 s with the small
+shipped models loaded: no uncaught exception, no failure logged as unexpected, and no freeze: the event loop never kept from a 10 ms timer for FREEZE_MS or more.
 The issue's goal, no gap of 250 ms, is a timing figure and lives in the 30-minute bench (met in its runs
 Z59 and Z60 on a 2-core Xeon: bench/robustness/RESULTS.md "Chaos in the window"); a test on a shared or
 slower machine cannot hold it, so this bound catches what a person would call a hang — a model loaded or
@@ -57,4 +57,5 @@ def test_random_use_of_every_tab_raises_nothing_and_never_stalls(qtbot):
     assert not sprawled, f"seed {SEED}: {sprawled[0]}; last actions:\n{last}"
     assert monkey.steps >= SECONDS * 5, monkey.steps  # it did act, on every kind of widget
     kinds = {line.split(":")[0].split()[-1] for line in monkey.log}
-    assert {"tab", "type", "click", "choose", "scene", "zoom", "talk", "theme"} <= kinds, kinds
+    assert {"tab", "type", "click", "choose", "scene", "zoom", "talk", "present", "theme"} <= kinds, kinds
+    assert any(": talk key " in line for line in monkey.log)  # a talk was stepped through, not only opened
