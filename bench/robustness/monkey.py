@@ -227,8 +227,14 @@ class Monkey(QObject):
             sys.excepthook = self._previous_hook
 
     def _excepthook(self, kind: type[BaseException], value: BaseException, tb: Any) -> None:
-        self.exceptions.append("".join(traceback.format_exception(kind, value, tb)))
+        """Count it, and say it on stderr: one that ends the bench's own script reaches this hook too, and
+        kept silent it ended the chaos bench with exit status 1 and nothing said (the runs' "silent rc=1")."""
+        text = "".join(traceback.format_exception(kind, value, tb))
+        self.exceptions.append(text)
         self.log.append(f"!! exception: {kind.__name__}: {value}")
+        with contextlib.suppress(OSError, ValueError, AttributeError):  # (stderr closed or gone: nothing to tell)
+            sys.__stderr__.write(f"monkey: uncaught exception (counted):\n{text}")  # type: ignore[union-attr]
+            sys.__stderr__.flush()  # type: ignore[union-attr]
 
     def _sample(self) -> None:
         """While the GUI thread has not ticked for 200 ms, note where it is (our code's innermost frame and
