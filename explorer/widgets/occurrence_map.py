@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent
 from PySide6.QtGui import QFontInfo
@@ -45,6 +46,8 @@ class OccurrenceMapView(pg.PlotWidget):
         self._fitted = False  # the range is the map's own (not the user's zoom or pan): fitted again on a resize
         self._drawn: tuple[Any, list[str]] | None = None  # the map shown and its typed occurrences' colours
         self._scale_drawn = 1.0  # the points' scale when they were drawn (_point_scale)
+        self._brushes: dict[str, Any] = {}  # (_brush, _pen)
+        self._pens: dict[tuple[str | None, float], Any] = {}
         box.sigResized.connect(self._refit)
         box.sigRangeChangedManually.connect(self._moved_by_hand)
 
@@ -141,16 +144,19 @@ class OccurrenceMapView(pg.PlotWidget):
         clusters, typed_colours = self.point_colours()
         self._clear_labels()
         scale = self._scale_drawn = self._point_scale()
-        spots = []
+        count = len(occ_map.points)
+        brushes, pens, symbols = [], [], []
+        sizes = np.full(count, 8 * scale)
         typed_number = 0
-        for i, (x, y) in enumerate(occ_map.points):
-            colour = clusters[int(occ_map.clusters[i]) % len(clusters)]
+        for i in range(count):
+            brushes.append(self._brush(clusters[int(occ_map.clusters[i]) % len(clusters)]))
             if occ_map.typed[i]:
                 ring = typed_colours[typed_number % len(typed_colours)]
-                spots.append({"pos": (x, y), "size": 18 * scale, "brush": pg.mkBrush(colour),
-                              "pen": pg.mkPen(ring, width=3 * scale),
-                              "symbol": "s", "data": occ_map.sentences[i]})
+                sizes[i] = 18 * scale
+                pens.append(self._pen(ring, 3 * scale))
+                symbols.append("s")
                 if typed_number < NUMBERED:
+                    x, y = occ_map.points[i]
                     label = pg.TextItem(str(typed_number + 1), color=ring, anchor=(-0.3, 1.2))
                     label.setFont(self.font())
                     label.setPos(float(x), float(y))
@@ -158,11 +164,24 @@ class OccurrenceMapView(pg.PlotWidget):
                     self.labels.append(label)
                 typed_number += 1
             else:
-                spots.append({"pos": (x, y), "size": 8 * scale, "brush": pg.mkBrush(colour), "pen": pg.mkPen(None),
-                              "data": occ_map.sentences[i]})
-        self.scatter.setData(spots)
+                pens.append(self._pen(None, 0.0))
+                symbols.append("o")
+        points = np.asarray(occ_map.points, dtype=float).reshape(count, 2)
+        self.scatter.setData(x=points[:, 0], y=points[:, 1], size=sizes, brush=brushes, pen=pens, symbol=symbols,
+                             data=list(occ_map.sentences))
         return typed_number
 
+    def _brush(self, colour: str) -> Any:
+        """One brush per colour, kept: pyqtgraph's symbol atlas knows a style by its brush's and pen's identity, so
+        a new brush per point drew every point's symbol again on each redraw (291 of them for "bank")."""
+        if colour not in self._brushes:
+            self._brushes[colour] = pg.mkBrush(colour)
+        return self._brushes[colour]
+
+    def _pen(self, colour: str | None, width: float) -> Any:
+        if (colour, width) not in self._pens:
+            self._pens[(colour, width)] = pg.mkPen(colour, width=width) if colour is not None else pg.mkPen(None)
+        return self._pens[(colour, width)]
 
 def clusters_said(k: int, silhouette: float) -> str:
     """The clusters in words: "2 sense clusters (silhouette 0.40)", or, when no split into 2-6 clusters scored a
