@@ -5,7 +5,10 @@ talk's big type scale everything; the colours come from the palette (light, dark
 
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, QSize, Qt, Signal
+import math
+from typing import Any
+
+from PySide6.QtCore import QEvent, QRectF, QSize, Qt, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QScrollArea, QSizePolicy, QWidget
 
@@ -24,6 +27,7 @@ def percent(p: float) -> str:
 
 class ProbabilityBars(QWidget):
     clicked = Signal(int, int)  # (section, row): a prediction was clicked
+    resized = Signal()  # its height changed (new results): the scroll area ends its view at a whole row again
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -58,7 +62,10 @@ class ProbabilityBars(QWidget):
         return "\n".join(lines)
 
     def _changed(self) -> None:
-        self.setMinimumHeight(int(self._height()))
+        height = int(self._height())
+        if height != self.minimumHeight():
+            self.setMinimumHeight(height)
+            self.resized.emit()
         self.updateGeometry()
         self.update()
 
@@ -75,17 +82,40 @@ class ProbabilityBars(QWidget):
             top.setPointSizeF(body.pointSizeF() * TOP_SCALE)
         return body, bold, top
 
-    def _height(self) -> float:
+    def _lines(self) -> tuple[float, float]:
+        """A row's height and the top row's (its word in bigger type)."""
         body, _, top = self._fonts()
-        line, top_line = QFontMetricsF(body).height() * 1.3, QFontMetricsF(top).height() * 1.25
-        height = 8.0
+        return QFontMetricsF(body).height() * 1.3, QFontMetricsF(top).height() * 1.25
+
+    def row_ends(self) -> list[float]:
+        """Where each row of bars (or the message) ends, from the widget's top, as ``paintEvent`` lays them out."""
+        return self._walk()[0]
+
+    def _height(self) -> float:
+        return self._walk()[1] + 4.0
+
+    def _walk(self) -> tuple[list[float], float]:
+        """The rows' ends and where the last section's space ends."""
+        line, top_line = self._lines()
+        y, ends = 4.0, []
         if self.heading:
-            height += line
+            y += line
         if self.message:
-            height += line * max(1, len(self.message) // 60 + 1)
+            y += line * max(1, len(self.message) // 60 + 1)
+            ends.append(y)
         for title, rows in self.sections:
-            height += (line if title else 0) + (top_line if rows else 0) + line * max(0, len(rows) - 1) + line * 0.4
-        return height
+            y += line if title else 0
+            for r in range(len(rows)):
+                y += top_line if r == 0 else line
+                ends.append(y)
+            y += line * 0.4
+        return ends, y
+
+    def changeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        """A new font (the presentation zoom, a talk's type): the rows' heights change with it."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._changed()
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         return QSize(320, int(self._height()))
@@ -155,10 +185,32 @@ class ProbabilityBars(QWidget):
         self.setCursor(Qt.CursorShape.PointingHandCursor if over else Qt.CursorShape.ArrowCursor)
 
 
+class _WholeRows(QScrollArea):
+    """A scroll area for bars that ends its view at a whole row: a box shorter than its bars showed the last row
+    cut in half (on a talk's slide, "london 0.5%" as a line of half letters above the lab)."""
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit_rows()
+
+    def fit_rows(self) -> None:
+        bars = self.widget()
+        frame = 2 * self.frameWidth()
+        room = self.height() - frame
+        ends = bars.row_ends() if isinstance(bars, ProbabilityBars) else []
+        if not ends or bars.minimumHeight() <= room:
+            self.setViewportMargins(0, 0, 0, 0)
+            return
+        shown = max([end for end in ends if end <= room] + [0.0])
+        self.setViewportMargins(0, 0, 0, math.ceil(room - shown) if shown > 0 else 0)
+
+
 def scrolling(widget: QWidget) -> QScrollArea:
-    """The bars in a scroll area (many [MASK]s scroll instead of squeezing)."""
-    area = QScrollArea()
+    """The bars in a scroll area (many [MASK]s scroll instead of squeezing), its view ending at a whole row."""
+    area = _WholeRows()
     area.setWidget(widget)
     area.setWidgetResizable(True)
     area.setFrameShape(QScrollArea.Shape.StyledPanel)
+    if isinstance(widget, ProbabilityBars):
+        widget.resized.connect(area.fit_rows)
     return area
