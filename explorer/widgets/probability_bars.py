@@ -197,7 +197,9 @@ class _WholeRows(QScrollArea):
         bars = self.widget()
         frame = 2 * self.frameWidth()
         room = self.height() - frame
-        ends = bars.row_ends() if isinstance(bars, ProbabilityBars) else []
+        if not isinstance(bars, ProbabilityBars):
+            return
+        ends = bars.row_ends()
         if not ends or bars.minimumHeight() <= room:
             self.setViewportMargins(0, 0, 0, 0)
             return
