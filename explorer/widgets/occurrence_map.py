@@ -179,9 +179,11 @@ class OccurrenceMapView(pg.PlotWidget):
         return self._brushes[colour]
 
     def _pen(self, colour: str | None, width: float) -> Any:
+        """One pen per colour and width, kept (as ``_brush``); None: no outline."""
         if (colour, width) not in self._pens:
-            self._pens[(colour, width)] = pg.mkPen(colour, width=width) if colour is not None else pg.mkPen(None)
+            self._pens[(colour, width)] = pg.mkPen(colour, width=width)
         return self._pens[(colour, width)]
+
 
 def clusters_said(k: int, silhouette: float) -> str:
     """The clusters in words: "2 sense clusters (silhouette 0.40)", or, when no split into 2-6 clusters scored a

@@ -195,10 +195,9 @@ class _WholeRows(QScrollArea):
 
     def fit_rows(self) -> None:
         bars = self.widget()
-        frame = 2 * self.frameWidth()
-        room = self.height() - frame
         if not isinstance(bars, ProbabilityBars):
             return
+        room = self.height() - 2 * self.frameWidth()
         ends = bars.row_ends()
         if not ends or bars.minimumHeight() <= room:
             self.setViewportMargins(0, 0, 0, 0)
