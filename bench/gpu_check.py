@@ -116,7 +116,7 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                        "-p", "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
                         env={"WORD2BERT_GPU_CHECK": "1", **({"OMP_NUM_THREADS": threads, "NUMBA_NUM_THREADS": threads}
                                                             if threads else {})}))
-        out.append(Step("w2v-threads-sg", 110, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "16,2",
+        out.append(Step("w2v-threads-sg", 150, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", args.sweep_threads,
                                                 "--section", "word2vec-vs-gensim-cpu-by-threads-sg"], needs=("gensim",)))
     out += [
         Step("train-bert", 60, [*train, "bert", *common, "--max-steps", str(n), "--batch-size", "64",
@@ -150,8 +150,9 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
         # eager and as a CUDA graph, 5 epochs: words/s at the quality the CPU rows are compared at
         Step("fig-word2vec", 80, [*figures, "word2vec", "--device", dev, "--corpus", corpus,
                                   *(["--max-words", "30000"] if quick else ["--epochs", "5"])]),
-        Step("fig-elmo", 80, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
-                              "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512,2048"]),
+        Step("fig-elmo", 80 if quick else 150, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
+                              "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512",
+                              *([] if quick else ["--skip-preset", "--compile"])]),
         # which batch ELMo-tiny trains with on this device: each candidate the same wall time, scored held out
         Step("fig-elmo-batch", 60 if quick else 200, [*figures, "elmo-batch", "--device", dev, "--corpus", corpus,
                                                       "--out", str(runs / "elmo-batch"), *words,
@@ -269,6 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tests-limit", type=int, default=200, help="seconds the tests step may take")
     p.add_argument("--summary-to", default=None, help="also write the summary here, after every step")
     p.add_argument("--results", action="store_true", help="write the summary into bench/RESULTS.md")
+    p.add_argument("--runs", default=None, help="where the training steps' runs go (default: runs/ under --out); "
+                                                "two checks sharing it can query each other's runs")
+    p.add_argument("--sweep-threads", default="16,2", help="the thread counts of word2vec's CPU kernel against gensim")
     p.add_argument("--write-corpus", default=None, help="write the default corpus as a text file and stop")
     args = p.parse_args(argv)
     if args.budget is None:
@@ -281,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     for old in out.glob("*.log"):  # an earlier check's logs would lend this one their figures
         old.unlink()
-    runs = out / "runs"
+    runs = Path(args.runs) if args.runs else out / "runs"
     corpus = args.corpus or "default"
     missing = missing_modules()
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONPATH": os.pathsep.join(
@@ -296,7 +300,10 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [dataclasses.replace(step, limit_s=step.limit_s * QUICK_SLACK) for step in chosen]
     if args.only:  # these steps alone, in the order named
         wanted = args.only.split(",")
-        rank = {step.name: next((i for i, w in enumerate(wanted) if step.name.startswith(w)), -1) for step in chosen}
+        names = {step.name for step in chosen}  # "fig-elmo" is that step, not also fig-elmo-batch
+        rank = {step.name: wanted.index(step.name) if step.name in wanted else  # a name, or a prefix of names
+                next((i for i, w in enumerate(wanted) if step.name.startswith(w) and w not in names), -1)
+                for step in chosen}
         chosen = sorted((step for step in chosen if rank[step.name] >= 0), key=lambda step: rank[step.name])
     for step in chosen:
         left = args.budget - (time.perf_counter() - start)

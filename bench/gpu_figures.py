@@ -98,7 +98,7 @@ def word2vec(args) -> None:
                                 torch.from_numpy(sent).to(device), keep_t, base, gen)
         sync(device)
     figure(f"word2vec_sgns_examples_{device.type}", words / args.epochs / (time.perf_counter() - t0), "words/s")
-    from engine.models.word2vec import graphed
+    from engine.models.word2vec import fused, graphed
 
     # the step eagerly and as a CUDA graph (the default on CUDA), then any other batch sizes asked (graphed).
     # (Replaying 4, 16 or 64 consecutive steps as one graph was measured and bought nothing: RESULTS, GPU.)
@@ -106,41 +106,59 @@ def word2vec(args) -> None:
 
     graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
     sampled = word2vec_model.loss_every
-    # (batch, graph, the loss on every step): on CUDA the graphed step also with its loss on every step, the
-    # declared comparison for the loss on one step in LOSS_EVERY (bench/RESULTS.md, GPU: "Since")
-    variants = [(0, False, False), *([(0, True, False), (0, True, True)] if graphs else []),
-                *((int(b), graphs, False) for b in args.batch_pairs.split(",") if b)]
-    for batch, graph, every_loss in variants:
+    # (batch, graph, the loss on every step, fused): on CUDA the graphed step also with its loss on every step, the
+    # declared comparison for the loss on one step in LOSS_EVERY (bench/RESULTS.md, GPU: "Since"); where Triton
+    # runs, the fused kernel a launch a chunk with 264, 528 and 1,056 programs in flight, and a launch a step
+    # (bench/RESULTS.md, GPU: the declared rule that picks among them)
+    kernel = graphs and fused.available(device)
+    variants = [(0, False, False, None), *([(0, True, False, None), (0, True, True, None)] if graphs else []),
+                *((int(b), graphs, False, None) for b in args.batch_pairs.split(",") if b),
+                *([(0, False, False, ("chunk", p)) for p in (264, 528, 1056)] + [(0, False, False, ("step", 528))]
+                  if kernel else [])]
+    for batch, graph, every_loss, fuse in variants:
         graphed.ENABLED = graph
+        fused.ENABLED = fuse is not None
+        if fuse is not None:
+            fused.PER_CHUNK, fused.PROGRAMS = fuse[0] == "chunk", fuse[1]
         word2vec_model.loss_every = (lambda _device: 1) if every_loss else sampled  # type: ignore[assignment]
         cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
-        model = Word2VecModel(vocab, cfg, device, seed=1)
-        captures = graphed.STATS["captured"]
-        with torch.no_grad():  # warm-up: kernels, allocator
-            for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001], seed=0)):
-                if i > 5:
-                    break
+        captures, launches = graphed.STATS["captured"], fused.STATS["launches"]
+        try:
             model = Word2VecModel(vocab, cfg, device, seed=1)
-            sync(device)
-            t0 = time.perf_counter()
-            last = None
-            for info in train_steps(model, ids, starts, seed=1):
-                last = info["step_loss"]
-            if last is not None:
-                float(last)
-            sync(device)
-        elapsed = time.perf_counter() - t0
+            with torch.no_grad():  # warm-up: kernels, allocator
+                for i, _ in enumerate(train_steps(model, ids[: starts[min(len(starts) - 1, 2000)]], starts[:2001],
+                                                  seed=0)):
+                    if i > 5:
+                        break
+                model = Word2VecModel(vocab, cfg, device, seed=1)
+                sync(device)
+                t0 = time.perf_counter()
+                last = None
+                for info in train_steps(model, ids, starts, seed=1):
+                    last = info["step_loss"]
+                if last is not None:
+                    float(last)
+                sync(device)
+            elapsed = time.perf_counter() - t0
+        except Exception as e:  # noqa: BLE001 - a variant that fails says why; the others still run
+            print(f"word2vec variant {batch, graph, every_loss, fuse} failed: {type(e).__name__}: {e}", flush=True)
+            continue
         vectors = model.word_vectors()
         ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
             if np.all(np.isfinite(vectors)) else float("nan")
         captured = graphed.STATS["captured"] > captures
-        name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
-            (f"_batch{batch}" if batch else "") + ("_loss_every_step" if every_loss else "")
-        print(f"word2vec SG-NS on {device}, batch {cfg.batch_pairs}, {'graph' if captured else 'eager'}: "
+        if fuse is not None:
+            ran = fused.STATS["launches"] > launches
+            name = f"word2vec_sgns_{device.type}_fused_{fuse[0]}_p{fuse[1]}" + ("" if ran else "_not_run")
+        else:
+            name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
+                (f"_batch{batch}" if batch else "") + ("_loss_every_step" if every_loss else "")
+        print(f"word2vec SG-NS on {device}, {name}, batch {cfg.batch_pairs}: "
               f"{words:,} words ({args.epochs} epochs) in {elapsed:.2f} s, WordSim-353 {ws}", flush=True)
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
     word2vec_model.loss_every = sampled  # type: ignore[assignment]
+    graphed.ENABLED, fused.ENABLED = True, False
 
 
 def elmo(args) -> None:
@@ -151,11 +169,13 @@ def elmo(args) -> None:
     from engine.config.run_spec import RunSpec
     from engine.config.settings import model_config
 
-    for batch in [0, *(int(b) for b in args.batch_sizes.split(",") if b)]:
-        out = Path(args.out or "/tmp/gpu-figures-elmo") / f"batch-{batch or 'preset'}"
+    sizes = [*([] if args.skip_preset else [0]), *(int(b) for b in args.batch_sizes.split(",") if b)]
+    for batch, compiled in ((b, c) for b in sizes for c in ((False, True) if args.compile else (False,))):
+        out = Path(args.out or "/tmp/gpu-figures-elmo") / f"batch-{batch or 'preset'}{'-compiled' if compiled else ''}"
         cfg = model_config("elmo") if not batch else model_config("elmo", batch_size=batch)
         spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device, model=cfg,
-                       max_steps=args.steps, log_every=max(1, args.steps // 10), max_words=args.max_words)
+                       max_steps=args.steps, log_every=max(1, args.steps // 10), max_words=args.max_words,
+                       compile=compiled)
         rates, unit, status, loss = [], "", "", float("nan")
         for event in api.train(spec):
             if isinstance(event, api.StepMetrics) and event.step > args.steps // 5:  # past the warm-up
@@ -163,10 +183,11 @@ def elmo(args) -> None:
                 unit, loss = event.unit, event.loss
             if isinstance(event, api.RunFinished):
                 status = f"{event.status} {event.message}"
-        print(f"elmo batch {cfg.batch_size}: {status}; last loss {loss:.3f}", flush=True)
+        print(f"elmo batch {cfg.batch_size}{', compiled' if compiled else ''}: {status}; last loss {loss:.3f}", flush=True)
         if not rates:
             raise SystemExit(f"elmo: no speed reported ({status})")
-        figure("elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}", statistics.median(rates), f"{unit}/s")
+        figure(("elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}") + ("_compiled" if compiled else ""),
+               statistics.median(rates), f"{unit}/s")
 
 
 def elmo_batch(args) -> None:
@@ -331,6 +352,8 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=40.0, help="elmo-batch: wall time each candidate trains")
     p.add_argument("--heldout", type=int, default=400, help="elmo-batch: held-out sentences scored")
     p.add_argument("--batch-sizes", default="", help="elmo: more batch sizes to measure (comma-separated)")
+    p.add_argument("--skip-preset", action="store_true", help="elmo: only the --batch-sizes, not the preset's")
+    p.add_argument("--compile", action="store_true", help="elmo: each batch size also with torch.compile")
     p.add_argument("--words", default="bank,play,match", help="the words whose occurrences are encoded")
     args = p.parse_args()
     {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries,

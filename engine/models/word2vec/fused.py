@@ -1,0 +1,120 @@
+"""word2vec's skip-gram negative-sampling training as one fused GPU kernel per chunk (Triton), where the
+batched steps (``Word2VecModel.step_ns``, replayed as a CUDA graph) launch some thirty small kernels a step.
+
+The kernel walks a chunk's shuffled pairs in groups of g = ``negative_group`` pairs that share one pool of
+M = ``shared_negatives`` noise words, as ``step_ns`` does, and computes the same update for a group: the
+scores of its g pairs against their targets and its pool, the gradients, and adds them to the rows it read
+(atomic adds, so two groups touching one row both count). A fixed number of programs (``programs``) walks
+the groups in order, each taking every ``programs``-th group, so that about ``programs`` × g pairs are in
+flight at once, whatever the chunk's size: that bounds how stale a row's value can be when it is read (the
+batched steps' bound is their batch, 8,192 pairs; bigger batches diverged). The learning rate falls
+linearly over the chunk, group by group, as the steps' rate does step by step. One launch a chunk: the host
+does nothing between the steps.
+
+Needs Triton (it comes with torch's CUDA wheels); without it, or off CUDA, or for any other variant (CBOW,
+hierarchical softmax, sub-words, pools or groups that are not powers of two of at least 16), the batched
+steps run as before. ``TRITON_INTERPRET=1`` runs the kernel on the CPU (the tests' way to check it there).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+
+import torch
+
+log = logging.getLogger(__name__)
+
+ENABLED = False  # chosen by the GPU check's declared rule (bench/RESULTS.md, GPU): the benches turn it on
+PER_CHUNK = True  # one launch a chunk (else one a step of batch_pairs pairs, as the batched steps)
+PROGRAMS = 528  # programs in flight: 4 per multiprocessor of an H100/H200 (132), 8,448 pairs at g = 16
+STATS = {"launches": 0, "failed": 0}
+
+
+def available(device: torch.device) -> bool:
+    """Whether the kernel can run for tensors on ``device``: Triton installed, and CUDA (or the
+    interpreter, on the CPU)."""
+    if importlib.util.find_spec("triton") is None:
+        return False
+    return device.type == "cuda" or (device.type == "cpu" and os.environ.get("TRITON_INTERPRET") == "1")
+
+
+def supports(cfg) -> bool:
+    """The variants the kernel computes: skip-gram, negative sampling, no sub-words, g and M powers of two ≥ 16."""
+    def pow2(n: int) -> bool:
+        return n >= 16 and n & (n - 1) == 0
+
+    return bool(cfg.sg and not cfg.hs and not cfg.subword_buckets and pow2(cfg.negative_group)
+                and pow2(cfg.shared_negatives))
+
+
+_KERNEL = None
+
+
+def _kernel():
+    global _KERNEL
+    if _KERNEL is not None:
+        return _KERNEL
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def sgns_groups(syn0, syn1, inp, out, negs, losses, n_groups, lr0, lr_drop, scale, dim,
+                    n_programs, n_iter, G: tl.constexpr, M: tl.constexpr, BLOCK_D: tl.constexpr):
+        pid = tl.program_id(0)
+        cols = tl.arange(0, BLOCK_D)
+        in_dim = cols < dim
+        total = tl.zeros((G,), dtype=tl.float32)
+        for it in range(0, n_iter):
+            gid = it * n_programs + pid
+            live = gid < n_groups  # the last round: some programs have no group left
+            lr = lr0 - lr_drop * gid / n_groups
+            pr = gid * G + tl.arange(0, G)
+            i_in = tl.load(inp + pr, mask=live, other=0)
+            i_out = tl.load(out + pr, mask=live, other=0)
+            i_neg = tl.load(negs + gid * M + tl.arange(0, M), mask=live, other=0)
+            keep = in_dim[None, :] & live
+            p_in = syn0 + i_in[:, None] * dim + cols[None, :]
+            p_out = syn1 + i_out[:, None] * dim + cols[None, :]
+            p_neg = syn1 + i_neg[:, None] * dim + cols[None, :]
+            # through L2, past the multiprocessor's own cache: rows change under other programs' atomic adds
+            v = tl.load(p_in, mask=keep, other=0.0, cache_modifier=".cg")  # (G, D)
+            u = tl.load(p_out, mask=keep, other=0.0, cache_modifier=".cg")  # (G, D)
+            noise = tl.load(p_neg, mask=keep, other=0.0, cache_modifier=".cg")  # (M, D)
+            sig_pos = tl.sigmoid(tl.sum(v * u, axis=1))  # (G,)
+            sig_neg = tl.sigmoid(tl.dot(v, tl.trans(noise), input_precision="ieee"))  # (G, M)
+            g_pos = (1.0 - sig_pos) * lr
+            g_neg = tl.where(i_neg[None, :] == i_out[:, None], 0.0, sig_neg * (-lr * scale))
+            grad_v = g_pos[:, None] * u + tl.dot(g_neg, noise, input_precision="ieee")
+            tl.atomic_add(p_out, g_pos[:, None] * v, mask=keep, sem="relaxed")
+            tl.atomic_add(p_neg, tl.dot(tl.trans(g_neg), v, input_precision="ieee"), mask=keep, sem="relaxed")
+            tl.atomic_add(p_in, grad_v, mask=keep, sem="relaxed")
+            total += tl.where(live, tl.log(sig_pos + 1e-7) + scale * tl.sum(tl.log(1.0 + 1e-7 - sig_neg), axis=1), 0.0)
+        tl.store(losses + pid * G + tl.arange(0, G), -total)
+
+    _KERNEL = sgns_groups
+    return _KERNEL
+
+
+def train_chunk(syn0: torch.Tensor, syn1: torch.Tensor, inp: torch.Tensor, out: torch.Tensor,
+                negs: torch.Tensor, lr_start: float, lr_end: float, negative: int,
+                programs: int | None = None) -> torch.Tensor:
+    """Train on a chunk's pairs in order: ``inp``/``out`` (P,) with P a multiple of g, ``negs`` (P/g, M)
+    one pool per group; the rate falls from ``lr_start`` at the first group to ``lr_end`` after the last.
+    Updates ``syn0``/``syn1`` in place and returns the summed loss (a 0-d tensor, not synced)."""
+    n_groups, M = negs.shape
+    G = inp.shape[0] // n_groups
+    assert G * n_groups == inp.shape[0] == out.shape[0], "whole groups only"
+    dim = syn0.shape[1]
+    assert syn0.is_contiguous() and syn1.is_contiguous() and syn1.shape[1] == dim
+    programs = max(1, min(programs or PROGRAMS, n_groups))
+    losses = torch.zeros(programs * G, dtype=torch.float32, device=syn0.device)
+    if n_groups == 0:
+        return losses.sum()
+    block = max(16, 1 << (dim - 1).bit_length())
+    _kernel()[(programs,)](syn0, syn1, inp.contiguous(), out.contiguous(), negs.contiguous(), losses, n_groups,
+                           float(lr_start), float(lr_start - lr_end), float(negative) / M, dim,
+                           programs, -(-n_groups // programs), G=G, M=M, BLOCK_D=block, num_warps=4 if block <= 128 else 8)
+    STATS["launches"] += 1
+    return losses.sum()
