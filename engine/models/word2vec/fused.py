@@ -26,9 +26,21 @@ import torch
 
 log = logging.getLogger(__name__)
 
-ENABLED = False  # chosen by the GPU check's declared rule (bench/RESULTS.md, GPU): the benches turn it on
+# The GPU check's fifth run (bench/RESULTS.md, GPU) chose, by the rule declared before it, a launch a chunk with
+# 1,056 programs (8 per multiprocessor of an H200): 34.2M words/s at WordSim-353 0.465 (gensim on 16 cores: 0.465),
+# where the graphed batched step made 20.4M at 0.233 on the same corpus.
+ENABLED = True
 PER_CHUNK = True  # one launch a chunk (else one a step of batch_pairs pairs, as the batched steps)
-PROGRAMS = 528  # programs in flight: 4 per multiprocessor of an H100/H200 (132), 8,448 pairs at g = 16
+PROGRAMS = 1056  # programs in flight, at most: 16,896 pairs at g = 16
+
+
+def programs_for(vocabulary: int, group: int) -> int:
+    """Programs in flight for a vocabulary of this size: ``PROGRAMS``, but never more pairs in flight than there
+    are words (on a toy corpus of 70 words, 528 programs made every row change under hundreds of stale reads
+    at once and the run diverged on an H200; the batched steps bound the same with a smaller batch)."""
+    return max(1, min(PROGRAMS, vocabulary // group))
+
+
 STATS = {"launches": 0, "failed": 0}
 
 

@@ -335,7 +335,7 @@ class _TorchSteps:
             if z <= a:
                 continue
             loss = fused.train_chunk(model.syn0, model.syn1, inp[a:z], out[a:z], noise[a // g : z // g],
-                                     lr_at(f0), lr_at(f1), cfg.negative)
+                                     lr_at(f0), lr_at(f1), cfg.negative, fused.programs_for(len(model.vocab), g))
             self.fused_ran = True
             yield f0, f1, loss, z - a
 
