@@ -17,9 +17,13 @@ pool average scaled by k/M: an unbiased estimate of the k-sample sum, computed a
 products. With M = g = 16, a noise row receives about k = 5 pair gradients per draw, as in plain SGD,
 while each pair reads one noise row instead of k. (One pool shared by a whole batch gives every drawn
 noise word hundreds of stale gradients and diverges.) The gradients are written by hand (no autograd)
-and applied with ``index_add_`` (plain SGD, like the original). On CUDA the skip-gram negative-sampling
+and applied with ``index_add_`` (plain SGD, like the original), each row's step capped at ``ROW_UPDATE_CAP``
+summed gradients (a frequent word is a target and a noise word hundreds of times a step; uncapped, its row blew
+up on the corpus with conversation, and every row after it). On CUDA the skip-gram negative-sampling
 step is recorded once as a CUDA graph and replayed (``engine.models.word2vec.graphed``): a step's thirty
-small kernels cost more to launch than to run. Each chunk's noise words are drawn in one call.
+small kernels cost more to launch than to run. Where Triton is installed, CUDA's skip-gram negative sampling
+runs one fused kernel a chunk instead (``engine.models.word2vec.fused``). Each chunk's noise words are drawn in
+one call.
 
 Optional fastText-style sub-words: character n-grams (min_n..max_n) of "<word>" hashed (FNV-1a) into
 ``subword_buckets`` rows; a word's input vector is the mean of its word row and its n-gram rows, so an
@@ -50,6 +54,7 @@ __all__ = ["CHUNK_WORDS", "Word2VecModel", "chunk_bounds", "ngram_rows", "subwor
 
 NOISE_TABLE_SIZE = 10_000_000
 NODE_UPDATE_CAP = 64.0
+ROW_UPDATE_CAP = 32.0  # negative sampling's batched steps: summed gradients a row takes in one step, at most
 # On a GPU the batched steps compute their loss on one step in LOSS_EVERY (the first of each run of them): the
 # logged loss is the mean over those steps' pairs. A log line comes every few hundred steps, and the loss's own
 # kernels are 9 of a skip-gram step's 33 (bench/RESULTS.md, "Fourth run"); on a CPU every step has its loss.
@@ -141,12 +146,22 @@ class Word2VecModel:
         g_neg = sig_neg * (-lr * k / M)  # (G, g, M)
         g_neg.masked_fill_(negs[:, None, :] == out.view(G, g, 1), 0.0)  # noise equal to the target is skipped
         grad_v = g_pos[:, None] * u + torch.bmm(g_neg, noise).view(B, d)  # (B, d)
-        self.syn1.index_add_(0, out, g_pos[:, None] * v)
-        self.syn1.index_add_(0, negs.reshape(-1), torch.bmm(g_neg.transpose(1, 2), vg).view(G * M, d))
-        if ctx_mask is None:
-            self._add_input_grad(inp, grad_v)
-        else:
-            self._add_input_grad(flat, grad_v[owner])
+        # A frequent word is the target of many pairs of a step and drawn into many pools: its row would take the
+        # sum of hundreds of gradients made from the same stale values (as the top Huffman nodes would, below).
+        # On the corpus with conversation that sum sent "a" from a norm of 9 to 83 in one step, and every row
+        # after it (bench/RESULTS.md, GPU: fifth run). Each row's step is capped at ROW_UPDATE_CAP summed
+        # gradients; a noise draw counts as the g·k/M pair gradients it stands for.
+        flat_negs = negs.reshape(-1)
+        hits = torch.zeros(self.syn1.shape[0], device=v.device).index_add_(0, out, torch.ones_like(g_pos))
+        hits.index_add_(0, flat_negs, torch.full(flat_negs.shape, g * k / M, device=v.device))
+        scale = torch.clamp(ROW_UPDATE_CAP / hits.clamp_min(1.0), max=1.0)  # (rows of syn1,)
+        self.syn1.index_add_(0, out, (g_pos * scale[out])[:, None] * v)
+        self.syn1.index_add_(0, flat_negs, torch.bmm(g_neg.transpose(1, 2), vg).view(G * M, d) * scale[flat_negs, None])
+        words = inp if ctx_mask is None else flat
+        grad_words = grad_v if ctx_mask is None else grad_v[owner]
+        uses = torch.zeros(len(self.vocab), device=v.device).index_add_(0, words, torch.ones_like(words, dtype=v.dtype))
+        grad_words = grad_words * torch.clamp(ROW_UPDATE_CAP / uses[words], max=1.0)[:, None]
+        self._add_input_grad(words, grad_words)
         if not want_loss:
             return None
         eps = 1e-7

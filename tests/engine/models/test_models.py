@@ -66,6 +66,26 @@ def test_word2vec_loss_falls_and_related_words_come_closer(topic_corpus, sg, hs,
     assert topic_precision(vocab.words, model.word_vectors()) > 0.8
 
 
+@pytest.mark.parametrize("batch", [2048, 8192])
+@pytest.mark.parametrize("sg", [1, 0], ids=["sg-ns", "cbow-ns"])
+def test_batched_steps_that_give_a_word_hundreds_of_gradients_at_once_stay_finite_and_learn(topic_corpus, sg, batch):
+    """The GPU's batched negative-sampling steps with a batch far larger than the vocabulary (70 words): every row
+    is a target and a noise word hundreds of times in one step, as "a" was on the corpus with conversation, whose
+    summed stale gradients then blew every row up. Each row's step is capped (ROW_UPDATE_CAP): the vectors stay
+    finite and of sane length, and the topics are learned."""
+    sents = corpus_sentences(topic_corpus)
+    cfg = Word2VecConfig(sg=sg, hs=0, vector_size=32, epochs=15, min_count=2, sample=0, batch_pairs=batch, alpha=0.05)
+    vocab = Vocab.build(sents, cfg.min_count)
+    ids, starts = encode_sentences(sents, vocab.index)
+    model = Word2VecModel(vocab, cfg, torch.device("cpu"), seed=0)
+    with torch.no_grad():
+        for _ in train_steps(model, ids, starts, seed=0, kernel=False):
+            pass
+    assert model.finite()
+    assert float(model.syn0.norm(dim=1).max()) < 20 and float(model.syn1.norm(dim=1).max()) < 20
+    assert topic_precision(vocab.words, model.word_vectors()) > 0.8
+
+
 @pytest.mark.parametrize("sg,hs", [(1, 0), (1, 1)], ids=["sg-ns", "sg-hs"])
 def test_batched_steps_that_sample_their_loss_learn_the_same_vectors(topic_corpus, sg, hs, monkeypatch):
     """On a GPU the batched steps compute their loss on one step in LOSS_EVERY: driven here on the CPU with one
