@@ -116,7 +116,7 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                        "-p", "no:cacheprovider", "-rfs", "-W", "ignore::DeprecationWarning"],
                         env={"WORD2BERT_GPU_CHECK": "1", **({"OMP_NUM_THREADS": threads, "NUMBA_NUM_THREADS": threads}
                                                             if threads else {})}))
-        out.append(Step("w2v-threads-sg", 150, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", args.sweep_threads,
+        out.append(Step("w2v-threads-sg", 240, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", args.sweep_threads,
                                                 "--section", "word2vec-vs-gensim-cpu-by-threads-sg"], needs=("gensim",)))
     out += [
         Step("train-bert", 60, [*train, "bert", *common, "--max-steps", str(n), "--batch-size", "64",
@@ -182,7 +182,8 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
             Step("w2v-threads-4-8", 150, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "8,4",
                                           "--section", "word2vec-vs-gensim-cpu-by-threads-4-8"], needs=("gensim",)),
             # what sharing the top of the Huffman tree costs 16 threads (2 cores could not tell)
-            Step("w2v-hot-nodes", 120, [py, "bench/speed/word2vec_hot_nodes.py", "--hot", "64,0", "--rounds", "1",
+            # on 16 cores sharing them was 0.32x the speed of copying 64 (fifth run): what fewer copies cost and buy
+            Step("w2v-hot-nodes", 120, [py, "bench/speed/word2vec_hot_nodes.py", "--hot", "64,16,7,3,0", "--rounds", "1",
                                         "--corpus", corpus, "--section", "word2vec-hot-nodes-gpu-machine"]),
         ]
     return out
