@@ -61,9 +61,10 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
                         "budget without guessing its step count. A --resume keeps the schedule, its clock and "
                         "what was spent (a larger --max-minutes extends the budget)")
     p.add_argument("--compile", action="store_true",
-                   help="bert/gpt/elmo/nnlm and the heads: torch.compile the model the steps run (on a GPU: BERT-base "
-                        "1.32x transformers' speed against 1.06x without, bench/RESULTS.md; the first steps wait a "
-                        "minute for the compiler; on a CPU rarely worth it)")
+                   help="bert/gpt/elmo/nnlm and the heads: torch.compile the model the steps run (on an H200: BERT-base "
+                        "1.24-1.32x transformers' speed against 1.06x without; ELMo-tiny slower, 312k against 416k "
+                        "tokens/s: bench/RESULTS.md; the first steps wait a minute for the compiler; on a CPU rarely "
+                        "worth it)")
     p.add_argument("--checkpoint-every", type=int, default=0, help="steps between checkpoints (0: at evaluations/epochs)")
     p.add_argument("--log-every", type=int, default=50, help="steps between progress events")
     p.add_argument("--background", action="store_true",
