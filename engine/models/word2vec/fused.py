@@ -19,12 +19,9 @@ steps run as before. ``TRITON_INTERPRET=1`` runs the kernel on the CPU (the test
 from __future__ import annotations
 
 import importlib.util
-import logging
 import os
 
 import torch
-
-log = logging.getLogger(__name__)
 
 # The GPU check's fifth run (bench/RESULTS.md, GPU) chose, by the rule declared before it, a launch a chunk with
 # 1,056 programs (8 per multiprocessor of an H200): 34.2M words/s at WordSim-353 0.465 (gensim on 16 cores: 0.465),
@@ -36,8 +33,8 @@ PROGRAMS = 1056  # programs in flight, at most: 16,896 pairs at g = 16
 
 def programs_for(vocabulary: int, group: int) -> int:
     """Programs in flight for a vocabulary of this size: ``PROGRAMS``, but never more pairs in flight than there
-    are words (on a toy corpus of 70 words, 528 programs made every row change under hundreds of stale reads
-    at once and the run diverged on an H200; the batched steps bound the same with a smaller batch)."""
+    are words (on a toy corpus of 70 words, 528 programs put about 120 pairs of each word in flight at once,
+    and the run diverged on an H200; the batched steps bound the same with a smaller batch)."""
     return max(1, min(PROGRAMS, vocabulary // group))
 
 
@@ -116,17 +113,18 @@ def train_chunk(syn0: torch.Tensor, syn1: torch.Tensor, inp: torch.Tensor, out: 
     one pool per group; the rate falls from ``lr_start`` at the first group to ``lr_end`` after the last.
     Updates ``syn0``/``syn1`` in place and returns the summed loss (a 0-d tensor, not synced)."""
     n_groups, M = negs.shape
+    if n_groups == 0:
+        return torch.zeros((), dtype=torch.float32, device=syn0.device)
     G = inp.shape[0] // n_groups
     assert G * n_groups == inp.shape[0] == out.shape[0], "whole groups only"
     dim = syn0.shape[1]
     assert syn0.is_contiguous() and syn1.is_contiguous() and syn1.shape[1] == dim
     programs = max(1, min(programs or PROGRAMS, n_groups))
     losses = torch.zeros(programs * G, dtype=torch.float32, device=syn0.device)
-    if n_groups == 0:
-        return losses.sum()
     block = max(16, 1 << (dim - 1).bit_length())
     _kernel()[(programs,)](syn0, syn1, inp.contiguous(), out.contiguous(), negs.contiguous(), losses, n_groups,
                            float(lr_start), float(lr_start - lr_end), float(negative) / M, dim,
-                           programs, -(-n_groups // programs), G=G, M=M, BLOCK_D=block, num_warps=4 if block <= 128 else 8)
+                           programs, -(-n_groups // programs), G=G, M=M, BLOCK_D=block,
+                           num_warps=4 if block <= 128 else 8)
     STATS["launches"] += 1
     return losses.sum()
