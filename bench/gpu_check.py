@@ -189,6 +189,16 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
     return out
 
 
+def only(chosen: list[Step], wanted: list[str]) -> list[Step]:
+    """The steps ``wanted`` names, in its order: a step's own name picks that step alone ("fig-elmo" is not also
+    fig-elmo-batch), anything else every step whose name starts with it ("train" picks all the training CLIs)."""
+    names = {step.name for step in chosen}
+    rank = {step.name: wanted.index(step.name) if step.name in wanted else
+            next((i for i, w in enumerate(wanted) if step.name.startswith(w) and w not in names), -1)
+            for step in chosen}
+    return sorted((step for step in chosen if rank[step.name] >= 0), key=lambda step: rank[step.name])
+
+
 def run_step(step: Step, out: Path, left_s: float, base_env: dict[str, str]) -> Outcome:
     missing = [m for m in step.needs if importlib.util.find_spec(m) is None]
     if missing:
@@ -300,12 +310,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:  # a loaded or slow test machine: the dry run's steps may take several times their GPU limits
         chosen = [dataclasses.replace(step, limit_s=step.limit_s * QUICK_SLACK) for step in chosen]
     if args.only:  # these steps alone, in the order named
-        wanted = args.only.split(",")
-        names = {step.name for step in chosen}  # "fig-elmo" is that step, not also fig-elmo-batch
-        rank = {step.name: wanted.index(step.name) if step.name in wanted else  # a name, or a prefix of names
-                next((i for i, w in enumerate(wanted) if step.name.startswith(w) and w not in names), -1)
-                for step in chosen}
-        chosen = sorted((step for step in chosen if rank[step.name] >= 0), key=lambda step: rank[step.name])
+        chosen = only(chosen, args.only.split(","))
     for step in chosen:
         left = args.budget - (time.perf_counter() - start)
         outcome = run_step(step, out, left, env)

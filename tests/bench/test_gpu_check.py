@@ -19,3 +19,15 @@ def test_the_gpu_check_runs_every_step_on_the_cpu_and_reports_its_figures(topic_
                    "elmo_tiny_2s_batch8_perplexity"):
         assert f"| {figure}" in summary or figure in summary, summary
     assert "Machine:" in summary and "device asked: cpu" in summary
+
+
+def test_only_picks_steps_by_name_or_by_prefix_in_the_order_given():
+    """A session names its steps: "fig-elmo" must not also run fig-elmo-batch (200 s of a 6-minute budget), nor
+    "train-bert" its resume; a prefix that is no step's name ("train") picks every step it begins."""
+    steps = [gpu_check.Step(name, 10, []) for name in
+             ("tests", "train-bert", "train-bert-resume", "train-gpt", "fig-elmo", "fig-elmo-batch", "fig-minilm")]
+    assert [s.name for s in gpu_check.only(steps, ["fig-elmo", "train-bert"])] == ["fig-elmo", "train-bert"]
+    assert [s.name for s in gpu_check.only(steps, ["fig-minilm", "train"])] == \
+        ["fig-minilm", "train-bert", "train-bert-resume", "train-gpt"]
+    assert [s.name for s in gpu_check.only(steps, ["fig"])] == ["fig-elmo", "fig-elmo-batch", "fig-minilm"]
+    assert gpu_check.only(steps, ["no-such-step"]) == []
