@@ -106,6 +106,7 @@ def word2vec(args) -> None:
 
     graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
     sampled = word2vec_model.loss_every
+    defaults = graphed.ENABLED, fused.ENABLED, fused.PER_CHUNK, fused.PROGRAMS  # put back after the variants
     # (batch, graph, the loss on every step, fused): on CUDA the graphed step also with its loss on every step, the
     # declared comparison for the loss on one step in LOSS_EVERY (bench/RESULTS.md, GPU: "Since"); where Triton
     # runs, the fused kernel a launch a chunk with 264, 528 and 1,056 programs in flight, and a launch a step
@@ -158,7 +159,7 @@ def word2vec(args) -> None:
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
     word2vec_model.loss_every = sampled  # type: ignore[assignment]
-    graphed.ENABLED, fused.ENABLED = True, False
+    graphed.ENABLED, fused.ENABLED, fused.PER_CHUNK, fused.PROGRAMS = defaults
 
 
 def elmo(args) -> None:
