@@ -14,6 +14,7 @@ from the first layer to the second. The softmax over the word vocabulary is adap
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import torch
@@ -21,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from engine.config.settings import ElmoConfig
+from engine.models.adaptive_softmax import two_losses
 from engine.models.packed_linear import row_bucket
 
 # oneDNN has no projected LSTM; torch falls back to its own kernel and says so on every call
@@ -123,13 +125,30 @@ class Direction(nn.Module):
         self.dropout = cfg.dropout
 
     def forward(self, x: torch.Tensor) -> list[torch.Tensor]:
-        """x: (B, T, proj) -> outputs of each layer [(B, T, proj)]"""
+        """x: (B, T, proj) -> outputs of each layer [(B, T, proj)]; float32 under autocast too (see LSTM_IN_FP32)."""
         outs = []
-        for j, lstm in enumerate(self.lstms):
-            h, _ = lstm(F.dropout(x, self.dropout, self.training))
-            x = h + x if j > 0 else h  # residual from the first layer on
-            outs.append(x)
+        with _lstm_precision(x):
+            if LSTM_IN_FP32:
+                x = x.float()
+            for j, lstm in enumerate(self.lstms):
+                h, _ = lstm(F.dropout(x, self.dropout, self.training))
+                x = h + x if j > 0 else h  # residual from the first layer on
+                outs.append(x)
         return outs
+
+
+# The recurrences run in float32 with autocast off. Under CUDA's bf16 autocast the LSTM's input is bf16, which
+# cuDNN's RNN does not take: torch then steps through the 20 positions itself, a few kernels per position,
+# layer and direction (about 850 launches a training step of ELMo-tiny, a step bound by the host), where
+# cuDNN runs each layer in one call (float32 with TF32 tensor cores). It also keeps the recurrence's sums
+# out of bf16's 8-bit mantissa. False: the old path, kept to measure against on a GPU (bench/gpu_figures.py elmo).
+LSTM_IN_FP32 = True
+
+
+def _lstm_precision(x: torch.Tensor) -> contextlib.AbstractContextManager:
+    if LSTM_IN_FP32 and torch.is_autocast_enabled(x.device.type):
+        return torch.autocast(x.device.type, enabled=False)
+    return contextlib.nullcontext()
 
 
 class BiLM(nn.Module):
@@ -170,8 +189,8 @@ class BiLM(nn.Module):
         d = self.cfg.dropout if self.training else 0.0
         f_out = F.dropout(fwd[-1], d, self.training).reshape(-1, self.cfg.proj).float()
         b_out = F.dropout(bwd[-1], d, self.training).reshape(-1, self.cfg.proj).float()
-        forward_loss = self.softmax(f_out, next_ids.reshape(-1)).loss
-        backward_loss = self.softmax(b_out, prev_ids.reshape(-1)).loss
+        # both directions in one call of the softmax: one wait for the device a step (engine/models/adaptive_softmax.py)
+        forward_loss, backward_loss = two_losses(self.softmax, f_out, next_ids.reshape(-1), b_out, prev_ids.reshape(-1))
         return {"loss": (forward_loss + backward_loss) / 2, "forward_loss": forward_loss,
                 "backward_loss": backward_loss}
 
