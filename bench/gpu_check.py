@@ -152,7 +152,7 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                   *(["--max-words", "30000"] if quick else ["--epochs", "5"])]),
         Step("fig-elmo", 80 if quick else 150, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
                               "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512",
-                              *([] if quick else ["--skip-preset", "--compile"])]),
+                              "--old-path", *([] if quick else ["--skip-preset"])]),
         # which batch ELMo-tiny trains with on this device: each candidate the same wall time, scored held out
         Step("fig-elmo-batch", 60 if quick else 200, [*figures, "elmo-batch", "--device", dev, "--corpus", corpus,
                                                       "--out", str(runs / "elmo-batch"), *words,
@@ -160,7 +160,8 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                                         if quick else [])]),
         # where an ELMo step's time goes (the kernels, the host, its waits): what the next lever should be
         Step("profile-elmo", 60, [*figures, "profile", "--family", "elmo", "--device", dev, "--corpus", corpus,
-                                  "--steps", "4" if quick else "40", "--out", str(runs / "profile-elmo"), *words]),
+                                  "--steps", "4" if quick else "40", "--out", str(runs / "profile-elmo"), *words,
+                                  "--profile-batch", "16" if quick else "512"]),
         Step("fig-minilm", 60, [*figures, "minilm", "--device", dev, "--corpus", corpus, "--words", args.words,
                                 "--out", str(runs / "minilm")]),
     ]

@@ -165,30 +165,43 @@ def word2vec(args) -> None:
 def elmo(args) -> None:
     """ELMo-tiny pretraining on the device: tokens/s as the training loop reports it (median of its events
     past the first fifth), at the preset's batch size and at each of ``--batch-sizes`` (a lever: a batch
-    of 32 windows of 20 tokens keeps a GPU waiting on the host)."""
+    of 32 windows of 20 tokens keeps a GPU waiting on the host). ``--old-path``: each also as the step was
+    before session 60 (the LSTMs under bf16 autocast, torch's adaptive softmax a call per direction), run
+    first, from the same seed: the two side by side in one run."""
     from engine import api
     from engine.config.run_spec import RunSpec
     from engine.config.settings import model_config
+    from engine.models import adaptive_softmax
+    from engine.models import elmo as elmo_model
 
     sizes = [*([] if args.skip_preset else [0]), *(int(b) for b in args.batch_sizes.split(",") if b)]
-    for batch, compiled in ((b, c) for b in sizes for c in ((False, True) if args.compile else (False,))):
-        out = Path(args.out or "/tmp/gpu-figures-elmo") / f"batch-{batch or 'preset'}{'-compiled' if compiled else ''}"
+    variants = [(c, o) for o in ((True, False) if args.old_path else (False,))
+                for c in ((False, True) if args.compile else (False,))]
+    for batch, (compiled, old) in ((b, v) for b in sizes for v in variants):
+        tag = ("-compiled" if compiled else "") + ("-old-path" if old else "")
+        out = Path(args.out or "/tmp/gpu-figures-elmo") / f"batch-{batch or 'preset'}{tag}"
         cfg = model_config("elmo") if not batch else model_config("elmo", batch_size=batch)
         spec = RunSpec("elmo", out=str(out), corpus=args.corpus, device=args.device, model=cfg,
                        max_steps=args.steps, log_every=max(1, args.steps // 10), max_words=args.max_words,
                        compile=compiled)
+        elmo_model.LSTM_IN_FP32 = adaptive_softmax.ONE_SYNC = not old
         rates, unit, status, loss = [], "", "", float("nan")
-        for event in api.train(spec):
-            if isinstance(event, api.StepMetrics) and event.step > args.steps // 5:  # past the warm-up
-                rates.append(event.throughput)
-                unit, loss = event.unit, event.loss
-            if isinstance(event, api.RunFinished):
-                status = f"{event.status} {event.message}"
-        print(f"elmo batch {cfg.batch_size}{', compiled' if compiled else ''}: {status}; last loss {loss:.3f}", flush=True)
+        try:
+            for event in api.train(spec):
+                if isinstance(event, api.StepMetrics) and event.step > args.steps // 5:  # past the warm-up
+                    rates.append(event.throughput)
+                    unit, loss = event.unit, event.loss
+                if isinstance(event, api.RunFinished):
+                    status = f"{event.status} {event.message}"
+        finally:
+            elmo_model.LSTM_IN_FP32 = adaptive_softmax.ONE_SYNC = True
+        print(f"elmo batch {cfg.batch_size}{tag.replace('-', ', ').replace('old, path', 'the old path')}: {status}; "
+              f"last loss {loss:.3f}", flush=True)
         if not rates:
             raise SystemExit(f"elmo: no speed reported ({status})")
-        figure(("elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}") + ("_compiled" if compiled else ""),
-               statistics.median(rates), f"{unit}/s")
+        name = "elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}"
+        figure(name + tag.replace("-", "_"), statistics.median(rates), f"{unit}/s")
+        figure(name + tag.replace("-", "_") + "_loss", loss, "loss")
 
 
 def elmo_batch(args) -> None:
@@ -241,12 +254,15 @@ def profile(args) -> None:
     from engine.config.settings import model_config
 
     warm = RunSpec(args.family, out=str(Path(args.out or "/tmp/gpu-figures-profile") / "warm"), corpus=args.corpus,
-                   device=args.device, model=model_config(args.family), max_steps=5, log_every=5,
+                   device=args.device, model=model_config(args.family, **({"batch_size": args.profile_batch}
+                                                                          if args.profile_batch else {})),
+                   max_steps=5, log_every=5,
                    max_words=args.max_words)
     for _ in api.train(warm):  # the corpus read and cached, the kernels' first calls
         pass
+    cfg = model_config(args.family, **({"batch_size": args.profile_batch} if args.profile_batch else {}))
     spec = RunSpec(args.family, out=str(Path(args.out or "/tmp/gpu-figures-profile") / "run"), corpus=args.corpus,
-                   device=args.device, model=model_config(args.family), max_steps=args.steps,
+                   device=args.device, model=cfg, max_steps=args.steps,
                    log_every=max(1, args.steps // 4), max_words=args.max_words)
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
     with torch_profile(activities=activities) as prof:
@@ -254,7 +270,7 @@ def profile(args) -> None:
             pass
     events = prof.key_averages()
     device_key = "self_device_time_total" if hasattr(events[0], "self_device_time_total") else "self_cuda_time_total"
-    print(f"{args.family}: {args.steps} steps (the corpus read included in the host time)")
+    print(f"{args.family}: {args.steps} steps of {cfg.batch_size} (the corpus read included in the host time)")
     print(events.table(sort_by=device_key, row_limit=15, max_name_column_width=60))
     print(events.table(sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=60))
     launches = sum(e.count for e in events if e.key in ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchKernelExC"))
@@ -340,6 +356,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("what", choices=["matmul", "word2vec", "elmo", "elmo-batch", "minilm", "queries", "profile"])
     p.add_argument("--family", default="elmo", help="profile: the family whose pretraining is profiled")
+    p.add_argument("--profile-batch", type=int, default=0, help="profile: the batch size (0: the preset's)")
     p.add_argument("--run", dest="runs", action="append", default=[], help="a run folder (queries; repeatable)")
     p.add_argument("--device", default=None)
     p.add_argument("--corpus", default="default")
@@ -355,6 +372,8 @@ def main() -> None:
     p.add_argument("--batch-sizes", default="", help="elmo: more batch sizes to measure (comma-separated)")
     p.add_argument("--skip-preset", action="store_true", help="elmo: only the --batch-sizes, not the preset's")
     p.add_argument("--compile", action="store_true", help="elmo: each batch size also with torch.compile")
+    p.add_argument("--old-path", action="store_true", help="elmo: each batch size also as the step was before "
+                   "session 60 (LSTMs under autocast, torch's adaptive softmax), first")
     p.add_argument("--words", default="bank,play,match", help="the words whose occurrences are encoded")
     args = p.parse_args()
     {"matmul": matmul, "word2vec": word2vec, "elmo": elmo, "minilm": minilm, "queries": queries,

@@ -17,7 +17,7 @@
 # A dry run on a small CPU machine: DEVICE=cpu EXTRA=--quick FIG_CPUS=0 TEST_CPUS=1 bash bench/gpu_session.sh 300
 set -u
 BUDGET=${1:-380}
-FIGURES=${2:-train-bert,train-bert-resume,fig-word2vec,fig-matmul,bert-base,fig-elmo,fig-minilm,ddp}
+FIGURES=${2:-train-bert,train-bert-resume,fig-word2vec,fig-matmul,bert-base,fig-elmo,profile-elmo,fig-minilm,ddp}
 TESTS_SIDE=${TESTS_SIDE:-tests,finetune-full,finetune-frozen,train-gpt,train-elmo,train-word2vec,train-glove,train-nnlm}
 TESTS_LIMIT=${TESTS_LIMIT:-240}
 SIDE_BUDGET=${SIDE_BUDGET:-$((TESTS_LIMIT + 190))}
