@@ -138,10 +138,11 @@ class Direction(nn.Module):
 
 
 # The recurrences run in float32 with autocast off. Under CUDA's bf16 autocast the LSTM's input is bf16, which
-# cuDNN's RNN does not take: torch then steps through the 20 positions itself, a few kernels per position,
-# layer and direction (about 850 launches a training step of ELMo-tiny, a step bound by the host), where
-# cuDNN runs each layer in one call (float32 with TF32 tensor cores). It also keeps the recurrence's sums
-# out of bf16's 8-bit mantissa. False: the old path, kept to measure against on a GPU (bench/gpu_figures.py elmo).
+# torch has long not handed to cuDNN (its cudnn_is_acceptable took float, double and half): torch then steps
+# through the 20 positions itself, a few kernels per position, layer and direction. The third GPU check counted
+# 858 launches and 21 waits a step of ELMo-tiny (32 windows), a step bound by the host; cuDNN runs a layer in one call
+# (float32, TF32 tensor cores). It also keeps the recurrence's sums out of bf16's 8-bit mantissa. Not yet
+# measured on a GPU; False: the old path, kept to measure against (bench/gpu_figures.py elmo --old-path).
 LSTM_IN_FP32 = True
 
 
