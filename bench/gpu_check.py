@@ -12,10 +12,12 @@ step that the budget cannot hold any more is skipped and says so):
              attention, the 300 occurrences of a word, neighbours, sentence scores)
   finetune-* the fine-tuning CLI, bbc-topics, full and frozen, one short epoch
   ddp        pretraining through torchrun --nproc_per_node=1 (NCCL on CUDA, gloo elsewhere)
-  figures    the bf16 matrix product's rate, word2vec SG-NS words/s, ELMo-tiny tokens/s, a word's 300
-             occurrences under a MiniLM-shaped BERT, BERT-base against transformers (with the levers)
+  figures    the bf16 matrix product's rate, word2vec SG-NS words/s, ELMo-tiny tokens/s (the step before
+             session 60 beside today's) and where its step's time goes, a word's 300 occurrences under a
+             MiniLM-shaped BERT, BERT-base against transformers (with the levers)
   w2v-threads word2vec's CPU kernel against gensim, SG-NS and SG-HS at 16 and 2 threads (quality and
-             words/s); with --full also CBOW and 4 and 8 threads (several minutes more)
+             words/s); with --full also CBOW at 16, 8 and 4 threads, skip-gram at 8 and at 4, and the
+             Huffman tree's top nodes copied or shared at 16 (several minutes more)
 It needs torch, transformers, tokenizers, safetensors, numpy, numba and scikit-learn. Where gensim
 (the word2vec comparison and its test sets), platformdirs or the data packages are missing it says
 which and skips what needs them: small ones travel as wheels (gensim, smart_open, wrapt, platformdirs,
@@ -178,10 +180,13 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
         *(["--only", "GPT-2,BERT masked LM,T5 (text to text),BART sentence classifier (MNLI)"] if quick else [])]))
     if args.full:  # the rest of the thread sweep: minutes of gensim on top of the 6-minute check
         out += [
-            Step("w2v-threads-cbow", 120, [*sweep, "--variants", "CBOW-NS,CBOW-HS", "--threads", "16,8,4",
+            # CBOW at 16, 8 and 4 threads on the 4.9M-token corpus: ~130 s (gensim's part ~80 s, by session 6's rates)
+            Step("w2v-threads-cbow", 180, [*sweep, "--variants", "CBOW-NS,CBOW-HS", "--threads", "16,8,4",
                                            "--section", "word2vec-vs-gensim-cpu-by-threads-cbow"], needs=("gensim",)),
-            Step("w2v-threads-4-8", 150, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", "8,4",
-                                          "--section", "word2vec-vs-gensim-cpu-by-threads-4-8"], needs=("gensim",)),
+            # skip-gram at 8 and at 4 threads, a step each (~100 s and ~150 s): a row is written as it ends
+            *(Step(f"w2v-threads-sg-{t}", 120 if t == 8 else 170, [*sweep, "--variants", "SG-NS,SG-HS", "--threads", str(t),
+                                                                    "--section", f"word2vec-vs-gensim-cpu-by-threads-sg-{t}"],
+                   needs=("gensim",)) for t in (8, 4)),
             # what sharing the top of the Huffman tree costs 16 threads (2 cores could not tell)
             # on 16 cores sharing them was 0.32x the speed of copying 64 (fifth run): what fewer copies cost and buy
             Step("w2v-hot-nodes", 120, [py, "bench/speed/word2vec_hot_nodes.py", "--hot", "64,16,7,3,0", "--rounds", "1",

@@ -21,9 +21,11 @@ FIGURES=${2:-train-bert,train-bert-resume,fig-word2vec,fig-matmul,bert-base,fig-
 TESTS_SIDE=${TESTS_SIDE:-tests,finetune-full,finetune-frozen,train-gpt,train-elmo,train-word2vec,train-glove,train-nnlm}
 TESTS_LIMIT=${TESTS_LIMIT:-240}
 SIDE_BUDGET=${SIDE_BUDGET:-$((TESTS_LIMIT + 190))}
-AFTER=${AFTER:-queries,w2v-threads-sg,w2v-hot-nodes}
+# what the fifth run left: the hot nodes' rule at 16 threads, then CBOW at 16/8/4 and skip-gram at 8 and 4 threads on the
+# new corpus, as far as the budget goes (w2v-threads-sg, skip-gram at SWEEP_THREADS, ran in the fifth run: ~200 s)
+AFTER=${AFTER:-queries,w2v-hot-nodes,w2v-threads-cbow,w2v-threads-sg-8,w2v-threads-sg-4}
 SWEEP_THREADS=${SWEEP_THREADS:-16}
-AFTER_BUDGET=${AFTER_BUDGET:-340}  # the fifth run: queries 17 s, the sweep at 16 threads ~200 s, the hot nodes 22 s
+AFTER_BUDGET=${AFTER_BUDGET:-250}  # the fifth run: queries 17 s, the hot nodes 22 s; CBOW ~130 s
 RUNS=/tmp/gruns
 DEVICE=${DEVICE:-cuda}
 EXTRA=${EXTRA:-}
