@@ -14,7 +14,7 @@
 # With REPRO=1 the tests side first tries to make the one hang seen there happen on its own (word2vec's batched
 # steps on the CPU right after the compiled kernel's threads, in a process that had used CUDA before), each try
 # a minute at most with every thread's stack dumped at 25 s: numba's OpenMP threads, then its own thread pool.
-#   OUT=/tmp/out [REPRO=1] bash bench/gpu_session.sh [BUDGET_S] [FIGURES]
+#   OUT=/tmp/out [REPRO=1] [KEEP_RUNS=1] bash bench/gpu_session.sh [BUDGET_S] [FIGURES]
 # A dry run on a small CPU machine: DEVICE=cpu EXTRA=--quick FIG_CPUS=0 TEST_CPUS=1 bash bench/gpu_session.sh 300
 set -u
 BUDGET=${1:-380}
@@ -35,6 +35,9 @@ EXTRA=${EXTRA:-}
 FIG_CPUS=${FIG_CPUS:-0-3}
 TEST_CPUS=${TEST_CPUS:-4-15}
 OUT=${OUT:-/tmp/gpu-session}
+# a fresh start: runs left by an earlier call would make the CLIs refuse their --out ("already holds a run");
+# KEEP_RUNS=1 keeps them (a later call that only queries them)
+[ "${KEEP_RUNS:-0}" = 1 ] || rm -rf "$RUNS" /tmp/gc /tmp/gt /tmp/ga
 mkdir -p "$OUT" /tmp/gc /tmp/gt /tmp/ga
 if [ -d .whl ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
@@ -57,6 +60,9 @@ tests_side() {
     repro plain omp
     repro after-cuda omp tests/engine/models/test_word2vec_graphed.py
     repro after-cuda-workqueue workqueue tests/engine/models/test_word2vec_graphed.py
+  fi
+  if [[ "$EXTRA" == *--quick* || ",$TESTS_SIDE," != *,tests,* ]]; then  # no tests first: the fine-tunes would start
+    for _ in $(seq 150); do [ -f "$RUNS/bert/config.json" ] && break; sleep 1; done  # before side A's BERT exists
   fi
   python3 bench/gpu_check.py --device "$DEVICE" $EXTRA --corpus "$CORPUS" --out /tmp/gt --runs "$RUNS" \
     --only "$TESTS_SIDE" --tests-limit "$TESTS_LIMIT" --budget "$SIDE_BUDGET" --summary-to "$OUT/tests-summary.md" > /tmp/gt/check.out 2>&1
