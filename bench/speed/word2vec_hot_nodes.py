@@ -8,7 +8,10 @@ Two measures, each hot count in its own turn, rounds alternating the order:
   loss   the training loss per pair of the last of ``--epochs`` epochs with ``--blocks`` blocks (the kernel drives
          16 blocks on 2 cores exactly as 16 cores would run them), and with one block (sequential SGD) beside.
 
-    python bench/speed/word2vec_hot_nodes.py [--hot 64,7,3,1,0] [--rounds 3] [--threads N] [--blocks 16]
+With ``--share-threads 8,4`` the top nodes shared (0 copied) are also measured with fewer threads: speed with that
+many real threads, loss with that many blocks (on many cores, threads that all write the root may go faster fewer).
+
+    python bench/speed/word2vec_hot_nodes.py [--hot 64,7,3,1,0] [--rounds 3] [--threads N] [--blocks 16] [--share-threads 8,4]
 """
 
 from __future__ import annotations
@@ -66,6 +69,11 @@ def train(sentences, sg: int, hot: int, workers: int, epochs: int, seed: int) ->
     return sum(len(s) for s in sentences) * epochs / elapsed, float(per_epoch[-1, 0] / max(per_epoch[-1, 1], 1))
 
 
+def shared(threads: int) -> str:
+    """A row's label: none copied, the top shared by ``threads`` threads (blocks, for the loss)."""
+    return f"0, {threads} threads"
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--hot", default="64,7,3,1,0")
@@ -77,12 +85,15 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=3, help="epochs of the loss runs (the speed runs take one)")
     p.add_argument("--corpus", default="default", help="a corpus name or a text file")
     p.add_argument("--section", default="word2vec-hot-nodes", help="the RESULTS.md section to write")
+    p.add_argument("--share-threads", default="", help="thread counts at which the shared top is also measured")
     args = p.parse_args()
     hots = [int(h) for h in args.hot.split(",")]
+    shares = [int(t) for t in args.share_threads.split(",") if t]
     speed_text, loss_text = sentences_of(args.corpus, args.speed_words), sentences_of(args.corpus, args.loss_words)
     train(loss_text[:300], 1, 64, 2, 1, 0)  # compile (or load) the kernel
-    speed = {(v, h): [] for v, _ in VARIANTS for h in hots}
-    loss = {(v, h): [] for v, _ in VARIANTS for h in [*hots, -1]}  # -1: one block
+    labels: list[int | str] = [*hots, *map(shared, shares)]
+    speed: dict[tuple[str, int | str], list[float]] = {(v, h): [] for v, _ in VARIANTS for h in labels}
+    loss: dict[tuple[str, int | str], list[float]] = {(v, h): [] for v, _ in VARIANTS for h in [*labels, -1]}  # -1: one block
     for r in range(args.rounds):
         order = hots if r % 2 == 0 else hots[::-1]
         for name, sg in VARIANTS:
@@ -92,11 +103,16 @@ def main() -> None:
                 loss[(name, h)].append(train(loss_text, sg, h, args.blocks, args.epochs, r + 1)[1])
                 print(f"round {r + 1} {name} hot {h}: {speed[(name, h)][-1]:,.0f} words/s, loss {loss[(name, h)][-1]:.4f}"
                       f" (one block {loss[(name, -1)][-1]:.4f})", flush=True)
+            for t in shares if r % 2 == 0 else shares[::-1]:
+                speed[(name, shared(t))].append(train(speed_text, sg, 0, t, 1, r + 1)[0])
+                loss[(name, shared(t))].append(train(loss_text, sg, 0, t, args.epochs, r + 1)[1])
+                print(f"round {r + 1} {name} {shared(t)}: {speed[(name, shared(t))][-1]:,.0f} words/s, "
+                      f"loss {loss[(name, shared(t))][-1]:.4f}", flush=True)
     lines = [
         "## word2vec's CPU kernel, hierarchical softmax: the top nodes each thread copies",
         "",
         f"`python bench/speed/word2vec_hot_nodes.py --hot {args.hot} --rounds {args.rounds} --threads {args.threads} "
-        f"--blocks {args.blocks}`: the {'default corpus' if args.corpus == 'default' else 'default corpus as a text file'}'s first {args.speed_words:,} words for the speed (one epoch, "
+        f"--blocks {args.blocks}{f' --share-threads {args.share_threads}' if shares else ''}`: the {'default corpus' if args.corpus == 'default' else 'default corpus as a text file'}'s first {args.speed_words:,} words for the speed (one epoch, "
         f"{args.threads} real threads), its first {args.loss_words:,} for the loss ({args.epochs} epochs, "
         f"{args.blocks} blocks, and one block: sequential SGD); seeds 1..{args.rounds}, the order of the counts "
         f"reversed every other round; speed: median; loss: mean.",
@@ -109,10 +125,10 @@ def main() -> None:
     ]
     for name, _ in VARIANTS:
         one = float(np.mean(loss[(name, -1)]))
-        for h in hots:
-            s, s64 = float(np.median(speed[(name, h)])), float(np.median(speed[(name, 64)])) if 64 in hots else float("nan")
-            lo = float(np.mean(loss[(name, h)]))
-            lines.append(f"| {name} | {h} | {s:,.0f} | {s / s64:.2f}x | {lo:.4f} | {lo - one:+.4f} |")
+        for label in labels:
+            s, s64 = float(np.median(speed[(name, label)])), float(np.median(speed[(name, 64)])) if 64 in hots else float("nan")
+            lo = float(np.mean(loss[(name, label)]))
+            lines.append(f"| {name} | {label} | {s:,.0f} | {s / s64:.2f}x | {lo:.4f} | {lo - one:+.4f} |")
         lines.append(f"| {name} | one block | | | {one:.4f} | |")
     write_section(args.section, "\n".join(lines))
     print("\n".join(lines))

@@ -70,7 +70,7 @@ class KernelSteps:
 
         self.kernel, self.model, self.seed = word2vec_cpu, model, seed
         cfg, vocab = model.cfg, model.vocab
-        word2vec_cpu.set_threads(cfg.workers)
+        word2vec_cpu.set_threads(cfg.workers, hs=bool(cfg.hs))
         self.syn0, self.syn1 = as_array(model.syn0), as_array(model.syn1)  # views: updated in place
         self.sub_rows = None if model.sub_rows is None else as_array(model.sub_rows)
         self.sub_count = None if model.sub_count is None else as_array(model.sub_count)

@@ -59,6 +59,11 @@ FASTMATH = {"reassoc", "contract", "nsz", "arcp", "afn"}
 # hierarchical softmax: the top inner nodes a thread works on its own copy of, adding the mean of the copies'
 # changes back once per call; 0: shared, as word2vec.c and gensim share them (the module's note)
 HOT_NODES = 0
+# hierarchical softmax with every core asked for (workers 0): at most this many threads (0: no cap). Threads that
+# share the top of the tree all write its rows; on 16 cores, 16 of them trained skip-gram at 0.53M words/s where 2
+# cores alone train 0.89M. Kept at 0 until a 16-core machine measures fewer threads (bench/RESULTS.md, the rule
+# declared in session 60); an explicit --workers is always obeyed.
+HS_THREADS = 0
 # positions per block and call: gensim's job size (a few ms of work: progress events and Stop stay prompt)
 MIN_BLOCK_WORDS = 10_000
 
@@ -71,17 +76,19 @@ def threads() -> int:
     return int(numba.get_num_threads()) if numba is not None else 1
 
 
-def set_threads(workers: int) -> None:
+def set_threads(workers: int, hs: bool = False) -> None:
     """Threads of the kernel for calls from this thread: ``workers``, or for 0 every core but
     ``$WORD2BERT_SPARE_CORES`` (a run in the background, beside the app, leaves it one: a call waits for
-    its slowest thread, and a thread that shares its core with the window makes every call wait)."""
+    its slowest thread, and a thread that shares its core with the window makes every call wait), and with
+    hierarchical softmax (``hs``) at most ``HS_THREADS`` of them where that is set."""
     if numba is not None:
         cores = int(getattr(numba.config, "NUMBA_NUM_THREADS", 1))
         try:
             spare = max(0, int(os.environ.get("WORD2BERT_SPARE_CORES", "0")))
         except ValueError:
             spare = 0
-        numba.set_num_threads(max(1, min(workers, cores) if workers > 0 else cores - spare))
+        every = cores - spare if not (hs and HS_THREADS > 0) else min(cores - spare, HS_THREADS)
+        numba.set_num_threads(max(1, min(workers, cores) if workers > 0 else every))
 
 
 def step_words() -> int:

@@ -240,6 +240,28 @@ def test_nnlm_overfits_a_tiny_corpus(topic_corpus):
     assert after < before / 5
 
 
+def test_a_cap_on_hierarchical_softmax_threads_applies_to_every_core_not_to_an_explicit_count(monkeypatch):
+    from engine.models.word2vec import cpu as word2vec_cpu
+
+    cores = word2vec_cpu.numba.config.NUMBA_NUM_THREADS
+    if cores < 2:
+        pytest.skip("one thread here: no cap to see")
+    monkeypatch.delenv("WORD2BERT_SPARE_CORES", raising=False)
+    monkeypatch.setattr(word2vec_cpu, "HS_THREADS", 1)
+    try:
+        word2vec_cpu.set_threads(0, hs=True)
+        assert word2vec_cpu.threads() == 1  # every core asked for: the cap
+        word2vec_cpu.set_threads(2, hs=True)
+        assert word2vec_cpu.threads() == 2  # --workers 2: obeyed
+        word2vec_cpu.set_threads(0, hs=False)
+        assert word2vec_cpu.threads() == cores  # negative sampling: no cap
+        monkeypatch.setattr(word2vec_cpu, "HS_THREADS", 0)
+        word2vec_cpu.set_threads(0, hs=True)
+        assert word2vec_cpu.threads() == cores  # 0: no cap (the default until a 16-core machine says otherwise)
+    finally:
+        word2vec_cpu.set_threads(0)
+
+
 def test_word2vec_workers_sets_the_kernel_threads(topic_corpus, monkeypatch):
     from engine.models.word2vec import cpu as word2vec_cpu
 
