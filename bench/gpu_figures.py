@@ -12,6 +12,7 @@ lines that the check collects (and failing with a message where the device does 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import statistics
 import sys
@@ -195,8 +196,8 @@ def elmo(args) -> None:
                     status = f"{event.status} {event.message}"
         finally:
             elmo_model.LSTM_IN_FP32 = adaptive_softmax.ONE_SYNC = True
-        print(f"elmo batch {cfg.batch_size}{tag.replace('-', ', ').replace('old, path', 'the old path')}: {status}; "
-              f"last loss {loss:.3f}", flush=True)
+        said = "".join((", compiled" if compiled else "", ", the old path" if old else ""))
+        print(f"elmo batch {cfg.batch_size}{said}: {status}; last loss {loss:.3f}", flush=True)
         if not rates:
             raise SystemExit(f"elmo: no speed reported ({status})")
         name = "elmo_tiny_train" if not batch else f"elmo_tiny_train_batch{batch}"
@@ -253,14 +254,12 @@ def profile(args) -> None:
     from engine.config.run_spec import RunSpec
     from engine.config.settings import model_config
 
+    cfg = model_config(args.family, **({"batch_size": args.profile_batch} if args.profile_batch else {}))
     warm = RunSpec(args.family, out=str(Path(args.out or "/tmp/gpu-figures-profile") / "warm"), corpus=args.corpus,
-                   device=args.device, model=model_config(args.family, **({"batch_size": args.profile_batch}
-                                                                          if args.profile_batch else {})),
-                   max_steps=5, log_every=5,
-                   max_words=args.max_words)
+                   device=args.device, model=dataclasses.replace(cfg), max_steps=5, log_every=5,  # (a run sets
+                   max_words=args.max_words)                                                   # its vocab size)
     for _ in api.train(warm):  # the corpus read and cached, the kernels' first calls
         pass
-    cfg = model_config(args.family, **({"batch_size": args.profile_batch} if args.profile_batch else {}))
     spec = RunSpec(args.family, out=str(Path(args.out or "/tmp/gpu-figures-profile") / "run"), corpus=args.corpus,
                    device=args.device, model=cfg, max_steps=args.steps,
                    log_every=max(1, args.steps // 4), max_words=args.max_words)

@@ -33,8 +33,6 @@ def two_losses(asm: nn.AdaptiveLogSoftmaxWithLoss, a: torch.Tensor, target_a: to
 def adaptive_nll(asm: nn.AdaptiveLogSoftmaxWithLoss, x: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """x: (N, in_features), target: (N,) class ids -> (N,) the negative log-probability of each target,
     equal to ``-asm(x, target).output``. Raises ValueError for a target outside [0, n_classes)."""
-    if not ONE_SYNC:
-        return -asm(x, target).output
     bounds = asm.cutoffs[:-1]  # the tails' first ids; cutoffs[-1] is n_classes
     cluster = torch.zeros_like(target)
     for c in bounds:

@@ -87,7 +87,9 @@ def set_threads(workers: int, hs: bool = False) -> None:
             spare = max(0, int(os.environ.get("WORD2BERT_SPARE_CORES", "0")))
         except ValueError:
             spare = 0
-        every = cores - spare if not (hs and HS_THREADS > 0) else min(cores - spare, HS_THREADS)
+        every = cores - spare
+        if hs and HS_THREADS > 0:
+            every = min(every, HS_THREADS)
         numba.set_num_threads(max(1, min(workers, cores) if workers > 0 else every))
 
 
