@@ -28,7 +28,8 @@ SIDE_BUDGET=${SIDE_BUDGET:-$((TESTS_LIMIT + 190))}
 # SWEEP_THREADS, ran in the fifth run: ~200 s)
 AFTER=${AFTER:-bert-base,queries,w2v-hot-nodes,w2v-threads-cbow,w2v-threads-sg-8,w2v-threads-sg-4}
 SWEEP_THREADS=${SWEEP_THREADS:-16}
-AFTER_BUDGET=${AFTER_BUDGET:-260}  # the fifth run: BERT-base 68 s, queries 17 s, the hot nodes 22 s; CBOW ~130 s
+AFTER_BUDGET=${AFTER_BUDGET:-260}  # the fifth run: BERT-base 68 s (two compiled levers more since: ~110 s?), queries
+# 17 s, the hot nodes 22 s; CBOW ~130 s
 RUNS=/tmp/gruns
 DEVICE=${DEVICE:-cuda}
 EXTRA=${EXTRA:-}

@@ -110,9 +110,9 @@ def _lone_kernel() -> Any:
                         hi = min(nxt, base + (p + 1) * page)
                         if sweep == 0:
                             used[p] += hi - lo
-                        # (0 < used: a block that came in use between the two sweeps, the heap being read as
+                        # (used > 0: a block that came in use between the two sweeps, the heap being read as
                         # the app's threads change it, has no first sweep's count to share: left out)
-                        elif resident[p] and 0 < used[p] and used[p] * 4 <= page:
+                        elif resident[p] and used[p] > 0 and used[p] * 4 <= page:
                             share += page * (hi - lo) / used[p]
                     if share > 0:
                         bucket = 0  # the size's bit length: 33-64 bytes in 6, 65-128 in 7, …

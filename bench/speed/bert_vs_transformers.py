@@ -8,7 +8,10 @@ background load hits both alike; the medians of the rounds are reported.
 With ``--levers`` ours also runs with a fused AdamW and with ``torch.compile`` (+ fused AdamW), each
 measured beside the others in the same rounds; on a GPU the bf16 matrix product's own rate is measured
 too (8192² by 8192²), so that the model FLOPs read as a share of what this card does, not of a data
-sheet.
+sheet. Off the CPU two more: the compiled step with the masked rows taken by a boolean index (the step before
+``engine.models.masked_rows``: a wait for the device a step and two compiled graphs), and compiled with CUDA
+graphs (``mode="reduce-overhead"``, which the fixed rows make possible). A lever that fails is reported as
+failed, with its reason, and the others go on.
 
     python bench/speed/bert_vs_transformers.py [--seq 128] [--batch 32] [--vocab 8000] [--rounds 5] [--steps 5] [--levers]
 """
@@ -28,6 +31,7 @@ import torch  # noqa: E402
 from bench._report import machine, write_section  # noqa: E402
 from engine.config.settings import BertConfig, apply_preset  # noqa: E402
 from engine.device import pick_device, precision_for  # noqa: E402
+from engine.models import bert as bert_module  # noqa: E402
 from engine.models.bert import IGNORE, Bert, mask_tokens  # noqa: E402
 
 
@@ -46,7 +50,19 @@ def make_batches(n: int, batch: int, seq: int, vocab: int, device: torch.device)
 
 
 def ours_step(model: torch.nn.Module, b: dict[str, torch.Tensor]) -> torch.Tensor:
+    bert_module.STATIC_ROWS = True  # (the default: a lever below sets it off for its own steps)
     return model(b["inputs"], b["segments"], None, b["labels"], b["is_next"])["loss"]
+
+
+def ours_boolean_index_step(model: torch.nn.Module, b: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The masked rows taken by a boolean index, as before engine.models.masked_rows."""
+    bert_module.STATIC_ROWS = False
+    return model(b["inputs"], b["segments"], None, b["labels"], b["is_next"])["loss"]
+
+
+def ours_graphed_step(model: torch.nn.Module, b: dict[str, torch.Tensor]) -> torch.Tensor:
+    torch.compiler.cudagraph_mark_step_begin()  # (a new step: the last one's graph outputs may be reused)
+    return ours_step(model, b)
 
 
 def theirs_step(model: torch.nn.Module, b: dict[str, torch.Tensor]) -> torch.Tensor:
@@ -118,8 +134,18 @@ def main() -> None:
         fused = device.type == "cuda"
         runs["ours, fused AdamW"] = (ours, ours_step, fused)
         runs["ours, torch.compile + fused AdamW"] = (torch.compile(ours), ours_step, fused)
-    for model, step, fused in runs.values():  # warm-up (and compile)
-        timed(model, step, batches[:2], precision, device, fused)
+        if device.type != "cpu":  # (on a CPU the masked rows are taken by the boolean index anyway)
+            runs["ours, torch.compile + fused AdamW, masked rows by boolean index"] = (
+                torch.compile(ours), ours_boolean_index_step, fused)
+            runs["ours, torch.compile with CUDA graphs + fused AdamW"] = (
+                torch.compile(ours, mode="reduce-overhead"), ours_graphed_step, fused)
+    failed: dict[str, str] = {}
+    for name, (model, step, fused) in list(runs.items()):  # warm-up (and compile)
+        try:
+            timed(model, step, batches[:2], precision, device, fused)
+        except Exception as e:  # a lever that cannot run here: said, and the others measured
+            failed[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            del runs[name]
     times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(args.rounds):
         for name, (model, step, fused) in runs.items():
@@ -144,6 +170,8 @@ def main() -> None:
         lines.append(f"| {names.get(name, name)} | {value:,.0f} | {value / theirs_tps:.2f}× | {flops / 1e12:.1f} "
                      f"| {flops / rate:.0%} |" if rate == rate else
                      f"| {names.get(name, name)} | {value:,.0f} | {value / theirs_tps:.2f}× | {flops / 1e12:.2f} | – |")
+    for name, why in failed.items():
+        lines.append(f"| {name} | failed: {why} | – | – | – |")
     t_ours = times["ours"]
     if device.type == "cuda":
         flops = 6 * params * tokens / statistics.median(t_ours)
