@@ -47,7 +47,9 @@ def _train_parser(kind: str | None) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-words", type=int, default=None, help="read at most this many corpus words (quick runs)")
     p.add_argument("--max-steps", type=int, default=None,
-                   help="bert/gpt/elmo/nnlm and the heads: the run's length in steps (instead of --epochs); word2vec, glove, ngram: stop resumably after it")
+                   help="bert/gpt/elmo/nnlm and the heads: the run's length in steps (instead of --epochs); word2vec, glove, ngram: "
+                        "stop resumably after it (word2vec stops at the end of a chunk of ~200,000 words, and a step is "
+                        "a chunk, or a batch of it where a GPU trains without the fused kernel)")
     p.add_argument("--max-minutes", type=float, default=None,
                    help="stop after this many minutes (of wall time, or CPU time with --budget-clock cpu), saved and "
                         "resumable as on Ctrl-C "
