@@ -8,7 +8,7 @@ background load hits both alike; the medians of the rounds are reported.
 With ``--levers`` ours also runs with a fused AdamW and with ``torch.compile`` (+ fused AdamW), each
 measured beside the others in the same rounds; on a GPU the bf16 matrix product's own rate is measured
 too (8192² by 8192²), so that the model FLOPs read as a share of what this card does, not of a data
-sheet. Off the CPU two more: the compiled step with the masked rows taken by a boolean index (the step before
+sheet. On CUDA two more: the compiled step with the masked rows taken by a boolean index (the step before
 ``engine.models.masked_rows``: a wait for the device a step and two compiled graphs), and compiled with CUDA
 graphs (``mode="reduce-overhead"``, which the fixed rows make possible). A lever that fails is reported as
 failed, with its reason, and the others go on.
@@ -134,7 +134,7 @@ def main() -> None:
         fused = device.type == "cuda"
         runs["ours, fused AdamW"] = (ours, ours_step, fused)
         runs["ours, torch.compile + fused AdamW"] = (torch.compile(ours), ours_step, fused)
-        if device.type != "cpu":  # (on a CPU the masked rows are taken by the boolean index anyway)
+        if device.type == "cuda":  # (elsewhere the masked rows are taken by the boolean index anyway)
             runs["ours, torch.compile + fused AdamW, masked rows by boolean index"] = (
                 torch.compile(ours), ours_boolean_index_step, fused)
             runs["ours, torch.compile with CUDA graphs + fused AdamW"] = (

@@ -25,7 +25,7 @@ from engine.models.packed_linear import gelu, linear
 
 LN_EPS = 1e-12
 IGNORE = -100
-# a training step's masked rows as a fixed number, off the CPU (engine.models.masked_rows); the GPU check
+# a training step's masked rows as a fixed number, on CUDA (engine.models.masked_rows); the GPU check
 # measures it against the boolean index (bench/RESULTS.md: the rule declared before its figure)
 STATIC_ROWS = True
 STATIC_ROWS_ON_CPU = False  # (tests: the same path on a CPU)
@@ -118,9 +118,10 @@ class Bert(nn.Module):
         return hidden, attentions
 
     def _static_rows(self, device: torch.device) -> bool:
-        """Whether a training step takes the masked rows as a fixed number (engine.models.masked_rows): off the
-        CPU, where the boolean index makes the host wait for the device (on a CPU it only adds filler rows)."""
-        return STATIC_ROWS and self.training and (device.type != "cpu" or STATIC_ROWS_ON_CPU)
+        """Whether a training step takes the masked rows as a fixed number (engine.models.masked_rows): on CUDA,
+        where the boolean index makes the host wait for the device (on a CPU it only adds filler rows; Apple's MPS
+        keeps the boolean index until the stable sort it needs has been run there)."""
+        return STATIC_ROWS and self.training and (device.type == "cuda" or STATIC_ROWS_ON_CPU)
 
     def mlm_logits(self, h: torch.Tensor) -> torch.Tensor:
         """h: (..., hidden) -> (..., vocab); the decoder is the (tied) token embedding matrix."""
