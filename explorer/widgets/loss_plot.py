@@ -116,6 +116,9 @@ class LossPlot(pg.PlotWidget):
         # logs anything; bench/speed/action_gaps.py), in the order they were shown (a dict as an ordered set)
         self._waiting: dict[str, None] = {}
         self._marks: list[tuple[Any, str, float]] = []  # (item, colour, width) drawn over them (add_mark)
+        # a curve's x drawn as its points' x times this (set_x_scale; 1 where not set): a run's steps shown as
+        # examples seen without its points given again
+        self._x_scale: dict[str, float] = {}
         self._dirty: set[str] = set()
         self._timer = QTimer(self, interval=REDRAW_MS)
         self._timer.timeout.connect(self._redraw)
@@ -202,7 +205,7 @@ class LossPlot(pg.PlotWidget):
 
     def _make_item(self, name: str) -> None:
         st = self.styles[name]
-        self.curves[name] = self.plot(*self.buffers[name].data(), name=name, symbol=st["symbol"], symbolSize=7,
+        self.curves[name] = self.plot(*self.points(name), name=name, symbol=st["symbol"], symbolSize=7,
                                       connect="finite")
         self._colour_item(name)
 
@@ -290,6 +293,7 @@ class LossPlot(pg.PlotWidget):
         self.styles.pop(name, None)
         self.buffers.pop(name, None)
         self._dirty.discard(name)
+        self._x_scale.pop(name, None)
         self.smoother.forget(name)
         self._show_empty(not self.has_points())
 
@@ -302,11 +306,24 @@ class LossPlot(pg.PlotWidget):
         self.styles.clear()
         self.buffers.clear()
         self._dirty.clear()
+        self._x_scale.clear()
         self.smoother.forget()
         self._show_empty(True)
 
+    def set_x_scale(self, name: str, factor: float) -> None:
+        """Draw curve ``name``'s points at ``factor`` times their x (a run's steps as examples seen: its batch),
+        at the next redraw: its points stay as they were given."""
+        if self._x_scale.get(name, 1.0) == factor:
+            return
+        self._x_scale[name] = factor
+        if name in self.curves or name in self._waiting:
+            self._dirty.add(name)
+
     def points(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        return self.buffers[name].data()
+        """A curve's points as drawn (its x scaled: set_x_scale)."""
+        x, y = self.buffers[name].data()
+        factor = self._x_scale.get(name, 1.0)
+        return (x * factor if factor != 1.0 else x), y
 
     def redraw_now(self) -> None:
         self._redraw(hidden_too=True)
@@ -328,6 +345,6 @@ class LossPlot(pg.PlotWidget):
             del self._waiting[name]
             self._make_item(name)
         for name in self._dirty.difference(made):
-            self.curves[name].setData(*self.buffers[name].data())
+            self.curves[name].setData(*self.points(name))
         self._dirty.clear()
         self._show_empty(not self.has_points())

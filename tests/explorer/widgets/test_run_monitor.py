@@ -4,7 +4,7 @@ oldest are forgotten."""
 
 from PySide6.QtCore import Qt
 
-from explorer.widgets.run_monitor import KEPT_RUNS, LEARNING_RATE, SHOWN_RUNS, RunMonitor
+from explorer.widgets.run_monitor import KEPT_RUNS, LEARNING_RATE, SHOWN_RUNS, SPEED, RunMonitor
 
 
 def _step(step: int, loss: float):
@@ -100,3 +100,43 @@ def test_the_metric_box_waits_for_the_first_evaluation_then_shows_its_metric(qtb
     monitor.show_event("run", evaluated)
     assert box.isEnabled() and box.currentText() == "accuracy"
     assert monitor.eval_plot.shown("run accuracy") and not monitor.eval_plot.shown("run loss")
+
+
+def test_the_x_axis_redraws_every_run_as_examples_seen_and_back_without_new_items(qtbot):
+    """Steps or examples seen (a run's steps times its batch): every curve of every run, the hidden ones when they are
+    ticked again, and the points that come after the switch; the curves' items stay the same (making them again for
+    each kept run froze the window for half a second). (``xData``: every point an item holds; what it draws is
+    clipped to the view.)"""
+    from engine import api
+
+    monitor = RunMonitor("held-out", SPEED, examples_axis=True)
+    qtbot.addWidget(monitor)
+    monitor.show()
+    names = [f"run {i}" for i in range(SHOWN_RUNS + 2)]
+    for i, name in enumerate(names):
+        monitor.show_event(name, api.RunStarted(run_dir=name, kind="bert", device="cpu", total=40, unit="examples",
+                                                info={"batch_size": 4 * (i + 1)}))
+        monitor.show_event(name, _step(10, 3.0))
+        monitor.show_event(name, _step(20, 2.0))
+        monitor.show_event(name, api.EvalMetrics(step=20, metrics={"accuracy": 0.5}))
+    monitor.redraw_now()
+    items = {name: id(monitor.loss_plot.curves[name]) for name in names[-SHOWN_RUNS:]}
+    last, batch = names[-1], 4 * len(names)
+    monitor.x_axis.setCurrentText("examples seen")
+    assert {name: id(monitor.loss_plot.curves[name]) for name in names[-SHOWN_RUNS:]} == items
+    assert list(monitor.loss_plot.curves[last].xData) == [10 * batch, 20 * batch]
+    assert list(monitor.loss_plot.curves[f"{last} smoothed"].xData) == [10 * batch, 20 * batch]
+    assert list(monitor.extra_plot.curves[last].xData) == [10 * batch, 20 * batch]
+    assert list(monitor.eval_plot.curves[f"{last} accuracy"].xData) == [20 * batch]
+    assert monitor.loss_plot.getPlotItem().getAxis("bottom").labelText == "examples seen"
+    monitor.show_event(last, _step(30, 1.0))  # a point after the switch: drawn as examples seen too
+    monitor.redraw_now()
+    assert list(monitor.loss_plot.curves[last].xData) == [10 * batch, 20 * batch, 30 * batch]
+    monitor.runs.item(0).setCheckState(Qt.CheckState.Checked)  # a hidden run ticked: on the axis of the moment
+    monitor.redraw_now()
+    assert list(monitor.loss_plot.curves[names[0]].xData) == [40, 80]
+    monitor.x_axis.setCurrentText("steps")
+    assert list(monitor.loss_plot.curves[last].xData) == [10, 20, 30]
+    assert list(monitor.loss_plot.curves[names[0]].xData) == [10, 20]
+    assert list(monitor.eval_plot.curves[f"{last} accuracy"].xData) == [20]
+    assert list(monitor.loss_plot.points(last)[1]) == [3.0, 2.0, 1.0]  # the losses as they were
