@@ -233,9 +233,13 @@ class Corpus:
         self._make = make
 
     def documents(self, part: str = "all") -> Iterator[Document]:
-        """Stream documents; ``part`` is "all", "train" or "heldout"."""
+        """Stream documents; ``part`` is "all", "train" or "heldout" (the held-out part read to its end is kept in
+        memory for the next reader: ``_held_out``)."""
         if part not in ("all", "train", "heldout"):
             raise ValueError(f"unknown corpus part '{part}'")
+        if part == "heldout":
+            yield from _held_out(self)
+            return
         yielded = False
         for doc in self._make():
             if part == "all" or doc.heldout == (part == "heldout"):
@@ -251,6 +255,37 @@ class Corpus:
 
     def __repr__(self) -> str:
         return f"Corpus({self.name!r})"
+
+
+# The held-out documents of the last corpus read to the end of its held-out part, by the corpus's identity
+# (corpus_identity: its sources, or a file's path, size and time of change), up to HELDOUT_KEPT_SENTENCES. The
+# window's training example and each checkpoint's lens and perplexity scores read them: finding them walks the
+# whole corpus in Python (the default corpus's 400,000 lines: ~300 ms holding the interpreter, which the window's
+# thread shares), at every click or checkpoint before.
+HELDOUT_KEPT_SENTENCES = 100_000
+_held: dict[str, tuple[Document, ...]] = {}
+
+
+def _held_out(corpus: Corpus) -> Iterator[Document]:
+    """``corpus``'s held-out documents: from memory if they were read to the end before, else streamed from the
+    corpus (and kept if the reader reads them all; a folder's are not kept: its time of change does not change
+    when a file in it is edited)."""
+    key = corpus_identity(corpus.name) if not Path(corpus.name).expanduser().is_dir() else None
+    kept = _held.get(key) if key is not None else None
+    if kept is not None:
+        yield from kept
+        return
+    found: list[Document] = []
+    sentences = 0
+    for doc in corpus._make():
+        if doc.heldout:
+            if sentences <= HELDOUT_KEPT_SENTENCES:
+                found.append(doc)
+                sentences += len(doc.sentences)
+            yield doc
+    if key is not None and sentences <= HELDOUT_KEPT_SENTENCES:  # (read to the end: a reader that stops early
+        _held.clear()  # leaves the generator before this line)
+        _held[key] = tuple(found)
 
 
 def _cached_source(names: list[str]) -> Callable[[], Iterator[Document]]:

@@ -17,12 +17,11 @@ def vocabulary_roles(tokenizer: Any) -> tuple[torch.Tensor, torch.Tensor]:
     vocab = tokenizer.get_vocab()
     size = max(vocab.values()) + 1
     continuation = torch.zeros(size, dtype=torch.bool)
+    continuation[[i for token, i in vocab.items() if token.startswith("##")]] = True  # (one assignment: one a
+    # token took 20 ms of the window's training example for BERT-tiny's 8,000)
     special = set(getattr(tokenizer, "all_special_ids", ()))  # (a bare tokenizers.Tokenizer: "[...]" below)
-    ordinary = []
-    for token, i in vocab.items():
-        continuation[i] = token.startswith("##")
-        if i not in special and not (token.startswith("[") and token.endswith("]")):
-            ordinary.append(i)
+    ordinary = [i for token, i in vocab.items()
+                if i not in special and not (token.startswith("[") and token.endswith("]"))]
     return continuation, torch.tensor(sorted(ordinary), dtype=torch.long)
 
 

@@ -106,3 +106,39 @@ def test_an_edited_text_file_is_another_corpus_for_the_caches(tmp_path):
     before = corpus_identity(str(p))
     p.write_text("The first sentence is here. And a second one.\n", encoding="utf-8")
     assert corpus_identity(str(p)) != before
+
+
+def test_a_held_out_part_read_to_its_end_is_kept_for_the_next_reader_until_its_file_changes(tmp_path, monkeypatch):
+    """Finding the held-out documents walks the whole corpus in Python; the window asks for them at each training
+    example and each checkpoint's scores. Read to the end once, they come from memory; a reader that stops early
+    keeps nothing; an edited file is read again; a folder's are never kept (editing a file in it does not change
+    the folder's time)."""
+    from engine.data import corpora
+
+    def write(path, tag):
+        path.write_text("".join(f"{tag} paragraph {i} has a sentence. And another one.\n\n" for i in range(400)))
+
+    text = tmp_path / "notes.txt"
+    write(text, "first")
+    corpus = corpora.get_corpus(str(text))
+    walks = []
+    make = corpus._make
+    corpus._make = lambda: walks.append(1) or make()  # type: ignore[method-assign]
+    early = next(iter(corpus.documents("heldout")))  # a reader that stops at the first
+    assert early.sentences[0].startswith("first") and corpora.corpus_identity(str(text)) not in corpora._held
+    held = list(corpus.documents("heldout"))
+    assert 0 < len(held) < 40 and len(walks) == 2
+    assert [d.title for d in corpus.documents("heldout")] == [d.title for d in held] and len(walks) == 2  # memory
+    assert [d.title for d in corpora.get_corpus(str(text)).documents("heldout")] == [d.title for d in held]
+    write(text, "second, longer")  # edited: another size, another time
+    again = list(corpora.get_corpus(str(text)).documents("heldout"))
+    assert [d.title for d in again] == [d.title for d in held] and again[0].sentences[0].startswith("second")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    write(folder / "a.txt", "third")
+    list(corpora.get_corpus(str(folder)).documents("heldout"))
+    assert not any(k.startswith(str(folder.resolve())) for k in corpora._held)
+    monkeypatch.setattr(corpora, "HELDOUT_KEPT_SENTENCES", 3)  # past the bound: streamed, not kept
+    write(text, "fourth, longer still")
+    assert list(corpora.get_corpus(str(text)).documents("heldout"))
+    assert corpora.corpus_identity(str(text)) not in corpora._held
