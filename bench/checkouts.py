@@ -1,6 +1,7 @@
 """Shared by the benches that compare two checkouts side by side (bench/speed/talk_build.py, model_change_cost.py,
-action_gaps.py, zoom_lab.py): their command line, a bench's measuring function run in a fresh process with another
-checkout's code, the rounds alternated between the two checkouts, and a checkout's label.
+action_gaps.py, zoom_lab.py, map_redraw.py, axis_switch.py, training_example.py): their command line, a bench's
+measuring function run in a fresh process with another checkout's code, the rounds alternated between the two
+checkouts, a checkout's label, and the table of their figures side by side.
 
 The bench's own file is read by path in that process (the other checkout may not have it), so such a bench keeps
 its module's top level to the standard library and imports this module inside its functions."""
@@ -71,3 +72,20 @@ def side_by_side(args: argparse.Namespace, script: str, call: str) -> tuple[list
 def checkouts_said(args: argparse.Namespace) -> str:
     """The two checkouts and the rounds, as they were given on the command line."""
     return f"{' '.join(str(c) for c in args.checkouts)} --rounds {args.rounds}"
+
+
+def spread(values: list[float], digits: int = 0) -> str:
+    """"median / 90th percentile / worst" of ``values``."""
+    ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
+    return f"{statistics.median(values):.{digits}f} / {ninetieth:.{digits}f} / {max(values):.{digits}f}"
+
+
+def ratio_table(first: str, names: list[str], results: list[dict[str, list[float]]], digits: int = 0) -> list[str]:
+    """A markdown table: a row per figure (``first`` heads their column), each checkout's ``spread`` and the ratio
+    of the medians, before over after."""
+    lines = [f"| {first} | {names[0]} | {names[1]} | median ratio |", "|---|---:|---:|---:|"]
+    for key in results[0]:
+        old, new = results[0][key], results[1][key]
+        lines.append(f"| {key} | {spread(old, digits)} | {spread(new, digits)} | "
+                     f"{statistics.median(old) / statistics.median(new):.1f}× |")
+    return lines

@@ -24,7 +24,6 @@ checkout starts its trainings at (``engine.cli.runner.BACKGROUND_NICE``).
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -135,7 +134,7 @@ def one(actions: int, busy: int, burners: int, seed: int = 7, phases: tuple[str,
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
+    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser, spread
 
     p = side_by_side_parser()
     p.add_argument("--actions", type=int, default=20, help="actions of each kind per phase and round")
@@ -165,9 +164,8 @@ def main() -> None:
             return "—"
         if key == RATE:
             return " / ".join(f"{v:.2f}" for v in values) + " (each round)"
-        ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
         stalls = sum(v >= 250 for v in values)
-        return f"{statistics.median(values):.0f} / {ninetieth:.0f} / {max(values):.0f} ms ({stalls} of {len(values)})"
+        return f"{spread(values)} ms ({stalls} of {len(values)})"
 
     for key in dict.fromkeys(k for r in results for k in r):
         lines.append(f"| {key} | {cell(results[0].get(key, []), key)} | {cell(results[1].get(key, []), key)} |")

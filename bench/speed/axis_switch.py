@@ -11,7 +11,6 @@ steps, and an evaluation of three metrics every few steps, as a fine-tuning logs
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -64,16 +63,12 @@ def one(switches: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
+    from bench.checkouts import checkouts_said, ratio_table, side_by_side, side_by_side_parser
 
     p = side_by_side_parser(rounds=3)
     p.add_argument("--switches", type=int, default=12, help="switches per shape, per round")
     args = p.parse_args()
     names, results = side_by_side(args, __file__, f"one({args.switches})")
-
-    def cell(values: list[float]) -> str:
-        ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
-        return f"{statistics.median(values):.0f} / {ninetieth:.0f} / {max(values):.0f}"
 
     lines = ["## The run monitor's x-axis switched", "", f"Machine: {machine()}", "",
              f"`QT_QPA_PLATFORM=offscreen python bench/speed/axis_switch.py {checkouts_said(args)} --switches "
@@ -81,11 +76,7 @@ def main() -> None:
              f"steps and examples seen {args.switches} times per round and row, {args.rounds} rounds per checkout, "
              "alternating, each in a fresh process with the app's switch interval. Each figure: milliseconds from "
              "the choice to the end of the repaint after it, median / 90th percentile / worst.", "",
-             f"| runs kept | {names[0]} | {names[1]} | median ratio |", "|---|---:|---:|---:|"]
-    for key in results[0]:
-        old, new = results[0][key], results[1][key]
-        lines.append(f"| {key} | {cell(old)} | {cell(new)} | "
-                     f"{statistics.median(old) / statistics.median(new):.1f}× |")
+             *ratio_table("runs kept", names, results, 0)]
     text = "\n".join(lines)
     print(text)
     write_section("axis-switch", text)

@@ -13,7 +13,6 @@ typed ones, PCA.
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -75,16 +74,12 @@ def one(redraws: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
+    from bench.checkouts import checkouts_said, ratio_table, side_by_side, side_by_side_parser
 
     p = side_by_side_parser(rounds=3)
     p.add_argument("--redraws", type=int, default=40, help="redraws per count of busy threads, per round")
     args = p.parse_args()
     names, results = side_by_side(args, __file__, f"one({args.redraws})")
-
-    def cell(values: list[float]) -> str:
-        ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
-        return f"{statistics.median(values):.1f} / {ninetieth:.1f} / {max(values):.1f}"
 
     lines = ["## The polysemy map drawn again", "", f"Machine: {machine()}", "",
              f"`QT_QPA_PLATFORM=offscreen python bench/speed/map_redraw.py {checkouts_said(args)} --redraws "
@@ -93,11 +88,7 @@ def main() -> None:
              "alternating, each in a fresh process with the app's switch interval; beside 0, 1 and 2 threads of "
              "pure Python at the app's workers' nice value. Each figure: milliseconds from `show_map` to the end of "
              "the paint after it, median / 90th percentile / worst.", "",
-             f"| beside | {names[0]} | {names[1]} | median ratio |", "|---|---:|---:|---:|"]
-    for key in results[0]:
-        old, new = results[0][key], results[1][key]
-        lines.append(f"| {key} | {cell(old)} | {cell(new)} | "
-                     f"{statistics.median(old) / statistics.median(new):.1f}× |")
+             *ratio_table("beside", names, results, 1)]
     text = "\n".join(lines)
     print(text)
     write_section("map-redraw", text)

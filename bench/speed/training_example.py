@@ -11,7 +11,6 @@ MiniLM's masked LM (30,522).
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -40,27 +39,19 @@ def one(draws: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
+    from bench.checkouts import checkouts_said, ratio_table, side_by_side, side_by_side_parser
 
     p = side_by_side_parser(rounds=3)
     p.add_argument("--draws", type=int, default=10, help="draws per model, per round")
     args = p.parse_args()
     names, results = side_by_side(args, __file__, f"one({args.draws})")
 
-    def cell(values: list[float]) -> str:
-        ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
-        return f"{statistics.median(values):.0f} / {ninetieth:.0f} / {max(values):.0f}"
-
     lines = ["## Drawing a training example", "", f"Machine: {machine()}", "",
              f"`python bench/speed/training_example.py {checkouts_said(args)} --draws {args.draws}`: "
              f"`bert_training_example` on the default corpus, {args.draws} draws (seeds 1..{args.draws}) per model "
              f"after a first one, {args.rounds} rounds per checkout, alternating, each in a fresh process. Each "
              "figure: milliseconds a draw, median / 90th percentile / worst.", "",
-             f"| model | {names[0]} | {names[1]} | median ratio |", "|---|---:|---:|---:|"]
-    for key in results[0]:
-        old, new = results[0][key], results[1][key]
-        lines.append(f"| {key} | {cell(old)} | {cell(new)} | "
-                     f"{statistics.median(old) / statistics.median(new):.1f}× |")
+             *ratio_table("model", names, results, 0)]
     text = "\n".join(lines)
     print(text)
     write_section("training-example", text)

@@ -14,7 +14,6 @@ it went.
 
 from __future__ import annotations
 
-import statistics
 import sys
 from pathlib import Path
 
@@ -88,7 +87,7 @@ def one(zooms: int) -> dict[str, list[float]]:
 
 def main() -> None:
     from bench._report import machine, write_section
-    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser
+    from bench.checkouts import checkouts_said, side_by_side, side_by_side_parser, spread
 
     p = side_by_side_parser()
     p.add_argument("--zooms", type=int, default=20, help="zooms per scene and round")
@@ -109,8 +108,7 @@ def main() -> None:
             return "—"
         if key.startswith("own: "):
             return " / ".join(f"{v:.1f}" for v in values) + " ms"
-        ninetieth = sorted(values)[int(0.9 * (len(values) - 1))]
-        return f"{statistics.median(values):.0f} / {ninetieth:.0f} / {max(values):.0f} ms"
+        return f"{spread(values)} ms"
 
     keys = list(dict.fromkeys(k for r in results for k in r))
     for key in sorted(keys, key=lambda k: (k.startswith("own: "), keys.index(k))):
