@@ -22,7 +22,7 @@ import math
 
 import torch
 
-IGNORE = -100
+from engine.models.masking import IGNORE
 
 
 def row_bound(tokens: int, prob: float, whole_word: bool = False) -> int:

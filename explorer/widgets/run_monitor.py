@@ -153,14 +153,18 @@ class RunMonitor(QSplitter):
         """What a run's steps are multiplied by on the x-axis: its batch for "examples seen", else 1."""
         return float(self.batch.get(name, 1)) if self.x_axis.currentText() == "examples seen" else 1.0
 
-    def _scale_run(self, name: str) -> None:
-        """Every curve of run ``name`` drawn on the x-axis chosen now (the points stay steps)."""
+    def _scale_steps(self, name: str) -> None:
+        """Run ``name``'s per-step curves (its losses, its speed or learning rate) on the x-axis chosen now."""
         factor = self._factor(name)
         for curve in (name, f"{name} smoothed"):
             self.loss_plot.set_x_scale(curve, factor)
         self.extra_plot.set_x_scale(name, factor)
+
+    def _scale_run(self, name: str) -> None:
+        """Every curve of run ``name`` drawn on the x-axis chosen now (the points stay steps)."""
+        self._scale_steps(name)
         for curve in [c for c in self.eval_plot.styles if c.rpartition(" ")[0] == name]:
-            self.eval_plot.set_x_scale(curve, factor)
+            self.eval_plot.set_x_scale(curve, self._factor(name))
 
     # ------------------------------------------------------------ events
 
@@ -173,10 +177,7 @@ class RunMonitor(QSplitter):
             self.batch[name] = int(ev.info.get("batch_size", 1))
             self._scale_run(name)
         elif isinstance(ev, api.StepMetrics):
-            factor = self._factor(name)
             self.loss_plot.append_loss(name, ev.step, ev.loss)
-            for curve in (name, f"{name} smoothed"):
-                self.loss_plot.set_x_scale(curve, factor)
             if self.extra_kind == LEARNING_RATE:
                 self.extra_plot.curve(name, colour=colour)
                 self.extra_plot.append(name, ev.step, ev.lr)
@@ -185,7 +186,7 @@ class RunMonitor(QSplitter):
                 self.extra_plot.append(name, ev.step, ev.throughput)
                 if self.extra_plot.getPlotItem().getAxis("left").labelText != f"{ev.unit}/s":
                     self.extra_plot.setLabel("left", f"{ev.unit}/s")
-            self.extra_plot.set_x_scale(name, factor)
+            self._scale_steps(name)
         elif isinstance(ev, api.EvalMetrics):
             for metric, value in ev.metrics.items():
                 if "coverage" in metric:  # word-similarity coverage: a count, not a quality
