@@ -33,17 +33,39 @@ def results_file(script: str | Path) -> Path:
     return folder / "RESULTS.md" if folder.parent == BENCH else BENCH / "RESULTS.md"
 
 
-def write_section(name: str, body: str, script: str | Path | None = None) -> None:
-    """Write (or replace) section ``name`` of the RESULTS.md of ``script`` (default: the caller's file)."""
-    results = results_file(script or sys._getframe(1).f_code.co_filename)
+MARKER = re.compile(r"<!-- (begin|end) (\S+) -->")
+
+
+def replaced(text: str, name: str, body: str) -> str:
+    """``text`` with section ``name`` replaced by ``body`` (added at the end when it has none). Refuses (ValueError,
+    nothing written) a file whose markers for ``name`` are not one begin before one end, or where another section's
+    marker lies between them: replacing from the first begin to the first end there would delete what lies between
+    (a stray pair of markers once put 5,770 lines of the chaos bench's history inside "talk-hours")."""
     begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
-    text = results.read_text() if results.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
     block = f"{begin}\n{body.rstrip()}\n{end}"
-    if begin in text and end in text:
-        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
-    else:
-        text = text.rstrip() + "\n\n" + block + "\n"
-    results.write_text(text)
+    counts = (text.count(begin), text.count(end))
+    if counts == (0, 0):
+        return text.rstrip() + "\n\n" + block + "\n"
+    if counts != (1, 1) or text.index(end) < text.index(begin):
+        raise ValueError(f"section {name!r}: {counts[0]} begin and {counts[1]} end markers, or its end before its "
+                         "begin; fix the file by hand (nothing was written)")
+    start, stop = text.index(begin), text.index(end) + len(end)
+    inside = [m.group(0) for m in MARKER.finditer(text, start + len(begin), stop - len(end))]
+    if inside:
+        raise ValueError(f"section {name!r} holds another section's marker ({inside[0]}); fix the file by hand "
+                         "(nothing was written)")
+    return text[:start] + block + text[stop:]
+
+
+def write_section(name: str, body: str, script: str | Path | None = None) -> None:
+    """Write (or replace) section ``name`` of the RESULTS.md of ``script`` (default: the caller's file), atomically
+    (a temporary file renamed over it: a bench killed while writing leaves the old file)."""
+    results = results_file(script or sys._getframe(1).f_code.co_filename)
+    text = results.read_text() if results.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
+    text = replaced(text, name, body)
+    temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, results)
 
 
 def default_threads() -> int:

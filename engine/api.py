@@ -298,7 +298,7 @@ def background_launch(command: str, args: list[str]) -> tuple[str, list[str]]:
     lower priority from its first instruction where POSIX's ``nice`` is at hand. ``--background`` lowers a
     run's priority as well, but only once Python has started and the command's modules are imported: 0.3-0.4 s
     of a core at the caller's own priority at each start, while the window had its own work to do (the chaos
-    bench's stalls after a training's start, bench/robustness/RESULTS.md)."""
+    bench's stalls after a training's start, bench/robustness/CHAOS-HISTORY.md)."""
     import os
     import shutil
     import sys
@@ -363,7 +363,7 @@ def long_job_threads_here() -> None:
     """Let the calling thread run torch on every core but one, and at least one (the window's long jobs: corpus
     index builds, the lens's occurrence fetches). The window keeps a core: beside its query thread, two long jobs
     with torch on every core made five torch threads on a laptop's two cores, and the window's thread waited
-    (bench/robustness/RESULTS.md, "The twentieth session's runs"); alone on two cores, a corpus index took as long
+    (bench/robustness/CHAOS-HISTORY.md, "The twentieth session's runs"); alone on two cores, a corpus index took as long
     on one as on two (bert-tiny 10.2 and 10.4 s, minilm-mlm 26.2 and 26.1 s)."""
     torch = _loaded_torch()
     if torch is not None:

@@ -22,7 +22,7 @@ def freeze_long_lived_objects() -> None:
     triggers it: a worker's collection froze the window (measured by bench/speed/explorer_speed.py).
     Frozen objects are never collected: a reference cycle frozen while a query was under way (its frames,
     its result) stayed for good, with the model it held — one freeze at every model load grew the window
-    by 5 GB in 30 minutes of chaos (bench/robustness/RESULTS.md). So the freeze waits for a quiet moment
+    by 5 GB in 30 minutes of chaos (bench/robustness/CHAOS-HISTORY.md). So the freeze waits for a quiet moment
     (``FREEZE_AFTER_MS`` after the last request, no query or job running) and collects first."""
     _freezer().request()
 
@@ -32,7 +32,7 @@ def thaw() -> None:
     and freeze them again, all at the next quiet moment: the collection then scans every object of the window
     (0.5-1 s of the GUI thread beside busy workers). Thawed at once, the window waited unfrozen for the freezer's
     quiet moment, which a user acting without pause never gives, and each full collection by the arrivals in
-    between scanned them all: the chaos bench's longest stalls (967 and 706 ms; bench/robustness/RESULTS.md, the
+    between scanned them all: the chaos bench's longest stalls (967 and 706 ms; bench/robustness/CHAOS-HISTORY.md, the
     forty-eighth session). The quiet moment waits for a pause in the user's input too (explorer/user_input.py)."""
     _freezer().request(thaw=True)
 
@@ -49,7 +49,7 @@ def _thaw_now() -> None:
 # whether the app froze anything since the last thaw. ``gc.get_freeze_count`` walks the frozen objects' list to
 # count them: every object of the window, scattered over its memory, 10 ms on a quiet machine and more beside busy
 # workers, and ``thaw_for`` asked it at every unload and at every look after one (in a perf profile of the chaos
-# bench, a quarter of the stalls' samples; perf's sampling slowed it: bench/robustness/RESULTS.md, the
+# bench, a quarter of the stalls' samples; perf's sampling slowed it: bench/robustness/CHAOS-HISTORY.md, the
 # thirty-second session's runs)
 _FROZEN = [False]
 
@@ -85,7 +85,7 @@ def work_under_way() -> bool:
     list holds a reference to every object it names, and the GUI thread can lose the GIL while it holds one.
     A tuple that a worker was still filling (``tuple(generator)``: Python tracks it from its start) could then
     not be resized, and the worker's query failed with "SystemError: Objects/tupleobject.c:927: bad argument to
-    internal function" (the chaos bench's run Z34: bench/robustness/RESULTS.md; CPython's gh-107137)."""
+    internal function" (the chaos bench's run Z34: bench/robustness/CHAOS-HISTORY.md; CPython's gh-107137)."""
     return bool(query_pool().activeThreadCount() or QThreadPool.globalInstance().activeThreadCount())
 
 
@@ -109,7 +109,7 @@ def thaw_for(gone: Callable[[], Any], wait_ms: int, checks: int = UNLOAD_CHECKS)
     quiet moment. The model then goes by its reference count, with no thaw. Thawed at the first look that found
     no holder among the unfrozen objects (as before), none of 6 thaws checked in the chaos monkey's runs (with a
     freeze every minute) was for a model in a garbage cycle: all were held by live objects, frozen, and 4 of 5 were
-    still alive after the collection (bench/robustness/thaw_holders.py; bench/robustness/RESULTS.md). So no search
+    still alive after the collection (bench/robustness/thaw_holders.py; bench/robustness/CHAOS-HISTORY.md). So no search
     for referrers either: it told a frozen holder from a frozen cycle no better."""
     handle = gone()
     if handle is None or not anything_frozen():  # freed, or nothing frozen for it to sit in

@@ -3,7 +3,7 @@ opened or one of its steps built, a tab switched, a query's or long job's answer
 lasts, the worker threads' model work waits at its next yield point
 (``engine.api.hold_workers``), so that each of the window's many calls into Python gets the GIL at once instead of
 waiting for a worker to hand it back (in the chaos bench's stalls the window's thread slept as long as it worked:
-bench/robustness/RESULTS.md, Z55). The workers go on once the event loop has had ``TURNS`` turns after the call
+bench/robustness/CHAOS-HISTORY.md, Z55). The workers go on once the event loop has had ``TURNS`` turns after the call
 (the relayout's, the repaint's) and after ``HOLD_S`` at most, whatever happens."""
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ and tabs, opening scenes, zooming, the talk deck and its window, small trainings
 checkpoint scrubber on a run — for ``--minutes`` (30 by default). It records the uncaught exceptions (the
 goal: 0), the event loop's stalls (gaps of a 10 ms timer: a histogram, the worst, and where the GUI thread
 was while it stalled), and RSS, threads and open files after a warm-up and at the end (the goal: RSS
-growth under 5% after the warm-up). Writes the section "Chaos in the window" of bench/robustness/RESULTS.md.
+growth under 5% after the warm-up). Writes the section "Chaos in the window" of bench/robustness/RESULTS.md;
+the runs it replaced, and what each session read in them, are kept in bench/robustness/CHAOS-HISTORY.md.
 
     QT_QPA_PLATFORM=offscreen python bench/robustness/chaos.py [--minutes 30] [--seed 7] [--history-run RUN]
 """

@@ -2,7 +2,7 @@
 
 Kept as a Python list of strs, the log was a str per action, made at the moment of the action among whatever else the
 window was making: 22,000 small blocks scattered over the heap the chaos bench measures, and the first among what
-kept its mostly free pages at the end of run Z42b (bench/robustness/RESULTS.md, "Chaos in the window": "str ← list
+kept its mostly free pages at the end of run Z42b (bench/robustness/CHAOS-HISTORY.md, "Chaos in the window": "str ← list
 ← Monkey.log", 9.3 MB of pages). Two growing buffers take no page from another's blocks."""
 
 from __future__ import annotations

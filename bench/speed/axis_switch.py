@@ -2,7 +2,7 @@
 side by side: the window's thread from the choice to the end of the repaint after it, by how many runs the monitor
 keeps (it draws the latest 8 and keeps 40: explorer/widgets/run_monitor.py).
 
-The chaos bench's window (bench/robustness/RESULTS.md, Z68) froze 255-373 ms three times after a choice on the
+The chaos bench's window (bench/robustness/CHAOS-HISTORY.md, Z68) froze 255-373 ms three times after a choice on the
 Fine-tune tab, the GUI thread's samples in the monitor's replot. Each run here: a start (batch 16), its logged
 steps, and an evaluation of three metrics every few steps, as a fine-tuning logs them.
 

@@ -1,7 +1,7 @@
 """The Predictions tab's "draw a training example" (``engine.api.bert_training_example``), on two checkouts side by
 side: each draw's time, all of it Python on a worker thread that shares the interpreter with the window's thread.
 
-The chaos bench's window (bench/robustness/RESULTS.md, Z68) drew an example about once a minute and a half, and two of
+The chaos bench's window (bench/robustness/CHAOS-HISTORY.md, Z68) drew an example about once a minute and a half, and two of
 its five stalls of 250 ms or more came while one was being drawn. The first draw of a process reads the corpus's
 held-out part (both checkouts); the figures are the draws after it, for BERT-tiny (whole words, 8,000 pieces) and
 MiniLM's masked LM (30,522).

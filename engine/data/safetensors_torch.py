@@ -6,7 +6,7 @@ Face folders' (``engine.models.hf_memory``). Not ``safetensors.safe_open(framewo
 through it left about three Python ints (the tensor's byte offsets) behind for every tensor read, never freed: 145
 for each load of bert-tiny. The window loads and unloads models all day (the Run history's scrubber loads a
 checkpoint at every step it is moved to), and those ints, each a small block alone among freed memory, kept pages
-resident that nothing else used (bench/robustness/RESULTS.md, "Chaos in the window", the fortieth session's runs).
+resident that nothing else used (bench/robustness/CHAOS-HISTORY.md, the fortieth session's runs).
 
 The file is read in one call with the GIL let go, into torch's memory, then each tensor copied out of it, each copy
 a torch call that lets the GIL go too (bench/robustness/gil_holds.py).

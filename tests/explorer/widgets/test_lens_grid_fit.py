@@ -1,7 +1,7 @@
 """The lens grid's cells are never cut: each column is as wide as its widest word or token and each row as tall as
 its text, when the cells are set, after a zoom while the grid is shown, and after a zoom while it was hidden (on
 another tab) once it is shown again. (Written for a grid that sized its sections itself, once, instead of by its
-headers: that change was reverted by its bench's rule, bench/robustness/RESULTS.md, the fifty-fourth session; the
+headers: that change was reverted by its bench's rule, bench/robustness/CHAOS-HISTORY.md, the fifty-fourth session; the
 test holds for both, and failed for each half of that change removed.)"""
 
 import numpy as np

@@ -1,0 +1,75 @@
+"""Writing a bench's section of a RESULTS.md (bench/_report.py): the section replaced and nothing else; a file whose
+markers would make the replacement delete other text is refused with nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import bench._report as report
+from bench._report import MARKER, replaced, write_section
+
+FILE = """# Results
+
+<!-- begin speed -->
+old speed
+<!-- end speed -->
+
+kept between
+
+<!-- begin memory -->
+old memory
+<!-- end memory -->
+"""
+
+
+def test_a_section_is_replaced_and_the_rest_kept() -> None:
+    text = replaced(FILE, "speed", "new speed\n")
+    assert "new speed" in text and "old speed" not in text
+    assert "kept between" in text and "old memory" in text
+    assert replaced(text, "speed", "old speed") == FILE
+
+
+def test_a_new_section_goes_at_the_end() -> None:
+    text = replaced(FILE, "faults", "faults body")
+    assert text.startswith(FILE.rstrip()) and text.endswith("<!-- begin faults -->\nfaults body\n<!-- end faults -->\n")
+
+
+@pytest.mark.parametrize("broken", [
+    FILE.replace("kept between", "kept between\n<!-- begin speed -->"),  # a stray begin: two of them
+    FILE.replace("kept between", "<!-- end speed -->"),  # two ends
+    FILE.replace("<!-- end speed -->", "").replace("old memory", "old memory\n<!-- end speed -->"),  # another inside
+    "<!-- end speed -->\nbody\n<!-- begin speed -->\n",  # the end before the begin
+])
+def test_markers_that_would_delete_other_text_are_refused(broken: str) -> None:
+    with pytest.raises(ValueError, match="speed"):
+        replaced(broken, "speed", "new")
+
+
+def test_a_refused_file_is_left_as_it_was(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(report, "BENCH", tmp_path)  # a bench group's folder under a stand-in bench/
+    (tmp_path / "group").mkdir()
+    results = tmp_path / "group" / "RESULTS.md"
+    broken = FILE.replace("kept between", "kept between\n<!-- begin speed -->")
+    results.write_text(broken)
+    with pytest.raises(ValueError):
+        write_section("speed", "new", script=tmp_path / "group" / "some_bench.py")
+    assert results.read_text() == broken
+    write_section("memory", "new memory", script=tmp_path / "group" / "some_bench.py")
+    assert "new memory" not in broken and "new memory" in results.read_text()
+    assert "old memory" not in results.read_text() and not list(tmp_path.glob(".*.tmp"))
+
+
+def test_every_section_of_the_repositorys_results_can_be_rewritten_alone() -> None:
+    """Each bench's next run replaces its own section and nothing else, in every RESULTS.md of bench/."""
+    files = sorted(report.BENCH.glob("**/RESULTS.md"))
+    assert len(files) >= 5
+    for results in files:
+        text = results.read_text()
+        names = {m.group(2) for m in MARKER.finditer(text)}
+        assert names, results
+        for name in names:
+            rewritten = replaced(text, name, "x")
+            assert rewritten.count("<!-- begin ") == text.count("<!-- begin "), (results, name)
+            assert len(rewritten) > len(text) // 3, (results, name)  # nothing else of size went with it
