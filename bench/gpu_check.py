@@ -243,7 +243,7 @@ def figures_in(out: Path) -> list[tuple[str, str, str]]:
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
             m = re.match(r"FIGURE (\S+) (\S+) (.+)$", line)
             if m:
-                found.append(m.groups())
+                found.append((m.group(1), m.group(2), m.group(3)))
     return found
 
 

@@ -18,6 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -123,7 +124,8 @@ def word2vec(args) -> None:
         if fuse is not None:
             fused.PER_CHUNK, fused.PROGRAMS = fuse[0] == "chunk", fuse[1]
         word2vec_model.loss_every = (lambda _device: 1) if every_loss else sampled  # type: ignore[assignment]
-        cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **({"batch_pairs": batch} if batch else {}))
+        batching: dict[str, Any] = {"batch_pairs": batch} if batch else {}
+        cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **batching)
         captures, launches = graphed.STATS["captured"], fused.STATS["launches"]
         try:
             model = Word2VecModel(vocab, cfg, device, seed=1)

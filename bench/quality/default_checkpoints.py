@@ -80,6 +80,9 @@ def main() -> None:
             lines.append("")
             for t in typed:
                 q = word_vector(h, t, word, layer)
+                if q is None:
+                    lines.append(f"- *{t}*: “{word}” is not a word of it")
+                    continue
                 sims = matrix @ (q / (np.linalg.norm(q) + 1e-9))
                 lines.append(f"- *{t}*")
                 for k in np.argsort(-sims)[:3]:

@@ -58,7 +58,7 @@ def run(model: str, task: str, strategy: str, args: argparse.Namespace, root: Pa
     return result
 
 
-def write_curves(folder: Path, task: str, model: str, run_dirs: list[str]) -> None:
+def write_curves(folder: Path, task: str, model: str, run_dirs: list[str | Path]) -> None:
     from engine import api
 
     command = "python bench/quality/finetune_quality.py " + " ".join(sys.argv[1:])

@@ -52,7 +52,7 @@ def jobs() -> list[tuple[str, Any]]:
 
         return TSNE(n_components=2, perplexity=30.0, init="pca", random_state=0).fit_transform(x)
 
-    out = []
+    out: list[tuple[str, Any]] = []
     for name in MODELS:
         occurrences = api.word_occurrences(api.load(name), WORD)
         vectors = np.asarray(occurrences.vectors[:, LAYER], np.float32)

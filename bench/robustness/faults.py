@@ -53,6 +53,7 @@ def check(run: Path) -> tuple[str, int | None]:
     """('loads', step) | ('clear: …', None) | ('BAD: …', None)."""
     from engine import api
 
+    handle: object = None
     try:
         handle = api.load(run)
         return "loads", int(json.loads((run / "config.json").read_text())["trained_steps"])

@@ -249,7 +249,7 @@ def main() -> None:
         answered = ", ".join(f"{r['query']} {r['answered']:,}" + (f" (of {r['calls']:,} calls: fewer run)"
                                                                   if r["calls"] < planned else "")
                              for r in mine if r["answered"])
-        refusals = Counter()
+        refusals: Counter[str] = Counter()
         for r in mine:
             refusals.update(r["documented"])
         refused = ", ".join(f"{k} {v:,}" for k, v in refusals.most_common())

@@ -20,6 +20,7 @@ reads the whole file in one call) and ``engine.models.hf_memory.read_weights`` (
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import statistics
 import sys
@@ -123,7 +124,7 @@ def measure(rounds: int) -> tuple[list[list[str]], str]:
                     if variant == "theirs" and name not in HF_READS:
                         continue
                     label = f"load {name}" + (", transformers' read" if variant == "theirs" else "")
-                    rows.setdefault(label, []).append(longest_hold(lambda n=name: api.load(n), one_thread=False))
+                    rows.setdefault(label, []).append(longest_hold(functools.partial(api.load, name), one_thread=False))
             finally:
                 back()
         for label, query in queries(handles):

@@ -184,7 +184,7 @@ def probe(name: str, folder: Path, tokenizers: dict[str, Any]) -> dict[str, str]
         return {"opens": f"refused: {e}"}
     except Exception as e:  # noqa: BLE001 - a crash is what this bench counts
         return {"opens": f"CRASH: {type(e).__name__}: {e}"}
-    row = {"opens": ", ".join(sorted(c.name.lower().replace("_", " ") for c in handle.capabilities))}
+    row = {"opens": ", ".join(sorted((c.name or "").lower().replace("_", " ") for c in handle.capabilities))}
     for query, ask in QUERIES.items():
         try:
             ask(handle)

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QElapsedTimer, QObject, QTimer
+from PySide6.QtCore import QCoreApplication, QElapsedTimer, QObject, QTimer
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSlider,
@@ -558,7 +558,7 @@ def threads() -> int:
     return len(os.listdir("/proc/self/task"))
 
 
-def wait(app: QApplication, seconds: float) -> None:
+def wait(app: QCoreApplication, seconds: float) -> None:
     """Run the window's event loop for ``seconds``, as the app's own loop runs: it waits for events when there are
     none, and says so (``aboutToBlock``: what explorer.window_work watches). Until the fifty-fifth session it called
     ``processEvents`` every 5 ms, which never waits and says it is awake at every call."""

@@ -16,6 +16,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -27,7 +28,7 @@ from bench._report import machine, write_section  # noqa: E402
 SENTENCE = "She walked along the river bank at dawn and then deposited her [MASK] at the bank"
 
 
-def bert_base_handle() -> object:
+def bert_base_handle() -> Any:
     import torch
 
     from engine.config.settings import BertConfig, apply_preset
@@ -54,7 +55,7 @@ def percentiles(times: list[float]) -> tuple[float, float]:
     return statistics.median(times) * 1e3, times[int(0.95 * (len(times) - 1))] * 1e3
 
 
-def keystrokes(app: object, handle: object, keys: int) -> tuple[float, float, int]:
+def keystrokes(app: object, handle: Any, keys: int) -> tuple[float, float, int]:
     from explorer.panels.attention import AttentionPanel
     from explorer.panels.predictions.panel import PredictionsPanel
     from explorer.session import Session
@@ -102,6 +103,7 @@ def keystrokes(app: object, handle: object, keys: int) -> tuple[float, float, in
         if i >= 5:  # after warm-up
             times.append(time.perf_counter() - t0)
         time.sleep(0.1)  # the next key comes a moment later (typing speed), not on the same tick
+    assert attention.result is not None, "the attention panel never answered"
     tokens = len(attention.result.maps.tokens)
     for panel in (attention, predictions):
         panel.close()

@@ -126,8 +126,9 @@ def main() -> None:
     ours = Bert(cfg).to(device)
     hf_cfg = transformers.BertConfig(vocab_size=cfg.vocab_size, hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
                                      num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate,
-                                     max_position_embeddings=cfg.max_len, attn_implementation="sdpa")
-    theirs = transformers.BertForPreTraining(hf_cfg).to(device)
+                                     max_position_embeddings=cfg.max_len,
+                                     attn_implementation="sdpa")  # type: ignore[call-arg]  # (a PretrainedConfig keyword)
+    theirs = transformers.BertForPreTraining(hf_cfg).to(device)  # type: ignore[arg-type]  # (transformers' stubs)
     batches = make_batches(args.steps, args.batch, args.seq, cfg.vocab_size, device)
     runs = {"theirs": (theirs, theirs_step, False), "ours": (ours, ours_step, False)}
     if args.levers:

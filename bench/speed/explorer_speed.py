@@ -151,7 +151,7 @@ def main() -> None:
     win.train.start_run()
     t0 = time.perf_counter()
     panel.indexer.build_index()
-    while handle.name not in panel.indexer.indexes or win.train.job.running:
+    while handle.name not in panel.indexer.indexes or (win.train.job is not None and win.train.job.running):
         app.processEvents()
         time.sleep(0.001)
         if time.perf_counter() - t0 > 3600:

@@ -74,6 +74,7 @@ def main() -> None:
     p.add_argument("--models", default="minilm-mlm,minilm-gpt")
     args = p.parse_args()
     from engine import api
+    from engine.handles.transformer import TransformerHandle
 
     sentences = [s for s in api.corpus_sample("default", 400) if 12 <= len(s.split()) <= 40][:32]
     every_word = " ".join(api.corpus_sample("default", 400)).split()
@@ -81,6 +82,7 @@ def main() -> None:
     rows = []
     for name in args.models.split(","):
         handle = api.load(name)
+        assert isinstance(handle, TransformerHandle), f"{name} is not a transformer"
         adapter = handle.adapter
         network_alone = adapter.forward
         paths = {"the whole model (before)": whole_model(adapter), "the network alone (now)": network_alone}
@@ -89,13 +91,13 @@ def main() -> None:
         for task, call in work.items():
             figures: dict[str, list[tuple[float, float]]] = {path: [] for path in paths}
             for forward in paths.values():  # a first call each, not counted
-                adapter.forward = forward
+                adapter.forward = forward  # type: ignore[method-assign]  # (the path timed)
                 call()
             for _ in range(args.rounds):
                 for path, forward in paths.items():
-                    adapter.forward = forward
+                    adapter.forward = forward  # type: ignore[method-assign]  # (the path timed)
                     figures[path].append(timed(call))
-            adapter.forward = network_alone
+            adapter.forward = network_alone  # type: ignore[method-assign]  # (the path timed)
             for path, got in figures.items():
                 rows.append((name, task, path, statistics.median(s for s, _ in got) * 1000,
                              statistics.median(m for _, m in got)))

@@ -36,7 +36,7 @@ def make_run(folder: Path, steps: int = 8) -> Path:
     cfg = api.model_config("bert", preset="tiny", batch_size=16, seq_len=64, eval_every=0, keep_every=2)
     spec = api.RunSpec("bert", out=str(folder / "run"), corpus=str(corpus), model=cfg, max_steps=steps, seed=0)
     events = list(api.train(spec))
-    assert events[-1].status == "completed", events[-1]
+    assert isinstance(events[-1], api.RunFinished) and events[-1].status == "completed", events[-1]
     return folder / "run"
 
 
@@ -52,6 +52,7 @@ def main() -> None:
     lighter_import_hook()  # as the app does (explorer/app.py)
 
     from explorer.main_window import MainWindow
+    from explorer.scenes import Scene
     from explorer.session import Session
 
     app = QApplication.instance() or QApplication([])
@@ -68,10 +69,9 @@ def main() -> None:
             app.processEvents()
             time.sleep(0.01)
         lens, masked = window.polysemy, window.predictions.masked
-        lens.apply_scene({"panel": "polysemy", "sentences": ["We sat on the bank of the river.",
-                                                              "She deposited cash at the bank."],
-                          "selection": "bank", "models": [alias], "contextual_model": alias, "layer": None,
-                          "view": "neighbours"})
+        lens.apply_scene(Scene(panel="polysemy", sentences=["We sat on the bank of the river.",
+                                                            "She deposited cash at the bank."],
+                               selection="bank", models=[alias], contextual_model=alias, view="neighbours"))
         masked.text.setText("She deposited the money at the [MASK].")
         masked.model.setCurrentText(alias)
         window.tabs.setCurrentWidget(window.polysemy)

@@ -65,7 +65,7 @@ def stepping(rounds: int) -> tuple[float, list[tuple[str, list[float]]]]:
             app.processEvents()
             talk.grab()  # the step painted at 1920×1080
             times[i].append(time.perf_counter() - t)
-    return prepared, [(step["title"], ts) for step, ts in zip(talk.steps, times, strict=True)]
+    return prepared, [(step.title or "", ts) for step, ts in zip(talk.steps, times, strict=True)]
 
 
 def main() -> None:

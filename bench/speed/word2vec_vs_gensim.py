@@ -44,7 +44,7 @@ from engine.models.word2vec.model import Word2VecModel, train_steps  # noqa: E40
 VARIANTS = [("SG-NS", 1, 0), ("CBOW-NS", 0, 0), ("SG-HS", 1, 1), ("CBOW-HS", 0, 1)]
 
 
-def quality(words, vectors) -> dict[str, float]:
+def quality(words, vectors) -> dict[str, float | None]:
     sv = StaticVectors(words, vectors)
     return {"analogy": analogy(sv)["accuracy"], "ws353": word_similarity(sv, "wordsim353")["spearman"],
             "simlex": word_similarity(sv, "simlex")["spearman"]}
