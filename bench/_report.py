@@ -59,13 +59,12 @@ def replaced(text: str, name: str, body: str) -> str:
 
 def write_section(name: str, body: str, script: str | Path | None = None) -> None:
     """Write (or replace) section ``name`` of the RESULTS.md of ``script`` (default: the caller's file), atomically
-    (a temporary file renamed over it: a bench killed while writing leaves the old file)."""
+    as checkpoints are (a bench killed while writing leaves the old file)."""
+    from engine.checkpoints.files import atomic_write_bytes
+
     results = results_file(script or sys._getframe(1).f_code.co_filename)
-    text = results.read_text() if results.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
-    text = replaced(text, name, body)
-    temporary = results.with_name(f".{results.name}.{os.getpid()}.tmp")
-    temporary.write_text(text)
-    os.replace(temporary, results)
+    text = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
+    atomic_write_bytes(results, replaced(text, name, body).encode())
 
 
 def default_threads() -> int:

@@ -58,7 +58,7 @@ def test_a_refused_file_is_left_as_it_was(tmp_path: Path, monkeypatch: pytest.Mo
     assert results.read_text() == broken
     write_section("memory", "new memory", script=tmp_path / "group" / "some_bench.py")
     assert "new memory" not in broken and "new memory" in results.read_text()
-    assert "old memory" not in results.read_text() and not list(tmp_path.glob(".*.tmp"))
+    assert "old memory" not in results.read_text() and not list((tmp_path / "group").glob(".*tmp*"))  # no temporary left
 
 
 def test_every_section_of_the_repositorys_results_can_be_rewritten_alone() -> None:
