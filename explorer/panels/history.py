@@ -179,14 +179,18 @@ class HistoryPanel(QWidget):
         self.loss.set_empty_text(f"{Path(run_dir).name} logged no training loss (a folder of checkpoints "
                                  "without word2bert's metrics.jsonl or a Trainer's trainer_state.json)")
         self.loss.redraw_now()
-        if losses:  # each kept checkpoint on the curve (none drawn at a made-up loss of 0)
-            self.checkpoint_ticks.setData([k.step for k in history], [self._loss_at(k.step, losses) for k in history])
-        else:
-            self.checkpoint_ticks.setData([], [])
+        ordered = sorted(losses)  # (a resumed run may have logged a step twice)
+        on_curve = [(k.step, y) for k in history if (y := self._loss_at(k.step, ordered)) is not None]
+        # each kept checkpoint on the curve where a loss was logged around it (none at a made-up loss, none at the
+        # loss of a step far from it; the slider's ticks show them all)
+        self.checkpoint_ticks.setData([x for x, _ in on_curve], [y for _, y in on_curve])
         for row in cached:
             self._add_scores(row)
+        off_curve = len(history) - len(on_curve)
         self.title.setText(f"{run_dir}: {len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}"
-                           + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)"))
+                           + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)")
+                           + (f" ({off_curve} outside the steps {ordered[0][0]:,}–{ordered[-1][0]:,} whose training loss"
+                              " was logged)" if losses and off_curve else ""))
         self.slider.blockSignals(True)
         self.slider.setMaximum(len(history) - 1)
         self.slider.setValue(len(history) - 1)
@@ -204,12 +208,17 @@ class HistoryPanel(QWidget):
             control.setEnabled(False)
 
     @staticmethod
-    def _loss_at(step: int, losses: list[tuple[int, float]]) -> float:
-        """The logged loss nearest ``step`` (losses in step order; a long run logs thousands)."""
-        if not losses:
-            return 0.0
+    def _loss_at(step: int, losses: list[tuple[int, float]]) -> float | None:
+        """The training loss at ``step`` read off the curve (losses in step order; a long run logs thousands):
+        a logged step's own, between two logged steps the line joining them, and None before the first or
+        after the last (a run that logs every 50 steps may keep a checkpoint at step 10)."""
+        if not losses or not losses[0][0] <= step <= losses[-1][0]:
+            return None
         i = bisect.bisect_left(losses, (step,))
-        return min(losses[max(0, i - 1) : i + 1], key=lambda sl: abs(sl[0] - step))[1]
+        if losses[i][0] == step:
+            return losses[i][1]
+        (s0, y0), (s1, y1) = losses[i - 1], losses[i]
+        return y0 + (y1 - y0) * (step - s0) / (s1 - s0)
 
     # ------------------------------------------------------------ the slider
 

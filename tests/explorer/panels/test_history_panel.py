@@ -1,6 +1,8 @@
 """The run scrubber: a tiny BERT run's kept checkpoints on a slider over its loss curve; moving it changes
 the model every panel uses; senses emerging scored per checkpoint; a Trainer-style folder opens too."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
@@ -13,7 +15,7 @@ def bert_run(topic_corpus, tmp_path_factory):
     from engine import api
 
     run_dir = tmp_path_factory.mktemp("history") / "bert-run"
-    spec = tiny_spec("bert", topic_corpus, run_dir, max_steps=6, keep_every=2, eval_every=3)
+    spec = replace(tiny_spec("bert", topic_corpus, run_dir, max_steps=6, keep_every=2, eval_every=3), log_every=1)
     assert list(api.train(spec))[-1].status == "completed"
     return run_dir
 
@@ -175,6 +177,16 @@ def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, t
     assert list(xs) == [500, 1000] and list(ys) == [3.2, 2.5]
     assert list(panel.loss.points("held-out eval loss")[1]) == [3.0]
     assert sorted(panel.checkpoint_ticks.getData()[1]) == [2.5, 3.2]
+    # a checkpoint between two logged losses sits on the line joining them; one after the last logged loss is not
+    # put on the curve at a loss it never had (it was drawn at the nearest logged one, as if the curve ran flat)
+    log = [{"loss": 3.0, "step": 250}, {"loss": 2.0, "step": 750}]
+    (root / "checkpoint-1000" / "trainer_state.json").write_text(json.dumps({"log_history": log}), encoding="utf-8")
+    panel.open_run(str(root))
+    qtbot.waitUntil(lambda: "no loss curve" not in panel.title.text() and "reading" not in panel.title.text(),
+                    timeout=60_000)
+    xs, ys = panel.checkpoint_ticks.getData()
+    assert list(xs) == [500] and list(ys) == [2.5]
+    assert "1 outside the steps 250–750 whose training loss was logged" in panel.title.text()
 
 
 def test_a_folder_without_checkpoints_says_why(qtbot, window, tmp_path):
