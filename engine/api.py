@@ -440,7 +440,9 @@ def describe_run(run_dir: str | Path) -> str:
     if cfg.get("corpus"):
         parts.append(f"corpus {corpus_label(cfg)}")
     if cfg.get("trained_steps"):
-        parts.append(f"{cfg['trained_steps']:,} steps")
+        earlier = f" on from {cfg['init_from']} ({int(cfg.get('init_from_steps') or 0):,} before)" \
+            if cfg.get("init_from") else ""
+        parts.append(f"{cfg['trained_steps']:,} steps{earlier}")
     metrics = cfg.get("metrics") or {}
     parts += [f"{k} {v:.3g}" for k, v in list(metrics.items())[:2] if isinstance(v, (int, float))]
     return ", ".join(parts)

@@ -80,6 +80,9 @@ class Family:
     # settings a fresh run trains with on a CUDA GPU unless the user gives them: the defaults are the CPU's
     # choice, and a GPU wants more work per step (each chosen by a declared rule: bench/RESULTS.md, GPU)
     on_gpu: Mapping[str, Any] = field(default_factory=dict)
+    # the settings that shape its weights and vocabulary: a run that goes on from another's (``init_from``)
+    # takes them from that run; empty: it cannot go on from another run that way
+    architecture: tuple[str, ...] = ()
 
     def encoders(self) -> Any:
         return _resolve(self.encoder)
@@ -128,9 +131,13 @@ def _word2vec_problems(cfg: Any) -> list[str]:
 
 
 def _bert_problems(cfg: Any) -> list[str]:
+    problems = []
     if cfg.seq_len is not None and cfg.seq_len < 8:
-        return ["seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])"]
-    return []
+        problems.append("seq_len must be at least 8 for BERT ([CLS] A [SEP] B [SEP])")
+    if str(cfg.init_from or "").strip() and str(cfg.teacher or "").strip():
+        problems.append("init_from and teacher: not both (a student reads in its teacher's vocabulary, a run that "
+                        "goes on from another in that run's)")
+    return problems
 
 
 def _head_problems(cfg: Any) -> list[str]:
@@ -164,6 +171,7 @@ _WORD2VEC_OPTIONS = {
     "loss": Option("ns: negative sampling (default); hs: hierarchical softmax", {"ns": {"hs": 0}, "hs": {"hs": 1}}),
 }
 
+_TRANSFORMER = ("preset", "vocab_size", "hidden", "layers", "heads", "intermediate", "max_len", "lowercase")
 _DIM = {"dim": "vector_size"}  # gensim's name, and the word2vec tool's -size, as the issue spelled it
 _ENCODERS = "engine.finetune.encoders"
 _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "engine.training.contextual_runs",
@@ -185,14 +193,17 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
            description="ELMo: character CNN and bidirectional LSTM language models",
            encoder=f"{_ENCODERS}:ELMO_ENCODER",
            # 40 s on an H200, held-out perplexity: 512 windows at 1e-3 227, 32 at 5e-4 408, 2048 at 2e-3 392
-           on_gpu={"batch_size": 512, "lr": 1e-3}),
+           on_gpu={"batch_size": 512, "lr": 1e-3},
+           architecture=("preset", "char_dim", "filters", "highway", "proj", "hidden", "layers", "max_chars",
+                         "min_count", "max_vocab", "lowercase")),
     Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
            _transformer_weights, description="GPT: a left-to-right Transformer language model",
-           to_transformers="engine.cli.export:gpt_to_transformers", encoder=f"{_ENCODERS}:GPT_ENCODER"),
+           to_transformers="engine.cli.export:gpt_to_transformers", encoder=f"{_ENCODERS}:GPT_ENCODER",
+           architecture=(*_TRANSFORMER, "tokenizer")),
     Family("bert", BertConfig, f"{_CONTEXTUAL_RUNS}:run_bert", "engine.handles.transformer:load_bert",
            _transformer_weights, description="BERT: masked language model and next-sentence prediction",
            problems=_bert_problems, to_transformers="engine.cli.export:bert_to_transformers",
-           encoder=f"{_ENCODERS}:BERT_ENCODER"),
+           encoder=f"{_ENCODERS}:BERT_ENCODER", architecture=_TRANSFORMER),
     Family("mlm-head", MlmHeadConfig, f"{_ADAPT_RUNS}:run_mlm_head", "engine.handles.hf:load_mlm_head",
            description="a masked-LM head trained on a Hugging Face encoder", problems=_head_problems),
     Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",

@@ -129,6 +129,9 @@ def check_config(kind: str, cfg: Any) -> list[str]:
     if get("sense_pairs") and get("sense_batch") and get("sense_batch") > get("batch_size"):
         problems.append(f"sense_batch ({get('sense_batch')}) cannot exceed batch_size ({get('batch_size')}): each "
                         "step's pairs ride with its masked-LM windows")
+    if str(get("init_from") or "").strip() and str(get("init_embeddings") or "").strip():
+        problems.append("init_from and init_embeddings: not both (a run that goes on from another takes its "
+                        "embeddings from it)")
     if kind in FAMILIES:  # what only this family asks of its settings (its declaration says)
         problems += FAMILIES[kind].problems(cfg)
     return problems

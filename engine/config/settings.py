@@ -132,6 +132,7 @@ class BertConfig(SenseSettings, PretrainSettings):
     mask_prob: float = 0.15
     nsp: bool = True  # next-sentence prediction (off: MLM only, single segments)
     init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
+    init_from: str = ""  # a run of this family (folder or shipped name) to go on pretraining from, on this run's corpus: its weights, its tokenizer and its architecture, with a schedule of this run's own (continued pretraining: a model taken to new text); "": from nothing
     whole_word: bool = False  # mask every piece of a chosen word together (whole-word masking)
     teacher: str = ""  # distil from this encoder's per-word states (e.g. all-minilm-l6-v2), or from a masked LM run (e.g. minilm-mlm: its predictions too, in its vocabulary); "": no teacher
     distill_weight: float = 1.0  # weight of the teacher's word-state loss beside MLM (+ NSP)
@@ -154,6 +155,7 @@ class GPTConfig(PretrainSettings):
     dropout: float = 0.1
     lowercase: bool = True
     init_embeddings: str = ""  # "glove-6b-50d": token embeddings start from GloVe (projected); "": random
+    init_from: str = ""  # a run of this family (folder or shipped name) to go on pretraining from, on this run's corpus: its weights, its tokenizer and its architecture, with a schedule of this run's own (continued pretraining: a model taken to new text); "": from nothing
 
 
 @dataclass
@@ -171,6 +173,7 @@ class ElmoConfig(PretrainSettings):
     seq_len: int = 20  # tokens per training window (ELMo: 20)
     dropout: float = 0.1
     lowercase: bool = True
+    init_from: str = ""  # a run of this family (folder or shipped name) to go on pretraining from, on this run's corpus: its weights, its vocabulary and its architecture, with a schedule of this run's own (continued pretraining: a model taken to new text); "": from nothing
 
 
 @dataclass

@@ -21,6 +21,7 @@ from engine.data.inputs import whole_texts
 from engine.errors import CheckpointError, CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
+from engine.training.continued import earlier_start
 from engine.training.events import TrainEvent
 from engine.training.pretrain import Recipe, pretrain
 from engine.training.pretrain_data import Document, encode_documents
@@ -114,14 +115,6 @@ def warm_start(model: Any, init_from: str, base: str, train_layers: int, kind: s
                               f"its top {layers} (train_layers): use --train-layers {earlier_layers} or more")
     load_trained(model, read_tensors(folder, config), str(folder))
     return {"init_from": str(init_from), "init_from_steps": int(config.get("trained_steps", 0))}
-
-
-def earlier_start(run_dir: Any) -> dict[str, Any]:
-    """A resumed run's record of where its first segment started (init_from): kept in every later save."""
-    from engine.checkpoints.reading import read_config
-
-    config = read_config(run_dir)
-    return {k: config[k] for k in ("init_from", "init_from_steps") if k in config}
 
 
 @dataclass

@@ -18,8 +18,9 @@ from torch import nn
 from engine.data.inputs import separator as separator_token
 from engine.data.text import load_subword_tokenizer, train_subword_tokenizer
 from engine.errors import CheckpointError, CorpusError, InputError
-from engine.training import distributed
+from engine.training import continued, distributed
 from engine.training.context import TrainContext
+from engine.training.continued import Source, earlier_start
 from engine.training.events import TrainEvent
 from engine.training.init_embeddings import init_token_embeddings
 from engine.training.pretrain import Recipe, pretrain
@@ -43,10 +44,16 @@ def _train_docs(ctx: TrainContext) -> list:
     return docs
 
 
-def _tokenizer(ctx: TrainContext, docs: list, kind: str, vocab_size: int, lowercase: bool) -> Any:
-    """Train the sub-word tokenizer on the train part (rank 0), or reload it when resuming."""
+def _tokenizer(ctx: TrainContext, docs: list, kind: str, vocab_size: int, lowercase: bool,
+               earlier: Source | None = None) -> Any:
+    """Train the sub-word tokenizer on the train part (rank 0), or take the one of the run this one goes on
+    from, or reload it when resuming."""
     path = ctx.run_dir / TOKENIZER
-    if not ctx.spec.resume and distributed.is_main():
+    if earlier is not None and distributed.is_main():
+        tok = load_subword_tokenizer(earlier.file(str(earlier.config.get("tokenizer") or TOKENIZER)))
+        ctx.run_dir.mkdir(parents=True, exist_ok=True)
+        tok.save(str(path))
+    elif not ctx.spec.resume and distributed.is_main():
         budget = ctx.spec.max_words
 
         def sentences() -> Iterator[str]:
@@ -76,6 +83,14 @@ def _teacher_tokenizer(ctx: TrainContext, teacher: Any) -> tuple[Any, np.ndarray
     if saved.get_vocab() != tok.get_vocab():
         raise CheckpointError(f"{path} is not the vocabulary of the teacher {teacher.name!r}")
     return saved, to_teacher
+
+
+def _began(ctx: TrainContext, earlier: Source | None, fresh: Any) -> dict[str, Any]:
+    """The config.json fields of how the run began: from an earlier run, or ``fresh()`` (GloVe embeddings, or
+    nothing); a resumed run keeps what its first segment recorded."""
+    if ctx.spec.resume:
+        return earlier_start(ctx.run_dir)
+    return earlier.started() if earlier is not None else fresh()
 
 
 def _heldout_docs(ctx: TrainContext, tokenizer: Any) -> list:
@@ -108,6 +123,7 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
+    earlier = continued.source("bert", cfg, ctx.spec.resume)  # (its architecture now cfg's)
     if cfg.seq_len > cfg.max_len:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the position table (max_len {cfg.max_len})")
     docs = _train_docs(ctx)
@@ -121,7 +137,7 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         tok, to_teacher_ids = _teacher_tokenizer(ctx, mlm_teacher)
         to_teacher = torch.from_numpy(to_teacher_ids).to(ctx.device)
     else:
-        tok = _tokenizer(ctx, docs, "wordpiece", cfg.vocab_size, cfg.lowercase)
+        tok = _tokenizer(ctx, docs, "wordpiece", cfg.vocab_size, cfg.lowercase, earlier)
     cfg.vocab_size = tok.get_vocab_size()
     pad, cls, sep, mask = (tok.token_to_id(t) for t in ("[PAD]", "[CLS]", "[SEP]", "[MASK]"))
     first_normal = 5  # ids 0-4 are [PAD] [UNK] [CLS] [SEP] [MASK]
@@ -153,7 +169,9 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
     continuation = torch.tensor([t.startswith("##") for t in vocabulary], device=ctx.device)
     ordinary = torch.arange(first_normal, cfg.vocab_size, device=ctx.device)
     model = Bert(cfg)
-    started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
+    if earlier is not None:
+        earlier.load_into(model)
+    started = _began(ctx, earlier, lambda: init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed))
 
     def step_loss(model: nn.Module, batch: dict[str, torch.Tensor],
                   generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
@@ -219,7 +237,7 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         return result
 
     net: nn.Module = model
-    notes: list[str] = []
+    notes: list[str] = earlier.notes if earlier is not None else []
     if source is not None:  # only the student is saved; the maps to the teacher's space exist for training
         net = DistilledBert(model, WordDistillation(cfg.hidden, source.dim, distillation_pairs, cfg.distill_map == "identity"),
                             cfg.distill_weight,
@@ -229,7 +247,7 @@ def run_bert(ctx: TrainContext) -> Iterator[TrainEvent]:
         if mlm_teacher is not None:
             started = {**started, "soft_targets_from": cfg.teacher, "vocabulary_from": cfg.teacher,
                        "teacher_save_id": mlm_teacher.save_id}
-            notes = _teacher_changed(ctx, mlm_teacher.save_id)
+            notes = notes + _teacher_changed(ctx, mlm_teacher.save_id)
     recipe = Recipe("bert", net, len(first["ids"]), cfg.seq_len, epoch_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
                     {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started,
@@ -270,10 +288,11 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
+    earlier = continued.source("gpt", cfg, ctx.spec.resume)  # (its architecture now cfg's)
     if cfg.seq_len > cfg.max_len:
         raise ValueError(f"seq_len {cfg.seq_len} exceeds the position table (max_len {cfg.max_len})")
     docs = _train_docs(ctx)
-    tok = _tokenizer(ctx, docs, cfg.tokenizer, cfg.vocab_size, cfg.lowercase)
+    tok = _tokenizer(ctx, docs, cfg.tokenizer, cfg.vocab_size, cfg.lowercase, earlier)
     cfg.vocab_size = tok.get_vocab_size()
     separator = tok.token_to_id(separator_token(cfg.tokenizer == "bpe"))
     train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
@@ -298,10 +317,13 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
         return {"loss": loss, "perplexity": math.exp(min(loss, 50))}
 
     model = GPT(cfg)
-    started = {} if ctx.spec.resume else init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed)
+    if earlier is not None:
+        earlier.load_into(model)
+    started = _began(ctx, earlier, lambda: init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed))
     recipe = Recipe("gpt", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
-                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started})
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
+                    notes=earlier.notes if earlier is not None else [])
     yield from pretrain(ctx, recipe)
 
 
@@ -314,11 +336,16 @@ def run_elmo(ctx: TrainContext) -> Iterator[TrainEvent]:
 
     ctx.device = distributed.setup(ctx.device)
     cfg = ctx.spec.model
+    earlier = continued.source("elmo", cfg, ctx.spec.resume)  # (its architecture now cfg's)
     sentences = ctx.sentences("train", cfg.lowercase)
     if not sentences:
         raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
-    vocab = Vocab.load(ctx.run_dir / "vocab.txt") if ctx.spec.resume else \
-        Vocab.build(sentences, cfg.min_count, cfg.max_vocab, RESERVED)
+    if earlier is not None:  # its words: the output layer's rows are theirs
+        vocab = Vocab.load(earlier.file("vocab.txt"))
+    elif ctx.spec.resume:
+        vocab = Vocab.load(ctx.run_dir / "vocab.txt")
+    else:
+        vocab = Vocab.build(sentences, cfg.min_count, cfg.max_vocab, RESERVED)
     unk = vocab.index[UNK]
     types: dict[str, int] = {}
     win_in, win_out, _ = word_windows(sentences, cfg.seq_len, types, vocab.index, unk)
@@ -348,7 +375,11 @@ def run_elmo(ctx: TrainContext) -> Iterator[TrainEvent]:
         return {"forward_perplexity": math.exp(min(f, 50)), "backward_perplexity": math.exp(min(b, 50)),
                 "perplexity": math.exp(min((f + b) / 2, 50))}
 
-    recipe = Recipe("elmo", BiLM(cfg, len(vocab)), len(win_in), cfg.seq_len, lambda epoch: train_data, step_loss,
+    model = BiLM(cfg, len(vocab))
+    if earlier is not None:
+        earlier.load_into(model)
+    recipe = Recipe("elmo", model, len(win_in), cfg.seq_len, lambda epoch: train_data, step_loss,
                     evaluate, {"vocab.txt": vocab.save},
-                    {"corpus_words": n_words, "vocabulary_size": len(vocab)})
+                    {"corpus_words": n_words, "vocabulary_size": len(vocab), **_began(ctx, earlier, dict)},
+                    notes=earlier.notes if earlier is not None else [])
     yield from pretrain(ctx, recipe)

@@ -81,6 +81,9 @@ class TrainPanel(QWidget):
         self.progress = ProgressBar(maximum=1000)
         self.status = QLabel("Choose a model and a corpus, then Start.")
         self.status.setWordWrap(True)
+        self.notes = QLabel()  # the run's own notes, kept while it trains (the status line changes every step)
+        self.notes.setWordWrap(True)
+        self.notes.setVisible(False)
         form = QFormLayout()
         form.addRow("Model", self.kind)
         form.addRow("Preset", self.preset)
@@ -109,6 +112,7 @@ class TrainPanel(QWidget):
         left.addLayout(more)
         left.addWidget(self.progress)
         left.addWidget(self.status)
+        left.addWidget(self.notes)
         left.addWidget(QLabel("Runs (untick to hide):"))
         left.addWidget(self.runs, 1)
         left_widget = QWidget()
@@ -245,6 +249,7 @@ class TrainPanel(QWidget):
         self.open_run.setEnabled(False)
         self.progress.setValue(0)
         self.status.setText(message)
+        self.notes.setVisible(False)
 
     def _on_event(self, ev: Any, name: str | None = None) -> None:
         from engine import api
@@ -253,6 +258,9 @@ class TrainPanel(QWidget):
         self.monitor.show_event(name, ev)
         if isinstance(ev, api.RunStarted):
             self.status.setText(f"training {ev.kind} on {ev.device} → {ev.run_dir}")
+            notes = ev.info.get("notes", [])  # what the run says of itself (where it goes on from, a teacher saved again)
+            self.notes.setText("\n".join(f"Note: {note}" for note in notes))
+            self.notes.setVisible(bool(notes))
         elif isinstance(ev, api.StepMetrics):
             self.progress.setValue(int(ev.progress * 1000))
             self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "

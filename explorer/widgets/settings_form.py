@@ -35,6 +35,8 @@ PROBLEM = "#b00020"
 QUOTED_AT_MOST = 24  # the characters of a refused value that its problem quotes
 # text settings that name a file: their editor gets an "open file" button (name -> the dialog's filter)
 FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
+# text settings that name a run folder (or a shipped model): an "open folder" button (name -> the dialog's title)
+FOLDER_SETTINGS = {"init_from": "The run to go on from"}
 
 
 class SettingsForm(QWidget):
@@ -132,17 +134,21 @@ class SettingsForm(QWidget):
         line = QLineEdit(self._text(setting.value))  # numbers like 5e-4, optional numbers ("" = none) and text
         if setting.optional:
             line.setPlaceholderText("none")
-        if setting.name in FILE_SETTINGS:
-            line.setPlaceholderText("none (choose a file)")
+        if setting.name in FILE_SETTINGS or setting.name in FOLDER_SETTINGS:
+            folder = setting.name in FOLDER_SETTINGS
+            line.setPlaceholderText("none (a run folder or a shipped model's name)" if folder else "none (choose a file)")
             icon = self.style().standardIcon(QStyle.StandardPixmap.SP_DirOpenIcon)
             action = line.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)  # type: ignore[call-overload]
-            action.setToolTip("Choose a file")
+            action.setToolTip("Choose a run folder" if folder else "Choose a file")
             action.triggered.connect(lambda _=False, e=line, n=setting.name: self._choose_file(e, n))
         line.textChanged.connect(self._check)
         return line
 
     def _choose_file(self, editor: QLineEdit, name: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, name.replace("_", " "), editor.text(), FILE_SETTINGS[name])
+        if name in FOLDER_SETTINGS:
+            path = QFileDialog.getExistingDirectory(self, FOLDER_SETTINGS[name], editor.text())
+        else:
+            path, _ = QFileDialog.getOpenFileName(self, name.replace("_", " "), editor.text(), FILE_SETTINGS[name])
         if path:
             editor.setText(path)
 

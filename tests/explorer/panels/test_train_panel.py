@@ -187,6 +187,13 @@ def test_a_file_setting_is_chosen_with_a_file_dialog(qtbot, window, monkeypatch,
     assert panel.settings.values()["sense_batch"] == 16 and not panel.settings.problems
     panel.settings.editors["sense_batch"].setValue(64)  # more pairs a step than windows: named under the form
     assert "sense_batch (64) cannot exceed batch_size (32)" in panel.settings.problem_label.text()
+    # a run to go on from is a folder: the folder dialog, not the file one
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: str(tmp_path)))
+    panel.kind.setCurrentText("bert")
+    editor = panel.settings.editors["init_from"]
+    assert "run folder" in editor.placeholderText() and len(editor.actions()) == 1
+    editor.actions()[0].trigger()
+    assert panel.settings.values()["init_from"] == str(tmp_path)
 
 
 def test_closing_the_window_stops_a_run_with_a_save(qtbot, window):
@@ -286,3 +293,25 @@ def test_every_familys_settings_fit_the_column_without_scrolling_sideways(qtbot,
         for combo in panel.settings.findChildren(QComboBox):
             view = combo.view()
             assert view.minimumWidth() >= view.sizeHintForColumn(0)  # the open list: every choice whole
+
+
+def test_a_run_that_goes_on_from_another_says_so_while_it_trains(qtbot, window, contextual_runs):
+    """A run folder in "init from": the run takes that run's architecture (none of the tiny settings given here)
+    and says where it goes on from below the status line, which every step rewrites."""
+    panel = window.train
+    panel.kind.setCurrentText("gpt")
+    panel.settings.set_values({"init_from": str(contextual_runs["gpt"][0]), "seq_len": 32, "batch_size": 16})
+    assert not panel.settings.problems
+    panel.steps.setValue(20)
+    panel.start.click()
+    with qtbot.waitSignal(panel.job.finished, timeout=120_000) as done:
+        pass
+    assert done.args == ["completed"]
+    assert panel.notes.isVisible() and f"goes on from {contextual_runs['gpt'][0]}" in panel.notes.text()
+    assert "hidden 256 → 64" in panel.notes.text()  # the form's tiny preset replaced by the earlier run's
+    assert "completed" in panel.status.text()
+    panel.start.click()  # the next run starts without the last one's notes
+    assert not panel.notes.isVisible()
+    panel.stop_run()
+    with qtbot.waitSignal(panel.job.finished, timeout=120_000):
+        pass

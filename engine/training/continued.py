@@ -1,0 +1,103 @@
+"""Pretraining continued from an earlier run (``init_from``): a BERT, GPT or ELMo taken on to new text.
+
+The run starts from the earlier run's weights, reads with its tokenizer (or ELMo's word list) and has its
+architecture — the settings its family declares as ``architecture`` (engine/families.py) are taken from it,
+and the run says which of its own it replaced. Everything else is the new run's: the corpus, the schedule
+(warmup, then decay), the objective's settings (masking, NSP, dropout). This is what "Don't Stop
+Pretraining" (Gururangan et al., 2020) calls domain-adaptive pretraining: a general model taken on to the
+text of a field, or a shipped checkpoint trained on for longer.
+
+A resumed run reads its own saves; the earlier run is only read when the run begins.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.errors import CheckpointError, InputError
+
+# what a run's config.json keeps of how it began: carried into the saves of a resumed run
+STARTED_FIELDS = ("init_from", "init_from_steps", "init_embeddings", "init_embeddings_rows", "vocabulary_rows")
+
+
+@dataclass
+class Source:
+    """The earlier run a new one goes on from."""
+
+    name: str  # as the user gave it (a folder or a shipped name)
+    folder: Path
+    config: dict[str, Any]
+    notes: list[str]  # what the run should say when it starts
+
+    def started(self) -> dict[str, Any]:
+        """The config.json fields that record it (the steps: every step behind its weights, its own start too)."""
+        steps = int(self.config.get("trained_steps", 0) or 0) + int(self.config.get("init_from_steps", 0) or 0)
+        return {"init_from": self.name, "init_from_steps": steps}
+
+    def file(self, name: str) -> Path:
+        path = self.folder / name
+        if not path.is_file():
+            raise CheckpointError(f"init_from: {self.folder} has no {name}")
+        return path
+
+    def load_into(self, model: Any) -> None:
+        """Its weights into ``model`` (built from the settings it gave): every tensor, each of the model's shape."""
+        from engine.checkpoints.reading import read_tensors
+
+        tensors = read_tensors(self.folder, self.config)
+        own = model.state_dict()
+        missing, extra = sorted(set(own) - set(tensors)), sorted(set(tensors) - set(own))
+        wrong = sorted(k for k in set(own) & set(tensors) if tuple(own[k].shape) != tuple(tensors[k].shape))
+        if missing or extra or wrong:
+            said = "; ".join(f"{what}: {', '.join(names[:3])}{' …' if len(names) > 3 else ''}" for what, names in
+                             (("missing", missing), ("not in the model", extra), ("of another shape", wrong)) if names)
+            raise CheckpointError(f"init_from: {self.folder}'s weights do not fit the model its settings build ({said})")
+        model.load_state_dict({k: v.to(own[k].dtype) for k, v in tensors.items()})
+
+
+def source(kind: str, cfg: Any, resume: bool) -> Source | None:
+    """The run ``cfg.init_from`` names, checked, its architecture copied into ``cfg``; None for a run from
+    nothing or a resumed one (its own saves hold what it began from)."""
+    name = str(getattr(cfg, "init_from", "") or "").strip()
+    if not name or resume:
+        return None
+    from engine.checkpoints.reading import read_config
+    from engine.checkpoints.shipped import run_folder
+    from engine.config.checks import check_config, config_from_dict
+    from engine.families import family
+
+    folder = run_folder(name)
+    config = read_config(folder)
+    if config.get("kind") != kind:
+        hint = (f"; a Hugging Face encoder trains on with `word2bert-train mlm-head --base {name}`"
+                if kind == "bert" and config.get("kind") is None else "")
+        raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not a {kind} run{hint}")
+    try:
+        theirs = config_from_dict(kind, config.get("model", {}))
+    except ValueError as e:
+        raise CheckpointError(f"init_from: {folder}'s settings cannot be read: {e}") from None
+    replaced = []
+    for key in family(kind).architecture:
+        mine, its = getattr(cfg, key), getattr(theirs, key)
+        if mine != its:
+            replaced.append(f"{key} {mine} → {its}")
+            setattr(cfg, key, its)
+    problems = check_config(kind, cfg)  # this run's own settings against the architecture taken (seq_len ≤ max_len)
+    if problems:
+        raise InputError(f"{kind} settings with {name}'s architecture: " + "; ".join(problems))
+    src = Source(name, folder, config, [])
+    steps = src.started()["init_from_steps"]
+    src.notes.append(f"goes on from {name} ({steps:,} steps behind it): its weights, its "
+                     f"{'word list' if kind == 'elmo' else 'tokenizer'} and its architecture"
+                     + (f" ({', '.join(replaced)})" if replaced else "") + "; the schedule starts afresh")
+    return src
+
+
+def earlier_start(run_dir: Path) -> dict[str, Any]:
+    """A resumed run's record of how it began (init_from, init_embeddings), kept in every later save."""
+    from engine.checkpoints.reading import read_config
+
+    config = read_config(run_dir)
+    return {k: config[k] for k in STARTED_FIELDS if k in config}

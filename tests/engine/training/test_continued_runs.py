@@ -1,0 +1,92 @@
+"""Pretraining continued from an earlier run (init_from): a BERT, GPT or ELMo goes on learning on new text from
+the earlier run's weights, with its tokenizer and architecture, and says so."""
+
+import json
+
+import pytest
+import torch
+
+from tests.conftest import make_topic_corpus, tiny_spec
+
+
+@pytest.fixture(scope="module")
+def new_text(tmp_path_factory):
+    return make_topic_corpus(tmp_path_factory.mktemp("new-text") / "other.txt", n_docs=120, seed=1)
+
+
+def _weights(run_dir):
+    from safetensors.torch import load_file
+
+    return load_file(str(run_dir / "model.safetensors"))
+
+
+@pytest.mark.parametrize("kind", ["bert", "gpt", "elmo"])
+def test_a_run_goes_on_from_an_earlier_ones_weights_vocabulary_and_architecture(kind, contextual_runs, new_text,
+                                                                                  tmp_path):
+    from engine import api
+
+    earlier = contextual_runs[kind][0]
+    out = tmp_path / "continued"
+    # its own settings ask for a narrower model: the earlier run's architecture wins, and the run says so;
+    # a learning rate of almost nothing keeps its two steps' weights where they began
+    spec = tiny_spec(kind, new_text, out, max_steps=2, init_from=str(earlier), hidden=32, lr=1e-9)
+    events = list(api.train(spec))
+    assert events[-1].status == "completed", events[-1].message
+    notes = " ".join(events[0].info.get("notes", []))
+    assert f"goes on from {earlier}" in notes and "hidden 32 → 64" in notes
+    config = json.loads((out / "config.json").read_text())
+    theirs = json.loads((earlier / "config.json").read_text())
+    assert config["model"]["hidden"] == theirs["model"]["hidden"] == 64
+    assert config["init_from"] == str(earlier) and config["init_from_steps"] == theirs["trained_steps"] == 40
+    assert config["corpus"] != theirs["corpus"]  # the new text's
+    vocabulary = "vocab.txt" if kind == "elmo" else "tokenizer.json"
+    assert (out / vocabulary).read_text() == (earlier / vocabulary).read_text()  # not one learned from the new text
+    before, after = _weights(earlier), _weights(out)
+    assert before.keys() == after.keys()
+    assert all(torch.allclose(before[k].float(), after[k].float(), atol=1e-5) for k in before)
+    assert "on from" in api.describe_run(out)
+    # the same settings from nothing: other weights (the test above could not pass by chance)
+    fresh = list(api.train(tiny_spec(kind, new_text, tmp_path / "fresh", max_steps=2, lr=1e-9)))
+    assert fresh[-1].status == "completed"
+    assert not all(torch.allclose(before[k].float(), w.float(), atol=1e-3)
+                   for k, w in _weights(tmp_path / "fresh").items() if k in before and w.shape == before[k].shape)
+
+
+def test_a_resumed_continued_run_keeps_where_it_began(contextual_runs, new_text, tmp_path):
+    from engine import api
+
+    out = tmp_path / "gpt-on"
+    spec = tiny_spec("gpt", new_text, out, max_steps=2, init_from=str(contextual_runs["gpt"][0]))
+    assert list(api.train(spec))[-1].status == "completed"
+    from engine.config.run_spec import RunSpec
+
+    resumed = list(api.train(RunSpec("gpt", out=str(out), resume=True, max_steps=4)))
+    assert resumed[-1].status == "completed" and not resumed[0].info.get("notes")  # not read again
+    config = json.loads((out / "config.json").read_text())
+    assert config["trained_steps"] == 4 and config["init_from_steps"] == 40
+
+
+@pytest.mark.parametrize("settings, said", [
+    ({"init_from": "bert"}, "is a 'bert' run, not a gpt run"),
+    ({"init_from": "nowhere"}, "no run folder at nowhere"),
+    ({"init_from": "gpt", "init_embeddings": "glove-6b-50d"}, "init_from and init_embeddings: not both"),
+    ({"init_from": "gpt", "seq_len": 100, "max_len": 512}, "architecture: seq_len (100) cannot exceed max_len (64)"),
+])
+def test_a_continued_run_that_cannot_be_is_refused_before_it_begins(settings, said, contextual_runs, new_text,
+                                                                    tmp_path):
+    from engine import api
+
+    runs = {kind: str(folder) for kind, (folder, _) in contextual_runs.items()}
+    settings = {k: runs.get(v, v) if k == "init_from" else v for k, v in settings.items()}
+    out = tmp_path / "refused"
+    with pytest.raises((api.Word2BertError, ValueError), match=said.replace("(", r"\(").replace(")", r"\)")):
+        list(api.train(tiny_spec("gpt", new_text, out, max_steps=2, **settings)))
+    assert not out.exists()
+
+
+def test_a_student_cannot_also_go_on_from_an_earlier_run():
+    from engine.config.checks import check_config
+    from engine.config.settings import model_config
+
+    problems = check_config("bert", model_config("bert", init_from="bert-tiny", teacher="minilm-mlm"))
+    assert any("init_from and teacher: not both" in p for p in problems)
