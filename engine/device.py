@@ -75,14 +75,18 @@ def device_name(device: torch.device | CpuDevice) -> str:
     """A human name: 'CPU (2 threads)', 'NVIDIA H100 80GB HBM3', 'Apple MPS'."""
     if isinstance(device, CpuDevice):  # a run without torch: the compiled kernel's threads
         numba = sys.modules.get("numba")
-        return f"CPU ({numba.get_num_threads() if numba is not None else os.cpu_count() or 1} threads)"
+        return _cpu_name(numba.get_num_threads() if numba is not None else os.cpu_count() or 1)
     import torch
 
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
     if device.type == "mps":
         return "Apple MPS"
-    return f"CPU ({torch.get_num_threads()} threads)"
+    return _cpu_name(torch.get_num_threads())
+
+
+def _cpu_name(threads: int) -> str:
+    return f"CPU ({threads} thread{'' if threads == 1 else 's'})"
 
 
 @dataclass(frozen=True)

@@ -65,3 +65,18 @@ def test_no_code_path_assumes_cuda():
             if rel not in allowed and re.search(r"torch\.cuda\.(?!is_available)", text):
                 offenders.append(f"{rel}: torch.cuda.*")
     assert not offenders, offenders
+
+
+def test_a_cpu_is_named_with_its_threads_counted_in_words():
+    import torch
+
+    from engine.device import device_name
+
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert device_name(torch.device("cpu")) == "CPU (1 thread)"  # (was "1 threads")
+        torch.set_num_threads(2)
+        assert device_name(torch.device("cpu")) == "CPU (2 threads)"
+    finally:
+        torch.set_num_threads(before)
