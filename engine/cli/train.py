@@ -11,7 +11,7 @@ from typing import Any
 
 from engine.cli.runner import lower_priority, run_events
 from engine.config.run_spec import RunSpec
-from engine.config.settings import MODEL_CONFIGS, model_config
+from engine.config.settings import MODEL_CONFIGS, field_help, model_config
 from engine.data import prefetch
 from engine.errors import Word2BertError
 from engine.families import device_settings, family
@@ -19,15 +19,18 @@ from engine.families import device_settings, family
 
 def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
     group = parser.add_argument_group(f"{kind} settings")
+    said = field_help(kind)  # the comment beside each setting, as the Pretrain form's tooltips say it
     for f in dataclasses.fields(MODEL_CONFIGS[kind]):
         flag = "--" + f.name.replace("_", "-")
         default = f.default
+        text = (said.get(f.name, "") + f" (default {default!r})" if isinstance(default, str) else
+                said.get(f.name, "") + f" (default {default})").strip().replace("%", "%%")
         if isinstance(default, bool):
             group.add_argument(flag, dest=f"m_{f.name}", action=argparse.BooleanOptionalAction, default=None,
-                               help=f"(default {default})")
+                               help=text)
         else:
             typ = type(default) if default is not None else int
-            group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=f"(default {default})")
+            group.add_argument(flag, dest=f"m_{f.name}", type=typ, default=None, help=text, metavar=f.name.upper())
     types = {f.name: type(f.default) if f.default is not None else int for f in dataclasses.fields(MODEL_CONFIGS[kind])}
     for alias, target in family(kind).aliases.items():  # the target's own type (--dim: an int, --model: a name)
         group.add_argument("--" + alias, dest=f"m_{target}", type=types.get(target, int), default=None,

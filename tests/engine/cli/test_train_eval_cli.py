@@ -27,7 +27,9 @@ def test_cli_train_then_eval_json(topic_corpus, tmp_path, capsys):
     capsys.readouterr()
     with pytest.raises(SystemExit):  # KIND --help lists the family's settings
         train_main(["word2vec", "--help"])
-    assert "--workers" in capsys.readouterr().out
+    said = " ".join(capsys.readouterr().out.split())  # (argparse wraps its lines)
+    assert "--workers WORKERS threads of the CPU kernel (gensim's name)" in said  # what a setting does, not a bare
+    assert "--window WINDOW (default 5)" in said  # default (the Pretrain form's tooltips said it; the CLI did not)
     assert train_main(["gpt", "--out", str(tmp_path / "y"), "--hidden", "100", "--heads", "3"]) == 2
     assert "hidden (100) must be a multiple of heads (3)" in capsys.readouterr().err
     assert not (tmp_path / "y").exists()
