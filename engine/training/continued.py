@@ -69,11 +69,16 @@ def source(kind: str, cfg: Any, resume: bool) -> Source | None:
     from engine.families import family
 
     folder = run_folder(name)
-    config = read_config(folder)
+    try:
+        config = read_config(folder)
+    except CheckpointError as e:
+        hf = "Hugging Face" in str(e)  # (read_config's word for a transformers folder)
+        hint = {"bert": f" (a Hugging Face encoder learns on as a masked LM with `word2bert-train mlm-head --base {name}`)",
+                "gpt": f" (a Hugging Face encoder learns on as a left-to-right LM with `word2bert-train clm-head --base "
+                       f"{name}`)"}.get(kind, "") if hf else ""
+        raise CheckpointError(f"init_from: {e}{hint}") from None
     if config.get("kind") != kind:
-        hint = (f"; a Hugging Face encoder trains on with `word2bert-train mlm-head --base {name}`"
-                if kind == "bert" and config.get("kind") is None else "")
-        raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not a {kind} run{hint}")
+        raise CheckpointError(f"init_from: {folder} is a {config.get('kind')!r} run, not a {kind} run")
     try:
         theirs = config_from_dict(kind, config.get("model", {}))
     except ValueError as e:

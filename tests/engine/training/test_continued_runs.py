@@ -84,6 +84,16 @@ def test_a_continued_run_that_cannot_be_is_refused_before_it_begins(settings, sa
     assert not out.exists()
 
 
+def test_a_hugging_face_folder_is_pointed_to_the_head_families(contextual_runs, new_text, tmp_path):
+    from engine import api
+    from engine.cli.export import export_hf
+
+    export_hf(contextual_runs["bert"][0], tmp_path / "hf-bert")
+    with pytest.raises(api.Word2BertError, match="word2bert-train mlm-head --base"):
+        list(api.train(tiny_spec("bert", new_text, tmp_path / "out", max_steps=2, init_from=str(tmp_path / "hf-bert"))))
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_student_cannot_also_go_on_from_an_earlier_run():
     from engine.config.checks import check_config
     from engine.config.settings import model_config
