@@ -359,6 +359,36 @@ class TransformerHandle(BaseHandle):
         return SentenceScore(tuple(self._token_text(t) for t in tokens), tuple(float(x) for x in lp), total,
                              math.exp(-total / len(lp)), notice)
 
+    def perplexity(self, sentences: list[str]) -> float:
+        """Per-token perplexity of ``score`` over ``sentences``. A left-to-right model reads rows of about one
+        length padded into one pass (a pass a sentence took 26 ms each for gpt-tiny on two cores: 5 minutes for
+        the default corpus's held-out part); a masked LM scores each sentence token by token, as ``score``."""
+        if self.adapter.objective != "causal":
+            return super().perplexity(sentences)
+        rows = sorted((tokens for s in sentences if s.strip() and len(tokens := self._encode(check_text(s))[0]) >= 2),
+                      key=len)
+        if not rows:
+            raise InputError("no sentences to score")
+        vocab = int(self.adapter.tokenizer.get_vocab_size())
+        pad = int(getattr(self.adapter, "pad_id", None) or 0)
+        total, count, start = 0.0, 0, 0
+        while start < len(rows):
+            check_cancelled("scoring the sentences")
+            end = start + 1  # rows while their logits fit the budget (the longest, last, sets the width)
+            while end < len(rows) and (end - start + 1) * len(rows[end]) * vocab * 4 <= PLL_BUDGET_BYTES:
+                end += 1
+            part, longest = rows[start:end], len(rows[end - 1])
+            ids = [r + [pad] * (longest - len(r)) for r in part]
+            mask = [[1] * len(r) + [0] * (longest - len(r)) for r in part]
+            out = self._forward(ids, None, logits=True, pad_mask=None if len(part) == 1 else mask)
+            assert out.logits is not None
+            logp = out.logits[:, :-1].float().log_softmax(-1)  # (B, T - 1, V): position k predicts token k + 1
+            target = torch.tensor(ids, device=logp.device)[:, 1:]
+            real = torch.tensor(mask, device=logp.device)[:, 1:].bool()
+            total += float(logp.gather(2, target[..., None])[..., 0][real].sum())
+            count += int(real.sum())
+            start = end
+        return math.exp(-total / count)
 
     def _pll_cap(self) -> int:
         """How many tokens a sentence score of this masked LM reads here (see PLL_CPU_WORK)."""

@@ -201,6 +201,18 @@ class BiLM(nn.Module):
         _, fwd, _ = self.layers(chars)
         return self.softmax.log_prob(fwd[-1][0, -2:-1].float())[0]
 
+    def target_log_probs(self, chars: torch.Tensor, lengths: torch.Tensor, ids: torch.Tensor
+                         ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Rows of <s> w_1 … w_n </s>, right-padded: chars (B, T, C), lengths (B,) = n + 2, ids (B, T) their
+        vocabulary ids. Returns the forward LM's log p of each word after <s> given the words before it, and the
+        backward LM's of each word before </s> given the words after it (each (Σ (n + 1),), the rows' in turn):
+        the terms of a sentence's score, read only at the words scored (no whole-vocabulary rows)."""
+        _, fwd, bwd = self.layers(chars, lengths)
+        valid = torch.arange(chars.shape[1] - 1, device=chars.device)[None] < (lengths - 1)[:, None]  # (B, T - 1)
+        forward = self.softmax(fwd[-1][:, :-1][valid].float(), ids[:, 1:][valid]).output
+        backward = self.softmax(bwd[-1][:, 1:][valid].float(), ids[:, :-1][valid]).output
+        return forward, backward
+
     def log_probs(self, chars: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(1, T, C) -> forward and backward log-distributions (T, V): the forward one at position k
         predicts word k+1, the backward one predicts word k-1."""
