@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         dock.setWidget(self.library)
         dock.setMinimumWidth(260)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.library.go_on_from.connect(self._go_on_from)
         from explorer.talk.deck import Deck
 
         self.deck = Deck("My talk")  # views added with Talk → Add this view
@@ -119,6 +120,10 @@ class MainWindow(QMainWindow):
         self._status_bar(session)
         self._menus()
         self._restore()
+
+    def _go_on_from(self, kind: str, source: str) -> None:
+        self.train.go_on_from(kind, source)
+        self.tabs.setCurrentWidget(self.train)
 
     # ------------------------------------------------------------ status bar
 

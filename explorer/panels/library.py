@@ -7,7 +7,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QPoint, Qt, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel, QMenu, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget
 
@@ -71,7 +71,8 @@ def _label(name: str, names: set[str]) -> str:
 
 HINT = ("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence. "
         "Double-click an available one to load it; select one to read what it is; right-click a loaded one "
-        "(or press Delete) to unload it and give its memory back.")
+        "(or press Delete) to unload it and give its memory back, or a BERT, GPT or ELMo to go on pretraining "
+        "from it.")
 ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown under the tree when it is selected
 LOADED = Qt.ItemDataRole.UserRole + 2  # a loaded model's name (what unloading it lets go of)
 
@@ -86,6 +87,8 @@ def remove_children(item: QTreeWidgetItem) -> None:
 
 
 class LibraryPanel(QWidget):
+    go_on_from = Signal(str, str)  # (family, run folder or shipped name): a new pretraining run goes on from it
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
@@ -208,12 +211,36 @@ class LibraryPanel(QWidget):
         name = item.data(0, LOADED) if item is not None else None
         return bool(name) and self.session.unload(str(name))
 
+    def menu_actions(self, item: QTreeWidgetItem | None) -> list[tuple[str, Any]]:
+        """What a right-click on a row offers: unloading a loaded model, and for a BERT, GPT or ELMo run (loaded
+        or not) a new pretraining run that goes on from it (on the Pretrain tab, its corpus to choose)."""
+        if item is None:
+            return []
+        from engine import api
+
+        actions: list[tuple[str, Any]] = []
+        loaded = item.data(0, LOADED)
+        if loaded:
+            actions.append((f"Unload {loaded}", lambda: self.unload(item)))
+            handle = self.session.models.get(str(loaded))
+            source = str(handle.info.get("path") or "") if handle is not None else ""
+            if str(loaded) in api.default_checkpoints():
+                source = str(loaded)  # a shipped one by its name (its run's config.json says so)
+        else:
+            source = str(item.data(0, Qt.ItemDataRole.UserRole) or "")
+        kind = api.continuable_family(source) if source else None  # (config.json read: no torch, no weights)
+        if kind:
+            shown = loaded or _label(source, set())
+            actions.append((f"Go on pretraining from {shown}…", lambda: self.go_on_from.emit(kind, source)))
+        return actions
+
     def _menu(self, at: QPoint) -> None:
-        item = self.tree.itemAt(at)
-        if item is None or not item.data(0, LOADED):
+        actions = self.menu_actions(self.tree.itemAt(at))
+        if not actions:
             return
         menu = QMenu(self)
-        menu.addAction(f"Unload {item.data(0, LOADED)}", lambda: self.unload(item))
+        for text, act in actions:
+            menu.addAction(text, act)
         menu.popup(self.tree.viewport().mapToGlobal(at))
 
     def _show_details(self, item: QTreeWidgetItem | None, _previous: QTreeWidgetItem | None = None) -> None:

@@ -150,6 +150,15 @@ class TrainPanel(QWidget):
             self.steps.setValue(self._auto_steps)
         self._title(kind)
 
+    def go_on_from(self, kind: str, source: str) -> None:
+        """A run of ``kind`` to go on pretraining from ``source`` (the library's right-click): the family and
+        init_from set, the corpus left to choose."""
+        self.kind.setCurrentText(kind)
+        self.settings.set_values({"init_from": source})
+        self.settings.bring_into_view("init_from")
+        self.status.setText(f"Goes on from {source}: its weights, its vocabulary and its architecture (the size "
+                            "settings here give way to its). Choose the text to go on with as the corpus, then Start.")
+
     def device_type(self) -> str:
         """The type of the device a run started now trains on: the one chosen, or what "auto" finds here."""
         chosen = self.device.currentText()

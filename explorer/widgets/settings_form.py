@@ -64,12 +64,12 @@ class SettingsForm(QWidget):
         self._recolour_soon.timeout.connect(self._recolour)
         fields = QWidget()
         fields.setLayout(self._form)
-        scroll = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
-        scroll.setWidgetResizable(True)
-        scroll.setWidget(fields)
+        self.scroll = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setWidget(fields)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(scroll, 1)
+        layout.addWidget(self.scroll, 1)
         layout.addWidget(self.problem_label)
 
     def set_kind(self, kind: str, preset: str | None = None, hidden: tuple[str, ...] = (),
@@ -94,6 +94,13 @@ class SettingsForm(QWidget):
             self.types[setting.name] = setting.type
             self.optional[setting.name] = setting.optional
         self._check()
+
+    def bring_into_view(self, name: str) -> None:
+        """Scroll the form to a setting's field (one set for the user, far down the list), once the form just
+        rebuilt for a family has been laid out (at the event loop's next turn)."""
+        editor = self.editors.get(name)
+        if editor is not None:
+            QTimer.singleShot(0, editor, lambda: self.scroll.ensureWidgetVisible(editor))
 
     def apply_preset(self, preset: str | None, device: str | None = None) -> None:
         """Fill in a preset's values (on a ``device`` of that type), keeping the editors."""

@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QEvent
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QPalette
 
 from tests.conftest import TINY, settle_layout
@@ -315,3 +315,30 @@ def test_a_run_that_goes_on_from_another_says_so_while_it_trains(qtbot, window, 
     panel.stop_run()
     with qtbot.waitSignal(panel.job.finished, timeout=120_000):
         pass
+
+
+def test_the_library_offers_to_go_on_pretraining_from_a_run(qtbot, window):
+    """Right-click a shipped GPT in the library: "Go on pretraining from gpt-tiny…" opens the Pretrain tab with
+    the family and init_from set, the corpus left to choose; static vectors offer no such thing."""
+    library = window.library
+    window.tabs.setCurrentWidget(window.polysemy)
+
+    def row(name):
+        rows = [library.available.child(i) for i in range(library.available.childCount())]
+        return next((r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == name), None)
+
+    qtbot.waitUntil(lambda: row("gpt-tiny") is not None and row("glove-6b-50d") is not None, timeout=30_000)
+    assert not any("pretraining" in text for text, _ in library.menu_actions(row("glove-6b-50d")))
+    offered = dict(library.menu_actions(row("gpt-tiny")))
+    offered["Go on pretraining from gpt-tiny…"]()
+    panel = window.train
+    assert window.tabs.currentWidget() is panel and panel.kind.currentText() == "gpt"
+    assert panel.settings.values()["init_from"] == "gpt-tiny" and not panel.settings.problems
+    assert "Goes on from gpt-tiny" in panel.status.text()
+    editor = panel.settings.editors["init_from"]  # scrolled into sight, at the foot of a long form
+    qtbot.waitUntil(lambda: not editor.visibleRegion().isEmpty(), timeout=5_000)
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):  # loaded: unloading it, or going on from it
+        window.session.load("gpt-tiny")
+    loaded = next(library.loaded.child(i) for i in range(library.loaded.childCount())
+                  if library.loaded.child(i).text(0) == "gpt-tiny")
+    assert [text for text, _ in library.menu_actions(loaded)] == ["Unload gpt-tiny", "Go on pretraining from gpt-tiny…"]
