@@ -64,12 +64,12 @@ class SettingsForm(QWidget):
         self._recolour_soon.timeout.connect(self._recolour)
         fields = QWidget()
         fields.setLayout(self._form)
-        self.scroll = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
-        self.scroll.setWidgetResizable(True)
-        self.scroll.setWidget(fields)
+        self.fields_view = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
+        self.fields_view.setWidgetResizable(True)
+        self.fields_view.setWidget(fields)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.fields_view, 1)
         layout.addWidget(self.problem_label)
 
     def set_kind(self, kind: str, preset: str | None = None, hidden: tuple[str, ...] = (),
@@ -100,7 +100,7 @@ class SettingsForm(QWidget):
         rebuilt for a family has been laid out (at the event loop's next turn)."""
         editor = self.editors.get(name)
         if editor is not None:
-            QTimer.singleShot(0, editor, lambda: self.scroll.ensureWidgetVisible(editor))
+            QTimer.singleShot(0, editor, lambda: self.fields_view.ensureWidgetVisible(editor))
 
     def apply_preset(self, preset: str | None, device: str | None = None) -> None:
         """Fill in a preset's values (on a ``device`` of that type), keeping the editors."""
