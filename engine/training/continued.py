@@ -37,6 +37,9 @@ class Source:
         return {"init_from": self.name, "init_from_steps": steps}
 
     def file(self, name: str) -> Path:
+        """A file of its folder by name (a name from its config.json: never a path out of the folder)."""
+        if not name or Path(name).name != name or name in (".", ".."):
+            raise CheckpointError(f"init_from: {self.folder}/config.json names {name!r}, not a file in the run folder")
         path = self.folder / name
         if not path.is_file():
             raise CheckpointError(f"init_from: {self.folder} has no {name}")

@@ -94,6 +94,19 @@ def test_a_hugging_face_folder_is_pointed_to_the_head_families(contextual_runs, 
     assert not (tmp_path / "out").exists()
 
 
+def test_a_tokenizer_named_outside_the_earlier_run_is_refused(contextual_runs, new_text, tmp_path):
+    import shutil
+
+    from engine import api
+
+    earlier = tmp_path / "earlier"
+    shutil.copytree(contextual_runs["gpt"][0], earlier)
+    config = json.loads((earlier / "config.json").read_text())
+    (earlier / "config.json").write_text(json.dumps({**config, "tokenizer": "../../elsewhere.json"}))
+    with pytest.raises(api.Word2BertError, match="not a file in the run folder"):
+        list(api.train(tiny_spec("gpt", new_text, tmp_path / "out", max_steps=2, init_from=str(earlier))))
+
+
 def test_a_student_cannot_also_go_on_from_an_earlier_run():
     from engine.config.checks import check_config
     from engine.config.settings import model_config
