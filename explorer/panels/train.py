@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -220,7 +221,9 @@ class TrainPanel(QWidget):
         except ValueError as e:
             self.status.setText(explain(e))
             return
-        base = f"{kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+        earlier = str(getattr(cfg, "init_from", "") or "").strip()  # a run going on from another: named after it
+        base = f"{Path(earlier).name}-on-" if earlier else f"{kind}-"
+        base += time.strftime("%Y%m%d-%H%M%S")
         self.run_name, n = base, 1
         while (api.runs_folder() / self.run_name).exists() or self.runs.findItems(self.run_name, Qt.MatchFlag.MatchExactly):
             n += 1
@@ -279,8 +282,6 @@ class TrainPanel(QWidget):
             self.status.setText(finished_text(ev, metrics))
 
     def _on_finished(self, status: str) -> None:
-        from pathlib import Path
-
         self.monitor.idle()
         saved = bool(self.run_dir) and (Path(self.run_dir) / "config.json").is_file()  # stopped before a save: none
         self.start.setEnabled(not self.settings.problems)
@@ -305,8 +306,6 @@ class TrainPanel(QWidget):
 
     def show_run_curves(self, run_dir: str) -> None:
         """Re-plot a run from its metrics.jsonl (finished runs keep every logged step and evaluation)."""
-        from pathlib import Path
-
         from engine import api
 
         name = Path(run_dir).name

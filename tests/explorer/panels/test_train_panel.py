@@ -309,6 +309,7 @@ def test_a_run_that_goes_on_from_another_says_so_while_it_trains(qtbot, window, 
     assert done.args == ["completed"]
     assert panel.notes.isVisible() and f"goes on from {contextual_runs['gpt'][0]}" in panel.notes.text()
     assert "hidden 256 → 64" in panel.notes.text()  # the form's tiny preset replaced by the earlier run's
+    assert panel.run_name.startswith("gpt-on-")  # named after the run it goes on from (the fixture's folder: gpt)
     assert "completed" in panel.status.text()
     panel.start.click()  # the next run starts without the last one's notes
     assert not panel.notes.isVisible()
