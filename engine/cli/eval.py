@@ -47,16 +47,23 @@ def eval_main(argv: list[str] | None = None) -> int:
             tasks = default_tasks(handle)
             print(f"word2bert-eval: {', '.join(tasks)} (what {handle.name} can take; choose with --tasks)",
                   file=sys.stderr, flush=True)
-        result = evaluate_handle(handle, [t for t in tasks if t in TASKS], args.corpus)
-        result.update({t: quality(handle, t, args.corpus) for t in tasks if t in QUALITY_TASKS + LAB_TASKS})
+        result: dict[str, Any] = {"model": handle.name, "kind": handle.kind}
+        if not args.json:
+            print(f"model: {handle.name}\nkind: {handle.kind}", flush=True)
+        for task in tasks:  # each said as it is done (the held-out perplexity of a corpus takes a minute)
+            if task in TASKS:
+                result[task] = evaluate_handle(handle, [task], args.corpus)[task]
+            elif task in QUALITY_TASKS + LAB_TASKS:
+                result[task] = quality(handle, task, args.corpus)
+            else:
+                continue
+            if not args.json:
+                print(f"{task}: {plain(result[task])}", flush=True)
     except (Word2BertError, ValueError) as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key}: {plain(value)}")
     return 0
 
 
