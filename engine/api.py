@@ -82,6 +82,7 @@ from engine.results import (
     Tagging,
     TokenCandidates,
 )
+from engine.training.continued import continuable, continuable_family
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -429,20 +430,6 @@ def train(spec: RunSpec, *, stop: threading.Event | None = None) -> Iterator[Tra
     return _train(spec, stop, load=load)
 
 
-def continuable_family(name_or_path: str | Path) -> str | None:
-    """The family a run folder or shipped name belongs to where a new run can go on pretraining from it
-    (``init_from``: its family declares an architecture), else None. Reads config.json only (no torch)."""
-    from engine.checkpoints.reading import read_config
-    from engine.checkpoints.shipped import run_folder
-    from engine.families import FAMILIES
-
-    try:
-        kind = read_config(run_folder(name_or_path)).get("kind")
-    except (Word2BertError, OSError):
-        return None
-    return str(kind) if kind in FAMILIES and FAMILIES[str(kind)].architecture else None
-
-
 def describe_run(run_dir: str | Path) -> str:
     """One line about a run folder (kind, preset, corpus, steps, last metrics) without loading weights."""
     from engine.checkpoints.reading import read_config
@@ -502,7 +489,7 @@ __all__ = [
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
-    "Unsupported", "Word2BertError", "Word2VecConfig", "continuable_family", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
+    "Unsupported", "Word2BertError", "Word2VecConfig", "continuable", "continuable_family", "default_checkpoints", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",

@@ -7,12 +7,13 @@ A handle answers only what its model can; anything else raises ``Unsupported`` w
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
+from engine.cancel import check_cancelled
 from engine.data.keyed_vectors import StaticVectors
 from engine.data.text import word_tokenize
 from engine.errors import InputError, Unsupported
@@ -25,6 +26,23 @@ Scorer = Callable[[list[list[str]]], list[np.ndarray]]  # tokenized sentences ->
 
 
 MAX_K = 1000
+
+
+Row = TypeVar("Row")
+
+
+def padded_runs(rows: list[Row], length: Callable[[Row], int], most: int) -> Iterator[list[Row]]:
+    """``rows`` by length, in runs to pad into one pass each: as many as keep rows × the run's longest within
+    ``most`` (one at least). Cancellable between runs (engine.cancel)."""
+    rows = sorted(rows, key=length)
+    start = 0
+    while start < len(rows):
+        check_cancelled("scoring the sentences")
+        end = start + 1
+        while end < len(rows) and (end - start + 1) * length(rows[end]) <= most:
+            end += 1
+        yield rows[start:end]
+        start = end
 
 
 def check_text(text: object, what: str = "sentence") -> str:

@@ -17,7 +17,7 @@ from engine.data.vocab import Vocab
 from engine.data.word_list import WordList
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
-from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, run_info
+from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, padded_runs, run_info
 from engine.models.packed_linear import pack_linears
 from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
 
@@ -94,8 +94,6 @@ class ElmoHandle(BaseHandle):
     def perplexity(self, sentences: list[str]) -> float:
         """Per-token perplexity of ``score`` over ``sentences``, rows of about one length padded into one pass
         (a pass a sentence: ~60 ms each on two cores, 12 minutes for the default corpus's held-out part)."""
-        from engine.cancel import check_cancelled
-
         rows = []
         for s in sentences:
             if s.strip():
@@ -103,15 +101,8 @@ class ElmoHandle(BaseHandle):
                 rows.append((self._ids(words), words))
         if not rows:
             raise InputError("no sentences to score")
-        rows.sort(key=lambda row: len(row[0]))
         total = count = 0.0
-        start = 0
-        while start < len(rows):
-            check_cancelled("scoring the sentences")
-            end = start + 1
-            while end < len(rows) and (end - start + 1) * len(rows[end][0]) <= PERPLEXITY_WORDS:
-                end += 1
-            part = rows[start:end]
+        for part in padded_runs(rows, lambda row: len(row[0]), PERPLEXITY_WORDS):
             longest = len(part[-1][0])
             chars = torch.cat([self._chars(words, longest - 2) for _, words in part])  # (B, T, C)
             ids = torch.tensor([i + [0] * (longest - len(i)) for i, _ in part], device=self.device)
@@ -120,7 +111,6 @@ class ElmoHandle(BaseHandle):
                 forward, backward = self.model.target_log_probs(chars, lengths, ids)
             total += float(forward.sum() + backward.sum()) / 2  # each word: the mean of its two directions'
             count += float(len(forward))
-            start = end
         return math.exp(-total / count)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:

@@ -22,7 +22,7 @@ from engine.data.inputs import encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
-from engine.handles.base import BaseHandle, check_k, check_text, run_info
+from engine.handles.base import BaseHandle, check_k, check_text, padded_runs, run_info
 from engine.lab_results import CausalTrace, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
@@ -365,19 +365,14 @@ class TransformerHandle(BaseHandle):
         the default corpus's held-out part); a masked LM scores each sentence token by token, as ``score``."""
         if self.adapter.objective != "causal":
             return super().perplexity(sentences)
-        rows = sorted((tokens for s in sentences if s.strip() and len(tokens := self._encode(check_text(s))[0]) >= 2),
-                      key=len)
+        rows = [tokens for s in sentences if s.strip() and len(tokens := self._encode(check_text(s))[0]) >= 2]
         if not rows:
             raise InputError("no sentences to score")
         vocab = int(self.adapter.tokenizer.get_vocab_size())
         pad = int(getattr(self.adapter, "pad_id", None) or 0)
-        total, count, start = 0.0, 0, 0
-        while start < len(rows):
-            check_cancelled("scoring the sentences")
-            end = start + 1  # rows while their logits fit the budget (the longest, last, sets the width)
-            while end < len(rows) and (end - start + 1) * len(rows[end]) * vocab * 4 <= PLL_BUDGET_BYTES:
-                end += 1
-            part, longest = rows[start:end], len(rows[end - 1])
+        total, count = 0.0, 0
+        for part in padded_runs(rows, len, PLL_BUDGET_BYTES // (4 * vocab)):  # (their logits within the budget)
+            longest = len(part[-1])
             ids = [r + [pad] * (longest - len(r)) for r in part]
             mask = [[1] * len(r) + [0] * (longest - len(r)) for r in part]
             out = self._forward(ids, None, logits=True, pad_mask=None if len(part) == 1 else mask)
@@ -387,7 +382,6 @@ class TransformerHandle(BaseHandle):
             real = torch.tensor(mask, device=logp.device)[:, 1:].bool()
             total += float(logp.gather(2, target[..., None])[..., 0][real].sum())
             count += int(real.sum())
-            start = end
         return math.exp(-total / count)
 
     def _pll_cap(self) -> int:

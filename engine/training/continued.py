@@ -109,3 +109,25 @@ def earlier_start(run_dir: Path) -> dict[str, Any]:
 
     config = read_config(run_dir)
     return {k: config[k] for k in STARTED_FIELDS if k in config}
+
+
+def continuable(kind: object) -> bool:
+    """Whether a new run can go on pretraining from a run of this family (its family declares an architecture)."""
+    from engine.families import FAMILIES
+
+    return isinstance(kind, str) and kind in FAMILIES and bool(FAMILIES[kind].architecture)
+
+
+def continuable_family(name_or_path: str | Path) -> str | None:
+    """The family of a run folder or shipped name that a new run can go on pretraining from, else None.
+    Reads its config.json only (no torch, no weights)."""
+    from engine.checkpoints.reading import read_config
+    from engine.checkpoints.shipped import run_folder
+    from engine.errors import Word2BertError
+
+    try:
+        kind = read_config(run_folder(name_or_path)).get("kind")
+    except (Word2BertError, OSError):
+        return None
+    return str(kind) if continuable(kind) else None
+

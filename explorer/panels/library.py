@@ -75,6 +75,7 @@ HINT = ("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT
         "from it.")
 ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown under the tree when it is selected
 LOADED = Qt.ItemDataRole.UserRole + 2  # a loaded model's name (what unloading it lets go of)
+CONTINUES = Qt.ItemDataRole.UserRole + 3  # an available run's family, where a new run can go on pretraining from it
 
 
 def remove_children(item: QTreeWidgetItem) -> None:
@@ -134,7 +135,7 @@ class LibraryPanel(QWidget):
         self._fit_columns()
         recent = list(self.session.recent)
 
-        def work() -> list[tuple[str, str, dict[str, Any]]]:
+        def work() -> list[tuple[str, str, dict[str, Any], str | None]]:
             from engine import api
 
             described = api.catalog().get("models", {})
@@ -147,25 +148,27 @@ class LibraryPanel(QWidget):
                 found = described.get(name)
                 return found if isinstance(found, dict) else {}
 
-            out = [(name, what(name, desc), entry(name)) for name, desc in api.BUILTIN_MODELS.items()]
-            out += [(name, what(name, "default checkpoint shipped with word2bert"), entry(name))
-                    for name in api.default_checkpoints()]
+            # (the packages' models are not runs of ours: none to go on pretraining from)
+            out: list[tuple[str, str, dict[str, Any], str | None]] = [
+                (name, what(name, desc), entry(name), None) for name, desc in api.BUILTIN_MODELS.items()]
+            out += [(name, what(name, "default checkpoint shipped with word2bert"), entry(name),
+                     api.continuable_family(name)) for name in api.default_checkpoints()]
             for path in recent:
                 if ("/" in path or "\\" in path) and not Path(path).exists():
                     continue  # deleted or moved since: nothing to open (it stays in the list, should it come back)
                 try:
-                    out.append((path, api.describe_run(path), {}))
+                    out.append((path, api.describe_run(path), {}, api.continuable_family(path)))
                 except api.Word2BertError:
-                    out.append((path, "recent", {}))  # a vectors file or a Hugging Face folder
+                    out.append((path, "recent", {}, None))  # a vectors file or a Hugging Face folder
             return out
 
         self._finder.submit(work)
 
-    def _show_available(self, entries: list[tuple[str, str, dict[str, Any]]]) -> None:
+    def _show_available(self, entries: list[tuple[str, str, dict[str, Any], str | None]]) -> None:
         remove_children(self.available)
         loaded_paths = {_resolved(str(h.path)) for h in self.session.models.values() if getattr(h, "path", None)}
-        names = {name for name, _, _ in entries if "/" not in name} | set(self.session.models)
-        for name, desc, info in entries:
+        names = {name for name, _, _, _ in entries if "/" not in name} | set(self.session.models)
+        for name, desc, info, family in entries:
             if name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths):
                 continue  # loaded already (by name, or a recent run's folder loaded under its name)
             label = _label(name, names)
@@ -173,6 +176,7 @@ class LibraryPanel(QWidget):
             item.setToolTip(0, name)  # the whole path of a recent run (its label is shortened)
             item.setToolTip(1, desc)
             item.setData(0, Qt.ItemDataRole.UserRole, name)
+            item.setData(0, CONTINUES, family)
             item.setData(0, ABOUT, about(name, info, desc) + "<br><i>double-click to load</i>")
             self.available.addChild(item)
         self.available.setExpanded(True)
@@ -220,16 +224,17 @@ class LibraryPanel(QWidget):
 
         actions: list[tuple[str, Any]] = []
         loaded = item.data(0, LOADED)
-        if loaded:
+        if loaded:  # (what it is, from the handle; an available row's family was read with the list, off this thread)
             actions.append((f"Unload {loaded}", lambda: self.unload(item)))
             handle = self.session.models.get(str(loaded))
+            kind = handle.kind if handle is not None and api.continuable(handle.kind) else None
             source = str(handle.info.get("path") or "") if handle is not None else ""
             if str(loaded) in api.default_checkpoints():
-                source = str(loaded)  # a shipped one by its name (its run's config.json says so)
+                source = str(loaded)  # a shipped one by its name
         else:
             source = str(item.data(0, Qt.ItemDataRole.UserRole) or "")
-        kind = api.continuable_family(source) if source else None  # (config.json read: no torch, no weights)
-        if kind:
+            kind = item.data(0, CONTINUES)
+        if kind and source:
             shown = loaded or _label(source, set())
             actions.append((f"Go on pretraining from {shown}…", lambda: self.go_on_from.emit(kind, source)))
         return actions
