@@ -83,6 +83,9 @@ class Family:
     # the settings that shape its weights and vocabulary: a run that goes on from another's (``init_from``)
     # takes them from that run; empty: it cannot go on from another run that way
     architecture: tuple[str, ...] = ()
+    # how it learned (its objective and the windows it read): a run that goes on from another's keeps the
+    # earlier run's values of these unless it is given its own (the CLI's flags, the app's form)
+    objective: tuple[str, ...] = ()
 
     def encoders(self) -> Any:
         return _resolve(self.encoder)
@@ -172,6 +175,7 @@ _WORD2VEC_OPTIONS = {
 }
 
 _TRANSFORMER = ("preset", "vocab_size", "hidden", "layers", "heads", "intermediate", "max_len", "lowercase")
+_LEARNED = ("seq_len", "dropout")  # what every pretraining family's objective keeps
 _DIM = {"dim": "vector_size"}  # gensim's name, and the word2vec tool's -size, as the issue spelled it
 _ENCODERS = "engine.finetune.encoders"
 _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "engine.training.contextual_runs",
@@ -195,15 +199,16 @@ FAMILIES: dict[str, Family] = {f.kind: f for f in (
            # 40 s on an H200, held-out perplexity: 512 windows at 1e-3 227, 32 at 5e-4 408, 2048 at 2e-3 392
            on_gpu={"batch_size": 512, "lr": 1e-3},
            architecture=("preset", "char_dim", "filters", "highway", "proj", "hidden", "layers", "max_chars",
-                         "min_count", "max_vocab", "lowercase")),
+                         "min_count", "max_vocab", "lowercase"), objective=_LEARNED),
     Family("gpt", GPTConfig, f"{_CONTEXTUAL_RUNS}:run_gpt", "engine.handles.transformer:load_gpt",
            _transformer_weights, description="GPT: a left-to-right Transformer language model",
            to_transformers="engine.cli.export:gpt_to_transformers", encoder=f"{_ENCODERS}:GPT_ENCODER",
-           architecture=(*_TRANSFORMER, "tokenizer")),
+           architecture=(*_TRANSFORMER, "tokenizer"), objective=_LEARNED),
     Family("bert", BertConfig, f"{_CONTEXTUAL_RUNS}:run_bert", "engine.handles.transformer:load_bert",
            _transformer_weights, description="BERT: masked language model and next-sentence prediction",
            problems=_bert_problems, to_transformers="engine.cli.export:bert_to_transformers",
-           encoder=f"{_ENCODERS}:BERT_ENCODER", architecture=_TRANSFORMER),
+           encoder=f"{_ENCODERS}:BERT_ENCODER", architecture=_TRANSFORMER,
+           objective=(*_LEARNED, "mask_prob", "whole_word", "nsp")),
     Family("mlm-head", MlmHeadConfig, f"{_ADAPT_RUNS}:run_mlm_head", "engine.handles.hf:load_mlm_head",
            description="a masked-LM head trained on a Hugging Face encoder", problems=_head_problems),
     Family("clm-head", ClmHeadConfig, f"{_ADAPT_RUNS}:run_clm_head", "engine.handles.hf:load_mlm_head",

@@ -15,6 +15,7 @@ from engine.config.settings import MODEL_CONFIGS, field_help, model_config
 from engine.data import prefetch
 from engine.errors import Word2BertError
 from engine.families import device_settings, family
+from engine.training.continued import kept_settings, said_settings
 
 
 def _add_model_options(parser: argparse.ArgumentParser, kind: str) -> None:
@@ -91,11 +92,20 @@ def _model_config(kind: str, args: argparse.Namespace, device_type: str | None =
             settings.update(option.values[getattr(args, f"o_{name}")])
     chosen = {k: v for k, v in device_settings(kind, device_type).items() if k not in settings}
     if chosen:
-        said = ", ".join(f"{k.replace('_', ' ')} {v:g}" if isinstance(v, float) else f"{k.replace('_', ' ')} {v}"
-                         for k, v in chosen.items())
-        print(f"word2bert-train: {kind} on {device_type} trains with {said} (chosen for GPUs: bench/RESULTS.md; "
-              f"give {' '.join('--' + k.replace('_', '-') for k in chosen)} to choose yourself)", file=sys.stderr)
-    return model_config(kind, getattr(args, "m_preset", None), **{**chosen, **settings})
+        print(f"word2bert-train: {kind} on {device_type} trains with {said_settings(chosen)} (chosen for GPUs: "
+              f"bench/RESULTS.md; give {_flags(chosen)} to choose yourself)", file=sys.stderr)
+    kept: dict[str, Any] = {}
+    if settings.get("init_from") and not args.resume:  # a continued run learns as the run it goes on from did
+        kept = {k: v for k, v in kept_settings(kind, settings["init_from"]).items() if k not in settings}
+        if kept:
+            print(f"word2bert-train: goes on as {settings['init_from']} learned: {said_settings(kept)} (give "
+                  f"{_flags(kept)} to choose yourself)", file=sys.stderr)
+    return model_config(kind, getattr(args, "m_preset", None), **{**chosen, **kept, **settings})
+
+
+def _flags(settings: dict[str, Any]) -> str:
+    """The flags that set them otherwise (a switch that is on: its --no- flag)."""
+    return " ".join(f"--{'no-' if v is True else ''}{k.replace('_', '-')}" for k, v in settings.items())
 
 
 def _device_type(kind: str, args: argparse.Namespace) -> str | None:

@@ -2,8 +2,10 @@
 
 The run starts from the earlier run's weights, reads with its tokenizer (or ELMo's word list) and has its
 architecture — the settings its family declares as ``architecture`` (engine/families.py) are taken from it,
-and the run says which of its own it replaced. Everything else is the new run's: the corpus, the schedule
-(warmup, then decay), the objective's settings (masking, NSP, dropout). This is what "Don't Stop
+and the run says which of its own it replaced. How it learned — the settings its family declares as
+``objective`` (masking, NSP, dropout, the window length) — stays the earlier run's unless the new run is
+given its own (``kept_settings``: the CLI fills in what no flag gave, the app's form shows them to change).
+The rest is the new run's: the corpus and the schedule (warmup, then decay). This is what "Don't Stop
 Pretraining" (Gururangan et al., 2020) calls domain-adaptive pretraining: a general model taken on to the
 text of a field, or a shipped checkpoint trained on for longer.
 
@@ -101,6 +103,40 @@ def source(kind: str, cfg: Any, resume: bool) -> Source | None:
                      f"{'word list' if kind == 'elmo' else 'tokenizer'} and its architecture"
                      + (f" ({', '.join(replaced)})" if replaced else "") + "; the schedule starts afresh")
     return src
+
+
+def kept_settings(kind: str, name: str, architecture: bool = False) -> dict[str, Any]:
+    """The settings of how the run ``name`` (a folder or shipped name) of family ``kind`` learned — its
+    family's ``objective`` — as a run going on from it keeps them unless given its own (``architecture``:
+    and the settings it takes from it whatever it is given, first); {} when there is no such run to read (the
+    run itself then says what is wrong). Reads its config.json only."""
+    from engine.checkpoints.reading import read_config
+    from engine.checkpoints.shipped import run_folder
+    from engine.config.checks import config_from_dict
+    from engine.errors import Word2BertError
+    from engine.families import FAMILIES
+
+    if not str(name or "").strip() or kind not in FAMILIES:
+        return {}
+    try:
+        config = read_config(run_folder(str(name).strip()))
+        if config.get("kind") != kind:
+            return {}
+        theirs = config_from_dict(kind, config.get("model", {}))
+    except (Word2BertError, OSError, ValueError):
+        return {}
+    keys = (*FAMILIES[kind].architecture, *FAMILIES[kind].objective) if architecture else FAMILIES[kind].objective
+    return {key: getattr(theirs, key) for key in keys}
+
+
+def said_settings(values: dict[str, Any]) -> str:
+    """Settings as a sentence says them: "whole word on, dropout 0, seq len 64"."""
+    def value(v: Any) -> str:
+        if isinstance(v, bool):
+            return "on" if v else "off"
+        return f"{v:g}" if isinstance(v, float) else str(v)
+
+    return ", ".join(f"{key.replace('_', ' ')} {value(v)}" for key, v in values.items())
 
 
 def earlier_start(run_dir: Path) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from explorer.failures import explain
 from explorer.session import Session
+from explorer.tasks import TaskRunner
 from explorer.training_process import ProcessTrainJob, retire
 from explorer.widgets.progress_bar import ProgressBar
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
@@ -93,6 +94,9 @@ class TrainPanel(QWidget):
         form.addRow("Device", self.device)
         self.settings = SettingsForm()
         self.settings.changed.connect(self._settings_changed)
+        self.settings.folder_set.connect(lambda name, value: self._read_earlier(value) if name == "init_from" else None)
+        self._earlier = TaskRunner(self)  # reads how a run to go on from learned (its config.json)
+        self._earlier.finished.connect(self._earlier_read)
         self.settings_title = QLabel()
         self.settings_title.setWordWrap(True)  # (a GPU's note makes it long: it wraps, the plots keep their width)
         buttons = QHBoxLayout()
@@ -157,8 +161,30 @@ class TrainPanel(QWidget):
         self.kind.setCurrentText(kind)
         self.settings.set_values({"init_from": source})
         self.settings.bring_into_view("init_from")
-        self.status.setText(f"Goes on from {source}: its weights, its vocabulary and its architecture (the size "
-                            "settings here give way to its). Choose the text to go on with as the corpus, then Start.")
+        self.status.setText(f"Goes on from {source}: its weights, its vocabulary and its architecture. Choose the "
+                            "text to go on with as the corpus, then Start.")
+        self._read_earlier(source)
+
+    def _read_earlier(self, source: str) -> None:
+        """The run to go on from, read off the window's thread: the form then shows its architecture (which the
+        run takes) and how it learned (masking, dropout, window length: for the user to keep or change)."""
+        from engine import api
+
+        kind = self.kind.currentText()
+        self._earlier.submit(lambda: (kind, source, api.kept_settings(kind, source, architecture=True),
+                                      api.kept_settings(kind, source)))
+
+    def _earlier_read(self, result: object) -> None:
+        from engine import api
+
+        kind, source, taken, kept = cast(tuple[str, str, dict[str, Any], dict[str, Any]], result)
+        if not kept or kind != self.kind.currentText() or self.settings.values().get("init_from") != source:
+            return  # (another family or another run chosen since)
+        self.settings.set_values(taken)
+        text = self.status.text()
+        told = text if text.startswith(f"Goes on from {source}:") else f"Goes on from {source}."
+        self.status.setText(f"{told} It learns as {Path(source).name or source} did: {api.said_settings(kept)} "
+                            "(change them here to train otherwise).")
 
     def device_type(self) -> str:
         """The type of the device a run started now trains on: the one chosen, or what "auto" finds here."""

@@ -41,6 +41,9 @@ FOLDER_SETTINGS = {"init_from": "The run to go on from"}
 
 class SettingsForm(QWidget):
     changed = Signal()  # after every edit, once the problems are updated
+    # a folder setting given by the user (chosen in its dialog, or typed and left): (name, value); not for
+    # values set by the program, nor for one left as it was
+    folder_set = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -49,6 +52,7 @@ class SettingsForm(QWidget):
         self.types: dict[str, str] = {}
         self.optional: dict[str, bool] = {}
         self.problems: list[str] = []
+        self._folders_told: dict[str, str] = {}  # the value each folder setting was last told as (folder_set)
         self._form = QFormLayout()
         self._form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.problem_label = QLabel()
@@ -81,6 +85,7 @@ class SettingsForm(QWidget):
         while self._form.rowCount():
             self._form.removeRow(0)
         self.kind, self.editors, self.types, self.optional = kind, {}, {}, {}
+        self._folders_told = {}  # (the new form's folder settings: none told yet)
         self._marked = {}  # (new fields: on the theme's background)
         for setting in api.model_settings(kind, preset, device):
             if setting.name in hidden:
@@ -148,6 +153,8 @@ class SettingsForm(QWidget):
             action = line.addAction(icon, QLineEdit.ActionPosition.TrailingPosition)  # type: ignore[call-overload]
             action.setToolTip("Choose a run folder" if folder else "Choose a file")
             action.triggered.connect(lambda _=False, e=line, n=setting.name: self._choose_file(e, n))
+            if folder:
+                line.editingFinished.connect(lambda n=setting.name: self._folder_given(n))
         line.textChanged.connect(self._check)
         return line
 
@@ -158,6 +165,15 @@ class SettingsForm(QWidget):
             path, _ = QFileDialog.getOpenFileName(self, name.replace("_", " "), editor.text(), FILE_SETTINGS[name])
         if path:
             editor.setText(path)
+            if name in FOLDER_SETTINGS:
+                self._folder_given(name)
+
+    def _folder_given(self, name: str) -> None:
+        editor = self.editors.get(name)
+        value = editor.text().strip() if isinstance(editor, QLineEdit) else ""
+        if value != self._folders_told.get(name, ""):
+            self._folders_told[name] = value
+            self.folder_set.emit(name, value)
 
     @staticmethod
     def _text(value: Any) -> str:
@@ -179,6 +195,8 @@ class SettingsForm(QWidget):
                 editor.setValue(int(value))
             elif isinstance(editor, QLineEdit):
                 editor.setText(self._text(value))
+                if name in FOLDER_SETTINGS:  # (the program's value: not the user's to tell of)
+                    self._folders_told[name] = editor.text().strip()
             editor.blockSignals(False)
         self._check()
 

@@ -113,3 +113,43 @@ def test_a_student_cannot_also_go_on_from_an_earlier_run():
 
     problems = check_config("bert", model_config("bert", init_from="bert-tiny", teacher="minilm-mlm"))
     assert any("init_from and teacher: not both" in p for p in problems)
+
+
+def test_the_cli_goes_on_learning_as_the_earlier_run_did_unless_told_otherwise(contextual_runs, new_text, tmp_path,
+                                                                               capsys):
+    import shutil
+
+    from engine.cli.train import train_main
+
+    earlier = tmp_path / "earlier"
+    shutil.copytree(contextual_runs["bert"][0], earlier)
+    config = json.loads((earlier / "config.json").read_text())
+    learned = {"seq_len": 16, "mask_prob": 0.2, "whole_word": True, "nsp": False, "dropout": 0.0}
+    (earlier / "config.json").write_text(json.dumps({**config, "model": {**config["model"], **learned}}))
+    out = tmp_path / "on"
+    assert train_main(["bert", "--init-from", str(earlier), "--corpus", str(new_text), "--out", str(out),
+                       "--max-steps", "2", "--batch-size", "4", "--dropout", "0.05"]) == 0
+    said = capsys.readouterr().err
+    assert "seq len 16, mask prob 0.2, whole word on, nsp off" in said  # what it keeps, and how to change it
+    assert "--seq-len --mask-prob --no-whole-word --nsp" in said and "dropout 0" not in said
+    model = json.loads((out / "config.json").read_text())["model"]
+    assert {k: model[k] for k in learned} == {**learned, "dropout": 0.05}  # the flag given wins
+    # a run from nothing keeps the family's defaults
+    fresh = tmp_path / "fresh"
+    assert train_main(["bert", "--corpus", str(new_text), "--out", str(fresh), "--max-steps", "1", "--batch-size", "4",
+                       "--hidden", "64", "--layers", "1", "--heads", "2", "--intermediate", "64",
+                       "--vocab-size", "200"]) == 0
+    assert json.loads((fresh / "config.json").read_text())["model"]["whole_word"] is False
+
+
+def test_what_a_continued_run_keeps_is_read_from_the_earlier_runs_config(contextual_runs):
+    from engine import api
+
+    bert, gpt = str(contextual_runs["bert"][0]), str(contextual_runs["gpt"][0])
+    assert api.kept_settings("bert", bert) == {"seq_len": 32, "dropout": 0.1, "mask_prob": 0.15, "whole_word": False,
+                                               "nsp": True}
+    assert api.kept_settings("gpt", gpt) == {"seq_len": 32, "dropout": 0.1}
+    assert api.kept_settings("gpt", gpt, architecture=True)["hidden"] == 64
+    assert api.kept_settings("gpt", bert) == {} and api.kept_settings("bert", "/no/such/run") == {}
+    assert api.kept_settings("word2vec", bert) == {}
+    assert api.said_settings({"whole_word": False, "dropout": 0.0, "seq_len": 64}) == "whole word off, dropout 0, seq len 64"

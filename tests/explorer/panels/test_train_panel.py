@@ -336,6 +336,10 @@ def test_the_library_offers_to_go_on_pretraining_from_a_run(qtbot, window):
     assert window.tabs.currentWidget() is panel and panel.kind.currentText() == "gpt"
     assert panel.settings.values()["init_from"] == "gpt-tiny" and not panel.settings.problems
     assert "Goes on from gpt-tiny" in panel.status.text()
+    # it learns as gpt-tiny did (64-token windows, no dropout: the form's 128 and 0.1 give way), and says so
+    qtbot.waitUntil(lambda: panel.settings.values()["seq_len"] == 64, timeout=10_000)
+    assert panel.settings.values()["dropout"] == 0.0
+    assert "It learns as gpt-tiny did: seq len 64, dropout 0 (change them here" in panel.status.text()
     editor = panel.settings.editors["init_from"]  # scrolled into sight, at the foot of a long form
     qtbot.waitUntil(lambda: not editor.visibleRegion().isEmpty(), timeout=5_000)
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):  # loaded: unloading it, or going on from it
@@ -343,3 +347,26 @@ def test_the_library_offers_to_go_on_pretraining_from_a_run(qtbot, window):
     loaded = next(library.loaded.child(i) for i in range(library.loaded.childCount())
                   if library.loaded.child(i).text(0) == "gpt-tiny")
     assert [text for text, _ in library.menu_actions(loaded)] == ["Unload gpt-tiny", "Go on pretraining from gpt-tiny…"]
+
+
+def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtbot, window, contextual_runs,
+                                                                              monkeypatch):
+    """Choose a run folder as "init from": the form shows how that run learned (its window length here), and a
+    value the user changes afterwards stays when the field is left again unchanged."""
+    from PySide6.QtWidgets import QFileDialog
+
+    earlier = str(contextual_runs["gpt"][0])
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: earlier))
+    panel = window.train
+    panel.kind.setCurrentText("gpt")
+    assert panel.settings.values()["seq_len"] == 128
+    editor = panel.settings.editors["init_from"]
+    editor.actions()[0].trigger()
+    qtbot.waitUntil(lambda: panel.settings.values()["seq_len"] == 32, timeout=10_000)
+    assert panel.settings.values()["hidden"] == 64  # its architecture, which the run takes whatever the form says
+    assert "It learns as gpt did: seq len 32, dropout 0.1" in panel.status.text()
+    panel.settings.set_values({"seq_len": 24})
+    editor.editingFinished.emit()  # the field left with the same run in it: nothing read again
+    qtbot.wait(300)
+    assert panel.settings.values()["seq_len"] == 24
+
