@@ -2,7 +2,8 @@
 
 * ``cloze``: the share of cloze sentences (everyday, news, general knowledge; one [MASK] each) whose
   accepted answer is the top prediction (top-1) or among the top ten (top-10).
-* ``masked_word_scores``: the same top-1/top-10 at one random word of each of many held-out sentences.
+* ``masked_word_scores``: the same top-1/top-10 at one random word of each of many held-out sentences
+  (``masked_word_hits``: word by word, so two models' scores pair up).
 * ``senses``: sense separation — each occurrence of a polysemous word (11 words × 2 senses × 8 sentences)
   gets the sense of its nearest other occurrence of the same word (cosine, leave-one-out); the share
   right, per layer. Chance is about 0.47 (7 of the 15 others share a sense).
@@ -87,10 +88,19 @@ def masked_word_scores(handle: Any, sentences: list[str], seed: int = 0) -> dict
     (seeded; words of letters only): a larger, unpicked companion of the cloze set, the same for every
     model whatever its training windows, so checkpoints and models compare on it. As in the cloze set,
     a word the vocabulary spells only in pieces is a miss."""
+    top1, top10 = masked_word_hits(handle, sentences, seed)
+    return {"masked_top1": float(top1.mean()), "masked_top10": float(top10.mean()), "masked_items": float(len(top1))}
+
+
+def masked_word_hits(handle: Any, sentences: list[str], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``masked_word_scores`` word by word: whether each masked word was the first guess, and whether it was
+    among the ten (two boolean arrays, in the sentences' order). The same seed masks the same words for every
+    model, so two models' hits pair up word for word."""
     if Capability.MASKED_LM not in handle.capabilities:
         raise Unsupported(handle.missing(Capability.MASKED_LM))
     rng = np.random.default_rng(seed)
-    top1 = top10 = n = 0
+    top1: list[bool] = []
+    top10: list[bool] = []
     for sentence in sentences:
         check_cancelled("the held-out masked words")
         spans = [(a, b) for a, b in word_spans(sentence) if sentence[a:b].isalpha()]
@@ -100,12 +110,11 @@ def masked_word_scores(handle: Any, sentences: list[str], seed: int = 0) -> dict
         candidates = handle.fill_mask(sentence[:a] + "[MASK]" + sentence[b:], k=10)[0]
         guesses = _guesses(candidates.tokens)
         word = sentence[a:b].lower()
-        top1 += guesses[0] == word
-        top10 += word in guesses
-        n += 1
-    if not n:
+        top1.append(guesses[0] == word)
+        top10.append(word in guesses)
+    if not top1:
         raise Unsupported("no sentences of four words or more to mask")
-    return {"masked_top1": top1 / n, "masked_top10": top10 / n, "masked_items": float(n)}
+    return np.array(top1, dtype=bool), np.array(top10, dtype=bool)
 
 
 def _occurrence(words: tuple[str, ...] | list[str], target: str) -> int:

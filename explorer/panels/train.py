@@ -171,6 +171,10 @@ class TrainPanel(QWidget):
         from engine import api
 
         kind = self.kind.currentText()
+        if not source.strip():  # none any more: its architecture is the form's to set again
+            self._earlier.cancel()
+            self.settings.hold({})
+            return
         self._earlier.submit(lambda: (kind, source, api.kept_settings(kind, source, architecture=True),
                                       api.kept_settings(kind, source)))
 
@@ -178,12 +182,18 @@ class TrainPanel(QWidget):
         from engine import api
 
         kind, source, taken, kept = cast(tuple[str, str, dict[str, Any], dict[str, Any]], result)
-        if not kept or kind != self.kind.currentText() or self.settings.values().get("init_from") != source:
+        if kind != self.kind.currentText() or self.settings.values().get("init_from") != source:
             return  # (another family or another run chosen since)
+        if not kept:  # not a run of this family: the run, if started, says what is wrong
+            self.settings.hold({})
+            return
         self.settings.set_values(taken)
+        name = Path(source).name or source
+        self.settings.hold({key: f"Taken from {name}: a run that goes on from it has its architecture."
+                            for key in taken if key not in kept})
         text = self.status.text()
         told = text if text.startswith(f"Goes on from {source}:") else f"Goes on from {source}."
-        self.status.setText(f"{told} It learns as {Path(source).name or source} did: {api.said_settings(kept)} "
+        self.status.setText(f"{told} It learns as {name} did: {api.said_settings(kept)} "
                             "(change them here to train otherwise).")
 
     def device_type(self) -> str:

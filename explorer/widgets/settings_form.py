@@ -53,6 +53,8 @@ class SettingsForm(QWidget):
         self.optional: dict[str, bool] = {}
         self.problems: list[str] = []
         self._folders_told: dict[str, str] = {}  # the value each folder setting was last told as (folder_set)
+        self._help: dict[str, str] = {}  # each field's tooltip
+        self.held: dict[str, str] = {}  # fields shown but not edited -> why (``hold``)
         self._form = QFormLayout()
         self._form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         self.problem_label = QLabel()
@@ -85,13 +87,14 @@ class SettingsForm(QWidget):
         while self._form.rowCount():
             self._form.removeRow(0)
         self.kind, self.editors, self.types, self.optional = kind, {}, {}, {}
-        self._folders_told = {}  # (the new form's folder settings: none told yet)
+        self._folders_told, self._help, self.held = {}, {}, {}  # (the new form's fields: none told yet, none held)
         self._marked = {}  # (new fields: on the theme's background)
         for setting in api.model_settings(kind, preset, device):
             if setting.name in hidden:
                 continue
             editor = self._editor(setting)
             editor.setToolTip(setting.help or setting.name)
+            self._help[setting.name] = setting.help or setting.name
             label = QLabel(setting.name.replace("_", " "))
             label.setToolTip(setting.help or setting.name)
             self._form.addRow(label, editor)
@@ -107,11 +110,23 @@ class SettingsForm(QWidget):
         if editor is not None:
             QTimer.singleShot(0, editor, lambda: self.fields_view.ensureWidgetVisible(editor))
 
+    def hold(self, held: dict[str, str]) -> None:
+        """Fields whose values come from elsewhere (a run gone on from: its architecture) are shown but not
+        edited, each saying why in its tooltip; ``{}`` lets every field be edited again."""
+        self.held = dict(held)
+        for name, editor in self.editors.items():
+            why = held.get(name)
+            editor.setEnabled(why is None)
+            editor.setToolTip(self._help.get(name, name) + (f"\n\n{why}" if why else ""))
+
     def apply_preset(self, preset: str | None, device: str | None = None) -> None:
-        """Fill in a preset's values (on a ``device`` of that type), keeping the editors."""
+        """Fill in a preset's values (on a ``device`` of that type), keeping the editors; the held values and the
+        files and runs the user named stay (a preset is a size, not a run to go on from)."""
         from engine import api
 
-        self.set_values({s.name: s.value for s in api.model_settings(self.kind, preset, device) if s.name in self.editors})
+        kept = {*self.held, *FILE_SETTINGS, *FOLDER_SETTINGS}
+        self.set_values({s.name: s.value for s in api.model_settings(self.kind, preset, device)
+                         if s.name in self.editors and s.name not in kept})
 
     def apply_device(self, preset: str | None, device: str | None) -> None:
         """Fill in the values that differ on a GPU (ELMo's batch and rate) for a ``device`` of this type,

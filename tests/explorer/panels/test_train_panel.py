@@ -363,10 +363,19 @@ def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtb
     editor = panel.settings.editors["init_from"]
     editor.actions()[0].trigger()
     qtbot.waitUntil(lambda: panel.settings.values()["seq_len"] == 32, timeout=10_000)
-    assert panel.settings.values()["hidden"] == 64  # its architecture, which the run takes whatever the form says
+    # its architecture, which the run takes whatever the form says: shown, not to be edited, saying why
+    hidden = panel.settings.editors["hidden"]
+    assert panel.settings.values()["hidden"] == 64 and not hidden.isEnabled()
+    assert "Taken from gpt: a run that goes on from it has its architecture" in hidden.toolTip()
+    assert panel.settings.editors["seq_len"].isEnabled()  # how it learned: the user's to change
+    panel.preset.setCurrentText("small")  # a preset leaves the held values, and the run named, be
+    assert panel.settings.values()["hidden"] == 64 and panel.settings.values()["init_from"] == earlier
     assert "It learns as gpt did: seq len 32, dropout 0.1" in panel.status.text()
     panel.settings.set_values({"seq_len": 24})
     editor.editingFinished.emit()  # the field left with the same run in it: nothing read again
     qtbot.wait(300)
     assert panel.settings.values()["seq_len"] == 24
+    editor.setText("")  # no run to go on from: the architecture is the form's again
+    editor.editingFinished.emit()
+    assert hidden.isEnabled() and "Taken from" not in hidden.toolTip()
 
