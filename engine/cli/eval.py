@@ -100,7 +100,7 @@ def plain(value: Any) -> str:
 def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: bool) -> int:
     """One line per kept checkpoint, oldest first: its step, the tokens it had seen, the scores."""
     from engine.data.evaluation import TASKS, evaluate_handle
-    from engine.handles.history import run_history, tokens_seen
+    from engine.handles.history import run_history
     from engine.handles.load import load
 
     try:
@@ -125,7 +125,7 @@ def _every_checkpoint(run: str, tasks: list[str], corpus: str | None, as_json: b
         {"step": k.step, "path": k.path} for k in history)
     for kept, row in zip(history, rows, strict=True):
         row = dict(row)
-        tokens = tokens_seen(kept.path)
+        tokens = kept.tokens()
         if tokens is not None:
             row.setdefault("tokens_seen", tokens)
         if static and "error" not in row:

@@ -1,6 +1,7 @@
 """A run's history: the checkpoints it kept, in step order — ours (``RUN/checkpoints/step-N``, written with
 ``--keep-every``) or a Hugging Face Trainer's (``checkpoint-500/``, ``checkpoint-1000/``, …) — each a folder
-``load()`` opens on its own; the run folder itself is its latest save."""
+``load()`` opens on its own; the run folder itself is its latest save. A run that went on from another
+(``init_from``) begins, at step 0, with that run's folder: the weights it started from."""
 
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ _TRAINER = re.compile(r"^checkpoint-(\d+)$")
 class KeptCheckpoint:
     step: int
     path: str
+    # the run this one went on from (its init_from, as its config.json names it), kept as step 0: the weights it
+    # began with; "" for the run's own checkpoints
+    began_from: str = ""
+
+    def tokens(self) -> int | None:
+        """Text tokens this run had trained on here (``tokens_seen``; where it began: none yet)."""
+        return 0 if self.began_from else tokens_seen(self.path)
 
 
 def run_history(run_dir: str | Path) -> list[KeptCheckpoint]:
@@ -48,7 +56,31 @@ def run_history(run_dir: str | Path) -> list[KeptCheckpoint]:
     if not kept:
         raise CheckpointError(f"{run_dir} holds no checkpoints (ours keep them with --keep-every; a Hugging Face "
                               "Trainer writes checkpoint-N folders)")
-    return [KeptCheckpoint(step, str(kept[step])) for step in sorted(kept)]
+    found = [KeptCheckpoint(step, str(kept[step])) for step in sorted(kept)]
+    began = _began_from(run) if 0 not in kept else None
+    return found if began is None else [began, *found]
+
+
+def _began_from(run: Path) -> KeptCheckpoint | None:
+    """The run a continued run went on from, as its step 0, while it is still where the run's config.json
+    says and holds the save it began from (a folder moved, deleted or saved into since — a shipped model
+    replaced by a newer one — is not where it began: none)."""
+    from engine.checkpoints.reading import read_json, save_id
+    from engine.checkpoints.shipped import run_folder
+
+    try:
+        config = read_json(run / "config.json")
+        config = config if isinstance(config, dict) else {}
+        name = str(config.get("init_from") or "").strip()
+        recorded = Path(str(config.get("init_from_folder") or "")) if config.get("init_from_folder") else None
+        folder = recorded if recorded is not None and recorded.is_dir() else run_folder(name) if name else None
+    except (CheckpointError, OSError, ValueError):
+        return None
+    if folder is None or not (Path(folder) / "config.json").is_file() or Path(folder).resolve() == run.resolve():
+        return None
+    if save_id(folder) != str(config.get("init_from_save") or save_id(folder)):  # (runs before it was recorded: trusted)
+        return None
+    return KeptCheckpoint(0, str(folder), began_from=name)
 
 
 def tokens_seen(folder: str | Path) -> int | None:

@@ -89,7 +89,7 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
     tried again next time). ``stop`` ends early; ``cached_only`` yields the cached rows alone."""
     from engine.checkpoints.files import atomic_write_bytes
     from engine.checkpoints.reading import save_id
-    from engine.handles.history import run_history, tokens_seen
+    from engine.handles.history import run_history
 
     if load is None:
         from engine.handles.load import load as load_model
@@ -101,7 +101,9 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
     for i, kept in enumerate(history):
         if stop is not None and stop.is_set():
             return
-        rel = str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or "."
+        # (where a continued run began lies outside it: named by its whole path)
+        rel = (f"began:{Path(kept.path).resolve()}" if kept.began_from else
+               str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or ".")
         key = f"{rel}|{save_id(kept.path)}|{','.join(tasks)}" + (f"|{corpus}" if corpus else "")
         row = cache.get(key)
         if not isinstance(row, dict) and cached_only:
@@ -111,7 +113,7 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
             progress(i / len(history), f"step {kept.step:,}: {doing} ({i + 1} of {len(history)})")
         if not isinstance(row, dict):
             row = {"step": kept.step, "path": kept.path}
-            tokens = tokens_seen(kept.path)
+            tokens = kept.tokens()
             if tokens is not None:
                 row["tokens_seen"] = tokens
             try:

@@ -21,7 +21,8 @@ from typing import Any
 from engine.errors import CheckpointError, InputError
 
 # what a run's config.json keeps of how it began: carried into the saves of a resumed run
-STARTED_FIELDS = ("init_from", "init_from_steps", "init_embeddings", "init_embeddings_rows", "vocabulary_rows")
+STARTED_FIELDS = ("init_from", "init_from_steps", "init_from_folder", "init_from_save", "init_embeddings",
+                  "init_embeddings_rows", "vocabulary_rows")
 
 
 @dataclass
@@ -34,9 +35,12 @@ class Source:
     notes: list[str]  # what the run should say when it starts
 
     def started(self) -> dict[str, Any]:
-        """The config.json fields that record it (the steps: every step behind its weights, its own start too)."""
+        """The config.json fields that record it (the steps: every step behind its weights, its own start too;
+        the folder: where it was, whatever the directory a later reader starts in; the save: which of the saves
+        that folder may hold over time it was)."""
         steps = int(self.config.get("trained_steps", 0) or 0) + int(self.config.get("init_from_steps", 0) or 0)
-        return {"init_from": self.name, "init_from_steps": steps}
+        return {"init_from": self.name, "init_from_steps": steps, "init_from_folder": str(self.folder.resolve()),
+                "init_from_save": str(self.config.get("save_id") or "")}
 
     def file(self, name: str) -> Path:
         """A file of its folder by name (a name from its config.json: never a path out of the folder)."""

@@ -186,9 +186,11 @@ class HistoryPanel(QWidget):
         self.checkpoint_ticks.setData([x for x, _ in on_curve], [y for _, y in on_curve])
         for row in cached:
             self._add_scores(row)
-        off_curve = len(history) - len(on_curve)
+        began = history[0].began_from  # (where a continued run began: before any loss it logged, said apart)
+        off_curve = len(history) - len(on_curve) - (1 if began and all(x != 0 for x, _ in on_curve) else 0)
         self.title.setText(f"{run_dir}: {len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}"
                            + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)")
+                           + (f" (step 0: {began}, the run it went on from)" if began else "")
                            + (f" ({off_curve} outside the steps {ordered[0][0]:,}–{ordered[-1][0]:,} whose training loss"
                               " was logged)" if losses and off_curve else ""))
         self.slider.blockSignals(True)
@@ -232,7 +234,7 @@ class HistoryPanel(QWidget):
         for marker in (self.marker, self.quality_marker):
             marker.setValue(kept.step)
             marker.setVisible(True)
-        self.step_label.setText(f"step {kept.step:,}")
+        self.step_label.setText(f"step {kept.step:,}" + (f": {kept.began_from}" if kept.began_from else ""))
         self._rest.start()  # (again: from now)
         if kept.path in self.loaded:
             self.loaded.move_to_end(kept.path)
@@ -279,10 +281,9 @@ class HistoryPanel(QWidget):
 
     def _use(self, kept: Any, handle: Any) -> None:
         """The selected checkpoint answers in every panel showing the scrubber's model."""
-        from engine import api
-
-        tokens = api.tokens_seen(kept.path)
+        tokens = kept.tokens()
         self.message.setText(f"“{self.alias}” is step {kept.step:,}" + (f" ({tokens:,} tokens seen)" if tokens else "")
+                             + (f", {kept.began_from}: the run it went on from, as it began" if kept.began_from else "")
                              + ": choose it in any panel; moving the slider re-runs what is on screen.")
         self.session.set_model(self.alias, handle)
         wanted = self._wanted_step

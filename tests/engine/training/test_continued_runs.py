@@ -153,3 +153,34 @@ def test_what_a_continued_run_keeps_is_read_from_the_earlier_runs_config(context
     assert api.kept_settings("gpt", bert) == {} and api.kept_settings("bert", "/no/such/run") == {}
     assert api.kept_settings("word2vec", bert) == {}
     assert api.said_settings({"whole_word": False, "dropout": 0.0, "seq_len": 64}) == "whole word off, dropout 0, seq len 64"
+
+
+def test_a_continued_runs_history_begins_with_the_run_it_went_on_from(contextual_runs, new_text, tmp_path, monkeypatch):
+    """Its step 0 is the earlier run's folder (the weights it began with: "did going on help?" reads off the
+    Run history), found wherever the reader starts, and only while that folder still holds the save it began
+    from (a shipped model replaced since is not where it began)."""
+    import shutil
+
+    from engine import api
+    from engine.inspection.history_scores import checkpoint_scores
+
+    earlier = tmp_path / "earlier"
+    shutil.copytree(contextual_runs["gpt"][0], earlier)
+    out = tmp_path / "on"
+    monkeypatch.chdir(tmp_path)
+    spec = tiny_spec("gpt", new_text, out, max_steps=4, init_from="earlier", keep_every=2, eval_every=2)
+    assert list(api.train(spec))[-1].status == "completed"
+    monkeypatch.chdir("/")  # (its init_from, "earlier", named a folder of the directory it started in)
+    history = api.run_history(out)
+    assert [k.step for k in history] == [0, 2, 4]
+    assert history[0].began_from == "earlier" and history[0].path == str(earlier.resolve())
+    assert history[0].tokens() == 0 and history[1].began_from == "" and history[1].tokens() > 0
+    rows = list(checkpoint_scores(out, ("senses",)))
+    assert rows[0]["path"] == str(earlier.resolve()) and rows[0]["tokens_seen"] == 0
+    assert all("best" in r.get("senses", {}) for r in rows), rows
+    # the earlier folder saved into since: it no longer holds where the run began
+    config = json.loads((earlier / "config.json").read_text())
+    (earlier / "config.json").write_text(json.dumps({**config, "save_id": "another-save"}))
+    assert [k.step for k in api.run_history(out)] == [2, 4]
+    shutil.rmtree(earlier)
+    assert [k.step for k in api.run_history(out)] == [2, 4]

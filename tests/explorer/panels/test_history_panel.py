@@ -224,3 +224,25 @@ def test_a_scene_opens_a_run_in_the_run_history_at_a_step_and_a_bad_one_says_why
                            "--screenshot", str(tmp_path / "x.png")], capture_output=True, text=True, timeout=120,
                           env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode != 0 and "is not a folder here" in done.stderr and not (tmp_path / "x.png").exists()
+
+
+def test_a_continued_run_begins_at_the_run_it_went_on_from(qtbot, window, bert_run, topic_corpus, tmp_path):
+    """Step 0 of a run that went on from another is that run as it was: on the slider, named, and said apart in
+    the title (not counted among the checkpoints off the loss curve)."""
+    from engine import api
+
+    out = tmp_path / "bert-on"
+    spec = replace(tiny_spec("bert", topic_corpus, out, max_steps=4, keep_every=2, eval_every=2,
+                             init_from=str(bert_run)), log_every=1)
+    assert list(api.train(spec))[-1].status == "completed"
+    panel = window.history
+    panel.open_run(str(out))
+    qtbot.waitUntil(lambda: "bert-on (scrubber)" in window.session.models, timeout=60_000)
+    assert [k.step for k in panel.history] == [0, 2, 4]
+    assert f"(step 0: {bert_run}, the run it went on from)" in panel.title.text()
+    assert "outside the steps" not in panel.title.text()
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=30_000):
+        panel.slider.setValue(0)
+    assert panel.step_label.text() == f"step 0: {bert_run}"
+    qtbot.waitUntil(lambda: "the run it went on from, as it began" in panel.message.text(), timeout=30_000)
+    assert window.session.models["bert-on (scrubber)"].path == str(bert_run.resolve())
