@@ -154,7 +154,7 @@ def steps(args, corpus: str, runs: Path) -> list[Step]:
                                   *(["--max-words", "30000"] if quick else ["--epochs", "5"])]),
         Step("fig-elmo", 80 if quick else 150, [*figures, "elmo", "--device", dev, "--corpus", corpus, "--steps", str(n),
                               "--out", str(runs / "fig-elmo"), *words, "--batch-sizes", "64" if quick else "512",
-                              "--old-path", *([] if quick else ["--skip-preset"])]),
+                              "--old-path", "--skip-preset"]),  # (the preset's batch: fig-elmo-batch's)
         # which batch ELMo-tiny trains with on this device: each candidate the same wall time, scored held out
         Step("fig-elmo-batch", 60 if quick else 200, [*figures, "elmo-batch", "--device", dev, "--corpus", corpus,
                                                       "--out", str(runs / "elmo-batch"), *words,

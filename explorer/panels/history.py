@@ -186,6 +186,9 @@ class HistoryPanel(QWidget):
         self.checkpoint_ticks.setData([x for x, _ in on_curve], [y for _, y in on_curve])
         for row in cached:
             self._add_scores(row)
+        steps = [k.step for k in history] + ([ordered[0][0], ordered[-1][0]] if ordered else [])
+        # every checkpoint in sight, the marker too, with no loss logged there (a continued run's step 0)
+        self.loss.getPlotItem().setXRange(min(steps), max(steps), padding=0.02)
         began = history[0].began_from  # (where a continued run began: before any loss it logged, said apart)
         off_curve = len(history) - len(on_curve) - (1 if began and all(x != 0 for x, _ in on_curve) else 0)
         self.title.setText(f"{run_dir}: {len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}"
@@ -283,7 +286,7 @@ class HistoryPanel(QWidget):
         """The selected checkpoint answers in every panel showing the scrubber's model."""
         tokens = kept.tokens()
         self.message.setText(f"“{self.alias}” is step {kept.step:,}" + (f" ({tokens:,} tokens seen)" if tokens else "")
-                             + (f", {kept.began_from}: the run it went on from, as it began" if kept.began_from else "")
+                             + (f" — {kept.began_from}, as this run went on from it" if kept.began_from else "")
                              + ": choose it in any panel; moving the slider re-runs what is on screen.")
         self.session.set_model(self.alias, handle)
         wanted = self._wanted_step

@@ -23,7 +23,7 @@ import pyqtgraph as pg
 import shiboken6
 from pyqtgraph.graphicsItems.ViewBox.ViewBoxMenu import ViewBoxMenu
 from PySide6.QtCore import QEvent, QObject, Signal
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QGraphicsView, QWidget
 
 View = TypeVar("View", bound=QGraphicsView)
@@ -143,6 +143,7 @@ def _in_the_font_of_the_moment(item: Any) -> None:
 _OPTION_FORMS = ("transformGroup", "decimateGroup", "averageGroup", "alphaGroup", "gridGroup", "pointsGroup")
 
 
+LEGEND_CARD_ALPHA = 215  # of 255: how much of what runs under a legend its card hides
 PLOT_COLOURS = "plot_colours"  # set on a window whose plots keep colours of their own: (background, foreground)
 
 
@@ -164,6 +165,11 @@ def colour_views(views: list[Any], background: Any, foreground: Any) -> None:
                 item.setColor(foreground)
             elif isinstance(item, pg.LegendItem):
                 item.setLabelTextColor(foreground)
+                # on a card of the background, a little see-through: its names stay readable where a curve runs
+                # under it (a continued run's loss, flat at the top right, crossed "loss smoothed")
+                card = QColor(pg.mkColor(background))
+                card.setAlpha(LEGEND_CARD_ALPHA)
+                item.setBrush(pg.mkBrush(card))
                 for _, label in item.items:
                     label.setText(label.text, color=foreground)
 

@@ -244,5 +244,7 @@ def test_a_continued_run_begins_at_the_run_it_went_on_from(qtbot, window, bert_r
     with qtbot.waitSignal(window.session.modelsChanged, timeout=30_000):
         panel.slider.setValue(0)
     assert panel.step_label.text() == f"step 0: {bert_run}"
-    qtbot.waitUntil(lambda: "the run it went on from, as it began" in panel.message.text(), timeout=30_000)
+    qtbot.waitUntil(lambda: f"is step 0 — {bert_run}, as this run went on from it" in panel.message.text(),
+                    timeout=30_000)
+    assert panel.loss.getPlotItem().viewRange()[0][0] <= 0  # in sight on the plot, with no loss logged there
     assert window.session.models["bert-on (scrubber)"].path == str(bert_run.resolve())
