@@ -78,7 +78,8 @@ def _began_from(run: Path) -> KeptCheckpoint | None:
         return None
     if folder is None or not (Path(folder) / "config.json").is_file() or Path(folder).resolve() == run.resolve():
         return None
-    if save_id(folder) != str(config.get("init_from_save") or save_id(folder)):  # (runs before it was recorded: trusted)
+    began_save = str(config.get("init_from_save") or "")  # (none in runs before it was recorded: trusted)
+    if began_save and save_id(folder) != began_save:
         return None
     return KeptCheckpoint(0, str(folder), began_from=name)
 
