@@ -133,7 +133,7 @@ def gpt_to_transformers(cfg: Any, tensors: dict[str, torch.Tensor], tok: Any) ->
 def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,
                 average_with: Sequence[str | Path] = ()) -> Path:
     """A copy of a run folder for shipping: weights (fp16), config, tokenizer/vocabulary and metrics;
-    no optimizer state and no history. With ``average_with``: its weights are the uniform mean of the
+    no optimizer state, no history and no path of this machine (a continued run's ``init_from_folder``). With ``average_with``: its weights are the uniform mean of the
     run's and those saves' (engine.checkpoints.average); config.json names them under ``averaged`` and
     drops the run's last ``metrics`` (they were measured on the run's own weights)."""
     run_dir, out = Path(run_dir), Path(out)
@@ -147,7 +147,9 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,
     skip = {CONFIG, WEIGHTS, "training_state.pt", "training_state.json", "checkpoint_scores.json"}  # the scores name the run's history
     files = {p.name: (lambda dst, src=p: shutil.copyfile(src, dst)) for p in run_dir.iterdir()
              if p.is_file() and p.name not in skip and not p.name.startswith(".")}
-    kept = {k: v for k, v in config.items() if k not in ("format_version", "kind", "engine_version", "save_id")}
+    # where a continued run's source lay is a path on the exporting machine: a shipped copy does not carry it
+    dropped = ("format_version", "kind", "engine_version", "save_id", "init_from_folder")
+    kept = {k: v for k, v in config.items() if k not in dropped}
     declaration = FAMILIES.get(config["kind"])
     if declaration is not None and declaration.inference_weights is not None:  # what a slim copy answers with
         tensors = declaration.inference_weights(config, tensors)

@@ -24,3 +24,18 @@ def test_a_slim_glove_keeps_every_weight(runs, tmp_path):
     slim = export_slim(run_dir, tmp_path / "slim")
     assert "weights" not in read_config(slim)
     assert set(read_tensors(slim, read_config(slim))) == set(read_tensors(run_dir, read_config(run_dir)))
+
+
+def test_a_slim_copy_of_a_continued_run_names_its_source_but_not_where_it_lay(runs, tmp_path):
+    import json
+    import shutil
+
+    run_dir = tmp_path / "continued"
+    shutil.copytree(runs["glove"][0], run_dir)
+    config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
+    config.update(init_from="glove-small", init_from_steps=40, init_from_folder=str(tmp_path / "somewhere"),
+                  init_from_save="abc")
+    (run_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    slim = read_config(export_slim(run_dir, tmp_path / "slim"))
+    assert (slim["init_from"], slim["init_from_steps"]) == ("glove-small", 40)
+    assert "init_from_folder" not in slim
