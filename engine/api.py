@@ -82,7 +82,13 @@ from engine.results import (
     Tagging,
     TokenCandidates,
 )
-from engine.training.continued import continuable, continuable_family, kept_settings, said_settings
+from engine.training.continued import (
+    continuable,
+    continuable_family,
+    kept_settings,
+    said_settings,
+    source_problem,
+)
 from engine.training.events import (
     CheckpointSaved,
     EvalMetrics,
@@ -489,7 +495,7 @@ __all__ = [
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
-    "Unsupported", "Word2BertError", "Word2VecConfig", "continuable", "continuable_family", "default_checkpoints", "kept_settings", "said_settings", "describe_run", "load", "read_metrics", "train",
+    "Unsupported", "Word2BertError", "Word2VecConfig", "continuable", "continuable_family", "default_checkpoints", "kept_settings", "said_settings", "source_problem", "describe_run", "load", "read_metrics", "train",
     "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",

@@ -66,16 +66,13 @@ class Source:
         model.load_state_dict({k: v.to(own[k].dtype) for k, v in tensors.items()})
 
 
-def source(kind: str, cfg: Any, resume: bool) -> Source | None:
-    """The run ``cfg.init_from`` names, checked, its architecture copied into ``cfg``; None for a run from
-    nothing or a resumed one (its own saves hold what it began from)."""
-    name = str(getattr(cfg, "init_from", "") or "").strip()
-    if not name or resume:
-        return None
+def _read_source(kind: str, name: str) -> tuple[Path, dict[str, Any], Any]:
+    """The run ``name`` (a folder or shipped name) read for a ``kind`` run to go on from: its folder, its
+    config.json and its settings; CheckpointError saying why it cannot be (not a run, a run of another
+    family, settings that cannot be read). Reads its config.json only."""
     from engine.checkpoints.reading import read_config
     from engine.checkpoints.shipped import run_folder
-    from engine.config.checks import check_config, config_from_dict
-    from engine.families import family
+    from engine.config.checks import config_from_dict
 
     folder = run_folder(name)
     try:
@@ -92,6 +89,19 @@ def source(kind: str, cfg: Any, resume: bool) -> Source | None:
         theirs = config_from_dict(kind, config.get("model", {}))
     except ValueError as e:
         raise CheckpointError(f"init_from: {folder}'s settings cannot be read: {e}") from None
+    return folder, config, theirs
+
+
+def source(kind: str, cfg: Any, resume: bool) -> Source | None:
+    """The run ``cfg.init_from`` names, checked, its architecture copied into ``cfg``; None for a run from
+    nothing or a resumed one (its own saves hold what it began from)."""
+    name = str(getattr(cfg, "init_from", "") or "").strip()
+    if not name or resume:
+        return None
+    from engine.config.checks import check_config
+    from engine.families import family
+
+    folder, config, theirs = _read_source(kind, name)
     replaced = []
     for key in family(kind).architecture:
         mine, its = getattr(cfg, key), getattr(theirs, key)
@@ -114,23 +124,31 @@ def kept_settings(kind: str, name: str, architecture: bool = False) -> dict[str,
     family's ``objective`` — as a run going on from it keeps them unless given its own (``architecture``:
     and the settings it takes from it whatever it is given, first); {} when there is no such run to read (the
     run itself then says what is wrong). Reads its config.json only."""
-    from engine.checkpoints.reading import read_config
-    from engine.checkpoints.shipped import run_folder
-    from engine.config.checks import config_from_dict
     from engine.errors import Word2BertError
     from engine.families import FAMILIES
 
     if not str(name or "").strip() or kind not in FAMILIES:
         return {}
     try:
-        config = read_config(run_folder(str(name).strip()))
-        if config.get("kind") != kind:
-            return {}
-        theirs = config_from_dict(kind, config.get("model", {}))
-    except (Word2BertError, OSError, ValueError):
+        theirs = _read_source(kind, str(name).strip())[2]
+    except (Word2BertError, OSError):
         return {}
     keys = (*FAMILIES[kind].architecture, *FAMILIES[kind].objective) if architecture else FAMILIES[kind].objective
     return {key: getattr(theirs, key) for key in keys}
+
+
+def source_problem(kind: str, name: str) -> str:
+    """Why a ``kind`` run cannot go on from ``name`` (a folder or shipped name), as the run would say it when
+    started; "" when it can as far as its config.json tells. Reads its config.json only."""
+    from engine.errors import Word2BertError
+
+    if not str(name or "").strip():
+        return ""
+    try:
+        _read_source(kind, str(name).strip())
+    except (Word2BertError, OSError) as e:
+        return str(e)
+    return ""
 
 
 def said_settings(values: dict[str, Any]) -> str:

@@ -176,16 +176,25 @@ class TrainPanel(QWidget):
             self.settings.hold({})
             return
         self._earlier.submit(lambda: (kind, source, api.kept_settings(kind, source, architecture=True),
-                                      api.kept_settings(kind, source)))
+                                      api.kept_settings(kind, source), api.continuable_family(source),
+                                      api.source_problem(kind, source)))
 
     def _earlier_read(self, result: object) -> None:
         from engine import api
 
-        kind, source, taken, kept = cast(tuple[str, str, dict[str, Any], dict[str, Any]], result)
+        kind, source, taken, kept, family, problem = cast(
+            tuple[str, str, dict[str, Any], dict[str, Any], str | None, str], result)
         if kind != self.kind.currentText() or self.settings.values().get("init_from") != source:
             return  # (another family or another run chosen since)
-        if not kept:  # not a run of this family: the run, if started, says what is wrong
+        if family is not None and family != kind:  # a run goes on in its own family: the form follows it
+            self.go_on_from(family, source)
+            self.status.setText(f"{self.status.text()} The model is now {family}: {Path(source).name or source} "
+                                f"is a {family} run (a {kind} run cannot go on from it).")
+            return
+        if not kept:  # no run to go on from: what the run would say, now
             self.settings.hold({})
+            if problem:
+                self.status.setText(f"Cannot go on from {source}: {problem.removeprefix('init_from: ')}")
             return
         self.settings.set_values(taken)
         name = Path(source).name or source

@@ -379,3 +379,25 @@ def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtb
     editor.editingFinished.emit()
     assert hidden.isEnabled() and "Taken from" not in hidden.toolTip()
 
+
+
+def test_a_run_of_another_family_chosen_to_go_on_from_brings_its_family(qtbot, window, contextual_runs, tmp_path,
+                                                                         monkeypatch):
+    """A gpt run chosen in the bert form: the model becomes gpt (a run goes on in its own family) and the
+    status says why; a folder no run can go on from is said at once, with the reason the run would give."""
+    from PySide6.QtWidgets import QFileDialog
+
+    chosen = [str(contextual_runs["gpt"][0])]
+    monkeypatch.setattr(QFileDialog, "getExistingDirectory", staticmethod(lambda *a, **k: chosen[0]))
+    panel = window.train
+    panel.kind.setCurrentText("bert")
+    panel.settings.editors["init_from"].actions()[0].trigger()
+    qtbot.waitUntil(lambda: panel.kind.currentText() == "gpt", timeout=10_000)
+    qtbot.waitUntil(lambda: "It learns as gpt did" in panel.status.text(), timeout=10_000)
+    assert panel.settings.values()["init_from"] == chosen[0]
+    assert "The model is now gpt: gpt is a gpt run (a bert run cannot go on from it)" in panel.status.text()
+    assert not panel.settings.editors["hidden"].isEnabled()
+    chosen[0] = str(tmp_path)  # a folder with no run in it
+    panel.settings.editors["init_from"].actions()[0].trigger()
+    qtbot.waitUntil(lambda: panel.status.text().startswith("Cannot go on from"), timeout=10_000)
+    assert panel.kind.currentText() == "gpt" and panel.settings.editors["hidden"].isEnabled()
