@@ -59,6 +59,7 @@ class TrainPanel(QWidget):
         self.kind.addItems(api.model_kinds())
         self.kind.setCurrentText("gpt")
         self.preset = QComboBox()
+        self.preset.setToolTip("The family's size: its architecture and how it trains")
         self.corpus = QComboBox(editable=True)
         self.corpus.addItems(api.corpora())
         browse = QPushButton("File…")
@@ -173,7 +174,7 @@ class TrainPanel(QWidget):
         kind = self.kind.currentText()
         if not source.strip():  # none any more: its architecture is the form's to set again
             self._earlier.cancel()
-            self.settings.hold({})
+            self._hold({})
             return
         self._earlier.submit(lambda: (kind, source, api.kept_settings(kind, source, architecture=True),
                                       api.kept_settings(kind, source), api.continuable_family(source),
@@ -192,18 +193,25 @@ class TrainPanel(QWidget):
                                 f"is a {family} run (a {kind} run cannot go on from it).")
             return
         if not kept:  # no run to go on from: what the run would say, now
-            self.settings.hold({})
+            self._hold({})
             if problem:
                 self.status.setText(f"Cannot go on from {source}: {problem.removeprefix('init_from: ')}")
             return
         self.settings.set_values(taken)
         name = Path(source).name or source
-        self.settings.hold({key: f"Taken from {name}: a run that goes on from it has its architecture."
-                            for key in taken if key not in kept})
+        self._hold({key: f"Taken from {name}: a run that goes on from it has its architecture."
+                    for key in taken if key not in kept}, name)
         text = self.status.text()
         told = text if text.startswith(f"Goes on from {source}:") else f"Goes on from {source}."
         self.status.setText(f"{told} It learns as {name} did: {api.said_settings(kept)} "
                             "(change them here to train otherwise).")
+
+    def _hold(self, held: dict[str, str], name: str = "") -> None:
+        """The form's fields that a run to go on from decides, greyed with why (none: the form's again); the
+        preset then sets only the rest, and says so."""
+        self.settings.hold(held)
+        self.preset.setToolTip(f"{name} decides the architecture: a preset sets the rest (learning rate, batch "
+                               "size, …)" if held else "The family's size: its architecture and how it trains")
 
     def device_type(self) -> str:
         """The type of the device a run started now trains on: the one chosen, or what "auto" finds here."""

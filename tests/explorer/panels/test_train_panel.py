@@ -368,6 +368,7 @@ def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtb
     assert panel.settings.values()["hidden"] == 64 and not hidden.isEnabled()
     assert "Taken from gpt: a run that goes on from it has its architecture" in hidden.toolTip()
     assert panel.settings.editors["seq_len"].isEnabled()  # how it learned: the user's to change
+    assert "gpt decides the architecture: a preset sets the rest" in panel.preset.toolTip()
     panel.preset.setCurrentText("small")  # a preset leaves the held values, and the run named, be
     assert panel.settings.values()["hidden"] == 64 and panel.settings.values()["init_from"] == earlier
     assert "It learns as gpt did: seq len 32, dropout 0.1" in panel.status.text()
@@ -378,6 +379,7 @@ def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtb
     editor.setText("")  # no run to go on from: the architecture is the form's again
     editor.editingFinished.emit()
     assert hidden.isEnabled() and "Taken from" not in hidden.toolTip()
+    assert "decides the architecture" not in panel.preset.toolTip()
 
 
 
