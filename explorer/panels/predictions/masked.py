@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from explorer.failures import Outcome, attempt
 from explorer.panels.predictions.bars import sentence_case, whole_word
+from explorer.panels.predictions.one_line import OneLineCompared
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.layout_items import empty_layout
@@ -51,7 +52,7 @@ class MaskedAnswer:
     per_model: list[tuple[str, Outcome[Any]]]  # (model name, its fill_mask result)
 
 
-class MaskedView(QWidget, LabView):
+class MaskedView(QWidget, LabView, OneLineCompared):
     shown = Signal()
     focus_token = Signal(str, int)  # (text, token position)
 
@@ -291,19 +292,3 @@ class MaskedView(QWidget, LabView):
         parts.append("</table>")
         self.example.setHtml("".join(parts))
 
-    def refresh_models(self, prefer: str, ask: bool = False) -> None:
-        """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
-        self.model.set_models(self.session.models, prefer=prefer)
-        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
-            (n for n in self.model.usable() if n != self.model.currentText()), ""))
-        seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
-        if ask or seen != self._models_seen:
-            self._models_seen = seen
-            self.query()
-
-    def set_sentences(self, sentences: list[str]) -> None:
-        if sentences:
-            self.text.setText(sentences[0])
-
-    def sentences(self) -> list[str]:
-        return [self.text.text()]

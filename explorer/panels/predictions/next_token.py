@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.predictions.bars import sentence_case
+from explorer.panels.predictions.one_line import OneLineCompared
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.lens_lab import LabView
@@ -29,7 +30,7 @@ from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 DEBOUNCE_MS = 150
 
 
-class NextTokenView(QWidget, LabView):
+class NextTokenView(QWidget, LabView, OneLineCompared):
     shown = Signal()
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
@@ -128,19 +129,3 @@ class NextTokenView(QWidget, LabView):
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
         self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
 
-    def refresh_models(self, prefer: str, ask: bool = False) -> None:
-        """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
-        self.model.set_models(self.session.models, prefer=prefer)
-        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
-            (n for n in self.model.usable() if n != self.model.currentText()), ""))
-        seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
-        if ask or seen != self._models_seen:
-            self._models_seen = seen
-            self.query()
-
-    def set_sentences(self, sentences: list[str]) -> None:
-        if sentences:
-            self.text.setText(sentences[0])
-
-    def sentences(self) -> list[str]:
-        return [self.text.text()]
