@@ -17,12 +17,17 @@ from engine.errors import CheckpointError, InputError, UnknownWord
 
 class StaticVectors:
     """``words`` are kept as a ``WordList`` (one buffer, not a str per word: see there why); the row of a word that
-    appears twice is its first."""
+    appears twice is its first. ``counts``: how often the model saw each word in training (a run's vocab.txt), where
+    known: neighbours and analogies can then leave out the words seen too rarely for their vectors to mean much
+    (``min_count``); vectors without counts (GloVe 6B, a vectors file) are never filtered."""
 
     def __init__(self, words: Sequence[str], vectors: np.ndarray, name: str = "vectors",
-                 oov: Callable[[str], np.ndarray | None] | None = None) -> None:
+                 oov: Callable[[str], np.ndarray | None] | None = None, counts: np.ndarray | None = None) -> None:
         if vectors.ndim != 2 or len(words) != vectors.shape[0]:
             raise ValueError("need one vector per word")
+        if counts is not None and len(counts) != len(words):
+            raise ValueError("need one count per word")
+        self.counts = None if counts is None else np.asarray(counts, dtype=np.int64)
         self.words = words if isinstance(words, WordList) else WordList.from_words(words)
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         with np.errstate(over="ignore", invalid="ignore"):  # a diverged run's vectors: too long to measure is inf
@@ -57,25 +62,35 @@ class StaticVectors:
         v = self.vector(word)
         return v / max(float(np.linalg.norm(v)), 1e-12)
 
-    def neighbours(self, word: str, k: int = 10) -> list[tuple[str, float]]:
-        """Nearest words by cosine similarity, excluding the word itself."""
-        return self.nearest_to(self._unit(word), k, exclude={word})
+    def neighbours(self, word: str, k: int = 10, min_count: int = 1) -> list[tuple[str, float]]:
+        """Nearest words by cosine similarity, excluding the word itself (and, where counts are known, the words
+        seen fewer than ``min_count`` times)."""
+        return self.nearest_to(self._unit(word), k, exclude={word}, min_count=min_count)
 
-    def nearest_to(self, direction: np.ndarray, k: int, exclude: set[str] = frozenset()) -> list[tuple[str, float]]:  # type: ignore[assignment]
+    def filters(self, min_count: int) -> bool:
+        """Whether ``min_count`` leaves any word out (counts known, some word seen fewer times)."""
+        return self.counts is not None and min_count > 1 and bool(len(self.counts)) and int(self.counts.min()) < min_count
+
+    def nearest_to(self, direction: np.ndarray, k: int, exclude: set[str] = frozenset(),  # type: ignore[assignment]
+                   min_count: int = 1) -> list[tuple[str, float]]:
         k = max(0, int(k))
         if k == 0:
             return []
         sims = self.unit @ (direction / max(float(np.linalg.norm(direction)), 1e-12))
+        if self.filters(min_count):
+            assert self.counts is not None
+            sims[self.counts < min_count] = -np.inf
         take = min(len(sims), k + len(exclude))
         top = np.argpartition(-sims, take - 1)[:take]
         top = top[np.argsort(-sims[top])]
-        out = [(self.words[i], float(sims[i])) for i in top if self.words[i] not in exclude]
+        out = [(self.words[i], float(sims[i])) for i in top if self.words[i] not in exclude and sims[i] > -np.inf]
         return out[:k]
 
-    def analogy(self, a: str, b: str, c: str, k: int = 5) -> list[tuple[str, float]]:
-        """a is to b as c is to ?  (3CosAdd: nearest to b - a + c, excluding a, b, c)."""
+    def analogy(self, a: str, b: str, c: str, k: int = 5, min_count: int = 1) -> list[tuple[str, float]]:
+        """a is to b as c is to ?  (3CosAdd: nearest to b - a + c, excluding a, b, c and, where counts are known,
+        the words seen fewer than ``min_count`` times)."""
         target = self._unit(b) - self._unit(a) + self._unit(c)
-        return self.nearest_to(target, k, exclude={a, b, c})
+        return self.nearest_to(target, k, exclude={a, b, c}, min_count=min_count)
 
     def similarity(self, a: str, b: str) -> float:
         return float(self._unit(a) @ self._unit(b))

@@ -66,6 +66,14 @@ def check_k(k: object, most: int = MAX_K) -> int:
     return int(k)
 
 
+def check_min_count(n: object) -> int:
+    """How often a word must have been seen for a neighbour list to show it: a whole number of at least 1."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
+        raise InputError(f"min_count (how often a word must have been seen) must be a whole number of at least 1, "
+                         f"not {n!r}")
+    return int(n)
+
+
 class BaseHandle:
     """A loaded model: static vectors and/or a sentence scorer, with what it can do."""
 
@@ -141,13 +149,21 @@ class BaseHandle:
     def vector(self, word: str) -> np.ndarray:
         return self.static_vectors().vector(self._word(word))
 
-    def static_neighbours(self, word: str, k: int = 10) -> list[Neighbour]:
-        return [Neighbour(w, s) for w, s in self.static_vectors().neighbours(self._word(word), check_k(k))]
+    def static_neighbours(self, word: str, k: int = 10, min_count: int = 1) -> list[Neighbour]:
+        """The k nearest words; where the model kept its training counts, only those it saw at least
+        ``min_count`` times (a word seen a handful of times has a vector that means little)."""
+        vectors = self.static_vectors()
+        return [Neighbour(w, s) for w, s in vectors.neighbours(self._word(word), check_k(k), check_min_count(min_count))]
 
-    def analogy(self, a: str, b: str, c: str, k: int = 5) -> list[Neighbour]:
-        """a : b :: c : ?"""
+    def analogy(self, a: str, b: str, c: str, k: int = 5, min_count: int = 1) -> list[Neighbour]:
+        """a : b :: c : ? (among the words seen at least ``min_count`` times, as static_neighbours)"""
         vec = self.static_vectors()
-        return [Neighbour(w, s) for w, s in vec.analogy(self._word(a), self._word(b), self._word(c), check_k(k))]
+        return [Neighbour(w, s) for w, s in vec.analogy(self._word(a), self._word(b), self._word(c), check_k(k),
+                                                        check_min_count(min_count))]
+
+    def word_counts_known(self) -> bool:
+        """Whether its static neighbours can leave out rare words (it kept how often it saw each word)."""
+        return self._vectors is not None and self._vectors.counts is not None
 
     def contextual_vectors(self, sentence: str) -> ContextVectors:
         """For a static model: its one vector per word as a single layer (zeros for unknown words)."""

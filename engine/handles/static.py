@@ -36,7 +36,7 @@ def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
             return syn0[grams].mean(0) if grams else None
 
     return BaseHandle("word2vec", run_dir.name, str(run_dir), run_info(run_dir, config),
-                       vectors=StaticVectors(vocab.words, vectors, run_dir.name, oov),
+                       vectors=StaticVectors(vocab.words, vectors, run_dir.name, oov, counts=vocab.counts),
                        lowercase=cfg.lowercase, subwords=bool(cfg.subword_buckets))
 
 
@@ -45,7 +45,8 @@ def load_glove(run_dir: Path, config: dict) -> BaseHandle:
     vocab = Vocab.load(run_dir / "vocab.txt")
     tensors = read_tensors(run_dir, config, {"vectors": (len(vocab), cfg.vector_size)})
     return BaseHandle("glove", run_dir.name, str(run_dir), run_info(run_dir, config),
-                       vectors=StaticVectors(vocab.words, tensors["vectors"].float().numpy(), run_dir.name),
+                       vectors=StaticVectors(vocab.words, tensors["vectors"].float().numpy(), run_dir.name,
+                                             counts=vocab.counts),
                        lowercase=cfg.lowercase)
 
 
@@ -93,6 +94,7 @@ def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
         return token_logprobs(model, [[vocab.index.get(w, unk) for w in s] for s in sentences], bos, eos, device)
 
     keep = [i for i, w in enumerate(vocab.words) if w not in (UNK, BOS, EOS)]
-    vectors = StaticVectors([vocab.words[i] for i in keep], model.C.weight.detach().numpy()[keep], run_dir.name)
+    vectors = StaticVectors([vocab.words[i] for i in keep], model.C.weight.detach().numpy()[keep], run_dir.name,
+                            counts=vocab.counts[keep])
     return BaseHandle("nnlm", run_dir.name, str(run_dir), run_info(run_dir, config), vectors=vectors,
                        scorer=scorer, lowercase=cfg.lowercase, knows=vocab.index.__contains__)
