@@ -27,6 +27,7 @@ from engine.config.settings import (
     Word2VecConfig,
     model_config,
 )
+from engine.data.keyed_vectors import SEEN_AT_LEAST
 from engine.data.text import word_spans, word_tokenize
 from engine.errors import (
     Cancelled,
@@ -492,6 +493,7 @@ def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
 
 
 __all__ = [
+    "SEEN_AT_LEAST",
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",

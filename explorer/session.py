@@ -22,13 +22,29 @@ class Session(QObject):
     runsChanged = Signal()  # a run finished or stopped (the library lists it)
     status = Signal(str)
     error = Signal(str)
+    seenAtLeastChanged = Signal(int)  # static neighbours: the words seen fewer times in training are left out
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._seen_at_least: int | None = None  # None: the engine's default (engine.api.SEEN_AT_LEAST)
         self.models: dict[str, ModelHandle] = {}  # name -> its loaded model
         self._loaders: list[TaskRunner] = []  # one per load: several models load side by side
         self._loading: set[str] = set()  # what those loads were asked for
         self.recent: list[str] = []  # paths opened by the user, newest first (kept in the settings)
+
+    def seen_at_least(self) -> int:
+        """How often a model must have seen a word in training for its static neighbours to show it (1: every
+        word); models that kept no counts show every word whatever it is."""
+        if self._seen_at_least is None:
+            from engine.api import SEEN_AT_LEAST
+
+            return SEEN_AT_LEAST
+        return self._seen_at_least
+
+    def set_seen_at_least(self, n: int) -> None:
+        if n != self.seen_at_least():
+            self._seen_at_least = n
+            self.seenAtLeastChanged.emit(n)
 
     def load(self, path_or_name: str) -> bool:
         """Load a model in the background (a run folder, 'glove-6b-50d' or a vectors file). False where that

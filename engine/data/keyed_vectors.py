@@ -14,6 +14,11 @@ import numpy as np
 from engine.data.word_list import WordList
 from engine.errors import CheckpointError, InputError, UnknownWord
 
+# the app's static neighbours leave out the words a model saw fewer times than this in training (where it kept its
+# counts): chosen by the rule bench/quality/rare_neighbours.py declares (bench/quality/RESULTS.md: analogy accuracy
+# of the shipped word2vec-sgns 0.173 among every word, 0.197 among the words seen 20 times or more)
+SEEN_AT_LEAST = 20
+
 
 class StaticVectors:
     """``words`` are kept as a ``WordList`` (one buffer, not a str per word: see there why); the row of a word that

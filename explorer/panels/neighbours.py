@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QSpinBox,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
@@ -31,6 +32,9 @@ from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.table_fill import fresh_rows
 
 DEBOUNCE_MS = 150
+SEEN_HELP = ("Leave out the words the model saw fewer times than this in training: a word seen a handful of times "
+             "has a vector that means little, and turns up near others by chance. Here and in the polysemy lens; "
+             "models that kept no counts (GloVe 6B, a vectors file) show every word.")
 ANALOGY_HELP = "An analogy is three words, two signs: king - man + woman (man is to king as woman is to …)."
 
 
@@ -89,6 +93,11 @@ class NeighboursPanel(QWidget):
 
         self.model = ModelPicker(Capability.STATIC)
         self.k = 15
+        self.seen = QSpinBox(minimum=1, maximum=1_000_000, value=session.seen_at_least())
+        self.seen.setSpecialValueText("every word")  # (at 1)
+        self.seen.setPrefix("words seen ≥ ")
+        self.seen.setSuffix("×")
+        self.seen.setToolTip(SEEN_HELP)
         self.message = QLabel("Load a model with static vectors to see neighbours.")
         self.message.setWordWrap(True)
         self.table = QTableWidget(0, 3)
@@ -106,6 +115,7 @@ class NeighboursPanel(QWidget):
         top.addWidget(self.word, 2)
         top.addWidget(QLabel("Model:"))
         top.addWidget(self.model, 1)
+        top.addWidget(self.seen)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(self.message)
@@ -117,6 +127,8 @@ class NeighboursPanel(QWidget):
         self._debounce.timeout.connect(self.query)
         self.word.textChanged.connect(lambda _: self._debounce.start())
         self.model.currentIndexChanged.connect(lambda _: self.query())
+        self.seen.valueChanged.connect(session.set_seen_at_least)
+        session.seenAtLeastChanged.connect(self._seen_changed)
         self._models_seen: tuple[Any, ...] | None = None  # the picker's state at the last ask (ModelPicker.state)
         session.modelsChanged.connect(self._refresh_models)
         self._refresh_models()
@@ -128,6 +140,11 @@ class NeighboursPanel(QWidget):
         if ask or seen != self._models_seen:
             self._models_seen = seen
             self.query()
+
+    def _seen_changed(self, n: int) -> None:
+        if self.seen.value() != n:
+            self.seen.setValue(n)  # (set elsewhere: the box follows)
+        self.query()
 
     def set_presenting(self, on: bool) -> None:
         """A talk's step: the word or analogy the step asks stays as it is (keys step the talk)."""
@@ -165,15 +182,19 @@ class NeighboursPanel(QWidget):
             self._fail(explain(e))
             return
         self.message.setText(f"searching {name}…")
-        k = self.k
+        k, seen = self.k, self.seen.value()
+        counted = handle.word_counts_known()
+        self.seen.setEnabled(counted)
+        self.seen.setToolTip(SEEN_HELP if counted else f"{name} kept no counts of its words: every word is shown.")
+        among = f"; words it saw {seen} times or more in training" if counted and seen > 1 else ""
         if analogy is None:
-            self.runner.submit(lambda: (f"Nearest words to “{word}” in {name} (cosine similarity)",
-                                        handle.static_neighbours(word, k)))
+            self.runner.submit(lambda: (f"Nearest words to “{word}” in {name} (cosine similarity{among})",
+                                        handle.static_neighbours(word, k, min_count=seen)))
         else:
             a, b, c = analogy
-            what = (f"{b} − {a} + {c} in {name}: the nearest words to that sum (cosine; the three words left out) — "
-                    f"{a} is to {b} as {c} is to …")
-            self.runner.submit(lambda: (what, handle.analogy(a, b, c, k)))
+            what = (f"{b} − {a} + {c} in {name}: the nearest words to that sum (cosine; the three words left out"
+                    f"{among}) — {a} is to {b} as {c} is to …")
+            self.runner.submit(lambda: (what, handle.analogy(a, b, c, k, min_count=seen)))
 
     def _show(self, result) -> None:
         what, neighbours = result

@@ -49,6 +49,8 @@ class StaticNeighbours(QGroupBox):
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._message)
+        self._word = ""
+        session.seenAtLeastChanged.connect(lambda _: self.query(self._word) if self._word else None)
 
     def set_compact(self, on: bool) -> None:
         """A talk's layout: one line a model (a list too long for the screen ends in "…") and the box exactly
@@ -84,28 +86,35 @@ class StaticNeighbours(QGroupBox):
     def query(self, word: str) -> None:
         from engine.api import Capability
 
+        self._word = word
         handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
+        seen = self.session.seen_at_least()
         self.setVisible(bool(handles) or not self.hide_when_none)  # ("no static model loaded" is noise on a slide)
         if not word or not handles:
             self._message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
             return
 
-        def work() -> list[tuple[str, str]]:
+        def work() -> list[tuple[str, str, str]]:
             from engine.api import Word2BertError
 
             rows = []
             for h in handles:
+                why = (f"Words {h.name} saw fewer than {seen} times in training are left out (their vectors mean "
+                       "little); change it in the Neighbours tab." if seen > 1 and h.word_counts_known() else "")
                 try:
-                    rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in h.static_neighbours(word, 8))))
+                    near = h.static_neighbours(word, 8, min_count=seen)
+                    rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in near), why))
                 except Word2BertError as e:
-                    rows.append((h.name, explain(e)))
+                    rows.append((h.name, explain(e), ""))
             return rows
 
         self.runner.submit(work)
 
-    def _show(self, rows: list[tuple[str, str]]) -> None:
+    def _show(self, rows: list[tuple[str, str, str]]) -> None:
         fresh_rows(self.table, len(rows))
-        for r, (name, text) in enumerate(rows):
-            self.table.setItem(r, 0, QTableWidgetItem(name))
-            self.table.setItem(r, 1, QTableWidgetItem(text))
+        for r, (name, text, why) in enumerate(rows):
+            for c, value in enumerate((name, text)):
+                item = QTableWidgetItem(value)
+                item.setToolTip(why)
+                self.table.setItem(r, c, item)
         self._fit()

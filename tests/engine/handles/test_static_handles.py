@@ -119,3 +119,28 @@ def test_every_query_gives_a_result_or_a_clear_error(runs, text, other):
                 getattr(h, name)(*args)
             except Word2BertError as e:
                 assert str(e)
+
+
+def test_neighbours_can_leave_out_words_seen_too_rarely(runs):
+    """A run keeps how often it saw each word: its neighbours and analogies can leave out the rare ones (their
+    vectors mean little), the order of the rest unchanged; vectors without counts are never filtered."""
+    from engine.data.keyed_vectors import StaticVectors
+
+    w2v = api.load(runs["word2vec"][0])
+    assert w2v.word_counts_known()
+    counts = w2v.static_vectors().counts
+    words = w2v.static_vectors().words
+    floor = int(np.median(counts))
+    every = w2v.static_neighbours("banana", 40)
+    kept = w2v.static_neighbours("banana", 10, min_count=floor)
+    seen = {w: int(c) for w, c in zip(words, counts, strict=True)}
+    assert any(seen[n.word] < floor for n in every[:10])  # (the floor does leave out some of the ten)
+    assert all(seen[n.word] >= floor for n in kept)
+    assert [n.word for n in kept] == [n.word for n in every if seen[n.word] >= floor][:10]
+    assert all(seen[n.word] >= floor for n in w2v.analogy("car", "banana", "piano", 5, min_count=floor))
+    with pytest.raises(api.InputError, match="min_count"):
+        w2v.static_neighbours("banana", 5, min_count=0)
+    plain = StaticVectors(list(words), w2v.static_vectors().vectors)  # (a vectors file: no counts)
+    assert [w for w, _ in plain.neighbours("banana", 10, min_count=10**9)] == [n.word for n in every[:10]]
+    nnlm = api.load(runs["nnlm"][0])  # (its vectors leave out <unk>, <s>, </s>: the counts follow them)
+    assert nnlm.word_counts_known() and len(nnlm.static_vectors().counts) == len(nnlm.static_vectors().words)

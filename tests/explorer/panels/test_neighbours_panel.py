@@ -130,3 +130,39 @@ def test_similarity_bars_fill_their_cell_in_proportion(qtbot):
     assert filled(1) == pytest.approx(0.45, abs=0.02)
     assert filled(2) == 0
     assert table.cellWidget(0, 1) is None
+
+
+def test_rare_words_are_left_out_of_static_neighbours_unless_asked(qtbot, window):
+    """word2vec-sgns saw "zach" and "braff" 6-7 times in 4.8M words: by default they are not among the neighbours
+    of "star" (the threshold bench/quality/rare_neighbours.py chose); "every word" brings them back, here and in
+    the polysemy lens's static column, which follows the same setting."""
+    from engine import api
+
+    load(qtbot, window, "word2vec-sgns")
+    panel, lens = window.neighbours, window.polysemy.static
+    window.tabs.setCurrentWidget(panel)
+    assert panel.seen.value() == api.SEEN_AT_LEAST and panel.seen.isEnabled()
+    with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
+        panel.word.setText("star")
+    words = [panel.table.item(r, 0).text() for r in range(panel.table.rowCount())]
+    assert "constellation" in words and not {"zach", "braff"} & set(words)
+    assert f"words it saw {api.SEEN_AT_LEAST} times or more" in panel.message.text()
+    with qtbot.waitSignal(lens.runner.finished, timeout=30_000):
+        lens.query("star")
+    assert "zach" not in lens.table.item(0, 1).text() and "left out" in lens.table.item(0, 1).toolTip()
+    with qtbot.waitSignals([panel.runner.finished, lens.runner.finished], timeout=30_000):
+        panel.seen.setValue(1)  # "every word": the lens asks again too
+    assert panel.seen.text() == "every word"
+    assert {"zach", "braff"} <= {panel.table.item(r, 0).text() for r in range(panel.table.rowCount())}
+    assert "zach" in lens.table.item(0, 1).text() and not lens.table.item(0, 1).toolTip()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "neighbours-every-word.png"))
+
+
+def test_a_model_without_counts_shows_every_word_and_says_why(qtbot, window):
+    load(qtbot, window, "glove-6b-50d")
+    panel = window.neighbours
+    with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
+        panel.word.setText("star")
+    assert not panel.seen.isEnabled() and "kept no counts" in panel.seen.toolTip()
+    assert "times or more" not in panel.message.text()
