@@ -59,6 +59,7 @@ def queries(handle):
     return [
         ("vector", lambda t, o, k: handle.vector(t)),
         ("static_neighbours", lambda t, o, k: handle.static_neighbours(t, k)),
+        ("static_neighbours seen", lambda t, o, k: handle.static_neighbours(t, 5, min_count=k)),  # k as the floor
         ("analogy", lambda t, o, k: handle.analogy(t, o, "king", k)),
         ("contextual_vectors", lambda t, o, k: handle.contextual_vectors(t)),
         ("attention", lambda t, o, k: handle.attention((t, o) if o else t)),
