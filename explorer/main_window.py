@@ -390,6 +390,9 @@ class MainWindow(QMainWindow):
         sentences = s.value("sentences")
         if sentences:
             self.polysemy.sentences.setPlainText(str(sentences))
+        seen = str(s.value("seen_at_least", ""))
+        if self.remember and seen.isdigit() and int(seen) >= 1:  # (pictures and scenes: the default)
+            self.session.set_seen_at_least(int(seen))
         apply_theme(QApplication.instance(), str(s.value("theme", "light")))
         apply_zoom(QApplication.instance(), int(str(s.value("zoom", 0))))
 
@@ -400,6 +403,7 @@ class MainWindow(QMainWindow):
             s.setValue("state", self.saveState())
             s.setValue("recent", self.session.recent)
             s.setValue("sentences", self.polysemy.sentences.toPlainText())
+            s.setValue("seen_at_least", self.session.seen_at_least())
             s.sync()
         self.stop_jobs()
         if self.talk is not None:  # the talk goes with the app (closed after, it would show this window again)

@@ -193,9 +193,11 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     assert axes and all(axis.style["tickFont"] is not None and axis.style["tickFont"].pointSizeF() > size * 1.25
                         for axis in axes)
     win.polysemy.sentences.setPlainText("The bat flew out.\nHe swung the bat.")
+    win.neighbours.seen.setValue(1)  # static neighbours: every word
     win.close()
     again = make_window()
     assert again.polysemy.sentences.toPlainText() == "The bat flew out.\nHe swung the bat."
+    assert again.session.seen_at_least() == 1 and again.neighbours.seen.text() == "every word"
     assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
     again.zoom(0)
     assert again.polysemy.map.title.color.lightness() > 150  # built dark
