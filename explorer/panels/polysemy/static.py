@@ -50,7 +50,11 @@ class StaticNeighbours(QGroupBox):
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._message)
         self._word = ""
-        session.seenAtLeastChanged.connect(lambda _: self.query(self._word) if self._word else None)
+        session.seenAtLeastChanged.connect(self._seen_changed)  # (a method: let go when a lens panel is deleted)
+
+    def _seen_changed(self, _: int) -> None:
+        if self._word:
+            self.query(self._word)
 
     def set_compact(self, on: bool) -> None:
         """A talk's layout: one line a model (a list too long for the screen ends in "…") and the box exactly

@@ -33,3 +33,23 @@ def test_static_rows_shrink_to_one_line_when_the_table_widens(qtbot):
     box.resize(1800, 300)  # the window laid out at its full width (a talk at 1920 px)
     qtbot.waitUntil(lambda: box.table.rowHeight(0) < narrow, timeout=3_000)
 
+
+
+def test_a_deleted_static_column_is_let_go_by_the_session(qtbot):
+    """A lens panel closed (its static column deleted with it): the session's later change of the neighbours'
+    threshold reaches nothing deleted (the chaos bench found a connection that outlived its column)."""
+    import shiboken6
+    from PySide6.QtWidgets import QApplication
+
+    from explorer.panels.polysemy.static import StaticNeighbours
+    from explorer.session import Session
+
+    session = Session()
+    box = StaticNeighbours(session)
+    box.query("bank")
+    box.deleteLater()
+    QApplication.sendPostedEvents(None, 0)  # (the deferred delete)
+    qtbot.waitUntil(lambda: not shiboken6.isValid(box), timeout=3_000)
+    with qtbot.capture_exceptions() as raised:
+        session.set_seen_at_least(3)
+    assert not raised
