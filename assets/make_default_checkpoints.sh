@@ -30,6 +30,8 @@ word2bert-train gpt --init-from "$work/gpt-tiny" --corpus default --seq-len 64 -
 # to 0 as they are spent, then resumed with the budget extended to 160 (the shipped one: one thread)
 word2bert-train elmo --corpus default --preset tiny --batch-size 64 --lr 2e-3 --dropout 0 --max-minutes 80 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny"
 word2bert-train --resume "$work/elmo-tiny" --max-minutes 160
+# then 75 CPU minutes more of continued pretraining from it, a fresh schedule at half the peak rate (2026-12-05)
+word2bert-train elmo --init-from "$work/elmo-tiny" --corpus default --batch-size 64 --lr 1e-3 --warmup 100 --dropout 0 --seed 1 --max-minutes 75 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny-on"
 # skip-gram, 15 passes (5 left a word seen a few hundred times noisy: assets/checkpoints/README.md)
 word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --epochs 15 --out "$work/word2vec-sgns"
 # all-MiniLM-L6-v2 given a masked-LM head (the rest loads from its pip package): first the head and its top 2
@@ -56,10 +58,11 @@ word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-c
 word2bert-export "$work/minilm-mlm" --to slim "$work/minilm-mlm-soup" --average-with "$work/minilm-mlm-7" "$work/minilm-mask30"
 # ... stage 7: 80 CPU minutes more on the default corpus with conversation, the same recipe as stage 5 ...
 word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm-soup" --train-layers 6 --seq-len 64 --windows sentences --lr 3e-5 --warmup 20 --corpus default --batch-size 32 --sense-pairs sense-train --sense-batch 32 --sense-weight 3 --max-minutes 80 --budget-clock cpu --budget-schedule --max-steps 8000 --eval-every 100 --keep-every 100 --out "$work/minilm-chat"
-for run in bert-tiny-on gpt-tiny-on elmo-tiny word2vec-sgns minilm-chat minilm-gpt; do
+for run in bert-tiny-on gpt-tiny-on elmo-tiny-on word2vec-sgns minilm-chat minilm-gpt; do
   name=${run/minilm-chat/minilm-mlm}
   name=${name/bert-tiny-on/bert-tiny}
   name=${name/gpt-tiny-on/gpt-tiny}
+  name=${name/elmo-tiny-on/elmo-tiny}
   rm -rf "$here/checkpoints/$name"
   # ... and minilm-mlm ships the mean of stage 7's last save and stage 6 (chosen on held-out masked words of the
   # new default among the candidates that keep sense separation and WiC: bench/studies/RESULTS.md)
