@@ -34,7 +34,6 @@ def test_static_rows_shrink_to_one_line_when_the_table_widens(qtbot):
     qtbot.waitUntil(lambda: box.table.rowHeight(0) < narrow, timeout=3_000)
 
 
-
 def test_a_deleted_static_column_is_let_go_by_the_session(qtbot):
     """A lens panel closed (its static column deleted with it): the session's later change of the neighbours'
     threshold reaches nothing deleted (the chaos bench found a connection that outlived its column)."""
