@@ -22,6 +22,7 @@ from explorer.failures import explain
 from explorer.panels.attention import AttentionPanel
 from explorer.panels.finetune import FinetunePanel
 from explorer.panels.history import HistoryPanel
+from explorer.panels.layers import LayersPanel
 from explorer.panels.library import LibraryPanel
 from explorer.panels.neighbours import NeighboursPanel
 from explorer.panels.polysemy.panel import PolysemyPanel
@@ -97,10 +98,12 @@ class MainWindow(QMainWindow):
         self.train = TrainPanel(session)
         self.finetune = FinetunePanel(session)
         self.history = HistoryPanel(session)
+        self.layers = LayersPanel(session)
         self.tabs.addTab(self.polysemy, "Polysemy lens")
         self.tabs.addTab(self.neighbours, "Neighbours")
         self.tabs.addTab(self.attention, "Attention")
         self.tabs.addTab(self.predictions, "Predictions")
+        self.tabs.addTab(self.layers, "Layer similarity")
         self.tabs.addTab(self.train, "Pretrain")
         self.tabs.addTab(self.finetune, "Fine-tune")
         self.tabs.addTab(self.history, "Run history")

@@ -68,7 +68,7 @@ class ModelPicker(QComboBox):
         self._refs: dict[str, Any] = {}  # name -> a weak reference to the handle listed under it (``state``)
         _PICKERS.add(self)
 
-    def _role_models(self) -> list[str]:
+    def role_models(self) -> list[str]:
         if not self.role:
             return []
         if self._role_cache is None:  # the catalog is read once (it was read at every model change)
@@ -89,7 +89,7 @@ class ModelPicker(QComboBox):
             self._listed = listed  # scrubber swaps a checkpoint under one name at every slider move)
             self._show_rows(listed)
         usable = self.usable()
-        order = [prefer, current if self.user_chose else "", *self._role_models(), current]
+        order = [prefer, current if self.user_chose else "", *self.role_models(), current]
         choice = next((n for n in order if n and n in usable), usable[0] if usable else "")
         self.setCurrentIndex(list(models).index(choice) if choice else -1)
         self.blockSignals(False)

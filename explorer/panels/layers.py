@@ -1,0 +1,243 @@
+"""Layer similarity: model against model, layer by layer. Two contextual models (or a run's checkpoint and the
+model it became, or one model against itself) read the same held-out sentences; every layer of A is set against
+every layer of B by linear CKA over the words (engine.api.layer_similarity), a table coloured 0 to 1 with each row's
+closest layer of B in bold."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QFont
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from explorer.session import Session
+from explorer.tasks import BackgroundJob
+from explorer.widgets.export import add_csv_export
+from explorer.widgets.lens_grid import LayerTokenTable
+from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.progress_bar import ProgressBar
+
+DEBOUNCE_MS = 400
+WHAT = ("Linear CKA (Kornblith et al. 2019) of every layer of A with every layer of B, over the words of the same "
+        "held-out sentences of the default corpus: 1 when the two layers arrange the words alike (up to a rotation "
+        "and a scale, whatever their widths), near 0 when they have nothing in common. In bold: the layer of B "
+        "closest to each layer of A (a model against itself: the closest other layer).")
+
+
+def layer_names(layers: int) -> list[str]:
+    """Row or column names, the input layer first: "input", "layer 1", …"""
+    return ["input", *(f"layer {i}" for i in range(1, layers))]
+
+
+def reading(result: Any) -> str:
+    """What the table says, in a sentence or two."""
+    a, b, cka = result.model_a, result.model_b, result.cka
+    over = (f"Over {result.words:,} words of {result.sentences} held-out sentences"
+            + (f" ({result.skipped} left out: the two models split them into different words)" if result.skipped else ""))
+    if a == b:
+        steps = [cka[i, i + 1] for i in range(len(cka) - 1)]
+        names = layer_names(len(cka))
+        most = int(np.nanargmin(steps)) if steps else 0
+        return (f"{over}: {a}'s layers against one another (the diagonal is 1). Each layer against the one below it: "
+                + ", ".join(f"{v:.2f}" for v in steps)
+                + (f" — {names[most + 1]} changes the words' arrangement most." if steps else "."))
+    if cka.shape[0] == cka.shape[1]:
+        diagonal = np.diag(cka)
+        least = int(np.nanargmin(diagonal))
+        return (f"{over}: layer by layer (the same depth in both), "
+                + ", ".join(f"{v:.2f}" for v in diagonal)
+                + f" — least alike at {layer_names(len(diagonal))[least]}.")
+    best = result.best_match()
+    names = layer_names(cka.shape[1])
+    return (f"{over}: {a}'s layers are closest to {b}'s "
+            + ", ".join(f"{names[j]} ({cka[i, j]:.2f})" for i, j in enumerate(best)) + ", from the input up.")
+
+
+def closest(result: Any) -> np.ndarray:
+    """For each layer of A, B's closest layer; against itself, the closest other layer (its own is 1)."""
+    if result.model_a != result.model_b or len(result.cka) < 2:
+        return result.best_match()
+    cka = result.cka.copy()
+    np.fill_diagonal(cka, -np.inf)
+    return cka.argmax(axis=1)
+
+
+class LayersPanel(QWidget):
+    shown = Signal()  # a table is on screen
+    failed = Signal(str)
+
+    def __init__(self, session: Session, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        from engine.api import Capability
+
+        self.session = session
+        self.model_a = ModelPicker(Capability.CONTEXTUAL, role="contextual")
+        self.model_b = ModelPicker(Capability.CONTEXTUAL, role="contextual")
+        self.count = QSpinBox(minimum=20, maximum=2000, value=200, singleStep=50)
+        self.count.setSuffix(" held-out sentences")
+        self.count.setToolTip("how many sentences of the default corpus's held-out part both models read (spread over "
+                              "it, the same ones for every pair): more words, a steadier figure, a longer wait")
+        self.stop = QPushButton("Stop")
+        self.stop.setEnabled(False)
+        self.stop.clicked.connect(self.cancel)
+        self.progress = ProgressBar(maximum=1000, textVisible=True)
+        self.progress.setFormat("")
+        self.message = QLabel(WHAT)
+        self.message.setWordWrap(True)
+        self.axes = QLabel()
+        self.axes.setWordWrap(True)
+        self.summary = QLabel()
+        self.summary.setWordWrap(True)
+        self.table = LayerTokenTable()
+        for header in (self.table.horizontalHeader(), self.table.verticalHeader()):  # the grid fills the panel
+            header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        add_csv_export(self.table, self.table.export_rows, "layer-similarity", png=True)
+        pick = QHBoxLayout()
+        pick.addWidget(QLabel("Model A:"))
+        pick.addWidget(self.model_a, 1)
+        pick.addWidget(QLabel("against B:"))
+        pick.addWidget(self.model_b, 1)
+        run = QHBoxLayout()
+        run.addWidget(self.count)
+        run.addWidget(self.progress, 1)
+        run.addWidget(self.stop)
+        layout = QVBoxLayout(self)
+        layout.addLayout(pick)
+        layout.addLayout(run)
+        layout.addWidget(self.message)
+        layout.addWidget(self.axes)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.summary)
+        self.job: BackgroundJob | None = None
+        self._asked: tuple[Any, ...] | None = None  # what the table on screen (or the job running) answers
+        self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._debounce.timeout.connect(self.query)
+        self.model_a.currentIndexChanged.connect(lambda _: self._a_changed())
+        self.model_b.currentIndexChanged.connect(lambda _: self._debounce.start())
+        self.count.valueChanged.connect(lambda _: self._debounce.start())
+        session.modelsChanged.connect(self._refresh_models)
+        self._refresh_models()
+
+    def _b_preferred(self) -> str:
+        """B opens on the best contextual model other than A (a model against itself is a choice, not a default)."""
+        if self.model_b.user_chose:
+            return ""
+        a = self.model_a.currentText()
+        others = [n for n in self.model_b.usable() if n != a]
+        ranked = [n for n in self.model_b.role_models() if n in others]
+        return (ranked or others or [""])[0]
+
+    def _refresh_models(self) -> None:
+        self.model_a.set_models(self.session.models)
+        self.model_b.set_models(self.session.models)  # (first: B's usable models known)
+        self.model_b.set_models(self.session.models, prefer=self._b_preferred())
+        self.query()
+
+    def _a_changed(self) -> None:
+        prefer = self._b_preferred()
+        if prefer and prefer != self.model_b.currentText() and self.model_b.currentText() == self.model_a.currentText():
+            self.model_b.set_models(self.session.models, prefer=prefer)
+        self._debounce.start()
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().showEvent(event)
+        self.query()  # (while hidden nothing is computed: a pair costs seconds of every core but one)
+
+    def _state(self) -> tuple[Any, ...]:
+        return self.model_a.state(), self.model_b.state(), self.count.value()
+
+    def query(self) -> None:
+        a, b = self.session.models.get(self.model_a.currentText()), self.session.models.get(self.model_b.currentText())
+        if a is None or b is None:
+            self.cancel()
+            reason = self.model_a.reason() or self.model_b.reason()
+            self._fail((reason[:1].upper() + reason[1:] + ". " if reason else "")
+                       + "Load two contextual models (ELMo, GPT, BERT, a Hugging Face folder) — or one, to see its "
+                       "layers against one another.")
+            return
+        state = self._state()
+        if state == self._asked or not self.isVisible():
+            return
+        self.cancel()
+        self._asked = state
+        n = self.count.value()
+
+        def work(progress: Any, stop: Any) -> Any:
+            from engine import api
+
+            progress(0.0, "reading the held-out sentences")
+            sentences = api.corpus_sample("default", n=n, part="heldout")
+            return api.layer_similarity(a, b, sentences, progress=progress)
+
+        job = BackgroundJob(work, self)
+        job.progress.connect(lambda f, m: self._progress(job, f, m))
+        job.finished.connect(lambda result: self._show(job, result))
+        job.failed.connect(lambda m: self._failed(job, m))
+        self.job = job
+        self.stop.setEnabled(True)
+        self.progress.setValue(0)
+        self.progress.setFormat(f"{a.name} against {b.name}…")
+
+    def cancel(self) -> None:
+        if self.job is not None and self.job.running:
+            self.job.cancel()
+            self.progress.setFormat("stopped")
+            self._asked = None  # asking again computes again
+        self.job = None
+        self.stop.setEnabled(False)
+
+    def _progress(self, job: BackgroundJob, fraction: float, message: str) -> None:
+        if job is self.job:
+            self.progress.setValue(int(fraction * 1000))
+            self.progress.setFormat(message)
+
+    def _show(self, job: BackgroundJob, result: Any) -> None:
+        if job is not self.job:
+            return
+        self.job = None
+        self.stop.setEnabled(False)
+        self.progress.setValue(1000)
+        self.progress.setFormat(f"{result.model_a} against {result.model_b}: {result.words:,} words")
+        cka = result.cka
+        rows, cols = layer_names(cka.shape[0]), layer_names(cka.shape[1])
+        best = closest(result)
+        texts = [[f"{v:.2f}" if np.isfinite(v) else "–" for v in row] for row in cka]
+        tips = [[f"{result.model_a} {rows[i]} against {result.model_b} {cols[j]}: CKA {cka[i, j]:.3f}"
+                 + (f" (the layer of {result.model_b} closest to it)" if j == best[i] else "")
+                 for j in range(cka.shape[1])] for i in range(cka.shape[0])]
+        self.table.show_cells(texts, cka, tuple(cols), tips, value_range=(0.0, 1.0), labels=rows)
+        bold = QFont(self.table.font())
+        bold.setBold(True)
+        for i, j in enumerate(best):
+            item = self.table.item(cka.shape[0] - 1 - i, int(j))
+            if item is not None:
+                item.setFont(bold)
+        self.axes.setText(f"Rows: {result.model_a}'s layers, its top layer on top · columns: {result.model_b}'s "
+                          "layers, the input at the left.")
+        self.summary.setText(reading(result))
+        self.shown.emit()
+
+    def _failed(self, job: BackgroundJob, message: str) -> None:
+        if job is self.job:
+            self.job = None
+            self.stop.setEnabled(False)
+            self._asked = None
+            self.progress.setFormat("")
+            self._fail(message)
+
+    def _fail(self, message: str) -> None:
+        self.table.setRowCount(0)
+        self.table.setColumnCount(0)
+        self.axes.setText("")
+        self.summary.setText(message)
+        self.failed.emit(message)

@@ -1,0 +1,80 @@
+"""The Layer similarity tab against real (tiny) models: it opens on two different models, computes off the GUI thread
+only while shown, draws every layer of A against every layer of B with each row's closest layer in bold, stops when
+asked, and says why when there is nothing to compare."""
+
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+SHOTS = Path(__file__).resolve().parents[3] / "test-output" / "screenshots"
+
+
+def _add(window, contextual_runs, *kinds):
+    from engine import api
+
+    for kind in kinds:
+        window.session.set_model(f"tiny-{kind}", api.load(contextual_runs[kind][0]))
+
+
+def _cells(panel):
+    t = panel.table
+    return np.array([[float(t.item(r, c).text()) for c in range(t.columnCount())] for r in range(t.rowCount())])
+
+
+def test_two_models_layer_by_layer_with_the_closest_in_bold(qtbot, window, contextual_runs):
+    panel = window.layers
+    panel.count.setValue(20)
+    _add(window, contextual_runs, "bert", "gpt")
+    assert panel.job is None and panel.table.rowCount() == 0  # hidden: nothing computed yet
+    assert panel.model_a.currentText() != panel.model_b.currentText()  # B opens on another model than A
+    with qtbot.waitSignal(panel.shown, timeout=120_000):
+        window.tabs.setCurrentWidget(panel)
+    a = window.session.models[panel.model_a.currentText()]
+    layers = a.contextual_vectors("a sentence").vectors.shape[0]
+    assert panel.table.rowCount() == layers
+    values = _cells(panel)[::-1]  # (the table's top row is A's top layer)
+    assert np.all((values > -0.05) & (values <= 1.0))
+    for i, row in enumerate(values):
+        j = int(np.argmax(row))
+        assert panel.table.item(layers - 1 - i, j).font().bold()
+        assert sum(panel.table.item(layers - 1 - i, c).font().bold() for c in range(len(row))) == 1
+    assert "held-out sentences" in panel.summary.text() and "Rows:" in panel.axes.text()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    window.grab().save(str(SHOTS / "layer-similarity.png"))
+
+
+def test_a_model_against_itself_shows_ones_on_the_diagonal_and_what_each_layer_changes(qtbot, window, contextual_runs):
+    panel = window.layers
+    panel.count.setValue(20)
+    _add(window, contextual_runs, "bert")
+    window.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(panel.shown, timeout=120_000):
+        panel.model_b.setCurrentText("tiny-bert")
+    values = _cells(panel)
+    np.testing.assert_allclose(np.diag(values[::-1]), 1.0)
+    assert "against one another" in panel.summary.text() and "the one below it" in panel.summary.text()
+    top = panel.table.rowCount() - 1
+    assert not panel.table.item(top, 0).font().bold()  # the input's own cell is 1 but not its closest *other* layer
+
+
+def test_stop_ends_the_job_and_a_new_choice_supersedes_the_old(qtbot, window, contextual_runs):
+    panel = window.layers
+    panel.count.setValue(2000)  # long enough to be stopped
+    _add(window, contextual_runs, "bert", "elmo")
+    window.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: panel.job is not None, timeout=10_000)
+    job = panel.job
+    qtbot.mouseClick(panel.stop, Qt.MouseButton.LeftButton)
+    assert job.stop.is_set() and panel.progress.format() == "stopped" and not panel.stop.isEnabled()
+    panel.count.setValue(20)
+    with qtbot.waitSignal(panel.shown, timeout=120_000):
+        pass  # the debounced new choice computes again
+    assert panel.table.rowCount() > 0
+
+
+def test_with_no_contextual_model_it_says_what_to_load(qtbot, window):
+    panel = window.layers
+    window.tabs.setCurrentWidget(panel)
+    assert panel.job is None and panel.table.rowCount() == 0
+    assert "Load two contextual models" in panel.summary.text()
