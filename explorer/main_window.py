@@ -252,7 +252,7 @@ class MainWindow(QMainWindow):
             self.finetune.results.setCurrentWidget(self.finetune.curves)
             return self.finetune
         panels = {"attention": self.attention, "predictions": self.predictions, "neighbours": self.neighbours,
-                  "history": self.history}
+                  "history": self.history, "layers": self.layers}
         return panels.get(scene.panel, self.polysemy)
 
     def _show_attention_of(self, text: str, position: int) -> None:
@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
         current = self.tabs.currentWidget()
         if current is self.finetune:  # its recorded curves (or the runs it overlays) as a step
             return self.finetune.curves
-        shown = (self.attention, self.predictions, self.neighbours, self.history)
+        shown = (self.attention, self.predictions, self.neighbours, self.history, self.layers)
         return current if current in shown else self.polysemy
 
     def add_to_deck(self) -> None:

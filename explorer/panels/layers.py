@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob
 from explorer.widgets.export import add_csv_export
@@ -119,17 +120,24 @@ class LayersPanel(QWidget):
         layout.addWidget(self.table, 1)
         layout.addWidget(self.summary)
         self.job: BackgroundJob | None = None
+        self.wanted: tuple[str, str] = ("", "")  # a scene's A and B, chosen once they load
+        self.always = False  # a scene's or a talk step's panel computes while hidden (a talk prepares its steps)
         self._asked: tuple[Any, ...] | None = None  # what the table on screen (or the job running) answers
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.query)
         self.model_a.currentIndexChanged.connect(lambda _: self._a_changed())
         self.model_b.currentIndexChanged.connect(lambda _: self._debounce.start())
+        # a model picked by hand stays picked: the scene's choice no longer comes back as models load
+        self.model_a.activated.connect(lambda _: setattr(self, "wanted", ("", self.wanted[1])))
+        self.model_b.activated.connect(lambda _: setattr(self, "wanted", (self.wanted[0], "")))
         self.count.valueChanged.connect(lambda _: self._debounce.start())
         session.modelsChanged.connect(self._refresh_models)
         self._refresh_models()
 
     def _b_preferred(self) -> str:
         """B opens on the best contextual model other than A (a model against itself is a choice, not a default)."""
+        if self.wanted[1]:
+            return self.wanted[1]
         if self.model_b.user_chose:
             return ""
         a = self.model_a.currentText()
@@ -138,7 +146,7 @@ class LayersPanel(QWidget):
         return (ranked or others or [""])[0]
 
     def _refresh_models(self) -> None:
-        self.model_a.set_models(self.session.models)
+        self.model_a.set_models(self.session.models, prefer=self.wanted[0])
         self.model_b.set_models(self.session.models)  # (first: B's usable models known)
         self.model_b.set_models(self.session.models, prefer=self._b_preferred())
         self.query()
@@ -148,6 +156,27 @@ class LayersPanel(QWidget):
         if prefer and prefer != self.model_b.currentText() and self.model_b.currentText() == self.model_a.currentText():
             self.model_b.set_models(self.session.models, prefer=prefer)
         self._debounce.start()
+
+    def apply_scene(self, scene: Scene) -> None:
+        self.always = self.always or not self.isVisible()  # (the main window shows it; a talk prepares it hidden)
+        self.wanted = (scene.contextual_model or "", scene.compare or "")
+        if scene.count is not None:
+            self.count.blockSignals(True)
+            self.count.setValue(scene.count)
+            self.count.blockSignals(False)
+        self._refresh_models()
+
+    def current_scene(self) -> Scene:
+        a, b = self.model_a.currentText(), self.model_b.currentText()
+        return Scene("layers", [], [m for m in dict.fromkeys((a, b)) if m], contextual_model=a or None,
+                     compare=b or None, count=self.count.value())
+
+    def set_presenting(self, on: bool) -> None:
+        """A talk's step: the keys step the talk, not its pickers; no Stop button on the slide."""
+        self.always = self.always or on
+        for widget in (self.model_a, self.model_b, self.count):  # (enabled: a talk reads what its pickers can do)
+            widget.setFocusPolicy(Qt.FocusPolicy.NoFocus if on else Qt.FocusPolicy.StrongFocus)
+        self.stop.setVisible(not on)
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
@@ -161,12 +190,14 @@ class LayersPanel(QWidget):
         if a is None or b is None:
             self.cancel()
             reason = self.model_a.reason() or self.model_b.reason()
-            self._fail((reason[:1].upper() + reason[1:] + ". " if reason else "")
-                       + "Load two contextual models (ELMo, GPT, BERT, a Hugging Face folder) — or one, to see its "
-                       "layers against one another.")
+            # said, not failed: models may still be loading (a talk or screenshot waits for them)
+            self._clear((reason[:1].upper() + reason[1:] + ". " if reason else "")
+                        + "Load two contextual models (ELMo, GPT, BERT, a Hugging Face folder) — or one, to see its "
+                        "layers against one another.")
+            self._asked = None
             return
         state = self._state()
-        if state == self._asked or not self.isVisible():
+        if state == self._asked or not (self.isVisible() or self.always):
             return
         self.cancel()
         self._asked = state
@@ -236,8 +267,11 @@ class LayersPanel(QWidget):
             self._fail(message)
 
     def _fail(self, message: str) -> None:
+        self._clear(message)
+        self.failed.emit(message)
+
+    def _clear(self, message: str) -> None:
         self.table.setRowCount(0)
         self.table.setColumnCount(0)
         self.axes.setText("")
         self.summary.setText(message)
-        self.failed.emit(message)

@@ -11,8 +11,8 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step", "lab", "lens", "measure", "show", "subject", "compare"}
-PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history")
+          "step", "lab", "lens", "measure", "show", "subject", "compare", "count"}
+PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
@@ -21,6 +21,7 @@ LABS = ("grid", "trace")
 LENS_KINDS = ("logit", "tuned", "both")  # the logit lens, a loaded tuned lens, or both (the tuned rows below)
 MEASURES = ("probability", "entropy", "kl", "rank")
 SHOWS = ("A", "B", "A − B")
+COUNTS = (20, 2000)  # the layer similarity's held-out sentences, at least and at most
 
 
 class SceneError(ValueError):
@@ -50,6 +51,7 @@ class Scene:
     show: str | None = None  # the grid of model A, of the compared B, or A − B (SHOWS)
     subject: str | None = None  # the words causal tracing noises
     compare: str | None = None  # the model compared with (B)
+    count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
 
     def to_json(self) -> dict[str, Any]:
         """The scene's JSON: its panel, sentences and models, and every other field that is set."""
@@ -81,8 +83,8 @@ def check_scene(scene: Any, origin: str) -> Scene:
     (lone surrogates, which JSON allows, replaced), and its models as a list of names."""
     if isinstance(scene, Scene):
         scene = scene.to_json()
-    if isinstance(scene, dict) and scene.get("panel") in ("curves", "history"):
-        scene.setdefault("sentences", [])  # curves and a run's history need no sentences
+    if isinstance(scene, dict) and scene.get("panel") in ("curves", "history", "layers"):
+        scene.setdefault("sentences", [])  # curves, a run's history and the layer similarity need no sentences
     if not isinstance(scene, dict) or not isinstance(scene.get("sentences"), list) or "panel" not in scene:
         raise SceneError(f"{origin} is not a scene (it needs 'panel' and a list of 'sentences')")
     unknown = sorted(set(scene) - FIELDS)
@@ -107,9 +109,12 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if curves is not None and not isinstance(curves, str) and not (
             isinstance(curves, list) and all(isinstance(c, str) for c in curves)):
         raise SceneError(f"{origin}: 'curves' must name a curves file or list fine-tuning run folders")
-    for key in ("layer", "step"):
+    for key in ("layer", "step", "count"):
         if scene.get(key) is not None and (isinstance(scene[key], bool) or not isinstance(scene[key], int)):
             raise SceneError(f"{origin}: '{key}' must be a whole number or null")
+    if scene.get("count") is not None and not COUNTS[0] <= scene["count"] <= COUNTS[1]:
+        raise SceneError(f"{origin}: 'count' is how many held-out sentences the layer similarity reads: "
+                         f"{COUNTS[0]} to {COUNTS[1]}")
     if scene["panel"] == "history" and not scene.get("run"):
         raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
     for key, allowed in (("lab", LABS), ("lens", LENS_KINDS), ("measure", MEASURES), ("show", SHOWS)):

@@ -17,7 +17,7 @@ MAX_DECK_BYTES = 1_000_000
 MAX_STEPS = 200
 TITLE_WORDS_AT_MOST = 60  # the characters of the sentence or word a step's made-up title quotes
 PANEL_NAMES = {"polysemy": "Polysemy lens", "neighbours": "Neighbours", "attention": "Attention",
-               "predictions": "Predictions", "curves": "Fine-tuning curves"}
+               "predictions": "Predictions", "curves": "Fine-tuning curves", "layers": "Layer similarity"}
 
 
 @dataclass
@@ -78,6 +78,8 @@ def step_title(scene: Scene) -> str:
     panel = PANEL_NAMES.get(scene.panel, "View")
     what = shortened(scene.selection or (scene.sentences or [""])[0], TITLE_WORDS_AT_MOST)
     model = scene.contextual_model or ""
+    if scene.panel == "layers" and scene.compare:
+        model = f"{model} against {scene.compare}"
     return " — ".join(p for p in (panel, f"“{what}”" if what else "", model) if p)
 
 

@@ -99,6 +99,10 @@ def make_panel(name: str, session: Session) -> ScenePanel:
         from explorer.panels.history import HistoryPanel
 
         return HistoryPanel(session)
+    if name == "layers":
+        from explorer.panels.layers import LayersPanel
+
+        return LayersPanel(session)
     from explorer.panels.polysemy.panel import PolysemyPanel
 
     return PolysemyPanel(session)
