@@ -16,6 +16,9 @@ of 5,000 words × 384 costs 5,000 × 384² multiply-adds a pair of layers.
 
 from __future__ import annotations
 
+import threading
+import weakref
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -105,8 +108,26 @@ def cka_matrix(layers_a: list[np.ndarray], layers_b: list[np.ndarray], debiased:
     return out
 
 
+@dataclass
+class _Encoded:
+    handle: Any  # a weak reference to the model that read them (an id alone could be the next model's)
+    vectors: list[Any]
+    nbytes: int
+
+
+_ENCODED: OrderedDict[tuple[int, int], _Encoded] = OrderedDict()  # (id of the model, hash of the sentences)
+_LOCK = threading.Lock()  # (a model let go on another thread drops its entries through its weak reference)
+KEPT_BYTES = 256 << 20  # what the latest encodings may hold: A against B, then against C, reads A once
+
+
 def _encode(handle: Any, sentences: list[str], progress: Callable[[float, str], None] | None, share: tuple[float, float]
             ) -> list[Any]:
+    key = (id(handle), hash(tuple(sentences)))
+    with _LOCK:
+        kept = _ENCODED.get(key)
+        if kept is not None and kept.handle() is handle:
+            _ENCODED.move_to_end(key)
+            return kept.vectors
     out: list[Any] = []
     start, width = share
     for i in range(0, len(sentences), BATCH):
@@ -114,7 +135,28 @@ def _encode(handle: Any, sentences: list[str], progress: Callable[[float, str], 
         if progress is not None:
             progress(start + width * i / len(sentences), f"{handle.name}: sentence {i + 1} of {len(sentences)}")
         out.extend(handle.contextual_vectors_batch(sentences[i:i + BATCH]))
+    _keep(key, handle, out)
     return out
+
+
+def _forget(ref: Any) -> None:
+    """A model is gone: so are its encodings (they hold only arrays, but up to KEPT_BYTES of them)."""
+    with _LOCK:
+        for key in [k for k, e in _ENCODED.items() if e.handle is ref]:
+            del _ENCODED[key]
+
+
+def _keep(key: tuple[int, int], handle: Any, vectors: list[Any]) -> None:
+    """Keep a model's encoding of the sentences, the oldest let go beyond KEPT_BYTES."""
+    try:
+        ref = weakref.ref(handle, _forget)
+    except TypeError:  # a model that cannot be referred to weakly is not kept (it would be kept alive)
+        return
+    nbytes = sum(cv.vectors.nbytes for cv in vectors)
+    with _LOCK:
+        _ENCODED[key] = _Encoded(ref, vectors, nbytes)
+        while len(_ENCODED) > 1 and sum(e.nbytes for e in _ENCODED.values()) > KEPT_BYTES:
+            _ENCODED.popitem(last=False)
 
 
 def _same_words(a: Any, b: Any) -> bool:

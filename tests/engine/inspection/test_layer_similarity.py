@@ -98,3 +98,36 @@ def test_a_static_model_and_empty_text_are_refused_with_why(contextual_runs, run
         layer_similarity(bert, api.load(runs["word2vec"][0]), sentences)
     with pytest.raises(api.InputError, match="no sentences"):
         layer_similarity(bert, bert, ["", "  "])
+
+
+def _count_reads(handle, calls):
+    read = handle.contextual_vectors_batch
+
+    def batch(sentences):
+        calls.append(len(sentences))
+        return read(sentences)
+
+    handle.contextual_vectors_batch = batch
+
+
+def test_a_models_words_are_read_once_for_the_next_comparison_and_let_go_with_the_model(contextual_runs, sentences):
+    import gc
+
+    from engine.inspection import layer_similarity as module
+
+    bert = api.load(contextual_runs["bert"][0])
+    elmo = api.load(contextual_runs["elmo"][0])
+    calls = []
+    _count_reads(bert, calls)
+    first = layer_similarity(bert, elmo, sentences)
+    assert sum(calls) == len(sentences)
+    again = layer_similarity(bert, api.load(contextual_runs["gpt"][0]), sentences)  # A against another B
+    assert sum(calls) == len(sentences)  # A was not read again
+    np.testing.assert_array_equal(first.cka[:, 0], layer_similarity(bert, elmo, sentences).cka[:, 0])
+    layer_similarity(bert, elmo, sentences[:-1])  # other sentences: read anew
+    assert sum(calls) == 2 * len(sentences) - 1
+    assert again.cka.shape[0] == first.cka.shape[0]
+    assert any(entry.handle() is bert for entry in module._ENCODED.values())
+    del bert
+    gc.collect()
+    assert module._ENCODED and all(entry.handle() is not None for entry in module._ENCODED.values())  # (gone with it)
