@@ -5,6 +5,8 @@ closest layer of B in bold."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -57,11 +59,21 @@ def reading(result: Any) -> str:
         least = int(np.nanargmin(diagonal))
         return (f"{over}: layer by layer (the same depth in both), "
                 + ", ".join(f"{v:.2f}" for v in diagonal)
-                + f" — least alike at {layer_names(len(diagonal))[least]}.")
+                + (" — as alike at every depth." if np.nanmax(diagonal) - np.nanmin(diagonal) < 0.02
+                   else f" — least alike at {layer_names(len(diagonal))[least]}."))
     best = result.best_match()
     names = layer_names(cka.shape[1])
     return (f"{over}: {a}'s layers are closest to {b}'s "
             + ", ".join(f"{names[j]} ({cka[i, j]:.2f})" for i, j in enumerate(best)) + ", from the input up.")
+
+
+def who(handle: Any) -> str:
+    """A model as the table names it: the Run history's scrubber model with the checkpoint it holds now."""
+    name = str(handle.name)
+    if not name.endswith("(scrubber)") or not getattr(handle, "path", None):
+        return name
+    step = re.search(r"(?:step|checkpoint)-0*(\d+)$", str(handle.path).rstrip("/\\"))
+    return f"{name} at step {int(step.group(1)):,}" if step else f"{name} at {Path(str(handle.path)).name}"
 
 
 def closest(result: Any) -> np.ndarray:
@@ -208,7 +220,7 @@ class LayersPanel(QWidget):
 
             progress(0.0, "reading the held-out sentences")
             sentences = api.corpus_sample("default", n=n, part="heldout")
-            return api.layer_similarity(a, b, sentences, progress=progress)
+            return api.layer_similarity(a, b, sentences, progress=progress), who(a), who(b)
 
         job = BackgroundJob(work, self)
         job.progress.connect(lambda f, m: self._progress(job, f, m))
@@ -232,9 +244,10 @@ class LayersPanel(QWidget):
             self.progress.setValue(int(fraction * 1000))
             self.progress.setFormat(message)
 
-    def _show(self, job: BackgroundJob, result: Any) -> None:
+    def _show(self, job: BackgroundJob, answer: Any) -> None:
         if job is not self.job:
             return
+        result, name_a, name_b = answer
         self.job = None
         self.stop.setEnabled(False)
         self.progress.setValue(1000)
@@ -253,8 +266,8 @@ class LayersPanel(QWidget):
             item = self.table.item(cka.shape[0] - 1 - i, int(j))
             if item is not None:
                 item.setFont(bold)
-        self.axes.setText(f"Rows: {result.model_a}'s layers, its top layer on top · columns: {result.model_b}'s "
-                          "layers, the input at the left.")
+        self.axes.setText(f"Rows: {name_a}'s layers, its top layer on top · columns: {name_b}'s layers, the input "
+                          "at the left.")
         self.summary.setText(reading(result))
         self.shown.emit()
 

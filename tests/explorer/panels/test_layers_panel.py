@@ -101,3 +101,19 @@ def test_a_scene_chooses_both_models_and_the_sentences_and_comes_back_as_it_was(
     for bad in (0, 5000, "200", True):
         with pytest.raises(SceneError, match="count"):
             check_scene({"panel": "layers", "models": [], "count": bad}, "a bad scene")
+
+
+def test_the_scrubbers_model_is_named_with_its_step_and_a_flat_diagonal_is_read_as_such():
+    from types import SimpleNamespace
+
+    from engine.api import LayerSimilarity
+    from explorer.panels.layers import reading, who
+
+    assert who(SimpleNamespace(name="run (scrubber)", path="/r/checkpoints/step-0012000")) == "run (scrubber) at step 12,000"
+    assert who(SimpleNamespace(name="run (scrubber)", path="/r/checkpoint-500/")) == "run (scrubber) at step 500"
+    assert who(SimpleNamespace(name="run (scrubber)", path="/shipped/gpt-tiny")) == "run (scrubber) at gpt-tiny"
+    assert who(SimpleNamespace(name="bert-tiny", path="/x/step-3")) == "bert-tiny"
+    flat = LayerSimilarity("a", "b", np.array([[1.0, 0.5], [0.5, 0.99]]), 100, 10, 0, False)
+    assert "as alike at every depth" in reading(flat)
+    apart = LayerSimilarity("a", "b", np.array([[1.0, 0.5], [0.5, 0.6]]), 100, 10, 2, False)
+    assert "least alike at layer 1" in reading(apart) and "2 left out" in reading(apart)
