@@ -139,6 +139,12 @@ def _encode(handle: Any, sentences: list[str], progress: Callable[[float, str], 
     return out
 
 
+def forget_read_words() -> None:
+    """Let go of every model's words kept for the next comparison (a benchmark times a cold read)."""
+    with _LOCK:
+        _ENCODED.clear()
+
+
 def _forget(ref: Any) -> None:
     """A model is gone: so are its encodings (they hold only arrays, but up to KEPT_BYTES of them)."""
     with _LOCK:
