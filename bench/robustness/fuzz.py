@@ -55,7 +55,10 @@ def strategies():
 
 
 def queries(handle):
-    """(name, call(text, other, k)) for every query the protocol has."""
+    """(name, call(text, other, k)) for every query the protocol has, and the layer similarity of the model
+    against itself over the two texts."""
+    from engine.api import layer_similarity
+
     return [
         ("vector", lambda t, o, k: handle.vector(t)),
         ("static_neighbours", lambda t, o, k: handle.static_neighbours(t, k)),
@@ -69,6 +72,7 @@ def queries(handle):
         ("score", lambda t, o, k: handle.score(t)),
         ("next_sentence", lambda t, o, k: handle.next_sentence(t, o)),
         ("generate", lambda t, o, k: handle.generate(t, 3)),
+        ("layer_similarity", lambda t, o, k: layer_similarity(handle, handle, [t, o])),
     ]
 
 
@@ -201,6 +205,8 @@ def main() -> None:
     p.add_argument("--merge", default="", help="rows saved by earlier runs (comma-separated JSON files) to add to the table")
     p.add_argument("--no-write", action="store_true", help="do not write bench/RESULTS.md (one half of a split run)")
     p.add_argument("--planned", default="", help="with --merge of logs: the models the stopped runs were to reach")
+    p.add_argument("--section", default="fuzz", help="the RESULTS.md section to write (a run of queries added since "
+                   "the whole table was made: a section of its own, say fuzz-added)")
     args = p.parse_args()
     from engine import api
 
@@ -230,8 +236,11 @@ def main() -> None:
     failures = sum(sum(r["failures"].values()) for r in rows)
     slow = sum(r["slow"] for r in rows)
     command = f"python bench/robustness/fuzz.py --examples {args.examples} --big-examples {args.big_examples}" + (
+        f" --models {args.models} --queries {args.queries}" if args.queries else "") + (
         " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
-    lines = ["## Hostile text: every query of every model family, fuzzed", "", f"Machine: {machine()}", "",
+    asked = [q for q in args.queries.split(",") if q]
+    title = f"the queries added since: {', '.join(asked)}" if asked else "every query of every model family"
+    lines = [f"## Hostile text: {title}, fuzzed", "", f"Machine: {machine()}", "",
              f"`{command}`: hypothesis-generated text (any Unicode, lone "
              "surrogates, NUL and control characters, [MASK]/[CLS]/[SEP], zero-width and right-to-left marks, "
              "combining characters, emoji; three in eight real words with [MASK]s; one in a hundred a run of 100–800 repeated words) for the text and "
@@ -256,7 +265,7 @@ def main() -> None:
         refused = ", ".join(f"{k} {v:,}" for k, v in refusals.most_common())
         fails = sum(sum(r["failures"].values()) for r in mine)
         lines.append(f"| {name} | {answered or '—'} | {refused} | {fails} | {max(r['max_s'] for r in mine):.2f} |")
-    names = [q for q, _ in queries(None)]
+    names = [q for q, _ in queries(None) if not asked or q in asked]
     planned_models = list(dict.fromkeys([*(r["model"] for r in rows), *filter(None, args.planned.split(","))]))
     done = {(r["model"], r["query"]) for r in rows}
     missing = [f"{m}: {', '.join(q for q in names if (m, q) not in done)}" for m in planned_models
@@ -269,7 +278,7 @@ def main() -> None:
             f"{k} ×{v}" for k, v in r["failures"].items()) for r in failed]
     body = "\n".join(lines)
     print(body)
-    write_section("fuzz", body)
+    write_section(args.section, body)
 
 
 if __name__ == "__main__":
