@@ -243,13 +243,9 @@ def trained_text(info: dict[str, Any]) -> str:
 
 def corpus_sample(corpus: str = "default", n: int = 200, part: str = "heldout") -> list[str]:
     """``n`` sentences spread evenly over a corpus part (for statistics over "a sample of the corpus")."""
-    from engine.data.corpora import get_corpus
+    from engine.data.corpora import spread_sample
 
-    sentences = [s for s in get_corpus(corpus).sentences(part) if 4 <= len(s) <= 300]
-    if not sentences:
-        raise CorpusError(f"the corpus '{corpus}' has no {part} sentences")
-    step = max(1.0, len(sentences) / n)
-    return [sentences[int(i * step)] for i in range(min(n, len(sentences)))]
+    return spread_sample(corpus, n, part)
 
 
 def runs_folder() -> Path:

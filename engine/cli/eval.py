@@ -33,7 +33,18 @@ def eval_main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--all-checkpoints", action="store_true",
                    help="score every checkpoint the run kept (step-N or checkpoint-N folders): one line each")
+    p.add_argument("--against", default=None, metavar="B",
+                   help="another model (a run folder, a shipped or Hugging Face model; or the run itself): every "
+                   "layer of MODEL against every layer of B, linear CKA over the words of --sentences held-out "
+                   "sentences; with --all-checkpoints, each checkpoint against B layer by layer")
+    p.add_argument("--sentences", type=int, default=200, help="with --against: how many held-out sentences")
+    p.add_argument("--debiased", action="store_true", help="with --against: the debiased CKA estimate")
     args = p.parse_args(argv)
+    if args.against:
+        from engine.cli.eval_layers import against_main
+
+        return against_main(args.model, args.against, args.sentences, args.corpus, args.debiased,
+                            args.all_checkpoints, args.json)
     tasks = [t.strip() for t in (args.tasks or "").split(",") if t.strip()]
     unknown = [t for t in tasks if t not in known]
     if unknown:

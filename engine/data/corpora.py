@@ -442,3 +442,13 @@ def corpus_label(config: Mapping[str, Any]) -> str:
         sources = config.get("corpus_sources") or (WIKI_NEWS if name == "default" else UNIONS[name])
         return f"{name} ({' + '.join(sources)})"
     return Path(name).name
+
+
+def spread_sample(corpus: str = "default", n: int = 200, part: str = "heldout") -> list[str]:
+    """``n`` sentences spread evenly over a corpus part (4 to 300 characters each): "a sample of the corpus" for
+    statistics, the same sentences every time."""
+    sentences = [s for s in get_corpus(corpus).sentences(part) if 4 <= len(s) <= 300]
+    if not sentences:
+        raise CorpusError(f"the corpus '{corpus}' has no {part} sentences")
+    step = max(1.0, len(sentences) / n)
+    return [sentences[int(i * step)] for i in range(min(n, len(sentences)))]
