@@ -37,26 +37,25 @@ def as_dict(result: Any) -> dict[str, Any]:
 def against_main(model: str, against: str, sentences: int, corpus: str | None, debiased: bool,
                  every_checkpoint: bool, as_json: bool) -> int:
     from engine.data.corpora import spread_sample
-    from engine.handles.history import run_history
     from engine.handles.load import load
+    from engine.inspection.history_scores import checkpoint_settling
     from engine.inspection.layer_similarity import layer_similarity
 
     try:
-        sample = spread_sample(corpus or "default", sentences, "heldout")
         other = load(against)
         if not every_checkpoint:
+            sample = spread_sample(corpus or "default", sentences, "heldout")
             result = layer_similarity(load(model), other, sample, debiased=debiased)
             print(json.dumps(as_dict(result)) if as_json else table(result), flush=True)
             return 0
-        history = run_history(model)
-        print(f"word2bert-eval: {len(history)} checkpoints of {model}, each against {other.name} depth by depth "
-              f"(linear CKA over {len(sample)} held-out sentences)", file=sys.stderr, flush=True)
-        for kept in history:
-            result = layer_similarity(load(kept.path), other, sample, debiased=debiased)
-            depth = min(result.cka.shape)
-            same = [round(float(result.cka[i, i]), 6) for i in range(depth)]
-            row = {"step": kept.step, "path": kept.path, "cka_same_depth": same, "words": result.words}
-            print(json.dumps(row) if as_json else f"step {kept.step:,}: " + " ".join(f"{v:.3f}" for v in same),
+        print(f"word2bert-eval: each checkpoint of {model} against {other.name} depth by depth (linear CKA over "
+              f"{sentences} held-out sentences of {corpus or 'the run’s corpus'}; rows compared before are read from "
+              "the cache folder)", file=sys.stderr, flush=True)
+        for row in checkpoint_settling(model, against=against, sentences=sentences, corpus=corpus,
+                                       debiased=debiased):
+            if "error" in row:
+                raise Word2BertError(f"step {row['step']:,}: {row['error']}")
+            print(json.dumps(row) if as_json else f"step {row['step']:,}: " + " ".join(f"{v:.3f}" for v in row["settled"]),
                   flush=True)
     except (Word2BertError, ValueError) as e:
         print(f"word2bert-eval: {e}", file=sys.stderr)

@@ -130,3 +130,64 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
         yield {**row, "step": kept.step, "path": kept.path}
     if progress is not None:
         progress(1.0, f"scored {len(history)} checkpoints")
+
+
+SETTLING_SENTENCES = 100  # held-out sentences each checkpoint's layers are compared on (the same for every one)
+
+
+def checkpoint_settling(run_dir: str | Path, *, against: str | Path | None = None, sentences: int = SETTLING_SENTENCES,
+                        corpus: str | None = None, debiased: bool = False, stop: threading.Event | None = None,
+                        progress: Callable[[float, str], None] | None = None,
+                        load: Callable[[str], Any] | None = None) -> Iterator[dict[str, Any]]:
+    """Each kept checkpoint's layers against ``against``'s (default: the run's last checkpoint) depth by depth,
+    linear CKA over the words of ``sentences`` held-out sentences of the run's corpus: ``settled`` (input layer
+    first), ``against_step``. Which layers reach their final arrangement of the words first (Raghu et al. 2017
+    found networks settle from the bottom up). Rows are cached beside the other checkpoint scores, keyed by both
+    saves, so a run that went on is compared with its new last checkpoint."""
+    from engine.checkpoints.files import atomic_write_bytes
+    from engine.checkpoints.reading import save_id
+    from engine.data.corpora import spread_sample, trained_on
+    from engine.handles.history import run_history
+    from engine.inspection.layer_similarity import layer_similarity
+
+    if load is None:
+        from engine.handles.load import load as load_model
+
+        load = load_model
+    history = run_history(run_dir)
+    target = str(against) if against is not None else history[-1].path
+    reference, sample = None, None  # loaded when a checkpoint is not in the cache
+    cache_path = scores_file(run_dir)
+    cache = _read_cache(cache_path)
+    for i, kept in enumerate(history):
+        if stop is not None and stop.is_set():
+            return
+        rel = (f"began:{Path(kept.path).resolve()}" if kept.began_from else
+               str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or ".")
+        key = (f"{rel}|{save_id(kept.path)}|settled|{Path(target).resolve()}|{save_id(target)}|{sentences}"
+               + (f"|{corpus}" if corpus else "") + ("|debiased" if debiased else ""))
+        row = cache.get(key)
+        if progress is not None:
+            progress(i / len(history), f"layers at step {kept.step:,} against the last: "
+                     + ("scored before (cache)" if isinstance(row, dict) else "comparing")
+                     + f" ({i + 1} of {len(history)})")
+        if not isinstance(row, dict):
+            row = {"step": kept.step, "path": kept.path}
+            try:
+                if reference is None:
+                    reference = load(target)
+                    sample = spread_sample(corpus or trained_on(reference.info), sentences, "heldout")
+                result = layer_similarity(load(kept.path), reference, sample or [], debiased=debiased)
+                depth = min(result.cka.shape)
+                row["settled"] = [round(float(result.cka[d, d]), 4) for d in range(depth)]
+                row["words"] = result.words
+            except (Word2BertError, ValueError) as e:
+                row["error"] = str(e)
+            else:
+                cache[key] = row
+                with contextlib.suppress(OSError):
+                    cache_path.parent.mkdir(parents=True, exist_ok=True)
+                    atomic_write_bytes(cache_path, json.dumps(cache, indent=1).encode())
+        yield {**row, "step": kept.step, "path": kept.path, "against": target}
+    if progress is not None:
+        progress(1.0, f"compared {len(history)} checkpoints' layers")

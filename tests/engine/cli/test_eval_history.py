@@ -105,3 +105,32 @@ def test_perplexity_along_a_run_scores_a_stated_sample_says_what_it_does_and_a_r
     assert eval_main(args) == 0
     assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == rows and not calls  # all cached
     assert sorted(p.name for p in (tmp_path / "run").rglob("*")) == before  # nothing written into the run
+
+
+def test_layers_along_a_run_are_compared_with_its_last_checkpoint_once_and_again_when_it_went_on(contextual_runs,
+                                                                                                  tmp_path):
+    import dataclasses
+
+    import numpy as np
+
+    from engine import api
+    from engine.inspection.history_scores import checkpoint_settling
+    from tests.conftest import tiny_spec
+
+    run_dir = tmp_path / "run"
+    corpus = json.loads((contextual_runs["bert"][0] / "config.json").read_text())["corpus"]
+    assert list(api.train(tiny_spec("bert", corpus, run_dir, max_steps=4, keep_every=2, eval_every=0)))[-1].status == "completed"
+    rows = list(checkpoint_settling(run_dir, sentences=20))
+    assert [r["step"] for r in rows] == [2, 4] and all("error" not in r for r in rows)
+    np.testing.assert_allclose(rows[-1]["settled"], 1.0, atol=1e-4)  # the last checkpoint against itself
+    assert min(rows[0]["settled"]) < 0.9999
+
+    def no_loading(path):
+        raise AssertionError(f"{path} was loaded again")
+
+    assert [r["settled"] for r in checkpoint_settling(run_dir, sentences=20, load=no_loading)] == [r["settled"] for r in rows]
+    # the run goes on: its last checkpoint is another, so every step is compared again
+    spec = dataclasses.replace(tiny_spec("bert", corpus, run_dir, max_steps=6, keep_every=2, eval_every=0), resume=True)
+    assert list(api.train(spec))[-1].status == "completed"
+    went_on = list(checkpoint_settling(run_dir, sentences=20))
+    assert [r["step"] for r in went_on] == [2, 4, 6] and went_on[1]["settled"] != rows[1]["settled"]

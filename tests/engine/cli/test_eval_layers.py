@@ -29,8 +29,8 @@ def test_along_a_run_each_checkpoint_against_its_last_save_ends_at_one(contextua
                       "--json"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["step"] for r in rows] == sorted(r["step"] for r in rows) and len(rows) >= 2
-    np.testing.assert_allclose(rows[-1]["cka_same_depth"], 1.0, atol=1e-6)  # the last save is the run itself
-    assert min(rows[0]["cka_same_depth"][1:]) < 0.9999  # an earlier checkpoint's layers were elsewhere
+    np.testing.assert_allclose(rows[-1]["settled"], 1.0, atol=1e-6)  # the last save is the run itself
+    assert min(rows[0]["settled"][1:]) < 0.9999  # an earlier checkpoint's layers were elsewhere
 
 
 def test_a_model_that_cannot_is_refused_with_why(contextual_runs, capsys):
