@@ -36,10 +36,15 @@ CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the
 # checkpoint is ~90 MB; four stayed loaded for the rest of the session after the scrubber was last moved)
 SCRUB_REST_MS = 30_000
 MARKER = "#ff7f0e"  # the step shown and the checkpoints kept (made readable on the plot's background)
-SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd"}
+# each checkpoint's layers against the run's last (linear CKA over held-out words): where the first and the top
+# layer stand, so that which settles first shows (engine.inspection.history_scores.checkpoint_settling)
+SETTLED_FIRST, SETTLED_TOP = "layer 1 ≈ the last checkpoint (CKA)", "top layer ≈ the last checkpoint (CKA)"
+SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd",
+                SETTLED_FIRST: "#1f77b4", SETTLED_TOP: "#d62728"}
 # the last layer dashed with triangles: where it is the best layer, both curves still show
 SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {"symbol": "t", "dashed": True},
-                "cloze top-10": {"symbol": "s"}}
+                "cloze top-10": {"symbol": "s"}, SETTLED_FIRST: {"symbol": "d"},
+                SETTLED_TOP: {"symbol": "d", "dashed": True}}
 
 
 class HistoryPanel(QWidget):
@@ -55,6 +60,7 @@ class HistoryPanel(QWidget):
         self._rest = QTimer(self, singleShot=True, interval=SCRUB_REST_MS)
         self._rest.timeout.connect(self.keep_only_the_shown)
         self.scores: dict[int, dict[str, Any]] = {}  # step -> scores row
+        self.settled: dict[int, list[float]] = {}  # step -> its layers' CKA against the last checkpoint
         self.chance_line: Any = None  # drawn with the first scores
         self.job: BackgroundJob | None = None
         self.open_button = QPushButton("Open run…")
@@ -91,6 +97,9 @@ class HistoryPanel(QWidget):
         self.quality = LossPlot(y_label="score (0-1)", empty_text="Score the checkpoints to see word senses "
                                                                   "emerge as the run trained")
         self.quality.setXLink(self.loss)
+        # its legend halfway up at the right (it can be dragged): the layers' CKA against the last checkpoint runs
+        # along the top, near 1, the senses' scores below the middle, guessing's line at the bottom
+        self.quality.legend.anchor(itemPos=(1, 0.5), parentPos=(1, 0.5), offset=(-10, 0))
         self.quality_marker = pg.InfiniteLine(angle=90, movable=False)
         self.quality.add_mark(self.quality_marker, MARKER)
         for marker in (self.marker, self.quality_marker):
@@ -170,6 +179,7 @@ class HistoryPanel(QWidget):
         self.loss.clear_curves()
         self.quality.clear_curves()
         self.scores = {}
+        self.settled = {}
         for step, loss in losses:
             self.loss.append_loss("loss", step, loss)
         for step, key, value in held_out:  # the run's own evaluations: held-out loss beside the training loss
@@ -347,17 +357,29 @@ class HistoryPanel(QWidget):
     # ------------------------------------------------------------ senses emerging
 
     def score_checkpoints(self) -> None:
-        if not self.run_dir or (self.job is not None and self.job.running):
+        if not self.run_dir or not self.history or (self.job is not None and self.job.running):
             return
-        run_dir = self.run_dir
+        run_dir, last = self.run_dir, self.history[-1].path
 
         def work(progress: Any, stop: Any) -> list[dict[str, Any]]:
             from engine import api
 
             rows = []
-            for row in api.checkpoint_scores(run_dir, TASKS, stop=stop, progress=progress):
+            scores = api.checkpoint_scores(run_dir, TASKS, stop=stop, progress=lambda f, m: progress(0.7 * f, m))
+            for row in scores:
                 rows.append(row)
                 relay.append(row)
+            if stop.is_set():
+                return rows
+            final = api.load(last)
+            if api.Capability.CONTEXTUAL in final.capabilities:  # (a Transformer's or ELMo's layers)
+                def load(path: str) -> Any:
+                    return final if path == last else api.load(path)  # (the last one loaded once)
+
+                for row in api.checkpoint_settling(run_dir, stop=stop, load=load,
+                                                   progress=lambda f, m: progress(0.7 + 0.3 * f, m)):
+                    rows.append(row)
+                    relay.append(row)
             return rows
 
         relay: list[dict[str, Any]] = []  # rows as they come (read on each progress event)
@@ -385,7 +407,8 @@ class HistoryPanel(QWidget):
         self.score.setEnabled(True)
         self.cancel.setEnabled(False)
         errors = [r["error"] for r in rows if "error" in r]
-        self.progress.setFormat(f"scored {len(rows)} checkpoints" + (f"; {errors[0]}" if errors else ""))
+        steps = len({r["step"] for r in rows})
+        self.progress.setFormat(f"scored {steps} checkpoints" + (f"; {errors[0]}" if errors else ""))
 
     def _score_failed(self, job: BackgroundJob, message: str) -> None:
         if job is self.job:
@@ -400,6 +423,9 @@ class HistoryPanel(QWidget):
         self.score.setEnabled(bool(self.history))
 
     def _add_scores(self, row: dict[str, Any]) -> None:
+        if "settled" in row or "against" in row:
+            self._add_settled(row)
+            return
         step = int(row["step"])
         if step in self.scores:
             return
@@ -411,6 +437,20 @@ class HistoryPanel(QWidget):
             if value is not None:
                 self.quality.curve(name, colour=SCORE_CURVES[name], **SCORE_STYLES[name])  # type: ignore[arg-type]
                 self._show_chance()
+                self.quality.append(name, step, value)
+        self.quality.redraw_now()
+
+    def _add_settled(self, row: dict[str, Any]) -> None:
+        """A checkpoint's layers against the run's last (linear CKA, depth by depth): its first and top layers."""
+        step, settled = int(row["step"]), row.get("settled")
+        if not settled or step in self.settled:
+            return
+        self.settled[step] = settled
+        top = len(settled) - 1
+        picked = {SETTLED_FIRST: settled[1] if top >= 1 else None, SETTLED_TOP: settled[top] if top >= 2 else None}
+        for name, value in picked.items():
+            if value is not None:
+                self.quality.curve(name, colour=SCORE_CURVES[name], **SCORE_STYLES[name])  # type: ignore[arg-type]
                 self.quality.append(name, step, value)
         self.quality.redraw_now()
 

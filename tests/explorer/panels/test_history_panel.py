@@ -70,6 +70,12 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     qtbot.waitUntil(lambda: not panel.job.running, timeout=120_000)
     xs, ys = panel.quality.points("senses (best layer)")
     assert list(xs) == [2, 4, 6] and all(0 <= y <= 1 for y in ys)
+    from explorer.panels.history import SETTLED_FIRST, SETTLED_TOP
+
+    for name in (SETTLED_FIRST, SETTLED_TOP):  # each checkpoint's layers against the last one's
+        xs, ys = panel.quality.points(name)
+        assert list(xs) == [2, 4, 6] and ys[-1] == pytest.approx(1.0, abs=1e-3) and ys[0] < 0.9999
+    assert panel.progress.format().startswith("scored 3 checkpoints")
     from engine.inspection.history_scores import scores_file
 
     assert scores_file(bert_run).is_file() and not (bert_run / "checkpoint_scores.json").exists()  # never in the run
@@ -145,6 +151,10 @@ def test_unloading_the_scrubbers_model_lets_go_of_its_checkpoints(qtbot, window,
     assert kept
     window.session.unload(alias)  # the library's Unload
     assert not panel.loaded
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)  # (a query asked of it just before, still running, holds it until it ends)
+    settle_layout()
     gc.collect()
     assert all(ref() is None for ref in kept)  # the panel holds none of the run's checkpoints
     panel.slider.setValue(0)  # and moving the slider loads again
