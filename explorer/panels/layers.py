@@ -13,6 +13,7 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -45,7 +46,8 @@ def layer_names(layers: int) -> list[str]:
 def reading(result: Any) -> str:
     """What the table says, in a sentence or two."""
     a, b, cka = result.model_a, result.model_b, result.cka
-    over = (f"Over {result.words:,} words of {result.sentences} held-out sentences"
+    over = (("Debiased CKA over " if result.debiased else "Over ") + f"{result.words:,} words of {result.sentences} "
+            "held-out sentences"
             + (f" ({result.skipped} left out: the two models split them into different words)" if result.skipped else ""))
     if a == b:
         steps = [cka[i, i + 1] for i in range(len(cka) - 1)]
@@ -100,6 +102,11 @@ class LayersPanel(QWidget):
         self.count.setSuffix(" held-out sentences")
         self.count.setToolTip("how many sentences of the default corpus's held-out part both models read (spread over "
                               "it, the same ones for every pair): more words, a steadier figure, a longer wait")
+        self.debiased = QCheckBox("debiased")
+        self.debiased.setToolTip("the unbiased estimate of CKA (Song et al. 2012): plain linear CKA of two unrelated "
+                                 "layers sits above 0 when the words are few beside the layers' widths; the debiased "
+                                 "one stays near 0 (and can dip below it). Over 200 sentences the two differ by at "
+                                 "most 0.03 on the shipped models (bench/quality/RESULTS.md)")
         self.stop = QPushButton("Stop")
         self.stop.setEnabled(False)
         self.stop.clicked.connect(self.cancel)
@@ -122,6 +129,7 @@ class LayersPanel(QWidget):
         pick.addWidget(self.model_b, 1)
         run = QHBoxLayout()
         run.addWidget(self.count)
+        run.addWidget(self.debiased)
         run.addWidget(self.progress, 1)
         run.addWidget(self.stop)
         layout = QVBoxLayout(self)
@@ -137,6 +145,7 @@ class LayersPanel(QWidget):
         self._asked: tuple[Any, ...] | None = None  # what the table on screen (or the job running) answers
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.query)
+        self.debiased.toggled.connect(lambda _: self._debounce.start())
         self.model_a.currentIndexChanged.connect(lambda _: self._a_changed())
         self.model_b.currentIndexChanged.connect(lambda _: self._debounce.start())
         # a model picked by hand stays picked: the scene's choice no longer comes back as models load
@@ -186,7 +195,7 @@ class LayersPanel(QWidget):
     def set_presenting(self, on: bool) -> None:
         """A talk's step: the keys step the talk, not its pickers; no Stop button on the slide."""
         self.always = self.always or on
-        for widget in (self.model_a, self.model_b, self.count):  # (enabled: a talk reads what its pickers can do)
+        for widget in (self.model_a, self.model_b, self.count, self.debiased):  # (enabled: a talk reads what its pickers can do)
             widget.setFocusPolicy(Qt.FocusPolicy.NoFocus if on else Qt.FocusPolicy.StrongFocus)
         self.stop.setVisible(not on)
 
@@ -195,7 +204,7 @@ class LayersPanel(QWidget):
         self.query()  # (while hidden nothing is computed: a pair costs seconds of every core but one)
 
     def _state(self) -> tuple[Any, ...]:
-        return self.model_a.state(), self.model_b.state(), self.count.value()
+        return self.model_a.state(), self.model_b.state(), self.count.value(), self.debiased.isChecked()
 
     def query(self) -> None:
         a, b = self.session.models.get(self.model_a.currentText()), self.session.models.get(self.model_b.currentText())
@@ -213,14 +222,14 @@ class LayersPanel(QWidget):
             return
         self.cancel()
         self._asked = state
-        n = self.count.value()
+        n, debiased = self.count.value(), self.debiased.isChecked()
 
         def work(progress: Any, stop: Any) -> Any:
             from engine import api
 
             progress(0.0, "reading the held-out sentences")
             sentences = api.corpus_sample("default", n=n, part="heldout")
-            return api.layer_similarity(a, b, sentences, progress=progress), who(a), who(b)
+            return api.layer_similarity(a, b, sentences, debiased=debiased, progress=progress), who(a), who(b)
 
         job = BackgroundJob(work, self)
         job.progress.connect(lambda f, m: self._progress(job, f, m))

@@ -117,3 +117,15 @@ def test_the_scrubbers_model_is_named_with_its_step_and_a_flat_diagonal_is_read_
     assert "as alike at every depth" in reading(flat)
     apart = LayerSimilarity("a", "b", np.array([[1.0, 0.5], [0.5, 0.6]]), 100, 10, 2, False)
     assert "least alike at layer 1" in reading(apart) and "2 left out" in reading(apart)
+
+
+def test_the_debiased_estimate_is_one_tick_away_and_said(qtbot, window, contextual_runs):
+    panel = window.layers
+    panel.count.setValue(20)
+    _add(window, contextual_runs, "bert", "gpt")
+    with qtbot.waitSignal(panel.shown, timeout=120_000):
+        window.tabs.setCurrentWidget(panel)
+    plain = _cells(panel)
+    with qtbot.waitSignal(panel.shown, timeout=120_000):
+        panel.debiased.setChecked(True)
+    assert panel.summary.text().startswith("Debiased CKA over") and not np.array_equal(_cells(panel), plain)
