@@ -239,8 +239,9 @@ def main() -> None:
         f" --models {args.models} --queries {args.queries}" if args.queries else "") + (
         " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
     asked = [q for q in args.queries.split(",") if q]
-    title = f"the queries added since: {', '.join(asked)}" if asked else "every query of every model family"
-    lines = [f"## Hostile text: {title}, fuzzed", "", f"Machine: {machine()}", "",
+    title = (f"Hostile text, the queries added since the whole table: {', '.join(asked)}" if asked
+             else "Hostile text: every query of every model family, fuzzed")
+    lines = [f"## {title}", "", f"Machine: {machine()}", "",
              f"`{command}`: hypothesis-generated text (any Unicode, lone "
              "surrogates, NUL and control characters, [MASK]/[CLS]/[SEP], zero-width and right-to-left marks, "
              "combining characters, emoji; three in eight real words with [MASK]s; one in a hundred a run of 100–800 repeated words) for the text and "
