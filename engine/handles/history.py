@@ -81,6 +81,14 @@ def _began_from(run: Path) -> KeptCheckpoint | None:
     began_save = str(config.get("init_from_save") or "")  # (none in runs before it was recorded: trusted)
     if began_save and save_id(folder) != began_save:
         return None
+    if config.get("init_from_steps") is not None:  # the steps behind it then; a folder saved into since has others
+        try:  # (a shipped model replaced by this very run's export, in a run that recorded no save: not step 0)
+            there = read_json(Path(folder) / "config.json")
+            steps = int(there.get("trained_steps", 0) or 0) + int(there.get("init_from_steps", 0) or 0)
+            if "trained_steps" in there and steps != int(config["init_from_steps"]):
+                return None
+        except (CheckpointError, OSError, ValueError, TypeError, AttributeError):
+            return None
     return KeptCheckpoint(0, str(folder), began_from=name)
 
 

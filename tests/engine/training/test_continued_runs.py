@@ -182,5 +182,13 @@ def test_a_continued_runs_history_begins_with_the_run_it_went_on_from(contextual
     config = json.loads((earlier / "config.json").read_text())
     (earlier / "config.json").write_text(json.dumps({**config, "save_id": "another-save"}))
     assert [k.step for k in api.run_history(out)] == [2, 4]
+    # a run that recorded no save (before it was recorded): the steps behind the folder tell, e.g. a shipped model
+    # replaced by this very run's export is not where it began
+    mine = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({k: v for k, v in mine.items() if k != "init_from_save"}))
+    assert [k.step for k in api.run_history(out)] == [0, 2, 4]  # (trusted: its steps are those it began with)
+    (earlier / "config.json").write_text(json.dumps({**config, "trained_steps": config["trained_steps"] + 4,
+                                                     "init_from_steps": 0}))
+    assert [k.step for k in api.run_history(out)] == [2, 4]
     shutil.rmtree(earlier)
     assert [k.step for k in api.run_history(out)] == [2, 4]
