@@ -48,7 +48,7 @@ class LayerSimilarity:
 
 
 def _centred(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, np.float64)
+    x = np.asarray(x, np.result_type(x, np.float32))  # (a model's float32 words stay float32: half the memory)
     return x - x.mean(axis=0, keepdims=True)
 
 
@@ -70,7 +70,7 @@ def _debias(xty: float, rows_x: np.ndarray, rows_y: np.ndarray, total_x: float, 
 
 def _prepare(x: np.ndarray, debiased: bool) -> _Layer:
     c = _centred(x)
-    rows = np.einsum("ij,ij->i", c, c)
+    rows = np.einsum("ij,ij->i", c, c).astype(np.float64)
     total = float(rows.sum())
     self_dot = float(np.linalg.norm(c.T @ c) ** 2)
     if debiased:
@@ -159,6 +159,8 @@ def _keep(key: tuple[int, int], handle: Any, vectors: list[Any]) -> None:
     except TypeError:  # a model that cannot be referred to weakly is not kept (it would be kept alive)
         return
     nbytes = sum(cv.vectors.nbytes for cv in vectors)
+    if nbytes > KEPT_BYTES:  # (one encoding larger than the whole allowance is not kept at all)
+        return
     with _LOCK:
         _ENCODED[key] = _Encoded(ref, vectors, nbytes)
         while len(_ENCODED) > 1 and sum(e.nbytes for e in _ENCODED.values()) > KEPT_BYTES:
