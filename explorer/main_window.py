@@ -219,12 +219,15 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15_000)
 
     def zoom(self, step: int) -> None:
-        level = 0 if step == 0 else int(str(self.settings.value("zoom", 0))) + step
-        self.settings.setValue("zoom", max(-3, min(8, level)))
-        apply_zoom(QApplication.instance(), int(str(self.settings.value("zoom"))))
+        self._zoom = 0 if step == 0 else max(-3, min(8, self._zoom + step))
+        if self.remember:
+            self.settings.setValue("zoom", self._zoom)
+        apply_zoom(QApplication.instance(), self._zoom)
 
     def set_theme(self, name: str) -> None:
-        self.settings.setValue("theme", name)
+        self._theme = name
+        if self.remember:
+            self.settings.setValue("theme", name)
         apply_theme(QApplication.instance(), name)
 
     # ------------------------------------------------------------ scenes and files
@@ -390,14 +393,19 @@ class MainWindow(QMainWindow):
             self.restoreState(s.value("state"))
         recent = s.value("recent", [])
         self.session.recent = [str(r) for r in (recent if isinstance(recent, list) else [recent]) if r]
-        sentences = s.value("sentences")
+        sentences = s.value("sentences") if self.remember else None  # (a picture: the defaults, then its scene's)
         if sentences:
             self.polysemy.sentences.setPlainText(str(sentences))
         seen = str(s.value("seen_at_least", ""))
         if self.remember and seen.isdigit() and int(seen) >= 1:  # (pictures and scenes: the default)
             self.session.set_seen_at_least(int(seen))
-        apply_theme(QApplication.instance(), str(s.value("theme", "light")))
-        apply_zoom(QApplication.instance(), int(str(s.value("zoom", 0))))
+        self._theme = str(s.value("theme", "light")) if self.remember else "light"
+        zoom = str(s.value("zoom", 0)) if self.remember else "0"
+        self._zoom = max(-3, min(8, int(zoom))) if zoom.lstrip("-").isdigit() else 0  # (a hand-edited file: 0)
+        if self._theme not in ("light", "dark"):
+            self._theme = "light"
+        apply_theme(QApplication.instance(), self._theme)
+        apply_zoom(QApplication.instance(), self._zoom)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name
         if self.remember:

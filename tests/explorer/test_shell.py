@@ -315,24 +315,37 @@ def test_a_picture_taking_window_opens_at_its_own_size_and_leaves_the_users_sett
     scene's sentences replaced theirs, and offscreen (an 800-pixel screen) the geometry saved was squeezed, so
     every later screenshot, and the user's next window, came out 798 pixels wide."""
     from PySide6.QtCore import QSize
+    from PySide6.QtWidgets import QApplication
 
     from explorer.main_window import MainWindow
     from explorer.session import Session
 
+    size = QApplication.instance().font().pointSizeF()
     mine = make_window()
     mine.resize(700, 500)
     mine.polysemy.sentences.setPlainText("The bat flew out.")
+    mine.zoom(+2)
+    mine.set_theme("dark")
     mine.close()
     shot = MainWindow(Session(), remember=False)
     qtbot.addWidget(shot)
     shot.show()
     assert shot.size() == QSize(1200, 760)  # the default, not the user's 700 x 500
+    assert shot.polysemy.sentences.toPlainText() != "The bat flew out."  # nor the user's sentences,
+    assert abs(QApplication.instance().font().pointSizeF() - size) < 0.01  # zoom
+    assert QApplication.instance().palette().window().color().lightness() > 150  # or theme
     shot.polysemy.sentences.setPlainText("We sat on the bank.")
     shot.resize(640, 480)
+    shot.zoom(+1)  # a picture's own zoom and theme are not written back either
+    shot.set_theme("light")
     shot.close()
     again = make_window()
     assert again.polysemy.sentences.toPlainText() == "The bat flew out."
     assert again.size() == QSize(700, 500)
+    assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
+    assert QApplication.instance().font().pointSizeF() > size * 1.25
+    again.zoom(0)
+    again.set_theme("light")
 
 
 def test_a_scene_the_app_cannot_apply_exits_with_its_reason_within_seconds(tmp_path, contextual_runs):
