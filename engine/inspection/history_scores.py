@@ -154,8 +154,11 @@ def checkpoint_settling(run_dir: str | Path, *, against: str | Path | None = Non
         from engine.handles.load import load as load_model
 
         load = load_model
+    from engine.handles.load import model_folder
+
     history = run_history(run_dir)
     target = str(against) if against is not None else history[-1].path
+    folder = model_folder(target)  # (a shipped name: its folder, whose save names the weights it holds today)
     reference, sample = None, None  # loaded when a checkpoint is not in the cache
     cache_path = scores_file(run_dir)
     cache = _read_cache(cache_path)
@@ -164,7 +167,7 @@ def checkpoint_settling(run_dir: str | Path, *, against: str | Path | None = Non
             return
         rel = (f"began:{Path(kept.path).resolve()}" if kept.began_from else
                str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or ".")
-        key = (f"{rel}|{save_id(kept.path)}|settled|{Path(target).resolve()}|{save_id(target)}|{sentences}"
+        key = (f"{rel}|{save_id(kept.path)}|settled|{folder.resolve()}|{save_id(folder)}|{sentences}"
                + (f"|{corpus}" if corpus else "") + ("|debiased" if debiased else ""))
         row = cache.get(key)
         if progress is not None:

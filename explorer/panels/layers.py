@@ -185,12 +185,15 @@ class LayersPanel(QWidget):
             self.count.blockSignals(True)
             self.count.setValue(scene.count)
             self.count.blockSignals(False)
+        self.debiased.blockSignals(True)
+        self.debiased.setChecked(bool(scene.debiased))  # (not named: plain CKA, the panel's default)
+        self.debiased.blockSignals(False)
         self._refresh_models()
 
     def current_scene(self) -> Scene:
         a, b = self.model_a.currentText(), self.model_b.currentText()
         return Scene("layers", [], [m for m in dict.fromkeys((a, b)) if m], contextual_model=a or None,
-                     compare=b or None, count=self.count.value())
+                     compare=b or None, count=self.count.value(), debiased=self.debiased.isChecked() or None)
 
     def set_presenting(self, on: bool) -> None:
         """A talk's step: the keys step the talk, not its pickers; no Stop button on the slide."""

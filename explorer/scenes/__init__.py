@@ -11,7 +11,7 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step", "lab", "lens", "measure", "show", "subject", "compare", "count"}
+          "step", "lab", "lens", "measure", "show", "subject", "compare", "count", "debiased"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
@@ -52,6 +52,7 @@ class Scene:
     subject: str | None = None  # the words causal tracing noises
     compare: str | None = None  # the model compared with (B)
     count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
+    debiased: bool | None = None  # the layer similarity's debiased CKA (None: the panel's default, plain CKA)
 
     def to_json(self) -> dict[str, Any]:
         """The scene's JSON: its panel, sentences and models, and every other field that is set."""
@@ -115,6 +116,8 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if scene.get("count") is not None and not COUNTS[0] <= scene["count"] <= COUNTS[1]:
         raise SceneError(f"{origin}: 'count' is how many held-out sentences the layer similarity reads: "
                          f"{COUNTS[0]} to {COUNTS[1]}")
+    if scene.get("debiased") is not None and not isinstance(scene["debiased"], bool):
+        raise SceneError(f"{origin}: 'debiased' must be true, false or null")
     if scene["panel"] == "history" and not scene.get("run"):
         raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
     for key, allowed in (("lab", LABS), ("lens", LENS_KINDS), ("measure", MEASURES), ("show", SHOWS)):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QFrame, QScrollArea, QTabWidget, QWidget
+from PySide6.QtCore import QEvent, QObject
+from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QTabWidget, QWidget
 
 
 def tab_widget(parent: QWidget | None = None) -> QTabWidget:
@@ -24,6 +25,56 @@ def _switched(_index: int) -> None:
     from explorer.window_work import window_working
 
     window_working()
+
+
+class PanelArea(QScrollArea):
+    """A panel's page: the panel fills it, and scrolls only when the page is smaller than the panel's *smallest*
+    size. Qt's resizable scroll area gives a panel whose layout has a height for its width (any word-wrapped
+    label) its preferred height instead: the Run history was laid out 1,094 pixels tall in a 760-pixel window, so
+    its second plot was below the page, to be scrolled to, though both fitted."""
+
+    def __init__(self, panel: QWidget) -> None:
+        super().__init__()
+        self.setWidgetResizable(False)  # sized here, to the page or to the panel's smallest size
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.viewport().setAutoFillBackground(False)  # (the window's background shows, as without the area)
+        self.setWidget(panel)
+        panel.setAutoFillBackground(False)
+        panel.installEventFilter(self)  # its smallest size changes with its content, the zoom, the font
+
+    def _smallest_height(self, panel: QWidget, width: int) -> int:
+        layout = panel.layout()
+        if layout is not None and layout.hasHeightForWidth():
+            return int(layout.totalMinimumHeightForWidth(width))
+        return int(panel.minimumSizeHint().height())
+
+    def fit(self) -> None:
+        panel = self.widget()
+        if panel is None:
+            return
+        room = self.maximumViewportSize()  # the page without scroll bars
+        bar = self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent, None, self)
+        least = max(panel.minimumSizeHint().width(), panel.minimumWidth())
+        width = max(room.width(), least)
+        height = self._smallest_height(panel, width)
+        if height > room.height():  # a vertical bar takes its width from the page
+            width = max(room.width() - bar, least)
+            height = self._smallest_height(panel, width)
+        page_height = room.height() - (bar if width > room.width() - (bar if height > room.height() else 0) else 0)
+        size = (width, max(height, page_height))
+        if (panel.width(), panel.height()) != size:
+            panel.resize(*size)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self.fit()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            handled = super().eventFilter(watched, event)
+            self.fit()
+            return handled
+        return super().eventFilter(watched, event)
 
 
 class PanelTabs(QTabWidget):
@@ -42,13 +93,7 @@ class PanelTabs(QTabWidget):
         self.currentChanged.connect(_switched)
 
     def addTab(self, panel: QWidget, label: str) -> int:  # type: ignore[override]  # noqa: N802 - Qt's name
-        area = QScrollArea()
-        area.setWidgetResizable(True)  # the panel fills the page; scroll bars only below its smallest size
-        area.setFrameShape(QFrame.Shape.NoFrame)
-        area.viewport().setAutoFillBackground(False)  # (the window's background shows, as without the area)
-        area.setWidget(panel)
-        panel.setAutoFillBackground(False)
-        return super().addTab(area, label)
+        return super().addTab(PanelArea(panel), label)  # the panel fills its page; scroll bars below its least size
 
     def widget(self, index: int) -> Any:
         area = super().widget(index)

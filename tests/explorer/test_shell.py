@@ -457,13 +457,17 @@ def test_the_window_fits_a_laptop_and_a_projector_and_a_tall_panel_scrolls(qtbot
     win.tabs.setCurrentWidget(win.history)
     assert win.tabs.currentWidget() is win.history
     assert win.tabs.indexOf(win.history) == win.tabs.count() - 1
+    scroll = win.history.parentWidget().parentWidget()  # the panel's scroll area (its viewport, then it)
+    win.show()
     try:
         for zoom, (width, height) in ((0, (1366, 720)), (6, (1920, 1080)), (6, (1280, 600))):
             win.zoom(zoom)
             win.resize(width, height)
             settle_layout()
             assert win.height() == height and win.width() == width, (zoom, win.size())
-        scroll = win.history.parentWidget().parentWidget()  # the panel's scroll area (its viewport, then it)
+            if (zoom, height) == (0, 720):  # both plots on the page: the panel is its page's size, not its
+                assert win.history.size() == scroll.viewport().size()  # preferred 1,094 pixels (it was scrolled)
+                assert not scroll.verticalScrollBar().isVisible()
         assert win.history.minimumSizeHint().height() > scroll.viewport().height()  # taller than its page...
         assert scroll.verticalScrollBar().isVisible()  # ...so it scrolls
         assert win.history.height() >= win.history.minimumSizeHint().height()  # not squashed

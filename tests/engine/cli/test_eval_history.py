@@ -134,3 +134,33 @@ def test_layers_along_a_run_are_compared_with_its_last_checkpoint_once_and_again
     assert list(api.train(spec))[-1].status == "completed"
     went_on = list(checkpoint_settling(run_dir, sentences=20))
     assert [r["step"] for r in went_on] == [2, 4, 6] and went_on[1]["settled"] != rows[1]["settled"]
+
+
+def test_layers_against_a_shipped_name_are_compared_again_when_the_shipped_model_is_replaced(contextual_runs, tmp_path,
+                                                                                           monkeypatch):
+    """`word2bert-eval RUN --all-checkpoints --against gpt-tiny`: the cache was keyed by the name alone, so once the
+    shipped gpt-tiny was replaced by a newer export the rows against the old weights were given back as today's."""
+    import shutil
+
+    import numpy as np
+
+    from engine import api
+    from engine.handles import load as loading
+    from engine.handles.history import run_history
+    from engine.inspection.history_scores import checkpoint_settling
+    from tests.conftest import tiny_spec
+
+    run_dir = tmp_path / "run"
+    corpus = json.loads((contextual_runs["bert"][0] / "config.json").read_text())["corpus"]
+    assert list(api.train(tiny_spec("bert", corpus, run_dir, max_steps=4, keep_every=2, eval_every=0)))[-1].status == "completed"
+    shipped = tmp_path / "assets"
+    monkeypatch.setattr(loading, "DEFAULT_CHECKPOINTS", shipped)
+    history = run_history(run_dir)
+    shutil.copytree(history[-1].path, shipped / "tiny-shipped", ignore=shutil.ignore_patterns("checkpoints", "*.pt"))
+    rows = list(checkpoint_settling(run_dir, against="tiny-shipped", sentences=20))
+    np.testing.assert_allclose(rows[-1]["settled"], 1.0, atol=1e-4)  # the run's last save is the shipped one
+    shutil.rmtree(shipped / "tiny-shipped")  # replaced by another export: the step-2 weights
+    shutil.copytree(history[0].path, shipped / "tiny-shipped", ignore=shutil.ignore_patterns("checkpoints", "*.pt"))
+    again = list(checkpoint_settling(run_dir, against="tiny-shipped", sentences=20))
+    np.testing.assert_allclose(again[0]["settled"], 1.0, atol=1e-4)  # step 2 against itself now
+    assert min(again[-1]["settled"]) < 0.9999

@@ -101,6 +101,16 @@ def test_a_scene_chooses_both_models_and_the_sentences_and_comes_back_as_it_was(
     for bad in (0, 5000, "200", True):
         with pytest.raises(SceneError, match="count"):
             check_scene({"panel": "layers", "models": [], "count": bad}, "a bad scene")
+    panel.debiased.setChecked(True)  # the debiased estimate is kept by the scene, and given back by it
+    kept = check_scene(window.current_panel().current_scene().to_json(), "the view")
+    assert kept.debiased is True
+    panel.debiased.setChecked(False)
+    panel.apply_scene(kept)
+    assert panel.debiased.isChecked()
+    panel.apply_scene(scene)  # a scene that does not name it: plain CKA
+    assert not panel.debiased.isChecked()
+    with pytest.raises(SceneError, match="debiased"):
+        check_scene({"panel": "layers", "models": [], "debiased": "yes"}, "a bad scene")
 
 
 def test_the_scrubbers_model_is_named_with_its_step_and_a_flat_diagonal_is_read_as_such():
