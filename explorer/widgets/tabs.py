@@ -45,8 +45,8 @@ class PanelArea(QScrollArea):
     def _smallest_height(self, panel: QWidget, width: int) -> int:
         layout = panel.layout()
         if layout is not None and layout.hasHeightForWidth():
-            return int(layout.totalMinimumHeightForWidth(width))
-        return int(panel.minimumSizeHint().height())
+            return max(int(layout.totalMinimumHeightForWidth(width)), panel.minimumHeight())
+        return max(int(panel.minimumSizeHint().height()), panel.minimumHeight())
 
     def fit(self) -> None:
         panel = self.widget()
@@ -60,8 +60,9 @@ class PanelArea(QScrollArea):
         if height > room.height():  # a vertical bar takes its width from the page
             width = max(room.width() - bar, least)
             height = self._smallest_height(panel, width)
-        page_height = room.height() - (bar if width > room.width() - (bar if height > room.height() else 0) else 0)
-        size = (width, max(height, page_height))
+        vertical = height > room.height()
+        horizontal = width > room.width() - (bar if vertical else 0)  # narrower than the panel's least: a bar below
+        size = (width, max(height, room.height() - (bar if horizontal else 0)))
         if (panel.width(), panel.height()) != size:
             panel.resize(*size)
 
