@@ -88,7 +88,7 @@ class MainWindow(QMainWindow):
         watch_input(QApplication.instance())  # (the process's: its slowest collection waits for a pause in input)
         self.session = session
         self.settings = QSettings("word2bert", "word2bert")
-        self._zoom, self._theme = 0, "light"  # (the user's, from the settings: _restore)
+        self._zoom = 0  # (the user's, from the settings: _restore)
         self.setWindowTitle("word2bert")
         self.resize(1200, 760)
         self.tabs = PanelTabs()
@@ -226,7 +226,6 @@ class MainWindow(QMainWindow):
         apply_zoom(QApplication.instance(), self._zoom)
 
     def set_theme(self, name: str) -> None:
-        self._theme = name
         if self.remember:
             self.settings.setValue("theme", name)
         apply_theme(QApplication.instance(), name)
@@ -400,12 +399,10 @@ class MainWindow(QMainWindow):
         seen = str(s.value("seen_at_least", ""))
         if self.remember and seen.isdigit() and int(seen) >= 1:  # (pictures and scenes: the default)
             self.session.set_seen_at_least(int(seen))
-        self._theme = str(s.value("theme", "light")) if self.remember else "light"
+        theme = str(s.value("theme", "light")) if self.remember else "light"
         zoom = str(s.value("zoom", 0)) if self.remember else "0"
         self._zoom = max(-3, min(8, int(zoom))) if zoom.lstrip("-").isdigit() else 0  # (a hand-edited file: 0)
-        if self._theme not in ("light", "dark"):
-            self._theme = "light"
-        apply_theme(QApplication.instance(), self._theme)
+        apply_theme(QApplication.instance(), theme if theme in ("light", "dark") else "light")
         apply_zoom(QApplication.instance(), self._zoom)
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt's name

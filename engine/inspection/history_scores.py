@@ -148,14 +148,13 @@ def checkpoint_settling(run_dir: str | Path, *, against: str | Path | None = Non
     from engine.checkpoints.reading import save_id
     from engine.data.corpora import spread_sample, trained_on
     from engine.handles.history import run_history
+    from engine.handles.load import model_folder
     from engine.inspection.layer_similarity import layer_similarity
 
     if load is None:
         from engine.handles.load import load as load_model
 
         load = load_model
-    from engine.handles.load import model_folder
-
     history = run_history(run_dir)
     target = str(against) if against is not None else history[-1].path
     folder = model_folder(target)  # (a shipped name: its folder, whose save names the weights it holds today)
