@@ -71,6 +71,6 @@ def default_threads() -> int:
     """torch's own thread count (the app's query thread runs on one, which later threads would inherit)."""
     import torch
 
-    from engine import api
+    from engine.query_threads import DEFAULT_THREADS
 
-    return api._DEFAULT_THREADS[0] if api._DEFAULT_THREADS else torch.get_num_threads()
+    return DEFAULT_THREADS[0] if DEFAULT_THREADS else torch.get_num_threads()

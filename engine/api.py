@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.cancel import cancellable
+from engine.cli.launch import background_launch, cli_launcher, cli_settings
 from engine.config.run_spec import RunSpec
 from engine.config.settings import (
     BertConfig,
@@ -71,6 +72,7 @@ from engine.inspection.history_scores import checkpoint_scores, checkpoint_settl
 from engine.inspection.lab import causal_trace, lens_grid
 from engine.inspection.layer_similarity import LayerSimilarity, forget_read_words, layer_similarity
 from engine.lab_results import LENS_MEASURES, CausalTrace, LensGrid
+from engine.query_threads import long_job_threads_here, one_thread_here
 from engine.results import (
     Answer,
     AttentionMaps,
@@ -269,54 +271,6 @@ def event_from_json(line: str) -> TrainEvent:
     return event_from_dict(json.loads(line))
 
 
-def cli_settings(kind: str, cfg: Any) -> list[str]:
-    """The word2bert-train flags that reproduce the settings of ``cfg`` (a family's config dataclass)."""
-    import dataclasses
-
-    flags: list[str] = []
-    for f in dataclasses.fields(cfg):
-        value = getattr(cfg, f.name)
-        name = "--" + f.name.replace("_", "-")
-        if isinstance(value, bool):
-            flags.append(name if value else "--no-" + f.name.replace("_", "-"))
-        elif value is not None:
-            flags += [name, str(value)]
-    return flags
-
-
-def cli_launcher(command: str) -> list[str]:
-    """The arguments after the Python executable that start ``word2bert-train`` (``command`` "train") or
-    ``word2bert-finetune`` ("finetune") as a process; a packaged (frozen) app has no ``-m``: it runs
-    its own executable with ``--train-cli`` / ``--finetune-cli`` (see explorer/__main__.py)."""
-    import sys
-
-    if command not in ("train", "finetune"):
-        raise ValueError(f"unknown command {command!r}")
-    if getattr(sys, "frozen", False):
-        return [f"--{command}-cli"]
-    return ["-m", "engine.cli" if command == "train" else "engine.cli.finetune"]
-
-
-def background_launch(command: str, args: list[str]) -> tuple[str, list[str]]:
-    """The program and its arguments that start ``word2bert-train`` (``command`` "train") or
-    ``word2bert-finetune`` ("finetune") with ``args`` as a background process, as the app starts its runs: at a
-    lower priority from its first instruction where POSIX's ``nice`` is at hand. ``--background`` lowers a
-    run's priority as well, but only once Python has started and the command's modules are imported: 0.3-0.4 s
-    of a core at the caller's own priority at each start, while the window had its own work to do (the chaos
-    bench's stalls after a training's start, bench/robustness/CHAOS-HISTORY.md)."""
-    import os
-    import shutil
-    import sys
-
-    from engine.cli.runner import BACKGROUND_NICE
-
-    program, arguments = sys.executable, [*cli_launcher(command), *args, "--background"]
-    nice = shutil.which("nice") if os.name == "posix" else None
-    if nice is None:
-        return program, arguments
-    return nice, ["-n", str(BACKGROUND_NICE), program, *arguments]
-
-
 def train_cli(argv: list[str]) -> int:
     """``word2bert-train`` with these arguments as a process's whole work (the packaged app runs its training
     processes this way): a Ctrl-C while it starts is caught, as by the console script."""
@@ -327,9 +281,6 @@ def train_cli(argv: list[str]) -> int:
     return train_main(argv)
 
 
-_DEFAULT_THREADS: list[int] = []  # torch's own choice, kept before any thread asks for one
-
-
 def finetune_cli(argv: list[str]) -> int:
     """``word2bert-finetune`` with these arguments as a process's whole work (the packaged app runs
     fine-tuning processes as itself): a Ctrl-C while it starts is caught, as by the console script."""
@@ -338,48 +289,6 @@ def finetune_cli(argv: list[str]) -> int:
 
     catch_sigint_early("--json-events" in argv)
     return finetune_main(argv)
-
-
-def _loaded_torch() -> Any:
-    """torch if something has imported it (None otherwise: it is never imported just for this). When
-    another thread is still importing it, sys.modules holds a half-initialised module: ``import``
-    waits for that thread to finish instead of touching it."""
-    import sys
-
-    if "torch" not in sys.modules:
-        return None
-    import torch
-
-    return torch
-
-
-def one_thread_here() -> None:
-    """Let the calling thread run torch on one core (when torch is loaded). Small interactive queries
-    are faster so: with its own team of threads, a fill-mask on a worker thread took 2-5x longer
-    (bench/speed/attention_predictions_speed.py). Threads that start using torch later would inherit the
-    setting: long jobs call ``long_job_threads_here`` first."""
-    torch = _loaded_torch()
-    if torch is not None:
-        _default_threads(torch)
-        torch.set_num_threads(1)
-
-
-def long_job_threads_here() -> None:
-    """Let the calling thread run torch on every core but one, and at least one (the window's long jobs: corpus
-    index builds, the lens's occurrence fetches). The window keeps a core: beside its query thread, two long jobs
-    with torch on every core made five torch threads on a laptop's two cores, and the window's thread waited
-    (bench/robustness/CHAOS-HISTORY.md, "The twentieth session's runs"); alone on two cores, a corpus index took as long
-    on one as on two (bert-tiny 10.2 and 10.4 s, minilm-mlm 26.2 and 26.1 s)."""
-    torch = _loaded_torch()
-    if torch is not None:
-        torch.set_num_threads(max(1, _default_threads(torch) - 1))
-
-
-def _default_threads(torch: Any) -> int:
-    """torch's own number of threads, kept the first time a thread asks for another."""
-    if not _DEFAULT_THREADS:
-        _DEFAULT_THREADS.append(torch.get_num_threads())
-    return _DEFAULT_THREADS[0]
 
 
 def release_memory() -> bool:

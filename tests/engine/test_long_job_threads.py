@@ -7,11 +7,12 @@ import pytest
 import torch
 
 import engine.api as api
+from engine import query_threads
 
 
 @pytest.mark.parametrize("cores", [1, 2, 4, 16])
 def test_a_long_job_leaves_the_window_a_core_at_any_core_count(monkeypatch, cores):
-    monkeypatch.setattr(api, "_DEFAULT_THREADS", [cores])  # torch's own choice on a machine with that many
+    monkeypatch.setattr(query_threads, "DEFAULT_THREADS", [cores])  # torch's own choice on a machine with that many
     mine = torch.get_num_threads()
     seen = []
 
