@@ -9,6 +9,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from engine.checkpoints.files import HISTORY
 from engine.errors import CheckpointError
@@ -53,11 +54,12 @@ def run_history(run_dir: str | Path) -> list[KeptCheckpoint]:
             step = -1
         if step >= 0 and step not in kept:
             kept[step] = run
-    if not kept:
-        raise CheckpointError(f"{run_dir} holds no checkpoints (ours keep them with --keep-every; a Hugging Face "
-                              "Trainer writes checkpoint-N folders)")
     found = [KeptCheckpoint(step, str(kept[step])) for step in sorted(kept)]
     began = _began_from(run) if 0 not in kept else None
+    if not found and began is None:
+        raise CheckpointError(f"{run_dir} holds no checkpoints (ours keep them with --keep-every, and a run's "
+                              "folder is a save of its own once it has saved; a Hugging Face Trainer writes "
+                              "checkpoint-N folders)")
     return found if began is None else [began, *found]
 
 
@@ -69,9 +71,12 @@ def _began_from(run: Path) -> KeptCheckpoint | None:
     from engine.checkpoints.shipped import run_folder
 
     try:
-        config = read_json(run / "config.json")
+        # (a run still before its first save has no config.json yet: the settings its start logged say the same)
+        config = read_json(run / "config.json") if (run / "config.json").is_file() else _started_info(run)
         config = config if isinstance(config, dict) else {}
         name = str(config.get("init_from") or "").strip()
+        if not name:
+            return None  # (it went on from nothing)
         recorded = Path(str(config.get("init_from_folder") or "")) if config.get("init_from_folder") else None
         folder = recorded if recorded is not None and recorded.is_dir() else run_folder(name) if name else None
     except (CheckpointError, OSError, ValueError):
@@ -90,6 +95,26 @@ def _began_from(run: Path) -> KeptCheckpoint | None:
         except (CheckpointError, OSError, ValueError, TypeError, AttributeError):
             return None
     return KeptCheckpoint(0, str(folder), began_from=name)
+
+
+def _started_info(run: Path) -> dict[str, Any]:
+    """What a run logged of itself when it started (the ``info`` of metrics.jsonl's first "started" event: where
+    a continued run went on from, among others); empty where it logged none."""
+    from engine.training.events import METRICS
+
+    try:
+        with open(run / METRICS, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue  # (a line cut short)
+                if isinstance(event, dict) and event.get("event") == "started":
+                    info = event.get("info")
+                    return info if isinstance(info, dict) else {}
+    except OSError:
+        pass
+    return {}
 
 
 def tokens_seen(folder: str | Path) -> int | None:

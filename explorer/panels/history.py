@@ -155,7 +155,11 @@ class HistoryPanel(QWidget):
         def work() -> tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]], list[tuple[int, str, float]]]:
             from engine import api
 
-            history = api.run_history(run_dir)
+            try:
+                history = api.run_history(run_dir)
+                none_kept = None
+            except api.CheckpointError as e:  # a run still before its first save: its loss so far, if it logged one
+                history, none_kept = [], e
             try:
                 events = api.read_metrics(run_dir)
             except (api.Word2BertError, OSError):
@@ -165,7 +169,9 @@ class HistoryPanel(QWidget):
                         for key, value in e.metrics.items() if key.endswith("loss")]  # mlm_loss, loss, …
             if not events:  # a Hugging Face Trainer's run: its trainer_state.json's log
                 losses, held_out = api.trainer_log(run_dir)
-            cached = list(api.checkpoint_scores(run_dir, TASKS, cached_only=True))  # scored before
+            if none_kept is not None and not losses:
+                raise none_kept
+            cached = list(api.checkpoint_scores(run_dir, TASKS, cached_only=True)) if history else []  # scored before
             return str(run_dir), history, losses, cached, held_out
 
         self.history_runner.submit(work)
@@ -194,6 +200,13 @@ class HistoryPanel(QWidget):
         # each kept checkpoint on the curve where a loss was logged around it (none at a made-up loss, none at the
         # loss of a step far from it; the slider's ticks show them all)
         self.checkpoint_ticks.setData([x for x, _ in on_curve], [y for _, y in on_curve])
+        if not history:  # still before its first save: the loss so far, nothing to scrub
+            self.loss.getPlotItem().setXRange(ordered[0][0], ordered[-1][0], padding=0.02)
+            self.title.setText(f"{run_dir}: no checkpoint kept yet, its training loss to step {ordered[-1][0]:,} "
+                               "(open it again once it has saved: ours keep checkpoints with --keep-every, and a "
+                               "run's folder is a save of its own when it stops or ends)")
+            self._history_failed(None)
+            return
         for row in cached:
             self._add_scores(row)
         steps = [k.step for k in history] + ([ordered[0][0], ordered[-1][0]] if ordered else [])
@@ -201,7 +214,11 @@ class HistoryPanel(QWidget):
         self.loss.getPlotItem().setXRange(min(steps), max(steps), padding=0.02)
         began = history[0].began_from  # (where a continued run began: before any loss it logged, said apart)
         off_curve = len(history) - len(on_curve) - (1 if began and all(x != 0 for x, _ in on_curve) else 0)
-        self.title.setText(f"{run_dir}: {len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}"
+        own = len(history) - (1 if began else 0)
+        self.title.setText(f"{run_dir}: "
+                           + (f"{len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}" if own
+                              else f"no checkpoint of its own yet (its training loss to step {ordered[-1][0]:,})"
+                              if ordered else "no checkpoint of its own yet")
                            + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)")
                            + (f" (step 0: {began}, the run it went on from)" if began else "")
                            + (f" ({off_curve} outside the steps {ordered[0][0]:,}–{ordered[-1][0]:,} whose training loss"
@@ -214,10 +231,12 @@ class HistoryPanel(QWidget):
             control.setEnabled(True)
         self._show_step(self._wanted_step)
 
-    def _history_failed(self, message: str) -> None:
-        self.title.setText(message)
-        if self._wanted_step is not None or self.run_dir:
-            self.failed.emit(message)
+    def _history_failed(self, message: str | None) -> None:
+        """The run has no checkpoint to scrub: ``message`` says why (None: the title said it already)."""
+        if message is not None:
+            self.title.setText(message)
+            if self._wanted_step is not None or self.run_dir:
+                self.failed.emit(message)
         self.history = []
         for control in (self.slider, self.score, self.compare):
             control.setEnabled(False)

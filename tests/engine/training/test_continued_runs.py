@@ -192,3 +192,26 @@ def test_a_continued_runs_history_begins_with_the_run_it_went_on_from(contextual
     assert [k.step for k in api.run_history(out)] == [2, 4]
     shutil.rmtree(earlier)
     assert [k.step for k in api.run_history(out)] == [2, 4]
+
+
+def test_a_continued_run_before_its_first_save_begins_at_the_run_it_went_on_from(contextual_runs, new_text, tmp_path):
+    """Before a run's first save (no config.json yet) where it went on from is read off what its start logged;
+    a run that went on from nothing and has not saved holds no checkpoints, and says so."""
+    import shutil
+
+    from engine import api
+
+    earlier = contextual_runs["gpt"][0]
+    out = tmp_path / "on"
+    spec = tiny_spec("gpt", new_text, out, max_steps=2, init_from=str(earlier))
+    assert list(api.train(spec))[-1].status == "completed"
+    for name in ("config.json", "model.safetensors", "checkpoints"):  # as it was before it saved
+        shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink(missing_ok=True)
+    history = api.run_history(out)
+    assert [(k.step, k.path, k.began_from) for k in history] == [(0, str(earlier.resolve()), str(earlier))]
+    lines = (out / "metrics.jsonl").read_text().splitlines()
+    started = json.loads(lines[0])
+    del started["info"]["init_from"]
+    (out / "metrics.jsonl").write_text("\n".join([json.dumps(started), *lines[1:]]) + "\n")
+    with pytest.raises(api.CheckpointError, match="holds no checkpoints"):
+        api.run_history(out)

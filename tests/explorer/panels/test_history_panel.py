@@ -258,3 +258,32 @@ def test_a_continued_run_begins_at_the_run_it_went_on_from(qtbot, window, bert_r
                     timeout=30_000)
     assert panel.loss.getPlotItem().viewRange()[0][0] <= 0  # in sight on the plot, with no loss logged there
     assert window.session.models["bert-on (scrubber)"].path == str(bert_run.resolve())
+
+
+def test_a_run_before_its_first_save_shows_its_loss_so_far(qtbot, window, bert_run, topic_corpus, tmp_path):
+    """A run still training and not yet saved (only its metrics.jsonl so far) shows its training loss and says
+    it has no checkpoint yet; a continued one scrubs to the run it went on from (its step 0) meanwhile."""
+    import shutil
+
+    from engine import api
+
+    panel = window.history
+    young = tmp_path / "young"
+    young.mkdir()
+    shutil.copy(bert_run / "metrics.jsonl", young / "metrics.jsonl")
+    panel.open_run(str(young))
+    qtbot.waitUntil(lambda: "no checkpoint kept yet" in panel.title.text(), timeout=10_000)
+    assert "its training loss to step 6" in panel.title.text()
+    assert len(panel.loss.points("loss")[0]) == 6 and not panel.slider.isEnabled() and not panel.score.isEnabled()
+    out = tmp_path / "bert-on"
+    spec = replace(tiny_spec("bert", topic_corpus, out, max_steps=2, eval_every=2, init_from=str(bert_run)),
+                   log_every=1)
+    assert list(api.train(spec))[-1].status == "completed"
+    for name in ("config.json", "model.safetensors", "checkpoints"):  # as it was before it saved
+        shutil.rmtree(out / name) if (out / name).is_dir() else (out / name).unlink(missing_ok=True)
+    panel.open_run(str(out))
+    qtbot.waitUntil(lambda: "bert-on (scrubber)" in window.session.models, timeout=60_000)
+    assert [k.step for k in panel.history] == [0] and panel.slider.isEnabled()
+    assert "no checkpoint of its own yet (its training loss to step 2)" in panel.title.text()
+    assert f"(step 0: {bert_run}, the run it went on from)" in panel.title.text()
+    assert window.session.models["bert-on (scrubber)"].path == str(bert_run.resolve())
