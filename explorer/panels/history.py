@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.run_reading import RunRead, metrics_size, read_run
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
@@ -35,6 +36,7 @@ CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the
 # the slider still this long: the checkpoints kept for quick scrubbing are let go but the one shown (a MiniLM
 # checkpoint is ~90 MB; four stayed loaded for the rest of the session after the scrubber was last moved)
 SCRUB_REST_MS = 30_000
+FOLLOW_MS = 5_000  # a run that has not finished: how often its metrics.jsonl is looked at for more
 MARKER = "#ff7f0e"  # the step shown and the checkpoints kept (made readable on the plot's background)
 # each checkpoint's layers against the run's last (linear CKA over held-out words): where the first and the top
 # layer stand, so that which settles first shows (engine.inspection.history_scores.checkpoint_settling)
@@ -130,7 +132,13 @@ class HistoryPanel(QWidget):
         self.loader.failed.connect(self._load_failed)
         self.history_runner = TaskRunner(self)
         self.history_runner.finished.connect(self._history_read)
+        self.history_runner.finished.connect(self._watch)
         self.history_runner.failed.connect(self._history_failed)
+        self._metrics_size = -1  # the run's metrics.jsonl when last read: more means it went on
+        self._follow = QTimer(self, interval=FOLLOW_MS)
+        self._follow.timeout.connect(self._look_again)
+        self.follow_runner = TaskRunner(self)
+        self.follow_runner.finished.connect(self._followed)
         self.slider.valueChanged.connect(self._slid)
         self._wanted_step: int | None = None  # a scene's step, until its checkpoint is shown
         session.modelsChanged.connect(self._alias_unloaded)
@@ -147,48 +155,46 @@ class HistoryPanel(QWidget):
             self.open_run(path)
 
     def open_run(self, run_dir: str) -> None:
-        """Read the run's checkpoints and loss curve (in the background), then select its last checkpoint."""
+        """Read the run's checkpoints and loss curve (in the background), then select its last checkpoint; a run
+        still training is followed: its curve and checkpoints grow as it goes on."""
         self.cancel_scores()
+        self._follow.stop()
+        self.follow_runner.cancel()
         self.run_dir = str(run_dir)
         self.title.setText(f"{run_dir}: reading its checkpoints…")
+        self.history_runner.submit(lambda: read_run(str(run_dir), TASKS))
 
-        def work() -> tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]], list[tuple[int, str, float]]]:
-            from engine import api
-
-            try:
-                history = api.run_history(run_dir)
-                none_kept = None
-            except api.CheckpointError as e:  # a run still before its first save: its loss so far, if it logged one
-                history, none_kept = [], e
-            try:
-                events = api.read_metrics(run_dir)
-            except (api.Word2BertError, OSError):
-                events = []  # a Trainer's folder: no metrics.jsonl of ours
-            losses = [(e.step, e.loss) for e in events if isinstance(e, api.StepMetrics)]
-            held_out = [(e.step, key, value) for e in events if isinstance(e, api.EvalMetrics)
-                        for key, value in e.metrics.items() if key.endswith("loss")]  # mlm_loss, loss, …
-            if not events:  # a Hugging Face Trainer's run: its trainer_state.json's log
-                losses, held_out = api.trainer_log(run_dir)
-            if none_kept is not None and not losses:
-                raise none_kept
-            cached = list(api.checkpoint_scores(run_dir, TASKS, cached_only=True)) if history else []  # scored before
-            return str(run_dir), history, losses, cached, held_out
-
-        self.history_runner.submit(work)
-
-    def _history_read(self, result: tuple[str, list[Any], list[tuple[int, float]], list[dict[str, Any]],
-                                          list[tuple[int, str, float]]]) -> None:
-        run_dir, history, losses, cached, held_out = result
-        if run_dir != self.run_dir:
+    def _history_read(self, read: RunRead) -> None:
+        if read.run_dir != self.run_dir:
             return
-        self.history = history
-        self.loss.clear_curves()
+        self.history = read.history
         self.quality.clear_curves()
         self.scores = {}
         self.settled = {}
+        self._draw_run(read, whole=True)
+        if not read.history:  # still before its first save: the loss so far, nothing to scrub
+            self._history_failed(None)
+            return
+        for row in read.cached:
+            self._add_scores(row)
+        self.slider.blockSignals(True)
+        self.slider.setMaximum(len(read.history) - 1)
+        self.slider.setValue(len(read.history) - 1)
+        self.slider.blockSignals(False)
+        for control in (self.slider, self.score, self.compare):
+            control.setEnabled(True)
+        self._show_step(self._wanted_step)
+
+    def _draw_run(self, read: RunRead, whole: bool) -> None:
+        """The run's loss curves, its checkpoints on them, and the title; ``whole``: the plot shows every step
+        (else it widens only where it showed the end before: a user's zoom stays)."""
+        run_dir, history, losses = read.run_dir, read.history, read.losses
+        ends: Any = self.loss.points("loss")[0] if "loss" in self.loss.buffers else []
+        showing_end = len(ends) > 0 and self.loss.getPlotItem().viewRange()[0][1] >= float(max(ends))
+        self.loss.clear_curves()
         for step, loss in losses:
             self.loss.append_loss("loss", step, loss)
-        for step, key, value in held_out:  # the run's own evaluations: held-out loss beside the training loss
+        for step, key, value in read.held_out:  # the run's own evaluations: held-out loss beside the training loss
             name = f"held-out {key.replace('_', ' ')}"
             self.loss.curve(name, dashed=True, symbol="o", colour="#9467bd", width=2)
             self.loss.append(name, step, value)
@@ -200,18 +206,17 @@ class HistoryPanel(QWidget):
         # each kept checkpoint on the curve where a loss was logged around it (none at a made-up loss, none at the
         # loss of a step far from it; the slider's ticks show them all)
         self.checkpoint_ticks.setData([x for x, _ in on_curve], [y for _, y in on_curve])
-        if not history:  # still before its first save: the loss so far, nothing to scrub
-            self.loss.getPlotItem().setXRange(ordered[0][0], ordered[-1][0], padding=0.02)
-            self.title.setText(f"{run_dir}: no checkpoint kept yet, its training loss to step {ordered[-1][0]:,} "
-                               "(open it again once it has saved: ours keep checkpoints with --keep-every, and a "
-                               "run's folder is a save of its own when it stops or ends)")
-            self._history_failed(None)
-            return
-        for row in cached:
-            self._add_scores(row)
         steps = [k.step for k in history] + ([ordered[0][0], ordered[-1][0]] if ordered else [])
         # every checkpoint in sight, the marker too, with no loss logged there (a continued run's step 0)
-        self.loss.getPlotItem().setXRange(min(steps), max(steps), padding=0.02)
+        if steps and (whole or showing_end):
+            self.loss.getPlotItem().setXRange(min(steps), max(steps), padding=0.02)
+        following = (" — still training: its curve and checkpoints follow it" if read.recent else
+                     " — it has not finished (the curve follows it if it goes on)" if not read.finished else "")
+        if not history:
+            self.title.setText(f"{run_dir}: no checkpoint kept yet, its training loss to step {ordered[-1][0]:,} "
+                               "(ours keep checkpoints with --keep-every, and a run's folder is a save of its own "
+                               "when it stops or ends)" + following)
+            return
         began = history[0].began_from  # (where a continued run began: before any loss it logged, said apart)
         off_curve = len(history) - len(on_curve) - (1 if began and all(x != 0 for x, _ in on_curve) else 0)
         own = len(history) - (1 if began else 0)
@@ -222,14 +227,54 @@ class HistoryPanel(QWidget):
                            + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)")
                            + (f" (step 0: {began}, the run it went on from)" if began else "")
                            + (f" ({off_curve} outside the steps {ordered[0][0]:,}–{ordered[-1][0]:,} whose training loss"
-                              " was logged)" if losses and off_curve else ""))
+                              " was logged)" if losses and off_curve else "") + following)
+
+    # ------------------------------------------------------------ a run still training
+
+    def _watch(self, read: RunRead) -> None:
+        """Follow the run while it has not finished (its metrics.jsonl is looked at every FOLLOW_MS)."""
+        if read.run_dir != self.run_dir:
+            return
+        self._metrics_size = read.metrics_size
+        if read.finished:
+            self._follow.stop()
+        elif not self._follow.isActive():
+            self._follow.start()
+
+    def _look_again(self) -> None:
+        """The run's metrics grew: read it again in the background (a stat here, nothing more)."""
+        if not self.run_dir or self.follow_runner.busy or metrics_size(self.run_dir) == self._metrics_size:
+            return
+        run_dir = self.run_dir
+        self.follow_runner.submit(lambda: read_run(run_dir, TASKS, scores=False))
+
+    def _followed(self, read: RunRead) -> None:
+        """More of the run: its curves grow, new checkpoints join the slider, the checkpoint shown stays shown."""
+        if read.run_dir != self.run_dir:
+            return
+        if not self.history:  # its first checkpoints: as if opened now (the last one shown)
+            self._history_read(read)
+            self._watch(read)
+            return
+        shown = self.current()
+        self._draw_run(read, whole=False)
+        self._watch(read)
+        if not read.history:
+            return
+        steps = {k.path: k.step for k in read.history}
+        for path in [p for p in self.loaded if any(k.path == p and steps.get(p) != k.step for k in self.history)]:
+            del self.loaded[path]  # (the run's folder saved again since: another step's weights there now)
+        self.history = read.history
+        kept = [(k.path, k.step) for k in read.history]
+        still = shown is not None and (shown.path, shown.step) in kept
         self.slider.blockSignals(True)
-        self.slider.setMaximum(len(history) - 1)
-        self.slider.setValue(len(history) - 1)
+        self.slider.setMaximum(len(kept) - 1)
+        # a kept checkpoint stays shown; where the run's folder was shown and has saved a later step since, the
+        # latest is (a live view)
+        self.slider.setValue(kept.index((shown.path, shown.step)) if still else len(kept) - 1)
         self.slider.blockSignals(False)
-        for control in (self.slider, self.score, self.compare):
-            control.setEnabled(True)
-        self._show_step(self._wanted_step)
+        if not still:
+            self._slid(self.slider.value())
 
     def _history_failed(self, message: str | None) -> None:
         """The run has no checkpoint to scrub: ``message`` says why (None: the title said it already)."""
@@ -489,4 +534,5 @@ class HistoryPanel(QWidget):
 
     def shutdown(self) -> None:
         self.cancel_scores()
+        self._follow.stop()
 

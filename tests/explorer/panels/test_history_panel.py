@@ -287,3 +287,44 @@ def test_a_run_before_its_first_save_shows_its_loss_so_far(qtbot, window, bert_r
     assert "no checkpoint of its own yet (its training loss to step 2)" in panel.title.text()
     assert f"(step 0: {bert_run}, the run it went on from)" in panel.title.text()
     assert window.session.models["bert-on (scrubber)"].path == str(bert_run.resolve())
+
+
+def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
+    """Opened while it trains, a run's curve and checkpoints grow as it goes on; a kept checkpoint the user is
+    looking at stays shown; the run's own folder, shown, moves on to the step it saved last (its weights read
+    again); once the run has finished it is no longer looked at."""
+    import json
+    import shutil
+
+    panel = window.history
+    panel._follow.setInterval(50)
+    lines = (bert_run / "metrics.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    upto = lambda step: [line for line, e in zip(lines, events)  # noqa: E731
+                         if e["event"] != "finished" and e.get("step", 0) <= step]
+    saved = lambda step: [shutil.copy(f, live / f.name)  # noqa: E731  (the run's folder saves that step)
+                          for f in (bert_run / "checkpoints" / f"step-{step:07d}").iterdir() if f.is_file()]
+    live = tmp_path / "live"
+    (live / "checkpoints").mkdir(parents=True)
+    (live / "metrics.jsonl").write_text("\n".join(upto(3)) + "\n")
+    shutil.copytree(bert_run / "checkpoints" / "step-0000002", live / "checkpoints" / "step-0000002")
+    panel.open_run(str(live))
+    qtbot.waitUntil(lambda: "live (scrubber)" in window.session.models, timeout=60_000)
+    assert [k.step for k in panel.history] == [2] and "still training" in panel.title.text()
+    assert panel._follow.isActive() and list(panel.loss.points("loss")[0]) == [1, 2, 3]
+    saved(4)
+    (live / "metrics.jsonl").write_text("\n".join(upto(5)) + "\n")
+    qtbot.waitUntil(lambda: len(panel.history) == 2, timeout=10_000)
+    assert [(k.step, k.path) for k in panel.history][-1] == (4, str(live))
+    assert list(panel.loss.points("loss")[0]) == [1, 2, 3, 4, 5] and panel.slider.maximum() == 1
+    assert panel.slider.value() == 0 and panel.current().step == 2  # what the user looks at stays
+    assert window.session.models["live (scrubber)"].path.endswith("step-0000002")
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=30_000):
+        panel.slider.setValue(1)  # the user looks at the latest: the run's folder
+    at_four = window.session.models["live (scrubber)"]
+    saved(6)
+    (live / "metrics.jsonl").write_text("\n".join(lines) + "\n")  # and it finished
+    qtbot.waitUntil(lambda: not panel._follow.isActive(), timeout=10_000)
+    qtbot.waitUntil(lambda: window.session.models["live (scrubber)"] is not at_four, timeout=30_000)
+    assert [k.step for k in panel.history] == [2, 6] and panel.current().step == 6 and panel.marker.value() == 6
+    assert "still training" not in panel.title.text() and len(panel.loss.points("loss")[0]) == 6

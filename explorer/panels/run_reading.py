@@ -1,0 +1,64 @@
+"""What the Run history reads of a run folder, in a worker: its kept checkpoints, its training and held-out loss,
+the scores cached for it, and whether it is still training (so the panel follows it as it goes on)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+STILL_TRAINING_S = 600  # a run that has not finished and logged within this long is said to be still training
+
+
+@dataclass(frozen=True)
+class RunRead:
+    run_dir: str
+    history: list[Any]  # KeptCheckpoint, oldest first (empty: none kept yet, but a loss was logged)
+    losses: list[tuple[int, float]]  # (step, training loss)
+    held_out: list[tuple[int, str, float]]  # (step, name, loss) of the run's own evaluations
+    cached: list[dict[str, Any]] = field(default_factory=list)  # checkpoint scores computed before
+    finished: bool = True  # its last event says it ended (or it is not a run of ours: nothing to follow)
+    recent: bool = False  # not finished, and its metrics were written within STILL_TRAINING_S
+    metrics_size: int = -1  # the size of its metrics.jsonl when read (-1: none)
+
+
+def metrics_size(run_dir: str | Path) -> int:
+    from engine.training.events import METRICS
+
+    try:
+        return (Path(run_dir) / METRICS).stat().st_size
+    except OSError:
+        return -1
+
+
+def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRead:
+    """Read a run folder (in a worker: it lists folders and reads files). A folder with neither a checkpoint nor a
+    logged loss raises CheckpointError, saying why; ``scores``: also the checkpoint scores cached before."""
+    from engine import api
+    from engine.training.events import METRICS
+
+    size = metrics_size(run_dir)  # (before reading: what is appended meanwhile is read next time)
+    try:
+        history = api.run_history(run_dir)
+        none_kept = None
+    except api.CheckpointError as e:  # a run still before its first save: its loss so far, if it logged one
+        history, none_kept = [], e
+    try:
+        events = api.read_metrics(run_dir)
+    except (api.Word2BertError, OSError):
+        events = []  # a Trainer's folder: no metrics.jsonl of ours
+    losses = [(e.step, e.loss) for e in events if isinstance(e, api.StepMetrics)]
+    held_out = [(e.step, key, value) for e in events if isinstance(e, api.EvalMetrics)
+                for key, value in e.metrics.items() if key.endswith("loss")]  # mlm_loss, loss, …
+    if not events:  # a Hugging Face Trainer's run: its trainer_state.json's log
+        losses, held_out = api.trainer_log(run_dir)
+    if none_kept is not None and not losses:
+        raise none_kept
+    cached = list(api.checkpoint_scores(run_dir, tasks, cached_only=True)) if history and scores else []
+    finished = not events or isinstance(events[-1], api.RunFinished)
+    try:
+        recent = not finished and time.time() - (Path(run_dir) / METRICS).stat().st_mtime < STILL_TRAINING_S
+    except OSError:
+        recent = False
+    return RunRead(str(run_dir), history, losses, held_out, cached, finished, recent, size)
