@@ -57,6 +57,29 @@ def replaced(text: str, name: str, body: str) -> str:
     return text[:start] + block + text[stop:]
 
 
+def section(text: str, name: str) -> str | None:
+    """The body of section ``name`` in ``text`` (None when it has none)."""
+    begin, end = f"<!-- begin {name} -->\n", f"\n<!-- end {name} -->"
+    if begin not in text or end not in text:
+        return None
+    return text[text.index(begin) + len(begin):text.index(end)]
+
+
+def rows_replaced(body: str, rows: dict[str, str], note: str) -> str:
+    """A section's table with the rows whose first cell starts with a key of ``rows`` replaced by its value, the
+    others kept, and ``note`` (which rows were re-run, when) said after the table. Refuses (ValueError) a key no
+    row holds: a row re-run alone replaces one that was there."""
+    lines, found = body.split("\n"), set()
+    for i, line in enumerate(lines):
+        for key, row in rows.items():
+            if line.startswith(f"| {key}"):
+                lines[i] = row
+                found.add(key)
+    if set(rows) - found:
+        raise ValueError(f"no row of {', '.join(sorted(set(rows) - found))} in the section: run it whole")
+    return "\n".join(lines).rstrip() + "\n\n" + note
+
+
 def write_section(name: str, body: str, script: str | Path | None = None) -> None:
     """Write (or replace) section ``name`` of the RESULTS.md of ``script`` (default: the caller's file), atomically
     as checkpoints are (a bench killed while writing leaves the old file)."""

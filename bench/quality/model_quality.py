@@ -3,7 +3,7 @@ separation per layer (leave-one-out nearest occurrence, 11 words × 2 senses × 
 bag-of-context baseline beside it, WiC dev (cosine threshold chosen on WiC train, per layer; --wic), and
 cloze top-1 / top-10 for masked LMs (102 everyday, news and general-knowledge sentences; 72 before 2026-11-27).
 
-    python bench/quality/model_quality.py [--models NAME,PATH,...] [--extra runs/x,...] [--wic]
+    python bench/quality/model_quality.py [--models NAME,PATH,...] [--extra runs/x,...] [--wic] [--kn3] [--keep-rows]
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
-from bench._report import machine, write_section  # noqa: E402
+from bench._report import machine, results_file, rows_replaced, section, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.data.sense_pairs import BUNDLED  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
@@ -53,6 +53,9 @@ def main() -> None:
     p.add_argument("--train-pairs", type=int, default=1500)
     p.add_argument("--kn3", action="store_true",
                    help="train a Kneser-Ney 3-gram on the default corpus's train part and list it (the LM baseline)")
+    p.add_argument("--keep-rows", action="store_true",
+                   help="re-run only --models (a default checkpoint replaced, say): their rows are replaced in the "
+                        "section written before, every other row and its text kept")
     args = p.parse_args()
     names = [n for n in (args.models + "," + args.extra).split(",") if n]
     tmp = None
@@ -76,7 +79,8 @@ def main() -> None:
     # (a character bigram model of the word types of the corpus's train part), as GPT spells its pieces
     spelling = Spelling({w for s in api.corpus_sample("default", n=10**9, part="train") for w in api.word_tokenize(s)})
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
-    rows = []
+    rows: list[str] = []
+    keys: dict[str, str] = {}  # a row's model, as its first cell starts, -> the row
     for name in names:
         try:
             handle = api.load(name)
@@ -108,6 +112,7 @@ def main() -> None:
         pairs = handle.info.get("sense_pairs")
         label = f"{handle.name} ({handle.kind})" + ("" if not pairs else " †" if pairs in BUNDLED else " ‡")
         rows.append(f"| {label} | {senses} | {wic} | {cloze} | {ppl} |")
+        keys[f"{handle.name} ({handle.kind})"] = rows[-1]
         print(rows[-1], flush=True)
     body = "\n".join([
         "## Model quality on the bundled sets", "", f"Machine: {machine()}", "",
@@ -133,6 +138,13 @@ def main() -> None:
         "figure is then not zero-shot.", "",
         "| model | sense separation by layer | WiC dev by layer | cloze top-1 / top-10 | perplexity per word |",
         "|---|---|---|---:|---:|", *rows])
+    if args.keep_rows:
+        import datetime
+
+        before = section(results_file(__file__).read_text(encoding="utf-8"), "model-quality") or ""
+        note = (f"Rows re-run alone on {datetime.date.today()} (`--models {','.join(names)} --keep-rows"
+                + (" --wic" if args.wic else "") + f"`, {machine()}): {', '.join(keys)}.")
+        body = rows_replaced(before, keys, note)
     print(body)
     write_section("model-quality", body)
 

@@ -73,3 +73,17 @@ def test_every_section_of_the_repositorys_results_can_be_rewritten_alone() -> No
             rewritten = replaced(text, name, "x")
             assert rewritten.count("<!-- begin ") == text.count("<!-- begin "), (results, name)
             assert len(rewritten) > len(text) // 3, (results, name)  # nothing else of size went with it
+
+
+def test_rows_re_run_alone_replace_theirs_and_keep_the_rest() -> None:
+    from bench._report import rows_replaced, section
+
+    text = replaced(FILE, "quality", "Prose.\n\n| model | score |\n|---|---:|\n| a (bert) | 1 |\n| b (gpt) | 2 |\n")
+    body = section(text, "quality")
+    assert body is not None and body.startswith("Prose.")
+    again = rows_replaced(body, {"b (gpt)": "| b (gpt) | 3 |"}, "Rows re-run alone: b (gpt).")
+    assert "| a (bert) | 1 |" in again and "| b (gpt) | 3 |" in again and "| b (gpt) | 2 |" not in again
+    assert again.startswith("Prose.") and again.endswith("Rows re-run alone: b (gpt).")
+    with pytest.raises(ValueError, match="no row of c"):
+        rows_replaced(body, {"c (elmo)": "| c (elmo) | 4 |"}, "")
+    assert section(FILE, "quality") is None
