@@ -68,7 +68,8 @@ class HistoryPanel(QWidget):
         self.open_button = QPushButton("Open run…")
         self.open_button.clicked.connect(self.choose_run)
         self.title = QLabel("Open a run folder (ours, trained with --keep-every, or a Hugging Face Trainer "
-                            "output with checkpoint-N folders) to walk through its checkpoints.")
+                            "output with checkpoint-N folders) to walk through its checkpoints; one still training "
+                            "is followed as it goes on.")
         self.title.setWordWrap(True)
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setMinimum(0)
@@ -150,7 +151,7 @@ class HistoryPanel(QWidget):
         return f"{Path(self.run_dir).name} (scrubber)" if self.run_dir else ""
 
     def choose_run(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open a run folder with kept checkpoints")
+        path = QFileDialog.getExistingDirectory(self, "Open a run folder: its checkpoints and loss curve")
         if path:
             self.open_run(path)
 
