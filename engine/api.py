@@ -94,6 +94,7 @@ from engine.training.continued import (
     source_problem,
 )
 from engine.training.events import (
+    METRICS,
     CheckpointSaved,
     EvalMetrics,
     ProbePredictions,
@@ -399,6 +400,7 @@ def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
 
 
 __all__ = [
+    "METRICS",
     "SEEN_AT_LEAST",
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",

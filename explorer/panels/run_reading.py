@@ -24,7 +24,7 @@ class RunRead:
 
 
 def metrics_size(run_dir: str | Path) -> int:
-    from engine.training.events import METRICS
+    from engine.api import METRICS
 
     try:
         return (Path(run_dir) / METRICS).stat().st_size
@@ -36,7 +36,7 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
     """Read a run folder (in a worker: it lists folders and reads files). A folder with neither a checkpoint nor a
     logged loss raises CheckpointError, saying why; ``scores``: also the checkpoint scores cached before."""
     from engine import api
-    from engine.training.events import METRICS
+    from engine.api import METRICS
 
     size = metrics_size(run_dir)  # (before reading: what is appended meanwhile is read next time)
     try:
