@@ -100,21 +100,12 @@ def _began_from(run: Path) -> KeptCheckpoint | None:
 def _started_info(run: Path) -> dict[str, Any]:
     """What a run logged of itself when it started (the ``info`` of metrics.jsonl's first "started" event: where
     a continued run went on from, among others); empty where it logged none."""
-    from engine.training.events import METRICS
+    from engine.training.events import RunStarted, read_metrics
 
     try:
-        with open(run / METRICS, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    event = json.loads(line)
-                except ValueError:
-                    continue  # (a line cut short)
-                if isinstance(event, dict) and event.get("event") == "started":
-                    info = event.get("info")
-                    return info if isinstance(info, dict) else {}
+        return next((e.info for e in read_metrics(run) if isinstance(e, RunStarted)), {})
     except OSError:
-        pass
-    return {}
+        return {}
 
 
 def tokens_seen(folder: str | Path) -> int | None:
