@@ -36,7 +36,6 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
     """Read a run folder (in a worker: it lists folders and reads files). A folder with neither a checkpoint nor a
     logged loss raises CheckpointError, saying why; ``scores``: also the checkpoint scores cached before."""
     from engine import api
-    from engine.api import METRICS
 
     size = metrics_size(run_dir)  # (before reading: what is appended meanwhile is read next time)
     try:
@@ -58,7 +57,7 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
     cached = list(api.checkpoint_scores(run_dir, tasks, cached_only=True)) if history and scores else []
     finished = not events or isinstance(events[-1], api.RunFinished)
     try:
-        recent = not finished and time.time() - (Path(run_dir) / METRICS).stat().st_mtime < STILL_TRAINING_S
+        recent = not finished and time.time() - (Path(run_dir) / api.METRICS).stat().st_mtime < STILL_TRAINING_S
     except OSError:
         recent = False
     return RunRead(str(run_dir), history, losses, held_out, cached, finished, recent, size)
