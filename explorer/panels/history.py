@@ -23,20 +23,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.panels.run_reading import RunRead, metrics_size, read_run
+from explorer.panels.run_reading import RunRead, read_run
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.loss_plot import LossPlot
 from explorer.widgets.plot_view import THEMED
 from explorer.widgets.progress_bar import ProgressBar
+from explorer.widgets.run_follower import RunFollower
 
 TASKS = ("senses", "cloze")
 CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the memory cap)
 # the slider still this long: the checkpoints kept for quick scrubbing are let go but the one shown (a MiniLM
 # checkpoint is ~90 MB; four stayed loaded for the rest of the session after the scrubber was last moved)
 SCRUB_REST_MS = 30_000
-FOLLOW_MS = 5_000  # a run that has not finished: how often its metrics.jsonl is looked at for more
 MARKER = "#ff7f0e"  # the step shown and the checkpoints kept (made readable on the plot's background)
 # each checkpoint's layers against the run's last (linear CKA over held-out words): where the first and the top
 # layer stand, so that which settles first shows (engine.inspection.history_scores.checkpoint_settling)
@@ -135,9 +135,8 @@ class HistoryPanel(QWidget):
         self.history_runner.finished.connect(self._history_read)
         self.history_runner.finished.connect(self._watch)
         self.history_runner.failed.connect(self._history_failed)
-        self._metrics_size = -1  # the run's metrics.jsonl when last read: more means it went on
-        self._follow = QTimer(self, interval=FOLLOW_MS)
-        self._follow.timeout.connect(self._look_again)
+        self.follower = RunFollower(self)  # a run that has not finished: its metrics.jsonl looked at for more
+        self.follower.grew.connect(self._look_again)
         self.follow_runner = TaskRunner(self)
         self.follow_runner.finished.connect(self._followed)
         self.slider.valueChanged.connect(self._slid)
@@ -159,7 +158,7 @@ class HistoryPanel(QWidget):
         """Read the run's checkpoints and loss curve (in the background), then select its last checkpoint; a run
         still training is followed: its curve and checkpoints grow as it goes on."""
         self.cancel_scores()
-        self._follow.stop()
+        self.follower.forget()
         self.follow_runner.cancel()
         self.run_dir = str(run_dir)
         self.title.setText(f"{run_dir}: reading its checkpoints…")
@@ -233,21 +232,15 @@ class HistoryPanel(QWidget):
     # ------------------------------------------------------------ a run still training
 
     def _watch(self, read: RunRead) -> None:
-        """Follow the run while it has not finished (its metrics.jsonl is looked at every FOLLOW_MS)."""
-        if read.run_dir != self.run_dir:
-            return
-        self._metrics_size = read.metrics_size
-        if read.finished:
-            self._follow.stop()
-        elif not self._follow.isActive():
-            self._follow.start()
+        """Follow the run while it has not finished (its metrics.jsonl is looked at every few seconds)."""
+        if read.run_dir == self.run_dir:
+            self.follower.read(read.run_dir, read.metrics_size, read.finished)
 
-    def _look_again(self) -> None:
-        """The run's metrics grew: read it again in the background (a stat here, nothing more)."""
-        if not self.run_dir or self.follow_runner.busy or metrics_size(self.run_dir) == self._metrics_size:
-            return
-        run_dir = self.run_dir
-        self.follow_runner.submit(lambda: read_run(run_dir, TASKS, scores=False))
+    def _look_again(self, run_dir: str) -> None:
+        """The run's metrics grew: read it again in the background (one read at a time: a tick during it is
+        skipped, and the next looks again)."""
+        if run_dir == self.run_dir and not self.follow_runner.busy:
+            self.follow_runner.submit(lambda: read_run(run_dir, TASKS, scores=False))
 
     def _followed(self, read: RunRead) -> None:
         """More of the run: its curves grow, new checkpoints join the slider, the checkpoint shown stays shown."""
@@ -535,5 +528,5 @@ class HistoryPanel(QWidget):
 
     def shutdown(self) -> None:
         self.cancel_scores()
-        self._follow.stop()
+        self.follower.forget()
 

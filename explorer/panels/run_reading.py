@@ -1,5 +1,6 @@
 """What the Run history reads of a run folder, in a worker: its kept checkpoints, its training and held-out loss,
-the scores cached for it, and whether it is still training (so the panel follows it as it goes on)."""
+the scores cached for it, and whether it is still training (so the panel follows it as it goes on); and what the
+Pretrain tab reads of a run whose curves it shows."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from explorer.widgets.run_follower import metrics_size
 
 STILL_TRAINING_S = 600  # a run that has not finished and logged within this long is said to be still training
 
@@ -21,15 +24,6 @@ class RunRead:
     finished: bool = True  # its last event says it ended (or it is not a run of ours: nothing to follow)
     recent: bool = False  # not finished, and its metrics were written within STILL_TRAINING_S
     metrics_size: int = -1  # the size of its metrics.jsonl when read (-1: none)
-
-
-def metrics_size(run_dir: str | Path) -> int:
-    from engine.api import METRICS
-
-    try:
-        return (Path(run_dir) / METRICS).stat().st_size
-    except OSError:
-        return -1
 
 
 def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRead:
@@ -56,8 +50,35 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
         raise none_kept
     cached = list(api.checkpoint_scores(run_dir, tasks, cached_only=True)) if history and scores else []
     finished = not events or isinstance(events[-1], api.RunFinished)
+    return RunRead(str(run_dir), history, losses, held_out, cached, finished,
+                   not finished and _written_lately(run_dir), size)
+
+
+@dataclass(frozen=True)
+class CurvesRead:
+    """A run's metrics.jsonl as the Pretrain tab re-plots it (``whole``: drawn afresh, else only what is new)."""
+    run_dir: str
+    events: list[Any]
+    whole: bool
+    finished: bool
+    recent: bool
+    metrics_size: int
+
+
+def read_curves(run_dir: str, whole: bool) -> CurvesRead:
+    """Read a run's training events (in a worker); OSError where it has no metrics.jsonl to read."""
+    from engine import api
+
+    size = metrics_size(run_dir)  # (before reading: what is appended meanwhile is read next time)
+    events = api.read_metrics(run_dir)
+    finished = bool(events) and isinstance(events[-1], api.RunFinished)
+    return CurvesRead(str(run_dir), events, whole, finished, not finished and _written_lately(run_dir), size)
+
+
+def _written_lately(run_dir: str) -> bool:
+    from engine import api
+
     try:
-        recent = not finished and time.time() - (Path(run_dir) / api.METRICS).stat().st_mtime < STILL_TRAINING_S
+        return time.time() - (Path(run_dir) / api.METRICS).stat().st_mtime < STILL_TRAINING_S
     except OSError:
-        recent = False
-    return RunRead(str(run_dir), history, losses, held_out, cached, finished, recent, size)
+        return False

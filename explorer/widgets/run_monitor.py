@@ -122,16 +122,24 @@ class RunMonitor(QSplitter):
             if item.checkState() == Qt.CheckState.Checked:
                 row += 1
                 continue
-            name = item.text()
             self.runs.takeItem(row)
-            self.events.pop(name, None)
-            self.batch.pop(name, None)
-            self.loss_plot.remove_curve(name)
-            self.loss_plot.remove_curve(f"{name} smoothed")
-            self.extra_plot.remove_curve(name)
-            for curve in [c for c in self.eval_plot.styles if c.rpartition(" ")[0] == name]:
-                self.eval_plot.remove_curve(curve)
+            self._remove_curves(item.text())
             excess -= 1
+
+    def clear_run(self, name: str) -> None:
+        """Run ``name`` drawn afresh from its next event (its curves and events dropped; it stays listed)."""
+        if name in self.events:
+            self._remove_curves(name)
+            self.events[name] = []
+
+    def _remove_curves(self, name: str) -> None:
+        self.events.pop(name, None)
+        self.batch.pop(name, None)
+        self.loss_plot.remove_curve(name)
+        self.loss_plot.remove_curve(f"{name} smoothed")
+        self.extra_plot.remove_curve(name)
+        for curve in [c for c in self.eval_plot.styles if c.rpartition(" ")[0] == name]:
+            self.eval_plot.remove_curve(curve)
 
     def starting(self, name: str, doing: str) -> None:
         """What the empty loss plot says while run ``name`` prepares (``doing``: reading its corpus, loading its

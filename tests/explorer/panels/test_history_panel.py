@@ -297,7 +297,7 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
     import shutil
 
     panel = window.history
-    panel._follow.setInterval(50)
+    panel.follower.timer.setInterval(50)
     lines = (bert_run / "metrics.jsonl").read_text().splitlines()
     events = [json.loads(line) for line in lines]
     upto = lambda step: [line for line, e in zip(lines, events)  # noqa: E731
@@ -311,7 +311,7 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
     panel.open_run(str(live))
     qtbot.waitUntil(lambda: "live (scrubber)" in window.session.models, timeout=60_000)
     assert [k.step for k in panel.history] == [2] and "still training" in panel.title.text()
-    assert panel._follow.isActive() and list(panel.loss.points("loss")[0]) == [1, 2, 3]
+    assert panel.follower.following(str(live)) and list(panel.loss.points("loss")[0]) == [1, 2, 3]
     saved(4)
     (live / "metrics.jsonl").write_text("\n".join(upto(5)) + "\n")
     qtbot.waitUntil(lambda: len(panel.history) == 2, timeout=10_000)
@@ -324,7 +324,7 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
     at_four = window.session.models["live (scrubber)"]
     saved(6)
     (live / "metrics.jsonl").write_text("\n".join(lines) + "\n")  # and it finished
-    qtbot.waitUntil(lambda: not panel._follow.isActive(), timeout=10_000)
+    qtbot.waitUntil(lambda: not panel.follower.following(), timeout=10_000)
     qtbot.waitUntil(lambda: window.session.models["live (scrubber)"] is not at_four, timeout=30_000)
     assert [k.step for k in panel.history] == [2, 6] and panel.current().step == 6 and panel.marker.value() == 6
     assert "still training" not in panel.title.text() and len(panel.loss.points("loss")[0]) == 6

@@ -94,6 +94,7 @@ def test_stop_saves_a_resumable_run_and_a_bad_corpus_is_reported(qtbot, window):
 def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextual_runs):
     panel = window.train
     panel.show_run_curves(str(contextual_runs["gpt"][0]))
+    qtbot.waitUntil(lambda: "re-plotted" in panel.status.text(), timeout=10_000)  # (read in a worker)
     steps, losses = panel.loss_plot.points("gpt")
     assert len(steps) == 4 and len(panel.loss_plot.points("gpt smoothed")[0]) == 4
     choose(panel, "gpt")
@@ -112,6 +113,43 @@ def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextua
     assert done.args == ["completed"]
     steps, _ = panel.loss_plot.points(panel.run_name)
     assert len(steps) > first_steps and steps[-1] == 60
+
+
+def test_a_run_still_training_is_followed_and_shown_again_not_twice(qtbot, window, contextual_runs, tmp_path):
+    """A run trained elsewhere (``word2bert-train … &``) is read off the window's thread; while it has not finished
+    its curves grow as its metrics.jsonl does, and stop being looked at once it has; showing a run again draws it
+    afresh, not twice."""
+    import json
+
+    panel = window.train
+    panel.follower.timer.setInterval(50)
+    lines = (contextual_runs["gpt"][0] / "metrics.jsonl").read_text().splitlines()
+    steps = [i for i, line in enumerate(lines) if json.loads(line)["event"] == "step"]
+    live = tmp_path / "elsewhere" / "gpt-live"
+    live.mkdir(parents=True)
+    (live / "metrics.jsonl").write_text("\n".join(lines[: steps[1] + 1]) + "\n")
+    drawn = lambda: len(panel.loss_plot.points("gpt-live")[0]) if "gpt-live" in panel.loss_plot.buffers else 0  # noqa: E731
+    panel.show_run_curves(str(live))
+    qtbot.waitUntil(lambda: drawn() == 2, timeout=10_000)
+    assert "still training" in panel.status.text() and panel.follower.following(str(live))
+    with open(live / "metrics.jsonl", "a") as f:
+        f.write("\n".join(lines[steps[1] + 1: steps[2] + 1]) + "\n" + lines[steps[2] + 1][:10])  # (a line half written)
+    qtbot.waitUntil(lambda: drawn() == 3, timeout=10_000)
+    (live / "metrics.jsonl").write_text("\n".join(lines) + "\n")  # and it finished
+    qtbot.waitUntil(lambda: not panel.follower.following(), timeout=10_000)
+    assert list(panel.loss_plot.points("gpt-live")[0]) == [
+        json.loads(lines[i])["step"] for i in steps]  # each step once: the half-written line read when whole
+    assert any(name.startswith("gpt-live ") for name in panel.eval_plot.styles)
+    panel.show_run_curves(str(live))
+    qtbot.waitUntil(lambda: "re-plotted" in panel.status.text() and "gpt-live" in panel.status.text(), timeout=10_000)
+    assert len(panel.loss_plot.points("gpt-live")[0]) == len(steps) and not panel.follower.following()
+    other = tmp_path / "other" / "gpt-live"  # another folder of the same name: drawn beside, not into it
+    other.mkdir(parents=True)
+    (other / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+    panel.show_run_curves(str(other))
+    qtbot.waitUntil(lambda: "other/gpt-live" in panel.monitor.events, timeout=10_000)
+    panel.show_run_curves(str(tmp_path))  # a folder that is no run
+    qtbot.waitUntil(lambda: "cannot read the run's metrics" in panel.status.text(), timeout=10_000)
 
 
 def count_events(widget, kind):
