@@ -6,7 +6,8 @@
   (``masked_word_hits``: word by word, so two models' scores pair up).
 * ``senses``: sense separation — each occurrence of a polysemous word (11 words × 2 senses × 8 sentences)
   gets the sense of its nearest other occurrence of the same word (cosine, leave-one-out); the share
-  right, per layer. Chance is about 0.47 (7 of the 15 others share a sense).
+  right, per layer (where several are equally near, the share of them with its sense). Chance is about 0.47
+  (7 of the 15 others share a sense).
 * ``glove_context_baseline``: the same with no contextual model at all — each occurrence is the mean of
   the GloVe vectors of the words within 10 of it. A contextual model should beat it.
 * ``perplexity_per_word``: a left-to-right language model's perplexity per word, with words a word-level
@@ -122,14 +123,22 @@ def _occurrence(words: tuple[str, ...] | list[str], target: str) -> int:
     return lowered.index(target) if target in lowered else -1
 
 
-def _leave_one_out(vectors: np.ndarray, senses: list[str]) -> tuple[int, int]:
-    """(right, counted): each row gets the sense of its most similar other row."""
+TIE = 1e-6  # cosines this close to a row's nearest are a tie (the same vector twice, rounded differently)
+
+
+def _leave_one_out(vectors: np.ndarray, senses: list[str]) -> tuple[float, int]:
+    """(right, counted): each row gets the sense of its most similar other row. Rows equally near share the
+    choice: a row counts the share of them that have its sense, what a draw among them scores on average. (A
+    left-to-right model gives two sentences that begin alike the same vector for the word; which of the two an
+    argmax took was decided by the rounding of the machine's matrix product, and moved a model's score by 0.02
+    from one CPU to another.)"""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = vectors / np.maximum(norms, 1e-9)
     sims = unit @ unit.T
     np.fill_diagonal(sims, -np.inf)
-    nearest = sims.argmax(1)
-    return sum(senses[i] == senses[j] for i, j in enumerate(nearest)), len(senses)
+    same = np.array(senses)[:, None] == np.array(senses)[None, :]
+    nearest = sims >= sims.max(1, keepdims=True) - TIE
+    return float(((same & nearest).sum(1) / nearest.sum(1)).sum()), len(senses)
 
 
 def _by_word(items: list[SenseItem]) -> dict[str, list[SenseItem]]:
@@ -181,7 +190,7 @@ def sense_chance(items: list[SenseItem] | None = None) -> float:
 def glove_context_baseline(glove: Any, items: list[SenseItem] | None = None, window: int = 10) -> float:
     """The same leave-one-out accuracy with the mean GloVe vector of the words within ``window`` of the
     target (the target itself left out): what the sentence says, with no contextual model."""
-    right = counted = 0
+    right, counted = 0.0, 0
     for word, group in _by_word(items if items is not None else sense_items()).items():
         rows, senses = [], []
         for item in group:

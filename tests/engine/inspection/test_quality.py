@@ -40,6 +40,17 @@ def test_leave_one_out_gives_each_row_its_nearest_neighbours_sense():
     assert _leave_one_out(vectors, ["a", "b", "a", "b", "a"]) == (0, 5)  # every nearest neighbour has the other label
 
 
+def test_rows_equally_near_share_the_choice_whatever_their_order():
+    """A left-to-right model gives two sentences that begin alike the same vector: a row nearest to both gets
+    half a right answer, not the sense of whichever came first (nor of whichever the rounding favoured)."""
+    vectors = np.array([[1.0, 0.0], [1.0, 0.0], [1.0, 0.1], [0.0, 1.0]])
+    senses = ["a", "b", "a", "b"]
+    for order in ([0, 1, 2, 3], [1, 0, 2, 3], [2, 3, 1, 0], [3, 2, 0, 1]):
+        right, counted = _leave_one_out(vectors[order], [senses[i] for i in order])
+        # row 0 and row 1: each other (different senses, 0); row 2: rows 0 and 1 tied (1/2); row 3: row 2 (0)
+        assert (right, counted) == (0.5, 4), order
+
+
 def test_the_glove_baseline_separates_senses_by_their_context_words():
     items = [SenseItem("bank", "river", s) for s in (
         "the river bank was muddy and wet", "fish swam near the bank of the stream", "the bank flooded when the river rose")]
