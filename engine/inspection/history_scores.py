@@ -24,6 +24,9 @@ LAB_TASKS = ("lens",)  # how readable each layer is (engine.inspection.lab.lens_
 # what a run's history can be scored on, checkpoint by checkpoint
 CHECKPOINT_TASKS = (*QUALITY_TASKS, "perplexity", *LAB_TASKS)
 CACHE = "checkpoint_scores.json"
+# a task whose measure changed since rows were cached: its version is in the cache key, so rows of the old
+# measure are scored again, not served (senses 2, 2026-12-05: occurrences equally near share the choice)
+MEASURES = {"senses": 2}
 # held-out sentences scored per checkpoint: the first ones of the corpus's held-out part, the same for every
 # checkpoint (the curve along training, not the final figure: word2bert-eval without --all-checkpoints)
 PERPLEXITY_SENTENCES = 300
@@ -77,6 +80,11 @@ def _read_cache(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _measured(task: str) -> str:
+    """A task as the cache key names it: with its measure's version where it has changed."""
+    return f"{task}@{MEASURES[task]}" if task in MEASURES else task
+
+
 def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASKS, *,
                       stop: threading.Event | None = None,
                       progress: Callable[[float, str], None] | None = None,
@@ -104,7 +112,8 @@ def checkpoint_scores(run_dir: str | Path, tasks: tuple[str, ...] = QUALITY_TASK
         # (where a continued run began lies outside it: named by its whole path)
         rel = (f"began:{Path(kept.path).resolve()}" if kept.began_from else
                str(Path(kept.path).resolve().relative_to(Path(run_dir).resolve())) or ".")
-        key = f"{rel}|{save_id(kept.path)}|{','.join(tasks)}" + (f"|{corpus}" if corpus else "")
+        key = (f"{rel}|{save_id(kept.path)}|{','.join(_measured(task) for task in tasks)}"
+               + (f"|{corpus}" if corpus else ""))
         row = cache.get(key)
         if not isinstance(row, dict) and cached_only:
             continue

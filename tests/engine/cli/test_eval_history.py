@@ -77,6 +77,13 @@ def test_scores_along_a_run_are_computed_once_and_kept_in_the_cache_folder(conte
     stop = threading.Event()
     stop.set()
     assert list(api.checkpoint_scores(run_dir, ("senses",), stop=stop)) == []
+    # rows of an older measure of senses (cached before it changed) are scored again, not served
+    from engine.inspection.history_scores import scores_file
+
+    cache = json.loads(scores_file(run_dir).read_text())
+    old = {key.replace("senses@2", "senses"): {**row, "senses": {"best": -1.0}} for key, row in cache.items()}
+    scores_file(run_dir).write_text(json.dumps(old))
+    assert [r["senses"] for r in api.checkpoint_scores(run_dir, ("senses", "cloze"))] == [r["senses"] for r in rows]
 
 
 def test_perplexity_along_a_run_scores_a_stated_sample_says_what_it_does_and_a_rerun_reuses_it(
