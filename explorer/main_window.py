@@ -424,7 +424,7 @@ class MainWindow(QMainWindow):
         """Every long job of every panel that is still running (index builds, atlas, training, fine-tuning)."""
         from explorer.tasks import background_jobs
 
-        jobs = (self.polysemy.indexer.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.job)
+        jobs = (self.polysemy.indexer.job, self.attention.atlas_job, self.train.job, self.finetune.job, self.history.emerging.job)
         named = [job for job in jobs if job is not None and job.running]
         # and every other panel's: a clicked word's occurrences, a talk window's panels
         return named + [job for job in background_jobs() if not any(job is n for n in named)]

@@ -103,7 +103,7 @@ def work_line(minutes: float, window: Any) -> str:
     indexer = window.polysemy.indexer
     if indexer.running:
         work.append(f"indexing {indexer.building} ({len(indexer.queue)} waiting)")
-    for name, panel in (("history scoring", window.history), ("training", window.train),
+    for name, panel in (("history scoring", window.history.emerging), ("training", window.train),
                         ("fine-tuning", window.finetune)):
         job = getattr(panel, "job", None)
         if job is not None and getattr(job, "running", False):

@@ -1,8 +1,8 @@
 """The run scrubber: a run's kept checkpoints (ours ``checkpoints/step-N``, or a Hugging Face Trainer's
 ``checkpoint-N``) on a slider drawn over its loss curve. The checkpoint the slider selects becomes the
 session's model "RUN (scrubber)", so every panel showing it answers with that step; "Compare with this
-step" pins a copy beside it. "Senses emerging" scores every checkpoint in the background (sense
-separation best and last layer, cloze top-10; cached in the run folder) and plots them as they come."""
+step" pins a copy beside it. "Senses emerging" (explorer/panels/senses_emerging.py) scores every checkpoint in
+the background and plots the scores as they come. A run still training is followed (explorer/widgets/run_follower.py)."""
 
 from __future__ import annotations
 
@@ -24,29 +24,17 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.run_reading import RunRead, read_run
+from explorer.panels.senses_emerging import MARKER, TASKS, SensesEmerging
 from explorer.scenes import Scene
 from explorer.session import Session
-from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.tasks import TaskRunner
 from explorer.widgets.loss_plot import LossPlot
-from explorer.widgets.plot_view import THEMED
-from explorer.widgets.progress_bar import ProgressBar
 from explorer.widgets.run_follower import RunFollower
 
-TASKS = ("senses", "cloze")
 CACHED_CHECKPOINTS = 4  # loaded checkpoints kept in memory while scrubbing (the memory cap)
 # the slider still this long: the checkpoints kept for quick scrubbing are let go but the one shown (a MiniLM
 # checkpoint is ~90 MB; four stayed loaded for the rest of the session after the scrubber was last moved)
 SCRUB_REST_MS = 30_000
-MARKER = "#ff7f0e"  # the step shown and the checkpoints kept (made readable on the plot's background)
-# each checkpoint's layers against the run's last (linear CKA over held-out words): where the first and the top
-# layer stand, so that which settles first shows (engine.inspection.history_scores.checkpoint_settling)
-SETTLED_FIRST, SETTLED_TOP = "layer 1 ≈ the last checkpoint (CKA)", "top layer ≈ the last checkpoint (CKA)"
-SCORE_CURVES = {"senses (best layer)": "#2ca02c", "senses (last layer)": "#98df8a", "cloze top-10": "#9467bd",
-                SETTLED_FIRST: "#1f77b4", SETTLED_TOP: "#d62728"}
-# the last layer dashed with triangles: where it is the best layer, both curves still show
-SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {"symbol": "t", "dashed": True},
-                "cloze top-10": {"symbol": "s"}, SETTLED_FIRST: {"symbol": "d"},
-                SETTLED_TOP: {"symbol": "d", "dashed": True}}
 
 
 class HistoryPanel(QWidget):
@@ -61,10 +49,6 @@ class HistoryPanel(QWidget):
         self.loaded: OrderedDict[str, Any] = OrderedDict()  # checkpoint path -> handle (LRU)
         self._rest = QTimer(self, singleShot=True, interval=SCRUB_REST_MS)
         self._rest.timeout.connect(self.keep_only_the_shown)
-        self.scores: dict[int, dict[str, Any]] = {}  # step -> scores row
-        self.settled: dict[int, list[float]] = {}  # step -> its layers' CKA against the last checkpoint
-        self.chance_line: Any = None  # drawn with the first scores
-        self.job: BackgroundJob | None = None
         self.open_button = QPushButton("Open run…")
         self.open_button.clicked.connect(self.choose_run)
         self.title = QLabel("Open a run folder (ours, trained with --keep-every, or a Hugging Face Trainer "
@@ -81,13 +65,6 @@ class HistoryPanel(QWidget):
         self.compare.setEnabled(False)
         self.compare.setToolTip("keep this checkpoint loaded as its own model, to compare the next steps with it")
         self.compare.clicked.connect(self.pin_current)
-        self.score = QPushButton("Senses emerging: score every checkpoint")
-        self.score.setEnabled(False)
-        self.score.clicked.connect(self.score_checkpoints)
-        self.cancel = QPushButton("Cancel")
-        self.cancel.setEnabled(False)
-        self.cancel.clicked.connect(self.cancel_scores)
-        self.progress = ProgressBar(maximum=1000, textVisible=True)
         self.message = QLabel("")
         self.message.setWordWrap(True)
         self.loss = LossPlot(y_label="training loss", empty_text="Open a run: its training loss, with a tick at "
@@ -97,16 +74,12 @@ class HistoryPanel(QWidget):
         self.checkpoint_ticks = pg.ScatterPlotItem(size=9, pen=None)
         self.loss.add_mark(self.checkpoint_ticks, MARKER)
         self.loss.scene().sigMouseClicked.connect(self._plot_clicked)
-        self.quality = LossPlot(y_label="score (0-1)", empty_text="Score the checkpoints to see word senses "
-                                                                  "emerge as the run trained")
+        self.emerging = SensesEmerging()
+        self.emerging.score.clicked.connect(self.score_checkpoints)
+        self.quality = self.emerging.plot
         self.quality.setXLink(self.loss)
-        # its legend halfway up at the right (it can be dragged): the layers' CKA against the last checkpoint runs
-        # along the top, near 1, the senses' scores below the middle, guessing's line at the bottom
-        self.quality.legend.anchor(itemPos=(1, 0.5), parentPos=(1, 0.5), offset=(-10, 0))
-        self.quality_marker = pg.InfiniteLine(angle=90, movable=False)
-        self.quality.add_mark(self.quality_marker, MARKER)
-        for marker in (self.marker, self.quality_marker):
-            marker.setVisible(False)  # the checkpoint shown: none until a run is open
+        self.quality_marker = self.emerging.marker
+        self.marker.setVisible(False)  # the checkpoint shown: none until a run is open
         self.quality.scene().sigMouseClicked.connect(lambda e: self._plot_clicked(e, self.quality))
 
         top = QHBoxLayout()
@@ -117,17 +90,12 @@ class HistoryPanel(QWidget):
         row.addWidget(self.slider, 1)
         row.addWidget(self.step_label)
         row.addWidget(self.compare)
-        score_row = QHBoxLayout()
-        score_row.addWidget(self.score)
-        score_row.addWidget(self.cancel)
-        score_row.addWidget(self.progress, 1)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addLayout(row)
         layout.addWidget(self.message)
         layout.addWidget(self.loss, 3)
-        layout.addLayout(score_row)
-        layout.addWidget(self.quality, 2)
+        layout.addWidget(self.emerging, 2)
         self.loader = TaskRunner(self)  # the latest slider position wins; earlier loads are dropped
         self.loader.finished.connect(self._loaded)
         self.loader.failed.connect(self._load_failed)
@@ -168,20 +136,18 @@ class HistoryPanel(QWidget):
         if read.run_dir != self.run_dir:
             return
         self.history = read.history
-        self.quality.clear_curves()
-        self.scores = {}
-        self.settled = {}
+        self.emerging.clear()
         self._draw_run(read, whole=True)
         if not read.history:  # still before its first save: the loss so far, nothing to scrub
             self._history_failed(None)
             return
         for row in read.cached:
-            self._add_scores(row)
+            self.emerging.add_scores(row)
         self.slider.blockSignals(True)
         self.slider.setMaximum(len(read.history) - 1)
         self.slider.setValue(len(read.history) - 1)
         self.slider.blockSignals(False)
-        for control in (self.slider, self.score, self.compare):
+        for control in (self.slider, self.emerging.score, self.compare):
             control.setEnabled(True)
         self._show_step(self._wanted_step)
 
@@ -277,7 +243,7 @@ class HistoryPanel(QWidget):
             if self._wanted_step is not None or self.run_dir:
                 self.failed.emit(message)
         self.history = []
-        for control in (self.slider, self.score, self.compare):
+        for control in (self.slider, self.emerging.score, self.compare):
             control.setEnabled(False)
 
     @staticmethod
@@ -415,116 +381,11 @@ class HistoryPanel(QWidget):
     # ------------------------------------------------------------ senses emerging
 
     def score_checkpoints(self) -> None:
-        if not self.run_dir or not self.history or (self.job is not None and self.job.running):
-            return
-        run_dir, last = self.run_dir, self.history[-1].path
-
-        def work(progress: Any, stop: Any) -> list[dict[str, Any]]:
-            from engine import api
-
-            rows = []
-            scores = api.checkpoint_scores(run_dir, TASKS, stop=stop, progress=lambda f, m: progress(0.7 * f, m))
-            for row in scores:
-                rows.append(row)
-                relay.append(row)
-            if stop.is_set():
-                return rows
-            final = api.load(last)
-            if api.Capability.CONTEXTUAL in final.capabilities:  # (a Transformer's or ELMo's layers)
-                def load(path: str) -> Any:
-                    return final if path == last else api.load(path)  # (the last one loaded once)
-
-                for row in api.checkpoint_settling(run_dir, stop=stop, load=load,
-                                                   progress=lambda f, m: progress(0.7 + 0.3 * f, m)):
-                    rows.append(row)
-                    relay.append(row)
-            return rows
-
-        relay: list[dict[str, Any]] = []  # rows as they come (read on each progress event)
-        job = BackgroundJob(work, self)
-        job.progress.connect(lambda f, m: self._score_progress(job, relay, f, m))
-        job.finished.connect(lambda rows: self._scored(job, rows))
-        job.failed.connect(lambda m: self._score_failed(job, m))
-        self.job = job
-        self.score.setEnabled(False)
-        self.cancel.setEnabled(True)
-
-    def _score_progress(self, job: BackgroundJob, relay: list[dict[str, Any]], fraction: float, message: str) -> None:
-        if job is not self.job:
-            return
-        self.progress.setValue(int(fraction * 1000))
-        self.progress.setFormat(message)
-        for row in list(relay):
-            self._add_scores(row)
-
-    def _scored(self, job: BackgroundJob, rows: list[dict[str, Any]]) -> None:
-        if job is not self.job:
-            return
-        for row in rows:
-            self._add_scores(row)
-        self.score.setEnabled(True)
-        self.cancel.setEnabled(False)
-        errors = [r["error"] for r in rows if "error" in r]
-        steps = len({r["step"] for r in rows})
-        self.progress.setFormat(f"scored {steps} checkpoints" + (f"; {errors[0]}" if errors else ""))
-
-    def _score_failed(self, job: BackgroundJob, message: str) -> None:
-        if job is self.job:
-            self.score.setEnabled(True)
-            self.cancel.setEnabled(False)
-            self.progress.setFormat(message)
+        if self.run_dir and self.history:
+            self.emerging.start(self.run_dir, self.history[-1].path)
 
     def cancel_scores(self) -> None:
-        if self.job is not None and self.job.running:
-            self.job.cancel()
-        self.cancel.setEnabled(False)
-        self.score.setEnabled(bool(self.history))
-
-    def _add_scores(self, row: dict[str, Any]) -> None:
-        if "settled" in row or "against" in row:
-            self._add_settled(row)
-            return
-        step = int(row["step"])
-        if step in self.scores:
-            return
-        self.scores[step] = row
-        senses, cloze = row.get("senses") or {}, row.get("cloze") or {}
-        values = {"senses (best layer)": senses.get("best"), "senses (last layer)": senses.get("last"),
-                  "cloze top-10": cloze.get("cloze_top10")}
-        for name, value in values.items():
-            if value is not None:
-                self.quality.curve(name, colour=SCORE_CURVES[name], **SCORE_STYLES[name])  # type: ignore[arg-type]
-                self._show_chance()
-                self.quality.append(name, step, value)
-        self.quality.redraw_now()
-
-    def _add_settled(self, row: dict[str, Any]) -> None:
-        """A checkpoint's layers against the run's last (linear CKA, depth by depth): its first and top layers."""
-        step, settled = int(row["step"]), row.get("settled")
-        if not settled or step in self.settled:
-            return
-        self.settled[step] = settled
-        top = len(settled) - 1
-        picked = {SETTLED_FIRST: settled[1] if top >= 1 else None, SETTLED_TOP: settled[top] if top >= 2 else None}
-        for name, value in picked.items():
-            if value is not None:
-                self.quality.curve(name, colour=SCORE_CURVES[name], **SCORE_STYLES[name])  # type: ignore[arg-type]
-                self.quality.append(name, step, value)
-        self.quality.redraw_now()
-
-    def _show_chance(self) -> None:
-        """A dashed line at what sense separation scores by guessing: 0.52 at step 300 is not progress."""
-        if self.chance_line is not None:
-            return
-        from engine.api import sense_chance
-
-        chance = sense_chance()
-        self.chance_line = pg.InfiniteLine(
-            pos=chance, angle=0, movable=False, pen=pg.mkPen("#7f7f7f", width=1.5, style=Qt.PenStyle.DashLine),
-            label=f"senses by chance {chance:.2f}",
-            labelOpts={"position": 0.05, "color": pg.getConfigOption("foreground"), "anchors": [(0, 1), (0, 1)]})
-        setattr(self.chance_line.label, THEMED, True)  # in the theme's text colour (a fixed grey was 2.3:1 on dark)
-        self.quality.addItem(self.chance_line)
+        self.emerging.cancel_scores(can_score=bool(self.history))
 
     def shutdown(self) -> None:
         self.cancel_scores()

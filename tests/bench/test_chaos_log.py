@@ -16,7 +16,7 @@ def test_the_log_line_names_the_memory_and_the_long_jobs_running(qtbot):
     class Running:
         running = True
 
-    window.history.job = Running()  # as a "Senses emerging" scoring job under way
+    window.history.emerging.job = Running()  # as a "Senses emerging" scoring job under way
     assert work_line(24.0, window).endswith(", history scoring")
-    window.history.job = None
+    window.history.emerging.job = None
     window.close()

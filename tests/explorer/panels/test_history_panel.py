@@ -67,20 +67,20 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     pinned = window.session.models["bert-run @ step 2"]  # compare with step 2, one click
     assert pinned.path == first.path and pinned.name == "bert-run @ step 2"
     panel.score_checkpoints()
-    qtbot.waitUntil(lambda: not panel.job.running, timeout=120_000)
+    qtbot.waitUntil(lambda: not panel.emerging.job.running, timeout=120_000)
     xs, ys = panel.quality.points("senses (best layer)")
     assert list(xs) == [2, 4, 6] and all(0 <= y <= 1 for y in ys)
-    from explorer.panels.history import SETTLED_FIRST, SETTLED_TOP
+    from explorer.panels.senses_emerging import SETTLED_FIRST, SETTLED_TOP
 
     for name in (SETTLED_FIRST, SETTLED_TOP):  # each checkpoint's layers against the last one's
         xs, ys = panel.quality.points(name)
         assert list(xs) == [2, 4, 6] and ys[-1] == pytest.approx(1.0, abs=1e-3) and ys[0] < 0.9999
-    assert panel.progress.format().startswith("scored 3 checkpoints")
+    assert panel.emerging.progress.format().startswith("scored 3 checkpoints")
     from engine.inspection.history_scores import scores_file
 
     assert scores_file(bert_run).is_file() and not (bert_run / "checkpoint_scores.json").exists()  # never in the run
     # read without over-reading: guessing's score drawn (0.47, not 0.5), the last layer visible on the best one
-    assert panel.chance_line is not None and abs(panel.chance_line.value() - 7 / 15) < 1e-9
+    assert panel.emerging.chance_line is not None and abs(panel.emerging.chance_line.value() - 7 / 15) < 1e-9
     assert panel.quality.curves["senses (last layer)"].opts["pen"].style() == Qt.PenStyle.DashLine
     from PySide6.QtWidgets import QApplication
 
@@ -89,7 +89,7 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
 
     def readable_on(plot):  # the chance line's note, the score curves and the step's marker, on the plot's background
         background = plot.backgroundBrush().color()
-        return (contrast(panel.chance_line.label.color, background) >= TEXT
+        return (contrast(panel.emerging.chance_line.label.color, background) >= TEXT
                 and min(contrast(c.opts["pen"].color(), background) for c in plot.curves.values()) >= MARKS
                 and contrast(panel.quality_marker.pen.color(), background) >= MARKS)
 
@@ -203,7 +203,7 @@ def test_a_folder_without_checkpoints_says_why(qtbot, window, tmp_path):
     panel = window.history
     panel.open_run(str(tmp_path))
     qtbot.waitUntil(lambda: "holds no checkpoints" in panel.title.text(), timeout=10_000)
-    assert not panel.slider.isEnabled() and not panel.score.isEnabled()
+    assert not panel.slider.isEnabled() and not panel.emerging.score.isEnabled()
 
 
 def test_a_scene_opens_a_run_in_the_run_history_at_a_step_and_a_bad_one_says_why(qtbot, window, bert_run, tmp_path):
@@ -274,7 +274,7 @@ def test_a_run_before_its_first_save_shows_its_loss_so_far(qtbot, window, bert_r
     panel.open_run(str(young))
     qtbot.waitUntil(lambda: "no checkpoint kept yet" in panel.title.text(), timeout=10_000)
     assert "its training loss to step 6" in panel.title.text()
-    assert len(panel.loss.points("loss")[0]) == 6 and not panel.slider.isEnabled() and not panel.score.isEnabled()
+    assert len(panel.loss.points("loss")[0]) == 6 and not panel.slider.isEnabled() and not panel.emerging.score.isEnabled()
     out = tmp_path / "bert-on"
     spec = replace(tiny_spec("bert", topic_corpus, out, max_steps=2, eval_every=2, init_from=str(bert_run)),
                    log_every=1)
