@@ -118,7 +118,8 @@ def main() -> None:
         "## Model quality on the bundled sets", "", f"Machine: {machine()}", "",
         "`python bench/quality/model_quality.py" + (" --kn3" if args.kn3 else "") + (" --wic" if args.wic else "") + (f" --extra {args.extra}" if args.extra else "")
         + "`. Sense separation: each occurrence of a polysemous word gets the sense of its nearest other occurrence "
-        "(cosine, leave-one-out; 176 sentences, chance ≈ 0.47), by layer (0 = the input layer). "
+        "(cosine, leave-one-out; several equally near share the choice: the share of them with its sense; 176 "
+        "sentences, chance ≈ 0.47), by layer (0 = the input layer: a static one scores chance). "
         f"**GloVe bag-of-context baseline** (mean GloVe 6B-50d vector of the words within 10 of the target, no "
         f"training): **{baseline:.3f}**. Cloze: accepted answer first / in the top 10 ({len(cloze_items())} sentences); in brackets the same for one random word "
         f"(letters only) masked in each of the first {MASKED_SENTENCES:,} held-out sentences of four words or more, a larger "
