@@ -28,6 +28,7 @@ from explorer.panels.senses_emerging import MARKER, TASKS, SensesEmerging
 from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.aligned_axes import share_x
 from explorer.widgets.loss_plot import LossPlot
 from explorer.widgets.run_follower import RunFollower
 
@@ -77,7 +78,7 @@ class HistoryPanel(QWidget):
         self.emerging = SensesEmerging()
         self.emerging.score.clicked.connect(self.score_checkpoints)
         self.quality = self.emerging.plot
-        self.quality.setXLink(self.loss)
+        share_x(self.loss, self.quality)  # one step at one place on both
         self.quality_marker = self.emerging.marker
         self.marker.setVisible(False)  # the checkpoint shown: none until a run is open
         self.quality.scene().sigMouseClicked.connect(lambda e: self._plot_clicked(e, self.quality))
