@@ -181,3 +181,38 @@ def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tupl
                     held_out.append((step, key.replace("eval_", "eval "), float(value)))
         return sorted(losses), held_out
     return [], []
+
+
+@dataclass(frozen=True)
+class TrainerProgress:
+    """How far a Hugging Face Trainer run has got, read off its folder without loading anything."""
+    saved_step: int  # the step of its newest checkpoint-N whose trainer_state.json is written (-1: none)
+    ended: bool  # it has finished (or there is no Trainer run to follow)
+    written: float  # when its newest trainer_state.json was written (seconds since the epoch; 0: none)
+
+
+def trainer_progress(run_dir: str | Path) -> TrainerProgress:
+    """A Trainer writes a checkpoint's trainer_state.json after its weights, and ``save_state`` one in the run folder
+    at the end: the run has ended when that one is there, or when its newest checkpoint reached ``max_steps``.
+    A folder with no Trainer state at all has nothing to follow (ended)."""
+    from engine.checkpoints.reading import read_json
+
+    run = Path(run_dir)
+    try:
+        names = [f.name for f in run.iterdir()] if run.is_dir() else []
+    except OSError:
+        names = []
+    steps = sorted((int(m.group(1)) for name in names if (m := _TRAINER.match(name))), reverse=True)
+    newest = next(((step, run / f"checkpoint-{step}" / "trainer_state.json") for step in steps
+                   if (run / f"checkpoint-{step}" / "trainer_state.json").is_file()), None)
+    if (run / "trainer_state.json").is_file() or newest is None:
+        return TrainerProgress(newest[0] if newest else -1, True, 0.0)
+    step, path = newest
+    try:
+        state, written = read_json(path), path.stat().st_mtime
+    except (CheckpointError, OSError):
+        return TrainerProgress(step, False, 0.0)
+    most = state.get("max_steps") if isinstance(state, dict) else None
+    at = state.get("global_step", step) if isinstance(state, dict) else step
+    ended = not isinstance(most, int) or most <= 0 or (isinstance(at, int) and at >= most)
+    return TrainerProgress(step, ended, written)

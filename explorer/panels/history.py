@@ -201,7 +201,7 @@ class HistoryPanel(QWidget):
     def _watch(self, read: RunRead) -> None:
         """Follow the run while it has not finished (its metrics.jsonl is looked at every few seconds)."""
         if read.run_dir == self.run_dir:
-            self.follower.read(read.run_dir, read.metrics_size, read.finished)
+            self.follower.read(read.run_dir, read.progress, read.finished)
 
     def _look_again(self, run_dir: str) -> None:
         """The run's metrics grew: read it again in the background (one read at a time: a tick during it is

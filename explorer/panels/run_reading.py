@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explorer.widgets.run_follower import metrics_size
+from explorer.widgets.run_follower import progress_mark
 
 STILL_TRAINING_S = 600  # a run that has not finished and logged within this long is said to be still training
 
@@ -23,7 +23,7 @@ class RunRead:
     cached: list[dict[str, Any]] = field(default_factory=list)  # checkpoint scores computed before
     finished: bool = True  # its last event says it ended (or it is not a run of ours: nothing to follow)
     recent: bool = False  # not finished, and its metrics were written within STILL_TRAINING_S
-    metrics_size: int = -1  # the size of its metrics.jsonl when read (-1: none)
+    progress: int = -1  # its progress_mark when read: its metrics.jsonl's size, a Trainer's newest saved step
 
 
 def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRead:
@@ -31,7 +31,7 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
     logged loss raises CheckpointError, saying why; ``scores``: also the checkpoint scores cached before."""
     from engine import api
 
-    size = metrics_size(run_dir)  # (before reading: what is appended meanwhile is read next time)
+    size = progress_mark(run_dir)  # (before reading: what is appended meanwhile is read next time)
     try:
         history = api.run_history(run_dir)
         none_kept = None
@@ -49,9 +49,13 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
     if none_kept is not None and not losses:
         raise none_kept
     cached = list(api.checkpoint_scores(run_dir, tasks, cached_only=True)) if history and scores else []
-    finished = not events or isinstance(events[-1], api.RunFinished)
-    return RunRead(str(run_dir), history, losses, held_out, cached, finished,
-                   not finished and _written_lately(run_dir), size)
+    if events:
+        finished = isinstance(events[-1], api.RunFinished)
+        recent = not finished and _written_lately(run_dir)
+    else:  # a Trainer's run (or none of ours): followed until it has ended
+        trainer = api.trainer_progress(run_dir)
+        finished, recent = trainer.ended, not trainer.ended and time.time() - trainer.written < STILL_TRAINING_S
+    return RunRead(str(run_dir), history, losses, held_out, cached, finished, recent, size)
 
 
 @dataclass(frozen=True)
@@ -62,14 +66,14 @@ class CurvesRead:
     whole: bool
     finished: bool
     recent: bool
-    metrics_size: int
+    progress: int  # its progress_mark when read
 
 
 def read_curves(run_dir: str, whole: bool) -> CurvesRead:
     """Read a run's training events (in a worker); OSError where it has no metrics.jsonl to read."""
     from engine import api
 
-    size = metrics_size(run_dir)  # (before reading: what is appended meanwhile is read next time)
+    size = progress_mark(run_dir)  # (before reading: what is appended meanwhile is read next time)
     events = api.read_metrics(run_dir)
     finished = bool(events) and isinstance(events[-1], api.RunFinished)
     return CurvesRead(str(run_dir), events, whole, finished, not finished and _written_lately(run_dir), size)

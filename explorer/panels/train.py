@@ -402,7 +402,7 @@ class TrainPanel(QWidget):
         for ev in read.events[drawn:]:
             self.monitor.show_event(name, ev)
         self.monitor.apply_visibility()
-        self.follower.read(read.run_dir, read.metrics_size, read.finished)
+        self.follower.read(read.run_dir, read.progress, read.finished)
         if read.whole:
             self.status.setText(
                 f"{name}: {len(read.events)} events re-plotted from metrics.jsonl"

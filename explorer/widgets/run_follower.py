@@ -1,6 +1,7 @@
 """Runs followed while they go on: each run's metrics.jsonl is looked at every few seconds (one stat on the
-window's thread, nothing more); when it has grown since it was last read, ``grew`` names the run, for its panel to
-read it again in a worker. A run whose last reading ended with its finish is no longer looked at."""
+window's thread, nothing more; a Hugging Face Trainer's folder: a listing of its checkpoint-N folders); when it has
+grown since it was last read, ``grew`` names the run, for its panel to read it again in a worker. A run whose last
+reading ended with its finish is no longer looked at."""
 
 from __future__ import annotations
 
@@ -11,27 +12,28 @@ from PySide6.QtCore import QObject, QTimer, Signal
 FOLLOW_MS = 5_000  # how often a run that has not finished is looked at for more
 
 
-def metrics_size(run_dir: str | Path) -> int:
-    """The size of a run's metrics.jsonl now (-1: none)."""
-    from engine.api import METRICS
+def progress_mark(run_dir: str | Path) -> int:
+    """What grows as a run goes on: the size of its metrics.jsonl; for a Hugging Face Trainer's folder, which has
+    none, the step of its newest checkpoint whose trainer_state.json is written (-1: neither)."""
+    from engine.api import METRICS, trainer_progress
 
     try:
         return (Path(run_dir) / METRICS).stat().st_size
     except OSError:
-        return -1
+        return trainer_progress(run_dir).saved_step
 
 
 class RunFollower(QObject):
-    grew = Signal(str)  # a followed run's folder: its metrics.jsonl is not the size it was read at
+    grew = Signal(str)  # a followed run's folder: its progress_mark is not the one it was read at
 
     def __init__(self, parent: QObject | None = None, interval_ms: int = FOLLOW_MS) -> None:
         super().__init__(parent)
-        self._sizes: dict[str, int] = {}  # run folder -> its metrics.jsonl's size when last read
+        self._sizes: dict[str, int] = {}  # run folder -> its progress_mark when last read
         self.timer = QTimer(self, interval=interval_ms)
         self.timer.timeout.connect(self._look)
 
     def read(self, run_dir: str, size: int, finished: bool) -> None:
-        """Run ``run_dir`` was just read, its metrics.jsonl at ``size`` bytes: followed on unless it has finished."""
+        """Run ``run_dir`` was just read at progress mark ``size``: followed on unless it has finished."""
         if finished:
             self._sizes.pop(run_dir, None)
         else:
@@ -57,5 +59,5 @@ class RunFollower(QObject):
 
     def _look(self) -> None:
         for run_dir, size in list(self._sizes.items()):
-            if metrics_size(run_dir) != size:
+            if progress_mark(run_dir) != size:
                 self.grew.emit(run_dir)

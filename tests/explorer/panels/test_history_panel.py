@@ -199,6 +199,43 @@ def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, t
     assert "1 outside the steps 250–750 whose training loss was logged" in panel.title.text()
 
 
+def test_a_trainer_run_still_training_is_followed(qtbot, window, contextual_runs, tmp_path):
+    """A Hugging Face Trainer's run opened while it trains: each checkpoint it saves joins the slider once its
+    trainer_state.json is written (the Trainer writes it after the weights), and once the run has reached its
+    max_steps it is no longer looked at."""
+    import json
+
+    from engine.cli.export import export_hf
+
+    panel = window.history
+    panel.follower.timer.setInterval(50)
+    root = tmp_path / "trainer-live"
+    log: list[dict] = []
+
+    def saved(step: int, state: bool = True) -> None:
+        export_hf(contextual_runs["bert"][0], root / f"checkpoint-{step}")
+        log.append({"loss": 4.0 - step / 1000, "step": step})
+        if state:
+            (root / f"checkpoint-{step}" / "trainer_state.json").write_text(json.dumps(
+                {"global_step": step, "max_steps": 1500, "log_history": log}), encoding="utf-8")
+
+    saved(500)
+    panel.open_run(str(root))
+    qtbot.waitUntil(lambda: "trainer-live (scrubber)" in window.session.models, timeout=60_000)
+    assert [k.step for k in panel.history] == [500] and "still training" in panel.title.text()
+    assert panel.follower.following(str(root))
+    saved(1000, state=False)  # its weights written, its state not yet: not read half-saved
+    qtbot.wait(300)
+    assert [k.step for k in panel.history] == [500]
+    (root / "checkpoint-1000" / "trainer_state.json").write_text(json.dumps(
+        {"global_step": 1000, "max_steps": 1500, "log_history": log}), encoding="utf-8")
+    qtbot.waitUntil(lambda: [k.step for k in panel.history] == [500, 1000], timeout=10_000)
+    assert list(panel.loss.points("loss")[0]) == [500, 1000]
+    saved(1500)
+    qtbot.waitUntil(lambda: not panel.follower.following(), timeout=10_000)
+    assert [k.step for k in panel.history] == [500, 1000, 1500] and "still training" not in panel.title.text()
+
+
 def test_a_folder_without_checkpoints_says_why(qtbot, window, tmp_path):
     panel = window.history
     panel.open_run(str(tmp_path))
