@@ -402,7 +402,11 @@ class TrainPanel(QWidget):
         for ev in read.events[drawn:]:
             self.monitor.show_event(name, ev)
         self.monitor.apply_visibility()
+        watched = self.follower.following(read.run_dir)
         self.follower.read(read.run_dir, read.progress, read.finished)
+        if watched and read.finished and (Path(read.run_dir) / "config.json").is_file():
+            self.session.add_run(read.run_dir)  # it ended while followed: in the library, one double-click away
+            self.status.setText(f"{name} has finished: it is in the model library")
         if read.whole:
             self.status.setText(
                 f"{name}: {len(read.events)} events re-plotted from metrics.jsonl"

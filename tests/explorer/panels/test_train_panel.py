@@ -118,15 +118,16 @@ def test_stopped_run_resumes_and_a_finished_run_replots(qtbot, window, contextua
 def test_a_run_still_training_is_followed_and_shown_again_not_twice(qtbot, window, contextual_runs, tmp_path):
     """A run trained elsewhere (``word2bert-train … &``) is read off the window's thread; while it has not finished
     its curves grow as its metrics.jsonl does, and stop being looked at once it has; showing a run again draws it
-    afresh, not twice."""
+    afresh, not twice; a run that finishes while followed joins the model library."""
     import json
+    import shutil
 
     panel = window.train
     panel.follower.timer.setInterval(50)
     lines = (contextual_runs["gpt"][0] / "metrics.jsonl").read_text().splitlines()
     steps = [i for i, line in enumerate(lines) if json.loads(line)["event"] == "step"]
     live = tmp_path / "elsewhere" / "gpt-live"
-    live.mkdir(parents=True)
+    shutil.copytree(contextual_runs["gpt"][0], live)
     (live / "metrics.jsonl").write_text("\n".join(lines[: steps[1] + 1]) + "\n")
     drawn = lambda: len(panel.loss_plot.points("gpt-live")[0]) if "gpt-live" in panel.loss_plot.buffers else 0  # noqa: E731
     panel.show_run_curves(str(live))
@@ -137,6 +138,7 @@ def test_a_run_still_training_is_followed_and_shown_again_not_twice(qtbot, windo
     qtbot.waitUntil(lambda: drawn() == 3, timeout=10_000)
     (live / "metrics.jsonl").write_text("\n".join(lines) + "\n")  # and it finished
     qtbot.waitUntil(lambda: not panel.follower.following(), timeout=10_000)
+    assert window.session.recent[0] == str(live) and "has finished" in panel.status.text()
     assert list(panel.loss_plot.points("gpt-live")[0]) == [
         json.loads(lines[i])["step"] for i in steps]  # each step once: the half-written line read when whole
     assert any(name.startswith("gpt-live ") for name in panel.eval_plot.styles)
