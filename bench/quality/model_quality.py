@@ -45,6 +45,17 @@ def wic_by_layer(handle: object, train_pairs: int) -> tuple[list[float], int]:
     return dev, int(np.argmax(train))
 
 
+def written_with() -> str:
+    """The command line the model-quality section says it was written with ("" where there is none)."""
+    results = results_file(__file__)
+    body = section(results.read_text(encoding="utf-8"), "model-quality") if results.exists() else None
+    command = "`python bench/quality/model_quality.py"
+    if not body or command not in body:
+        return ""
+    start = body.index(command)
+    return body[start:body.index("`", start + 1)]
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", default=",".join(default_models()))
@@ -57,6 +68,10 @@ def main() -> None:
                    help="re-run only --models (a default checkpoint replaced, say): their rows are replaced in the "
                         "section written before, every other row and its text kept")
     args = p.parse_args()
+    for flag, given in (("--kn3", args.kn3), ("--wic", args.wic)):
+        if args.keep_rows and not given and flag in written_with():
+            p.error(f"the section was written with {flag}: re-run its rows with {flag} too (else the rows re-run "
+                    f"lose what {flag} adds, and the table mixes rows with it and without)")
     names = [n for n in (args.models + "," + args.extra).split(",") if n]
     tmp = None
     if args.kn3:

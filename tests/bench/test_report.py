@@ -87,3 +87,22 @@ def test_rows_re_run_alone_replace_theirs_and_keep_the_rest() -> None:
     with pytest.raises(ValueError, match="no row of c"):
         rows_replaced(body, {"c (elmo)": "| c (elmo) | 4 |"}, "")
     assert section(FILE, "quality") is None
+
+
+def test_rows_re_run_alone_must_be_measured_as_the_section_was(tmp_path, monkeypatch, capsys) -> None:
+    """A section written with --kn3 (its perplexity after the slash) and --wic: a row re-run without them would
+    lose those columns, so --keep-rows refuses before measuring anything."""
+    import sys
+
+    import bench.quality.model_quality as model_quality
+
+    results = tmp_path / "RESULTS.md"
+    results.write_text(replaced("# Results\n", "model-quality",
+                                "`python bench/quality/model_quality.py --kn3 --wic`. Prose.\n\n| model |\n|---|\n"))
+    monkeypatch.setattr(model_quality, "results_file", lambda _script: results)
+    assert model_quality.written_with() == "`python bench/quality/model_quality.py --kn3 --wic"
+    for argv in (["--keep-rows", "--wic"], ["--keep-rows", "--kn3"]):
+        monkeypatch.setattr(sys, "argv", ["model_quality.py", "--models", "gpt-tiny", *argv])
+        with pytest.raises(SystemExit):
+            model_quality.main()
+        assert "the section was written with" in capsys.readouterr().err
