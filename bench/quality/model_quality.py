@@ -105,10 +105,10 @@ def main() -> None:
         caps = handle.capabilities
         senses = wic = cloze = ppl = "—"
         if api.Capability.SENTENCE_SCORE in caps and api.Capability.MASKED_LM not in caps:
-            closed = perplexity_per_word(handle, heldout)
-            ppl = f"{closed['perplexity_per_word']:.1f}"
-            if closed["unknown_words"]:
-                ppl += f" ({perplexity_per_word(handle, heldout, spelling)['perplexity_per_word']:.1f} spelled)"
+            both = perplexity_per_word(handle, heldout, spelling)  # (its own vocabulary's and the open one, at once)
+            ppl = f"{both['closed_perplexity_per_word']:.1f}"
+            if both["unknown_words"]:
+                ppl += f" ({both['perplexity_per_word']:.1f} spelled)"
             if in_vocab:
                 ppl += f" / {perplexity_per_word(handle, in_vocab)['perplexity_per_word']:.1f}"
         if api.Capability.CONTEXTUAL in caps:

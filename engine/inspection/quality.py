@@ -254,10 +254,11 @@ def perplexity_per_word(handle: Any, sentences: list[str], spelling: Spelling | 
     its pieces cost; word models' end-of-sentence event (</s>) is left out, since GPT predicts none — both
     then score exactly the sentence's words. With ``spelling``, a word-level model pays for each word it
     scored as <unk> the cost of spelling it out (``Spelling``): open vocabulary, every model predicting the
-    same text. A masked LM's pseudo-likelihood is not a probability: refused."""
+    same text (and ``closed_perplexity_per_word`` is the figure without it, from the same pass). A masked LM's
+    pseudo-likelihood is not a probability: refused."""
     if Capability.SENTENCE_SCORE not in handle.capabilities or Capability.MASKED_LM in handle.capabilities:
         raise Unsupported(f"{handle.name} ({handle.kind}) is not a left-to-right language model: no perplexity")
-    total = 0.0
+    total = spelled = 0.0
     words = unknown = 0
     for sentence in sentences:
         check_cancelled("the perplexity")
@@ -272,9 +273,12 @@ def perplexity_per_word(handle: Any, sentences: list[str], spelling: Spelling | 
             total += lp
             if unk:
                 unknown += 1
-                total += spelling.logprob(token) if spelling is not None else 0.0
+                spelled += spelling.logprob(token) if spelling is not None else 0.0
         words += n
     if not words:
         raise Unsupported("no sentences to score")
-    return {"perplexity_per_word": float(np.exp(-total / words)), "words": float(words),
-            "unknown_words": float(unknown)}
+    scores = {"perplexity_per_word": float(np.exp(-(total + spelled) / words)), "words": float(words),
+              "unknown_words": float(unknown)}
+    if spelling is not None:  # (the same pass: its own vocabulary's figure, with <unk> at its one probability)
+        scores["closed_perplexity_per_word"] = float(np.exp(-total / words))
+    return scores

@@ -146,7 +146,9 @@ def test_open_vocabulary_perplexity_charges_a_word_model_for_spelling_the_words_
     # the same words, one of them now paid for letter by letter
     expected = math.exp(-(-math.log(closed["perplexity_per_word"]) * 3 + spelling.logprob("zqxvwy")) / 3)
     assert opened["perplexity_per_word"] == pytest.approx(expected)
-    assert perplexity_per_word(ngram, [known], spelling) == perplexity_per_word(ngram, [known])
+    assert opened["closed_perplexity_per_word"] == closed["perplexity_per_word"]  # (both from the one pass)
+    both, alone = perplexity_per_word(ngram, [known], spelling), perplexity_per_word(ngram, [known])
+    assert both["perplexity_per_word"] == both["closed_perplexity_per_word"] == alone["perplexity_per_word"]
 
 
 def test_masked_word_scores_mask_one_word_per_sentence_and_count_the_models_hits(contextual_runs):
