@@ -1,0 +1,89 @@
+"""Left-to-right language models side by side, by the rule their continued runs are declared with (assets/checkpoints/
+README.md): perplexity per word on the held-out sentences of the default corpus — in the model's own vocabulary and
+open vocabulary (a word-level model pays for spelling each word it does not know, as GPT pays for its pieces) — and
+sense separation by layer. The candidate chosen is the one with the lowest open-vocabulary perplexity among those
+whose sense separation at their best layer reaches ``--min-senses`` (the guard declared with the run); the cloze set
+is not scored: it is never used to choose.
+
+    python bench/studies/language_models.py --name shipped=elmo-tiny --name run=runs/elmo-tiny-on3 \
+        [--name slim=FOLDER ...] [--min-senses 0.55] [--section KEY --title TITLE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import numpy as np  # noqa: E402
+
+from bench._report import machine, write_section  # noqa: E402
+from engine import api  # noqa: E402
+from engine.inspection.quality import Spelling, perplexity_per_word, sense_separation  # noqa: E402
+
+
+class Scored(NamedTuple):
+    label: str
+    model: str
+    own: float  # perplexity per word in its own vocabulary (every unknown word one <unk>)
+    spelled: float  # open vocabulary
+    unknown: int  # the held-out words it did not know
+    senses: list[float]  # sense separation by layer
+
+
+def chosen(rows: list[Scored], min_senses: float) -> Scored | None:
+    """The lowest open-vocabulary perplexity among the candidates whose best layer separates senses at least
+    ``min_senses`` (None: none does)."""
+    within = [row for row in rows if max(row.senses) >= min_senses]
+    return min(within, key=lambda row: row.spelled) if within else None
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--name", action="append", required=True, help="LABEL=MODEL (a shipped name or a run folder)")
+    p.add_argument("--min-senses", type=float, default=0.0, help="the guard: sense separation at the best layer")
+    p.add_argument("--section", default="language-model-choice", help="the RESULTS.md section to write")
+    p.add_argument("--title", default="Left-to-right language models by the declared rule")
+    args = p.parse_args()
+    held = list(api.corpus_sample("default", n=100_000, part="heldout"))
+    spelling = Spelling({w for s in api.corpus_sample("default", n=10**9, part="train") for w in api.word_tokenize(s)})
+    rows = []
+    for spec in args.name:
+        label, _, model = spec.partition("=")
+        handle = api.load(model)
+        both = perplexity_per_word(handle, held, spelling)
+        senses = [float(x) for x in sense_separation(handle)]
+        rows.append(Scored(label, model, both["closed_perplexity_per_word"], both["perplexity_per_word"],
+                           int(both["unknown_words"]), senses))
+        print(f"{label}: {rows[-1].own:.1f} per word ({rows[-1].spelled:.1f} open vocabulary); senses "
+              f"{max(senses):.3f} at layer {int(np.argmax(senses))}", flush=True)
+        api.release_memory()
+    best = chosen(rows, args.min_senses)
+    words = int(both["words"])
+    lines = [f"## {args.title}", "",
+             f"`python bench/studies/language_models.py {shlex.join(sys.argv[1:])}`: perplexity per word on the "
+             f"{len(held):,} held-out sentences of the default corpus ({words:,} words; sub-word pieces summed, no "
+             "end-of-sentence event), in each model's own vocabulary and open vocabulary (each word a word-level "
+             "model does not know paid for by the character bigram model of the train part's word types), and sense "
+             "separation by layer (the sense set, leave-one-out). Chosen: the lowest open-vocabulary perplexity whose "
+             f"sense separation at its best layer is at least {args.min_senses:g}.",
+             f"Machine: {machine()}", "",
+             "| candidate | model | per word, own vocabulary | open vocabulary | unknown words | "
+             "sense separation by layer (best) |",
+             "|---|---|---:|---:|---:|---|"]
+    for row in rows:
+        mark = " **chosen**" if row is best else ("" if max(row.senses) >= args.min_senses else " (below the guard)")
+        layer = int(np.argmax(row.senses))
+        lines.append(f"| {row.label}{mark} | {row.model} | {row.own:.1f} | {row.spelled:.1f} | {row.unknown:,} | "
+                     f"{', '.join(f'{x:.3f}' for x in row.senses)} ({row.senses[layer]:.3f} at {layer}) |")
+    body = "\n".join(lines)
+    print(body)
+    write_section(args.section, body)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+"""bench/studies/language_models.py chooses by the declared rule: the lowest open-vocabulary perplexity among the
+candidates that clear the sense-separation guard; none where none does."""
+
+from bench.studies.language_models import Scored, chosen
+
+
+def test_the_lowest_open_vocabulary_perplexity_above_the_guard_is_chosen() -> None:
+    shipped = Scored("shipped", "elmo-tiny", 145.8, 255.8, 9000, [0.467, 0.642, 0.534])
+    better = Scored("run", "runs/on3", 140.0, 250.0, 9000, [0.467, 0.630, 0.520])
+    forgot = Scored("forgot", "runs/x", 120.0, 200.0, 9000, [0.467, 0.540, 0.500])  # lower, but senses lost
+    closed_only = Scored("closed", "runs/y", 100.0, 260.0, 9000, [0.467, 0.700, 0.600])  # its own vocabulary only
+    assert chosen([shipped, better, forgot, closed_only], 0.55) is better
+    assert chosen([shipped, forgot], 0.55) is shipped
+    assert chosen([forgot], 0.55) is None
+    assert chosen([shipped, forgot], 0.0) is forgot
