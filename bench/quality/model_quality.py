@@ -158,8 +158,9 @@ def main() -> None:
         import datetime
 
         before = section(results_file(__file__).read_text(encoding="utf-8"), "model-quality") or ""
-        note = (f"Rows re-run alone on {datetime.date.today()} (`--models {','.join(names)} --keep-rows"
-                + (" --wic" if args.wic else "") + f"`, {machine()}): {', '.join(keys)}.")
+        note = (f"Rows re-run alone on {datetime.date.today()} (`--models {args.models} --keep-rows"
+                + (" --kn3" if args.kn3 else "") + (" --wic" if args.wic else "") + f"`, {machine()}): "
+                + f"{', '.join(keys)}.")
         body = rows_replaced(before, keys, note)
     print(body)
     write_section("model-quality", body)
