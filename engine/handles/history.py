@@ -191,6 +191,18 @@ class TrainerProgress:
     written: float  # when its newest trainer_state.json was written (seconds since the epoch; 0: none)
 
 
+def trainer_saved_step(run_dir: str | Path) -> int:
+    """The step of a Trainer run's newest checkpoint-N whose trainer_state.json is written (-1: none): a listing
+    and a stat or two, nothing read (the Run history looks at it every few seconds, on the window's thread)."""
+    run = Path(run_dir)
+    try:
+        names = [f.name for f in run.iterdir()] if run.is_dir() else []
+    except OSError:
+        names = []
+    steps = sorted((int(m.group(1)) for name in names if (m := _TRAINER.match(name))), reverse=True)
+    return next((step for step in steps if (run / f"checkpoint-{step}" / "trainer_state.json").is_file()), -1)
+
+
 def trainer_progress(run_dir: str | Path) -> TrainerProgress:
     """A Trainer writes a checkpoint's trainer_state.json after its weights, and ``save_state`` one in the run folder
     at the end: the run has ended when that one is there, or when its newest checkpoint reached ``max_steps``.
@@ -198,16 +210,10 @@ def trainer_progress(run_dir: str | Path) -> TrainerProgress:
     from engine.checkpoints.reading import read_json
 
     run = Path(run_dir)
-    try:
-        names = [f.name for f in run.iterdir()] if run.is_dir() else []
-    except OSError:
-        names = []
-    steps = sorted((int(m.group(1)) for name in names if (m := _TRAINER.match(name))), reverse=True)
-    newest = next(((step, run / f"checkpoint-{step}" / "trainer_state.json") for step in steps
-                   if (run / f"checkpoint-{step}" / "trainer_state.json").is_file()), None)
-    if (run / "trainer_state.json").is_file() or newest is None:
-        return TrainerProgress(newest[0] if newest else -1, True, 0.0)
-    step, path = newest
+    step = trainer_saved_step(run)
+    if (run / "trainer_state.json").is_file() or step < 0:
+        return TrainerProgress(step, True, 0.0)
+    path = run / f"checkpoint-{step}" / "trainer_state.json"
     try:
         state, written = read_json(path), path.stat().st_mtime
     except (CheckpointError, OSError):

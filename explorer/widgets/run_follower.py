@@ -15,12 +15,12 @@ FOLLOW_MS = 5_000  # how often a run that has not finished is looked at for more
 def progress_mark(run_dir: str | Path) -> int:
     """What grows as a run goes on: the size of its metrics.jsonl; for a Hugging Face Trainer's folder, which has
     none, the step of its newest checkpoint whose trainer_state.json is written (-1: neither)."""
-    from engine.api import METRICS, trainer_progress
+    from engine.api import METRICS, trainer_saved_step
 
     try:
         return (Path(run_dir) / METRICS).stat().st_size
     except OSError:
-        return trainer_progress(run_dir).saved_step
+        return trainer_saved_step(run_dir)  # (a listing: no state file read on the window's thread)
 
 
 class RunFollower(QObject):
@@ -28,36 +28,36 @@ class RunFollower(QObject):
 
     def __init__(self, parent: QObject | None = None, interval_ms: int = FOLLOW_MS) -> None:
         super().__init__(parent)
-        self._sizes: dict[str, int] = {}  # run folder -> its progress_mark when last read
+        self._marks: dict[str, int] = {}  # run folder -> its progress_mark when last read
         self.timer = QTimer(self, interval=interval_ms)
         self.timer.timeout.connect(self._look)
 
-    def read(self, run_dir: str, size: int, finished: bool) -> None:
-        """Run ``run_dir`` was just read at progress mark ``size``: followed on unless it has finished."""
+    def read(self, run_dir: str, mark: int, finished: bool) -> None:
+        """Run ``run_dir`` was just read at progress mark ``mark``: followed on unless it has finished."""
         if finished:
-            self._sizes.pop(run_dir, None)
+            self._marks.pop(run_dir, None)
         else:
-            self._sizes[run_dir] = size
+            self._marks[run_dir] = mark
         self._timer_as_needed()
 
     def forget(self, run_dir: str | None = None) -> None:
         """No longer follow ``run_dir`` (None: any run)."""
         if run_dir is None:
-            self._sizes.clear()
+            self._marks.clear()
         else:
-            self._sizes.pop(run_dir, None)
+            self._marks.pop(run_dir, None)
         self._timer_as_needed()
 
     def following(self, run_dir: str | None = None) -> bool:
-        return bool(self._sizes) if run_dir is None else run_dir in self._sizes
+        return bool(self._marks) if run_dir is None else run_dir in self._marks
 
     def _timer_as_needed(self) -> None:
-        if not self._sizes:
+        if not self._marks:
             self.timer.stop()
         elif not self.timer.isActive():
             self.timer.start()
 
     def _look(self) -> None:
-        for run_dir, size in list(self._sizes.items()):
-            if progress_mark(run_dir) != size:
+        for run_dir, mark in list(self._marks.items()):
+            if progress_mark(run_dir) != mark:
                 self.grew.emit(run_dir)

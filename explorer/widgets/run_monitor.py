@@ -150,9 +150,6 @@ class RunMonitor(QSplitter):
         """The empty loss plot's note once no run is preparing (a run that ends before its first loss)."""
         self.loss_plot.set_empty_text(IDLE_NOTE)
 
-    def forget_smoothing(self, name: str) -> None:
-        self.loss_plot.smoother.forget(name)
-
     def hidden(self) -> set[str]:
         return {self.runs.item(i).text() for i in range(self.runs.count())
                 if self.runs.item(i).checkState() != Qt.CheckState.Checked}

@@ -10,7 +10,7 @@ def state(folder, **fields):
 
 
 def test_a_trainer_run_has_ended_at_its_max_steps_or_when_its_folder_holds_the_final_state(tmp_path):
-    from engine.api import trainer_progress
+    from engine.api import trainer_progress, trainer_saved_step
 
     assert astuple(trainer_progress(tmp_path / "none")) == (-1, True, 0.0)  # no run: nothing to follow
     run = tmp_path / "run"
@@ -21,6 +21,7 @@ def test_a_trainer_run_has_ended_at_its_max_steps_or_when_its_folder_holds_the_f
     assert now.saved_step == 50 and not now.ended and now.written > 0
     state(run / "checkpoint-100", global_step=100, max_steps=200)
     assert trainer_progress(run).saved_step == 100 and not trainer_progress(run).ended
+    assert trainer_saved_step(run) == 100 and trainer_saved_step(tmp_path / "none") == -1
     state(run, global_step=150, max_steps=200)  # save_state at the end (stopped early, say)
     assert trainer_progress(run).ended
     other = tmp_path / "other"
