@@ -3,7 +3,8 @@ README.md): perplexity per word on the held-out sentences of the default corpus 
 open vocabulary (a word-level model pays for spelling each word it does not know, as GPT pays for its pieces) — and
 sense separation by layer. The candidate chosen is the one with the lowest open-vocabulary perplexity among those
 whose sense separation at their best layer reaches ``--min-senses`` (the guard declared with the run); the cloze set
-is not scored: it is never used to choose.
+is not scored: it is never used to choose. Each candidate's perplexity is also set against the first one's on the same
+sentences, with a paired 95% interval, so that a lead within the noise of the held-out set reads as such.
 
     python bench/studies/language_models.py --name shipped=elmo-tiny --name run=runs/elmo-tiny-on3 \
         [--name slim=FOLDER ...] [--min-senses 0.55] [--section KEY --title TITLE]
@@ -23,7 +24,12 @@ import numpy as np  # noqa: E402
 
 from bench._report import machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.inspection.quality import Spelling, perplexity_per_word, sense_separation  # noqa: E402
+from engine.inspection.quality import (  # noqa: E402
+    Spelling,
+    perplexity_ratio,
+    sense_separation,
+    sentence_logprobs,
+)
 
 
 class Scored(NamedTuple):
@@ -33,6 +39,7 @@ class Scored(NamedTuple):
     spelled: float  # open vocabulary
     unknown: int  # the held-out words it did not know
     senses: list[float]  # sense separation by layer
+    each: np.ndarray | None = None  # each held-out sentence's open-vocabulary log-probability
 
 
 def chosen(rows: list[Scored], min_senses: float) -> Scored | None:
@@ -40,6 +47,16 @@ def chosen(rows: list[Scored], min_senses: float) -> Scored | None:
     ``min_senses`` (None: none does)."""
     within = [row for row in rows if max(row.senses) >= min_senses]
     return min(within, key=lambda row: row.spelled) if within else None
+
+
+def against(row: Scored, first: Scored, words: np.ndarray) -> str:
+    """``row``'s open-vocabulary perplexity over ``first``'s on the same sentences, with its paired 95% interval
+    and whether the difference is beyond the noise of the sentences."""
+    if row is first or row.each is None or first.each is None:
+        return "—"
+    ratio, low, high = perplexity_ratio(row.each, first.each, words)
+    where = "beyond the noise" if high < 1 or low > 1 else "within the noise"
+    return f"×{ratio:.3f} ({low:.3f}–{high:.3f}, {where})"
 
 
 def main() -> None:
@@ -55,30 +72,33 @@ def main() -> None:
     for spec in args.name:
         label, _, model = spec.partition("=")
         handle = api.load(model)
-        both = perplexity_per_word(handle, held, spelling)
+        each = sentence_logprobs(handle, held, spelling)
+        words = each.words
         senses = [float(x) for x in sense_separation(handle)]
-        rows.append(Scored(label, model, both["closed_perplexity_per_word"], both["perplexity_per_word"],
-                           int(both["unknown_words"]), senses))
+        rows.append(Scored(label, model, float(np.exp(-each.own.sum() / words.sum())),
+                           float(np.exp(-each.spelled.sum() / words.sum())), each.unknown, senses, each.spelled))
         print(f"{label}: {rows[-1].own:.1f} per word ({rows[-1].spelled:.1f} open vocabulary); senses "
               f"{max(senses):.3f} at layer {int(np.argmax(senses))}", flush=True)
         api.release_memory()
     best = chosen(rows, args.min_senses)
-    words = int(both["words"])
     lines = [f"## {args.title}", "",
              f"`python bench/studies/language_models.py {shlex.join(sys.argv[1:])}`: perplexity per word on the "
-             f"{len(held):,} held-out sentences of the default corpus ({words:,} words; sub-word pieces summed, no "
+             f"{len(held):,} held-out sentences of the default corpus ({int(words.sum()):,} words; sub-word pieces summed, no "
              "end-of-sentence event), in each model's own vocabulary and open vocabulary (each word a word-level "
              "model does not know paid for by the character bigram model of the train part's word types), and sense "
              "separation by layer (the sense set, leave-one-out). Chosen: the lowest open-vocabulary perplexity whose "
-             f"sense separation at its best layer is at least {args.min_senses:g}.",
+             f"sense separation at its best layer is at least {args.min_senses:g}. Against {rows[0].label}: each "
+             "open-vocabulary perplexity divided by its, on the same sentences, with a paired 95% interval over "
+             "sentences (below 1: lower).",
              f"Machine: {machine()}", "",
-             "| candidate | model | per word, own vocabulary | open vocabulary | unknown words | "
-             "sense separation by layer (best) |",
-             "|---|---|---:|---:|---:|---|"]
+             "| candidate | model | per word, own vocabulary | open vocabulary | against "
+             f"{rows[0].label} | unknown words | sense separation by layer (best) |",
+             "|---|---|---:|---:|---|---:|---|"]
     for row in rows:
         mark = " **chosen**" if row is best else ("" if max(row.senses) >= args.min_senses else " (below the guard)")
         layer = int(np.argmax(row.senses))
-        lines.append(f"| {row.label}{mark} | {row.model} | {row.own:.1f} | {row.spelled:.1f} | {row.unknown:,} | "
+        lines.append(f"| {row.label}{mark} | {row.model} | {row.own:.1f} | {row.spelled:.1f} | "
+                     f"{against(row, rows[0], words)} | {row.unknown:,} | "
                      f"{', '.join(f'{x:.3f}' for x in row.senses)} ({row.senses[layer]:.3f} at {layer}) |")
     body = "\n".join(lines)
     print(body)

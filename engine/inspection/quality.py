@@ -11,14 +11,16 @@
 * ``glove_context_baseline``: the same with no contextual model at all — each occurrence is the mean of
   the GloVe vectors of the words within 10 of it. A contextual model should beat it.
 * ``perplexity_per_word``: a left-to-right language model's perplexity per word, with words a word-level
-  model does not know spelled out by a ``Spelling`` model, so that every model predicts the same text.
+  model does not know spelled out by a ``Spelling`` model, so that every model predicts the same text;
+  ``sentence_logprobs`` keeps its terms sentence by sentence and ``perplexity_ratio`` compares two models on
+  them with a paired interval.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -247,6 +249,48 @@ class Spelling:
         return total
 
 
+class SentenceLogprobs(NamedTuple):
+    """A left-to-right model's log-probabilities sentence by sentence (natural log), so that two models scored on
+    the same sentences can be compared pair by pair: ``own`` in its own vocabulary (<unk> at its one
+    probability), ``spelled`` with each unknown word's spelling paid for too (``own`` where no spelling was
+    given), ``words`` the sentence's word count (word_tokenize's, the same for every model). Sentences with no
+    words are left out."""
+
+    own: np.ndarray
+    spelled: np.ndarray
+    words: np.ndarray
+    unknown: int
+
+
+def sentence_logprobs(handle: Any, sentences: list[str], spelling: Spelling | None = None) -> SentenceLogprobs:
+    """Each sentence's total log-probability under a left-to-right language model (``perplexity_per_word``'s
+    terms, kept apart): sub-word pieces summed, word models' </s> left out. A masked LM is refused."""
+    if Capability.SENTENCE_SCORE not in handle.capabilities or Capability.MASKED_LM in handle.capabilities:
+        raise Unsupported(f"{handle.name} ({handle.kind}) is not a left-to-right language model: no perplexity")
+    own, spelled, counts = [], [], []
+    unknown = 0
+    for sentence in sentences:
+        check_cancelled("the perplexity")
+        n = len(word_tokenize(sentence, lowercase=False))
+        if not n:
+            continue
+        result = handle.score(sentence)
+        flags = result.unknown or (False,) * len(result.tokens)
+        total = spelling_cost = 0.0
+        for token, lp, unk in zip(result.tokens, result.token_logprobs, flags, strict=True):
+            if token == "</s>":
+                continue
+            total += lp
+            if unk:
+                unknown += 1
+                spelling_cost += spelling.logprob(token) if spelling is not None else 0.0
+        own.append(total)
+        spelled.append(total + spelling_cost)
+        counts.append(n)
+    return SentenceLogprobs(np.asarray(own, dtype=np.float64), np.asarray(spelled, dtype=np.float64),
+                            np.asarray(counts, dtype=np.int64), unknown)
+
+
 def perplexity_per_word(handle: Any, sentences: list[str], spelling: Spelling | None = None) -> dict[str, float]:
     """Perplexity per word of a left-to-right language model over ``sentences``: exp of minus the total
     log-probability of their words divided by their number of words (word_tokenize's count, the same
@@ -256,29 +300,27 @@ def perplexity_per_word(handle: Any, sentences: list[str], spelling: Spelling | 
     scored as <unk> the cost of spelling it out (``Spelling``): open vocabulary, every model predicting the
     same text (and ``closed_perplexity_per_word`` is the figure without it, from the same pass). A masked LM's
     pseudo-likelihood is not a probability: refused."""
-    if Capability.SENTENCE_SCORE not in handle.capabilities or Capability.MASKED_LM in handle.capabilities:
-        raise Unsupported(f"{handle.name} ({handle.kind}) is not a left-to-right language model: no perplexity")
-    total = spelled = 0.0
-    words = unknown = 0
-    for sentence in sentences:
-        check_cancelled("the perplexity")
-        n = len(word_tokenize(sentence, lowercase=False))
-        if not n:
-            continue
-        result = handle.score(sentence)
-        flags = result.unknown or (False,) * len(result.tokens)
-        for token, lp, unk in zip(result.tokens, result.token_logprobs, flags, strict=True):
-            if token == "</s>":
-                continue
-            total += lp
-            if unk:
-                unknown += 1
-                spelled += spelling.logprob(token) if spelling is not None else 0.0
-        words += n
+    each = sentence_logprobs(handle, sentences, spelling)
+    words = int(each.words.sum())
     if not words:
         raise Unsupported("no sentences to score")
-    scores = {"perplexity_per_word": float(np.exp(-(total + spelled) / words)), "words": float(words),
-              "unknown_words": float(unknown)}
+    scores = {"perplexity_per_word": float(np.exp(-each.spelled.sum() / words)), "words": float(words),
+              "unknown_words": float(each.unknown)}
     if spelling is not None:  # (the same pass: its own vocabulary's figure, with <unk> at its one probability)
-        scores["closed_perplexity_per_word"] = float(np.exp(-total / words))
+        scores["closed_perplexity_per_word"] = float(np.exp(-each.own.sum() / words))
     return scores
+
+
+def perplexity_ratio(a: np.ndarray, b: np.ndarray, words: np.ndarray) -> tuple[float, float, float]:
+    """How a's perplexity per word compares with b's on the same sentences (``a``, ``b``: each sentence's
+    log-probability; ``words``: its word count): the ratio a / b and its 95% interval, paired over sentences
+    (what a sentence costs both models cancels; the sentence, not the word, is the unit resampled, since a
+    sentence's words are not independent). The log ratio is a ratio of sums, its standard error by the
+    delta method."""
+    if len(words) < 2:
+        raise Unsupported("a paired interval needs two sentences or more")
+    diff = b - a  # a's extra cost in nats, sentence by sentence
+    per_word = diff.sum() / words.sum()  # log(ppl_a / ppl_b)
+    spread = (diff - per_word * words).std(ddof=1)
+    half = 1.96 * spread * np.sqrt(len(words)) / words.sum()
+    return float(np.exp(per_word)), float(np.exp(per_word - half)), float(np.exp(per_word + half))

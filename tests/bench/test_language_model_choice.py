@@ -13,3 +13,20 @@ def test_the_lowest_open_vocabulary_perplexity_above_the_guard_is_chosen() -> No
     assert chosen([shipped, forgot], 0.55) is shipped
     assert chosen([forgot], 0.55) is None
     assert chosen([shipped, forgot], 0.0) is forgot
+
+
+def test_a_lead_is_set_against_the_first_candidate_with_a_paired_interval() -> None:
+    import numpy as np
+
+    from bench.studies.language_models import against
+
+    rng = np.random.default_rng(0)
+    words = rng.integers(3, 30, size=400)
+    shipped_each = -5.5 * words + rng.normal(0, 3, size=400)  # what each sentence costs the shipped model
+    shipped = Scored("shipped", "gpt-tiny", 0, 0, 0, [0.6], shipped_each)
+    steady = Scored("run", "runs/a", 0, 0, 0, [0.6], shipped_each + 0.05 * words)  # 0.05 nats a word cheaper
+    assert against(steady, shipped, words).startswith("×0.951 (0.951–0.951, beyond the noise")
+    swings = shipped_each + np.where(np.arange(400) % 2 == 0, 10.0, -10.0)  # as much better as worse
+    mixed = against(Scored("run", "runs/b", 0, 0, 0, [0.6], swings), shipped, words)
+    assert mixed.startswith("×1.000 (") and "within the noise" in mixed
+    assert against(shipped, shipped, words) == "—"

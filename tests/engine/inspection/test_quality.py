@@ -174,3 +174,25 @@ def test_masked_word_scores_mask_one_word_per_sentence_and_count_the_models_hits
     assert oracle["masked_top10"] == 1.0
     with pytest.raises(api.Unsupported):
         masked_word_scores(api.load(contextual_runs["gpt"][0]), sentences)
+
+
+def test_a_perplexity_ratio_pairs_sentences_so_a_few_long_ones_do_not_pass_for_many_words() -> None:
+    """Two models that differ on two long sentences only: the interval is the sentences', so it stays wide; with the
+    same difference spread evenly over every word it is as narrow as the difference is steady."""
+    import numpy as np
+
+    from engine.errors import Unsupported
+    from engine.inspection.quality import perplexity_ratio
+
+    words = np.array([10] * 38 + [200, 200])
+    a = -4.0 * words.astype(float)
+    lumped = a.copy()
+    lumped[-2:] -= 40.0  # b pays 80 nats more, all on the two long sentences
+    ratio, low, high = perplexity_ratio(a, lumped, words)
+    assert ratio == pytest.approx(np.exp(-80 / words.sum()))
+    assert low < ratio < high and high - low > 0.02  # 40 sentences, 2 of them differ: not a sure lead
+    even = a - 80.0 * words / words.sum()
+    r2, low2, high2 = perplexity_ratio(a, even, words)
+    assert r2 == pytest.approx(ratio) and high2 - low2 < 1e-9
+    with pytest.raises(Unsupported):
+        perplexity_ratio(a[:1], a[:1], words[:1])
