@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel
 
@@ -28,6 +28,7 @@ class _Buffer:
         self.x = np.empty(256)
         self.y = np.empty(256)
         self.n = 0
+        self.lo, self.hi = np.inf, -np.inf  # the x its points span, kept as they come (x_extent)
 
     def append(self, x: float, y: float) -> None:
         if self.n == len(self.x):
@@ -35,6 +36,7 @@ class _Buffer:
             self.y = np.resize(self.y, 2 * self.n)
         self.x[self.n], self.y[self.n] = x, y
         self.n += 1
+        self.lo, self.hi = min(self.lo, x), max(self.hi, x)
 
     def data(self) -> tuple[np.ndarray, np.ndarray]:
         return self.x[: self.n], self.y[: self.n]
@@ -78,6 +80,9 @@ class _EmptyNote(QLabel):
 
 
 class LossPlot(pg.PlotWidget):
+    # the curves shown changed: points drawn, a curve shown, hidden or forgotten (plots that share one x follow the
+    # x of them all: explorer.widgets.aligned_axes.SharedX)
+    redrawn = Signal()
     """Curves over steps. With nothing drawn yet it says so (``empty_text``) over a grid without numbers,
     instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
 
@@ -282,6 +287,7 @@ class LossPlot(pg.PlotWidget):
             self.removeItem(item)
             self._dirty.discard(name)
         self._show_empty(not self.has_points())
+        self.redrawn.emit()
 
     def remove_curve(self, name: str) -> None:
         """Forget a curve: its points, its look and its item (a no-op for a curve it does not have)."""
@@ -296,6 +302,7 @@ class LossPlot(pg.PlotWidget):
         self._x_scale.pop(name, None)
         self.smoother.forget(name)
         self._show_empty(not self.has_points())
+        self.redrawn.emit()
 
     def clear_curves(self) -> None:
         for item in self.curves.values():
@@ -309,6 +316,7 @@ class LossPlot(pg.PlotWidget):
         self._x_scale.clear()
         self.smoother.forget()
         self._show_empty(True)
+        self.redrawn.emit()
 
     def set_x_scale(self, name: str, factor: float) -> None:
         """Draw curve ``name``'s points at ``factor`` times their x (a run's steps as examples seen: its batch),
@@ -324,6 +332,15 @@ class LossPlot(pg.PlotWidget):
         x, y = self.buffers[name].data()
         factor = self._x_scale.get(name, 1.0)
         return (x * factor if factor != 1.0 else x), y
+
+    def x_extent(self) -> tuple[float, float] | None:
+        """The x the curves shown span, as drawn (scaled: set_x_scale); None while they have no points."""
+        ends = []
+        for name in [*self.curves, *self._waiting]:
+            buffer, factor = self.buffers[name], self._x_scale.get(name, 1.0)
+            if buffer.n:
+                ends.append((buffer.lo * factor, buffer.hi * factor))
+        return (min(lo for lo, _ in ends), max(hi for _, hi in ends)) if ends else None
 
     def redraw_now(self) -> None:
         self._redraw(hidden_too=True)
@@ -348,3 +365,4 @@ class LossPlot(pg.PlotWidget):
             self.curves[name].setData(*self.points(name))
         self._dirty.clear()
         self._show_empty(not self.has_points())
+        self.redrawn.emit()

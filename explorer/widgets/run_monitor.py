@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.widgets.aligned_axes import SharedX
 from explorer.widgets.choices import narrow_choice
 from explorer.widgets.loss_plot import LossPlot
 
@@ -65,6 +66,9 @@ class RunMonitor(QSplitter):
         self.eval_plot = LossPlot(y_label=eval_label, empty_text=f"its {eval_label} metrics, at each evaluation")
         self.extra_plot = LossPlot(y_label="per second" if extra == SPEED else "learning rate",
                                    empty_text="its speed" if extra == SPEED else "its learning rate")
+        # one x for the three, the span of all their curves: a step at one place on each (each autoranged its own
+        # curves: an evaluation at step 20 sat at the left edge of its plot, a third of the way into the loss's)
+        self.shared_x = SharedX(self.loss_plot, self.eval_plot, self.extra_plot)
         self.metric_choice = QComboBox()
         self.metric_choice.setPlaceholderText("after the first evaluation")  # not an empty box to open
         self.metric_choice.setEnabled(False)
@@ -229,7 +233,8 @@ class RunMonitor(QSplitter):
             self._scale_run(name)
         for plot in (self.loss_plot, self.eval_plot, self.extra_plot):
             plot.redraw_now()
-            plot.autoRange()
+            plot.getPlotItem().vb.enableAutoRange(y=True)  # (autoRange() once left y fixed as the curves went on)
+        self.shared_x.follow()  # every curve in sight on the new axis
 
     def redraw_now(self) -> None:
         """Draw what the plots' timers would (screenshots, exports)."""

@@ -140,3 +140,51 @@ def test_the_x_axis_redraws_every_run_as_examples_seen_and_back_without_new_item
     assert list(monitor.loss_plot.curves[names[0]].xData) == [10, 20]
     assert list(monitor.eval_plot.curves[f"{last} accuracy"].xData) == [20]
     assert list(monitor.loss_plot.points(last)[1]) == [3.0, 2.0, 1.0]  # the losses as they were
+
+
+def test_the_three_plots_draw_a_step_at_one_place_and_follow_every_curve_until_the_user_zooms(qtbot):
+    """The loss, the held-out metric and the speed share one x: the span of all their curves (an evaluation at step
+    20 before the first logged loss at step 50 was drawn at the left edge of its plot and a third of the way into
+    the loss's), a step at the same pixel on each. New points widen it; a wheel zoom on one plot holds all three
+    where the user put them; pyqtgraph's "A" button follows the curves again."""
+    from PySide6.QtCore import QPoint, QPointF
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    from engine import api
+    from tests.conftest import settle_layout
+    from tests.explorer.widgets.test_aligned_axes import screen_x
+
+    monitor = RunMonitor("held-out", SPEED, examples_axis=False)
+    qtbot.addWidget(monitor)
+    monitor.resize(800, 900)
+    monitor.show()
+    qtbot.waitExposed(monitor)
+    plots = (monitor.loss_plot, monitor.eval_plot, monitor.extra_plot)
+    monitor.show_event("run", api.EvalMetrics(step=20, metrics={"loss": 8.3}))
+    for step in (50, 100, 120):
+        monitor.show_event("run", _step(step, 12345.5 / step))  # the loss's numbers wider than the metric's
+    monitor.redraw_now()
+    settle_layout()
+    ranges = [plot.getPlotItem().viewRange()[0] for plot in plots]
+    assert ranges[0] == ranges[1] == ranges[2] and ranges[0][0] < 20 and ranges[0][1] > 120
+    for step in (20, 50, 120):
+        xs = [screen_x(plot, step) for plot in plots]
+        assert max(xs) - min(xs) <= 1, (step, xs)
+    monitor.show_event("run", _step(400, 30.0))  # the run goes on: all three follow it
+    monitor.redraw_now()
+    assert all(plot.getPlotItem().viewRange()[0][1] > 400 for plot in plots)
+
+    view = monitor.eval_plot.viewport()  # the user zooms into the held-out metric with the wheel
+    at = QPointF(view.width() / 2, view.height() / 2)
+    QApplication.sendEvent(view, QWheelEvent(at, QPointF(view.mapToGlobal(at.toPoint())), QPoint(0, 0),
+                                             QPoint(0, 240), Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier,
+                                             Qt.ScrollPhase.NoScrollPhase, False))
+    zoomed = monitor.eval_plot.getPlotItem().viewRange()[0]
+    assert zoomed[1] - zoomed[0] < 380 and monitor.loss_plot.getPlotItem().viewRange()[0] == zoomed
+    monitor.show_event("run", _step(800, 20.0))  # a new point does not pull the zoomed view away
+    monitor.redraw_now()
+    assert all(plot.getPlotItem().viewRange()[0] == zoomed for plot in plots)
+    monitor.extra_plot.getPlotItem().autoBtnClicked()  # "A" on another plot: every curve in sight again
+    assert all(plot.getPlotItem().viewRange()[0][1] > 800 for plot in plots)
+    assert all(plot.getPlotItem().viewRange()[0][0] < 20 for plot in plots)
