@@ -101,8 +101,7 @@ class SharedX:
         low, high = min(lo for lo, _ in ends), max(hi for _, hi in ends)
         if low == high:  # one step so far: a span around it, not a view of zero width
             low, high = low - 0.5, high + 0.5
-        for plot in self.plots:  # (share_x moves the others to the first's range; each then has its own call)
-            plot.getPlotItem().vb.setXRange(low, high, padding=self.PADDING)
+        self.plots[0].getPlotItem().vb.setXRange(low, high, padding=self.PADDING)  # (share_x moves the others)
 
     def _moved_by_hand(self, *_: Any) -> None:
         self.following = False

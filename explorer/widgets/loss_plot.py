@@ -80,11 +80,12 @@ class _EmptyNote(QLabel):
 
 
 class LossPlot(pg.PlotWidget):
+    """Curves over steps. With nothing drawn yet it says so (``empty_text``) over a grid without numbers,
+    instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
+
     # the curves shown changed: points drawn, a curve shown, hidden or forgotten (plots that share one x follow the
     # x of them all: explorer.widgets.aligned_axes.SharedX)
     redrawn = Signal()
-    """Curves over steps. With nothing drawn yet it says so (``empty_text``) over a grid without numbers,
-    instead of made-up axes from 0 to 1; it is never shorter than its y-axis label (\"learning rat\")."""
 
     def __init__(self, parent: Any = None, y_label: str = "loss", empty_text: str = "nothing to draw yet") -> None:
         super().__init__(parent, viewBox=MenuOnDemand())  # (the theme's background: pyqtgraph's default)
