@@ -46,9 +46,10 @@ class SensesEmerging(QWidget):
         self.progress = ProgressBar(maximum=1000, textVisible=True)
         self.plot = LossPlot(y_label="score (0-1)", empty_text="Score the checkpoints to see word senses "
                                                                "emerge as the run trained")
-        # its legend halfway up at the right (it can be dragged): the layers' CKA against the last checkpoint runs
-        # along the top, near 1, the senses' scores below the middle, guessing's line at the bottom
-        self.plot.legend.anchor(itemPos=(1, 0.5), parentPos=(1, 0.5), offset=(-10, 0))
+        # its legend halfway up at the right to begin with (it moves where the curves leave more room, and can be
+        # dragged): the layers' CKA against the last checkpoint runs along the top, near 1, the senses' scores below
+        # the middle, guessing's line at the bottom
+        self.plot.legend.place((1, 0.5))
         self.marker = pg.InfiniteLine(angle=90, movable=False)
         self.plot.add_mark(self.marker, MARKER)
         self.marker.setVisible(False)  # the checkpoint shown: none until a run is open

@@ -12,6 +12,7 @@ from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QApplication, QLabel
 
+from explorer.widgets.legend_corner import add_corner_legend, place_legend
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import MenuOnDemand, without_background_cache
 from explorer.widgets.readable import MARKS, readable
@@ -107,7 +108,14 @@ class LossPlot(pg.PlotWidget):
         opaque_grid(self.getPlotItem())
         for axis in ("left", "bottom"):  # 0.35 stays 0.35, not "350 (x0.001)"
             self.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
-        self.legend = self.addLegend(offset=(-10, 10))
+        # in the corner the curves leave emptiest, looked for again once the view has settled after a redraw, a
+        # zoom or a resize (explorer.widgets.legend_corner)
+        self.legend = add_corner_legend(self.getPlotItem())
+        self._legend_timer = QTimer(self, singleShot=True, interval=0)
+        self._legend_timer.timeout.connect(self.place_legend)
+        view = self.getPlotItem().vb
+        for signal in (self.redrawn, view.sigRangeChanged, view.sigResized):
+            signal.connect(self._legend_timer.start)
         self.getPlotItem().setDownsampling(auto=True, mode="peak")
         self.getPlotItem().setClipToView(True)
         self.smoother = Smoother()
@@ -333,6 +341,11 @@ class LossPlot(pg.PlotWidget):
         x, y = self.buffers[name].data()
         factor = self._x_scale.get(name, 1.0)
         return (x * factor if factor != 1.0 else x), y
+
+    def place_legend(self) -> None:
+        """The legend moved to the corner the curves, as drawn, leave emptiest (unless the user dragged it)."""
+        if self.isVisible():
+            place_legend(self.legend, self.getPlotItem().vb, [item.getData() for item in self.curves.values()])
 
     def x_extent(self) -> tuple[float, float] | None:
         """The x the curves shown span, as drawn (scaled: set_x_scale); None while they have no points."""
