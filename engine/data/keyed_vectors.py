@@ -63,6 +63,14 @@ class StaticVectors:
                 return v
         raise UnknownWord(word, self.name)
 
+    def count(self, word: str) -> int | None:
+        """How often the model saw ``word`` in training: None where it kept no counts, 0 for a word it does not
+        have."""
+        if self.counts is None:
+            return None
+        i = self.words.find(word)
+        return 0 if i is None else int(self.counts[i])
+
     def _unit(self, word: str) -> np.ndarray:
         v = self.vector(word)
         return v / max(float(np.linalg.norm(v)), 1e-12)

@@ -165,6 +165,11 @@ class BaseHandle:
         """Whether its static neighbours can leave out rare words (it kept how often it saw each word)."""
         return self._vectors is not None and self._vectors.counts is not None
 
+    def word_count(self, word: str) -> int | None:
+        """How often it saw ``word`` in training (0: never), or None where it kept no counts (GloVe 6B, a vectors
+        file): a static vector learned from a few dozen sentences means far less than one learned from thousands."""
+        return self.static_vectors().count(self._word(word))
+
     def contextual_vectors(self, sentence: str) -> ContextVectors:
         """For a static model: its one vector per word as a single layer (zeros for unknown words)."""
         vec = self.static_vectors()

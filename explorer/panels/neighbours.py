@@ -188,8 +188,13 @@ class NeighboursPanel(QWidget):
         self.seen.setToolTip(SEEN_HELP if counted else f"{name} kept no counts of its words: every word is shown.")
         among = f"; words it saw {seen} times or more in training" if counted and seen > 1 else ""
         if analogy is None:
-            self.runner.submit(lambda: (f"Nearest words to “{word}” in {name} (cosine similarity{among})",
-                                        handle.static_neighbours(word, k, min_count=seen)))
+            def nearest() -> tuple[str, Any]:
+                near = handle.static_neighbours(word, k, min_count=seen)  # (first: an unknown word says so)
+                count = handle.word_count(word) if counted else None
+                itself = "" if count is None else f"; “{word}” itself seen {count:,} times"
+                return f"Nearest words to “{word}” in {name} (cosine similarity{among}{itself})", near
+
+            self.runner.submit(nearest)
         else:
             a, b, c = analogy
             what = (f"{b} − {a} + {c} in {name}: the nearest words to that sum (cosine; the three words left out"

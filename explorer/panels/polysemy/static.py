@@ -22,6 +22,15 @@ from explorer.widgets.table_fill import fresh_rows
 from explorer.widgets.whole_entries import WholeEntries
 
 
+def seen_prefix(word: str, count: int | None) -> str:
+    """How often a model saw the word, before its neighbours, where it kept counts: "bat" seen 31 times in
+    word2vec's corpus has neighbours that mean little beside "bank" seen 2,000 times, and the audience should know
+    which they are looking at (first, so a talk's one-line row, cut at its end, still shows it)."""
+    if count is None:
+        return ""
+    return f"(“{word}” never seen in training) " if count == 0 else f"(“{word}” seen {count:,}×) "
+
+
 class StaticNeighbours(QGroupBox):
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__("Static vectors", parent)
@@ -107,7 +116,8 @@ class StaticNeighbours(QGroupBox):
                        "little); change it in the Neighbours tab." if seen > 1 and h.word_counts_known() else "")
                 try:
                     near = h.static_neighbours(word, 8, min_count=seen)
-                    rows.append((h.name, ", ".join(f"{n.word} {n.similarity:.2f}" for n in near), why))
+                    listed = ", ".join(f"{n.word} {n.similarity:.2f}" for n in near)
+                    rows.append((h.name, seen_prefix(word, h.word_count(word)) + listed, why))
                 except Word2BertError as e:
                     rows.append((h.name, explain(e), ""))
             return rows

@@ -142,5 +142,7 @@ def test_neighbours_can_leave_out_words_seen_too_rarely(runs):
         w2v.static_neighbours("banana", 5, min_count=0)
     plain = StaticVectors(list(words), w2v.static_vectors().vectors)  # (a vectors file: no counts)
     assert [w for w, _ in plain.neighbours("banana", 10, min_count=10**9)] == [n.word for n in every[:10]]
+    assert w2v.word_count("banana") == seen["banana"] > 0  # how often the word itself was seen
+    assert w2v.word_count("qqzzxxwv") == 0 and plain.count("banana") is None  # never seen; no counts kept
     nnlm = api.load(runs["nnlm"][0])  # (its vectors leave out <unk>, <s>, </s>: the counts follow them)
     assert nnlm.word_counts_known() and len(nnlm.static_vectors().counts) == len(nnlm.static_vectors().words)

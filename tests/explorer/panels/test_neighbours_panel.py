@@ -155,6 +155,15 @@ def test_rare_words_are_left_out_of_static_neighbours_unless_asked(qtbot, window
     assert panel.seen.text() == "every word"
     assert {"zach", "braff"} <= {panel.table.item(r, 0).text() for r in range(panel.table.rowCount())}
     assert "zach" in lens.table.item(0, 1).text() and not lens.table.item(0, 1).toolTip()
+    # how often the word itself was seen, before its neighbours: "bat", seen a few dozen times, has neighbours that
+    # mean little beside "star"'s
+    handle = window.session.models["word2vec-sgns"]
+    seen = {word: handle.word_count(word) for word in ("star", "bat")}
+    assert seen["bat"] < seen["star"] // 10
+    assert f"“star” itself seen {seen['star']:,} times" in panel.message.text()
+    with qtbot.waitSignal(lens.runner.finished, timeout=30_000):
+        lens.query("bat")
+    assert lens.table.item(0, 1).text().startswith(f"(“bat” seen {seen['bat']:,}×) ")
     SHOTS.mkdir(parents=True, exist_ok=True)
     window.grab().save(str(SHOTS / "neighbours-every-word.png"))
 
@@ -165,4 +174,4 @@ def test_a_model_without_counts_shows_every_word_and_says_why(qtbot, window):
     with qtbot.waitSignal(panel.runner.finished, timeout=30_000):
         panel.word.setText("star")
     assert not panel.seen.isEnabled() and "kept no counts" in panel.seen.toolTip()
-    assert "times or more" not in panel.message.text()
+    assert "times or more" not in panel.message.text() and "itself seen" not in panel.message.text()
