@@ -436,7 +436,7 @@ class MainWindow(QMainWindow):
         # nor a queued corpus index: a stopped build ends as failed, and that starts the next one waiting (the chaos
         # bench's quiet moments found index builds still running after six rounds of Stop-all)
         self.polysemy.indexer.cancel_index()
-        for panel in (self.history, self.train):  # no run followed, no checkpoint scoring goes on
+        for panel in (self.history, self.train, self.finetune):  # no run followed, no checkpoint scoring goes on
             panel.shutdown()
         stop_queries()  # a long query (a corpus-wide statistic, a big model's forward) stops at its next step
         jobs = self.running_jobs()

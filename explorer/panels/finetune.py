@@ -12,6 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QListWidget,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.curves import CurvesPanel
+from explorer.panels.shown_runs import ShownRuns
 from explorer.session import Session
 from explorer.tasks import TaskRunner, query_pool
 from explorer.training_process import ProcessTrainJob, retire
@@ -70,6 +72,9 @@ class FinetunePanel(QWidget):
         self.stop.setEnabled(False)
         self.ablation = QPushButton("Ablation")
         self.ablation.setToolTip("pretrained-full, pretrained-frozen and from-scratch on the same split, overlaid")
+        self.load_curves = QPushButton("Show a run's curves…")
+        self.load_curves.setToolTip("a fine-tuning run folder (word2bert-finetune's, or one of this tab's): its "
+                                    "loss, validation and learning rate re-plotted; one still training is followed")
         buttons = QHBoxLayout()
         for b in (self.start, self.pause, self.stop, self.ablation):
             buttons.addWidget(b)
@@ -85,6 +90,7 @@ class FinetunePanel(QWidget):
         left = QVBoxLayout()
         left.addWidget(self.form)
         left.addLayout(buttons)
+        left.addWidget(self.load_curves)
         left.addWidget(self.progress)
         left.addWidget(self.status)
         left.addWidget(QLabel("Queued:"))
@@ -126,6 +132,11 @@ class FinetunePanel(QWidget):
         self.load_runner = TaskRunner(self)
         self.load_runner.finished.connect(self._loaded)
         self.load_runner.failed.connect(self.try_it.show_error)
+        # runs shown from their folders (a finished run re-plotted, one fine-tuning elsewhere followed)
+        self.shown_runs = ShownRuns(self.monitor, self, lambda: set(self.records))
+        self.shown_runs.message.connect(self.status.setText)
+        self.shown_runs.ended.connect(self.session.add_run)
+        self.load_curves.clicked.connect(self._choose_curves)
         session.modelsChanged.connect(self._models_changed)
         self._models_changed()
 
@@ -170,6 +181,27 @@ class FinetunePanel(QWidget):
     @property
     def busy(self) -> bool:
         return self.job is not None and self.job.running
+
+    def _choose_curves(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "A fine-tuning run folder (its metrics.jsonl is re-plotted)")
+        if path:
+            self.show_run_curves(path)
+
+    def show_run_curves(self, run_dir: str) -> None:
+        """Re-plot a fine-tuning run from its metrics.jsonl beside this tab's runs, read in a worker; one still
+        training (``word2bert-finetune … &``) is followed: its curves grow."""
+        own = next((run for run in self.records.values() if Path(run.out).resolve() == Path(run_dir).resolve()
+                    and run.name in self.monitor.events), None)
+        if own is not None:  # one of this tab's runs: on the plots already (not drawn twice)
+            self.monitor.tick(own.name)
+            self.status.setText(f"{own.name} is one of this tab's runs: its curves are on the plots"
+                                + (" and drawn as it goes" if own is self.current and self.busy else ""))
+            return
+        self.shown_runs.show(run_dir)
+
+    def shutdown(self) -> None:
+        """The app closes (or stops every job): no run is followed any more."""
+        self.shown_runs.forget()
 
     # ------------------------------------------------------------ queue
 

@@ -22,12 +22,11 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.failures import explain
-from explorer.panels.run_reading import CurvesRead, read_curves
+from explorer.panels.shown_runs import ShownRuns
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.training_process import ProcessTrainJob, retire
 from explorer.widgets.progress_bar import ProgressBar
-from explorer.widgets.run_follower import RunFollower
 from explorer.widgets.run_monitor import SPEED, RunMonitor, finished_text
 from explorer.widgets.settings_form import SettingsForm
 
@@ -141,12 +140,11 @@ class TrainPanel(QWidget):
         self.open_run.clicked.connect(lambda: self.session.load(self.run_dir))
         self.resume.clicked.connect(self.resume_run)
         self.load_curves.clicked.connect(self._choose_curves)
-        self._curves = TaskRunner(self)  # a run's metrics.jsonl, read off the window's thread
-        self._curves.finished.connect(self._curves_read)
-        self._curves.failed.connect(lambda message: self.status.setText(f"cannot read the run's metrics: {message}"))
-        self._shown: dict[str, str] = {}  # a shown run's folder -> its name in the plots
-        self.follower = RunFollower(self)  # shown runs still training: their curves grow as they go on
-        self.follower.grew.connect(self._read_more)
+        # runs shown from their folders (a finished run re-plotted, one training elsewhere followed)
+        self.shown_runs = ShownRuns(self.monitor, self, lambda: {self.run_name} if self.run_name else set())
+        self.shown_runs.message.connect(self.status.setText)
+        self.shown_runs.ended.connect(self.session.add_run)
+        self.follower = self.shown_runs.follower
 
     def _kind_changed(self, kind: str) -> None:
         """The settings form follows the model family (and its size preset)."""
@@ -372,47 +370,8 @@ class TrainPanel(QWidget):
         if self.job is not None and self.job.running and Path(run_dir).resolve() == Path(self.run_dir).resolve():
             self.status.setText(f"{self.run_name} is training here: its curves are drawn as it goes")
             return
-        self.status.setText(f"reading {Path(run_dir).name}'s metrics.jsonl…")
-        self._curves.submit(lambda: read_curves(run_dir, whole=True))
-
-    def _read_more(self, run_dir: str) -> None:
-        """A followed run's metrics.jsonl grew: read it again (none while a reading is under way: the next look
-        finds it grown still)."""
-        if not self._curves.busy:
-            self._curves.submit(lambda: read_curves(run_dir, whole=False))
-
-    def _name_for(self, run_dir: str) -> str:
-        """A shown run's name in the plots: its folder's, or with its parent's where another shown run has it."""
-        if run_dir in self._shown:
-            return self._shown[run_dir]
-        path = Path(run_dir)
-        taken = set(self._shown.values()) | ({self.run_name} if self.run_name else set())
-        name = path.name if path.name not in taken else f"{path.parent.name}/{path.name}"
-        self._shown[run_dir] = name
-        return name
-
-    def _curves_read(self, read: CurvesRead) -> None:
-        name = self._name_for(read.run_dir)
-        drawn = len(self.monitor.events.get(name, []))
-        whole = read.whole or drawn > len(read.events)  # (its metrics.jsonl written afresh since: drawn afresh)
-        if whole:
-            self.monitor.add_run(name)
-            self.monitor.clear_run(name)
-            drawn = 0
-        for ev in read.events[drawn:]:
-            self.monitor.show_event(name, ev)
-        self.monitor.apply_visibility()
-        watched = self.follower.following(read.run_dir)
-        self.follower.read(read.run_dir, read.progress, read.finished)
-        if watched and read.finished and (Path(read.run_dir) / "config.json").is_file():
-            self.session.add_run(read.run_dir)  # it ended while followed: in the library, one double-click away
-            self.status.setText(f"{name} has finished: it is in the model library")
-        if read.whole:
-            self.status.setText(
-                f"{name}: {len(read.events)} events re-plotted from metrics.jsonl"
-                + (" — still training: its curves follow it" if read.recent else
-                   " — it has not finished (its curves follow it if it goes on)" if not read.finished else ""))
+        self.shown_runs.show(run_dir)
 
     def shutdown(self) -> None:
         """The app closes (or stops every job): no run is followed any more."""
-        self.follower.forget()
+        self.shown_runs.forget()

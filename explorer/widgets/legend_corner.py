@@ -6,6 +6,7 @@ it jumping. A user who drags it keeps it where they put it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,6 +19,9 @@ Corner = tuple[float, float]
 CORNERS: tuple[Corner, ...] = ((1, 0), (0, 0), (1, 1), (0, 1), (1, 0.5), (0, 0.5))
 MARGIN = 10  # px between the legend and the plot's edges
 COLUMN = 2.0  # px: the legend's box is tested every this many columns
+# at most this share of the view's height for the legend: past it its names go in more columns (the Fine-tune tab's
+# plots are a hundred pixels high, and four names, one under another, covered every curve whatever the corner)
+TALLEST = 0.4
 
 
 def crossings(curves: Iterable[tuple[np.ndarray, np.ndarray]], box: tuple[float, float, float, float]) -> int:
@@ -107,4 +111,10 @@ def place_legend(legend: CornerLegend, view: pg.ViewBox, curves: Iterable[tuple[
             in_pixels.append(((np.asarray(x, float) - x0) * (width / (x1 - x0)),
                               (y1 - np.asarray(y, float)) * (height / (y1 - y0))))
     rect = legend.boundingRect()
+    names = len(legend.items)
+    row = rect.height() / math.ceil(names / legend.columnCount)
+    columns = min(names, math.ceil(names / max(1, int(TALLEST * height // row))))
+    if columns != legend.columnCount:
+        legend.setColumnCount(columns)
+        rect = legend.boundingRect()
     legend.place(emptiest_corner(in_pixels, width, height, (rect.width(), rect.height()), legend.corner))

@@ -154,6 +154,12 @@ class RunMonitor(QSplitter):
         """The empty loss plot's note once no run is preparing (a run that ends before its first loss)."""
         self.loss_plot.set_empty_text(IDLE_NOTE)
 
+    def tick(self, name: str) -> None:
+        """Run ``name`` drawn (ticked in the list; itemChanged shows it)."""
+        for i in range(self.runs.count()):
+            if self.runs.item(i).text() == name:
+                self.runs.item(i).setCheckState(Qt.CheckState.Checked)
+
     def hidden(self) -> set[str]:
         return {self.runs.item(i).text() for i in range(self.runs.count())
                 if self.runs.item(i).checkState() != Qt.CheckState.Checked}

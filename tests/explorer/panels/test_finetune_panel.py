@@ -98,6 +98,20 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
     qtbot.waitUntil(lambda: panel.finished_model is not None and panel.try_it.run.currentText() == name,
                     timeout=30_000)
     assert panel.finished_model is panel.records[name].handle and panel.finished_model is not None
+    # a fine-tuning run folder made elsewhere (word2bert-finetune's: a copy of this one) is re-plotted beside the
+    # runs of the tab, with its loss, validation metric and learning rate; this tab's own run is not drawn twice
+    import shutil
+
+    elsewhere = panel.tmp_path / "elsewhere" / "topics-cli"
+    shutil.copytree(panel.records[name].out, elsewhere)
+    panel.show_run_curves(str(elsewhere))
+    qtbot.waitUntil(lambda: "re-plotted" in panel.status.text(), timeout=10_000)
+    assert [panel.runs.item(i).text() for i in range(panel.runs.count())] == [name, "topics-cli"]
+    assert list(panel.loss_plot.points("topics-cli")[0]) == list(panel.loss_plot.points(name)[0])
+    assert list(panel.eval_plot.points("topics-cli accuracy")[1]) == list(panel.eval_plot.points(f"{name} accuracy")[1])
+    assert len(panel.lr_plot.points("topics-cli")[0]) == len(steps)
+    panel.show_run_curves(panel.records[name].out)
+    assert "one of this tab's runs" in panel.status.text() and panel.runs.count() == 2
 
 
 def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):

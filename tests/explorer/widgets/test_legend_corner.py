@@ -114,3 +114,25 @@ def test_a_legend_the_user_dragged_stays_where_they_put_it(qtbot):
     plot.place_legend()
     settle_layout()
     assert legend.dragged and legend.sceneBoundingRect() == where
+
+
+def test_in_a_short_plot_the_names_go_side_by_side_instead_of_covering_its_height(qtbot):
+    """The Fine-tune tab's plots are about a hundred pixels high: four names one under another covered all of it."""
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(900, 170)
+    plot.show()
+    for run in ("a", "b"):
+        for step in range(1, 40):
+            plot.append_loss(run, step, 2.0 / step)
+    plot.redraw_now()
+    for _ in range(5):
+        settle_layout()
+    plot.place_legend()
+    settle_layout()
+    view = plot.getPlotItem().vb
+    assert len(plot.legend.items) == 4 and plot.legend.columnCount > 1
+    assert plot.legend.boundingRect().height() <= 0.4 * view.height()
+    assert _covers(plot, "a smoothed") == 0 and _covers(plot, "b smoothed") == 0
