@@ -26,6 +26,7 @@ from explorer.scenes import Scene
 from explorer.session import Session
 from explorer.tasks import TaskRunner
 from explorer.widgets.choices import narrow_choice
+from explorer.widgets.legend_corner import add_corner_legend, place_legend
 from explorer.widgets.plot_grid import opaque_grid
 from explorer.widgets.plot_view import MenuOnDemand, RecolouredPlot, without_background_cache
 from explorer.widgets.readable import MARKS, TALK_TEXT, TEXT, readable
@@ -77,7 +78,15 @@ class CurvesPanel(QWidget):
         for axis in ("left", "bottom"):
             self.plot.getPlotItem().getAxis(axis).enableAutoSIPrefix(False)
         self.plot.setLabel("bottom", "examples seen")
-        self.legend = self.plot.addLegend(offset=(-10, -10))
+        # bottom right to begin with (validation curves rise); moved where the curves leave more room once drawn,
+        # zoomed or resized (explorer.widgets.legend_corner)
+        self.legend = add_corner_legend(self.plot.getPlotItem())
+        self.legend.place((1, 1))
+        self._place_soon = QTimer(self, singleShot=True, interval=0)
+        self._place_soon.timeout.connect(self._place_legend)
+        view = self.plot.getPlotItem().vb
+        view.sigRangeChanged.connect(self._place_soon.start)
+        view.sigResized.connect(self._place_soon.start)
         self.controls = QWidget()
         # the choice on one row, each button on a row of its own: side by side they made the Fine-tune tab wider
         # than a laptop's window at a talk's zoom; the choice as narrow as a short name, and as wide as the row
@@ -227,6 +236,12 @@ class CurvesPanel(QWidget):
     def _fit_legend(self) -> None:
         """The legend only where there is room for it beside the curves (the summary names them too)."""
         self.legend.setVisible(self.plot.height() >= LEGEND_MIN_HEIGHT)
+        self._place_soon.start()
+
+    def _place_legend(self) -> None:
+        if self.legend.isVisible() and self.isVisible():
+            place_legend(self.legend, self.plot.getPlotItem().vb,
+                         [item.getData() for item in self.plot.getPlotItem().listDataItems()])
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().resizeEvent(event)
