@@ -188,7 +188,8 @@ class HistoryPanel(QWidget):
         off_curve = len(history) - len(on_curve) - (1 if began and all(x != 0 for x, _ in on_curve) else 0)
         own = len(history) - (1 if began else 0)
         self.title.setText(f"{run_dir}: "
-                           + (f"{len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}" if own
+                           + (("1 checkpoint, step " + f"{history[0].step:,}" if len(history) == 1 else
+                               f"{len(history)} checkpoints, steps {history[0].step:,}–{history[-1].step:,}") if own
                               else f"no checkpoint of its own yet (its training loss to step {ordered[-1][0]:,})"
                               if ordered else "no checkpoint of its own yet")
                            + ("" if losses else " (no loss curve: neither our metrics.jsonl nor a Trainer's trainer_state.json)")
