@@ -1,8 +1,8 @@
-"""A plot's legend in the corner (or halfway up a side) its curves leave emptiest. A fixed top-right legend lay over the curves that end
-there: an accuracy rising to the right, a continued run's loss flat near the top (its card keeps the names readable,
-but it hid the curve's end, the part a user is watching). The legend moves to the corner that the fewest columns of
-the curves run through, and stays where it is until another corner is strictly emptier, so a live curve does not set
-it jumping. A user who drags it keeps it where they put it."""
+"""A plot's legend in the corner (or halfway up a side) its curves leave emptiest. A fixed top-right legend lay over
+the curves that end there: an accuracy rising to the right, a continued run's loss flat near the top (its card keeps
+the names readable, but it hid the curve's end, the part a user is watching). The legend moves to the place that the
+fewest columns of the curves run through, and stays where it is until another place is strictly emptier, so a live
+curve does not set it jumping. A user who drags it keeps it where they put it."""
 
 from __future__ import annotations
 

@@ -23,8 +23,8 @@ from explorer.widgets.whole_entries import WholeEntries
 
 
 def seen_prefix(word: str, count: int | None) -> str:
-    """How often a model saw the word, before its neighbours, where it kept counts: "bat" seen 31 times in
-    word2vec's corpus has neighbours that mean little beside "bank" seen 2,000 times, and the audience should know
+    """How often a model saw the word, before its neighbours, where it kept counts: "bat" seen 33 times in
+    word2vec-sgns's corpus has neighbours that mean little beside "bank" seen 540 times, and the audience should know
     which they are looking at (first, so a talk's one-line row, cut at its end, still shows it)."""
     if count is None:
         return ""
