@@ -132,6 +132,9 @@ class FinetunePanel(QWidget):
         self.load_runner = TaskRunner(self)
         self.load_runner.finished.connect(self._loaded)
         self.load_runner.failed.connect(self.try_it.show_error)
+        # the evaluation of a fine-tuned run opened from the library (none for a Hugging Face classifier: nothing said)
+        self.report_runner = TaskRunner(self)
+        self.report_runner.finished.connect(self._report_read)
         # runs shown from their folders (a finished run re-plotted, one fine-tuning elsewhere followed)
         self.shown_runs = ShownRuns(self.monitor, self, lambda: set(self.records))
         self.shown_runs.message.connect(self.status.setText)
@@ -386,6 +389,15 @@ class FinetunePanel(QWidget):
                 self.try_it.set_ready(name)
                 if self.try_it.input.text().strip():
                     self._try(self.try_it.input.text())
+                if handle.path:  # a run fine-tuned by word2bert (the CLI's, an earlier window's): its evaluation too
+                    path = handle.path
+
+                    def report() -> Any:
+                        from engine import api
+
+                        return name, api.finetune_report(path)
+
+                    self.report_runner.submit(report)
             return
         if not run.finished:
             return
@@ -400,6 +412,11 @@ class FinetunePanel(QWidget):
             return name, api.finetune_report(run_dir), api.load(run_dir)
 
         self.load_runner.submit(work)
+
+    def _report_read(self, result: tuple[str, Any]) -> None:
+        name, report = result
+        if name == self.try_it.run.currentText():  # (not one chosen since)
+            self.evaluation.show_report(name, report)
 
     def _loaded(self, result: tuple[str, Any, Any]) -> None:
         name, report, handle = result

@@ -112,6 +112,13 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
     assert len(panel.lr_plot.points("topics-cli")[0]) == len(steps)
     panel.show_run_curves(panel.records[name].out)
     assert "one of this tab's runs" in panel.status.text() and panel.runs.count() == 2
+    # opened from the library, that run answers under "Try it" and shows its evaluation (its confusion matrix)
+    with qtbot.waitSignal(panel.session.modelsChanged, timeout=60_000):
+        panel.session.load(str(elsewhere))
+    panel.try_it.run.setCurrentText("topics-cli")
+    qtbot.waitUntil(lambda: panel.evaluation.title.text().startswith("topics-cli, best checkpoint"), timeout=30_000)
+    assert panel.finished_model is panel.session.models["topics-cli"]
+    assert panel.evaluation.heatmap.matrix.shape == (3, 3)
 
 
 def test_the_ablation_overlays_three_runs_and_fills_its_table(qtbot, panel):
