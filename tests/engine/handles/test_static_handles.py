@@ -112,7 +112,8 @@ def test_every_query_gives_a_result_or_a_clear_error(runs, text, other):
         handles = [api.load(p) for p, _ in runs.values()]
         test_every_query_gives_a_result_or_a_clear_error._handles = handles
     for h in handles:
-        for name, args in (("static_neighbours", (text, 3)), ("vector", (text,)), ("score", (text,)),
+        for name, args in (("static_neighbours", (text, 3)), ("vector", (text,)), ("word_count", (text,)),
+                           ("score", (text,)),
                            ("contextual_vectors", (text,)), ("analogy", (text, other, "car", 2)),
                            ("fill_mask", (text,)), ("attention", (text,))):
             try:
