@@ -4,6 +4,7 @@ Pretrain tab reads of a run whose curves it shows."""
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,8 +43,7 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
     except (api.Word2BertError, OSError):
         events = []  # a Trainer's folder: no metrics.jsonl of ours
     losses = [(e.step, e.loss) for e in events if isinstance(e, api.StepMetrics)]
-    held_out = [(e.step, key, value) for e in events if isinstance(e, api.EvalMetrics)
-                for key, value in e.metrics.items() if key.endswith("loss")]  # mlm_loss, loss, …
+    held_out = [held for e in events if isinstance(e, api.EvalMetrics) for held in _held_out_losses(e)]
     if not events:  # a Hugging Face Trainer's run: its trainer_state.json's log
         losses, held_out = api.trainer_log(run_dir)
     if none_kept is not None and not losses:
@@ -77,6 +77,17 @@ def read_curves(run_dir: str, whole: bool) -> CurvesRead:
     events = api.read_metrics(run_dir)
     finished = bool(events) and isinstance(events[-1], api.RunFinished)
     return CurvesRead(str(run_dir), events, whole, finished, not finished and _written_lately(run_dir), size)
+
+
+def _held_out_losses(ev: Any) -> list[tuple[int, str, float]]:
+    """An evaluation's held-out losses (mlm_loss, loss, …); for one that logged only a perplexity (ELMo's: forward,
+    backward and their geometric mean), its log, the loss on the training loss's scale (nats a word, the mean of
+    both directions)."""
+    losses = [(ev.step, key, value) for key, value in ev.metrics.items() if key.endswith("loss")]
+    perplexity = ev.metrics.get("perplexity")
+    if not losses and isinstance(perplexity, int | float) and perplexity > 0:
+        losses.append((ev.step, "loss", math.log(perplexity)))
+    return losses
 
 
 def _written_lately(run_dir: str) -> bool:

@@ -365,3 +365,24 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
     qtbot.waitUntil(lambda: window.session.models["live (scrubber)"] is not at_four, timeout=30_000)
     assert [k.step for k in panel.history] == [2, 6] and panel.current().step == 6 and panel.marker.value() == 6
     assert "still training" not in panel.title.text() and len(panel.loss.points("loss")[0]) == 6
+
+
+def test_an_elmo_run_that_logs_perplexity_shows_its_held_out_loss_on_the_training_loss_scale(contextual_runs):
+    """ELMo's evaluations log perplexities, no loss: the Run history drew no held-out curve for it. Its held-out loss
+    is the log of the perplexity (nats a word, both directions' mean, as its training loss); a run that logs a loss
+    keeps it."""
+    import math
+
+    from engine import api
+    from explorer.panels.run_reading import read_run
+
+    elmo, events = contextual_runs["elmo"]
+    evals = [e for e in events if isinstance(e, api.EvalMetrics)]
+    assert evals and not any(key.endswith("loss") for e in evals for key in e.metrics)
+    read = read_run(str(elmo), (), scores=False)
+    assert [(step, key) for step, key, _ in read.held_out] == [(e.step, "loss") for e in evals]
+    assert [value for *_, value in read.held_out] == pytest.approx([math.log(e.metrics["perplexity"]) for e in evals])
+    gpt = read_run(str(contextual_runs["gpt"][0]), (), scores=False)
+    assert gpt.held_out and all(key == "loss" for _, key, _ in gpt.held_out)  # its own logged loss, no other
+    gpt_evals = [e for e in contextual_runs["gpt"][1] if isinstance(e, api.EvalMetrics)]
+    assert [value for *_, value in gpt.held_out] == [e.metrics["loss"] for e in gpt_evals]
