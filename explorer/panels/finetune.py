@@ -136,7 +136,10 @@ class FinetunePanel(QWidget):
         self.report_runner = TaskRunner(self)
         self.report_runner.finished.connect(self._report_read)
         # runs shown from their folders (a finished run re-plotted, one fine-tuning elsewhere followed)
-        self.shown_runs = ShownRuns(self.monitor, self, lambda: set(self.records))
+        self.shown_runs = ShownRuns(
+            self.monitor, self, lambda: set(self.records),
+            lambda name, kind: f"{name} is a pretraining run ({kind}): the Pretrain tab's “Show a run's curves…” "
+            "draws it" if kind != "finetune" else None)
         self.shown_runs.message.connect(self.status.setText)
         self.shown_runs.ended.connect(self.session.add_run)
         self.load_curves.clicked.connect(self._choose_curves)

@@ -19,11 +19,15 @@ class ShownRuns(QObject):
     message = Signal(str)  # what happened, for the panel's status line
     ended = Signal(str)  # a followed run finished with a saved model: its folder (the library lists it)
 
-    def __init__(self, monitor: RunMonitor, parent: QObject, own_names: Callable[[], set[str]]) -> None:
-        """``own_names``: the names the panel's own runs have in the plots (a shown run is not drawn into one)."""
+    def __init__(self, monitor: RunMonitor, parent: QObject, own_names: Callable[[], set[str]],
+                 refuse: Callable[[str, str], str | None] = lambda name, kind: None) -> None:
+        """``own_names``: the names the panel's own runs have in the plots (a shown run is not drawn into one);
+        ``refuse(name, kind)``: why a run of that kind (its started event's: "bert", "finetune", …) is not drawn
+        here, or None."""
         super().__init__(parent)
         self.monitor = monitor
         self._own_names = own_names
+        self._refuse = refuse
         self.names: dict[str, str] = {}  # a shown run's folder -> its name in the plots
         self.runner = TaskRunner(self)  # a run's metrics.jsonl, read off the window's thread
         self.runner.finished.connect(self._read)
@@ -58,6 +62,14 @@ class ShownRuns(QObject):
         return name
 
     def _read(self, read: CurvesRead) -> None:
+        from engine.api import RunStarted
+
+        kind = next((ev.kind for ev in read.events if isinstance(ev, RunStarted)), "")
+        why = self._refuse(Path(read.run_dir).name, kind) if kind else None
+        if why is not None:
+            self.follower.forget(read.run_dir)
+            self.message.emit(why)
+            return
         name = self.name_for(read.run_dir)
         drawn = len(self.monitor.events.get(name, []))
         whole = read.whole or drawn > len(read.events)  # (its metrics.jsonl written afresh since: drawn afresh)

@@ -141,7 +141,10 @@ class TrainPanel(QWidget):
         self.resume.clicked.connect(self.resume_run)
         self.load_curves.clicked.connect(self._choose_curves)
         # runs shown from their folders (a finished run re-plotted, one training elsewhere followed)
-        self.shown_runs = ShownRuns(self.monitor, self, lambda: {self.run_name} if self.run_name else set())
+        self.shown_runs = ShownRuns(
+            self.monitor, self, lambda: {self.run_name} if self.run_name else set(),
+            lambda name, kind: f"{name} is a fine-tuning run: the Fine-tune tab's “Show a run's curves…” draws it"
+            if kind == "finetune" else None)
         self.shown_runs.message.connect(self.status.setText)
         self.shown_runs.ended.connect(self.session.add_run)
         self.follower = self.shown_runs.follower

@@ -47,7 +47,7 @@ def panel(qtbot, tmp_path, monkeypatch, contextual_runs):
     assert wait_for_workers(30_000)
 
 
-def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
+def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel, contextual_runs):
     qtbot.waitUntil(lambda: "train / " in panel.form.preview.toPlainText(), timeout=20_000)
     assert "fruit" in panel.form.preview.toPlainText() and "classify" in panel.form.preview.toPlainText()
     assert panel.model.currentText() == "bert"
@@ -112,6 +112,9 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel):
     assert len(panel.lr_plot.points("topics-cli")[0]) == len(steps)
     panel.show_run_curves(panel.records[name].out)
     assert "one of this tab's runs" in panel.status.text() and panel.runs.count() == 2
+    panel.show_run_curves(str(contextual_runs["gpt"][0]))  # a pretraining run: drawn in the Pretrain tab, not here
+    qtbot.waitUntil(lambda: "is a pretraining run (gpt)" in panel.status.text(), timeout=10_000)
+    assert panel.runs.count() == 2 and not panel.shown_runs.follower.following()
     # opened from the library, that run answers under "Try it" and shows its evaluation (its confusion matrix)
     with qtbot.waitSignal(panel.session.modelsChanged, timeout=60_000):
         panel.session.load(str(elsewhere))

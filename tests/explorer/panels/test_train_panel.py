@@ -152,6 +152,13 @@ def test_a_run_still_training_is_followed_and_shown_again_not_twice(qtbot, windo
     qtbot.waitUntil(lambda: "other/gpt-live" in panel.monitor.events, timeout=10_000)
     panel.show_run_curves(str(tmp_path))  # a folder that is no run
     qtbot.waitUntil(lambda: "cannot read the run's metrics" in panel.status.text(), timeout=10_000)
+    tuned = tmp_path / "topics-full"  # a fine-tuning run: drawn in the Fine-tune tab, not here
+    tuned.mkdir()
+    (tuned / "metrics.jsonl").write_text("\n".join(lines).replace('"kind": "gpt"', '"kind": "finetune"') + "\n")
+    listed = panel.runs.count()
+    panel.show_run_curves(str(tuned))
+    qtbot.waitUntil(lambda: "topics-full is a fine-tuning run" in panel.status.text(), timeout=10_000)
+    assert panel.runs.count() == listed
 
 
 def count_events(widget, kind):
