@@ -142,6 +142,7 @@ class FinetunePanel(QWidget):
             "draws it" if kind != "finetune" else None)
         self.shown_runs.message.connect(self.status.setText)
         self.shown_runs.ended.connect(self.session.add_run)
+        self.shown_runs.drawn.connect(self._read_report)  # and its evaluation, where it has one
         self.load_curves.clicked.connect(self._choose_curves)
         session.modelsChanged.connect(self._models_changed)
         self._models_changed()
@@ -393,14 +394,7 @@ class FinetunePanel(QWidget):
                 if self.try_it.input.text().strip():
                     self._try(self.try_it.input.text())
                 if handle.path:  # a run fine-tuned by word2bert (the CLI's, an earlier window's): its evaluation too
-                    path = handle.path
-
-                    def report() -> Any:
-                        from engine import api
-
-                        return name, api.finetune_report(path)
-
-                    self.report_runner.submit(report)
+                    self._read_report(handle.path, name, chosen=True)
             return
         if not run.finished:
             return
@@ -416,9 +410,20 @@ class FinetunePanel(QWidget):
 
         self.load_runner.submit(work)
 
-    def _report_read(self, result: tuple[str, Any]) -> None:
-        name, report = result
-        if name == self.try_it.run.currentText():  # (not one chosen since)
+    def _read_report(self, run_dir: str, name: str, chosen: bool = False) -> None:
+        """Show a fine-tuned run's evaluation (read in a worker; none said for a folder without one). ``chosen``:
+        it answers under "Try it", and is shown only if it still does when read."""
+
+        def report() -> Any:
+            from engine import api
+
+            return name, api.finetune_report(run_dir), chosen
+
+        self.report_runner.submit(report)
+
+    def _report_read(self, result: tuple[str, Any, bool]) -> None:
+        name, report, chosen = result
+        if not chosen or name == self.try_it.run.currentText():  # (not another chosen since)
             self.evaluation.show_report(name, report)
 
     def _loaded(self, result: tuple[str, Any, Any]) -> None:

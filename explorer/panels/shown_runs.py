@@ -18,6 +18,7 @@ from explorer.widgets.run_monitor import RunMonitor
 class ShownRuns(QObject):
     message = Signal(str)  # what happened, for the panel's status line
     ended = Signal(str)  # a followed run finished with a saved model: its folder (the library lists it)
+    drawn = Signal(str, str)  # a run was drawn afresh from its metrics.jsonl: its folder, its name in the plots
 
     def __init__(self, monitor: RunMonitor, parent: QObject, own_names: Callable[[], set[str]],
                  refuse: Callable[[str, str], str | None] = lambda name, kind: None) -> None:
@@ -86,6 +87,7 @@ class ShownRuns(QObject):
             self.ended.emit(read.run_dir)  # it ended while followed: in the library, one double-click away
             self.message.emit(f"{name} has finished: it is in the model library")
         if read.whole:
+            self.drawn.emit(read.run_dir, name)
             self.message.emit(
                 f"{name}: {len(read.events)} events re-plotted from metrics.jsonl"
                 + (" — still training: its curves follow it" if read.recent else

@@ -110,17 +110,19 @@ def test_a_fine_tune_draws_curves_probes_and_answers(qtbot, panel, contextual_ru
     assert list(panel.loss_plot.points("topics-cli")[0]) == list(panel.loss_plot.points(name)[0])
     assert list(panel.eval_plot.points("topics-cli accuracy")[1]) == list(panel.eval_plot.points(f"{name} accuracy")[1])
     assert len(panel.lr_plot.points("topics-cli")[0]) == len(steps)
+    qtbot.waitUntil(lambda: panel.evaluation.title.text().startswith("topics-cli, best checkpoint"), timeout=30_000)
     panel.show_run_curves(panel.records[name].out)
     assert "one of this tab's runs" in panel.status.text() and panel.runs.count() == 2
     panel.show_run_curves(str(contextual_runs["gpt"][0]))  # a pretraining run: drawn in the Pretrain tab, not here
     qtbot.waitUntil(lambda: "is a pretraining run (gpt)" in panel.status.text(), timeout=10_000)
     assert panel.runs.count() == 2 and not panel.shown_runs.follower.following()
-    # opened from the library, that run answers under "Try it" and shows its evaluation (its confusion matrix)
+    # opened from the library, such a run answers under "Try it" and shows its evaluation (its confusion matrix)
+    library = shutil.copytree(panel.records[name].out, panel.tmp_path / "library" / "topics-lib")
     with qtbot.waitSignal(panel.session.modelsChanged, timeout=60_000):
-        panel.session.load(str(elsewhere))
-    panel.try_it.run.setCurrentText("topics-cli")
-    qtbot.waitUntil(lambda: panel.evaluation.title.text().startswith("topics-cli, best checkpoint"), timeout=30_000)
-    assert panel.finished_model is panel.session.models["topics-cli"]
+        panel.session.load(str(library))
+    panel.try_it.run.setCurrentText("topics-lib")
+    qtbot.waitUntil(lambda: panel.evaluation.title.text().startswith("topics-lib, best checkpoint"), timeout=30_000)
+    assert panel.finished_model is panel.session.models["topics-lib"]
     assert panel.evaluation.heatmap.matrix.shape == (3, 3)
 
 
