@@ -267,6 +267,7 @@ class CurvesPanel(QWidget):
 
     def showEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
         super().showEvent(event)
+        self._place_soon.start()  # (the legend's place was not looked for while hidden)
         if self._restyle:
             self._restyle = False
             self._style_axes()

@@ -65,7 +65,8 @@ class ShownRuns(QObject):
     def _read(self, read: CurvesRead) -> None:
         from engine.api import RunStarted
 
-        kind = next((ev.kind for ev in read.events if isinstance(ev, RunStarted)), "")
+        # (a run is refused when first read: one refused is not followed, so later readings are of runs drawn here)
+        kind = next((ev.kind for ev in read.events if isinstance(ev, RunStarted)), "") if read.whole else ""
         why = self._refuse(Path(read.run_dir).name, kind) if kind else None
         if why is not None:
             self.follower.forget(read.run_dir)

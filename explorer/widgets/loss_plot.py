@@ -362,6 +362,7 @@ class LossPlot(pg.PlotWidget):
     def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         super().showEvent(event)
         self._redraw()  # what came while it was hidden
+        self._legend_timer.start()  # (its place was not looked for while hidden)
 
     def _redraw(self, hidden_too: bool = False) -> None:
         """The curves given the points that came since the last redraw (four times a second at most). A plot
