@@ -63,6 +63,7 @@ def queries(handle):
         ("vector", lambda t, o, k: handle.vector(t)),
         ("static_neighbours", lambda t, o, k: handle.static_neighbours(t, k)),
         ("static_neighbours seen", lambda t, o, k: handle.static_neighbours(t, 5, min_count=k)),  # k as the floor
+        ("word_count", lambda t, o, k: handle.word_count(t)),
         ("analogy", lambda t, o, k: handle.analogy(t, o, "king", k)),
         ("contextual_vectors", lambda t, o, k: handle.contextual_vectors(t)),
         ("attention", lambda t, o, k: handle.attention((t, o) if o else t)),
