@@ -93,8 +93,8 @@ def _began(ctx: TrainContext, earlier: Source | None, fresh: Any) -> dict[str, A
     return earlier.started() if earlier is not None else fresh()
 
 
-def _heldout_docs(ctx: TrainContext, tokenizer: Any) -> list:
-    docs, _ = encode_documents(ctx.corpus.documents("heldout"), tokenizer, max_words=60_000)
+def _heldout_docs(ctx: TrainContext, tokenizer: Any, spaced: bool = False) -> list:
+    docs, _ = encode_documents(ctx.corpus.documents("heldout"), tokenizer, max_words=60_000, spaced=spaced)
     return docs
 
 
@@ -295,9 +295,10 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
     tok = _tokenizer(ctx, docs, cfg.tokenizer, cfg.vocab_size, cfg.lowercase, earlier)
     cfg.vocab_size = tok.get_vocab_size()
     separator = tok.token_to_id(separator_token(cfg.tokenizer == "bpe"))
-    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
+    spaced = cfg.tokenizer == "bpe"  # (a document's sentences one after another, as text: "day. She")
+    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words, spaced=spaced)
     windows = token_windows(train_docs, cfg.seq_len, separator)
-    heldout = token_windows(_heldout_docs(ctx, tok), cfg.seq_len, separator)
+    heldout = token_windows(_heldout_docs(ctx, tok, spaced), cfg.seq_len, separator)
     if len(heldout) == 0:
         heldout = windows[:8]
     train_data = _device_tensors({"w": windows}, ctx.device)
@@ -372,7 +373,8 @@ def run_elmo(ctx: TrainContext) -> Iterator[TrainEvent]:
             b += float(out["backward_loss"]) * k
             n += k
         f, b = f / max(n, 1), b / max(n, 1)
-        return {"forward_perplexity": math.exp(min(f, 50)), "backward_perplexity": math.exp(min(b, 50)),
+        return {"loss": (f + b) / 2,  # nats a word, the mean of both directions: the training loss's scale
+                "forward_perplexity": math.exp(min(f, 50)), "backward_perplexity": math.exp(min(b, 50)),
                 "perplexity": math.exp(min((f + b) / 2, 50))}
 
     model = BiLM(cfg, len(vocab))

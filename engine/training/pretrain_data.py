@@ -17,13 +17,19 @@ import numpy as np
 Document = list[np.ndarray]  # one int32 array of token ids per sentence
 
 
-def encode_documents(docs: Iterable, tokenizer, max_words: int | None = None) -> tuple[list[Document], int]:
-    """Sub-word ids (no special tokens) of every sentence; stops after ``max_words`` words.
-    Returns the documents and the number of sub-word tokens."""
+def encode_documents(docs: Iterable, tokenizer, max_words: int | None = None, spaced: bool = False
+                     ) -> tuple[list[Document], int]:
+    """Sub-word ids (no special tokens) of every sentence; stops after ``max_words`` words. ``spaced``: each
+    sentence after a document's first begins with the space that parts it from the one before (a byte-level
+    tokenizer keeps spaces: read one after another, the sentences are then the document's text, "day. She",
+    not "day.She"). Returns the documents and the number of sub-word tokens."""
     out: list[Document] = []
     words = tokens = 0
     for doc in docs:
-        encodings = tokenizer.encode_batch(list(doc.sentences), add_special_tokens=False)
+        texts = list(doc.sentences)
+        if spaced:
+            texts[1:] = [" " + t for t in texts[1:]]
+        encodings = tokenizer.encode_batch(texts, add_special_tokens=False)
         sentences = [np.asarray(e.ids, dtype=np.int32) for e in encodings if e.ids]
         if sentences:
             out.append(sentences)

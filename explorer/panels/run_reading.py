@@ -80,9 +80,9 @@ def read_curves(run_dir: str, whole: bool) -> CurvesRead:
 
 
 def _held_out_losses(ev: Any) -> list[tuple[int, str, float]]:
-    """An evaluation's held-out losses (mlm_loss, loss, …); for one that logged only a perplexity (ELMo's: forward,
-    backward and their geometric mean), its log, the loss on the training loss's scale (nats a word, the mean of
-    both directions)."""
+    """An evaluation's held-out losses (mlm_loss, loss, …); for one that logged only a perplexity (ELMo runs made
+    before 2026-12-06: forward, backward and their geometric mean), its log, the loss on the training loss's scale
+    (nats a word, the mean of both directions)."""
     losses = [(ev.step, key, value) for key, value in ev.metrics.items() if key.endswith("loss")]
     perplexity = ev.metrics.get("perplexity")
     if not losses and isinstance(perplexity, int | float) and perplexity > 0:

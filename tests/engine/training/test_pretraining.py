@@ -1,6 +1,7 @@
 """BERT's masking and next-sentence data, and the contextual models' training runs."""
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -72,6 +73,21 @@ def test_token_windows_follow_the_stream():
     assert w[0].tolist() == [0, 1, 2, 3, 4] and w[1].tolist() == [4, 5, 6, 7, 8]
 
 
+def test_a_gpt_reads_a_documents_sentences_as_its_text(contextual_runs):
+    """Byte-level tokens keep spaces: the stream a GPT learns from must be "day. she", not "day.she" (a model that
+    read sentences glued together writes them glued together)."""
+    from engine.data.corpora import Document
+    from engine.data.text import load_subword_tokenizer
+    from engine.training.pretrain_data import encode_documents
+
+    tok = load_subword_tokenizer(contextual_runs["gpt"][0] / "tokenizer.json")
+    doc = Document("d", "test", ("she played the piano.", "the hall was full."))  # (its tokenizer lowercases)
+    spaced, _ = encode_documents([doc], tok, spaced=True)
+    assert tok.decode(np.concatenate(spaced[0]).tolist()) == "she played the piano. the hall was full."
+    glued, _ = encode_documents([doc], tok)  # (WordPiece drops spaces anyway: BERT's stream is unchanged)
+    assert tok.decode(np.concatenate(glued[0]).tolist()) == "she played the piano.the hall was full."
+
+
 @pytest.mark.parametrize("kind", ["bert", "gpt", "elmo"])
 def test_each_contextual_model_learns(contextual_runs, kind):
     run_dir, events = contextual_runs[kind]
@@ -95,6 +111,18 @@ def test_bert_reports_mlm_and_nsp_metrics_and_keeps_history(contextual_runs):
     assert history == ["step-0000020", "step-0000040"]
     old = api.load(run_dir / "checkpoints" / "step-0000020")
     assert old.info["trained_steps"] == 20
+
+
+def test_elmo_evaluation_logs_a_held_out_loss_on_the_training_loss_scale(contextual_runs):
+    """Every family's evaluation has a held-out loss to draw beside its training loss: ELMo's is the mean of both
+    directions' nats a word, whose exp is the perplexity it logs (a curve on another scale would mislead)."""
+    _, events = contextual_runs["elmo"]
+    last = [e.metrics for e in events if isinstance(e, EvalMetrics)][-1]
+    assert math.isclose(math.exp(last["loss"]), last["perplexity"], rel_tol=1e-9)
+    assert math.isclose(last["loss"], (math.log(last["forward_perplexity"]) + math.log(last["backward_perplexity"])) / 2,
+                        rel_tol=1e-9)
+    final_train = [e.loss for e in events if isinstance(e, StepMetrics)][-1]
+    assert abs(last["loss"] - final_train) < 1.5, (last["loss"], final_train)  # the same scale, not a perplexity
 
 
 def test_overfits_one_batch():
