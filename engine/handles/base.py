@@ -249,21 +249,8 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}) does not predict next tokens here")
 
     def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
-        """A continuation word by word from ``next_token``: greedy (temperature 0) or sampled from the
-        50 likeliest words (Transformers override this with sampling from the whole vocabulary)."""
-        if Capability.NEXT_TOKEN not in self.capabilities:
-            raise Unsupported(self.missing(Capability.NEXT_TOKEN))
-        rng = np.random.default_rng(seed)
-        words: list[str] = []
-        for _ in range(max(1, min(int(tokens), 200))):
-            candidates = self.next_token(" ".join([check_text(text), *words]), k=50)
-            if temperature <= 0:
-                words.append(candidates.tokens[0])
-            else:
-                logits = np.log(np.maximum(np.asarray(candidates.probs), 1e-12)) / temperature
-                p = np.exp(logits - logits.max())
-                words.append(candidates.tokens[int(rng.choice(len(p), p=p / p.sum()))])
-        return " " + " ".join(words)
+        """A continuation of ``text`` (each left-to-right family writes its own: engine.handles.continuation)."""
+        raise Unsupported(self.missing(Capability.NEXT_TOKEN))
 
     def next_sentence(self, a: str, b: str) -> float:
         raise Unsupported(f"{self.name} ({self.kind}) has no next-sentence head: only BERT does")

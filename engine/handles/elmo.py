@@ -113,20 +113,57 @@ class ElmoHandle(BaseHandle):
             count += float(len(forward))
         return math.exp(-total / count)
 
-    def next_token(self, text: str, k: int = 10) -> TokenCandidates:
-        """The forward LM's next word after the text's last NEXT_TOKEN_WORDS words (it was trained on windows
-        of tens of words; a page of text before them changes nothing but the time)."""
-        k = check_k(k)
-        text = check_text(text)
-        shown = [text[a:b] for a, b in word_spans(text)][-NEXT_TOKEN_WORDS:]
-        if not shown:
+    def _context(self, text: str) -> list[str]:
+        """The words the forward LM reads before the next one: the text's last NEXT_TOKEN_WORDS words (it was
+        trained on windows of tens of words; a page of text before them changes nothing but the time), each
+        sentence after the first begun with </s> <s> as in training (the first's <s> is ``_chars``')."""
+        from engine.data.corpora import split_sentences
+        from engine.models.elmo import BOS_WORD, EOS_WORD
+
+        words: list[str] = []
+        for sentence in split_sentences(check_text(text)) or [text]:
+            shown = [sentence[a:b] for a, b in word_spans(sentence)]
+            if shown and words:
+                words += [EOS_WORD, BOS_WORD]
+            words += [w.lower() for w in shown] if self.lowercase else shown
+        if not words:
             raise InputError("the sentence has no words")
-        words = [w.lower() for w in shown] if self.lowercase else shown
+        return words[-NEXT_TOKEN_WORDS:]
+
+    def _next_word_log_probs(self, words: list[str]) -> torch.Tensor:
         with torch.inference_mode():
-            probs = self.model.next_word_log_probs(self._chars(words)).exp()
+            return self.model.next_word_log_probs(self._chars(words))
+
+    def next_token(self, text: str, k: int = 10) -> TokenCandidates:
+        """The forward LM's likeliest next words (</s>: the sentence ends; <unk>: a word it does not know)."""
+        k = check_k(k)
+        probs = self._next_word_log_probs(self._context(text)).exp()
         top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
         return TokenCandidates(text, tuple(self.word_list[int(i)] for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))
+
+    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
+        """The forward LM's continuation, word by word: greedy (temperature 0) or sampled. Where it ends a
+        sentence it goes on with the next (as it read them in training); <unk> and <s> are never chosen
+        (engine.handles.continuation)."""
+        from engine.handles.continuation import choose, clean_spaces
+        from engine.models.elmo import BOS_WORD, EOS_WORD
+        from engine.models.ngram import UNK
+
+        context = self._context(text)
+        banned = [i for w in (UNK, BOS_WORD) if (i := self.word_list.find(w)) is not None]
+        rng = np.random.default_rng(seed)
+        sentences: list[list[str]] = [[]]
+        for _ in range(max(1, min(int(tokens), 200))):
+            logp = self._next_word_log_probs(context[-NEXT_TOKEN_WORDS:]).float().cpu().numpy()
+            word = self.word_list[choose(logp, temperature, rng, banned)]
+            if word == EOS_WORD:
+                context += [EOS_WORD, BOS_WORD]
+                sentences.append([])
+            else:
+                context.append(word)
+                sentences[-1].append(word)
+        return "".join(" " + clean_spaces(" ".join(words)) for words in sentences if words)
 
     def missing(self, capability: Capability) -> str:
         if capability is Capability.ATTENTION:

@@ -302,30 +302,63 @@ class TransformerHandle(BaseHandle):
                                tuple(float(v) for v in top.values.cpu()))
 
     def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
-        """The continuation of ``text`` by a left-to-right model: greedy (temperature 0) or sampled."""
+        """The continuation of ``text`` by a left-to-right model, greedy (temperature 0) or sampled, up to
+        ``tokens`` tokens or where the model ends the text; written as text (engine.handles.continuation)."""
+        from engine.handles.continuation import choose, token_roles
+
         if self.adapter.objective != "causal":
             raise Unsupported(self.missing(Capability.NEXT_TOKEN) or f"{self.name} cannot continue text")
         ids, _, _, _, _ = self._encode(check_text(text))
-        start = len(ids)
-        generator = torch.Generator().manual_seed(seed)
+        tok = self.adapter.tokenizer
+        specials = [i for i, added in tok.get_added_tokens_decoder().items() if added.special]
+        roles = token_roles(specials, tuple(self.adapter.specials.prefix), self.adapter.end_of_text)
+        rng = np.random.default_rng(seed)
+        new: list[int] = []
         for _ in range(max(1, min(int(tokens), 200))):
             window = ids[-self.adapter.max_len :]
             out = self._forward(window, logits=True, positions=[len(window) - 1])
             assert out.logits is not None
-            logits = out.logits[0, 0].float().cpu()
-            if temperature <= 0:
-                next_id = int(logits.argmax())
-            else:
-                next_id = int(torch.multinomial((logits / temperature).softmax(-1), 1, generator=generator))
+            next_id = choose(out.logits[0, 0].float().cpu().numpy(), temperature, rng, roles.banned)
+            if next_id in roles.stop:
+                break
             ids.append(next_id)
-        new = ids[start:]
+            new.append(next_id)
+        return self._written(new, roles.breaks)
+
+    def _written(self, new: list[int], breaks: frozenset[int]) -> str:
+        """Generated ids as text, a space at each sentence break (engine.handles.continuation)."""
+        segments: list[list[int]] = [[]]
+        for i in new:
+            if i in breaks:
+                segments.append([])
+            else:
+                segments[-1].append(i)
+        text = self._segment_text(segments[0])
+        for ids in segments[1:]:
+            part = self._segment_text(ids)
+            text += part if part[:1].isspace() or not part else " " + part
+        return text
+
+    def _segment_text(self, ids: list[int]) -> str:
+        """Tokens of one sentence as text: byte-level decoded together (a character may take several tokens),
+        our GPT's glued sentences parted; SentencePiece's "▁" as spaces; WordPiece's "##" joined, then the spaces
+        before punctuation taken out."""
+        from engine.handles.continuation import clean_spaces, starts_glued_sentence
+
         tok = self.adapter.tokenizer
         if self.adapter.byte_level:
-            return tok.decode(new, skip_special_tokens=False)
+            if not isinstance(self.adapter, GPTAdapter):
+                return tok.decode(ids, skip_special_tokens=False)
+            runs: list[list[int]] = [[]]  # (ours read a document's sentences with no space between them)
+            for i in ids:
+                if runs[-1] and starts_glued_sentence(tok.decode(runs[-1][-1:]), tok.decode([i])):
+                    runs.append([])
+                runs[-1].append(i)
+            return " ".join(tok.decode(run, skip_special_tokens=False) for run in runs)
         if self.adapter.metaspace:  # "▁Old" "ander" -> " Oldander" (the decoder drops a text's first space)
-            return "".join(self._token_text(i) for i in new)
-        pieces = [self._token_text(i) for i in new]  # WordPiece: "##" joins to the previous piece
-        return "".join(p[2:] if p.startswith("##") else " " + p for p in pieces)
+            return "".join(self._token_text(i) for i in ids)
+        pieces = [self._token_text(i) for i in ids]  # WordPiece: "##" joins to the previous piece
+        return clean_spaces("".join(p[2:] if p.startswith("##") else " " + p for p in pieces))
 
     def score(self, sentence: str) -> SentenceScore:
         text = check_text(sentence)

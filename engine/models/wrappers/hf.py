@@ -44,6 +44,7 @@ class HFAdapter:
             self.not_words = sorted({int(i) for i in tokenizer.all_special_ids} | {
                 int(i) for t, i in tokenizer.get_vocab().items() if re.fullmatch(r"<extra_id_\d+>", t)})
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        self.end_of_text: int | None = tokenizer.eos_token_id
         self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.metaspace = not self.byte_level and "Metaspace" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")

@@ -33,6 +33,7 @@ class OurAdapter:
         self.pad_id = tokenizer.token_to_id("[PAD]")
         self.specials = Specials()
         self.task_specials = Specials()
+        self.end_of_text: int | None = None
         self.missing_head_reason = ""
         self.body: nn.Module = self.model
         self.hidden_size: int = model.cfg.hidden
@@ -114,6 +115,7 @@ class GPTAdapter(OurAdapter):
         delimiter = tokenizer.token_to_id(separator(self.byte_level))
         self.specials = Specials((delimiter,))
         self.task_specials = Specials((delimiter,), (delimiter,), (delimiter,), 1)
+        self.end_of_text = delimiter  # (it trained on documents one after another, this token after each)
 
     def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
                 attention: bool) -> tuple[list[torch.Tensor], Any]:

@@ -32,6 +32,7 @@ class Adapter(Protocol):
     max_len: int  # the longest input it reads, special tokens included
     mask_id: int | None
     specials: Specials  # the special tokens around a query's text (or pair): BERT's [CLS]/[SEP], GPT's BOS
+    end_of_text: int | None  # the token a left-to-right model writes where a text ends (a continuation stops)
     has_nsp: bool
     byte_level: bool
     metaspace: bool  # SentencePiece's "▁" marks a word's start (Llama, T5, ALBERT, XLM-R): shown as a space

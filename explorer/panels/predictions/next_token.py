@@ -127,5 +127,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
     def _show_continuation(self, result: tuple[str, str, float]) -> None:
         text, more, temperature = result
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
+        if not more.strip():  # its end-of-text token came first
+            how += ": the model ends the text here"
         self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
 

@@ -252,6 +252,30 @@ def test_the_causal_model_sees_no_later_word_and_continues_text(made_causal):
     assert "left-to-right" in handle.info["description"]
 
 
+def test_the_causal_model_goes_on_after_the_cls_that_starts_each_sentence(made_causal, monkeypatch):
+    """It read every sentence after a [CLS]: written as a space between sentences, not as "[CLS]"; the other
+    special tokens stand for no text and are never written; WordPiece is joined as text is written."""
+    from engine.models.wrappers.protocol import ForwardOutput
+
+    out, _ = made_causal
+    handle = api.load(out)
+    tok = handle.adapter.tokenizer
+    ids = [tok.token_to_id(t) for t in ("end", "of", "the", "day", ".", "[CLS]", "[UNK]", "she", "'", "s", "here")]
+    script = iter(ids)
+    unk = tok.token_to_id("[UNK]")
+
+    def forward(window, *args, **kwargs):
+        chosen = next(script)
+        logits = torch.full((1, 1, tok.get_vocab_size()), -10.0)
+        logits[0, 0, chosen] = 10.0
+        if chosen == unk:
+            logits[0, 0, next(script)] = 5.0  # what is written where [UNK] is likeliest: the next likeliest
+        return ForwardOutput([], [], logits, None)
+
+    monkeypatch.setattr(handle, "_forward", forward)
+    assert handle.generate("She deposited the money at the", tokens=10) == " end of the day. she's here"
+
+
 def test_the_causal_logit_lens_top_layer_is_the_models_own_prediction(made_causal):
     out, _ = made_causal
     handle = api.load(out)

@@ -1,0 +1,70 @@
+"""How a left-to-right model's continuation of a text is chosen and written out, for every family that
+continues text (Transformers token by token, ELMo's forward LM word by word).
+
+* **Where it stops.** A model that marks the end of a text (GPT-2's ``<|endoftext|>``, the separator our
+  GPT reads between documents) ends the continuation there. A token that starts a new sentence inside a text
+  (the ``[CLS]`` a MiniLM made a GPT here reads before each sentence, ELMo's ``</s> <s>``) is a sentence
+  break: the continuation goes on after it, written as a space. Tokens that stand for no text at all
+  (``[UNK]``, ``<unk>``, padding, ``[MASK]``, ``[SEP]``) are never chosen.
+* **How it reads.** Sub-words and words are joined the way text is written: no space before a full stop or a
+  comma, "i ' m" as "i'm" (Hugging Face's ``clean_up_tokenization`` rules, and ";" ":"). Our GPT read the
+  sentences of a document one after another with no space between them (as trained before 2026-12-06), so
+  where it starts a sentence straight after a full stop the space is put back ("future.i think" -> "future.
+  i think"); a single letter after a full stop is not a sentence ("u.s.", "e.g.").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+_CLEAN = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ;", ";"), (" :", ":"), (" ' ", "'"),
+          (" n't", "n't"), (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"), (" 'll", "'ll"),
+          (" 'd", "'d"))
+_SENTENCE_END = re.compile(r"[.!?][\"')\]]*$")
+_SENTENCE_START = re.compile(r"^(?:[A-Za-z]{2}|[AaIi](?![A-Za-z]))")
+
+
+def clean_spaces(text: str) -> str:
+    """Words or sub-words joined by spaces, written as text: "end of the day ." -> "end of the day."."""
+    for spaced, written in _CLEAN:
+        text = text.replace(spaced, written)
+    return text
+
+
+def starts_glued_sentence(before: str, token: str) -> bool:
+    """Whether ``token`` (a byte-level token's text, no leading space) starts a sentence glued to ``before``."""
+    return bool(_SENTENCE_END.search(before)) and bool(_SENTENCE_START.match(token))
+
+
+@dataclass(frozen=True)
+class TokenRoles:
+    """What a model's special tokens do in a continuation (ids)."""
+    stop: frozenset[int]  # the text ends: the continuation stops (the token is not written)
+    breaks: frozenset[int]  # a new sentence starts: written as a space, the continuation goes on
+    banned: tuple[int, ...]  # never chosen (no text): unknown word, padding, [MASK], [SEP], …
+
+
+def token_roles(specials: list[int], start: tuple[int, ...], end_of_text: int | None) -> TokenRoles:
+    """``specials``: the tokenizer's special tokens; ``start``: the tokens a query's text begins with (a
+    sentence's start for a model that read one after each); ``end_of_text``: the token that ends a text."""
+    stop = frozenset({end_of_text} if end_of_text is not None else ())
+    breaks = frozenset(start) - stop
+    banned = tuple(sorted(set(specials) - stop - breaks))
+    return TokenRoles(stop, breaks, banned)
+
+
+def choose(logits: np.ndarray, temperature: float, rng: np.random.Generator, banned: tuple[int, ...] | list[int]
+           ) -> int:
+    """The next token from a row of logits (or log-probabilities): the likeliest at temperature 0, else
+    drawn from the softmax at ``temperature``; ``banned`` ids never."""
+    scores = np.asarray(logits, dtype=np.float64).copy()
+    if len(banned):
+        scores[list(banned)] = -np.inf
+    if temperature <= 0:
+        return int(np.argmax(scores))
+    scaled = scores / temperature
+    p = np.exp(scaled - scaled.max())
+    return int(rng.choice(len(p), p=p / p.sum()))

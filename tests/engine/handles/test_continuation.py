@@ -1,0 +1,119 @@
+"""A continuation reads as text: it stops where the model ends the text, goes on after a sentence break
+written as a space, never writes a token that stands for no text, and joins words the way text is written."""
+
+import numpy as np
+import pytest
+import torch
+
+from engine import api
+from engine.handles.continuation import choose, clean_spaces, starts_glued_sentence, token_roles
+from engine.models.wrappers.protocol import ForwardOutput
+
+
+@pytest.fixture(scope="module")
+def handles(contextual_runs):
+    return {kind: api.load(run_dir) for kind, (run_dir, _) in contextual_runs.items()}
+
+
+def test_words_are_joined_as_text_is_written():
+    assert clean_spaces(" end of the day .") == " end of the day."
+    assert clean_spaces(" i ' m not sure , are you ?") == " i'm not sure, are you?"
+    assert clean_spaces(" it does n't matter ; it 's fine") == " it doesn't matter; it's fine"
+
+
+@pytest.mark.parametrize(("before", "token", "glued"), [
+    ("future.", "i", True), ("day.", "the", True), ("ok!", "we", True), ('said."', "it", True),
+    ("u.", "s", False),  # u.s.: one letter after a full stop is an abbreviation's
+    ("e.", "g", False), ("3.", "14", False), ("the", "end", False), ("day.", " the", False),
+])
+def test_a_sentence_glued_to_the_one_before_is_found(before, token, glued):
+    assert starts_glued_sentence(before, token) is glued
+
+
+def test_token_roles_stop_at_the_end_of_text_break_at_a_sentence_start_and_ban_the_rest():
+    minilm = token_roles([0, 100, 101, 102, 103], start=(101,), end_of_text=None)  # [CLS] before each sentence
+    assert minilm.stop == frozenset() and minilm.breaks == {101} and minilm.banned == (0, 100, 102, 103)
+    ours = token_roles([0], start=(0,), end_of_text=0)  # our GPT: its separator ends a document
+    assert ours.stop == {0} and not ours.breaks and not ours.banned
+    gpt2 = token_roles([50256], start=(50256,), end_of_text=50256)
+    assert gpt2.stop == {50256} and not gpt2.breaks
+
+
+def test_choose_takes_the_likeliest_allowed_token_or_samples_among_the_allowed():
+    logits = np.array([5.0, 1.0, 4.0, -2.0])
+    rng = np.random.default_rng(0)
+    assert choose(logits, 0.0, rng, ()) == 0 and choose(logits, 0.0, rng, (0,)) == 2
+    drawn = {choose(logits, 1.0, rng, (0, 2)) for _ in range(200)}
+    assert drawn == {1, 3}  # both allowed tokens drawn, never a banned one
+    assert logits[0] == 5.0  # the caller's row is left as it was
+
+
+def _scripted(handle, script):
+    """Make ``handle``'s network say each id of ``script`` in turn, whatever it reads."""
+    vocab = handle.adapter.tokenizer.get_vocab_size()
+    calls = iter(script)
+
+    def forward(ids, *args, **kwargs):
+        logits = torch.full((1, 1, vocab), -10.0)
+        logits[0, 0, next(calls)] = 10.0
+        return ForwardOutput([], [], logits, None)
+
+    return forward
+
+
+def test_our_gpt_stops_at_the_end_of_a_text_and_parts_glued_sentences(handles, monkeypatch):
+    gpt = handles["gpt"]
+    tok = gpt.adapter.tokenizer
+    sentence, glued = tok.encode("the end.").ids, tok.encode("the piano").ids  # (no space: as it was trained)
+    end = gpt.adapter.end_of_text
+    assert end is not None and tok.id_to_token(end) == "<|endoftext|>"
+    monkeypatch.setattr(gpt, "_forward", _scripted(gpt, [*sentence, *glued, end, *sentence]))
+    assert gpt.generate("she played", tokens=50) == "the end. the piano"  # nothing after the end of the text
+
+
+def test_our_gpt_exported_to_transformers_stops_at_its_eos_and_keeps_its_own_text(contextual_runs, tmp_path,
+                                                                                 monkeypatch):
+    """Only our GPT is known to have read sentences glued together; a Hugging Face model's "end.the" is its own
+    writing, and its eos token ends the text."""
+    from engine.cli.export import export_hf
+
+    hf = api.load(export_hf(contextual_runs["gpt"][0], tmp_path / "hf"))
+    tok = hf.adapter.tokenizer
+    end = hf.adapter.end_of_text
+    assert end is not None and tok.id_to_token(end) == "<|endoftext|>"
+    script = [*tok.encode("the end.").ids, *tok.encode("the piano").ids, end, *tok.encode("the").ids]
+    monkeypatch.setattr(hf, "_forward", _scripted(hf, script))
+    assert hf.generate("she played", tokens=50) == "the end.the piano"
+
+
+def test_elmo_goes_on_past_the_end_of_a_sentence_and_never_writes_unk(handles, monkeypatch):
+    elmo = handles["elmo"]
+    find = elmo.word_list.find
+    the, piano, full_stop, end, unk = (find(w) for w in ("the", "piano", ".", "</s>", "<unk>"))
+    assert None not in (the, piano, full_stop, end, unk)
+    script = iter([the, piano, full_stop, end, unk, piano])
+    seen: list[list[str]] = []
+
+    def next_word(words):
+        seen.append(list(words))
+        scores = torch.full((len(elmo.word_list),), -10.0)
+        chosen = next(script)
+        scores[chosen] = 10.0
+        if chosen == unk:
+            scores[piano] = 5.0  # second: what is written where the likeliest is <unk>
+        return scores
+
+    monkeypatch.setattr(elmo, "_next_word_log_probs", next_word)
+    assert elmo.generate("She played", tokens=6) == " the piano. piano piano"
+    assert seen[4][-4:] == ["piano", ".", "</s>", "<s>"]  # the next sentence read as in training
+    assert seen[5][-2:] == ["<s>", "piano"]  # <unk> was not chosen, so not read as if written
+
+
+def test_elmo_reads_a_new_sentence_as_it_was_trained_on_one(handles):
+    assert handles["elmo"]._context("I went home. She said")[-6:] == ["home", ".", "</s>", "<s>", "she", "said"]
+    assert handles["elmo"]._context("she played the") == ["she", "played", "the"]
+
+
+def test_a_masked_model_does_not_continue_text(handles):
+    with pytest.raises(api.Unsupported):
+        handles["bert"].generate("she played the")
