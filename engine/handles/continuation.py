@@ -7,10 +7,10 @@ continues text (Transformers token by token, ELMo's forward LM word by word).
   break: the continuation goes on after it, written as a space. Tokens that stand for no text at all
   (``[UNK]``, ``<unk>``, padding, ``[MASK]``, ``[SEP]``) are never chosen.
 * **How it reads.** Sub-words and words are joined the way text is written: no space before a full stop or a
-  comma, "i ' m" as "i'm" (Hugging Face's ``clean_up_tokenization`` rules, and ";" ":"). Our GPT read the
-  sentences of a document one after another with no space between them (as trained before 2026-12-06), so
-  where it starts a sentence straight after a full stop the space is put back ("future.i think" -> "future.
-  i think"); a single letter after a full stop is not a sentence ("u.s.", "e.g.").
+  comma, "i ' m" as "i'm" (Hugging Face's ``clean_up_tokenization`` rules, and ";" ":"), quotes around what
+  they quote. Our GPT read the sentences of a document one after another with no space between them (as
+  trained before 2026-12-06), so where it starts a sentence straight after a full stop the space is put back
+  ("future.i think" -> "future. i think"); a single letter after a full stop is not a sentence ("u.s.", "e.g.").
 """
 
 from __future__ import annotations
@@ -28,10 +28,13 @@ _SENTENCE_START = re.compile(r"^(?:[A-Za-z]{2}|[AaIi](?![A-Za-z]))")
 
 
 def clean_spaces(text: str) -> str:
-    """Words or sub-words joined by spaces, written as text: "end of the day ." -> "end of the day."."""
+    """Words or sub-words joined by spaces, written as text: "end of the day ." -> "end of the day."; a
+    double quote standing alone opens and closes in turn: 'he said , " i know . "' -> 'he said, "i know."'."""
     for spaced, written in _CLEAN:
         text = text.replace(spaced, written)
-    return text
+    parts = (text + " ").split(' " ')
+    text = parts[0] + "".join((' "' if n % 2 == 0 else '" ') + part for n, part in enumerate(parts[1:]))
+    return text[:-1] if text.endswith(" ") else text
 
 
 def starts_glued_sentence(before: str, token: str) -> bool:

@@ -19,6 +19,8 @@ def test_words_are_joined_as_text_is_written():
     assert clean_spaces(" end of the day .") == " end of the day."
     assert clean_spaces(" i ' m not sure , are you ?") == " i'm not sure, are you?"
     assert clean_spaces(" it does n't matter ; it 's fine") == " it doesn't matter; it's fine"
+    assert clean_spaces(' the end of the year . " i have to go , " said') == ' the end of the year. "i have to go," said'
+    assert clean_spaces(' he said " no . "') == ' he said "no."'
 
 
 @pytest.mark.parametrize(("before", "token", "glued"), [
