@@ -240,7 +240,7 @@ def main() -> None:
         f" --models {args.models} --queries {args.queries}" if args.queries else "") + (
         " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
     asked = [q for q in args.queries.split(",") if q]
-    title = (f"Hostile text, the queries added since the whole table: {', '.join(asked)}" if asked
+    title = (f"Hostile text, the queries added or rewritten since the whole table: {', '.join(asked)}" if asked
              else "Hostile text: every query of every model family, fuzzed")
     lines = [f"## {title}", "", f"Machine: {machine()}", "",
              f"`{command}`: hypothesis-generated text (any Unicode, lone "

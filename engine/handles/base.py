@@ -140,7 +140,13 @@ class BaseHandle:
         word = word.strip()
         if len(word) > 100:
             raise InputError("that is not a word (over 100 characters)")
-        return word.lower() if self.lowercase else word
+        word = word.lower() if self.lowercase else word
+        if self._vectors is not None and word not in self._vectors:
+            # the word as the model's own tokenizer read it in training: "U.S." is "u.s" and a full stop
+            words = [w for w in word_tokenize(word, lowercase=False) if any(c.isalnum() for c in w)]
+            if len(words) == 1 and words[0] in self._vectors:
+                return words[0]
+        return word
 
     def vocabulary(self, limit: int | None = None) -> list[str]:
         words = self.static_vectors().words

@@ -147,3 +147,25 @@ def test_neighbours_can_leave_out_words_seen_too_rarely(runs):
     assert w2v.word_count("qqzzxxwv") == 0 and plain.count("banana") is None  # never seen; no counts kept
     nnlm = api.load(runs["nnlm"][0])  # (its vectors leave out <unk>, <s>, </s>: the counts follow them)
     assert nnlm.word_counts_known() and len(nnlm.static_vectors().counts) == len(nnlm.static_vectors().words)
+
+
+def test_a_word_typed_as_written_finds_the_word_the_model_learned(runs, tmp_path):
+    """word2bert's tokenizer read "U.S." as "u.s" and a full stop, so a static model trained here has "u.s": typed
+    "U.S." (or "Banana." or “banana”), the query finds it; a vectors file that has the typed form (GloVe's
+    "u.s.") keeps it; two words stay unknown, with the reason."""
+    w2v = api.load(runs["word2vec"][0])
+    assert [n.word for n in w2v.static_neighbours("Banana.", 5)] == [n.word for n in w2v.static_neighbours("banana", 5)]
+    assert w2v.word_count("“banana”") == w2v.word_count("banana") > 0
+    np.testing.assert_array_equal(w2v.vector("banana!"), w2v.vector("banana"))
+    with pytest.raises(api.UnknownWord, match="banana piano"):
+        w2v.vector("banana piano")
+    rng = np.random.default_rng(0)
+    rows = {"u.s": rng.normal(size=4), "u.s.": rng.normal(size=4), "states": rng.normal(size=4)}
+    path = tmp_path / "tiny.txt"
+    path.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in v)}\n" for w, v in rows.items()), encoding="utf-8")
+    plain = api.load(path)
+    np.testing.assert_allclose(plain.vector("U.S."), rows["u.s."], atol=1e-4)  # its own form first
+    np.testing.assert_allclose(plain.vector("u.s"), rows["u.s"], atol=1e-4)
+    del rows["u.s."]
+    path.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in v)}\n" for w, v in rows.items()), encoding="utf-8")
+    np.testing.assert_allclose(api.load(path).vector("U.S."), rows["u.s"], atol=1e-4)
