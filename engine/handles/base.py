@@ -17,7 +17,8 @@ from engine.cancel import check_cancelled
 from engine.data.keyed_vectors import StaticVectors
 from engine.data.text import word_tokenize
 from engine.errors import InputError, Unsupported
-from engine.results import Capability, ContextVectors, Neighbour, SentenceScore
+from engine.handles.continuation import NextWords, context_words, continue_words
+from engine.results import Capability, ContextVectors, Neighbour, SentenceScore, TokenCandidates
 
 MAX_CHARS = 20_000
 MAX_WORDS = 2_000
@@ -80,11 +81,12 @@ class BaseHandle:
     def __init__(self, kind: str, name: str, path: str | None, info: dict[str, Any], *,
                  vectors: StaticVectors | None = None, scorer: Scorer | None = None,
                  lowercase: bool = True, subwords: bool = False,
-                 knows: Callable[[str], bool] | None = None) -> None:
+                 knows: Callable[[str], bool] | None = None, next_words: NextWords | None = None) -> None:
         self.kind, self.name, self.path = kind, name, path
         self._knows = knows  # word-level language models: is a word in the vocabulary (else scored as <unk>)
         self.info = dict(info)
         self._vectors, self._scorer = vectors, scorer
+        self._next_words = next_words  # word-level language models: the next word's distribution
         self.lowercase = lowercase
         caps = Capability.NONE
         if vectors is not None:
@@ -93,6 +95,8 @@ class BaseHandle:
             caps |= Capability.SENTENCE_SCORE
         if subwords:
             caps |= Capability.SUBWORDS
+        if next_words is not None:
+            caps |= Capability.NEXT_TOKEN
         self.capabilities = caps
         self.info.setdefault("vector_layers", 1)  # contextual_vectors: one layer (the static vectors)
         if vectors is not None:
@@ -252,11 +256,29 @@ class BaseHandle:
                           "needs a Transformer language model (BERT, GPT)")
 
     def next_token(self, text: str, k: int = 10) -> Any:
-        raise Unsupported(f"{self.name} ({self.kind}) does not predict next tokens here")
+        """A word-level language model's likeliest next words after the text (</s>: the sentence ends)."""
+        if self._next_words is None:
+            raise Unsupported(f"{self.name} ({self.kind}) does not predict next tokens here")
+        k = check_k(k)
+        context = context_words(check_text(text), self.lowercase)
+        if not context:
+            raise InputError("the sentence has no words")
+        logp = self._next_words.log_probs(context)
+        k = min(k, len(logp))
+        top = np.argpartition(-logp, k - 1)[:k]
+        top = top[np.argsort(-logp[top], kind="stable")]
+        return TokenCandidates(text, tuple(self._next_words.words[int(i)] for i in top),
+                               tuple(float(np.exp(logp[i])) for i in top))
 
     def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
-        """A continuation of ``text`` (each left-to-right family writes its own: engine.handles.continuation)."""
-        raise Unsupported(self.missing(Capability.NEXT_TOKEN))
+        """A continuation of ``text``, greedy (temperature 0) or sampled, written as text
+        (engine.handles.continuation; Transformers write theirs token by token)."""
+        if self._next_words is None:
+            raise Unsupported(self.missing(Capability.NEXT_TOKEN))
+        context = context_words(check_text(text), self.lowercase)
+        if not context:
+            raise InputError("the sentence has no words")
+        return continue_words(self._next_words, context, tokens, temperature, seed)
 
     def next_sentence(self, a: str, b: str) -> float:
         raise Unsupported(f"{self.name} ({self.kind}) has no next-sentence head: only BERT does")

@@ -16,9 +16,13 @@ continues text (Transformers token by token, ELMo's forward LM word by word).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from engine.data.text import word_spans
+from engine.models.ngram import BOS, EOS, UNK
 
 _CLEAN = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ;", ";"), (" :", ":"), (" ' ", "'"),
           (" n't", "n't"), (" 'm", "'m"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"), (" 'll", "'ll"),
@@ -71,3 +75,55 @@ def choose(logits: np.ndarray, temperature: float, rng: np.random.Generator, ban
     scaled = scores / temperature
     p = np.exp(scaled - scaled.max())
     return int(rng.choice(len(p), p=p / p.sum()))
+
+
+# ---------------------------------------------------------------- word-level models (n-gram, NNLM, ELMo)
+
+@dataclass(frozen=True)
+class NextWords:
+    """A word-level model's next-word distribution: ``log_probs(context)`` -> log p of each of ``words`` (its
+    vocabulary, </s> included), where ``context`` is the words so far, each sentence after the first begun with
+    </s> <s> (``context_words``); ``banned``: the ids never written (<unk>, <s>)."""
+    words: Sequence[str]
+    log_probs: Callable[[list[str]], np.ndarray]
+    banned: tuple[int, ...]
+
+
+def next_words(words: Sequence[str], find: Callable[[str], int | None],
+               log_probs: Callable[[list[str]], np.ndarray]) -> NextWords:
+    return NextWords(words, log_probs, tuple(i for w in (UNK, BOS) if (i := find(w)) is not None))
+
+
+def context_words(text: str, lowercase: bool) -> list[str]:
+    """The text's words as a word-level model reads them: each sentence after the first begun with </s> <s>, as
+    in training (the first's <s> is the model's own)."""
+    from engine.data.corpora import split_sentences
+
+    words: list[str] = []
+    for sentence in split_sentences(text) or [text]:
+        shown = [sentence[a:b] for a, b in word_spans(sentence)]
+        if shown and words:
+            words += [EOS, BOS]
+        words += [w.lower() for w in shown] if lowercase else shown
+    return words
+
+
+def last_sentence(context: list[str]) -> list[str]:
+    """The words of the sentence begun last (a model that reads one sentence at a time: n-gram, NNLM)."""
+    return context[len(context) - context[::-1].index(BOS):] if BOS in context else context
+
+
+def continue_words(model: NextWords, context: list[str], tokens: int, temperature: float, seed: int) -> str:
+    """Up to ``tokens`` words after ``context``; where the model ends a sentence it goes on with the next."""
+    rng = np.random.default_rng(seed)
+    context = list(context)
+    sentences: list[list[str]] = [[]]
+    for _ in range(max(1, min(int(tokens), 200))):
+        word = model.words[choose(model.log_probs(context), temperature, rng, model.banned)]
+        if word == EOS:
+            context += [EOS, BOS]
+            sentences.append([])
+        else:
+            context.append(word)
+            sentences[-1].append(word)
+    return "".join(" " + clean_spaces(" ".join(words)) for words in sentences if words)

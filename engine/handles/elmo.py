@@ -17,9 +17,10 @@ from engine.data.vocab import Vocab
 from engine.data.word_list import WordList
 from engine.device import pick_device
 from engine.errors import InputError, Unsupported
-from engine.handles.base import MAX_WORDS, BaseHandle, check_k, check_text, padded_runs, run_info
+from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, run_info
+from engine.handles.continuation import next_words
 from engine.models.packed_linear import pack_linears
-from engine.results import Capability, ContextVectors, SentenceScore, TokenCandidates
+from engine.results import Capability, ContextVectors, SentenceScore
 
 PERPLEXITY_WORDS = 4096  # words (padding included) in one pass while scoring many sentences
 
@@ -35,6 +36,9 @@ class ElmoHandle(BaseHandle):
         self.word_list, self.counts = WordList.from_words(vocab.words), vocab.counts
         pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
         self.capabilities = Capability.CONTEXTUAL | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN
+        # next words and continuations as every word-level LM's (BaseHandle): its sentences read as in training
+        self._next_words = next_words(self.word_list, self.word_list.find,
+                                      lambda words: self._next_word_log_probs(words).float().cpu().numpy())
 
     def _words(self, text: str) -> tuple[list[str], list[str], str]:
         text = check_text(text)
@@ -113,57 +117,11 @@ class ElmoHandle(BaseHandle):
             count += float(len(forward))
         return math.exp(-total / count)
 
-    def _context(self, text: str) -> list[str]:
-        """The words the forward LM reads before the next one: the text's last NEXT_TOKEN_WORDS words (it was
-        trained on windows of tens of words; a page of text before them changes nothing but the time), each
-        sentence after the first begun with </s> <s> as in training (the first's <s> is ``_chars``')."""
-        from engine.data.corpora import split_sentences
-        from engine.models.elmo import BOS_WORD, EOS_WORD
-
-        words: list[str] = []
-        for sentence in split_sentences(check_text(text)) or [text]:
-            shown = [sentence[a:b] for a, b in word_spans(sentence)]
-            if shown and words:
-                words += [EOS_WORD, BOS_WORD]
-            words += [w.lower() for w in shown] if self.lowercase else shown
-        if not words:
-            raise InputError("the sentence has no words")
-        return words[-NEXT_TOKEN_WORDS:]
-
     def _next_word_log_probs(self, words: list[str]) -> torch.Tensor:
+        """The forward LM's next-word distribution after the last NEXT_TOKEN_WORDS words (it was trained on
+        windows of tens of words; a page of text before them changes nothing but the time)."""
         with torch.inference_mode():
-            return self.model.next_word_log_probs(self._chars(words))
-
-    def next_token(self, text: str, k: int = 10) -> TokenCandidates:
-        """The forward LM's likeliest next words (</s>: the sentence ends; <unk>: a word it does not know)."""
-        k = check_k(k)
-        probs = self._next_word_log_probs(self._context(text)).exp()
-        top = probs.topk(min(max(1, int(k)), probs.shape[-1]))
-        return TokenCandidates(text, tuple(self.word_list[int(i)] for i in top.indices.cpu()),
-                               tuple(float(v) for v in top.values.cpu()))
-
-    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
-        """The forward LM's continuation, word by word: greedy (temperature 0) or sampled. Where it ends a
-        sentence it goes on with the next (as it read them in training); <unk> and <s> are never chosen
-        (engine.handles.continuation)."""
-        from engine.handles.continuation import choose, clean_spaces
-        from engine.models.elmo import BOS_WORD, EOS_WORD
-        from engine.models.ngram import UNK
-
-        context = self._context(text)
-        banned = [i for w in (UNK, BOS_WORD) if (i := self.word_list.find(w)) is not None]
-        rng = np.random.default_rng(seed)
-        sentences: list[list[str]] = [[]]
-        for _ in range(max(1, min(int(tokens), 200))):
-            logp = self._next_word_log_probs(context[-NEXT_TOKEN_WORDS:]).float().cpu().numpy()
-            word = self.word_list[choose(logp, temperature, rng, banned)]
-            if word == EOS_WORD:
-                context += [EOS_WORD, BOS_WORD]
-                sentences.append([])
-            else:
-                context.append(word)
-                sentences[-1].append(word)
-        return "".join(" " + clean_spaces(" ".join(words)) for words in sentences if words)
+            return self.model.next_word_log_probs(self._chars(words[-NEXT_TOKEN_WORDS:]))
 
     def missing(self, capability: Capability) -> str:
         if capability is Capability.ATTENTION:

@@ -12,6 +12,7 @@ from engine.config.checks import config_from_dict
 from engine.data.keyed_vectors import StaticVectors
 from engine.data.vocab import Vocab
 from engine.handles.base import BaseHandle, run_info
+from engine.handles.continuation import last_sentence, next_words
 
 
 def load_word2vec(run_dir: Path, config: dict) -> BaseHandle:
@@ -69,16 +70,19 @@ def load_ngram(run_dir: Path, config: dict) -> BaseHandle:
     def scorer(sentences: list[list[str]]) -> list[np.ndarray]:
         return lm.token_logprobs([[vocab.index.get(w, unk) for w in s] for s in sentences])
 
+    def log_probs(context: list[str]) -> np.ndarray:  # (it reads one sentence: the last begun)
+        return lm.next_word_logprobs([vocab.index.get(w, unk) for w in last_sentence(context)])
+
     info = run_info(run_dir, config) | {"order": cfg.order, "smoothing": cfg.smoothing}
     return BaseHandle("ngram", run_dir.name, str(run_dir), info, scorer=scorer, lowercase=cfg.lowercase,
-                      knows=vocab.index.__contains__)
+                      knows=vocab.index.__contains__, next_words=next_words(vocab.words, vocab.index.get, log_probs))
 
 
 def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
     import torch
 
     from engine.models.ngram import BOS, EOS, UNK
-    from engine.models.nnlm import NNLM, token_logprobs
+    from engine.models.nnlm import NNLM, next_word_logprobs, token_logprobs
 
     cfg = config_from_dict("nnlm", config["model"])
     vocab = Vocab.load(run_dir / "vocab.txt")
@@ -93,8 +97,12 @@ def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
     def scorer(sentences: list[list[str]]) -> list[np.ndarray]:
         return token_logprobs(model, [[vocab.index.get(w, unk) for w in s] for s in sentences], bos, eos, device)
 
+    def log_probs(context: list[str]) -> np.ndarray:  # (it reads the last words of one sentence: the last begun)
+        return next_word_logprobs(model, [vocab.index.get(w, unk) for w in last_sentence(context)], bos, device)
+
     keep = [i for i, w in enumerate(vocab.words) if w not in (UNK, BOS, EOS)]
     vectors = StaticVectors([vocab.words[i] for i in keep], model.C.weight.detach().numpy()[keep], run_dir.name,
                             counts=vocab.counts[keep])
     return BaseHandle("nnlm", run_dir.name, str(run_dir), run_info(run_dir, config), vectors=vectors,
-                       scorer=scorer, lowercase=cfg.lowercase, knows=vocab.index.__contains__)
+                       scorer=scorer, lowercase=cfg.lowercase, knows=vocab.index.__contains__,
+                       next_words=next_words(vocab.words, vocab.index.get, log_probs))

@@ -183,6 +183,32 @@ class NGramLM:
         bounds = np.cumsum([len(s) + 1 for s in sentences])[:-1]
         return np.split(logp, bounds)
 
+    def next_word_logprobs(self, ids: list[int]) -> np.ndarray:
+        """Natural-log probability of every word of the vocabulary (and of ``</s>``) after the words ``ids`` of a
+        sentence begun: the model's whole next-word distribution, as ``token_logprobs`` scores each word."""
+        N, V = self.cfg.order, self.V
+        history = ([self.vocab.index[BOS]] * (N - 1) + [int(i) for i in ids])[len(ids):] if N > 1 else []
+        hist: dict[int, np.ndarray] = {}
+        for m in range(2, N + 1):
+            seq = history[-(m - 1):]
+            idx = np.asarray([seq[0]], np.int64)
+            for j in range(2, m):
+                idx = np.where(idx >= 0, self._lookup(j, np.maximum(idx, 0), np.asarray([seq[j - 1]])), -1)
+            hist[m] = np.full(V, idx[0], np.int64)
+        word = np.arange(V, dtype=np.int64)
+        if self.cfg.smoothing == "laplace":
+            if N == 1:
+                c_hw, c_h = self.tables[0].counts.astype(np.float64), float(self.laplace_hist[0][0])
+            else:
+                h = hist[N]
+                g = np.where(h >= 0, self._lookup(N, np.maximum(h, 0), word), -1)
+                c_hw = np.where(g >= 0, self.tables[N - 1].counts[np.maximum(g, 0)], 0).astype(np.float64)
+                c_h = float(self.laplace_hist[N - 1][h[0]]) if h[0] >= 0 else 0.0
+            p = (c_hw + 1.0) / (c_h + V)
+        else:
+            p = self._kneser_ney(word, hist)
+        return np.log(np.maximum(p, 1e-300))
+
     def _kneser_ney(self, word: np.ndarray, hist: dict[int, np.ndarray]) -> np.ndarray:
         N = self.cfg.order
         t1 = self.tables[0]

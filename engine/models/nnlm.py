@@ -74,6 +74,17 @@ def token_logprobs(model: NNLM, sentences: list[list[int]], bos: int, eos: int, 
     return np.split(out, bounds)
 
 
+@torch.no_grad()
+def next_word_logprobs(model: NNLM, ids: list[int], bos: int, device: torch.device) -> np.ndarray:
+    """Natural-log probability of every word (and of ``</s>``) after the words ``ids`` of a sentence begun: its
+    last n-1 words, ``<s>`` before the first, as ``token_logprobs`` reads each word's history."""
+    model.eval()
+    context = model.cfg.context
+    history = ([bos] * context + [int(i) for i in ids])[-context:]
+    logits = model(torch.tensor([history], dtype=torch.long, device=device)).float()
+    return torch.log_softmax(logits, -1)[0].double().cpu().numpy()
+
+
 def perplexity(model: NNLM, sentences: list[list[int]], bos: int, eos: int, device: torch.device) -> float:
     lps = token_logprobs(model, sentences, bos, eos, device)
     n = sum(len(x) for x in lps)

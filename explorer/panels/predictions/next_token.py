@@ -92,7 +92,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
             control.setEnabled(handle is not None)
         if handle is None:
             reason = self.model.reason()
-            self.message.setText(sentence_case(reason) + ". Load GPT or ELMo.")
+            self.message.setText(sentence_case(reason) + ". Load a GPT, an ELMo, or an n-gram or NNLM you trained.")
             self.results.clear()
             return
         text = self.text.text()

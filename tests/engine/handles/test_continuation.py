@@ -6,7 +6,14 @@ import pytest
 import torch
 
 from engine import api
-from engine.handles.continuation import choose, clean_spaces, starts_glued_sentence, token_roles
+from engine.handles.continuation import (
+    choose,
+    clean_spaces,
+    context_words,
+    last_sentence,
+    starts_glued_sentence,
+    token_roles,
+)
 from engine.models.wrappers.protocol import ForwardOutput
 
 
@@ -111,9 +118,54 @@ def test_elmo_goes_on_past_the_end_of_a_sentence_and_never_writes_unk(handles, m
     assert seen[5][-2:] == ["<s>", "piano"]  # <unk> was not chosen, so not read as if written
 
 
-def test_elmo_reads_a_new_sentence_as_it_was_trained_on_one(handles):
-    assert handles["elmo"]._context("I went home. She said")[-6:] == ["home", ".", "</s>", "<s>", "she", "said"]
-    assert handles["elmo"]._context("she played the") == ["she", "played", "the"]
+def test_a_word_level_model_reads_a_new_sentence_as_it_was_trained_on_one():
+    assert context_words("I went home. She said", True) == ["i", "went", "home", ".", "</s>", "<s>", "she", "said"]
+    assert context_words("she played the", True) == ["she", "played", "the"]
+    assert last_sentence(["i", "went", ".", "</s>", "<s>", "she"]) == ["she"]
+    assert last_sentence(["she", "played"]) == ["she", "played"]
+    assert last_sentence(["home", ".", "</s>", "<s>"]) == []
+
+
+@pytest.fixture(scope="module")
+def word_models(topic_corpus, tmp_path_factory):
+    """A Kneser-Ney 3-gram, a Laplace bigram and an NNLM trained on the topic corpus."""
+    from engine.config.settings import NGramConfig
+
+    root = tmp_path_factory.mktemp("word-models")
+    made = {}
+    for name, kind, model in (("kn3", "ngram", NGramConfig(order=3, min_count=1)),
+                              ("laplace2", "ngram", NGramConfig(order=2, smoothing="laplace", min_count=1)),
+                              ("nnlm", "nnlm", api.model_config("nnlm", epochs=1))):
+        list(api.train(api.RunSpec(kind, out=str(root / name), corpus=str(topic_corpus), model=model)))
+        made[name] = api.load(root / name)
+    return made
+
+
+@pytest.mark.parametrize("name", ["kn3", "laplace2", "nnlm"])
+def test_an_ngram_or_nnlm_predicts_the_next_word_with_the_probabilities_it_scores_with(word_models, name):
+    """The student's first language models in the Next token view: their next words are the ones their sentence
+    score uses, the whole distribution sums to one, and they read only the sentence begun last."""
+    h = word_models[name]
+    assert api.Capability.NEXT_TOKEN in h.capabilities
+    sentence = "she played the piano"
+    score = h.score(sentence)  # log p of each word given the words before it in the sentence, then of </s>
+    first = h._next_words.log_probs([])  # (a sentence not yet begun)
+    assert np.isclose(first[h._next_words.words.index("she")], score.token_logprobs[0], atol=1e-5)
+    for k, word in enumerate([*sentence.split(), "</s>"][1:], 1):
+        before = " ".join(sentence.split()[:k])
+        every = h.next_token(f"It rained all day. {before[0].upper()}{before[1:]}", k=100)  # only the last sentence
+        assert word in every.tokens, (k, word)
+        assert np.isclose(np.log(every.probs[every.tokens.index(word)]), score.token_logprobs[k], atol=1e-5)
+    assert np.isclose(np.exp(first).sum(), 1.0, atol=1e-4)
+    assert list(every.probs) == sorted(every.probs, reverse=True)
+
+
+@pytest.mark.parametrize("name", ["kn3", "nnlm"])
+def test_an_ngram_or_nnlm_writes_sentences_without_unknown_words(word_models, name):
+    h = word_models[name]
+    text = h.generate("she played the", tokens=40, temperature=1.0, seed=3)
+    assert text.startswith(" ") and "<unk>" not in text and "<s>" not in text and "</s>" not in text
+    assert h.generate("she played the", tokens=40) == h.generate("she played the", tokens=40)  # greedy: the same
 
 
 def test_a_masked_model_does_not_continue_text(handles):
