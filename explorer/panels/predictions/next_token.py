@@ -29,6 +29,11 @@ from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 
 DEBOUNCE_MS = 150
 
+# a left-to-right model's markers, said in words where they are predicted next (a continuation never writes them)
+MARKERS = {"</s>": "</s>  (the sentence ends)", "[CLS]": "[CLS]  (a new sentence begins)",
+           "<|endoftext|>": "<|endoftext|>  (the text ends)",
+           "<unk>": "<unk>  (a word it does not know)", "[UNK]": "[UNK]  (a word it does not know)"}
+
 
 class NextTokenView(QWidget, LabView, OneLineCompared):
     shown = Signal()
@@ -111,7 +116,8 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
     def _show(self, result: tuple[str, str, Any]) -> None:
         text, name, candidates = result
         self.message.setText(f"{name}: the likeliest next tokens after “{text}”")
-        self.results.set_results(name, [("", list(zip(candidates.tokens, candidates.probs, strict=True)))])
+        tokens = [MARKERS.get(t, t) for t in candidates.tokens]
+        self.results.set_results(name, [("", list(zip(tokens, candidates.probs, strict=True)))])
         if not self.lab_scene:  # a lab scene is shown when its lab is
             self.shown.emit()
 

@@ -152,6 +152,17 @@ def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_run
     assert "IsNext" in panel.nsp.result.toPlainText()
 
 
+def test_next_token_says_a_models_markers_in_words(qtbot, window):
+    """A student reads "</s> (the sentence ends)", not a bare tag, where a model predicts the end of a sentence."""
+    from engine.results import TokenCandidates
+
+    view = window.predictions.next
+    view._show(("It rained.", "elmo", TokenCandidates("It rained.", ("</s>", "it", "<unk>"), (0.5, 0.2, 0.1))))
+    shown = view.results.toPlainText()
+    assert "</s>  (the sentence ends)" in shown and "<unk>  (a word it does not know)" in shown
+    assert "\nit\t" in shown  # a word is shown as it is
+
+
 def test_shuffles_score_below_the_original_under_an_ngram_model(qtbot, window, topic_corpus, tmp_path):
     from engine import api
     from engine.config.settings import NGramConfig
