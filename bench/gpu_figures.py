@@ -334,6 +334,7 @@ def queries(args) -> None:
                 asked.append(f"fill_mask {handle.fill_mask('the man went to the [MASK] to buy milk .')[0].tokens[:3]}")
             if Capability.NEXT_TOKEN in caps:
                 asked.append(f"next_token {handle.next_token('she played the', k=3).tokens}")
+                asked.append(f"generate {handle.generate('she played the', tokens=8, temperature=0.8, seed=1)!r}")
             if Capability.ATTENTION in caps:
                 maps = handle.attention("the bank of the river was muddy .")
                 asked.append(f"attention {np.asarray(maps.weights).shape}")
