@@ -30,9 +30,8 @@ from explorer.widgets.probability_bars import ProbabilityBars, scrolling
 DEBOUNCE_MS = 150
 
 # a left-to-right model's markers, said in words where they are predicted next (a continuation never writes them)
-MARKERS = {"</s>": "</s>  (the sentence ends)", "[CLS]": "[CLS]  (a new sentence begins)",
-           "<|endoftext|>": "<|endoftext|>  (the text ends)",
-           "<unk>": "<unk>  (a word it does not know)", "[UNK]": "[UNK]  (a word it does not know)"}
+MARKERS = {"</s>": "</s> (sentence ends)", "[CLS]": "[CLS] (new sentence)", "<|endoftext|>": "<|endoftext|> (text ends)",
+           "<unk>": "<unk> (unknown word)", "[UNK]": "[UNK] (unknown word)"}
 
 
 class NextTokenView(QWidget, LabView, OneLineCompared):
@@ -46,6 +45,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.text = QLineEdit("The river flows into the")
         self.model = ModelPicker(Capability.NEXT_TOKEN, role="next_token")
         self.results = ProbabilityBars()
+        self.results_b = ProbabilityBars()  # model B's, beside A's while comparing
         self.message = QLabel()
         self.message.setWordWrap(True)  # a long reason wraps instead of widening the window
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)
@@ -53,7 +53,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.sample = QPushButton("Continue (sampled)")
         self.continuation = QLabel()
         self.continuation.setWordWrap(True)
-        self.compare = QCheckBox("compare with")  # in the lab: model B's lens beside A's
+        self.compare = QCheckBox("compare with")  # B's next tokens and continuation beside A's (and its lens)
         self.model2 = ModelPicker(Capability.NEXT_TOKEN)
         self._models_seen: tuple[Any, ...] | None = None  # the pickers' states at the last ask
         self.model2.setEnabled(False)
@@ -65,7 +65,12 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         layout.addLayout(row)
         layout.addLayout(model_row(self.model, self.compare, self.model2))
         layout.addWidget(self.message)
-        layout.addWidget(scrolling(self.results), 1)
+        bars = QHBoxLayout()
+        self.result_areas = [scrolling(self.results), scrolling(self.results_b)]
+        for area in self.result_areas:
+            bars.addWidget(area)
+        self.result_areas[1].setVisible(False)  # the second column only while comparing
+        layout.addLayout(bars, 1)
         gen = QHBoxLayout()
         gen.addWidget(self.greedy)
         gen.addWidget(self.sample)
@@ -79,9 +84,16 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self.message.setText)
+        self.runner_b = TaskRunner(self)
+        self.runner_b.finished.connect(self._show_b)
+        self.runner_b.failed.connect(lambda m: self.results_b.show_message("", m))
+        self._continued: list[str] = ["", ""]  # A's and B's last continuation (HTML)
         self.generate_runner = TaskRunner(self)
-        self.generate_runner.finished.connect(self._show_continuation)
-        self.generate_runner.failed.connect(self.continuation.setText)
+        self.generate_runner.finished.connect(lambda r: self._show_continuation(r, 0))
+        self.generate_runner.failed.connect(lambda m: self._show_continued(0, html.escape(m)))
+        self.generate_runner_b = TaskRunner(self)
+        self.generate_runner_b.finished.connect(lambda r: self._show_continuation(r, 1))
+        self.generate_runner_b.failed.connect(lambda m: self._show_continued(1, html.escape(m)))
         self._debounce = QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._debounce.timeout.connect(self.query)
         self.text.textChanged.connect(lambda _: self._debounce.start())
@@ -99,41 +111,75 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
             reason = self.model.reason()
             self.message.setText(sentence_case(reason) + ". Load a GPT, an ELMo, or an n-gram or NNLM you trained.")
             self.results.clear()
+            self.results_b.clear()
             return
         text = self.text.text()
         if not text.strip():
             self.message.setText("Type the beginning of a sentence.")
             return
         self.runner.submit(lambda: (text, handle.name, handle.next_token(text, k=10)))
+        other = self._other()
+        if other is not None:
+            self.runner_b.submit(lambda: (text, other.name, other.next_token(text, k=10)))
+        elif self.compare.isChecked():
+            self.results_b.show_message("", "Load a second model to compare with.")
+        else:
+            self.results_b.clear()
         if self.lens_switch.isChecked():  # computed only when on screen
-            other = self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
             self.lens.set_query(text, [handle, *([other] if other is not None else [])])
+
+    def _other(self) -> Any:
+        """Model B, while comparing."""
+        return self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
 
     def _compare_toggled(self, on: bool) -> None:
         self.model2.setEnabled(on)
+        self.result_areas[1].setVisible(on)
+        self._continued[1] = ""
+        self._show_continued(0, self._continued[0])
         self.query()
 
     def _show(self, result: tuple[str, str, Any]) -> None:
         text, name, candidates = result
-        self.message.setText(f"{name}: the likeliest next tokens after “{text}”")
-        tokens = [MARKERS.get(t, t) for t in candidates.tokens]
-        self.results.set_results(name, [("", list(zip(tokens, candidates.probs, strict=True)))])
+        self.message.setText(f"{name}: the likeliest next tokens after “{text}”" if not self.compare.isChecked()
+                             else f"The likeliest next tokens after “{text}”")
+        self.results.set_results(name, [("", _bars(candidates))])
         if not self.lab_scene:  # a lab scene is shown when its lab is
             self.shown.emit()
 
-    def continue_text(self, temperature: float) -> None:
-        handle = self.session.models.get(self.model.currentText())
-        text = self.text.text()
-        if handle is None or not text.strip():
-            return
-        seed = random.randrange(1 << 30)
-        self.continuation.setText("continuing…")
-        self.generate_runner.submit(lambda: (text, handle.generate(text, 20, temperature, seed), temperature))
+    def _show_b(self, result: tuple[str, str, Any]) -> None:
+        _, name, candidates = result
+        self.results_b.set_results(name, [("", _bars(candidates))])
 
-    def _show_continuation(self, result: tuple[str, str, float]) -> None:
-        text, more, temperature = result
+    def continue_text(self, temperature: float) -> None:
+        """A's continuation of the text (and B's, while comparing), from one seed."""
+        text = self.text.text()
+        seed = random.randrange(1 << 30)
+        for i, (handle, runner) in enumerate(((self.session.models.get(self.model.currentText()),
+                                               self.generate_runner), (self._other(), self.generate_runner_b))):
+            if handle is None or not text.strip():
+                continue
+            self._continued[i] = "continuing…"
+            runner.submit(lambda h=handle: (text, h.generate(text, 20, temperature, seed), temperature, h.name))
+        self._show_continued(0, self._continued[0])
+
+    def _show_continuation(self, result: tuple[str, str, float, str], i: int) -> None:
+        text, more, temperature, _ = result
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
         if not more.strip():  # its end-of-text token came first
             how += ": the model ends the text here"
-        self.continuation.setText(f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
+        self._show_continued(i, f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
 
+    def _show_continued(self, i: int, shown: str) -> None:
+        """A's continuation; while comparing, each model's on its own line, named."""
+        self._continued[i] = shown
+        if not self.compare.isChecked():
+            self.continuation.setText(self._continued[0])
+            return
+        names = (self.model.currentText(), self.model2.currentText())
+        self.continuation.setText("<br>".join(f"{html.escape(names[j])}: {self._continued[j]}" for j in (0, 1)
+                                              if self._continued[j]))
+
+
+def _bars(candidates: Any) -> list[tuple[str, float]]:
+    return [(MARKERS.get(t, t), p) for t, p in zip(candidates.tokens, candidates.probs, strict=True)]

@@ -152,14 +152,38 @@ def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_run
     assert "IsNext" in panel.nsp.result.toPlainText()
 
 
+def test_next_tokens_and_continuations_of_two_models_side_by_side(qtbot, window, contextual_runs):
+    """GPT against ELMo (or an n-gram against GPT): each one's next tokens in its own column, and each one's
+    continuation on its own line, named."""
+    panel = window.predictions
+    load(qtbot, window, contextual_runs["gpt"][0], contextual_runs["elmo"][0])
+    window.tabs.setCurrentWidget(panel)
+    panel.views.setCurrentIndex(1)
+    view = panel.next
+    view.model.setCurrentIndex(view.model.findText("gpt"))
+    view.compare.setChecked(True)
+    view.model2.setCurrentIndex(view.model2.findText("elmo"))
+    assert view.result_areas[1].isVisibleTo(view)
+    view.text.setText("She played the")
+    qtbot.waitUntil(lambda: view.results.toPlainText().startswith("gpt") and
+                    view.results_b.toPlainText().startswith("elmo"), timeout=30_000)
+    assert "%" in view.results_b.toPlainText()
+    view.greedy.click()
+    qtbot.waitUntil(lambda: view.continuation.text().count("She played the<b>") == 2, timeout=30_000)
+    lines = view.continuation.text().split("<br>")
+    assert lines[0].startswith("gpt: She played the<b>") and lines[1].startswith("elmo: She played the<b>")
+    view.compare.setChecked(False)  # back to one model: its column and its continuation alone
+    assert not view.result_areas[1].isVisibleTo(view) and view.continuation.text().startswith("She played the<b>")
+
+
 def test_next_token_says_a_models_markers_in_words(qtbot, window):
-    """A student reads "</s> (the sentence ends)", not a bare tag, where a model predicts the end of a sentence."""
+    """A student reads "</s> (sentence ends)", not a bare tag, where a model predicts the end of a sentence."""
     from engine.results import TokenCandidates
 
     view = window.predictions.next
     view._show(("It rained.", "elmo", TokenCandidates("It rained.", ("</s>", "it", "<unk>"), (0.5, 0.2, 0.1))))
     shown = view.results.toPlainText()
-    assert "</s>  (the sentence ends)" in shown and "<unk>  (a word it does not know)" in shown
+    assert "</s> (sentence ends)" in shown and "<unk> (unknown word)" in shown
     assert "\nit\t" in shown  # a word is shown as it is
 
 
