@@ -63,10 +63,15 @@ def token_roles(specials: list[int], start: tuple[int, ...], end_of_text: int | 
     return TokenRoles(stop, breaks, banned)
 
 
+TOP_P = 0.95  # a sampled token comes from the likeliest tokens that together hold this much probability
+
+
 def choose(logits: np.ndarray, temperature: float, rng: np.random.Generator, banned: tuple[int, ...] | list[int]
            ) -> int:
-    """The next token from a row of logits (or log-probabilities): the likeliest at temperature 0, else
-    drawn from the softmax at ``temperature``; ``banned`` ids never."""
+    """The next token from a row of logits (or log-probabilities): the likeliest at temperature 0, else drawn
+    from the softmax at ``temperature`` among the likeliest tokens that hold TOP_P of it (nucleus sampling,
+    Holtzman et al. 2020: a small model's long tail of unlikely tokens is where its gibberish comes from);
+    ``banned`` ids never."""
     scores = np.asarray(logits, dtype=np.float64).copy()
     if len(banned):
         scores[list(banned)] = -np.inf
@@ -74,7 +79,10 @@ def choose(logits: np.ndarray, temperature: float, rng: np.random.Generator, ban
         return int(np.argmax(scores))
     scaled = scores / temperature
     p = np.exp(scaled - scaled.max())
-    return int(rng.choice(len(p), p=p / p.sum()))
+    p /= p.sum()
+    order = np.argsort(-p, kind="stable")
+    kept = order[: int(np.searchsorted(np.cumsum(p[order]), TOP_P)) + 1]
+    return int(kept[rng.choice(len(kept), p=p[kept] / p[kept].sum())])
 
 
 # ---------------------------------------------------------------- word-level models (n-gram, NNLM, ELMo)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import random
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QTimer, Signal
@@ -160,12 +161,14 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
             if handle is None or not text.strip():
                 continue
             self._continued[i] = "continuing…"
-            runner.submit(lambda h=handle: (text, h.generate(text, 20, temperature, seed), temperature, h.name))
+            runner.submit(_continuation(handle, text, temperature, seed))
         self._show_continued(0, self._continued[0])
 
     def _show_continuation(self, result: tuple[str, str, float, str], i: int) -> None:
+        from engine.api import SAMPLING_TOP_P
+
         text, more, temperature, _ = result
-        how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}"
+        how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}, top-p {SAMPLING_TOP_P:g}"
         if not more.strip():  # its end-of-text token came first
             how += ": the model ends the text here"
         self._show_continued(i, f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
@@ -179,6 +182,11 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         names = (self.model.currentText(), self.model2.currentText())
         self.continuation.setText("<br>".join(f"{html.escape(names[j])}: {self._continued[j]}" for j in (0, 1)
                                               if self._continued[j]))
+
+
+def _continuation(handle: Any, text: str, temperature: float, seed: int) -> Callable[[], tuple[str, str, float, str]]:
+    """A worker's job: the model's continuation of the text, with what it needs to be shown."""
+    return lambda: (text, handle.generate(text, 20, temperature, seed), temperature, handle.name)
 
 
 def _bars(candidates: Any) -> list[tuple[str, float]]:

@@ -49,12 +49,21 @@ def test_token_roles_stop_at_the_end_of_text_break_at_a_sentence_start_and_ban_t
 
 
 def test_choose_takes_the_likeliest_allowed_token_or_samples_among_the_allowed():
-    logits = np.array([5.0, 1.0, 4.0, -2.0])
+    logits = np.array([5.0, 1.0, 4.0, 0.5])
     rng = np.random.default_rng(0)
     assert choose(logits, 0.0, rng, ()) == 0 and choose(logits, 0.0, rng, (0,)) == 2
     drawn = {choose(logits, 1.0, rng, (0, 2)) for _ in range(200)}
     assert drawn == {1, 3}  # both allowed tokens drawn, never a banned one
     assert logits[0] == 5.0  # the caller's row is left as it was
+
+
+def test_sampling_draws_from_the_likeliest_tokens_that_hold_most_of_the_probability():
+    """Nucleus sampling: the long tail of unlikely tokens (a small model's gibberish) is never drawn."""
+    p = np.array([0.6, 0.3, 0.06, 0.02, 0.01, 0.01])  # the first three hold 0.96 >= TOP_P
+    rng = np.random.default_rng(0)
+    drawn = [choose(np.log(p), 1.0, rng, ()) for _ in range(3000)]
+    assert set(drawn) == {0, 1, 2}
+    assert 0.55 < drawn.count(0) / len(drawn) < 0.68  # in proportion within the nucleus (0.6 / 0.96)
 
 
 def _scripted(handle, script):
