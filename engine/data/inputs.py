@@ -116,6 +116,12 @@ def separator(byte_level: bool) -> str:
     return "<|endoftext|>" if byte_level else "[SEP]"
 
 
+def byte_level(backend: Any) -> bool:
+    """Whether a tokenizers backend keeps spaces in its tokens (GPT-2's byte-level BPE, RoBERTa's): text read
+    as sentences one after another needs the space between them ("day. She"), or it reads "day.She"."""
+    return "ByteLevel" in repr(backend.pre_tokenizer) + repr(backend.decoder)
+
+
 def whole_texts(backend: Any) -> Any:
     """A tokenizers backend that neither truncates nor pads: the caller cuts and pads (as the model's
     maximum length and the batch say), every wrapper the same way."""

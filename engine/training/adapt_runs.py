@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from engine.data.inputs import whole_texts
+from engine.data.inputs import byte_level, whole_texts
 from engine.errors import CheckpointError, CorpusError
 from engine.training import distributed
 from engine.training.context import TrainContext
@@ -148,9 +148,12 @@ def adapt(ctx: TrainContext, kind: str, cut: Callable[[Any, list[Document]], np.
     docs = list(ctx.corpus.documents("train"))
     if not docs:
         raise CorpusError(f"the corpus '{ctx.corpus.name}' has no text")
-    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words)
+    # a masked LM's windows hold sentences one after another: as text, with the spaces a byte-level tokenizer
+    # keeps (a causal one puts its start token before each sentence, which begins as a typed text does)
+    spaced = kind == "mlm-head" and byte_level(tok)
+    train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words, spaced=spaced)
     windows = cut(hf_tokenizer, train_docs)
-    heldout_docs, _ = encode_documents(ctx.corpus.documents("heldout"), tok, max_words=60_000)
+    heldout_docs, _ = encode_documents(ctx.corpus.documents("heldout"), tok, max_words=60_000, spaced=spaced)
     heldout = cut(hf_tokenizer, heldout_docs)
     if len(windows) < cfg.batch_size:
         raise CorpusError(f"the corpus gives {len(windows)} windows of {cfg.seq_len} tokens, fewer than one batch")

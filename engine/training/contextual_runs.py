@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine.data.inputs import byte_level
 from engine.data.inputs import separator as separator_token
 from engine.data.text import load_subword_tokenizer, train_subword_tokenizer
 from engine.errors import CheckpointError, CorpusError, InputError
@@ -295,7 +296,7 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
     tok = _tokenizer(ctx, docs, cfg.tokenizer, cfg.vocab_size, cfg.lowercase, earlier)
     cfg.vocab_size = tok.get_vocab_size()
     separator = tok.token_to_id(separator_token(cfg.tokenizer == "bpe"))
-    spaced = cfg.tokenizer == "bpe"  # (a document's sentences one after another, as text: "day. She")
+    spaced = byte_level(tok)  # (a document's sentences one after another, as text: "day. She")
     train_docs, n_tokens = encode_documents(docs, tok, ctx.spec.max_words, spaced=spaced)
     windows = token_windows(train_docs, cfg.seq_len, separator)
     heldout = token_windows(_heldout_docs(ctx, tok, spaced), cfg.seq_len, separator)

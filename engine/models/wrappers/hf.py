@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from engine.data.inputs import Specials, hf_specials, reads_left_to_right, whole_texts
+from engine.data.inputs import Specials, byte_level, hf_specials, reads_left_to_right, whole_texts
 from engine.errors import Unsupported
 from engine.models.packed_linear import pack_linears
 from engine.models.wrappers.hf_lens import find_lens_reader
@@ -45,7 +45,7 @@ class HFAdapter:
                 int(i) for t, i in tokenizer.get_vocab().items() if re.fullmatch(r"<extra_id_\d+>", t)})
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
         self.end_of_text: int | None = tokenizer.eos_token_id
-        self.byte_level = "ByteLevel" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
+        self.byte_level = byte_level(backend)
         self.metaspace = not self.byte_level and "Metaspace" in (repr(backend.pre_tokenizer) + repr(backend.decoder))
         self.has_nsp = hasattr(model, "cls") and hasattr(model.cls, "seq_relationship")
         self.missing_head_reason = missing_head_reason

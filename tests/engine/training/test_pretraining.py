@@ -80,7 +80,10 @@ def test_a_gpt_reads_a_documents_sentences_as_its_text(contextual_runs):
     from engine.data.text import load_subword_tokenizer
     from engine.training.pretrain_data import encode_documents
 
+    from engine.data.inputs import byte_level
+
     tok = load_subword_tokenizer(contextual_runs["gpt"][0] / "tokenizer.json")
+    assert byte_level(tok) and not byte_level(load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json"))
     doc = Document("d", "test", ("she played the piano.", "the hall was full."))  # (its tokenizer lowercases)
     spaced, _ = encode_documents([doc], tok, spaced=True)
     assert tok.decode(np.concatenate(spaced[0]).tolist()) == "she played the piano. the hall was full."
