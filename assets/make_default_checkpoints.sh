@@ -60,11 +60,12 @@ word2bert-train mlm-head --base all-minilm-l6-v2 --init-from "$work/minilm-mlm" 
 # all-MiniLM-L6-v2 made a GPT (causal attention, next-token head), all 6 layers trained here
 word2bert-train clm-head --base all-minilm-l6-v2 --train-layers 6 --seq-len 64 --batch-size 32 --lr 3e-4 --warmup 100 --corpus wiki-news --max-steps 2400 --eval-every 200 --keep-every 400 --out "$work/minilm-gpt-wiki"
 # ... then 75 CPU minutes on the default corpus with conversation (2026-11-27), 75 more at half the rate (2026-11-30),
-# and 80 more at that rate, seed 3 (2026-12-05, the seventieth session)
+# and 80 more at that rate three times, seeds 3, 4 and 5 (2026-12-05 and 2026-12-06, the seventieth to seventy-second sessions)
 word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-wiki" --train-layers 6 --seq-len 64 --batch-size 32 --lr 1e-4 --warmup 50 --corpus default --max-steps 4000 --eval-every 200 --keep-every 200 --max-minutes 75 --budget-clock cpu --budget-schedule --out "$work/minilm-gpt-chat"
 word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-chat" --train-layers 6 --seq-len 64 --batch-size 32 --lr 5e-5 --warmup 50 --corpus default --max-steps 4000 --eval-every 200 --keep-every 200 --max-minutes 75 --budget-clock cpu --budget-schedule --out "$work/minilm-gpt-chat2"
 word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-chat2" --train-layers 6 --seq-len 64 --batch-size 32 --lr 5e-5 --warmup 50 --corpus default --max-steps 4000 --eval-every 200 --keep-every 200 --seed 3 --max-minutes 80 --budget-clock cpu --budget-schedule --out "$work/minilm-gpt-chat3"
-word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-chat3" --train-layers 6 --seq-len 64 --batch-size 32 --lr 5e-5 --warmup 50 --corpus default --max-steps 4000 --eval-every 200 --keep-every 200 --seed 4 --max-minutes 80 --budget-clock cpu --budget-schedule --out "$work/minilm-gpt"
+word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-chat3" --train-layers 6 --seq-len 64 --batch-size 32 --lr 5e-5 --warmup 50 --corpus default --max-steps 4000 --eval-every 200 --keep-every 200 --seed 4 --max-minutes 80 --budget-clock cpu --budget-schedule --out "$work/minilm-gpt-chat4"
+word2bert-train clm-head --base all-minilm-l6-v2 --init-from "$work/minilm-gpt-chat4" --train-layers 6 --seq-len 64 --batch-size 32 --lr 5e-5 --warmup 50 --corpus default --max-steps 4000 --eval-every 200 --keep-every 200 --seed 5 --max-minutes 80 --budget-clock cpu --budget-schedule --out "$work/minilm-gpt"
 # minilm-mlm's stage 6: the mean of three saves' weights (a uniform soup: stages 4 and 5 and the 30%-masking run;
 # chosen on held-out masked words by bench/studies/averaging.py) ...
 word2bert-export "$work/minilm-mlm" --to slim "$work/minilm-mlm-soup" --average-with "$work/minilm-mlm-7" "$work/minilm-mask30"
