@@ -77,10 +77,9 @@ def test_a_gpt_reads_a_documents_sentences_as_its_text(contextual_runs):
     """Byte-level tokens keep spaces: the stream a GPT learns from must be "day. she", not "day.she" (a model that
     read sentences glued together writes them glued together)."""
     from engine.data.corpora import Document
+    from engine.data.inputs import byte_level
     from engine.data.text import load_subword_tokenizer
     from engine.training.pretrain_data import encode_documents
-
-    from engine.data.inputs import byte_level
 
     tok = load_subword_tokenizer(contextual_runs["gpt"][0] / "tokenizer.json")
     assert byte_level(tok) and not byte_level(load_subword_tokenizer(contextual_runs["bert"][0] / "tokenizer.json"))

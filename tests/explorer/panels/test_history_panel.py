@@ -368,20 +368,21 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
 
 
 def test_an_elmo_run_that_logs_perplexity_shows_its_held_out_loss_on_the_training_loss_scale(contextual_runs):
-    """ELMo's evaluations log perplexities, no loss: the Run history drew no held-out curve for it. Its held-out loss
-    is the log of the perplexity (nats a word, both directions' mean, as its training loss); a run that logs a loss
-    keeps it."""
+    """ELMo runs made before 2026-12-06 logged perplexities and no loss: the Run history drew no held-out curve for
+    them. Their held-out loss is the log of the perplexity (nats a word, both directions' mean, as the training
+    loss), which is what ELMo now logs as its loss; a run that logs a loss keeps it."""
     import math
 
     from engine import api
-    from explorer.panels.run_reading import read_run
+    from explorer.panels.run_reading import _held_out_losses, read_run
 
     elmo, events = contextual_runs["elmo"]
     evals = [e for e in events if isinstance(e, api.EvalMetrics)]
-    assert evals and not any(key.endswith("loss") for e in evals for key in e.metrics)
     read = read_run(str(elmo), (), scores=False)
     assert [(step, key) for step, key, _ in read.held_out] == [(e.step, "loss") for e in evals]
     assert [value for *_, value in read.held_out] == pytest.approx([math.log(e.metrics["perplexity"]) for e in evals])
+    older = [api.EvalMetrics(e.step, {k: v for k, v in e.metrics.items() if k != "loss"}) for e in evals]
+    assert [held for e in older for held in _held_out_losses(e)] == pytest.approx(read.held_out)  # (no loss logged)
     gpt = read_run(str(contextual_runs["gpt"][0]), (), scores=False)
     assert gpt.held_out and all(key == "loss" for _, key, _ in gpt.held_out)  # its own logged loss, no other
     gpt_evals = [e for e in contextual_runs["gpt"][1] if isinstance(e, api.EvalMetrics)]
