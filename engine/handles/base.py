@@ -260,10 +260,7 @@ class BaseHandle:
         if self._next_words is None:
             raise Unsupported(f"{self.name} ({self.kind}) does not predict next tokens here")
         k = check_k(k)
-        context = context_words(check_text(text), self.lowercase)
-        if not context:
-            raise InputError("the sentence has no words")
-        logp = self._next_words.log_probs(context)
+        logp = self._next_words.log_probs(self._context(text))
         k = min(k, len(logp))
         top = np.argpartition(-logp, k - 1)[:k]
         top = top[np.argsort(-logp[top], kind="stable")]
@@ -275,10 +272,14 @@ class BaseHandle:
         (engine.handles.continuation; Transformers write theirs token by token)."""
         if self._next_words is None:
             raise Unsupported(self.missing(Capability.NEXT_TOKEN))
+        return continue_words(self._next_words, self._context(text), tokens, temperature, seed)
+
+    def _context(self, text: str) -> list[str]:
+        """The text's words as a word-level language model reads them (engine.handles.continuation)."""
         context = context_words(check_text(text), self.lowercase)
         if not context:
             raise InputError("the sentence has no words")
-        return continue_words(self._next_words, context, tokens, temperature, seed)
+        return context
 
     def next_sentence(self, a: str, b: str) -> float:
         raise Unsupported(f"{self.name} ({self.kind}) has no next-sentence head: only BERT does")

@@ -153,19 +153,35 @@ class NGramLM:
         """Natural-log probability of every word and of ``</s>`` in each sentence."""
         if not sentences:
             return []
-        N = self.cfg.order
         bos, eos = self.vocab.index[BOS], self.vocab.index[EOS]
-        ids, sent, target = pad_sentences(sentences, N, bos, eos)
+        ids, sent, target = pad_sentences(sentences, self.cfg.order, bos, eos)
         pos = np.flatnonzero(target)
-        word = ids[pos]
-        # history indices: hist[m] = index of the (m-1)-gram ending just before pos, for m = 2..N
+        logp = self._logprobs(ids[pos], self._histories(ids, pos))
+        bounds = np.cumsum([len(s) + 1 for s in sentences])[:-1]
+        return np.split(logp, bounds)
+
+    def next_word_logprobs(self, ids: list[int]) -> np.ndarray:
+        """Natural-log probability of every word of the vocabulary (and of ``</s>``) after the words ``ids`` of a
+        sentence begun: the model's whole next-word distribution, as ``token_logprobs`` scores each word."""
+        N, V = self.cfg.order, self.V
+        padded = np.asarray([self.vocab.index[BOS]] * (N - 1) + [int(i) for i in ids], np.int64)
+        hist = {m: np.full(V, h[0], np.int64) for m, h in self._histories(padded, np.asarray([len(padded)])).items()}
+        return self._logprobs(np.arange(V, dtype=np.int64), hist)
+
+    def _histories(self, ids: np.ndarray, pos: np.ndarray) -> dict[int, np.ndarray]:
+        """hist[m] = index of the (m-1)-gram of ``ids`` ending just before each of ``pos``, for m = 2..N (-1: unseen)."""
         hist: dict[int, np.ndarray] = {}
-        for m in range(2, N + 1):
+        for m in range(2, self.cfg.order + 1):
             start = pos - (m - 1)
             idx = ids[start].astype(np.int64)
             for j in range(2, m):
                 idx = np.where(idx >= 0, self._lookup(j, np.where(idx >= 0, idx, 0), ids[start + j - 1]), -1)
             hist[m] = idx
+        return hist
+
+    def _logprobs(self, word: np.ndarray, hist: dict[int, np.ndarray]) -> np.ndarray:
+        """log p(word | its history), smoothed as configured."""
+        N = self.cfg.order
         if self.cfg.smoothing == "laplace":
             if N == 1:
                 c_hw = self.tables[0].counts[word]
@@ -177,34 +193,6 @@ class NGramLM:
                 c_hw = np.where(g >= 0, self.tables[N - 1].counts[np.maximum(g, 0)], 0)
                 c_h = np.where(h >= 0, self.laplace_hist[N - 1][np.maximum(h, 0)], 0)
             p = (c_hw + 1.0) / (c_h + self.V)
-        else:
-            p = self._kneser_ney(word, hist)
-        logp = np.log(np.maximum(p, 1e-300))
-        bounds = np.cumsum([len(s) + 1 for s in sentences])[:-1]
-        return np.split(logp, bounds)
-
-    def next_word_logprobs(self, ids: list[int]) -> np.ndarray:
-        """Natural-log probability of every word of the vocabulary (and of ``</s>``) after the words ``ids`` of a
-        sentence begun: the model's whole next-word distribution, as ``token_logprobs`` scores each word."""
-        N, V = self.cfg.order, self.V
-        history = ([self.vocab.index[BOS]] * (N - 1) + [int(i) for i in ids])[len(ids):] if N > 1 else []
-        hist: dict[int, np.ndarray] = {}
-        for m in range(2, N + 1):
-            seq = history[-(m - 1):]
-            idx = np.asarray([seq[0]], np.int64)
-            for j in range(2, m):
-                idx = np.where(idx >= 0, self._lookup(j, np.maximum(idx, 0), np.asarray([seq[j - 1]])), -1)
-            hist[m] = np.full(V, idx[0], np.int64)
-        word = np.arange(V, dtype=np.int64)
-        if self.cfg.smoothing == "laplace":
-            if N == 1:
-                c_hw, c_h = self.tables[0].counts.astype(np.float64), float(self.laplace_hist[0][0])
-            else:
-                h = hist[N]
-                g = np.where(h >= 0, self._lookup(N, np.maximum(h, 0), word), -1)
-                c_hw = np.where(g >= 0, self.tables[N - 1].counts[np.maximum(g, 0)], 0).astype(np.float64)
-                c_h = float(self.laplace_hist[N - 1][h[0]]) if h[0] >= 0 else 0.0
-            p = (c_hw + 1.0) / (c_h + V)
         else:
             p = self._kneser_ney(word, hist)
         return np.log(np.maximum(p, 1e-300))
