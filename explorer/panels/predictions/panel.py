@@ -132,5 +132,7 @@ class PredictionsPanel(QWidget):
         index = self.views.currentIndex()
         view = self._view(index)
         lab = view.lab_fields() if self.VIEWS[index] in ("masked", "next") else {}
+        picker = getattr(view, "model", None)  # the view's own model (the sentence-probability view scores all)
         return Scene("predictions", view.sentences(), list(self.session.models), selection="",
-                     contextual_model=self.masked.model.currentText(), view=self.VIEWS[index], **lab)
+                     contextual_model=picker.currentText() if picker is not None else "", view=self.VIEWS[index],
+                     **lab)

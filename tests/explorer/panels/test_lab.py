@@ -120,3 +120,18 @@ def test_a_tuned_lens_run_shows_as_a_second_row_set_below_the_logit_lens(qtbot, 
     assert lab.detail.text().startswith("lens, tuned lens: embeddings")
     assert panel.current_scene().lens == "both"
     shot(qtbot, window, "lab-tuned-lens")
+
+
+def test_a_next_token_view_saved_as_a_scene_keeps_its_own_model_and_the_one_it_compares_with(
+        qtbot, window, contextual_runs):  # noqa: F811
+    """Talk → Add this view on the Next token view: the step must open on that view's model (the Masked LM view's,
+    a BERT, was saved before: the step then opened on another model than the one on screen)."""
+    load(qtbot, window, contextual_runs["bert"][0], contextual_runs["gpt"][0])
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": ["he drove the truck to the"],
+                                       "models": ["bert", "gpt"], "contextual_model": "gpt"})
+    assert panel.masked.model.currentText() == "bert"  # the other view's model
+    saved = panel.current_scene()
+    assert (saved.view, saved.contextual_model, saved.compare) == ("next", "gpt", None)
+    masked = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                        "models": ["bert", "gpt"], "contextual_model": "bert"}).current_scene()
+    assert (masked.view, masked.contextual_model) == ("masked", "bert")
