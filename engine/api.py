@@ -48,6 +48,7 @@ from engine.finetune.curves import (
     shipped_curves,
 )
 from engine.finetune.spec import STRATEGIES, FinetuneSpec
+from engine.handles.continuation import NO_REPEAT
 from engine.handles.continuation import TOP_P as SAMPLING_TOP_P
 from engine.handles.history import (
     KeptCheckpoint,
@@ -409,6 +410,7 @@ def read_metrics(run_dir: str | Path) -> list[TrainEvent]:
 
 __all__ = [
     "SAMPLING_TOP_P",
+    "NO_REPEAT",
     "METRICS",
     "SEEN_AT_LEAST",
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",

@@ -15,7 +15,7 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
@@ -61,7 +61,7 @@ def contexts(documents: int) -> list[str]:
 
 
 def measure(model: str, texts: list[str]) -> Shares:
-    handle = api.load(model)
+    handle: Any = api.load(model)  # (a Transformer's: its adapter and its forward pass)
     adapter = handle.adapter
     tok = adapter.tokenizer
     size = tok.get_vocab_size()

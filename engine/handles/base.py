@@ -267,12 +267,13 @@ class BaseHandle:
         return TokenCandidates(text, tuple(self._next_words.words[int(i)] for i in top),
                                tuple(float(np.exp(logp[i])) for i in top))
 
-    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
-        """A continuation of ``text``, greedy (temperature 0) or sampled, written as text
-        (engine.handles.continuation; Transformers write theirs token by token)."""
+    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0,
+                 no_repeat: int = 0) -> str:
+        """A continuation of ``text``, greedy (temperature 0) or sampled, no run of ``no_repeat`` words repeated
+        (0: any), written as text (engine.handles.continuation; Transformers write theirs token by token)."""
         if self._next_words is None:
             raise Unsupported(self.missing(Capability.NEXT_TOKEN))
-        return continue_words(self._next_words, self._context(text), tokens, temperature, seed)
+        return continue_words(self._next_words, self._context(text), tokens, temperature, seed, no_repeat)
 
     def _context(self, text: str) -> list[str]:
         """The text's words as a word-level language model reads them (engine.handles.continuation)."""

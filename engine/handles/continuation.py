@@ -11,13 +11,16 @@ continues text (Transformers token by token, ELMo's forward LM word by word).
   they quote. Our GPT read the sentences of a document one after another with no space between them (as
   trained before 2026-12-06), so where it starts a sentence straight after a full stop the space is put back
   ("future.i think" -> "future. i think"); a single letter after a full stop is not a sentence ("u.s.", "e.g.").
+* **No loops.** Asked to, a continuation never repeats a run of ``NO_REPEAT`` tokens (words) already in the text
+  (``repeats``): greedy decoding's habit of saying one phrase over and over cannot start.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -34,11 +37,12 @@ _SENTENCE_START = re.compile(r"^(?:[A-Za-z]{2}|[AaIi](?![A-Za-z]))")
 def clean_spaces(text: str) -> str:
     """Words or sub-words joined by spaces, written as text: "end of the day ." -> "end of the day."; a
     double quote standing alone opens and closes in turn: 'he said , " i know . "' -> 'he said, "i know."'."""
+    parts = (" " + text + " ").split(' " ')  # quotes first (a quote that opens the text opens too; '" .' closes)
+    text = parts[0] + "".join((' "' if n % 2 == 0 else '" ') + part for n, part in enumerate(parts[1:]))
+    text = text[1:-1] if text.endswith(" ") else text[1:]
     for spaced, written in _CLEAN:
         text = text.replace(spaced, written)
-    parts = (text + " ").split(' " ')
-    text = parts[0] + "".join((' "' if n % 2 == 0 else '" ') + part for n, part in enumerate(parts[1:]))
-    return text[:-1] if text.endswith(" ") else text
+    return text
 
 
 def starts_glued_sentence(before: str, token: str) -> bool:
@@ -66,15 +70,35 @@ def token_roles(specials: list[int], start: tuple[int, ...], end_of_text: int | 
 TOP_P = 0.95  # a sampled token comes from the likeliest tokens that together hold this much probability
 
 
-def choose(logits: np.ndarray, temperature: float, rng: np.random.Generator, banned: tuple[int, ...] | list[int]
-           ) -> int:
+NO_REPEAT = 3  # the app's continuations never repeat a run of this many tokens (words) already in the text
+
+
+def repeats(history: Sequence[Any], n: int, keep: Container[Any] = ()) -> list[Any]:
+    """The tokens that would repeat a run of ``n`` already in ``history``: each that followed the last ``n`` − 1
+    before (no_repeat_ngram_size of fairseq and Hugging Face's generate; greedy decoding's loops, "go to the gym
+    and go to the gym and …", cannot start). ``keep``: never counted as a repeat (a sentence's end: a model may
+    end every sentence). ``n`` ≤ 0: none."""
+    if n <= 0 or len(history) < n:
+        return []
+    tail = list(history[len(history) - n + 1:])
+    return [history[i + n - 1] for i in range(len(history) - n + 1)
+            if list(history[i:i + n - 1]) == tail and history[i + n - 1] not in keep]
+
+
+def choose(logits: np.ndarray, temperature: float, rng: np.random.Generator, banned: tuple[int, ...] | list[int],
+           avoid: Sequence[int] = ()) -> int:
     """The next token from a row of logits (or log-probabilities): the likeliest at temperature 0, else drawn
     from the softmax at ``temperature`` among the likeliest tokens that hold TOP_P of it (nucleus sampling,
     Holtzman et al. 2020: a small model's long tail of unlikely tokens is where its gibberish comes from);
-    ``banned`` ids never."""
+    ``banned`` ids never; ``avoid`` ids (``repeats``) not while any other token is left."""
     scores = np.asarray(logits, dtype=np.float64).copy()
     if len(banned):
         scores[list(banned)] = -np.inf
+    if len(avoid):
+        allowed = scores.copy()
+        scores[list(avoid)] = -np.inf
+        if not np.isfinite(scores).any():
+            scores = allowed
     if temperature <= 0:
         return int(np.argmax(scores))
     scaled = scores / temperature
@@ -121,17 +145,21 @@ def last_sentence(context: list[str]) -> list[str]:
     return context[len(context) - context[::-1].index(BOS):] if BOS in context else context
 
 
-def continue_words(model: NextWords, context: list[str], tokens: int, temperature: float, seed: int) -> str:
-    """Up to ``tokens`` words after ``context``; where the model ends a sentence it goes on with the next."""
+def continue_words(model: NextWords, context: list[str], tokens: int, temperature: float, seed: int,
+                   no_repeat: int = 0) -> str:
+    """Up to ``tokens`` words after ``context``; where the model ends a sentence it goes on with the next; no run
+    of ``no_repeat`` words repeated (``repeats``; 0: any)."""
     rng = np.random.default_rng(seed)
     context = list(context)
     sentences: list[list[str]] = [[]]
+    ids = {w: i for i, w in enumerate(model.words)} if no_repeat > 0 else {}
     for _ in range(max(1, min(int(tokens), 200))):
-        word = model.words[choose(model.log_probs(context), temperature, rng, model.banned)]
+        avoid = [ids[w] for w in repeats(context, no_repeat, keep=(EOS, BOS)) if w in ids]
+        word = model.words[choose(model.log_probs(context), temperature, rng, model.banned, avoid)]
         if word == EOS:
             context += [EOS, BOS]
             sentences.append([])
         else:
             context.append(word)
             sentences[-1].append(word)
-    return "".join(" " + clean_spaces(" ".join(words)) for words in sentences if words)
+    return "".join(clean_spaces(" " + " ".join(words)) for words in sentences if words)  # (", the": no space)

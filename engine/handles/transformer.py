@@ -301,10 +301,12 @@ class TransformerHandle(BaseHandle):
         return TokenCandidates(text, tuple(self._token_text(int(i)) for i in top.indices.cpu()),
                                tuple(float(v) for v in top.values.cpu()))
 
-    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0) -> str:
+    def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0,
+                 no_repeat: int = 0) -> str:
         """The continuation of ``text`` by a left-to-right model, greedy (temperature 0) or sampled, up to
-        ``tokens`` tokens or where the model ends the text; written as text (engine.handles.continuation)."""
-        from engine.handles.continuation import choose, token_roles
+        ``tokens`` tokens or where the model ends the text, no run of ``no_repeat`` tokens repeated (0: any);
+        written as text (engine.handles.continuation)."""
+        from engine.handles.continuation import choose, repeats, token_roles
 
         if self.adapter.objective != "causal":
             raise Unsupported(self.missing(Capability.NEXT_TOKEN) or f"{self.name} cannot continue text")
@@ -318,7 +320,8 @@ class TransformerHandle(BaseHandle):
             window = ids[-self.adapter.max_len :]
             out = self._forward(window, logits=True, positions=[len(window) - 1])
             assert out.logits is not None
-            next_id = choose(out.logits[0, 0].float().cpu().numpy(), temperature, rng, roles.banned)
+            avoid = repeats(ids, no_repeat, keep=roles.stop | roles.breaks)
+            next_id = choose(out.logits[0, 0].float().cpu().numpy(), temperature, rng, roles.banned, avoid)
             if next_id in roles.stop:
                 break
             ids.append(next_id)

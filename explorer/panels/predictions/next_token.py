@@ -39,7 +39,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
     shown = Signal()
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
-        from engine.api import Capability
+        from engine.api import NO_REPEAT, Capability
 
         super().__init__(parent)
         self.session = session
@@ -52,6 +52,10 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)
         self.greedy = QPushButton("Continue (greedy)")
         self.sample = QPushButton("Continue (sampled)")
+        self.no_repeat = QCheckBox("no repeats")  # greedy decoding's loops ("go to the gym and go to the gym …")
+        self.no_repeat.setChecked(True)
+        self.no_repeat.setToolTip(f"Never write a run of {NO_REPEAT} tokens (words, for a word-level model) that is "
+                                  "already in the text: a small model left to itself says one phrase over and over")
         self.continuation = QLabel()
         self.continuation.setWordWrap(True)
         self.compare = QCheckBox("compare with")  # B's next tokens and continuation beside A's (and its lens)
@@ -77,6 +81,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         gen.addWidget(self.sample)
         gen.addWidget(QLabel("temperature"))
         gen.addWidget(self.temperature)
+        gen.addWidget(self.no_repeat)
         gen.addStretch(1)
         layout.addLayout(gen)
         layout.addWidget(self.continuation)
@@ -154,21 +159,26 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
 
     def continue_text(self, temperature: float) -> None:
         """A's continuation of the text (and B's, while comparing), from one seed."""
+        from engine.api import NO_REPEAT
+
         text = self.text.text()
         seed = random.randrange(1 << 30)
+        no_repeat = NO_REPEAT if self.no_repeat.isChecked() else 0
         for i, (handle, runner) in enumerate(((self.session.models.get(self.model.currentText()),
                                                self.generate_runner), (self._other(), self.generate_runner_b))):
             if handle is None or not text.strip():
                 continue
             self._continued[i] = "continuing…"
-            runner.submit(_continuation(handle, text, temperature, seed))
+            runner.submit(_continuation(handle, text, temperature, seed, no_repeat))
         self._show_continued(0, self._continued[0])
 
-    def _show_continuation(self, result: tuple[str, str, float, str], i: int) -> None:
+    def _show_continuation(self, result: tuple[str, str, float, str, int], i: int) -> None:
         from engine.api import SAMPLING_TOP_P
 
-        text, more, temperature, _ = result
+        text, more, temperature, _, no_repeat = result
         how = "greedy" if temperature <= 0 else f"sampled at temperature {temperature:.1f}, top-p {SAMPLING_TOP_P:g}"
+        if no_repeat:
+            how += f", no run of {no_repeat} repeated"
         if not more.strip():  # its end-of-text token came first
             how += ": the model ends the text here"
         self._show_continued(i, f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
@@ -184,9 +194,11 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
                                               if self._continued[j]))
 
 
-def _continuation(handle: Any, text: str, temperature: float, seed: int) -> Callable[[], tuple[str, str, float, str]]:
+def _continuation(handle: Any, text: str, temperature: float, seed: int, no_repeat: int
+                  ) -> Callable[[], tuple[str, str, float, str, int]]:
     """A worker's job: the model's continuation of the text, with what it needs to be shown."""
-    return lambda: (text, handle.generate(text, 20, temperature, seed), temperature, handle.name)
+    return lambda: (text, handle.generate(text, 20, temperature, seed, no_repeat), temperature, handle.name,
+                    no_repeat)
 
 
 def _bars(candidates: Any) -> list[tuple[str, float]]:

@@ -1,6 +1,8 @@
 """A continuation reads as text: it stops where the model ends the text, goes on after a sentence break
 written as a space, never writes a token that stands for no text, and joins words the way text is written."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -11,6 +13,7 @@ from engine.handles.continuation import (
     clean_spaces,
     context_words,
     last_sentence,
+    repeats,
     starts_glued_sentence,
     token_roles,
 )
@@ -28,6 +31,27 @@ def test_words_are_joined_as_text_is_written():
     assert clean_spaces(" it does n't matter ; it 's fine") == " it doesn't matter; it's fine"
     assert clean_spaces(' the end of the year . " i have to go , " said') == ' the end of the year. "i have to go," said'
     assert clean_spaces(' he said " no . "') == ' he said "no."'
+    assert clean_spaces('" i am not sure , " he said .') == '"i am not sure," he said.'  # a quote opens the text
+    assert clean_spaces(' " hi " .') == ' "hi".'
+    assert clean_spaces(" , the united kingdom") == ", the united kingdom"  # a continuation begun with a comma
+
+
+def test_a_run_already_in_the_text_is_not_repeated():
+    text = ["i", "will", "go", "to", "the", "gym", "and", "go", "to", "the"]
+    assert repeats(text, 3) == ["gym"]  # "to the gym" again would start the loop
+    assert repeats(text, 2) == ["gym"]  # "the gym"
+    assert repeats([*text, "gym", "and", "go"], 2) == ["to", "to"]  # "go to", once for each earlier one
+    assert repeats(text, 4) == ["gym"] and repeats(text, 5) == [] and repeats(text, 0) == []
+    assert repeats(["a", "b", ".", "</s>", "<s>", "a", "b"], 3, keep=(".",)) == []  # a sentence may always end
+    assert sorted(repeats(list("abab"), 1)) == ["a", "a", "b", "b"]  # 1: no token twice
+
+
+def test_choose_avoids_repeats_unless_nothing_else_is_left():
+    logits = np.array([5.0, 1.0, 4.0, -np.inf])
+    rng = np.random.default_rng(0)
+    assert choose(logits, 0.0, rng, (), avoid=[0]) == 2
+    assert choose(logits, 0.0, rng, (1,), avoid=[0, 2]) == 0  # everything allowed is a repeat: the likeliest
+    assert {choose(logits, 1.0, rng, (), avoid=[0, 2]) for _ in range(50)} == {1}
 
 
 @pytest.mark.parametrize(("before", "token", "glued"), [
@@ -175,6 +199,35 @@ def test_an_ngram_or_nnlm_writes_sentences_without_unknown_words(word_models, na
     text = h.generate("she played the", tokens=40, temperature=1.0, seed=3)
     assert text.startswith(" ") and "<unk>" not in text and "<s>" not in text and "</s>" not in text
     assert h.generate("she played the", tokens=40) == h.generate("she played the", tokens=40)  # greedy: the same
+
+
+def test_a_greedy_loop_is_broken_where_no_run_may_repeat(handles, word_models, monkeypatch):
+    """A network that always ranks its tokens the same way loops at temperature 0; with ``no_repeat`` it never
+    writes a run of that many tokens twice (the prompt's included), Transformers and word-level models alike."""
+    gpt = handles["gpt"]
+    vocab = gpt.adapter.tokenizer.get_vocab_size()
+    ranking = torch.linspace(10.0, -10.0, vocab)  # token 0 likeliest, then 1, 2, …
+    ranking[gpt.adapter.end_of_text] = -20.0
+    monkeypatch.setattr(gpt, "_forward", lambda *a, **k: ForwardOutput([], [], ranking[None, None], None))
+    written: list[list[int]] = []
+    monkeypatch.setattr(gpt, "_written", lambda new, breaks: written.append(list(new)) or "")
+    gpt.generate("she played", tokens=30)
+    prompt = gpt._encode("she played")[0]
+    assert len(set(written[0])) == 1  # the same token over and over
+    gpt.generate("she played", tokens=30, no_repeat=2)
+    ids = [*prompt, *written[1]]
+    pairs = list(zip(ids, ids[1:], strict=False))
+    assert len(written[1]) == 30 and len(pairs) == len(set(pairs))
+    for name in ("kn3", "nnlm"):
+        h = word_models[name]
+        read: list[list[str]] = []  # the words each next word was chosen after, </s> <s> between sentences
+        log_probs = h._next_words.log_probs
+        monkeypatch.setattr(h, "_next_words", dataclasses.replace(
+            h._next_words, log_probs=lambda context, f=log_probs, r=read: r.append(list(context)) or f(context)))
+        h.generate("she played the", tokens=60, no_repeat=3)
+        words = read[-1]
+        runs = [tuple(words[i:i + 3]) for i in range(len(words) - 2) if words[i + 2] not in ("</s>", "<s>")]
+        assert len(words) > 60 and len(runs) == len(set(runs)), name  # (a sentence may always end)
 
 
 def test_a_masked_model_does_not_continue_text(handles):

@@ -144,7 +144,12 @@ def test_next_token_continuation_and_next_sentence(qtbot, window, contextual_run
     assert "%" in panel.next.results.toPlainText() and "gpt" in panel.next.message.text()
     with qtbot.waitSignal(panel.next.generate_runner.finished, timeout=30_000):
         panel.next.greedy.click()
-    assert panel.next.continuation.text().startswith("She played the<b>") and "greedy" in panel.next.continuation.text()
+    assert panel.next.continuation.text().startswith("She played the<b>")
+    assert "(greedy, no run of 3 repeated)" in panel.next.continuation.text()  # no loops, unless asked
+    panel.next.no_repeat.setChecked(False)
+    with qtbot.waitSignal(panel.next.generate_runner.finished, timeout=30_000):
+        panel.next.greedy.click()
+    assert "<i>(greedy)</i>" in panel.next.continuation.text()
     shot(qtbot, window, "predictions-next-token")
     panel.views.setCurrentIndex(3)
     with qtbot.waitSignal(panel.shown, timeout=30_000):
