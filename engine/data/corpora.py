@@ -59,6 +59,10 @@ _ABBREV = re.compile(
     r"\b(?:Mr|Mrs|Ms|Dr|Prof|St|Sr|Jr|Gen|Gov|Sen|Rep|Lt|Col|Sgt|Capt|Mt|vs|etc|e\.g|i\.e|No|Inc|Ltd|Co|Corp|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|U\.S|U\.K|a\.m|p\.m|c|ca|approx)\.$"
 )
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+# text typed all in lower case ("i went home. she said"): a sentence may begin with any letter, and the
+# abbreviations are known in lower case too ("u.s. troops", "e.g. this")
+_SENT_END_ANY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Za-z0-9])")
+_ABBREV_ANY = re.compile(_ABBREV.pattern, re.IGNORECASE)
 
 
 def normalise(text: str) -> str:
@@ -68,18 +72,22 @@ def normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def split_sentences(paragraph: str) -> list[str]:
-    """Rule-based sentence splitting that keeps common abbreviations (Mr., U.S., e.g.) together."""
+def split_sentences(paragraph: str, typed: bool = False) -> list[str]:
+    """Rule-based sentence splitting that keeps common abbreviations (Mr., U.S., e.g.) together. ``typed``
+    (what a user types, not a corpus: the corpora's sentences stay as they were made): a paragraph with no
+    capital letter at all splits before a lower-case word too ("i went home. she said")."""
     paragraph = normalise(paragraph)
     if not paragraph:
         return []
-    pieces = _SENT_END.split(paragraph)
+    lower = typed and not any(c.isupper() for c in paragraph)
+    pieces = (_SENT_END_ANY if lower else _SENT_END).split(paragraph)
+    abbreviation = _ABBREV_ANY if lower else _ABBREV
     sentences: list[str] = []
     for piece in pieces:
         piece = piece.strip()
         if not piece:
             continue
-        if sentences and (_ABBREV.search(sentences[-1]) or len(sentences[-1]) < 3):
+        if sentences and (abbreviation.search(sentences[-1]) or len(sentences[-1]) < 3):
             sentences[-1] = f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)

@@ -132,7 +132,7 @@ def context_words(text: str, lowercase: bool) -> list[str]:
     from engine.data.corpora import split_sentences
 
     words: list[str] = []
-    for sentence in split_sentences(text) or [text]:
+    for sentence in split_sentences(text, typed=True) or [text]:
         shown = [sentence[a:b] for a, b in word_spans(sentence)]
         if shown and words:
             words += [EOS, BOS]

@@ -52,6 +52,18 @@ def test_sentence_splitting_keeps_abbreviations():
         "Mr. Smith went to Washington.", "He met Dr. Jones."]
 
 
+def test_text_typed_in_lower_case_splits_into_its_sentences():
+    """A user's "i went home. she said" is two sentences (a word-level model reads </s> <s> between them); a
+    corpus's sentences are made as before, and text with capitals still needs one to begin a sentence."""
+    assert split_sentences("i went home. she said hi", typed=True) == ["i went home.", "she said hi"]
+    assert split_sentences("i went home. she said hi") == ["i went home. she said hi"]
+    assert split_sentences("the u.s. army left. then it rained! ok", typed=True) == [
+        "the u.s. army left.", "then it rained!", "ok"]
+    assert split_sentences("e.g. this one. and it costs 3.5 dollars", typed=True) == [
+        "e.g. this one.", "and it costs 3.5 dollars"]
+    assert split_sentences("I went home. she said", typed=True) == ["I went home. she said"]
+
+
 def test_default_corpus_sources_and_document_level_heldout_split():
     corpus = get_corpus("default")
     sources, heldout, total, words = set(), 0, 0, 0

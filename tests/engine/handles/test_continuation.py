@@ -154,6 +154,7 @@ def test_elmo_goes_on_past_the_end_of_a_sentence_and_never_writes_unk(handles, m
 def test_a_word_level_model_reads_a_new_sentence_as_it_was_trained_on_one():
     assert context_words("I went home. She said", True) == ["i", "went", "home", ".", "</s>", "<s>", "she", "said"]
     assert context_words("she played the", True) == ["she", "played", "the"]
+    assert context_words("i went home. she said", True) == ["i", "went", "home", ".", "</s>", "<s>", "she", "said"]
     assert last_sentence(["i", "went", ".", "</s>", "<s>", "she"]) == ["she"]
     assert last_sentence(["she", "played"]) == ["she", "played"]
     assert last_sentence(["home", ".", "</s>", "<s>"]) == []
