@@ -72,7 +72,7 @@ def queries(handle):
         ("logit_lens", lambda t, o, k: handle.logit_lens(t, k)),
         ("score", lambda t, o, k: handle.score(t)),
         ("next_sentence", lambda t, o, k: handle.next_sentence(t, o)),
-        ("generate", lambda t, o, k: handle.generate(t, 3)),
+        ("generate", lambda t, o, k: handle.generate(t, 3, no_repeat=k)),  # k as the run never repeated
         ("layer_similarity", lambda t, o, k: layer_similarity(handle, handle, [t, o])),
     ]
 

@@ -67,6 +67,24 @@ def check_k(k: object, most: int = MAX_K) -> int:
     return int(k)
 
 
+def check_generation(tokens: object, temperature: object, seed: object, no_repeat: object
+                     ) -> tuple[int, float, int, int]:
+    """A continuation's settings: how many tokens (a whole number of at least 1; at most 200 are written), the
+    temperature (a number of at least 0; 0 is greedy), the seed of its draws (a whole number of at least 0) and
+    the run that may not repeat (a whole number of at least 0; 0: any may)."""
+    if isinstance(tokens, bool) or not isinstance(tokens, int | np.integer) or int(tokens) < 1:
+        raise InputError(f"tokens (how many to write) must be a whole number of at least 1, not {tokens!r}")
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float | np.number) \
+            or not math.isfinite(float(temperature)) or float(temperature) < 0:
+        raise InputError(f"temperature must be a number of at least 0 (0: greedy), not {temperature!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
+        raise InputError(f"seed must be a whole number of at least 0, not {seed!r}")
+    if isinstance(no_repeat, bool) or not isinstance(no_repeat, int | np.integer) or int(no_repeat) < 0:
+        raise InputError(f"no_repeat (the run of tokens never written twice) must be a whole number of at least 0 "
+                         f"(0: any may repeat), not {no_repeat!r}")
+    return min(int(tokens), 200), float(temperature), int(seed), int(no_repeat)
+
+
 def check_min_count(n: object) -> int:
     """How often a word must have been seen for a neighbour list to show it: a whole number of at least 1."""
     if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
@@ -273,6 +291,7 @@ class BaseHandle:
         (0: any), written as text (engine.handles.continuation; Transformers write theirs token by token)."""
         if self._next_words is None:
             raise Unsupported(self.missing(Capability.NEXT_TOKEN))
+        tokens, temperature, seed, no_repeat = check_generation(tokens, temperature, seed, no_repeat)
         return continue_words(self._next_words, self._context(text), tokens, temperature, seed, no_repeat)
 
     def _context(self, text: str) -> list[str]:

@@ -22,7 +22,14 @@ from engine.data.inputs import encode_text
 from engine.data.text import word_spans
 from engine.device import pick_device, threads_for
 from engine.errors import CheckpointError, InputError, Unsupported
-from engine.handles.base import BaseHandle, check_k, check_text, padded_runs, run_info
+from engine.handles.base import (
+    BaseHandle,
+    check_generation,
+    check_k,
+    check_text,
+    padded_runs,
+    run_info,
+)
 from engine.lab_results import CausalTrace, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
@@ -310,13 +317,14 @@ class TransformerHandle(BaseHandle):
 
         if self.adapter.objective != "causal":
             raise Unsupported(self.missing(Capability.NEXT_TOKEN) or f"{self.name} cannot continue text")
+        tokens, temperature, seed, no_repeat = check_generation(tokens, temperature, seed, no_repeat)
         ids, _, _, _, _ = self._encode(check_text(text))
         tok = self.adapter.tokenizer
         specials = [i for i, added in tok.get_added_tokens_decoder().items() if added.special]
         roles = token_roles(specials, tuple(self.adapter.specials.prefix), self.adapter.end_of_text)
         rng = np.random.default_rng(seed)
         new: list[int] = []
-        for _ in range(max(1, min(int(tokens), 200))):
+        for _ in range(tokens):
             window = ids[-self.adapter.max_len :]
             out = self._forward(window, logits=True, positions=[len(window) - 1])
             assert out.logits is not None

@@ -231,6 +231,17 @@ def test_a_greedy_loop_is_broken_where_no_run_may_repeat(handles, word_models, m
         assert len(words) > 60 and len(runs) == len(set(runs)), name  # (a sentence may always end)
 
 
+@pytest.mark.parametrize(("setting", "said"), [
+    ({"tokens": 0}, "tokens"), ({"tokens": "5"}, "tokens"), ({"temperature": float("nan")}, "temperature"),
+    ({"temperature": -1.0}, "temperature"), ({"seed": -3}, "seed"), ({"seed": None}, "seed"),
+    ({"no_repeat": -1}, "no_repeat"), ({"no_repeat": True}, "no_repeat"), ({"no_repeat": 2.5}, "no_repeat"),
+])
+def test_a_continuations_settings_are_checked_with_a_message(handles, word_models, setting, said):
+    for h in (handles["gpt"], word_models["kn3"]):
+        with pytest.raises(api.InputError, match=said):
+            h.generate("she played the", **setting)
+
+
 def test_a_masked_model_does_not_continue_text(handles):
     with pytest.raises(api.Unsupported):
         handles["bert"].generate("she played the")
