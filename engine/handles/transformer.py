@@ -358,7 +358,7 @@ class TransformerHandle(BaseHandle):
 
         tok = self.adapter.tokenizer
         if self.adapter.byte_level:
-            if not isinstance(self.adapter, GPTAdapter):
+            if not isinstance(self.adapter, GPTAdapter) or not self.adapter.glued_sentences:
                 return tok.decode(ids, skip_special_tokens=False)
             runs: list[list[int]] = [[]]  # (ours read a document's sentences with no space between them)
             for i in ids:
@@ -506,4 +506,7 @@ def load_bert(run_dir: Path, config: dict) -> TransformerHandle:
 def load_gpt(run_dir: Path, config: dict) -> TransformerHandle:
     from engine.models.gpt import GPT
 
-    return _load_transformer("gpt", GPT, GPTAdapter, run_dir, config)
+    handle = _load_transformer("gpt", GPT, GPTAdapter, run_dir, config)
+    adapter: Any = handle.adapter
+    adapter.glued_sentences &= not config.get("sentences_spaced", False)
+    return handle

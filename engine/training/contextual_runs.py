@@ -324,7 +324,8 @@ def run_gpt(ctx: TrainContext) -> Iterator[TrainEvent]:
     started = _began(ctx, earlier, lambda: init_token_embeddings(model.token_emb, tok, cfg.init_embeddings, ctx.spec.seed))
     recipe = Recipe("gpt", model, len(windows), cfg.seq_len, lambda epoch: train_data, step_loss, evaluate,
                     {TOKENIZER: lambda p: tok.save(str(p))},
-                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER, **started},
+                    {"corpus_tokens": n_tokens, "vocabulary_size": cfg.vocab_size, "tokenizer": TOKENIZER,
+                     "sentences_spaced": spaced, **started},
                     notes=earlier.notes if earlier is not None else [])
     yield from pretrain(ctx, recipe)
 

@@ -116,6 +116,9 @@ class GPTAdapter(OurAdapter):
         self.specials = Specials((delimiter,))
         self.task_specials = Specials((delimiter,), (delimiter,), (delimiter,), 1)
         self.end_of_text = delimiter  # (it trained on documents one after another, this token after each)
+        # read a document's sentences glued together, "day.she" (trained before 2026-12-06; a run's config says
+        # "sentences_spaced" since): its continuations get the space back (engine.handles.continuation)
+        self.glued_sentences = self.byte_level
 
     def _encode(self, ids: torch.Tensor, segments: torch.Tensor | None, pad_mask: torch.Tensor | None,
                 attention: bool) -> tuple[list[torch.Tensor], Any]:

@@ -103,14 +103,23 @@ def _scripted(handle, script):
     return forward
 
 
-def test_our_gpt_stops_at_the_end_of_a_text_and_parts_glued_sentences(handles, monkeypatch):
+def test_our_gpt_stops_at_the_end_of_a_text_and_parts_glued_sentences(handles, contextual_runs, monkeypatch):
+    """A GPT trained before 2026-12-06 read a document's sentences glued together ("end.the"): where it writes
+    that, the space is put back. One trained on the text with its spaces (its config says so) writes its own."""
+    import json
+
     gpt = handles["gpt"]
+    assert json.loads((contextual_runs["gpt"][0] / "config.json").read_text())["sentences_spaced"] is True
+    assert not gpt.adapter.glued_sentences
     tok = gpt.adapter.tokenizer
-    sentence, glued = tok.encode("the end.").ids, tok.encode("the piano").ids  # (no space: as it was trained)
+    sentence, glued = tok.encode("the end.").ids, tok.encode("the piano").ids  # (no space)
     end = gpt.adapter.end_of_text
     assert end is not None and tok.id_to_token(end) == "<|endoftext|>"
     monkeypatch.setattr(gpt, "_forward", _scripted(gpt, [*sentence, *glued, end, *sentence]))
-    assert gpt.generate("she played", tokens=50) == "the end. the piano"  # nothing after the end of the text
+    assert gpt.generate("she played", tokens=50) == "the end.the piano"  # nothing after the end of the text
+    monkeypatch.setattr(gpt.adapter, "glued_sentences", True)  # as an older run's config reads
+    monkeypatch.setattr(gpt, "_forward", _scripted(gpt, [*sentence, *glued, end]))
+    assert gpt.generate("she played", tokens=50) == "the end. the piano"
 
 
 def test_our_gpt_exported_to_transformers_stops_at_its_eos_and_keeps_its_own_text(contextual_runs, tmp_path,
