@@ -9,8 +9,9 @@ continues text (Transformers token by token, ELMo's forward LM word by word).
 * **How it reads.** Sub-words and words are joined the way text is written: no space before a full stop or a
   comma, "i ' m" as "i'm" (Hugging Face's ``clean_up_tokenization`` rules, and ";" ":"), quotes around what
   they quote. Our GPT read the sentences of a document one after another with no space between them (as
-  trained before 2026-12-06), so where it starts a sentence straight after a full stop the space is put back
-  ("future.i think" -> "future. i think"); a single letter after a full stop is not a sentence ("u.s.", "e.g.").
+  trained before 2026-12-06; a run since says ``sentences_spaced`` in its config), so where such a GPT starts a
+  sentence straight after a full stop the space is put back ("future.i think" -> "future. i think"); a single
+  letter after a full stop is not a sentence ("u.s.", "e.g.").
 * **No loops.** Asked to, a continuation never repeats a run of ``NO_REPEAT`` tokens (words) already in the text
   (``repeats``): greedy decoding's habit of saying one phrase over and over cannot start.
 """
