@@ -55,6 +55,7 @@ class GradientJob:
     keep_every: int = 0  # steps between kept copies (the run's history)
     checkpoint_every: int = 0  # steps between plain checkpoints
     validate_when_stopped: bool = False  # fine-tuning keeps its best weights: a stop validates first
+    validate_at_start: bool = False  # a run that goes on from earlier weights: their held-out score at step 0
     extend_on_resume: bool = False  # a resumed run may be given more steps than it first had
     after_step: Callable[[int], Iterator[TrainEvent]] = lambda step: iter(())  # e.g. probe predictions
     at_start: Callable[[], Iterator[TrainEvent]] = NO_EVENTS
@@ -135,6 +136,8 @@ def optimise(ctx: TrainContext, job: GradientJob) -> Iterator[TrainEvent]:
         message, metrics = job.summary("stopped")
         yield ctx.finished("stopped", message, metrics)
 
+    if ctx.step == 0 and job.validate_at_start and job.eval_every and main:  # where its curve begins: the
+        yield from validate()  # weights it went on from, on its own held-out text (did going on help?)
     params = [p for p in model.parameters() if p.requires_grad]
     logged = LoggedLoss()
     epoch = ctx.step // job.steps_per_epoch

@@ -108,5 +108,6 @@ def pretrain(ctx: TrainContext, recipe: Recipe) -> Iterator[TrainEvent]:
         summary=summary, restore=restore, info={"examples": recipe.n_examples, "processes": world, **recipe.config,
                                                         **({"notes": recipe.notes} if recipe.notes else {})},
         eval_every=cfg.eval_every, keep_every=cfg.keep_every, checkpoint_every=ctx.spec.checkpoint_every,
-        extend_on_resume=bool(ctx.spec.max_steps), betas=recipe.betas, eps=recipe.eps, accumulate=accumulate)
+        extend_on_resume=bool(ctx.spec.max_steps), betas=recipe.betas, eps=recipe.eps, accumulate=accumulate,
+        validate_at_start=bool(recipe.config.get("init_from")))
     yield from optimise(ctx, job)

@@ -170,6 +170,9 @@ def test_a_continued_runs_history_begins_with_the_run_it_went_on_from(contextual
     monkeypatch.chdir(tmp_path)
     spec = tiny_spec("gpt", new_text, out, max_steps=4, init_from="earlier", keep_every=2, eval_every=2)
     assert list(api.train(spec))[-1].status == "completed"
+    evals = [e for e in api.read_metrics(out) if isinstance(e, api.EvalMetrics)]
+    assert [e.step for e in evals] == [0, 2, 4]  # its held-out curve begins at the weights it went on from
+    assert evals[0].metrics["loss"] > 0
     monkeypatch.chdir("/")  # (its init_from, "earlier", named a folder of the directory it started in)
     history = api.run_history(out)
     assert [k.step for k in history] == [0, 2, 4]
