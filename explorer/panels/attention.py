@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.panels.attention_results import AttentionResult, attention_result, per_head_other
-from explorer.scenes import VIEWS, Scene
+from explorer.scenes import SHOWS, VIEWS, Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
 from explorer.widgets.head_atlas import HeadAtlas
@@ -61,6 +61,8 @@ class AttentionPanel(QWidget):
         self.pending_focus = -1
         self.pending_layer: int | None = None
         self.wanted_model = ""
+        self.wanted_compare = ""  # a scene's compared model (B), chosen as it loads
+        self.wanted_show: str | None = None  # a scene's model-view grid: A, B or A − B (explorer.scenes.SHOWS)
         self.atlas_job: BackgroundJob | None = None
         self.sentence = QLineEdit("The cat sat on the mat because it was tired.")
         self.pair = QLineEdit(placeholderText="second sentence (optional: a pair, as BERT reads it)")
@@ -172,6 +174,8 @@ class AttentionPanel(QWidget):
         self.large = Heatmap()
         self.grid_mode = QComboBox()
         self.grid_mode.addItems(list(GRID_MODES))
+        if self.wanted_show is not None:
+            self.grid_mode.setCurrentIndex(SHOWS.index(self.wanted_show))
         self.grid_mode.setToolTip("with “compare with” ticked: the second model's heads, or the difference head by head")
         self.grid_note = QLabel("")
         self.grid_note.setWordWrap(True)
@@ -227,8 +231,8 @@ class AttentionPanel(QWidget):
     def _refresh_models(self, ask: bool = False) -> None:
         """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=self.wanted_model)
-        self.model2.set_models(self.session.models,
-                               prefer=next((n for n in self.model.usable() if n != self.model.currentText()), ""))
+        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
+            (n for n in self.model.usable() if n != self.model.currentText()), ""))
         seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
         if ask or seen != self._models_seen:
             self._models_seen = seen
@@ -250,12 +254,23 @@ class AttentionPanel(QWidget):
         self.views.setCurrentIndex(self.VIEWS.index(view) if view in self.VIEWS else 0)
         if scene.layer is not None:
             self.pending_layer = scene.layer
+        self.wanted_compare = scene.compare or ""  # B, beside A: the model view's grid shows A, B or A − B
+        self.wanted_show = scene.show
+        if scene.show is not None and "model" in self._pages:
+            self.grid_mode.setCurrentIndex(SHOWS.index(scene.show))
+        self.compare.blockSignals(True)  # (one query below, not two)
+        self.compare.setChecked(bool(scene.compare))
+        self.compare.blockSignals(False)
+        self.model2.setEnabled(bool(scene.compare))
         self._refresh_models(ask=True)
 
     def current_scene(self) -> Scene:
+        compared = self.compare.isChecked() and bool(self.model2.currentText())
+        show = SHOWS[self.grid_mode.currentIndex()] if compared and "model" in self._pages else None
         return Scene("attention", [t for t in (self.sentence.text(), self.pair.text()) if t], list(self.session.models),
                      selection="", contextual_model=self.model.currentText(), layer=self.layer.value(),
-                     view=self.VIEWS[self.views.currentIndex()])
+                     view=self.VIEWS[self.views.currentIndex()], compare=self.model2.currentText() if compared else None,
+                     show=show)
 
     def _compare_toggled(self, on: bool) -> None:
         self.model2.setEnabled(on)

@@ -320,6 +320,35 @@ def test_attention_compares_two_models_where_their_tokens_line_up(qtbot, window,
     assert np.allclose(panel.large.matrix, panel.result.maps.weights[0, 0])
 
 
+def test_an_attention_comparison_saved_as_a_scene_opens_compared_again(qtbot, window, contextual_runs):
+    """A researcher's "model against model, head by head" kept as a scene (or a talk's step): B and the grid's
+    A − B come back, and a scene without B leaves the comparison off."""
+    from explorer.scenes import check_scene
+
+    panel = window.attention
+    window.tabs.setCurrentWidget(panel)
+    load(qtbot, window, contextual_runs["bert"][0])
+    window.session.set_model("bert again", window.session.models["bert"])
+    panel.model.setCurrentText("bert")
+    panel.model2.setCurrentText("bert again")
+    panel.views.setCurrentIndex(1)  # the model view
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.compare.setChecked(True)
+    panel.grid_mode.setCurrentIndex(2)
+    saved = check_scene(panel.current_scene().to_json(), "saved")
+    assert (saved.view, saved.contextual_model, saved.compare, saved.show) == ("model", "bert", "bert again", "A − B")
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.apply_scene(check_scene({"panel": "attention", "sentences": ["the cat sat"], "models": ["bert"],
+                                       "contextual_model": "bert", "view": "model"}, "plain"))
+    assert not panel.compare.isChecked() and panel.current_scene().compare is None
+    panel.grid_mode.setCurrentIndex(0)
+    with qtbot.waitSignal(panel.shown, timeout=30_000):
+        panel.apply_scene(saved)
+    assert panel.compare.isChecked() and panel.model2.currentText() == "bert again"
+    assert panel.grid_mode.currentIndex() == 2 and panel.result.other is not None
+    assert panel.grid.signed  # drawn as A − B
+
+
 def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, contextual_runs):
     """`word2bert --scene … --screenshot` grabs once results are shown and nothing newer is coming: a model
     that loads last (the scene's choice) must not be pictured beside the first model's results."""
