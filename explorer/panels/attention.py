@@ -32,7 +32,7 @@ from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_chip import HeadChip
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
-from explorer.widgets.model_picker import ModelPicker
+from explorer.widgets.model_picker import ModelPicker, compared_preference
 from explorer.widgets.model_row import model_row
 from explorer.widgets.tabs import tab_widget
 
@@ -70,6 +70,7 @@ class AttentionPanel(QWidget):
         self.compare = QCheckBox("compare with")  # a second model (or the same run at another step)
         self.model2 = ModelPicker(Capability.ATTENTION)
         self.model2.setEnabled(False)
+        self.model2.activated.connect(lambda _: setattr(self, "wanted_compare", ""))  # by hand: a scene's B let go
         self.compare.toggled.connect(self._compare_toggled)
         self.model2.currentIndexChanged.connect(lambda _: self.query() if self.compare.isChecked() else None)
         self.message = QLabel()
@@ -231,8 +232,8 @@ class AttentionPanel(QWidget):
     def _refresh_models(self, ask: bool = False) -> None:
         """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=self.wanted_model)
-        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
-            (n for n in self.model.usable() if n != self.model.currentText()), ""))
+        self.model2.set_models(self.session.models, prefer=compared_preference(self.model, self.model2,
+                                                                               self.wanted_compare))
         seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
         if ask or seen != self._models_seen:
             self._models_seen = seen

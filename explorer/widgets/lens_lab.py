@@ -383,7 +383,8 @@ class LabView:
         self.lens = LensLab()
         self.lens.setVisible(False)
         self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
-        self.wanted_compare = ""  # a scene's compared model, chosen as it loads
+        self.wanted_compare = ""  # a scene's compared model, chosen as it loads (until B is picked by hand)
+        self.model2.activated.connect(lambda _: setattr(self, "wanted_compare", ""))
         self.lens.ready.connect(self._lab_ready)
         self.lens_switch.toggled.connect(self._lens_toggled)
 

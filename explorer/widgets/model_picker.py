@@ -146,3 +146,14 @@ def pickers_within(widget: QWidget) -> list[ModelPicker]:
     """The model pickers under ``widget`` that Qt has not deleted. (``findChildren`` made a wrapper for each of
     the widgets it walked past; a talk window asked every half second while its steps were being prepared.)"""
     return [p for p in list(_PICKERS) if shiboken6.isValid(p) and widget.isAncestorOf(p)]
+
+
+def compared_preference(a: ModelPicker, b: ModelPicker, wanted: str = "") -> str:
+    """What the picker of the compared model B prefers as models load and unload: the model a scene asked for
+    (``wanted``), else none where B was picked by hand (it stays picked: ``ModelPicker.set_models``), else the first
+    usable model other than A."""
+    if wanted:
+        return wanted
+    if b.user_chose:
+        return ""
+    return next((n for n in a.usable() if n != a.currentText()), "")

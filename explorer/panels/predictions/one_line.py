@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from explorer.widgets.model_picker import compared_preference
+
 
 class OneLineCompared:
     """Mixed into a view that has ``text`` (a line edit), ``model`` and ``model2`` (pickers), ``compare`` (the
@@ -24,8 +26,8 @@ class OneLineCompared:
     def refresh_models(self, prefer: str, ask: bool = False) -> None:
         """The pickers list the models; asks again only if its models changed (or ``ask``: a scene)."""
         self.model.set_models(self.session.models, prefer=prefer)
-        self.model2.set_models(self.session.models, prefer=self.wanted_compare or next(
-            (n for n in self.model.usable() if n != self.model.currentText()), ""))
+        self.model2.set_models(self.session.models, prefer=compared_preference(self.model, self.model2,
+                                                                               self.wanted_compare))
         seen = (self.model.state(), self.model2.state() if self.compare.isChecked() else None)  # (compared: B too)
         if ask or seen != self._models_seen:
             self._models_seen = seen

@@ -349,6 +349,37 @@ def test_an_attention_comparison_saved_as_a_scene_opens_compared_again(qtbot, wi
     assert panel.grid.signed  # drawn as A − B
 
 
+@pytest.mark.parametrize("where", ["attention", "next"])
+def test_a_compared_model_picked_by_hand_stays_picked_as_models_load(qtbot, window, contextual_runs, where):
+    """A researcher compares A with the third of their models; loading another (or moving the Run history's
+    slider, which swaps a checkpoint under one name) must not put B back on the first model other than A — nor on
+    a scene's B, once B was picked by hand."""
+    from explorer.scenes import check_scene
+
+    kind = "bert" if where == "attention" else "gpt"
+    load(qtbot, window, contextual_runs[kind][0])
+    session = window.session
+    for name in ("b1", "b2"):
+        session.set_model(name, session.models[kind])
+    if where == "attention":
+        view = window.attention
+        window.tabs.setCurrentWidget(view)
+        view.apply_scene(check_scene({"panel": "attention", "sentences": ["the cat sat"], "models": [kind, "b1"],
+                                      "contextual_model": kind, "compare": "b1"}, "scene"))
+    else:
+        window.tabs.setCurrentWidget(window.predictions)
+        window.predictions.apply_scene(check_scene({"panel": "predictions", "view": "next", "sentences": ["she"],
+                                                    "models": [kind, "b1"], "contextual_model": kind,
+                                                    "compare": "b1"}, "scene"))
+        view = window.predictions.next
+    assert view.compare.isChecked() and view.model2.currentText() == "b1"
+    picked = view.model2.findText("b2")
+    view.model2.setCurrentIndex(picked)
+    view.model2.activated.emit(picked)  # (as a click does)
+    session.set_model("b3", session.models[kind])
+    assert view.model.currentText() == kind and view.model2.currentText() == "b2"
+
+
 def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, contextual_runs):
     """`word2bert --scene … --screenshot` grabs once results are shown and nothing newer is coming: a model
     that loads last (the scene's choice) must not be pictured beside the first model's results."""
