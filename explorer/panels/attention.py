@@ -67,6 +67,7 @@ class AttentionPanel(QWidget):
         self.sentence = QLineEdit("The cat sat on the mat because it was tired.")
         self.pair = QLineEdit(placeholderText="second sentence (optional: a pair, as BERT reads it)")
         self.model = ModelPicker(Capability.ATTENTION, role="contextual")
+        self.model.activated.connect(lambda _: setattr(self, "wanted_model", ""))  # by hand: a scene's let go
         self.compare = QCheckBox("compare with")  # a second model (or the same run at another step)
         self.model2 = ModelPicker(Capability.ATTENTION)
         self.model2.setEnabled(False)

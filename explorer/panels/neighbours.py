@@ -92,6 +92,7 @@ class NeighboursPanel(QWidget):
         from engine.api import Capability
 
         self.model = ModelPicker(Capability.STATIC)
+        self.model.activated.connect(lambda _: setattr(self, "wanted_model", ""))  # by hand: a scene's let go
         self.k = 15
         self.seen = QSpinBox(minimum=1, maximum=1_000_000, value=session.seen_at_least())
         self.seen.setSpecialValueText("every word")  # (at 1)

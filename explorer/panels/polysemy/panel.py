@@ -88,6 +88,7 @@ class PolysemyPanel(QWidget):
         from engine.api import Capability
 
         self.model = ModelPicker(Capability.CONTEXTUAL, role="contextual")  # opens on the best (minilm-mlm)
+        self.model.activated.connect(lambda _: setattr(self, "wanted_model", ""))  # by hand: a scene's let go
         self.layer = QSlider(Qt.Orientation.Horizontal)
         self.layer.setMinimum(0)
         self.layer.setMaximum(0)

@@ -73,6 +73,8 @@ class PredictionsPanel(QWidget):
         self._built[name] = view
         self._page_layouts[index].addWidget(view)
         view.shown.connect(lambda name=name: self._shown(name))
+        if hasattr(view, "model"):  # a model picked by hand stays as others load: a scene's is let go
+            view.model.activated.connect(lambda _: setattr(self, "wanted_model", ""))
         view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
         if name in ("masked", "next"):  # a lab scene's refusal ends its wait
             view.lens.failed.connect(lambda message, name=name: self._failed(name, message))

@@ -380,6 +380,36 @@ def test_a_compared_model_picked_by_hand_stays_picked_as_models_load(qtbot, wind
     assert view.model.currentText() == kind and view.model2.currentText() == "b2"
 
 
+@pytest.mark.parametrize("where", ["attention", "predictions", "polysemy", "neighbours"])
+def test_a_model_picked_by_hand_after_a_scene_stays_picked_as_models_load(qtbot, window, contextual_runs, where):
+    """A scene opened on model X; the user then picks Y: loading another model must not put X back."""
+    from engine import api
+    from explorer.scenes import check_scene
+
+    load(qtbot, window, contextual_runs["bert"][0])
+    session = window.session
+    session.set_model("b1", session.models["bert"])
+    model = "bert"
+    if where == "neighbours":  # a static model: two of them
+        session.set_model("v1", api.load("word2vec-sgns"))
+        session.set_model("v2", session.models["v1"])
+        model = "v1"
+    panel = getattr(window, where)
+    window.tabs.setCurrentWidget(panel)
+    panel.apply_scene(check_scene({"panel": where, "sentences": ["the cat sat"], "models": [model],
+                                   "contextual_model": model, "selection": "cat",
+                                   **({"view": "masked"} if where == "predictions" else {})},
+                                  "scene"))
+    picker = panel.masked.model if where == "predictions" else panel.model
+    assert picker.currentText() == model
+    other = "v2" if where == "neighbours" else "b1"
+    picked = picker.findText(other)
+    picker.setCurrentIndex(picked)
+    picker.activated.emit(picked)  # (as a click does)
+    session.set_model("b3", session.models["bert"])
+    assert picker.currentText() == other
+
+
 def test_a_screenshot_waits_while_a_newer_query_is_on_its_way(qtbot, window, contextual_runs):
     """`word2bert --scene … --screenshot` grabs once results are shown and nothing newer is coming: a model
     that loads last (the scene's choice) must not be pictured beside the first model's results."""
