@@ -27,8 +27,10 @@ word2bert-train gpt --corpus default --preset tiny --seq-len 64 --lr 1e-3 --drop
 word2bert-train --resume "$work/gpt-tiny" --max-minutes 100  # the budget extended (the shipped one: one thread)
 word2bert-train --resume "$work/gpt-tiny" --max-minutes 160  # and again, as bert-tiny's and elmo-tiny's were
 # then 90 CPU minutes more of continued pretraining from it, a fresh schedule at half the peak rate
-word2bert-train gpt --init-from "$work/gpt-tiny" --corpus default --seq-len 64 --lr 5e-4 --warmup 100 --dropout 0 --seed 1 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 30000 --eval-every 500 --keep-every 1000 --out "$work/gpt-tiny-on"
-word2bert-train --resume "$work/gpt-tiny-on" --max-minutes 165  # its budget extended (2026-12-05)
+word2bert-train gpt --init-from "$work/gpt-tiny" --corpus default --seq-len 64 --lr 5e-4 --warmup 100 --dropout 0 --seed 1 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 30000 --eval-every 500 --keep-every 1000 --out "$work/gpt-tiny-on1"
+word2bert-train --resume "$work/gpt-tiny-on1" --max-minutes 165  # its budget extended (2026-12-05)
+# then 90 more on the text with its spaces (a GPT run reads a document's sentences as written since 2026-12-06), seed 2
+word2bert-train gpt --init-from "$work/gpt-tiny-on1" --corpus default --seq-len 64 --lr 5e-4 --warmup 100 --dropout 0 --seed 2 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 30000 --eval-every 500 --keep-every 1000 --out "$work/gpt-tiny-on"
 # ELMo on the default corpus with conversation: 80 minutes of its own CPU time, dropout 0, the learning rate decaying
 # to 0 as they are spent, then resumed with the budget extended to 160 (the shipped one: one thread)
 word2bert-train elmo --corpus default --preset tiny --batch-size 64 --lr 2e-3 --dropout 0 --max-minutes 80 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny"
