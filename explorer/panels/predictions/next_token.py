@@ -50,8 +50,8 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.message = QLabel()
         self.message.setWordWrap(True)  # a long reason wraps instead of widening the window
         self.temperature = QDoubleSpinBox(minimum=0.1, maximum=2.0, value=0.8, singleStep=0.1)
-        self.greedy = QPushButton("Continue (greedy)")
-        self.sample = QPushButton("Continue (sampled)")
+        self.greedy = QPushButton("greedy")  # "Continue: [greedy] [sampled]" (one row at a talk's zoom)
+        self.sample = QPushButton("sampled")
         self.no_repeat = QCheckBox("no repeats")  # greedy decoding's loops ("go to the gym and go to the gym …")
         self.no_repeat.setChecked(True)
         self.no_repeat.setToolTip(f"Never write a run of {NO_REPEAT} tokens (words, for a word-level model) that is "
@@ -77,6 +77,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.result_areas[1].setVisible(False)  # the second column only while comparing
         layout.addLayout(bars, 1)
         gen = QHBoxLayout()
+        gen.addWidget(QLabel("Continue:"))
         gen.addWidget(self.greedy)
         gen.addWidget(self.sample)
         gen.addWidget(QLabel("temperature"))
