@@ -60,11 +60,19 @@ def check_text(text: object, what: str = "sentence") -> str:
     return text
 
 
+def _whole(value: object, least: int) -> int | None:
+    """``value`` as an int where it is a whole number (not a bool) of at least ``least``; else None."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < least:
+        return None
+    return int(value)
+
+
 def check_k(k: object, most: int = MAX_K) -> int:
     """How many candidates a query returns: a whole number from 1 to ``most``."""
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= int(k) <= most:
+    n = _whole(k, 1)
+    if n is None or n > most:
         raise InputError(f"k (how many to show) must be a whole number from 1 to {most}, not {k!r}")
-    return int(k)
+    return n
 
 
 def check_generation(tokens: object, temperature: object, seed: object, no_repeat: object
@@ -72,25 +80,27 @@ def check_generation(tokens: object, temperature: object, seed: object, no_repea
     """A continuation's settings: how many tokens (a whole number of at least 1; at most 200 are written), the
     temperature (a number of at least 0; 0 is greedy), the seed of its draws (a whole number of at least 0) and
     the run that may not repeat (a whole number of at least 0; 0: any may)."""
-    if isinstance(tokens, bool) or not isinstance(tokens, int | np.integer) or int(tokens) < 1:
+    n, draw, run = _whole(tokens, 1), _whole(seed, 0), _whole(no_repeat, 0)
+    if n is None:
         raise InputError(f"tokens (how many to write) must be a whole number of at least 1, not {tokens!r}")
     if isinstance(temperature, bool) or not isinstance(temperature, int | float | np.number) \
             or not math.isfinite(float(temperature)) or float(temperature) < 0:
         raise InputError(f"temperature must be a number of at least 0 (0: greedy), not {temperature!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or int(seed) < 0:
+    if draw is None:
         raise InputError(f"seed must be a whole number of at least 0, not {seed!r}")
-    if isinstance(no_repeat, bool) or not isinstance(no_repeat, int | np.integer) or int(no_repeat) < 0:
+    if run is None:
         raise InputError(f"no_repeat (the run of tokens never written twice) must be a whole number of at least 0 "
                          f"(0: any may repeat), not {no_repeat!r}")
-    return min(int(tokens), 200), float(temperature), int(seed), int(no_repeat)
+    return min(n, 200), float(temperature), draw, run
 
 
 def check_min_count(n: object) -> int:
     """How often a word must have been seen for a neighbour list to show it: a whole number of at least 1."""
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or int(n) < 1:
+    count = _whole(n, 1)
+    if count is None:
         raise InputError(f"min_count (how often a word must have been seen) must be a whole number of at least 1, "
                          f"not {n!r}")
-    return int(n)
+    return count
 
 
 class BaseHandle:

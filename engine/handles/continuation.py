@@ -68,6 +68,42 @@ def token_roles(specials: list[int], start: tuple[int, ...], end_of_text: int | 
     return TokenRoles(stop, breaks, banned)
 
 
+def written(adapter: Any, token_text: Callable[[int], str], new: list[int], breaks: frozenset[int]) -> str:
+    """A Transformer's generated ids as text, a space at each sentence break; ``token_text`` gives one token's text
+    as the model's view shows it."""
+    segments: list[list[int]] = [[]]
+    for i in new:
+        if i in breaks:
+            segments.append([])
+        else:
+            segments[-1].append(i)
+    text = _segment_text(adapter, token_text, segments[0])
+    for ids in segments[1:]:
+        part = _segment_text(adapter, token_text, ids)
+        text += part if part[:1].isspace() or not part else " " + part
+    return text
+
+
+def _segment_text(adapter: Any, token_text: Callable[[int], str], ids: list[int]) -> str:
+    """Tokens of one sentence as text: byte-level decoded together (a character may take several tokens), an
+    older GPT of ours's glued sentences parted; SentencePiece's "▁" as spaces; WordPiece's "##" joined, then the
+    spaces before punctuation taken out."""
+    tok = adapter.tokenizer
+    if adapter.byte_level:
+        if not getattr(adapter, "glued_sentences", False):  # (only our GPT's adapter has it)
+            return tok.decode(ids, skip_special_tokens=False)
+        runs: list[list[int]] = [[]]  # (it read a document's sentences with no space between them)
+        for i in ids:
+            if runs[-1] and starts_glued_sentence(tok.decode(runs[-1][-1:]), tok.decode([i])):
+                runs.append([])
+            runs[-1].append(i)
+        return " ".join(tok.decode(run, skip_special_tokens=False) for run in runs)
+    if adapter.metaspace:  # "▁Old" "ander" -> " Oldander" (the decoder drops a text's first space)
+        return "".join(token_text(i) for i in ids)
+    pieces = [token_text(i) for i in ids]  # WordPiece: "##" joins to the previous piece
+    return clean_spaces("".join(p[2:] if p.startswith("##") else " " + p for p in pieces))
+
+
 TOP_P = 0.95  # a sampled token comes from the likeliest tokens that together hold this much probability
 
 

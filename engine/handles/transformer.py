@@ -313,7 +313,7 @@ class TransformerHandle(BaseHandle):
         """The continuation of ``text`` by a left-to-right model, greedy (temperature 0) or sampled, up to
         ``tokens`` tokens or where the model ends the text, no run of ``no_repeat`` tokens repeated (0: any);
         written as text (engine.handles.continuation)."""
-        from engine.handles.continuation import choose, repeats, token_roles
+        from engine.handles.continuation import choose, repeats, token_roles, written
 
         if self.adapter.objective != "causal":
             raise Unsupported(self.missing(Capability.NEXT_TOKEN) or f"{self.name} cannot continue text")
@@ -334,42 +334,7 @@ class TransformerHandle(BaseHandle):
                 break
             ids.append(next_id)
             new.append(next_id)
-        return self._written(new, roles.breaks)
-
-    def _written(self, new: list[int], breaks: frozenset[int]) -> str:
-        """Generated ids as text, a space at each sentence break (engine.handles.continuation)."""
-        segments: list[list[int]] = [[]]
-        for i in new:
-            if i in breaks:
-                segments.append([])
-            else:
-                segments[-1].append(i)
-        text = self._segment_text(segments[0])
-        for ids in segments[1:]:
-            part = self._segment_text(ids)
-            text += part if part[:1].isspace() or not part else " " + part
-        return text
-
-    def _segment_text(self, ids: list[int]) -> str:
-        """Tokens of one sentence as text: byte-level decoded together (a character may take several tokens),
-        our GPT's glued sentences parted; SentencePiece's "▁" as spaces; WordPiece's "##" joined, then the spaces
-        before punctuation taken out."""
-        from engine.handles.continuation import clean_spaces, starts_glued_sentence
-
-        tok = self.adapter.tokenizer
-        if self.adapter.byte_level:
-            if not isinstance(self.adapter, GPTAdapter) or not self.adapter.glued_sentences:
-                return tok.decode(ids, skip_special_tokens=False)
-            runs: list[list[int]] = [[]]  # (ours read a document's sentences with no space between them)
-            for i in ids:
-                if runs[-1] and starts_glued_sentence(tok.decode(runs[-1][-1:]), tok.decode([i])):
-                    runs.append([])
-                runs[-1].append(i)
-            return " ".join(tok.decode(run, skip_special_tokens=False) for run in runs)
-        if self.adapter.metaspace:  # "▁Old" "ander" -> " Oldander" (the decoder drops a text's first space)
-            return "".join(self._token_text(i) for i in ids)
-        pieces = [self._token_text(i) for i in ids]  # WordPiece: "##" joins to the previous piece
-        return clean_spaces("".join(p[2:] if p.startswith("##") else " " + p for p in pieces))
+        return written(self.adapter, self._token_text, new, roles.breaks)
 
     def score(self, sentence: str) -> SentenceScore:
         text = check_text(sentence)

@@ -220,7 +220,8 @@ def test_a_greedy_loop_is_broken_where_no_run_may_repeat(handles, word_models, m
     ranking[gpt.adapter.end_of_text] = -20.0
     monkeypatch.setattr(gpt, "_forward", lambda *a, **k: ForwardOutput([], [], ranking[None, None], None))
     written: list[list[int]] = []
-    monkeypatch.setattr(gpt, "_written", lambda new, breaks: written.append(list(new)) or "")
+    monkeypatch.setattr("engine.handles.continuation.written",
+                        lambda adapter, token_text, new, breaks: written.append(list(new)) or "")
     gpt.generate("she played", tokens=30)
     prompt = gpt._encode("she played")[0]
     assert len(set(written[0])) == 1  # the same token over and over
