@@ -193,7 +193,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.image.setRect(0, 0, mosaic.shape[1], mosaic.shape[0])
         if (layers, heads) != self.shape or (q, k) != self.cell:
             self.shape, self.cell = (layers, heads), (q, k)
-            step = max(1, -(-heads // 16))  # a label a head where they fit
+            step = max(1, -(-heads // 8))  # at most 8 labels: 12 "head N" overlapped in a laptop's window
             self._show_axes(True)
             self.plot.getAxis("top").setTicks([[(h * (k + g) + k / 2, f"head {h}") for h in range(0, heads, step)]])
             self.plot.getAxis("left").setTicks([[(layer * (q + g) + q / 2, f"layer {layer}") for layer in range(layers)]])
