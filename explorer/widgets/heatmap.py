@@ -4,12 +4,13 @@ shape, fed downsampled matrices), and says which one was clicked."""
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from explorer.widgets.plot_view import without_background_cache
@@ -19,17 +20,39 @@ DIVERGING = pg.ColorMap([0.0, 0.5, 1.0], ["#2166ac", "#f7f7f7", "#b2182b"])  # A
 MAX_LABELS = {"left": 60, "bottom": 24}  # beyond this many tokens only every n-th is labelled
 
 
-def fitting_labels(labels: tuple[str, ...], cell: float, widths: list[int], gap: float = 6.0) -> list[tuple[float, str]]:
-    """Key labels side by side under cells ``cell`` pixels wide, each centred on its cell: a label is kept
-    when it starts after the last kept one ends (a long word takes its neighbours' room, not their place)."""
+def fitting_labels(labels: tuple[str, ...], cell: float, widths: list[int], gap: float = 6.0, rows: int = 1,
+                   lead: float = 0.0, tail: float = 0.0) -> list[tuple[float, str]]:
+    """Key labels side by side under cells ``cell`` pixels wide, each centred on its cell, on up to ``rows``
+    staggered lines: a label goes on the first line where it starts after the last kept one ends (a long word
+    takes its neighbours' room, not their place), else it is left out. A label may reach ``lead`` pixels left
+    of the first cell (the query labels' margin) and ``tail`` right of the last; one that would reach further
+    is left out (drawn, it would be cut by the window's edge). Line n's labels begin with n newlines."""
     ticks: list[tuple[float, str]] = []
-    right = float("-inf")
+    rights = [float("-inf")] * rows
+    end = len(labels) * cell + tail
     for i, (label, width) in enumerate(zip(labels, widths, strict=True)):
         centre = (i + 0.5) * cell
-        if centre - width / 2 >= right + gap:
-            ticks.append((i + 0.5, label))
-            right = centre + width / 2
+        start, stop = centre - width / 2, centre + width / 2
+        if start < -lead or stop > end:
+            continue
+        for row in range(rows):
+            if start >= rights[row] + gap:
+                ticks.append((i + 0.5, "\n" * row + label))
+                rights[row] = stop
+                break
     return ticks
+
+
+def fitting_title(title: str, metrics: QFontMetrics, width: int) -> str:
+    """A map's title as HTML lines within ``width`` pixels: its parts (split at ": ") on lines of their own
+    where the whole is too wide, each line elided with "…" if still too wide. (pyqtgraph makes a plot at
+    least as wide as its title: a long one pushed the map's right columns out of its pane.)"""
+    if metrics.horizontalAdvance(title) <= width:
+        lines = [title]
+    else:
+        lines = [part + (":" if n < title.count(": ") else "") for n, part in enumerate(title.split(": "))]
+    return "<br>".join(html.escape(metrics.elidedText(line, Qt.TextElideMode.ElideRight, max(1, width)))
+                       for line in lines)
 
 
 class Heatmap(QWidget):
@@ -52,6 +75,7 @@ class Heatmap(QWidget):
         self.matrix = np.zeros((0, 0))
         self.rows: tuple[str, ...] = ()
         self.cols: tuple[str, ...] = ()
+        self.title = ""
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.plot, 1)
@@ -72,9 +96,23 @@ class Heatmap(QWidget):
             self.image.setColorMap(COLOURMAP)
             self.image.setImage(self.matrix, levels=(0.0, max(1e-6, float(self.matrix.max()) if self.matrix.size else 1.0)))
         self.image.setRect(0, 0, self.matrix.shape[1], self.matrix.shape[0])
+        self.title = title
         self._label_axes()
-        self.plot.setTitle(title)
+        self._show_title()
         self.plot.autoRange(padding=0)
+
+    def _show_title(self) -> None:
+        label = self.plot.getPlotItem().titleLabel
+        if not self.title:
+            self.plot.setTitle("")
+            return
+        # the title stands over the map's column only (the query labels' left of it), less its margins
+        room = int(self.plot.width() - self.plot.getAxis("left").width() - 24)
+        font = QFont(label.item.font())  # the title's size is pyqtgraph's ("11pt"), set in its HTML
+        size = str(label.opts.get("size") or "")
+        if size.endswith("pt"):
+            font.setPointSizeF(float(size[:-2]))
+        self.plot.setTitle(fitting_title(self.title, QFontMetrics(font), room))
 
     def _label_axes(self) -> None:
         """Token labels on both axes; where they would overlap (the keys, side by side along the bottom),
@@ -83,7 +121,11 @@ class Heatmap(QWidget):
         for axis, labels in (("left", self.rows), ("bottom", self.cols)):
             if axis == "bottom" and labels:
                 room = max(1.0, self.plot.getPlotItem().vb.width() or self.width() * 0.8)
-                ticks = fitting_labels(labels, room / len(labels), [metrics.horizontalAdvance(t) for t in labels])
+                lead = float(self.plot.getAxis("left").width())  # the query labels' margin, empty below them
+                ticks = fitting_labels(labels, room / len(labels), [metrics.horizontalAdvance(t) for t in labels],
+                                       rows=2, lead=lead)
+                # pyqtgraph hides a label reaching past the axis's ends, "[CLS]" under a narrow first cell too
+                self.plot.getAxis(axis).setStyle(hideOverlappingLabels=int(lead) + 1)
             else:
                 step = max(1, -(-len(labels) // MAX_LABELS[axis]))
                 ticks = [(i + 0.5, t) for i, t in enumerate(labels) if i % step == 0]
@@ -93,6 +135,7 @@ class Heatmap(QWidget):
         super().resizeEvent(event)
         if self.matrix.size:
             self._label_axes()
+            self._show_title()
 
     def clear_matrix(self) -> None:
         """Show nothing (the sentence was cleared): no stale map of an earlier text."""
@@ -100,6 +143,7 @@ class Heatmap(QWidget):
         self.image.clear()
         for axis in ("left", "bottom"):
             self.plot.getAxis(axis).setTicks([[]])
+        self.title = ""
         self.plot.setTitle("")
         self.readout.setText("hover the map for a value")
 
@@ -195,6 +239,9 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
             self.shape, self.cell = (layers, heads), (q, k)
             step = max(1, -(-heads // 8))  # at most 8 labels: 12 "head N" overlapped in a laptop's window
             self._show_axes(True)
+            # "head 0" centred over the first column reaches past the axis's left end, over the layer labels'
+            # margin: pyqtgraph hid it (it hides a label past an axis's ends)
+            self.plot.getAxis("top").setStyle(hideOverlappingLabels=max(20, self.plot.getAxis("left").width()))
             self.plot.getAxis("top").setTicks([[(h * (k + g) + k / 2, f"head {h}") for h in range(0, heads, step)]])
             self.plot.getAxis("left").setTicks([[(layer * (q + g) + q / 2, f"layer {layer}") for layer in range(layers)]])
             self._fit_top()
