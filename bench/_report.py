@@ -23,8 +23,10 @@ def machine() -> str:
     import torch
 
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else "no GPU"
+    threads = default_threads()
     return (f"{cpu}, {os.cpu_count()} cores, {platform.system()} {platform.release()}, Python "
-            f"{platform.python_version()}, torch {torch.__version__} ({default_threads()} threads), {gpu}")
+            f"{platform.python_version()}, torch {torch.__version__} "
+            f"({threads} thread{'s' if threads != 1 else ''}), {gpu}")
 
 
 def results_file(script: str | Path) -> Path:
@@ -77,7 +79,26 @@ def rows_replaced(body: str, rows: dict[str, str], note: str) -> str:
                 found.add(key)
     if set(rows) - found:
         raise ValueError(f"no row of {', '.join(sorted(set(rows) - found))} in the section: run it whole")
-    return "\n".join(lines).rstrip() + "\n\n" + note
+    return notes_pruned("\n".join(lines).rstrip() + "\n\n" + note)
+
+
+RE_RUN_NOTE = "Rows re-run alone"  # how a note of rows_replaced begins: "… (how, where): row, row."
+
+
+def notes_pruned(body: str) -> str:
+    """``body`` without the notes of re-runs every row of which a later note names: each row keeps the note of
+    its last re-run (five re-runs of one day read as five notes, four of them about figures no longer shown)."""
+    paragraphs = body.split("\n\n")
+    later: set[str] = set()
+    kept: list[str] = []
+    for paragraph in reversed(paragraphs):
+        if paragraph.startswith(RE_RUN_NOTE) and ": " in paragraph:
+            named = {row.strip() for row in paragraph.rsplit(": ", 1)[1].rstrip(".").split(", ")}
+            if named <= later:
+                continue
+            later |= named
+        kept.append(paragraph)
+    return "\n\n".join(reversed(kept))
 
 
 def write_section(name: str, body: str, script: str | Path | None = None) -> None:
