@@ -11,7 +11,7 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step", "lab", "lens", "measure", "show", "subject", "compare", "count", "debiased"}
+          "step", "lab", "lens", "measure", "show", "subject", "compare", "count", "debiased", "continuation"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
@@ -22,6 +22,7 @@ LENS_KINDS = ("logit", "tuned", "both")  # the logit lens, a loaded tuned lens, 
 MEASURES = ("probability", "entropy", "kl", "rank")
 SHOWS = ("A", "B", "A − B")
 COUNTS = (20, 2000)  # the layer similarity's held-out sentences, at least and at most
+CONTINUATIONS = ("greedy",)  # the Next token view's continuation a scene shows (greedy: the same every time)
 
 
 class SceneError(ValueError):
@@ -53,6 +54,7 @@ class Scene:
     compare: str | None = None  # the model compared with (B)
     count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
     debiased: bool | None = None  # the layer similarity's debiased CKA (None: the panel's default, plain CKA)
+    continuation: str | None = None  # the Next token view's continuation shown with its next tokens (CONTINUATIONS)
 
     def to_json(self) -> dict[str, Any]:
         """The scene's JSON: its panel, sentences and models, and every other field that is set."""
@@ -103,7 +105,7 @@ def check_scene(scene: Any, origin: str) -> Scene:
         if isinstance(scene.get(key), str) and scene[key] in models:
             scene[key] = model_name(scene[key])
     for key in ("title", "selection", "contextual_model", "view", "run", "lab", "lens", "measure", "show", "subject",
-                "compare"):
+                "compare", "continuation"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
     curves = scene.get("curves")
@@ -120,11 +122,14 @@ def check_scene(scene: Any, origin: str) -> Scene:
         raise SceneError(f"{origin}: 'debiased' must be true, false or null")
     if scene["panel"] == "history" and not scene.get("run"):
         raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
-    for key, allowed in (("lab", LABS), ("lens", LENS_KINDS), ("measure", MEASURES), ("show", SHOWS)):
+    for key, allowed in (("lab", LABS), ("lens", LENS_KINDS), ("measure", MEASURES), ("show", SHOWS),
+                         ("continuation", CONTINUATIONS)):
         if scene.get(key) is not None and scene[key] not in allowed:
             raise SceneError(f"{origin}: '{key}' {scene[key]!r} is not one of {', '.join(allowed)}")
     if scene.get("lab") and (scene["panel"] != "predictions" or scene.get("view") not in ("masked", "next")):
         raise SceneError(f"{origin}: 'lab' opens under the predictions panel's masked or next view")
+    if scene.get("continuation") and (scene["panel"] != "predictions" or scene.get("view") != "next"):
+        raise SceneError(f"{origin}: 'continuation' is shown under the predictions panel's next view")
     views = VIEWS.get(scene["panel"], ())
     if scene.get("view") and views and scene["view"] not in views:
         raise SceneError(f"{origin}: 'view' {scene['view']!r} is not a view of the {scene['panel']} panel "

@@ -95,6 +95,9 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.runner_b.finished.connect(self._show_b)
         self.runner_b.failed.connect(lambda m: self.results_b.show_message("", m))
         self._continued: list[str] = ["", ""]  # A's and B's last continuation (HTML)
+        self._greedy_of = ""  # the text A's last continuation, greedy, continued ("": none, or sampled)
+        self._scene_text = ""  # a scene's text, continued greedily once its next tokens are shown
+        self._pending: set[int] = set()  # the continuations (0: A, 1: B) a scene's shown waits for
         self.generate_runner = TaskRunner(self)
         self.generate_runner.finished.connect(lambda r: self._show_continuation(r, 0))
         self.generate_runner.failed.connect(lambda m: self._show_continued(0, html.escape(m)))
@@ -109,6 +112,8 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.compare.toggled.connect(self._compare_toggled)
         self.greedy.clicked.connect(lambda: self.continue_text(0.0))
         self.sample.clicked.connect(lambda: self.continue_text(self.temperature.value()))
+        self.generate_runner.failed.connect(lambda _: self._continuation_failed(0))
+        self.generate_runner_b.failed.connect(lambda _: self._continuation_failed(1))
 
     def query(self) -> None:
         handle = self.session.models.get(self.model.currentText())
@@ -151,27 +156,45 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.message.setText(f"{name}: the likeliest next tokens after “{text}”" if not self.compare.isChecked()
                              else f"The likeliest next tokens after “{text}”")
         self.results.set_results(name, [("", _bars(candidates))])
+        if self._scene_text and text == self._scene_text == self.text.text():  # shown once continued too
+            self._pending = self.continue_text(0.0)
+            if self._pending:
+                return
         if not self.lab_scene:  # a lab scene is shown when its lab is
             self.shown.emit()
+
+    def continue_when_shown(self, text: str) -> None:
+        """A scene's greedy continuation of ``text`` (its sentence), asked with its next tokens and shown
+        with them; "" asks none. Asked again as the scene's models load, while the text is the scene's."""
+        self._scene_text = text
+        self._pending = set()
+
+    def continuation_field(self) -> str | None:
+        """A saved scene's "continuation": greedy if A's continuation on screen is the greedy one of the text."""
+        return "greedy" if self._greedy_of and self._greedy_of == self.text.text() else None
 
     def _show_b(self, result: tuple[str, str, Any]) -> None:
         _, name, candidates = result
         self.results_b.set_results(name, [("", _bars(candidates))])
 
-    def continue_text(self, temperature: float) -> None:
-        """A's continuation of the text (and B's, while comparing), from one seed."""
+    def continue_text(self, temperature: float) -> set[int]:
+        """A's continuation of the text (and B's, while comparing), from one seed; which were asked."""
         from engine.api import NO_REPEAT
 
         text = self.text.text()
         seed = random.randrange(1 << 30)
         no_repeat = NO_REPEAT if self.no_repeat.isChecked() else 0
+        asked = set()
         for i, (handle, runner) in enumerate(((self.session.models.get(self.model.currentText()),
                                                self.generate_runner), (self._other(), self.generate_runner_b))):
             if handle is None or not text.strip():
                 continue
             self._continued[i] = "continuing…"
             runner.submit(_continuation(handle, text, temperature, seed, no_repeat))
+            asked.add(i)
+        self._greedy_of = ""
         self._show_continued(0, self._continued[0])
+        return asked
 
     def _show_continuation(self, result: tuple[str, str, float, str, int], i: int) -> None:
         from engine.api import SAMPLING_TOP_P
@@ -183,6 +206,19 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         if not more.strip():  # its end-of-text token came first
             how += ": the model ends the text here"
         self._show_continued(i, f"{html.escape(text)}<b>{html.escape(more)}</b> <i>({how})</i>")
+        if i == 0:
+            self._greedy_of = text if temperature <= 0 else ""
+        if i in self._pending:
+            self._pending.discard(i)
+            if not self._pending and not self.lab_scene:  # a scene's continuations: now it is shown
+                self.shown.emit()
+
+    def _continuation_failed(self, i: int) -> None:
+        """A scene's continuation that could not be made is shown as its message: the scene is shown."""
+        if i in self._pending:
+            self._pending.discard(i)
+            if not self._pending and not self.lab_scene:
+                self.shown.emit()
 
     def _show_continued(self, i: int, shown: str) -> None:
         """A's continuation; while comparing, each model's on its own line, named."""

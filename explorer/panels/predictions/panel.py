@@ -127,6 +127,8 @@ class PredictionsPanel(QWidget):
         view = self._view(index)
         if self.VIEWS[index] in ("masked", "next"):  # the views with the lab under them
             view.open_lab(scene)
+        if self.VIEWS[index] == "next":
+            view.continue_when_shown(scene.sentences[0] if scene.continuation and scene.sentences else "")
         view.set_sentences(list(scene.sentences))
         self._refresh_models(ask=True)
 
@@ -134,6 +136,8 @@ class PredictionsPanel(QWidget):
         index = self.views.currentIndex()
         view = self._view(index)
         lab = view.lab_fields() if self.VIEWS[index] in ("masked", "next") else {}
+        if self.VIEWS[index] == "next":
+            lab["continuation"] = view.continuation_field()
         picker = getattr(view, "model", None)  # the view's own model (the sentence-probability view scores all)
         return Scene("predictions", view.sentences(), list(self.session.models), selection="",
                      contextual_model=picker.currentText() if picker is not None else "", view=self.VIEWS[index],

@@ -349,6 +349,39 @@ def test_an_attention_comparison_saved_as_a_scene_opens_compared_again(qtbot, wi
     assert panel.grid.signed  # drawn as A − B
 
 
+def test_a_next_word_scene_shows_its_greedy_continuation_and_a_saved_one_keeps_it(qtbot, window, contextual_runs):
+    """A talk's GPT step: the next words and, once shown, what each model writes on (greedy: the same on every
+    run of the talk). Saved from the view, a greedy continuation of the text on screen is kept; a sampled one
+    (another every time) or one of an earlier text is not."""
+    from explorer.scenes import SceneError, check_scene
+
+    load(qtbot, window, contextual_runs["gpt"][0], contextual_runs["elmo"][0])
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    scene = check_scene({"panel": "predictions", "view": "next", "sentences": ["She played the"],
+                         "models": ["gpt", "elmo"], "contextual_model": "gpt", "compare": "elmo",
+                         "continuation": "greedy"}, "scene")
+    view = panel.next
+    with qtbot.waitSignal(panel.shown, timeout=60_000):
+        panel.apply_scene(scene)
+    lines = view.continuation.text().split("<br>")  # both there when the scene says it is shown
+    assert len(lines) == 2 and lines[0].startswith("gpt: She played the<b>") and "(greedy" in lines[0]
+    assert lines[1].startswith("elmo: She played the<b>") and "(greedy" in lines[1]
+    assert panel.current_scene().continuation == "greedy"
+    with qtbot.waitSignal(view.generate_runner.finished, timeout=30_000):
+        view.sample.click()
+    assert "sampled at" in view.continuation.text() and panel.current_scene().continuation is None
+    with qtbot.waitSignal(view.generate_runner.finished, timeout=30_000):
+        view.greedy.click()
+    assert panel.current_scene().continuation == "greedy"
+    view.text.setText("He tuned the")  # the greedy continuation on screen is of the text before
+    assert panel.current_scene().continuation is None
+    with pytest.raises(SceneError, match="next view"):
+        check_scene({"panel": "predictions", "view": "masked", "sentences": ["a"], "continuation": "greedy"}, "s")
+    with pytest.raises(SceneError, match="'continuation' 'sampled' is not one of greedy"):
+        check_scene({"panel": "predictions", "view": "next", "sentences": ["a"], "continuation": "sampled"}, "s")
+
+
 @pytest.mark.parametrize("where", ["attention", "next"])
 def test_a_compared_model_picked_by_hand_stays_picked_as_models_load(qtbot, window, contextual_runs, where):
     """A researcher compares A with the third of their models; loading another (or moving the Run history's
