@@ -38,6 +38,12 @@ def _no_problems(cfg: Any) -> list[str]:
     return []
 
 
+def _ngram_problems(cfg: Any) -> list[str]:
+    if cfg.prune > 1 and cfg.smoothing != "kneser-ney":
+        return ["prune is for Kneser-Ney smoothing (add-one gives a pruned n-gram's share to no one)"]
+    return []
+
+
 @dataclass(frozen=True)
 class Option:
     """A name for a combination of settings, as a family's users say it (word2vec's ``--arch skipgram``
@@ -77,6 +83,9 @@ class Family:
     encoder: str = ""
     # the weights a slim copy keeps (word2vec: its vectors, not its training matrices); None: all of them
     inference_weights: Callable[[Mapping[str, Any], Mapping[str, Any]], dict[str, Any]] | None = None
+    # a slim copy's floating-point weights in fp16 (False: as saved; an n-gram's back-off weights are
+    # probabilities' shares, to keep every distribution summing to one)
+    slim_fp16: bool = True
     # settings a fresh run trains with on a CUDA GPU unless the user gives them: the defaults are the CPU's
     # choice, and a GPU wants more work per step (each chosen by a declared rule: bench/RESULTS.md, GPU)
     on_gpu: Mapping[str, Any] = field(default_factory=dict)
@@ -184,7 +193,8 @@ _STATIC_RUNS, _CONTEXTUAL_RUNS, _ADAPT_RUNS = ("engine.training.static_runs", "e
 # in the order of the lineage: the order the app and the CLI list them in
 FAMILIES: dict[str, Family] = {f.kind: f for f in (
     Family("ngram", NGramConfig, f"{_STATIC_RUNS}:run_ngram", "engine.handles.static:load_ngram",
-           description="n-gram language model (Laplace or Kneser-Ney)", default_steps=0),
+           description="n-gram language model (Laplace or Kneser-Ney)", default_steps=0, problems=_ngram_problems,
+           slim_fp16=False),
     Family("nnlm", NNLMConfig, f"{_STATIC_RUNS}:run_nnlm", "engine.handles.static:load_nnlm", _nnlm_weights,
            description="Bengio's neural language model"),
     Family("word2vec", Word2VecConfig, f"{_STATIC_RUNS}:run_word2vec", "engine.handles.static:load_word2vec",

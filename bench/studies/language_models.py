@@ -7,7 +7,7 @@ is not scored: it is never used to choose. Each candidate's perplexity is also s
 sentences, with a paired 95% interval, so that a lead within the noise of the held-out set reads as such.
 
     python bench/studies/language_models.py --name shipped=elmo-tiny --name run=runs/elmo-tiny-on3 \
-        [--name slim=FOLDER ...] [--min-senses 0.55] [--section KEY --title TITLE]
+        [--name slim=FOLDER ...] [--min-senses 0.55 | --side-by-side] [--section KEY --title TITLE]
 """
 
 from __future__ import annotations
@@ -44,9 +44,24 @@ class Scored(NamedTuple):
 
 def chosen(rows: list[Scored], min_senses: float) -> Scored | None:
     """The lowest open-vocabulary perplexity among the candidates whose best layer separates senses at least
-    ``min_senses`` (None: none does)."""
-    within = [row for row in rows if max(row.senses) >= min_senses]
+    ``min_senses`` (None: none does; a model without layers, an n-gram, reaches a guard of 0 only)."""
+    within = [row for row in rows if max(row.senses, default=0.0) >= min_senses]
     return min(within, key=lambda row: row.spelled) if within else None
+
+
+def senses_of(handle: object) -> list[float]:
+    """Sense separation by layer; none for a model that gives every word one vector (an n-gram)."""
+    try:
+        return [float(x) for x in sense_separation(handle)]
+    except api.Unsupported:
+        return []
+
+
+def senses_cell(senses: list[float]) -> str:
+    if not senses:
+        return "— (no layers)"
+    layer = int(np.argmax(senses))
+    return f"{', '.join(f'{x:.3f}' for x in senses)} ({senses[layer]:.3f} at {layer})"
 
 
 def against(row: Scored, first: Scored, words: np.ndarray) -> str:
@@ -65,6 +80,7 @@ def main() -> None:
     p.add_argument("--min-senses", type=float, default=0.0, help="the guard: sense separation at the best layer")
     p.add_argument("--section", default="language-model-choice", help="the RESULTS.md section to write")
     p.add_argument("--title", default="Left-to-right language models by the declared rule")
+    p.add_argument("--side-by-side", action="store_true", help="score and compare only; choose nothing")
     args = p.parse_args()
     held = list(api.corpus_sample("default", n=100_000, part="heldout"))
     spelling = Spelling({w for s in api.corpus_sample("default", n=10**9, part="train") for w in api.word_tokenize(s)})
@@ -74,20 +90,22 @@ def main() -> None:
         handle = api.load(model)
         each = sentence_logprobs(handle, held, spelling)
         words = each.words
-        senses = [float(x) for x in sense_separation(handle)]
+        senses = senses_of(handle)
         rows.append(Scored(label, model, float(np.exp(-each.own.sum() / words.sum())),
                            float(np.exp(-each.spelled.sum() / words.sum())), each.unknown, senses, each.spelled))
         print(f"{label}: {rows[-1].own:.1f} per word ({rows[-1].spelled:.1f} open vocabulary); senses "
-              f"{max(senses):.3f} at layer {int(np.argmax(senses))}", flush=True)
+              f"{senses_cell(senses)}", flush=True)
         api.release_memory()
-    best = chosen(rows, args.min_senses)
+    best = None if args.side_by_side else chosen(rows, args.min_senses)
+    rule = ("Side by side: nothing is chosen here (the checkpoint's rule is declared in assets/checkpoints/README.md)."
+            if args.side_by_side else "Chosen: the lowest open-vocabulary perplexity whose sense separation at its "
+            f"best layer is at least {args.min_senses:g}.")
     lines = [f"## {args.title}", "",
              f"`python bench/studies/language_models.py {shlex.join(sys.argv[1:])}`: perplexity per word on the "
              f"{len(held):,} held-out sentences of the default corpus ({int(words.sum()):,} words; sub-word pieces summed, no "
              "end-of-sentence event), in each model's own vocabulary and open vocabulary (each word a word-level "
              "model does not know paid for by the character bigram model of the train part's word types), and sense "
-             "separation by layer (the sense set, leave-one-out). Chosen: the lowest open-vocabulary perplexity whose "
-             f"sense separation at its best layer is at least {args.min_senses:g}. Against {rows[0].label}: each "
+             f"separation by layer (the sense set, leave-one-out). {rule} Against {rows[0].label}: each "
              "open-vocabulary perplexity divided by its, on the same sentences, with a paired 95% interval over "
              "sentences (below 1: lower).",
              f"Machine: {machine()}", "",
@@ -95,11 +113,10 @@ def main() -> None:
              f"{rows[0].label} | unknown words | sense separation by layer (best) |",
              "|---|---|---:|---:|---|---:|---|"]
     for row in rows:
-        mark = " **chosen**" if row is best else ("" if max(row.senses) >= args.min_senses else " (below the guard)")
-        layer = int(np.argmax(row.senses))
+        below = not args.side_by_side and max(row.senses, default=0.0) < args.min_senses
+        mark = " **chosen**" if row is best else (" (below the guard)" if below else "")
         lines.append(f"| {row.label}{mark} | {row.model} | {row.own:.1f} | {row.spelled:.1f} | "
-                     f"{against(row, rows[0], words)} | {row.unknown:,} | "
-                     f"{', '.join(f'{x:.3f}' for x in row.senses)} ({row.senses[layer]:.3f} at {layer}) |")
+                     f"{against(row, rows[0], words)} | {row.unknown:,} | {senses_cell(row.senses)} |")
     body = "\n".join(lines)
     print(body)
     write_section(args.section, body)

@@ -154,6 +154,7 @@ def export_slim(run_dir: str | Path, out: str | Path, fp16: bool = True,
     if declaration is not None and declaration.inference_weights is not None:  # what a slim copy answers with
         tensors = declaration.inference_weights(config, tensors)
         kept["weights"] = "inference"
+    fp16 = fp16 and (declaration is None or declaration.slim_fp16)
     save_run(out, config["kind"], kept, tensors, files=files, dtype=torch.float16 if fp16 else None)
     return out
 

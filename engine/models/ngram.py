@@ -11,6 +11,13 @@ where c_m is the raw count at the highest order and the continuation count N1+(.
 h' drops the oldest word, and P_0 is uniform over the vocabulary. A history never seen falls back
 to P_{m-1}.
 
+Pruning (``prune`` k > 1) drops the m-grams (m > 1) seen fewer than k times, as SRILM's ``-gtNmin``
+cut-offs do, after the statistics are counted on all of them: the discounts, c_m(h .) and the back-off
+weight stay the full model's, and each dropped m-gram's share max(c_m(h w) - D_m, 0) / c_m(h .) goes to
+its history's back-off, so every P_m(. | h) still sums to one. A dropped history's m-grams were all dropped
+(none outlives its prefix: c(h w) <= c(h)); its back-off weight was then 1, which is what falling back to
+P_{m-1} gives.
+
 Storage is compact and not pickled: the m-grams of each order are sorted int64 keys
 ``index_of_prefix * V + last_word`` (a trie flattened into arrays), found with ``np.searchsorted``.
 """
@@ -74,6 +81,7 @@ class NGramLM:
         self.V = len(vocab)
         self.tables: list[OrderTable] = []  # tables[m-1] holds the m-grams
         self._finish_called = False
+        self.pruned = False
 
     # ------------------------------------------------------------ building
 
@@ -117,7 +125,31 @@ class NGramLM:
             self.tables[m - 2].cont += np.bincount(suffix_idx[ok], minlength=len(self.tables[m - 2].keys)).astype(np.int64)
             prev = cur
         self._finish()
+        if self.cfg.prune > 1 and self.cfg.smoothing == "kneser-ney" and N > 1:
+            self._prune(self.cfg.prune)
         return self
+
+    def _prune(self, k: int) -> None:
+        """Drop the m-grams (m > 1) seen fewer than ``k`` times; their mass goes to their history's back-off
+        (see the module's note). The statistics were counted before, on every m-gram."""
+        N, V = self.cfg.order, self.V
+        keeps: list[np.ndarray] = [np.ones(V, bool)]
+        for m in range(2, N + 1):  # the dropped mass, by the histories' indices before any is dropped
+            t = self.tables[m - 1]
+            keep = t.counts >= k
+            stat = (t.counts if m == N else t.cont)[~keep].astype(np.float64)
+            share = np.maximum(stat - self.discount[m - 1], 0.0)
+            self.backoff[m - 1] = self.backoff[m - 1] + np.bincount(
+                t.keys[~keep] // V, weights=share, minlength=len(self.backoff[m - 1]))
+            keeps.append(keep)
+        for m in range(2, N + 1):  # then the tables, each m-gram's prefix renumbered as its order was thinned
+            t, keep, above = self.tables[m - 1], keeps[m - 1], keeps[m - 2]
+            renumber = np.cumsum(above) - 1
+            prefix, last = t.keys[keep] // V, t.keys[keep] % V
+            self.tables[m - 1] = OrderTable(renumber[prefix] * V + last, t.counts[keep], t.cont[keep])
+            self.hist_total[m - 1] = self.hist_total[m - 1][above]
+            self.backoff[m - 1] = self.backoff[m - 1][above]
+        self.pruned = True
 
     def _suffix_indices(self, ids: np.ndarray, sent: np.ndarray, starts: np.ndarray, length: int) -> np.ndarray:
         """Index (in table ``length``) of the ``length``-gram starting at each of ``starts`` + 1."""
@@ -131,6 +163,7 @@ class NGramLM:
         """Per-order discounts and per-history totals (c(h .) and N1+(h .)) used when scoring."""
         N, V = self.cfg.order, self.V
         self.discount, self.hist_total, self.hist_types, self.laplace_hist = [], [], [], []
+        self.backoff: list[np.ndarray] = []  # per history: D_m N1+(h .) (+ a pruned model's dropped shares)
         for m in range(1, N + 1):
             t = self.tables[m - 1]
             c = t.counts if m == N else t.cont
@@ -146,6 +179,7 @@ class NGramLM:
                 self.hist_total.append(np.bincount(prefix, weights=c, minlength=size).astype(np.int64))
                 self.hist_types.append(np.bincount(prefix, weights=(c > 0), minlength=size).astype(np.int64))
                 self.laplace_hist.append(np.bincount(prefix, weights=t.counts, minlength=size).astype(np.int64))
+            self.backoff.append(self.discount[-1] * self.hist_types[-1].astype(np.float64))
 
     # ------------------------------------------------------------ scoring
 
@@ -202,14 +236,14 @@ class NGramLM:
         t1 = self.tables[0]
         c1 = t1.counts if N == 1 else t1.cont
         D = self.discount[0]
-        total, types = self.hist_total[0][0], self.hist_types[0][0]
-        p = np.maximum(c1[word] - D, 0) / total + D * types / total / self.V
+        total, back = self.hist_total[0][0], self.backoff[0][0]
+        p = np.maximum(c1[word] - D, 0) / total + back / total / self.V
         for m in range(2, N + 1):
             h = hist[m]
             has_h = h >= 0
             hs = np.maximum(h, 0)
             tot = np.where(has_h, self.hist_total[m - 1][hs], 0).astype(np.float64)
-            typ = np.where(has_h, self.hist_types[m - 1][hs], 0).astype(np.float64)
+            bo = np.where(has_h, self.backoff[m - 1][hs], 0.0)
             g = np.where(has_h, self._lookup(m, hs, word), -1)
             t = self.tables[m - 1]
             c = t.counts if m == N else t.cont
@@ -217,7 +251,7 @@ class NGramLM:
             D = self.discount[m - 1]
             seen = tot > 0
             safe = np.where(seen, tot, 1.0)
-            p = np.where(seen, np.maximum(c_hw - D, 0) / safe + D * typ / safe * p, p)
+            p = np.where(seen, np.maximum(c_hw - D, 0) / safe + bo / safe * p, p)
         return p
 
     def perplexity(self, sentences: list[list[int]]) -> float:
@@ -228,13 +262,40 @@ class NGramLM:
     # ------------------------------------------------------------ state
 
     def tensors(self) -> dict[str, np.ndarray]:
+        """The tables (counts as int32: half the file), and a pruned model's statistics of the full one."""
         out = {}
         for m, t in enumerate(self.tables, 1):
             out[f"order{m}.keys"], out[f"order{m}.counts"], out[f"order{m}.cont"] = t.keys, t.counts, t.cont
+            if max(int(t.counts.max(initial=0)), int(t.cont.max(initial=0))) < 2**31:
+                out[f"order{m}.counts"], out[f"order{m}.cont"] = t.counts.astype(np.int32), t.cont.astype(np.int32)
+            if self.pruned:  # (float32 back-off: a relative error of 1e-7 on a weight below 1)
+                total = self.hist_total[m - 1]
+                out[f"order{m}.total"] = total.astype(np.int32) if total.max(initial=0) < 2**31 else total
+                out[f"order{m}.backoff"] = self.backoff[m - 1].astype(np.float32)
+        if self.pruned:
+            out["discount"] = np.asarray(self.discount, np.float64)
         return out
+
+    @staticmethod
+    def tensor_shapes(order: int, sizes: list[int], pruned: bool) -> dict[str, tuple[int, ...]]:
+        """The tensors a model of ``order`` with ``sizes[m-1]`` m-grams saves, and their shapes."""
+        shapes: dict[str, tuple[int, ...]] = {}
+        for m in range(1, order + 1):
+            for part in ("keys", "counts", "cont"):
+                shapes[f"order{m}.{part}"] = (sizes[m - 1],)
+            if pruned:  # per history: the (m-1)-grams (one empty history for the unigrams)
+                shapes[f"order{m}.total"] = shapes[f"order{m}.backoff"] = (1 if m == 1 else sizes[m - 2],)
+        if pruned:
+            shapes["discount"] = (order,)
+        return shapes
 
     def load_tensors(self, tensors: dict[str, np.ndarray]) -> None:
         self.tables = [OrderTable(np.asarray(tensors[f"order{m}.keys"], np.int64),
                                   np.asarray(tensors[f"order{m}.counts"], np.int64),
                                   np.asarray(tensors[f"order{m}.cont"], np.int64)) for m in range(1, self.cfg.order + 1)]
         self._finish()
+        if "discount" in tensors:  # pruned: the full model's statistics, which the tables no longer give
+            self.pruned = True
+            self.discount = [float(d) for d in np.asarray(tensors["discount"], np.float64)]
+            self.hist_total = [np.asarray(tensors[f"order{m}.total"], np.int64) for m in range(1, self.cfg.order + 1)]
+            self.backoff = [np.asarray(tensors[f"order{m}.backoff"], np.float64) for m in range(1, self.cfg.order + 1)]

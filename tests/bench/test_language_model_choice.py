@@ -30,3 +30,14 @@ def test_a_lead_is_set_against_the_first_candidate_with_a_paired_interval() -> N
     mixed = against(Scored("run", "runs/b", 0, 0, 0, [0.6], swings), shipped, words)
     assert mixed.startswith("×1.000 (") and "within the noise" in mixed
     assert against(shipped, shipped, words) == "—"
+
+
+def test_a_model_without_layers_is_scored_beside_the_others_and_passes_no_senses_guard():
+    """An n-gram has perplexity but no layers: its row says so, and only a guard of 0 lets it be chosen."""
+    from bench.studies.language_models import senses_cell
+
+    ngram = Scored("kn3", "ngram-kn3", 150.0, 220.0, 900, [])
+    gpt = Scored("gpt", "gpt-tiny", 200.0, 212.0, 0, [0.5, 0.64])
+    assert chosen([ngram, gpt], 0.0) is gpt and chosen([ngram, gpt], 0.6) is gpt
+    assert chosen([ngram], 0.0) is ngram and chosen([ngram], 0.5) is None
+    assert senses_cell([]) == "— (no layers)" and senses_cell([0.5, 0.64]) == "0.500, 0.640 (0.640 at 1)"

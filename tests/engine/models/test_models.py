@@ -1,5 +1,7 @@
 """Each static model learns on a tiny corpus, and the learned structure is what a user would expect."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -171,21 +173,53 @@ def test_word2vec_subwords_give_unknown_words_a_vector(topic_corpus, kernel):
     assert cos(v, banana) > cos(v, truck)
 
 
-def ngram_model(sents, order, smoothing):
+def ngram_model(sents, order, smoothing, prune=0):
     vocab = Vocab.build(sents, 1, reserved=RESERVED)
     enc = [[vocab.index.get(w, vocab.index[UNK]) for w in s] for s in sents]
-    return vocab, NGramLM(vocab, NGramConfig(order=order, smoothing=smoothing, min_count=1)).fit(enc)
+    return vocab, NGramLM(vocab, NGramConfig(order=order, smoothing=smoothing, min_count=1, prune=prune)).fit(enc)
 
 
-@pytest.mark.parametrize("smoothing", ["laplace", "kneser-ney"])
+@pytest.mark.parametrize(("smoothing", "prune"), [("laplace", 0), ("kneser-ney", 0), ("kneser-ney", 2),
+                                                  ("kneser-ney", 3)])
 @pytest.mark.parametrize("order", [1, 2, 3, 4])
-def test_ngram_probabilities_sum_to_one(topic_corpus, smoothing, order):
+def test_ngram_probabilities_sum_to_one(topic_corpus, smoothing, prune, order):
+    """Every history's next-word distribution sums to one: a pruned model's too (the shares of the m-grams it
+    dropped go to their history's back-off), seen histories and dropped ones alike."""
     sents = corpus_sentences(topic_corpus)[:200]
-    vocab, lm = ngram_model(sents, order, smoothing)
+    vocab, lm = ngram_model(sents, order, smoothing, prune)
     for history in (["the", "old"], ["she", "played"], ["never", "seen"]):
         hist = [vocab.index.get(w, vocab.index[UNK]) for w in history]
         total = sum(np.exp(lm.token_logprobs([hist + [w]])[0][len(hist)]) for w in range(len(vocab)))
         assert total == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_pruned_kneser_ney_keeps_the_frequent_ngrams_and_scores_held_out_text_almost_as_well(topic_corpus,
+                                                                                              tmp_path):
+    """Pruning drops the rare m-grams (the file shrinks) yet keeps the frequent ones' probabilities near the
+    full model's, and the held-out perplexity within a few percent; saved and loaded, it scores the same."""
+    from engine.checkpoints.saves import save_run
+    from engine.handles.static import load_ngram
+
+    sents = corpus_sentences(topic_corpus)
+    train, held = sents[: int(len(sents) * 0.9)], sents[int(len(sents) * 0.9):]
+    rng = np.random.default_rng(0)  # and some odd sentences: their trigrams are rare, as most of a real text's are
+    train = train + [list(rng.permutation(s)) for s in train[:100]]
+    vocab, full = ngram_model(train, 3, "kneser-ney")
+    _, pruned = ngram_model(train, 3, "kneser-ney", prune=2)
+    assert len(pruned.tables[2].keys) < 0.6 * len(full.tables[2].keys)
+    assert len(pruned.tables[1].keys) < len(full.tables[1].keys) and pruned.discount == full.discount
+    enc = [[vocab.index.get(w, vocab.index[UNK]) for w in s] for s in held]
+    assert pruned.perplexity(enc) < 1.1 * full.perplexity(enc)  # (it may even be lower: rare trigrams overfit)
+    common = [vocab.index[w] for w in ["she", "played", "the"]]
+    assert np.allclose(pruned.token_logprobs([common])[0][:3], full.token_logprobs([common])[0][:3], atol=0.05)
+    from engine.config.checks import check_config
+
+    assert "Kneser-Ney" in " ".join(check_config("ngram", NGramConfig(smoothing="laplace", prune=2)))
+    config = {"kind": "ngram", "model": {"order": 3, "smoothing": "kneser-ney", "min_count": 1, "prune": 2}}
+    save_run(tmp_path, "ngram", config, pruned.tensors(), files={"vocab.txt": vocab.save})
+    loaded = load_ngram(tmp_path, json.loads((tmp_path / "config.json").read_text()))
+    words = [[vocab.words[i] for i in s] for s in enc[:50]]
+    assert np.allclose(np.concatenate(loaded._scorer(words)), np.concatenate(pruned.token_logprobs(enc[:50])))
 
 
 def test_kneser_ney_beats_laplace_and_shuffles_score_lower(topic_corpus):
