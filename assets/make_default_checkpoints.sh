@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train the default checkpoints the app opens with, with the engine's own CLI, then write slim fp16 copies into
 # assets/checkpoints/. Those trained before 2026-11-27 read the default corpus of then, now named wiki-news;
-# word2vec-sgns, gpt-tiny, bert-tiny, elmo-tiny and minilm-mlm's and minilm-gpt's last stages read today's default (wiki +
+# ngram-kn3, word2vec-sgns, gpt-tiny, bert-tiny, elmo-tiny and minilm-mlm's and minilm-gpt's last stages read today's default (wiki +
 # news + conversation). Usage: bash assets/make_default_checkpoints.sh [WORK_DIR]
 # The exact commands, machine, time and final metrics of the shipped ones are in assets/checkpoints/README.md.
 set -euo pipefail
@@ -87,6 +87,10 @@ for run in bert-tiny-on gpt-tiny-on elmo-tiny-on word2vec-sgns minilm-chat minil
   [ "$run" = minilm-chat ] && average=(--average-with "$work/minilm-mlm-soup")
   word2bert-export "$work/$run" --to slim "$here/checkpoints/$name" "${average[@]}"
 done
+# a Kneser-Ney trigram model, the n-grams above the unigrams seen once pruned (2026-12-06, the seventy-fourth session)
+word2bert-train ngram --corpus default --order 3 --prune 2 --out "$work/ngram-kn3"
+rm -rf "$here/checkpoints/ngram-kn3"
+word2bert-export "$work/ngram-kn3" --to slim "$here/checkpoints/ngram-kn3"
 # a tuned lens for the minilm-mlm now in place (its translators only; minilm-mlm frozen)
 word2bert-train tuned-lens --model minilm-mlm --corpus default --max-steps 300 --eval-every 100 --out "$work/tuned-lens-minilm-mlm"
 rm -rf "$here/checkpoints/tuned-lens-minilm-mlm"

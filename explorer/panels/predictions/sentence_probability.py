@@ -110,11 +110,17 @@ class SentenceProbabilityView(QWidget):
         self.text.appendPlainText(" ".join(words) + ".")
 
     def query(self) -> None:
-        from engine.api import Capability
+        from engine.api import Capability, model_kinds
 
         sentences = [s.strip() for s in self.text.toPlainText().splitlines() if s.strip()][:12]
-        handles = [h for name, h in self.session.models.items() if Capability.SENTENCE_SCORE in h.capabilities
+        scoring = [(name, h) for name, h in self.session.models.items() if Capability.SENTENCE_SCORE in h.capabilities
                    and (self.only is None or name in self.only)]
+        # columns in a talk step's order, else the lineage's (n-gram, ELMo, GPT, BERT), not the order models loaded in
+        lineage = model_kinds()
+        only = self.only
+        scoring.sort(key=lambda item: only.index(item[0]) if only is not None
+                     else lineage.index(item[1].kind) if item[1].kind in lineage else len(lineage))
+        handles = [h for _, h in scoring]
         if not handles:
             self.message.setText("No loaded model can score sentences: load an n-gram, NNLM, ELMo, GPT or BERT model.")
             self.table.setRowCount(0)
