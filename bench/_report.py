@@ -67,18 +67,23 @@ def section(text: str, name: str) -> str | None:
     return text[text.index(begin) + len(begin):text.index(end)]
 
 
-def rows_replaced(body: str, rows: dict[str, str], note: str) -> str:
+def rows_replaced(body: str, rows: dict[str, str], note: str, new: tuple[str, ...] = ()) -> str:
     """A section's table with the rows whose first cell starts with a key of ``rows`` replaced by its value, the
-    others kept, and ``note`` (which rows were re-run, when) said after the table. Refuses (ValueError) a key no
-    row holds: a row re-run alone replaces one that was there."""
+    others kept, and ``note`` (which rows were re-run, when) said after the table. A key of ``new`` no row holds
+    (a checkpoint shipped since) is added after the table's last row; any other key no row holds is refused
+    (ValueError): a row re-run alone replaces one that was there."""
     lines, found = body.split("\n"), set()
     for i, line in enumerate(lines):
         for key, row in rows.items():
             if line.startswith(f"| {key}"):
                 lines[i] = row
                 found.add(key)
-    if set(rows) - found:
-        raise ValueError(f"no row of {', '.join(sorted(set(rows) - found))} in the section: run it whole")
+    if set(rows) - found - set(new):
+        raise ValueError(f"no row of {', '.join(sorted(set(rows) - found - set(new)))} in the section: run it whole")
+    added = [row for key, row in rows.items() if key not in found]
+    if added:
+        last = max(i for i, line in enumerate(lines) if line.startswith("| "))
+        lines[last + 1:last + 1] = added
     return notes_pruned("\n".join(lines).rstrip() + "\n\n" + note)
 
 

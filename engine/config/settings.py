@@ -22,9 +22,8 @@ class NGramConfig:
     smoothing: str = "kneser-ney"  # "kneser-ney" (interpolated) or "laplace" (add-one)
     min_count: int = 2  # rarer words become <unk>
     lowercase: bool = True
-    # Kneser-Ney only: keep the n-grams above the unigrams seen at least this often (0 or 1: all); a pruned
-    # one's probability mass goes to its history's back-off, so every distribution still sums to one
-    prune: int = 0
+    # (a pruned n-gram's probability mass goes to its history's back-off: every distribution still sums to one)
+    prune: int = 0  # Kneser-Ney only: drop the n-grams above the unigrams seen fewer times than this (0: keep all)
 
 
 @dataclass

@@ -86,6 +86,8 @@ def test_rows_re_run_alone_replace_theirs_and_keep_the_rest() -> None:
     assert again.startswith("Prose.") and again.endswith("Rows re-run alone: b (gpt).")
     with pytest.raises(ValueError, match="no row of c"):
         rows_replaced(body, {"c (elmo)": "| c (elmo) | 4 |"}, "")
+    grown = rows_replaced(body, {"c (elmo)": "| c (elmo) | 4 |"}, "Rows re-run alone: c (elmo).", new=("c (elmo)",))
+    assert grown.index("| b (gpt) | 2 |") < grown.index("| c (elmo) | 4 |") < grown.index("Rows re-run alone")
     # each row keeps the note of its last re-run; a note whose every row was re-run since goes
     twice = rows_replaced(again, {"a (bert)": "| a (bert) | 5 |"}, "Rows re-run alone (day 2): a (bert).")
     assert "Rows re-run alone: b (gpt)." in twice and twice.endswith("Rows re-run alone (day 2): a (bert).")
