@@ -188,6 +188,7 @@ def continue_words(model: NextWords, context: list[str], tokens: int, temperatur
     of ``no_repeat`` words repeated (``repeats``; 0: any)."""
     rng = np.random.default_rng(seed)
     context = list(context)
+    before = context[-1] if context and context[-1] not in (EOS, BOS) else "."  # (nothing begun: no break to see)
     sentences: list[list[str]] = [[]]
     ids = {w: i for i, w in enumerate(model.words)} if no_repeat > 0 else {}
     for _ in range(max(1, min(int(tokens), 200))):
@@ -199,4 +200,23 @@ def continue_words(model: NextWords, context: list[str], tokens: int, temperatur
         else:
             context.append(word)
             sentences[-1].append(word)
-    return "".join(clean_spaces(" " + " ".join(words)) for words in sentences if words)  # (", the": no space)
+    return ended_sentences(before, [clean_spaces(" " + " ".join(words)) if words else "" for words in sentences])
+
+
+SENTENCE_FINAL = (".", "!", "?", "…", '"', "'", ")")
+SENTENCE_BREAK = " /"  # where a word-level model ended a sentence with no full stop (as a line break is quoted)
+
+
+def ended_sentences(before: str, pieces: list[str]) -> str:
+    """A word-level model's continuation, sentence by sentence (``pieces[0]`` goes on with the text, whose last
+    word is ``before``; each later one follows an end of sentence the model chose): a sentence it ended without
+    punctuation — as conversation is typed, "im alright" — is marked with " /", else "the program i think …"
+    ran two sentences together unseen."""
+    out, last = "", before
+    for k, piece in enumerate(pieces):
+        if k and piece and not last.endswith(SENTENCE_FINAL):
+            out += SENTENCE_BREAK
+        out += piece
+        if piece.strip():
+            last = piece.rstrip()
+    return out

@@ -160,6 +160,30 @@ def test_elmo_goes_on_past_the_end_of_a_sentence_and_never_writes_unk(handles, m
     assert seen[5][-2:] == ["<s>", "piano"]  # <unk> was not chosen, so not read as if written
 
 
+def test_a_sentence_a_word_level_model_ends_without_punctuation_is_marked():
+    """Conversation is typed without full stops ("im alright"): a 3-gram's continuation ran two sentences
+    together unseen ("the river flows into the program i think"); now such an end is marked, and one after a full
+    stop, or before anything was written after a full stop, is not."""
+    from engine.handles.continuation import NextWords, continue_words
+
+    words = ["<unk>", "<s>", "</s>", "program", "i", "think", ".", "so"]
+    for context, script, written in (
+            (["the"], ["program", "</s>", "i", "think"], " program / i think"),
+            (["the"], ["program", ".", "</s>", "i", "think"], " program. i think"),
+            (["the"], ["</s>", "i", "think"], " / i think"),  # the text's own sentence ended by the model
+            (["left", "."], ["</s>", "i", "think"], " i think"),
+            ([], ["i", "think"], " i think")):
+        steps = iter(script)
+
+        def log_probs(_, steps=steps):
+            scores = np.full(len(words), -20.0)
+            scores[words.index(next(steps))] = 0.0
+            return scores
+
+        model = NextWords(words, log_probs, (0, 1))
+        assert continue_words(model, list(context), len(script), 0.0, 0) == written, (context, script)
+
+
 def test_a_word_level_model_reads_a_new_sentence_as_it_was_trained_on_one():
     assert context_words("I went home. She said", True) == ["i", "went", "home", ".", "</s>", "<s>", "she", "said"]
     assert context_words("she played the", True) == ["she", "played", "the"]
