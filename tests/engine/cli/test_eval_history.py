@@ -144,7 +144,7 @@ def test_layers_along_a_run_are_compared_with_its_last_checkpoint_once_and_again
 
 
 def test_layers_against_a_shipped_name_are_compared_again_when_the_shipped_model_is_replaced(contextual_runs, tmp_path,
-                                                                                           monkeypatch):
+                                                                                           monkeypatch, request):
     """`word2bert-eval RUN --all-checkpoints --against gpt-tiny`: the cache was keyed by the name alone, so once the
     shipped gpt-tiny was replaced by a newer export the rows against the old weights were given back as today's."""
     import shutil
@@ -162,6 +162,10 @@ def test_layers_against_a_shipped_name_are_compared_again_when_the_shipped_model
     assert list(api.train(tiny_spec("bert", corpus, run_dir, max_steps=4, keep_every=2, eval_every=0)))[-1].status == "completed"
     shipped = tmp_path / "assets"
     monkeypatch.setattr(loading, "DEFAULT_CHECKPOINTS", shipped)
+    # the catalog is read once and kept: read from this folder here, and never kept for the tests after this one
+    # (which found glove-6b-50d described by this folder's catalog, of which there is none)
+    loading.catalog.cache_clear()
+    request.addfinalizer(loading.catalog.cache_clear)
     history = run_history(run_dir)
     shutil.copytree(history[-1].path, shipped / "tiny-shipped", ignore=shutil.ignore_patterns("checkpoints", "*.pt"))
     rows = list(checkpoint_settling(run_dir, against="tiny-shipped", sentences=20))
