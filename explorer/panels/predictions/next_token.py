@@ -121,7 +121,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
             control.setEnabled(handle is not None)
         if handle is None:
             reason = self.model.reason()
-            self.message.setText(sentence_case(reason) + ". Load a GPT, an ELMo, or an n-gram or NNLM you trained.")
+            self.message.setText(sentence_case(reason) + ". Load a GPT, an ELMo or an n-gram (ngram-kn3, or one you trained).")
             self.results.clear()
             self.results_b.clear()
             return
