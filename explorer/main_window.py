@@ -117,6 +117,9 @@ class MainWindow(QMainWindow):
         dock.setMinimumWidth(260)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
         self.library.go_on_from.connect(self._go_on_from)
+        self._to_show = ""  # a run asked to be explored: shown in its family's view once it has loaded
+        self.train.explore.connect(self.explore)
+        session.loaded.connect(self._show_when_loaded)
         from explorer.talk.deck import Deck
 
         self.deck = Deck("My talk")  # views added with Talk → Add this view
@@ -128,6 +131,43 @@ class MainWindow(QMainWindow):
     def _go_on_from(self, kind: str, source: str) -> None:
         self.train.go_on_from(kind, source)
         self.tabs.setCurrentWidget(self.train)
+
+    def explore(self, path: str) -> None:
+        """Load a run (a name or a folder) and, once loaded, show it where its family is seen best."""
+        self._to_show = path
+        self.session.load(path)  # (already on its way: it is shown when it arrives)
+
+    def _show_when_loaded(self, asked: str, name: str) -> None:
+        if asked and asked == self._to_show:
+            self._to_show = ""
+            self.show_model(name)
+
+    def show_model(self, name: str) -> bool:
+        """Turn to the view that shows what the loaded model ``name`` is for (explorer.home_view), picked there,
+        with the view's sentences and word kept. False where no view shows it."""
+        from explorer.home_view import home_view
+
+        handle = self.session.models.get(name)
+        home = home_view(handle.capabilities) if handle is not None else None
+        if home is None:
+            return False
+        panel_name, view = home
+        panel: PredictionsPanel | NeighboursPanel | PolysemyPanel = (
+            self.predictions if panel_name == "predictions" else self.neighbours if panel_name == "neighbours"
+            else self.polysemy)
+        if panel is self.predictions and view in self.predictions.VIEWS:
+            self.predictions.views.setCurrentIndex(self.predictions.VIEWS.index(view))  # (its sentences are kept)
+        scene = panel.current_scene()
+        scene.contextual_model = name
+        if panel is self.polysemy and scene.view == "static":
+            scene.view = view  # a contextual model: its vectors, not the static column alone
+        self.tabs.setCurrentWidget(panel)
+        panel.apply_scene(scene)
+        where = self.tabs.tabText(self.tabs.currentIndex())
+        if panel is self.predictions:
+            where += f" → {self.predictions.views.tabText(self.predictions.views.currentIndex())}"
+        self.statusBar().showMessage(f"{name} loaded and shown in {where}")
+        return True
 
     # ------------------------------------------------------------ status bar
 

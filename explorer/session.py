@@ -19,6 +19,7 @@ UNLOAD_SETTLE_MS = 1500  # after an unload, queries still under way for the mode
 
 class Session(QObject):
     modelsChanged = Signal()
+    loaded = Signal(str, str)  # (what a load was asked for: a name or a path, the name the model is under now)
     runsChanged = Signal()  # a run finished or stopped (the library lists it)
     status = Signal(str)
     error = Signal(str)
@@ -145,6 +146,7 @@ class Session(QObject):
         self.status.emit(f"loaded {handle.name} ({handle.kind}, {handle.info.get('vocabulary_size', '?'):,} words)"
                          if isinstance(handle.info.get("vocabulary_size"), int) else f"loaded {handle.name}")
         self.modelsChanged.emit()
+        self.loaded.emit(key, handle.name)
 
     def _on_failed(self, message: str) -> None:
         self.error.emit(message)

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 from typing import Any, cast
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -48,6 +48,8 @@ def default_steps(kind: str) -> int:
 
 
 class TrainPanel(QWidget):
+    explore = Signal(str)  # "Open in the explorer": the run folder, to load and show in the view its family is for
+
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         from engine import api
 
@@ -137,7 +139,7 @@ class TrainPanel(QWidget):
         self._kind_changed(self.kind.currentText())
         self.start.clicked.connect(self.start_run)
         self.stop.clicked.connect(self.stop_run)
-        self.open_run.clicked.connect(lambda: self.session.load(self.run_dir))
+        self.open_run.clicked.connect(lambda: self.explore.emit(self.run_dir))
         self.resume.clicked.connect(self.resume_run)
         self.load_curves.clicked.connect(self._choose_curves)
         # runs shown from their folders (a finished run re-plotted, one training elsewhere followed)

@@ -61,9 +61,19 @@ def test_a_run_draws_its_loss_and_opens_in_the_explorer(qtbot, window):
         return any(it.toolTip(0) == panel.run_dir and "gpt" in it.text(1) and "steps" in it.text(1) for it in items)
 
     qtbot.waitUntil(listed, timeout=10_000)  # the finished run is in the model library at once
-    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+    typed = "The river flows into the"  # a text of the user's in the Next token view, the Masked LM view on top
+    window.predictions.next.set_sentences([typed])
+    window.predictions.views.setCurrentIndex(0)
+    window.tabs.setCurrentWidget(panel)
+    with qtbot.waitSignal(window.session.loaded, timeout=60_000):
         panel.open_run.click()
     assert panel.run_name in window.session.models
+    # shown where a GPT is seen best: the Next token view, the new run picked there, the user's text kept
+    assert window.tabs.currentWidget() is window.predictions
+    assert window.predictions.VIEWS[window.predictions.views.currentIndex()] == "next"
+    assert window.predictions.next.model.currentText() == panel.run_name
+    assert window.predictions.next.sentences() == [typed]
+    assert panel.run_name in window.statusBar().currentMessage()
 
 
 def bert_running(qtbot, window):
