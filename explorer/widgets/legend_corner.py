@@ -75,6 +75,12 @@ class CornerLegend(pg.LegendItem):
         self.corner: Corner = CORNERS[0]
         self.dragged = False  # the user put it somewhere: it stays there
 
+    def paint(self, p: Any, *args: Any) -> None:
+        """Its card only while it names something: an empty legend's card, a few pixels wide, hid the checkpoint
+        marker passing behind it (the Run history's scores before any were computed)."""
+        if self.items:
+            super().paint(p, *args)
+
     def mouseDragEvent(self, ev: Any) -> None:  # noqa: N802 - pyqtgraph's name
         super().mouseDragEvent(ev)
         if ev.isAccepted():

@@ -136,3 +136,32 @@ def test_in_a_short_plot_the_names_go_side_by_side_instead_of_covering_its_heigh
     assert len(plot.legend.items) == 4 and plot.legend.columnCount > 1
     assert plot.legend.boundingRect().height() <= 0.4 * view.height()
     assert _covers(plot, "a smoothed") == 0 and _covers(plot, "b smoothed") == 0
+
+
+def test_an_empty_legend_hides_nothing_behind_it(qtbot):
+    """The Run history's scores plot keeps its legend halfway up the right side before any score is computed: its
+    empty card covered the checkpoint marker passing there."""
+    from PySide6.QtGui import QColor
+
+    from explorer.panels.senses_emerging import SensesEmerging
+    from explorer.widgets.plot_view import colour_views
+
+    emerging = SensesEmerging()
+    qtbot.addWidget(emerging)
+    emerging.resize(600, 300)
+    emerging.show()
+    plot, legend, marker = emerging.plot, emerging.plot.legend, emerging.marker
+    colour_views([plot], "#ffffff", "#000000")  # the theme's colours: the legend on its see-through card
+    plot.setXRange(0, 100, padding=0)
+    settle_layout()
+    assert not legend.items
+    centre = legend.sceneBoundingRect().center()
+    view = plot.getPlotItem().vb
+    marker.setValue(view.mapSceneToView(centre).x())
+    marker.setVisible(True)
+    settle_layout()
+    image = plot.grab().toImage()
+    at = plot.mapFromScene(centre)
+    drawn = QColor(image.pixel(at.x(), at.y()))
+    above = QColor(image.pixel(at.x(), at.y() - 40))  # the marker where nothing lies over it
+    assert drawn == above
