@@ -11,9 +11,9 @@ def home_view(capabilities: Any) -> tuple[str, str | None] | None:
     no view shows it (a fine-tuned classifier: the Fine-tune tab has it).
 
     A masked LM fills in a [MASK] (BERT); a transformer that predicts the next token writes on (GPT); any other
-    contextual model gives each occurrence its vector (ELMo: the polysemy lens); static vectors have their
-    neighbours (word2vec, GloVe); a count model predicts the next word (an n-gram); one that only scores
-    sentences compares them."""
+    contextual model gives each occurrence its vector (ELMo: the polysemy lens); any other language model predicts
+    the next word (an n-gram, a feed-forward neural LM); static vectors have their neighbours (word2vec, GloVe);
+    a model that only scores sentences compares them."""
     from engine.api import Capability
 
     caps = capabilities
@@ -23,10 +23,10 @@ def home_view(capabilities: Any) -> tuple[str, str | None] | None:
         return "predictions", "next"
     if Capability.CONTEXTUAL in caps:
         return "polysemy", "neighbours"
+    if Capability.NEXT_TOKEN in caps:  # (before its word vectors: a neural LM, Bengio's, is a language model first)
+        return "predictions", "next"
     if Capability.STATIC in caps:
         return "neighbours", None
-    if Capability.NEXT_TOKEN in caps:
-        return "predictions", "next"
     if Capability.SENTENCE_SCORE in caps:
         return "predictions", "probability"
     return None
