@@ -70,7 +70,7 @@ def section(text: str, name: str) -> str | None:
 def rows_replaced(body: str, rows: dict[str, str], note: str, new: tuple[str, ...] = ()) -> str:
     """A section's table with the rows whose first cell starts with a key of ``rows`` replaced by its value, the
     others kept, and ``note`` (which rows were re-run, when) said after the table. A key of ``new`` no row holds
-    (a checkpoint shipped since) is added after the table's last row; any other key no row holds is refused
+    (a checkpoint shipped since) is added where its name sorts among the rows (``_place_of``); any other key no row holds is refused
     (ValueError): a row re-run alone replaces one that was there."""
     lines, found = body.split("\n"), set()
     for i, line in enumerate(lines):
@@ -80,11 +80,23 @@ def rows_replaced(body: str, rows: dict[str, str], note: str, new: tuple[str, ..
                 found.add(key)
     if set(rows) - found - set(new):
         raise ValueError(f"no row of {', '.join(sorted(set(rows) - found - set(new)))} in the section: run it whole")
-    added = [row for key, row in rows.items() if key not in found]
-    if added:
-        last = max(i for i, line in enumerate(lines) if line.startswith("| "))
-        lines[last + 1:last + 1] = added
+    for key, row in rows.items():
+        if key not in found:
+            lines.insert(_place_of(lines, key), row)
     return notes_pruned("\n".join(lines).rstrip() + "\n\n" + note)
+
+
+def _place_of(lines: list[str], key: str) -> int:
+    """Where a new row ``key`` goes in a table of rows by name: before the first row below the header whose name
+    sorts after it (a table in order by name stays so; a reference row kept last, such as Model quality's
+    kn3-default, stays last when the new name sorts after it too), else after the last row."""
+    rule = next((i for i, line in enumerate(lines) if line.startswith("|---")), -1)  # under the header
+    rows = [i for i, line in enumerate(lines) if line.startswith("| ")]
+    body = [i for i in rows if i > rule]
+    for i in body:
+        if lines[i][2:].split(" |", 1)[0].strip() > key:
+            return i
+    return (body or rows)[-1] + 1
 
 
 RE_RUN_NOTE = "Rows re-run alone"  # how a note of rows_replaced begins: "… (how, where): row, row."

@@ -88,6 +88,10 @@ def test_rows_re_run_alone_replace_theirs_and_keep_the_rest() -> None:
         rows_replaced(body, {"c (elmo)": "| c (elmo) | 4 |"}, "")
     grown = rows_replaced(body, {"c (elmo)": "| c (elmo) | 4 |"}, "Rows re-run alone: c (elmo).", new=("c (elmo)",))
     assert grown.index("| b (gpt) | 2 |") < grown.index("| c (elmo) | 4 |") < grown.index("Rows re-run alone")
+    # a new row goes where its name sorts: "ab" between a and b, not after the last row
+    sorted_in = rows_replaced(body, {"ab (nnlm)": "| ab (nnlm) | 8 |"}, "Rows re-run alone: ab (nnlm).",
+                              new=("ab (nnlm)",))
+    assert sorted_in.index("| a (bert) | 1 |") < sorted_in.index("| ab (nnlm) | 8 |") < sorted_in.index("| b (gpt) |")
     # each row keeps the note of its last re-run; a note whose every row was re-run since goes
     twice = rows_replaced(again, {"a (bert)": "| a (bert) | 5 |"}, "Rows re-run alone (day 2): a (bert).")
     assert "Rows re-run alone: b (gpt)." in twice and twice.endswith("Rows re-run alone (day 2): a (bert).")
