@@ -57,9 +57,9 @@ def load_ngram(run_dir: Path, config: dict) -> BaseHandle:
     cfg = config_from_dict("ngram", config["model"])
     vocab = Vocab.load(run_dir / "vocab.txt")
     tensors = read_tensors(run_dir, config)
-    sizes = [len(vocab) if m == 1 else tensors.get(f"order{m}.keys", np.zeros(0)).shape[0]
-             for m in range(1, cfg.order + 1)]
-    check_shapes(tensors, NGramLM.tensor_shapes(cfg.order, sizes, pruned="discount" in tensors), str(run_dir))
+    sizes = NGramLM.sizes_of(tensors, cfg.order, len(vocab))
+    check_shapes(tensors, NGramLM.tensor_shapes(cfg.order, sizes, pruned="discount" in tensors,
+                                                keys="order1.keys" in tensors), str(run_dir))
     lm = NGramLM(vocab, cfg)
     lm.load_tensors({k: v.numpy() for k, v in tensors.items()})
     unk = vocab.index[UNK]

@@ -18,14 +18,16 @@ its history's back-off, so every P_m(. | h) still sums to one. A dropped history
 (none outlives its prefix: c(h w) <= c(h)); its back-off weight was then 1, which is what falling back to
 P_{m-1} gives.
 
-Storage is compact and not pickled: the m-grams of each order are sorted int64 keys
-``index_of_prefix * V + last_word`` (a trie flattened into arrays), found with ``np.searchsorted``.
+Storage is compact and not pickled: in memory the m-grams of each order are sorted int64 keys
+``index_of_prefix * V + last_word`` (a trie flattened into arrays), found with ``np.searchsorted``; on disk each
+order's last words (int32) and where each prefix's words start, the keys rebuilt when loaded.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -261,13 +263,28 @@ class NGramLM:
 
     # ------------------------------------------------------------ state
 
+    def _needed(self, m: int) -> tuple[str, ...]:
+        """The counts of order ``m`` that scoring reads (a pruned Kneser-Ney model: the raw counts at the top order,
+        the continuation counts below; the others were only needed to count the statistics it saves)."""
+        if not self.pruned:
+            return ("counts", "cont")
+        return ("counts",) if m == self.cfg.order else ("cont",)
+
     def tensors(self) -> dict[str, np.ndarray]:
-        """The tables (counts as int32: half the file), and a pruned model's statistics of the full one."""
-        out = {}
+        """The tables as a trie of arrays: the m-grams of each order (m > 1) grouped by their (m-1)-gram prefix,
+        each group's last words (``order{m}.words``, int32) and where each prefix's group starts in them
+        (``order{m}.starts``); counts as int32 where they fit; a pruned model's statistics of the full one. (Each
+        m-gram as one int64 key took twice the bytes: a file still written so loads as ever, ``load_tensors``.)"""
+        out: dict[str, np.ndarray] = {}
         for m, t in enumerate(self.tables, 1):
-            out[f"order{m}.keys"], out[f"order{m}.counts"], out[f"order{m}.cont"] = t.keys, t.counts, t.cont
-            if max(int(t.counts.max(initial=0)), int(t.cont.max(initial=0))) < 2**31:
-                out[f"order{m}.counts"], out[f"order{m}.cont"] = t.counts.astype(np.int32), t.cont.astype(np.int32)
+            if m > 1:
+                out[f"order{m}.words"] = (t.keys % self.V).astype(np.int32)
+                groups = np.bincount(t.keys // self.V, minlength=len(self.tables[m - 2].keys))
+                starts = np.concatenate([[0], np.cumsum(groups)])
+                out[f"order{m}.starts"] = starts.astype(np.int32 if starts[-1] < 2**31 else np.int64)
+            for part in self._needed(m):
+                values = getattr(t, part)
+                out[f"order{m}.{part}"] = values.astype(np.int32) if values.max(initial=0) < 2**31 else values
             if self.pruned:  # (float32 back-off: a relative error of 1e-7 on a weight below 1)
                 total = self.hist_total[m - 1]
                 out[f"order{m}.total"] = total.astype(np.int32) if total.max(initial=0) < 2**31 else total
@@ -277,11 +294,19 @@ class NGramLM:
         return out
 
     @staticmethod
-    def tensor_shapes(order: int, sizes: list[int], pruned: bool) -> dict[str, tuple[int, ...]]:
-        """The tensors a model of ``order`` with ``sizes[m-1]`` m-grams saves, and their shapes."""
+    def tensor_shapes(order: int, sizes: list[int], pruned: bool, keys: bool = False) -> dict[str, tuple[int, ...]]:
+        """The tensors a model of ``order`` with ``sizes[m-1]`` m-grams saves, and their shapes (``keys``: as
+        files written before the trie were, every order's m-grams as int64 keys and both counts)."""
         shapes: dict[str, tuple[int, ...]] = {}
         for m in range(1, order + 1):
-            for part in ("keys", "counts", "cont"):
+            if keys:
+                parts: tuple[str, ...] = ("keys", "counts", "cont")
+            else:
+                if m > 1:
+                    shapes[f"order{m}.words"] = (sizes[m - 1],)
+                    shapes[f"order{m}.starts"] = (sizes[m - 2] + 1,)
+                parts = ("counts", "cont") if not pruned else ("counts",) if m == order else ("cont",)
+            for part in parts:
                 shapes[f"order{m}.{part}"] = (sizes[m - 1],)
             if pruned:  # per history: the (m-1)-grams (one empty history for the unigrams)
                 shapes[f"order{m}.total"] = shapes[f"order{m}.backoff"] = (1 if m == 1 else sizes[m - 2],)
@@ -289,13 +314,35 @@ class NGramLM:
             shapes["discount"] = (order,)
         return shapes
 
+    @staticmethod
+    def sizes_of(tensors: dict[str, Any], order: int, vocabulary: int) -> list[int]:
+        """How many m-grams of each order the saved ``tensors`` hold (either way of writing them)."""
+        def size(m: int) -> int:
+            for name in (f"order{m}.words", f"order{m}.keys"):
+                if name in tensors:
+                    return int(tensors[name].shape[0])
+            return 0
+
+        return [vocabulary if m == 1 else size(m) for m in range(1, order + 1)]
+
     def load_tensors(self, tensors: dict[str, np.ndarray]) -> None:
-        self.tables = [OrderTable(np.asarray(tensors[f"order{m}.keys"], np.int64),
-                                  np.asarray(tensors[f"order{m}.counts"], np.int64),
-                                  np.asarray(tensors[f"order{m}.cont"], np.int64)) for m in range(1, self.cfg.order + 1)]
+        self.pruned = "discount" in tensors
+        tables = []
+        for m in range(1, self.cfg.order + 1):
+            if f"order{m}.keys" in tensors:  # written before the trie
+                keys = np.asarray(tensors[f"order{m}.keys"], np.int64)
+            elif m == 1:
+                keys = np.arange(self.V, dtype=np.int64)
+            else:
+                starts = np.asarray(tensors[f"order{m}.starts"], np.int64)
+                prefix = np.repeat(np.arange(len(starts) - 1, dtype=np.int64), np.diff(starts))
+                keys = prefix * self.V + np.asarray(tensors[f"order{m}.words"], np.int64)
+            zeros = np.zeros(len(keys), np.int64)  # (a count scoring does not read, not saved)
+            tables.append(OrderTable(keys, *(np.asarray(tensors[f"order{m}.{part}"], np.int64)
+                                             if f"order{m}.{part}" in tensors else zeros for part in ("counts", "cont"))))
+        self.tables = tables
         self._finish()
-        if "discount" in tensors:  # pruned: the full model's statistics, which the tables no longer give
-            self.pruned = True
+        if self.pruned:  # the full model's statistics, which the tables no longer give
             self.discount = [float(d) for d in np.asarray(tensors["discount"], np.float64)]
             self.hist_total = [np.asarray(tensors[f"order{m}.total"], np.int64) for m in range(1, self.cfg.order + 1)]
             self.backoff = [np.asarray(tensors[f"order{m}.backoff"], np.float64) for m in range(1, self.cfg.order + 1)]

@@ -222,6 +222,47 @@ def test_a_pruned_kneser_ney_keeps_the_frequent_ngrams_and_scores_held_out_text_
     assert np.allclose(np.concatenate(loaded._scorer(words)), np.concatenate(pruned.token_logprobs(enc[:50])))
 
 
+def _old_format(lm):
+    """What ``tensors`` wrote before the trie: every order's m-grams as int64 keys, both counts at every order."""
+    out = {}
+    for m, t in enumerate(lm.tables, 1):
+        out[f"order{m}.keys"], out[f"order{m}.counts"], out[f"order{m}.cont"] = t.keys, t.counts, t.cont
+        if lm.pruned:
+            out[f"order{m}.total"], out[f"order{m}.backoff"] = lm.hist_total[m - 1], lm.backoff[m - 1]
+    if lm.pruned:
+        out["discount"] = np.asarray(lm.discount)
+    return out
+
+
+@pytest.mark.parametrize(("smoothing", "prune", "order"), [("laplace", 0, 3), ("kneser-ney", 0, 3),
+                                                           ("kneser-ney", 2, 3), ("kneser-ney", 2, 4),
+                                                           ("kneser-ney", 0, 1)])
+def test_an_ngram_saves_as_a_trie_half_the_size_and_loads_as_it_scored_in_either_format(topic_corpus, tmp_path,
+                                                                                        smoothing, prune, order):
+    """A saved n-gram model holds each m-gram's last word (int32) under its prefix, not an int64 key, and a pruned
+    model only the counts it scores with: a smaller file that scores every word as the model did; a folder saved
+    the old way loads and scores the same."""
+    from engine.checkpoints.saves import save_run
+    from engine.handles.static import load_ngram
+
+    sents = corpus_sentences(topic_corpus)
+    train, held = sents[: int(len(sents) * 0.9)], sents[int(len(sents) * 0.9):]
+    vocab, lm = ngram_model(train, order, smoothing, prune)
+    enc = [[vocab.index.get(w, vocab.index[UNK]) for w in s] for s in held[:60]]
+    words = [[vocab.words[i] for i in s] for s in enc]
+    expected = np.concatenate(lm.token_logprobs(enc))
+    config = {"kind": "ngram", "model": {"order": order, "smoothing": smoothing, "min_count": 1, "prune": prune}}
+    sizes = {}
+    for name, tensors in (("trie", lm.tensors()), ("keys", _old_format(lm))):
+        folder = tmp_path / name
+        save_run(folder, "ngram", config, tensors, files={"vocab.txt": vocab.save})
+        sizes[name] = (folder / "model.safetensors").stat().st_size
+        loaded = load_ngram(folder, json.loads((folder / "config.json").read_text()))
+        assert np.allclose(np.concatenate(loaded._scorer(words)), expected, atol=1e-6), name
+    if order > 1:
+        assert sizes["trie"] < (0.7 if prune else 0.8) * sizes["keys"]
+
+
 def test_kneser_ney_beats_laplace_and_shuffles_score_lower(topic_corpus):
     sents = corpus_sentences(topic_corpus)
     train, held = sents[: int(len(sents) * 0.9)], sents[int(len(sents) * 0.9):]
