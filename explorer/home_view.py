@@ -30,3 +30,18 @@ def home_view(capabilities: Any) -> tuple[str, str | None] | None:
     if Capability.SENTENCE_SCORE in caps:
         return "predictions", "probability"
     return None
+
+
+# how the window names those views (its tabs, and the Predictions tab's own)
+NAMES = {"polysemy": "the Polysemy lens", "neighbours": "Neighbours", "predictions": "Predictions",
+         "masked": "Masked LM", "next": "Next token", "probability": "Sentence probability"}
+
+
+def home_name(capabilities: Any) -> str:
+    """Where ``home_view`` shows such a model, as the window's tabs say it ("Predictions → Next token"); "" where
+    none does."""
+    home = home_view(capabilities)
+    if home is None:
+        return ""
+    panel, view = home
+    return f"{NAMES[panel]} → {NAMES[view]}" if panel == "predictions" and view else NAMES[panel]

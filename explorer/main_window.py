@@ -119,6 +119,8 @@ class MainWindow(QMainWindow):
         self.library.go_on_from.connect(self._go_on_from)
         self._to_show = ""  # a run asked to be explored: shown in its family's view once it has loaded
         self.train.explore.connect(self.explore)
+        self.library.explore.connect(self.explore)
+        self.library.reveal.connect(self.show_model)
         session.loaded.connect(self._show_when_loaded)
         from explorer.talk.deck import Deck
 

@@ -70,9 +70,9 @@ def _label(name: str, names: set[str]) -> str:
 
 
 HINT = ("Models: GloVe and word2vec give one vector per word; ELMo, GPT and BERT one per occurrence. "
-        "Double-click an available one to load it; select one to read what it is; right-click a loaded one "
-        "(or press Delete) to unload it and give its memory back, or a BERT, GPT or ELMo to go on pretraining "
-        "from it.")
+        "Double-click an available one to load it; select one to read what it is; right-click one to see it "
+        "where its family is seen best, to unload it and give its memory back (or press Delete), or a BERT, GPT "
+        "or ELMo to go on pretraining from it.")
 ABOUT = Qt.ItemDataRole.UserRole + 1  # an item's details (rich text), shown under the tree when it is selected
 LOADED = Qt.ItemDataRole.UserRole + 2  # a loaded model's name (what unloading it lets go of)
 CONTINUES = Qt.ItemDataRole.UserRole + 3  # an available run's family, where a new run can go on pretraining from it
@@ -89,6 +89,8 @@ def remove_children(item: QTreeWidgetItem) -> None:
 
 class LibraryPanel(QWidget):
     go_on_from = Signal(str, str)  # (family, run folder or shipped name): a new pretraining run goes on from it
+    reveal = Signal(str)  # a loaded model's name: the window turns to the view its family is for (explorer.home_view)
+    explore = Signal(str)  # an available one's name or folder: loaded, then shown so
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -216,17 +218,22 @@ class LibraryPanel(QWidget):
         return bool(name) and self.session.unload(str(name))
 
     def menu_actions(self, item: QTreeWidgetItem | None) -> list[tuple[str, Any]]:
-        """What a right-click on a row offers: unloading a loaded model, and for a BERT, GPT or ELMo run (loaded
-        or not) a new pretraining run that goes on from it (on the Pretrain tab, its corpus to choose)."""
+        """What a right-click on a row offers: showing a model in the view its family is for (an available one
+        loaded first), unloading a loaded one, and for a BERT, GPT or ELMo run (loaded or not) a new pretraining run
+        that goes on from it (on the Pretrain tab, its corpus to choose)."""
         if item is None:
             return []
         from engine import api
+        from explorer.home_view import home_name
 
         actions: list[tuple[str, Any]] = []
         loaded = item.data(0, LOADED)
         if loaded:  # (what it is, from the handle; an available row's family was read with the list, off this thread)
-            actions.append((f"Unload {loaded}", lambda: self.unload(item)))
             handle = self.session.models.get(str(loaded))
+            where = home_name(handle.capabilities) if handle is not None else ""
+            if where:
+                actions.append((f"Show {loaded} in {where}", lambda: self.reveal.emit(str(loaded))))
+            actions.append((f"Unload {loaded}", lambda: self.unload(item)))
             kind = handle.kind if handle is not None and api.continuable(handle.kind) else None
             source = str(handle.info.get("path") or "") if handle is not None else ""
             if str(loaded) in api.default_checkpoints():
@@ -234,6 +241,8 @@ class LibraryPanel(QWidget):
         else:
             source = str(item.data(0, Qt.ItemDataRole.UserRole) or "")
             kind = item.data(0, CONTINUES)
+            if source:
+                actions.append((f"Load and show {_label(source, set())}", lambda: self.explore.emit(source)))
         if kind and source:
             shown = loaded or _label(source, set())
             actions.append((f"Go on pretraining from {shown}…", lambda: self.go_on_from.emit(kind, source)))

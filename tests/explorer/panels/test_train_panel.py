@@ -403,7 +403,30 @@ def test_the_library_offers_to_go_on_pretraining_from_a_run(qtbot, window):
         window.session.load("gpt-tiny")
     loaded = next(library.loaded.child(i) for i in range(library.loaded.childCount())
                   if library.loaded.child(i).text(0) == "gpt-tiny")
-    assert [text for text, _ in library.menu_actions(loaded)] == ["Unload gpt-tiny", "Go on pretraining from gpt-tiny…"]
+    offered = dict(library.menu_actions(loaded))
+    assert list(offered) == ["Show gpt-tiny in Predictions → Next token", "Unload gpt-tiny",
+                             "Go on pretraining from gpt-tiny…"]
+    offered["Show gpt-tiny in Predictions → Next token"]()  # the view a GPT is for, gpt-tiny picked there
+    assert window.tabs.currentWidget() is window.predictions
+    assert window.predictions.VIEWS[window.predictions.views.currentIndex()] == "next"
+    assert window.predictions.next.model.currentText() == "gpt-tiny"
+
+
+def test_the_library_loads_an_available_model_and_shows_it_where_its_family_is_seen(qtbot, window):
+    """Right-click word2vec-sgns, not loaded: "Load and show" loads it and turns to Neighbours, picked there."""
+    library = window.library
+    window.tabs.setCurrentWidget(window.polysemy)
+
+    def row():
+        rows = [library.available.child(i) for i in range(library.available.childCount())]
+        return next((r for r in rows if r.data(0, Qt.ItemDataRole.UserRole) == "word2vec-sgns"), None)
+
+    qtbot.waitUntil(lambda: row() is not None, timeout=30_000)
+    offered = dict(library.menu_actions(row()))
+    with qtbot.waitSignal(window.session.loaded, timeout=60_000):
+        offered["Load and show word2vec-sgns"]()
+    assert window.tabs.currentWidget() is window.neighbours
+    assert window.neighbours.model.currentText() == "word2vec-sgns"
 
 
 def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtbot, window, contextual_runs,
