@@ -168,7 +168,7 @@ class MainWindow(QMainWindow):
         where = self.tabs.tabText(self.tabs.currentIndex())
         if panel is self.predictions:
             where += f" → {self.predictions.views.tabText(self.predictions.views.currentIndex())}"
-        self.statusBar().showMessage(f"{name} loaded and shown in {where}")
+        self.statusBar().showMessage(f"{name} shown in {where}")
         return True
 
     # ------------------------------------------------------------ status bar
