@@ -147,11 +147,11 @@ class MainWindow(QMainWindow):
     def show_model(self, name: str) -> bool:
         """Turn to the view that shows what the loaded model ``name`` is for (explorer.home_view), picked there,
         with the view's sentences and word kept. False where no view shows it."""
-        from explorer.home_view import home_view
+        from explorer.home_view import home_name, home_view
 
         handle = self.session.models.get(name)
         home = home_view(handle.capabilities) if handle is not None else None
-        if home is None:
+        if handle is None or home is None:
             return False
         panel_name, view = home
         panel: PredictionsPanel | NeighboursPanel | PolysemyPanel = (
@@ -165,10 +165,7 @@ class MainWindow(QMainWindow):
             scene.view = view  # a contextual model: its vectors, not the static column alone
         self.tabs.setCurrentWidget(panel)
         panel.apply_scene(scene)
-        where = self.tabs.tabText(self.tabs.currentIndex())
-        if panel is self.predictions:
-            where += f" → {self.predictions.views.tabText(self.predictions.views.currentIndex())}"
-        self.statusBar().showMessage(f"{name} shown in {where}")
+        self.statusBar().showMessage(f"{name} shown in {home_name(handle.capabilities)}")
         return True
 
     # ------------------------------------------------------------ status bar
