@@ -161,8 +161,13 @@ class MainWindow(QMainWindow):
             self.predictions.views.setCurrentIndex(self.predictions.VIEWS.index(view))  # (its sentences are kept)
         scene = panel.current_scene()
         scene.contextual_model = name
-        if panel is self.polysemy and scene.view == "static":
-            scene.view = view  # a contextual model: its vectors, not the static column alone
+        if panel is self.polysemy:
+            from explorer.panels.polysemy.text import repeated_word
+
+            if scene.view == "static":
+                scene.view = view  # a contextual model: its vectors, not the static column alone
+            # no word clicked yet: the one the sentences share ("bank"), so the new model answers at once
+            scene.selection = scene.selection or repeated_word(scene.sentences)
         self.tabs.setCurrentWidget(panel)
         panel.apply_scene(scene)
         self.statusBar().showMessage(f"{name} shown in {home_name(handle.capabilities)}")

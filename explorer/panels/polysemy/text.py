@@ -1,5 +1,6 @@
 """What the polysemy lens writes: nearest occurrences from either source (a whole-corpus index or a word's
-occurrences fetched on demand), sentences with the word highlighted, and the All models view."""
+occurrences fetched on demand), sentences with the word highlighted, and the All models view; and the word the
+typed sentences share."""
 
 from __future__ import annotations
 
@@ -120,3 +121,18 @@ def highlight(sentence: str, word: str) -> str:
             out.append(html.escape(sentence[last:a]) + f"<b><u>{html.escape(sentence[a:b])}</u></b>")
             last = b
     return "".join(out) + html.escape(sentence[last:])
+
+
+def repeated_word(sentences: list[str]) -> str:
+    """The word the typed sentences share, lower-cased, for a lens opened with none chosen ("bank" in "the bank of
+    the river" and "cash at the bank"): of the words in more than one sentence, the longest (function words such as
+    "the" are short), the first of equals; "" where no word repeats."""
+    from engine.api import word_tokenize
+
+    seen: dict[str, int] = {}  # word -> sentences it is in
+    for s in sentences:
+        for w in {w.lower() for w in word_tokenize(s) if any(c.isalpha() for c in w)}:
+            seen[w] = seen.get(w, 0) + 1
+    order = [w.lower() for s in sentences for w in word_tokenize(s)]
+    shared = sorted((w for w, n in seen.items() if n > 1), key=lambda w: (-len(w), order.index(w)))
+    return shared[0] if shared else ""

@@ -429,6 +429,29 @@ def test_the_library_loads_an_available_model_and_shows_it_where_its_family_is_s
     assert window.neighbours.model.currentText() == "word2vec-sgns"
 
 
+def test_an_elmo_explored_answers_in_the_lens_for_the_word_its_sentences_share(qtbot, window, contextual_runs):
+    """A new ELMo opened in the explorer: the Polysemy lens, the run picked there, and the word the typed
+    sentences share ("bank") chosen for it, so its neighbours come without a click; a word the user chose stays."""
+    from PySide6.QtWidgets import QToolButton
+
+    from explorer.widgets.word_chip import chip_word
+
+    lens = window.polysemy
+    assert lens.word == ""  # (nothing clicked yet)
+    run = str(contextual_runs["elmo"][0])
+    with qtbot.waitSignal(lens.shown, timeout=120_000):
+        window.explore(run)
+    name = lens.model.currentText()
+    assert window.tabs.currentWidget() is lens and name in window.session.models and run.endswith(name)
+    assert lens.word == "bank" and lens._on_screen == (name, "bank", lens.layer.value())
+    chips = [lens.chips.itemAt(i).widget() for i in range(lens.chips.count())]
+    assert [chip_word(c) for c in chips if isinstance(c, QToolButton) and c.isChecked()] == ["bank"]
+    lens.sentences.setPlainText("We sat on the bank of the river.\nThe river bank flooded.")
+    lens.select("river")
+    window.tabs.setCurrentWidget(window.train)
+    assert window.show_model(name) and lens.word == "river"
+
+
 def test_a_run_folder_chosen_to_go_on_from_brings_how_it_learned_to_the_form(qtbot, window, contextual_runs,
                                                                               monkeypatch):
     """Choose a run folder as "init from": the form shows how that run learned (its window length here), and a

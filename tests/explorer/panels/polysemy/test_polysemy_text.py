@@ -52,3 +52,12 @@ def test_a_deleted_static_column_is_let_go_by_the_session(qtbot):
     with qtbot.capture_exceptions() as raised:
         session.set_seen_at_least(3)
     assert not raised
+
+
+def test_the_word_sentences_share_is_the_longest_repeated_one_and_none_where_none_repeats():
+    from explorer.panels.polysemy.text import repeated_word
+
+    assert repeated_word(["He will play Hamlet on the stage.", "They play the match tonight."]) == "play"
+    assert repeated_word(["The Bank of England.", "We sat on the bank."]) == "bank"  # (any case)
+    assert repeated_word(["A cat sat.", "A dog ran."]) == "a"  # a short word, when it is the only one shared
+    assert repeated_word(["A cat sat.", "The dog ran."]) == "" == repeated_word([])
