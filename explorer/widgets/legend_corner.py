@@ -27,7 +27,8 @@ TALLEST = 0.4
 def crossings(curves: Iterable[tuple[np.ndarray, np.ndarray]], box: tuple[float, float, float, float]) -> int:
     """How many columns of ``box`` (left, top, right, bottom in pixels, y down) some curve passes through, the
     curves given as pixel coordinates with x ascending. A curve is followed between its points (a steep drop
-    between two columns crosses the rows between them); a NaN leaves a gap, as in the plot."""
+    between two columns crosses the rows between them); a NaN leaves a gap, as in the plot; a "curve" whose points
+    share one x is an upright line (the step a marker shows) and crosses the column it is in."""
     left, top, right, bottom = box
     columns = np.arange(left, right + COLUMN, COLUMN)
     hit = np.zeros(len(columns) - 1, dtype=bool)
@@ -35,9 +36,9 @@ def crossings(curves: Iterable[tuple[np.ndarray, np.ndarray]], box: tuple[float,
         if len(x) == 0:
             continue
         inside = (columns >= x[0]) & (columns <= x[-1])
-        if len(x) == 1:  # a lone point: the columns it lies between
+        if x[0] == x[-1]:  # a lone point, or an upright line (a marker at a step): the column it lies in
             at = np.searchsorted(columns, x[0]) - 1
-            if 0 <= at < len(hit) and top <= y[0] <= bottom:
+            if 0 <= at < len(hit) and np.nanmin(y) <= bottom and np.nanmax(y) >= top:
                 hit[at] = True
             continue
         ys = np.where(inside, np.interp(columns, x, y), np.nan)
@@ -103,14 +104,17 @@ def add_corner_legend(plot_item: pg.PlotItem) -> CornerLegend:
     return legend
 
 
-def place_legend(legend: CornerLegend, view: pg.ViewBox, curves: Iterable[tuple[np.ndarray, np.ndarray]]) -> None:
-    """Move ``legend`` to the corner of ``view`` its curves (x, y in the view's coordinates) leave emptiest."""
+def place_legend(legend: CornerLegend, view: pg.ViewBox, curves: Iterable[tuple[np.ndarray, np.ndarray]],
+                 marks: Iterable[float] = ()) -> None:
+    """Move ``legend`` to the corner of ``view`` its curves (x, y in the view's coordinates) and upright ``marks``
+    (the x of a marker at a step: the Run history's checkpoint shown) leave emptiest."""
     if legend.dragged or not legend.items:
         return
     width, height = view.width(), view.height()
     (x0, x1), (y0, y1) = view.viewRange()
     if width <= 0 or height <= 0 or x1 <= x0 or y1 <= y0:
         return
+    curves = [*curves, *((np.array([at, at]), np.array([y0, y1])) for at in marks)]
     in_pixels = []
     for x, y in curves:
         if x is not None and len(x):

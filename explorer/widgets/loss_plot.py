@@ -239,6 +239,9 @@ class LossPlot(pg.PlotWidget):
         readable on the plot's background as the curves are, and again when it changes."""
         self._marks.append((item, colour, width))
         self.addItem(item)
+        if isinstance(item, pg.InfiniteLine):  # the legend keeps out of its way (place_legend)
+            item.sigPositionChanged.connect(self._legend_timer.start)
+            item.visibleChanged.connect(self._legend_timer.start)
         self._colour_mark(item, colour, width)
 
     def _colour_mark(self, item: Any, colour: str, width: float) -> None:
@@ -345,7 +348,9 @@ class LossPlot(pg.PlotWidget):
     def place_legend(self) -> None:
         """The legend moved to the corner the curves, as drawn, leave emptiest (unless the user dragged it)."""
         if self.isVisible():
-            place_legend(self.legend, self.getPlotItem().vb, [item.getData() for item in self.curves.values()])
+            marks = [item.value() for item, _, _ in self._marks  # (a step's marker: the legend is not put over it)
+                     if isinstance(item, pg.InfiniteLine) and item.angle == 90 and item.isVisible()]
+            place_legend(self.legend, self.getPlotItem().vb, [item.getData() for item in self.curves.values()], marks)
 
     def x_extent(self) -> tuple[float, float] | None:
         """The x the curves shown span, as drawn (scaled: set_x_scale); None while they have no points."""

@@ -165,3 +165,38 @@ def test_an_empty_legend_hides_nothing_behind_it(qtbot):
     drawn = QColor(image.pixel(at.x(), at.y()))
     above = QColor(image.pixel(at.x(), at.y() - 40))  # the marker where nothing lies over it
     assert drawn == above
+
+
+def test_the_legend_moves_off_the_step_a_marker_shows(qtbot):
+    """The Run history's checkpoint marker at the last step, at the right edge under the legend: the legend goes
+    to another corner, and a marker out of its way leaves it where it is."""
+    import pyqtgraph as pg
+
+    from explorer.widgets.legend_corner import crossings
+    from explorer.widgets.loss_plot import LossPlot
+
+    assert crossings([(np.array([150.0, 150.0]), np.array([0.0, 400.0]))], (100, 100, 200, 200)) == 1  # upright
+    assert crossings([(np.array([250.0, 250.0]), np.array([0.0, 400.0]))], (100, 100, 200, 200)) == 0
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(700, 420)
+    plot.show()
+    for step in range(0, 1001, 20):  # a loss falling to the bottom right: the top right is free of it
+        plot.append("run", step, 1 + 4 * np.exp(-step / 200))
+    plot.redraw_now()
+    marker = pg.InfiniteLine(angle=90, movable=False)
+    plot.add_mark(marker, "#444444")
+    marker.setValue(500)
+    for _ in range(5):
+        settle_layout()
+    assert plot.legend.corner == (1, 0)  # (the marker in the middle: out of its way)
+
+    def over_marker():
+        rect, view = plot.legend.sceneBoundingRect(), plot.getPlotItem().vb
+        x = view.mapViewToScene(QPointF(marker.value(), 0)).x()
+        return rect.left() <= x <= rect.right()
+
+    marker.setValue(990)  # the last checkpoint
+    for _ in range(5):
+        settle_layout()
+    assert plot.legend.corner != (1, 0) and not over_marker()
