@@ -8,6 +8,8 @@ sentences, with a paired 95% interval, so that a lead within the noise of the he
 
     python bench/studies/language_models.py --name shipped=elmo-tiny --name run=runs/elmo-tiny-on3 \
         [--name slim=FOLDER ...] [--min-senses 0.55 | --side-by-side] [--section KEY --title TITLE]
+
+A ``--side-by-side`` probe only prints its table unless it is given a ``--section``.
 """
 
 from __future__ import annotations
@@ -74,11 +76,18 @@ def against(row: Scored, first: Scored, words: np.ndarray) -> str:
     return f"×{ratio:.3f} ({low:.3f}–{high:.3f}, {where})"
 
 
+def section_to_write(section: str | None, side_by_side: bool) -> str | None:
+    """The RESULTS.md section a run writes: the one it is given; else a choice writes the default one, and a side by
+    side probe none (it had replaced the last choice's section with a probe's table)."""
+    return section or (None if side_by_side else "language-model-choice")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--name", action="append", required=True, help="LABEL=MODEL (a shipped name or a run folder)")
     p.add_argument("--min-senses", type=float, default=0.0, help="the guard: sense separation at the best layer")
-    p.add_argument("--section", default="language-model-choice", help="the RESULTS.md section to write")
+    p.add_argument("--section", default=None, help="the RESULTS.md section to write (default: language-model-choice; "
+                   "a --side-by-side probe writes none unless given one, it prints its table)")
     p.add_argument("--title", default="Left-to-right language models by the declared rule")
     p.add_argument("--side-by-side", action="store_true", help="score and compare only; choose nothing")
     args = p.parse_args()
@@ -119,7 +128,9 @@ def main() -> None:
                      f"{against(row, rows[0], words)} | {row.unknown:,} | {senses_cell(row.senses)} |")
     body = "\n".join(lines)
     print(body)
-    write_section(args.section, body)
+    section = section_to_write(args.section, args.side_by_side)
+    if section:
+        write_section(section, body)
 
 
 if __name__ == "__main__":

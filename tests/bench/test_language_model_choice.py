@@ -41,3 +41,11 @@ def test_a_model_without_layers_is_scored_beside_the_others_and_passes_no_senses
     assert chosen([ngram, gpt], 0.0) is gpt and chosen([ngram, gpt], 0.6) is gpt
     assert chosen([ngram], 0.0) is ngram and chosen([ngram], 0.5) is None
     assert senses_cell([]) == "— (no layers)" and senses_cell([0.5, 0.64]) == "0.500, 0.640 (0.640 at 1)"
+
+
+def test_a_side_by_side_probe_writes_no_section_unless_it_is_given_one():
+    from bench.studies.language_models import section_to_write
+
+    assert section_to_write(None, side_by_side=True) is None
+    assert section_to_write(None, side_by_side=False) == "language-model-choice"
+    assert section_to_write("nnlm-vs-kn3", side_by_side=True) == "nnlm-vs-kn3"
