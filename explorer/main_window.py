@@ -116,6 +116,11 @@ class MainWindow(QMainWindow):
         dock.setWidget(self.library)
         dock.setMinimumWidth(260)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)
+        self.library_dock = dock
+        # a window made narrower (or opened on a smaller screen) takes the room from the library, not the panel
+        self._yield_room = QTimer(self, singleShot=True, interval=0)
+        self._yield_room.timeout.connect(self._library_yields)
+        self.tabs.currentChanged.connect(self._yield_room.start)
         self.library.go_on_from.connect(self._go_on_from)
         self._to_show = ""  # a run asked to be explored: shown in its family's view once it has loaded
         self.train.explore.connect(self.explore)
@@ -129,6 +134,21 @@ class MainWindow(QMainWindow):
         self._status_bar(session)
         self._menus()
         self._restore()
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 - Qt's name
+        super().resizeEvent(event)
+        self._yield_room.start()
+
+    def _library_yields(self) -> None:
+        """The model library gives up width, down to its least, while the panel shown lacks it. Qt keeps a dock's
+        width and squeezes the central widget instead: a library left 720 pixels wide, in a window opened 800 wide,
+        left the tabs 127 pixels and the panel cut off at their edge. A dragged dock is left as the user put it."""
+        from explorer.widgets.tabs import width_short
+
+        dock = self.library_dock
+        short, spare = width_short(self.tabs), dock.width() - dock.minimumWidth()
+        if short > 0 and spare > 0 and dock.isVisible() and not dock.isFloating():
+            self.resizeDocks([dock], [dock.width() - min(short, spare)], Qt.Orientation.Horizontal)
 
     def _go_on_from(self, kind: str, source: str) -> None:
         self.train.go_on_from(kind, source)

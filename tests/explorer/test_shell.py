@@ -501,3 +501,36 @@ def test_the_library_shows_its_columns_in_a_wide_dock_and_every_name_whole_at_an
             assert tree.columnWidth(1) >= room // 2, f"the description squeezed at zoom {level}"
     finally:
         win.zoom(0)
+
+
+def test_a_narrower_window_takes_its_room_from_the_library_not_the_panel(qtbot, make_window):
+    """A library left wide in a big window, then the window made narrow (or opened on a smaller screen): the
+    library gives up width down to its least, so the panel shown keeps what it needs; Qt had kept the dock's
+    width and squeezed the tabs to 127 pixels, the panel cut off at their edge."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDockWidget, QTabWidget
+
+    win = make_window()
+    win.zoom(0)
+    win.resize(1400, 900)
+    dock = win.findChild(QDockWidget)
+    win.resizeDocks([dock], [720], Qt.Orientation.Horizontal)
+    settle_layout()
+    assert dock.width() >= 700
+
+    def page_short(tab):
+        win.tabs.setCurrentWidget(tab)
+        for _ in range(3):
+            settle_layout()
+        area = QTabWidget.currentWidget(win.tabs)
+        return area.horizontalScrollBar().maximum()
+
+    try:
+        win.resize(850, 700)
+        for tab in (win.polysemy, win.train):  # the Pretrain form is wider: the library gives up more for it
+            assert page_short(tab) == 0, tab
+        assert dock.minimumWidth() <= dock.width() < 700
+        win.resize(700, 700)  # narrower than both can be: the library at its least, the panel scrolls sideways
+        assert page_short(win.train) > 0 and dock.width() == dock.minimumWidth()
+    finally:
+        win.resize(1200, 760)
