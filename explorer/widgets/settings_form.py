@@ -73,6 +73,12 @@ class SettingsForm(QWidget):
         self.fields_view = QScrollArea()  # many settings (BERT has 20): they scroll, the problems stay in sight
         self.fields_view.setWidgetResizable(True)
         self.fields_view.setWidget(fields)
+        # a field brought into view stays in view while the form settles (a problem told below it, the tab's
+        # status growing: the view shrank and the field was left half hidden), until the user scrolls
+        self._in_view: QWidget | None = None
+        bar = self.fields_view.verticalScrollBar()
+        bar.rangeChanged.connect(self._keep_in_view)
+        bar.actionTriggered.connect(self._let_go)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.fields_view, 1)
@@ -108,7 +114,15 @@ class SettingsForm(QWidget):
         rebuilt for a family has been laid out (at the event loop's next turn)."""
         editor = self.editors.get(name)
         if editor is not None:
-            QTimer.singleShot(0, editor, lambda: self.fields_view.ensureWidgetVisible(editor))
+            self._in_view = editor
+            QTimer.singleShot(0, editor, self._keep_in_view)
+
+    def _keep_in_view(self) -> None:
+        if self._in_view is not None and self._in_view in self.editors.values():
+            self.fields_view.ensureWidgetVisible(self._in_view)
+
+    def _let_go(self, _action: int = 0) -> None:
+        self._in_view = None
 
     def hold(self, held: dict[str, str]) -> None:
         """Fields whose values come from elsewhere (a run gone on from: its architecture) are shown but not

@@ -399,6 +399,9 @@ def test_the_library_offers_to_go_on_pretraining_from_a_run(qtbot, window):
     assert "It learns as gpt-tiny did: seq len 64, dropout 0 (change them here" in panel.status.text()
     editor = panel.settings.editors["init_from"]  # scrolled into sight, at the foot of a long form
     qtbot.waitUntil(lambda: not editor.visibleRegion().isEmpty(), timeout=5_000)
+    for _ in range(5):  # and kept whole in sight as the form settles (it was left half hidden)
+        settle_layout()
+    assert editor.visibleRegion().boundingRect().height() == editor.height()
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):  # loaded: unloading it, or going on from it
         window.session.load("gpt-tiny")
     loaded = next(library.loaded.child(i) for i in range(library.loaded.childCount())
