@@ -442,7 +442,8 @@ def test_an_elmo_explored_answers_in_the_lens_for_the_word_its_sentences_share(q
     lens = window.polysemy
     assert lens.word == ""  # (nothing clicked yet)
     run = str(contextual_runs["elmo"][0])
-    with qtbot.waitSignal(lens.shown, timeout=120_000):
+    lens.sentences.setPlainText("We sat on the bank of the river.\nShe deposited cash at the bank.")  # (not the
+    with qtbot.waitSignal(lens.shown, timeout=120_000):  # sentences an earlier window left in the settings)
         window.explore(run)
     name = lens.model.currentText()
     assert window.tabs.currentWidget() is lens and name in window.session.models and run.endswith(name)
