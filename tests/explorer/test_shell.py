@@ -520,17 +520,16 @@ def test_a_narrower_window_takes_its_room_from_the_library_not_the_panel(qtbot, 
 
     def page_short(tab):
         win.tabs.setCurrentWidget(tab)
-        for _ in range(3):
-            settle_layout()
-        area = QTabWidget.currentWidget(win.tabs)
-        return area.horizontalScrollBar().maximum()
+        settle_layout()
+        return QTabWidget.currentWidget(win.tabs).horizontalScrollBar().maximum()
 
     try:
         win.resize(850, 700)
         for tab in (win.polysemy, win.train):  # the Pretrain form is wider: the library gives up more for it
-            assert page_short(tab) == 0, tab
+            qtbot.waitUntil(lambda tab=tab: page_short(tab) == 0, timeout=5_000)
         assert dock.minimumWidth() <= dock.width() < 700
         win.resize(700, 700)  # narrower than both can be: the library at its least, the panel scrolls sideways
-        assert page_short(win.train) > 0 and dock.width() == dock.minimumWidth()
+        qtbot.waitUntil(lambda: dock.width() == dock.minimumWidth(), timeout=5_000)
+        assert page_short(win.train) > 0
     finally:
         win.resize(1200, 760)
