@@ -142,7 +142,8 @@ class MainWindow(QMainWindow):
     def _library_yields(self) -> None:
         """The model library gives up width, down to its least, while the panel shown lacks it. Qt keeps a dock's
         width and squeezes the central widget instead: a library left 720 pixels wide, in a window opened 800 wide,
-        left the tabs 127 pixels and the panel cut off at their edge. A dragged dock is left as the user put it."""
+        left the tabs 127 pixels and the panel cut off at their edge. Asked when the window is resized and when another
+        tab is shown; a dock the user drags wider in between stays as they left it until then."""
         from explorer.widgets.tabs import width_short
 
         dock = self.library_dock

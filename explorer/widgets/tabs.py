@@ -119,8 +119,8 @@ def width_short(tabs: PanelTabs) -> int:
     """How many pixels narrower than the panel shown needs its page is (0 where it fits): what a window made
     narrower should take from its side docks before the panel scrolls sideways."""
     area = QTabWidget.currentWidget(tabs)
-    panel = area.widget() if isinstance(area, QScrollArea) else None
-    if panel is None or not isinstance(area, QScrollArea):
+    if not isinstance(area, QScrollArea) or area.widget() is None:
         return 0
+    panel = area.widget()
     least = max(panel.minimumSizeHint().width(), panel.minimumWidth())
     return max(0, least - area.maximumViewportSize().width())

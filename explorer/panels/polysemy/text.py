@@ -130,9 +130,12 @@ def repeated_word(sentences: list[str]) -> str:
     from engine.api import word_tokenize
 
     seen: dict[str, int] = {}  # word -> sentences it is in
+    first: dict[str, int] = {}  # word -> where it first comes (one pass: a long text stays quick on the GUI thread)
     for s in sentences:
-        for w in {w.lower() for w in word_tokenize(s) if any(c.isalpha() for c in w)}:
+        words = [w.lower() for w in word_tokenize(s) if any(c.isalpha() for c in w)]
+        for w in words:
+            first.setdefault(w, len(first))
+        for w in set(words):
             seen[w] = seen.get(w, 0) + 1
-    order = [w.lower() for s in sentences for w in word_tokenize(s)]
-    shared = sorted((w for w, n in seen.items() if n > 1), key=lambda w: (-len(w), order.index(w)))
-    return shared[0] if shared else ""
+    shared = [w for w, n in seen.items() if n > 1]
+    return min(shared, key=lambda w: (-len(w), first[w])) if shared else ""
