@@ -119,8 +119,8 @@ def width_short(tabs: PanelTabs) -> int:
     """How many pixels narrower than the panel shown needs its page is (0 where it fits): what a window made
     narrower should take from its side docks before the panel scrolls sideways."""
     area = QTabWidget.currentWidget(tabs)
-    if not isinstance(area, QScrollArea) or area.widget() is None:
+    panel = area.widget() if isinstance(area, QScrollArea) else None
+    if not isinstance(area, QScrollArea) or panel is None:
         return 0
-    panel = area.widget()
     least = max(panel.minimumSizeHint().width(), panel.minimumWidth())
     return max(0, least - area.maximumViewportSize().width())
