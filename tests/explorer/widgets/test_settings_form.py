@@ -78,3 +78,32 @@ def test_a_refused_value_longer_than_a_line_is_quoted_by_its_start_and_keeps_the
     QApplication.sendPostedEvents()
     QApplication.processEvents()
     assert form.width() == 600 and form.problem_label.width() <= 600 and form.problem_label.isVisible()
+
+
+def test_a_field_brought_into_view_stays_whole_while_the_form_settles_until_the_user_scrolls(qtbot):
+    """A field set for the user far down the form is scrolled to; when the view then shrinks (a problem told below
+    it) the field is brought back whole; once the user scrolls, the form stays where they put it."""
+    from explorer.widgets.settings_form import SettingsForm
+    from tests.conftest import settle_layout
+
+    form = SettingsForm()
+    qtbot.addWidget(form)
+    form.set_kind("bert", "tiny")
+    form.resize(420, 260)
+    form.show()
+    settle_layout()
+    name = list(form.editors)[-1]
+    editor, bar = form.editors[name], form.fields_view.verticalScrollBar()
+    form.bring_into_view(name)
+
+    def whole() -> bool:
+        return editor.visibleRegion().boundingRect().height() == editor.height()
+
+    qtbot.waitUntil(whole, timeout=5_000)
+    form.resize(420, 180)  # the view shrinks under it
+    qtbot.waitUntil(whole, timeout=5_000)
+    bar.triggerAction(bar.SliderAction.SliderToMinimum)  # the user scrolls to the top
+    form.resize(420, 150)
+    for _ in range(3):
+        settle_layout()
+    assert bar.value() == 0 and not whole()
