@@ -74,8 +74,11 @@ class SettingsForm(QWidget):
         self.fields_view.setWidgetResizable(True)
         self.fields_view.setWidget(fields)
         # a field brought into view stays in view while the form settles (a problem told below it, the tab's
-        # status growing: the view shrank and the field was left half hidden), until the user scrolls
+        # status growing: the view shrank and the field was left half hidden), for a moment or until the user
+        # scrolls: a problem told later, as they edit another field, does not pull the view back to it
         self._in_view: QWidget | None = None
+        self._settled = QTimer(self, singleShot=True, interval=1500)
+        self._settled.timeout.connect(self._let_go)
         bar = self.fields_view.verticalScrollBar()
         bar.rangeChanged.connect(self._keep_in_view)
         bar.actionTriggered.connect(self._let_go)
@@ -115,6 +118,7 @@ class SettingsForm(QWidget):
         editor = self.editors.get(name)
         if editor is not None:
             self._in_view = editor
+            self._settled.start()
             QTimer.singleShot(0, editor, self._keep_in_view)
 
     def _keep_in_view(self) -> None:

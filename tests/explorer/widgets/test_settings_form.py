@@ -107,3 +107,25 @@ def test_a_field_brought_into_view_stays_whole_while_the_form_settles_until_the_
     for _ in range(3):
         settle_layout()
     assert bar.value() == 0 and not whole()
+
+
+def test_a_field_brought_into_view_is_let_go_once_the_form_has_settled(qtbot):
+    """A problem told later, while the user edits a field near the top, does not pull the view back down."""
+    from explorer.widgets.settings_form import SettingsForm
+    from tests.conftest import settle_layout
+
+    form = SettingsForm()
+    qtbot.addWidget(form)
+    form.set_kind("bert", "tiny")
+    form.resize(420, 260)
+    form.show()
+    settle_layout()
+    bar = form.fields_view.verticalScrollBar()
+    form.bring_into_view(list(form.editors)[-1])
+    qtbot.waitUntil(lambda: bar.value() > 0, timeout=5_000)
+    qtbot.wait(2_000)  # settled
+    bar.setValue(0)  # the view moved to the top as the focus moves there (no slider action)
+    form.resize(420, 200)  # and shrinks: a problem told below the fields
+    for _ in range(3):
+        settle_layout()
+    assert bar.value() == 0
