@@ -4,11 +4,13 @@ checked by the engine's own rules and the problems are named under the form."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
+    QApplication,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -37,6 +39,13 @@ QUOTED_AT_MOST = 24  # the characters of a refused value that its problem quotes
 FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
 # text settings that name a run folder (or a shipped model): an "open folder" button (name -> the dialog's title)
 FOLDER_SETTINGS = {"init_from": "The run to go on from"}
+
+
+def _application() -> QApplication:
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        raise RuntimeError("no QApplication is running")
+    return app
 
 
 class SettingsForm(QWidget):
@@ -74,11 +83,9 @@ class SettingsForm(QWidget):
         self.fields_view.setWidgetResizable(True)
         self.fields_view.setWidget(fields)
         # a field brought into view stays in view while the form settles (a problem told below it, the tab's
-        # status growing: the view shrank and the field was left half hidden), for a moment or until the user
-        # scrolls: a problem told later, as they edit another field, does not pull the view back to it
+        # status growing: the view shrank and the field was left half hidden), until the user scrolls or goes to
+        # another field: a problem told as they edit it does not pull the view back
         self._in_view: QWidget | None = None
-        self._settled = QTimer(self, singleShot=True, interval=1500)
-        self._settled.timeout.connect(self._let_go)
         bar = self.fields_view.verticalScrollBar()
         bar.rangeChanged.connect(self._keep_in_view)
         bar.actionTriggered.connect(self._let_go)
@@ -93,6 +100,7 @@ class SettingsForm(QWidget):
         in ``hidden`` stay off it)."""
         from engine import api
 
+        self._let_go()  # (a field of the old form held in view)
         while self._form.rowCount():
             self._form.removeRow(0)
         self.kind, self.editors, self.types, self.optional = kind, {}, {}, {}
@@ -117,8 +125,9 @@ class SettingsForm(QWidget):
         rebuilt for a family has been laid out (at the event loop's next turn)."""
         editor = self.editors.get(name)
         if editor is not None:
+            if self._in_view is None:  # (the application's focus followed only while a field is held in view)
+                _application().focusChanged.connect(self._focus_moved)
             self._in_view = editor
-            self._settled.start()
             QTimer.singleShot(0, editor, self._keep_in_view)
 
     def _keep_in_view(self) -> None:
@@ -126,7 +135,15 @@ class SettingsForm(QWidget):
             self.fields_view.ensureWidgetVisible(self._in_view)
 
     def _let_go(self, _action: int = 0) -> None:
-        self._in_view = None
+        if self._in_view is not None:
+            self._in_view = None
+            with contextlib.suppress(RuntimeError, TypeError):
+                _application().focusChanged.disconnect(self._focus_moved)
+
+    def _focus_moved(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if self._in_view is not None and new is not None and new is not self._in_view \
+                and self.fields_view.isAncestorOf(new):
+            self._let_go()
 
     def hold(self, held: dict[str, str]) -> None:
         """Fields whose values come from elsewhere (a run gone on from: its architecture) are shown but not
