@@ -6,6 +6,7 @@ from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import QApplication
 
 from explorer.widgets.readable import TEXT, contrast
+from tests.conftest import settle_layout
 
 
 def a_form_with_a_problem(qtbot):
@@ -80,11 +81,9 @@ def test_a_refused_value_longer_than_a_line_is_quoted_by_its_start_and_keeps_the
     assert form.width() == 600 and form.problem_label.width() <= 600 and form.problem_label.isVisible()
 
 
-def test_a_field_brought_into_view_stays_whole_while_the_form_settles_until_the_user_scrolls(qtbot):
-    """A field set for the user far down the form is scrolled to; when the view then shrinks (a problem told below
-    it) the field is brought back whole; once the user scrolls, the form stays where they put it."""
+def a_form_scrolled_to_its_last_field(qtbot):
+    """A BERT form too short for its fields, its last field just brought into view."""
     from explorer.widgets.settings_form import SettingsForm
-    from tests.conftest import settle_layout
 
     form = SettingsForm()
     qtbot.addWidget(form)
@@ -93,8 +92,14 @@ def test_a_field_brought_into_view_stays_whole_while_the_form_settles_until_the_
     form.show()
     settle_layout()
     name = list(form.editors)[-1]
-    editor, bar = form.editors[name], form.fields_view.verticalScrollBar()
     form.bring_into_view(name)
+    return form, form.editors[name], form.fields_view.verticalScrollBar()
+
+
+def test_a_field_brought_into_view_stays_whole_while_the_form_settles_until_the_user_scrolls(qtbot):
+    """A field set for the user far down the form is scrolled to; when the view then shrinks (a problem told below
+    it) the field is brought back whole; once the user scrolls, the form stays where they put it."""
+    form, editor, bar = a_form_scrolled_to_its_last_field(qtbot)
 
     def whole() -> bool:
         return editor.visibleRegion().boundingRect().height() == editor.height()
@@ -111,17 +116,7 @@ def test_a_field_brought_into_view_stays_whole_while_the_form_settles_until_the_
 
 def test_a_field_brought_into_view_is_let_go_once_the_user_goes_to_another(qtbot):
     """A problem told while the user edits a field near the top does not pull the view back down."""
-    from explorer.widgets.settings_form import SettingsForm
-    from tests.conftest import settle_layout
-
-    form = SettingsForm()
-    qtbot.addWidget(form)
-    form.set_kind("bert", "tiny")
-    form.resize(420, 260)
-    form.show()
-    settle_layout()
-    bar = form.fields_view.verticalScrollBar()
-    form.bring_into_view(list(form.editors)[-1])
+    form, _, bar = a_form_scrolled_to_its_last_field(qtbot)
     qtbot.waitUntil(lambda: bar.value() > 0, timeout=5_000)
     top = form.editors[next(iter(form.editors))]
     form.activateWindow()
