@@ -13,7 +13,7 @@ import math
 from pathlib import Path
 from typing import Any, cast
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, QSizeF, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QFont,
     QImage,
@@ -46,6 +46,7 @@ from explorer.theme import HIGH_CONTRAST, TALK_PLOTS, palette_with
 from explorer.user_input import until_a_pause
 from explorer.widgets.plot_view import PLOT_COLOURS, colour_views, plot_views
 from explorer.widgets.progress_bar import ProgressBar
+from explorer.widgets.running_app import running_app
 from explorer.window_work import window_working
 
 BODY_PX = 28
@@ -106,14 +107,6 @@ def make_panel(name: str, session: Session) -> ScenePanel:
     from explorer.panels.polysemy.panel import PolysemyPanel
 
     return PolysemyPanel(session)
-
-
-def app_instance() -> QCoreApplication:
-    """The running application (a talk window exists only inside one)."""
-    app = QApplication.instance()
-    if app is None:
-        raise RuntimeError("no QApplication is running")
-    return app
 
 
 def is_text_input(widget: QWidget | None) -> bool:
@@ -186,7 +179,7 @@ class TalkWindow(QWidget):
         self.installEventFilter(self)
         self.stack.installEventFilter(self)
         self._filtered: QWidget | None = None
-        cast(QApplication, app_instance()).focusChanged.connect(self._focus_moved)
+        running_app().focusChanged.connect(self._focus_moved)
         self._reading_keys = True
         self._watch = QTimer(self, interval=500)  # steps that cannot show anything also count as prepared
         self._watch.timeout.connect(self._check_unanswerable)
@@ -341,7 +334,7 @@ class TalkWindow(QWidget):
         if self._reading_keys:  # (leaving closes the window: both stop it)
             self._reading_keys = False
             with contextlib.suppress(RuntimeError, TypeError):
-                cast(QApplication, app_instance()).focusChanged.disconnect(self._focus_moved)
+                running_app().focusChanged.disconnect(self._focus_moved)
         self._focus_moved(None, None)
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name

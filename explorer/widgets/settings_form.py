@@ -10,7 +10,6 @@ from typing import Any
 from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QApplication,
     QCheckBox,
     QComboBox,
     QFileDialog,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 from explorer.shortened import shortened
 from explorer.widgets.choices import narrow_choice
 from explorer.widgets.readable import TEXT, readable
+from explorer.widgets.running_app import running_app
 
 # behind a field whose value is refused, on the light theme and on a dark one; and the problems' colour (made readable
 # on the background). Set in the palette: a style sheet of a widget's own kept the font it had then, and the
@@ -39,13 +39,6 @@ QUOTED_AT_MOST = 24  # the characters of a refused value that its problem quotes
 FILE_SETTINGS = {"sense_pairs": "Word-in-context pairs (*.data.txt *.tsv *.txt);;All files (*)"}
 # text settings that name a run folder (or a shipped model): an "open folder" button (name -> the dialog's title)
 FOLDER_SETTINGS = {"init_from": "The run to go on from"}
-
-
-def _application() -> QApplication:
-    app = QApplication.instance()
-    if not isinstance(app, QApplication):
-        raise RuntimeError("no QApplication is running")
-    return app
 
 
 class SettingsForm(QWidget):
@@ -126,7 +119,7 @@ class SettingsForm(QWidget):
         editor = self.editors.get(name)
         if editor is not None:
             if self._in_view is None:  # (the application's focus followed only while a field is held in view)
-                _application().focusChanged.connect(self._focus_moved)
+                running_app().focusChanged.connect(self._focus_moved)
             self._in_view = editor
             QTimer.singleShot(0, editor, self._keep_in_view)
 
@@ -138,7 +131,7 @@ class SettingsForm(QWidget):
         if self._in_view is not None:
             self._in_view = None
             with contextlib.suppress(RuntimeError, TypeError):
-                _application().focusChanged.disconnect(self._focus_moved)
+                running_app().focusChanged.disconnect(self._focus_moved)
 
     def _focus_moved(self, _old: QWidget | None, new: QWidget | None) -> None:
         if self._in_view is not None and new is not None and new is not self._in_view \
