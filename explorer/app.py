@@ -151,7 +151,7 @@ def run_talk(app: Any, window: Any, deck_path: str | None, export: str | None) -
     except SceneError as e:
         print(f"word2bert: {e}", file=sys.stderr)
         return 2
-    talk = window.start_talk(deck, full_screen=not export)
+    talk = window.talk_mode.present(deck, full_screen=not export)
     status = {"code": 0}
     if export:
         load_errors: list[str] = []

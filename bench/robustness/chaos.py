@@ -115,7 +115,7 @@ def work_line(minutes: float, window: Any) -> str:
 def loaded_keys(window: Any) -> dict[str, str]:
     """The window's models: name -> how it loads again (a built-in or shipped one by its name, the user's by its
     folder's path)."""
-    return {name: window._load_key(name) for name in window.session.models}
+    return {name: window.talk_mode.load_key(name) for name in window.session.models}
 
 
 def stand_ins(keep: dict[str, str], loaded: dict[str, str], alias: str) -> dict[str, str]:

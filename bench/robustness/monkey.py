@@ -175,7 +175,7 @@ class Monkey(QObject):
         self.ledger = CoreLedger(threading.get_native_id())
         self._sampling = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True, name="monkey-stall-sampler")
-        self.start_theme = str(window.settings.value("theme", "light"))  # (a quiet moment puts it back)
+        self.start_theme = str(window.kept.store.value("theme", "light"))  # (a quiet moment puts it back)
         self.start_width = window.width()  # (``sprawling`` measures against it)
         self.actions: list[tuple[str, Callable[[], str]]] = [
             ("tab", self.switch_tab), ("type", self.type_text), ("type", self.type_text), ("click", self.click),
@@ -411,7 +411,7 @@ class Monkey(QObject):
     def zoom(self) -> str:
         step = self.pick([1, -1, 0, 1, -1])
         self.window.zoom(step)
-        return str(self.window.settings.value("zoom"))
+        return str(self.window.kept.store.value("zoom"))
 
     def theme(self) -> str:
         """View → Light or Dark theme: every plot, list and mark takes the new colours (a talk keeps its black)."""
@@ -420,13 +420,13 @@ class Monkey(QObject):
         return f"theme {name}"
 
     def add_to_deck(self) -> str:
-        before = len(self.window.deck.steps)
+        before = len(self.window.talk_mode.deck.steps)
         dropped = ""
         if before >= DECK_MAX:  # a deck of a talk's length: without a cap it grew to 200 steps in 12 minutes
-            del self.window.deck.steps[0]
+            del self.window.talk_mode.deck.steps[0]
             dropped = ", the first dropped"
-        self.window.add_to_deck()
-        return f"deck {before} -> {len(self.window.deck.steps)} steps{dropped}"
+        self.window.talk_mode.add_view()
+        return f"deck {before} -> {len(self.window.talk_mode.deck.steps)} steps{dropped}"
 
     def close_talk(self) -> bool:
         """Close the talk window if the monkey opened one (Esc); whether there was one."""
@@ -440,9 +440,9 @@ class Monkey(QObject):
     def talk(self) -> str:
         if self.close_talk():
             return "talk closed"
-        if not self.window.deck.steps:
+        if not self.window.talk_mode.deck.steps:
             return "no deck yet"
-        self._talk = self.window.start_talk(self.window.deck, full_screen=False)
+        self._talk = self.window.talk_mode.present(self.window.talk_mode.deck, full_screen=False)
         return "talk opened"
 
     def present(self) -> str:
@@ -483,7 +483,7 @@ class Monkey(QObject):
         row = next((r for r in rows if r.text(0) == name), None)
         if row is None:
             return f"{name}: not listed"
-        again = self.window._load_key(name)  # how it loads again: by name, or its folder's path
+        again = self.window.talk_mode.load_key(name)  # how it loads again: by name, or its folder's path
         if not library.unload(row):
             return f"{name}: not unloaded"
         if pinned:

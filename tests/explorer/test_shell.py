@@ -44,8 +44,8 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
     from engine.api import device_summary
 
     device = device_summary().split(" (")[0]  # CPU, or the GPU's name (without the threads it is given)
-    qtbot.waitUntil(lambda: win.device_label.text().startswith(f"device: {device}"), timeout=30_000)
-    qtbot.waitUntil(lambda: "memory" in win.memory_label.text(), timeout=5_000)
+    qtbot.waitUntil(lambda: win.status_line.device_label.text().startswith(f"device: {device}"), timeout=30_000)
+    qtbot.waitUntil(lambda: "memory" in win.status_line.memory_label.text(), timeout=5_000)
 
 
 def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make_window, contextual_runs):
@@ -150,7 +150,7 @@ def test_a_window_with_nothing_loading_says_what_to_do(qtbot, make_window):
     qtbot.waitUntil(lambda: win.statusBar().currentMessage().startswith("ready: double-click a model"), timeout=30_000)
     from engine.api import device_summary
 
-    assert win.device_label.text().startswith(f"device: {device_summary().split(' (')[0]}")  # the device it found
+    assert win.status_line.device_label.text().startswith(f"device: {device_summary().split(' (')[0]}")  # the device it found
 
 
 def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
@@ -198,7 +198,7 @@ def test_theme_zoom_and_sentences_are_remembered(qtbot, make_window):
     again = make_window()
     assert again.polysemy.sentences.toPlainText() == "The bat flew out.\nHe swung the bat."
     assert again.session.seen_at_least() == 1 and again.neighbours.seen.text() == "every word"
-    assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
+    assert int(again.kept.store.value("zoom")) == 2 and again.kept.store.value("theme") == "dark"
     again.zoom(0)
     assert again.polysemy.map.title.color.lightness() > 150  # built dark
     again.show()
@@ -342,7 +342,7 @@ def test_a_picture_taking_window_opens_at_its_own_size_and_leaves_the_users_sett
     again = make_window()
     assert again.polysemy.sentences.toPlainText() == "The bat flew out."
     assert again.size() == QSize(700, 500)
-    assert int(again.settings.value("zoom")) == 2 and again.settings.value("theme") == "dark"
+    assert int(again.kept.store.value("zoom")) == 2 and again.kept.store.value("theme") == "dark"
     assert QApplication.instance().font().pointSizeF() > size * 1.25
     again.zoom(0)
     again.set_theme("light")

@@ -170,25 +170,25 @@ def test_the_main_window_builds_a_deck_from_its_views(qtbot, contextual_runs, tm
         window.session.load(bert)
     window.tabs.setCurrentWidget(window.predictions)
     window.predictions.masked.text.setText("a [MASK] b")
-    window.add_to_deck()
+    window.talk_mode.add_view()
     window.tabs.setCurrentWidget(window.attention)
     window.attention.sentence.setText("the cat sat")
-    window.add_to_deck()
-    steps = window.deck.steps
+    window.talk_mode.add_view()
+    steps = window.talk_mode.deck.steps
     assert [s.panel for s in steps] == ["predictions", "attention"]
     assert steps[0].sentences == ["a [MASK] b"] and steps[0].models == [bert]  # the user's run, by path
-    editor = DeckEditor(window.deck)
+    editor = DeckEditor(window.talk_mode.deck)
     qtbot.addWidget(editor)
     editor.list.setCurrentRow(1)
     editor.move_step(-1)
-    assert [s.panel for s in window.deck.steps] == ["attention", "predictions"]
+    assert [s.panel for s in window.talk_mode.deck.steps] == ["attention", "predictions"]
     editor.list.item(0).setText("Where words look")
-    assert window.deck.steps[0].title == "Where words look"
+    assert window.talk_mode.deck.steps[0].title == "Where words look"
     editor.save_file(str(tmp_path / "mine.json"))
     assert [s.title for s in load_deck(tmp_path / "mine.json").steps][0] == "Where words look"
     editor.list.setCurrentRow(0)
     editor.delete()
-    assert [s.panel for s in window.deck.steps] == ["predictions"]
+    assert [s.panel for s in window.talk_mode.deck.steps] == ["predictions"]
     window.close()
 
 
@@ -201,13 +201,13 @@ def test_a_view_no_talk_could_show_is_not_added_to_the_deck_and_says_why(qtbot):
     window = MainWindow(Session())
     qtbot.addWidget(window)
     window.tabs.setCurrentWidget(window.history)
-    window.add_to_deck()
-    assert window.deck.steps == []
+    window.talk_mode.add_view()
+    assert window.talk_mode.deck.steps == []
     assert window.statusBar().currentMessage() == (
         "Not added to the deck: the Run history shows no run yet: open one first")
     window.tabs.setCurrentWidget(window.attention)
-    window.add_to_deck()  # a view a talk can show is added
-    assert [step.panel for step in window.deck.steps] == ["attention"]
+    window.talk_mode.add_view()  # a view a talk can show is added
+    assert [step.panel for step in window.talk_mode.deck.steps] == ["attention"]
     window.close()
 
 
@@ -225,11 +225,11 @@ def test_a_step_with_a_word_longer_than_a_line_keeps_the_talk_window_on_the_scre
     qtbot.addWidget(window)
     window.tabs.setCurrentWidget(window.attention)
     window.attention.sentence.setText(long)
-    window.add_to_deck()
-    (step,) = window.deck.steps
+    window.talk_mode.add_view()
+    (step,) = window.talk_mode.deck.steps
     assert step.sentences == [long] and len(step.title) < TITLE_WORDS_AT_MOST + 40 and "…" in step.title
     step.title = "T" + long  # as the deck editor lets a speaker write it
-    talk = TalkWindow(window.session, window.deck)
+    talk = TalkWindow(window.session, window.talk_mode.deck)
     qtbot.addWidget(talk)
     talk.resize(EXPORT_SIZE)
     talk.show()
@@ -393,11 +393,11 @@ def test_a_talk_closed_from_its_title_bar_is_let_go_with_its_panels(qtbot, bert_
 
     window = MainWindow(Session())
     qtbot.addWidget(window)
-    gone = weakref.ref(window.start_talk(check_deck(bert_deck), full_screen=False))
-    qtbot.waitUntil(lambda: window.talk.panels[0] is not None, timeout=30_000)
-    panel = weakref.ref(window.talk.panels[0])
-    window.talk.close()  # the window manager's close button, as opposed to Esc
-    assert window.talk is None and window.isVisible()
+    gone = weakref.ref(window.talk_mode.present(check_deck(bert_deck), full_screen=False))
+    qtbot.waitUntil(lambda: window.talk_mode.shown.panels[0] is not None, timeout=30_000)
+    panel = weakref.ref(window.talk_mode.shown.panels[0])
+    window.talk_mode.shown.close()  # the window manager's close button, as opposed to Esc
+    assert window.talk_mode.shown is None and window.isVisible()
     assert wait_for_workers(30_000)
 
     def freed() -> bool:  # (the deferred deletion of the closed window: a panel per turn of the event loop)
@@ -419,7 +419,7 @@ def test_a_closed_talk_is_deleted_a_panel_per_turn_of_the_event_loop(qtbot, bert
 
     window = MainWindow(Session())
     qtbot.addWidget(window)
-    talk = window.start_talk(check_deck(bert_deck), full_screen=False)
+    talk = window.talk_mode.present(check_deck(bert_deck), full_screen=False)
     qtbot.waitUntil(lambda: all(p is not None for p in talk.panels), timeout=30_000)
     assert wait_for_workers(30_000)
     order: list[str] = []
@@ -430,7 +430,7 @@ def test_a_closed_talk_is_deleted_a_panel_per_turn_of_the_event_loop(qtbot, bert
     ticker.timeout.connect(lambda: order.append("tick"))
     ticker.start()
     talk.close()
-    assert window.talk is None
+    assert window.talk_mode.shown is None
     qtbot.waitUntil(lambda: "window" in order, timeout=5_000)
     ticker.stop()
     deletions = [(i, what) for i, what in enumerate(order) if what != "tick"]
