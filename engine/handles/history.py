@@ -149,10 +149,14 @@ def _trainer_tokens(path: Path) -> int | None:
     return None
 
 
+HELD_OUT_KINDS = ("loss", "accuracy", "f1")  # what an evaluation logs that a run's history plots
+
+
 def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tuple[int, str, float]]]:
     """A Hugging Face Trainer run's logged history, from its ``trainer_state.json`` (the run folder's, else
     the latest ``checkpoint-N``'s, which holds every entry before it): the training loss by step, and each
-    evaluation's losses as (step, name, value). Empty when there is none or it cannot be read."""
+    evaluation's losses and scores (accuracy, F1) as (step, name, value). Empty when there is none or it cannot be
+    read."""
     from engine.checkpoints.reading import read_json
 
     run = Path(run_dir)
@@ -177,7 +181,7 @@ def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tupl
             if isinstance(entry.get("loss"), (int, float)):
                 losses.append((step, float(entry["loss"])))
             for key, value in entry.items():
-                if key.startswith("eval_") and key.endswith("loss") and isinstance(value, (int, float)):
+                if key.startswith("eval_") and key.endswith(HELD_OUT_KINDS) and isinstance(value, (int, float)):
                     held_out.append((step, key.replace("eval_", "eval "), float(value)))
         return sorted(losses), held_out
     return [], []

@@ -165,6 +165,7 @@ class HistoryPanel(QWidget):
             name = f"held-out {key.replace('_', ' ')}"
             self.loss.curve(name, dashed=True, symbol="o", colour="#9467bd", width=2)
             self.loss.append(name, step, value)
+        self.emerging.show_own(read.held_out_scores)  # and their accuracies where the checkpoints' scores go
         self.loss.set_empty_text(f"{Path(run_dir).name} logged no training loss (a folder of checkpoints "
                                  "without word2bert's metrics.jsonl or a Trainer's trainer_state.json)")
         self.loss.redraw_now()
@@ -208,7 +209,7 @@ class HistoryPanel(QWidget):
         """The run's metrics grew: read it again in the background (one read at a time: a tick during it is
         skipped, and the next looks again)."""
         if run_dir == self.run_dir and not self.follow_runner.busy:
-            self.follow_runner.submit(lambda: read_run(run_dir, TASKS, scores=False))
+            self.follow_runner.submit(lambda: read_run(run_dir, TASKS, cached_scores=False))
 
     def _followed(self, read: RunRead) -> None:
         """More of the run: its curves grow, new checkpoints join the slider, the checkpoint shown stays shown."""

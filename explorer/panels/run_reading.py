@@ -21,15 +21,16 @@ class RunRead:
     history: list[Any]  # KeptCheckpoint, oldest first (empty: none kept yet, but a loss was logged)
     losses: list[tuple[int, float]]  # (step, training loss)
     held_out: list[tuple[int, str, float]]  # (step, name, loss) of the run's own evaluations
+    held_out_scores: list[tuple[int, str, float]] = field(default_factory=list)  # (step, name, 0-1): their accuracies
     cached: list[dict[str, Any]] = field(default_factory=list)  # checkpoint scores computed before
     finished: bool = True  # its last event says it ended (or it is not a run of ours: nothing to follow)
     recent: bool = False  # not finished, and its metrics were written within STILL_TRAINING_S
     progress: int = -1  # its progress_mark when read: its metrics.jsonl's size, a Trainer's newest saved step
 
 
-def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRead:
+def read_run(run_dir: str, tasks: tuple[str, ...], cached_scores: bool = True) -> RunRead:
     """Read a run folder (in a worker: it lists folders and reads files). A folder with neither a checkpoint nor a
-    logged loss raises CheckpointError, saying why; ``scores``: also the checkpoint scores cached before."""
+    logged loss raises CheckpointError, saying why; ``cached_scores``: also the checkpoint scores cached before."""
     from engine import api
 
     size = progress_mark(run_dir)  # (before reading: what is appended meanwhile is read next time)
@@ -44,18 +45,21 @@ def read_run(run_dir: str, tasks: tuple[str, ...], scores: bool = True) -> RunRe
         events = []  # a Trainer's folder: no metrics.jsonl of ours
     losses = [(e.step, e.loss) for e in events if isinstance(e, api.StepMetrics)]
     held_out = [held for e in events if isinstance(e, api.EvalMetrics) for held in _held_out_losses(e)]
+    scores = [held for e in events if isinstance(e, api.EvalMetrics) for held in held_out_scores(e.step, e.metrics)]
     if not events:  # a Hugging Face Trainer's run: its trainer_state.json's log
-        losses, held_out = api.trainer_log(run_dir)
+        losses, logged = api.trainer_log(run_dir)
+        held_out = [(step, key, value) for step, key, value in logged if key.endswith("loss")]
+        scores = [score for step, key, value in logged for score in held_out_scores(step, {key: value})]
     if none_kept is not None and not losses:
         raise none_kept
-    cached = list(api.checkpoint_scores(run_dir, tasks, cached_only=True)) if history and scores else []
+    cached = list(api.checkpoint_scores(run_dir, tasks, cached_only=True)) if history and cached_scores else []
     if events:
         finished = isinstance(events[-1], api.RunFinished)
         recent = not finished and _written_lately(run_dir)
     else:  # a Trainer's run (or none of ours): followed until it has ended
         trainer = api.trainer_progress(run_dir)
         finished, recent = trainer.ended, not trainer.ended and time.time() - trainer.written < STILL_TRAINING_S
-    return RunRead(str(run_dir), history, losses, held_out, cached, finished, recent, size)
+    return RunRead(str(run_dir), history, losses, held_out, scores, cached, finished, recent, size)
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,13 @@ def _held_out_losses(ev: Any) -> list[tuple[int, str, float]]:
     if not losses and isinstance(perplexity, int | float) and perplexity > 0:
         losses.append((ev.step, "loss", math.log(perplexity)))
     return losses
+
+
+def held_out_scores(step: int, metrics: dict[str, Any]) -> list[tuple[int, str, float]]:
+    """An evaluation's scores between 0 and 1 (mlm_accuracy, nsp_accuracy, sense_pair_accuracy, a Trainer's
+    eval_accuracy or eval_f1), plotted where the checkpoints' scores are; the counts beside them are not."""
+    return [(step, key, float(value)) for key, value in metrics.items()
+            if key.endswith(("accuracy", "f1")) and isinstance(value, int | float) and 0 <= value <= 1]
 
 
 def _written_lately(run_dir: str) -> bool:

@@ -29,12 +29,22 @@ SCORE_STYLES = {"senses (best layer)": {"symbol": "o"}, "senses (last layer)": {
                 SETTLED_TOP: {"symbol": "d", "dashed": True}}
 
 
+# the run's own evaluations as it trained (read from its metrics at once, no scoring needed): dashed, crosses
+OWN_COLOURS = ("#8c564b", "#17becf", "#e377c2", "#bcbd22", "#7f7f7f")
+
+
+def own_name(key: str) -> str:
+    """How a run's logged score is named on the plot: "held-out mlm accuracy", "held-out eval f1"."""
+    return "held-out " + key.replace("eval_", "eval ").replace("_", " ")
+
+
 class SensesEmerging(QWidget):
     """The score button, its progress and its plot (``plot``, x-linked to the run's loss by the panel)."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.scores: dict[int, dict[str, Any]] = {}  # step -> scores row
+        self.own: dict[str, int] = {}  # the run's own held-out scores: curve -> the last step drawn
         self.settled: dict[int, list[float]] = {}  # step -> its layers' CKA against the last checkpoint
         self.chance_line: Any = None  # drawn with the first scores
         self.job: BackgroundJob | None = None
@@ -66,7 +76,21 @@ class SensesEmerging(QWidget):
         """Another run: no scores yet."""
         self.plot.clear_curves()
         self.scores = {}
+        self.own = {}
         self.settled = {}
+
+    def show_own(self, scores: list[tuple[int, str, float]]) -> None:
+        """The run's own held-out scores, (step, name, value) as its evaluations logged them (MLM, NSP and sense-pair
+        accuracy): drawn at once, before any checkpoint is scored; a run followed adds the steps it logs since."""
+        for step, key, value in scores:
+            name = own_name(key)
+            if name not in self.own:
+                self.plot.curve(name, dashed=True, symbol="x", colour=OWN_COLOURS[len(self.own) % len(OWN_COLOURS)])
+                self.own[name] = -1
+            if step > self.own[name]:  # (a resumed run may log a step twice)
+                self.plot.append(name, step, value)
+                self.own[name] = step
+        self.plot.redraw_now()
 
     def start(self, run_dir: str, last: str) -> None:
         """Score every kept checkpoint of ``run_dir`` (``last``: its last checkpoint, the layers' reference)."""

@@ -46,6 +46,11 @@ def test_the_scrubber_walks_a_run_and_every_panel_follows(qtbot, window, bert_ru
     assert panel.marker.value() == 6 and len(panel.loss.points("loss")[0]) > 0  # the loss curve, marked
     held_out = panel.loss.points("held-out mlm loss")
     assert list(held_out[0]) == [3, 6] and all(v > 0 for v in held_out[1])  # the run's evaluations beside it
+    scores = window.history.emerging.plot  # and their accuracies where the checkpoints' scores go, before any scoring
+    for name in ("held-out mlm accuracy", "held-out nsp accuracy"):
+        xs, ys = scores.points(name)
+        assert list(xs) == [3, 6] and all(0 <= v <= 1 for v in ys), name
+    assert not scores.empty.isVisible() and "held-out mlm accuracy" not in panel.loss.buffers
     last = window.session.models[alias]
     masked = window.predictions.masked
     masked.text.setText("the [MASK] sat on the mat .")
@@ -178,7 +183,8 @@ def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, t
     # with the Trainer's own log: its loss curve, its evaluations and the checkpoints on the curve
     import json
 
-    log = [{"loss": 3.2, "step": 500}, {"eval_loss": 3.0, "step": 500}, {"loss": 2.5, "step": 1000}]
+    log = [{"loss": 3.2, "step": 500}, {"eval_loss": 3.0, "eval_accuracy": 0.61, "eval_runtime": 2.5, "step": 500},
+           {"loss": 2.5, "step": 1000}]
     (root / "checkpoint-1000" / "trainer_state.json").write_text(json.dumps({"log_history": log}), encoding="utf-8")
     panel.open_run(str(root))
     qtbot.waitUntil(lambda: "no loss curve" not in panel.title.text() and "reading" not in panel.title.text(),
@@ -186,6 +192,8 @@ def test_a_trainer_style_folder_opens_as_a_run(qtbot, window, contextual_runs, t
     xs, ys = panel.loss.points("loss")
     assert list(xs) == [500, 1000] and list(ys) == [3.2, 2.5]
     assert list(panel.loss.points("held-out eval loss")[1]) == [3.0]
+    assert list(panel.emerging.plot.points("held-out eval accuracy")[1]) == [0.61]  # a score, not on the loss plot
+    assert set(panel.emerging.plot.buffers) == {"held-out eval accuracy"}  # (its runtime is neither)
     assert sorted(panel.checkpoint_ticks.getData()[1]) == [2.5, 3.2]
     # a checkpoint between two logged losses sits on the line joining them; one after the last logged loss is not
     # put on the curve at a loss it never had (it was drawn at the nearest logged one, as if the curve ran flat)
@@ -354,6 +362,7 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
     qtbot.waitUntil(lambda: len(panel.history) == 2, timeout=10_000)
     assert [(k.step, k.path) for k in panel.history][-1] == (4, str(live))
     assert list(panel.loss.points("loss")[0]) == [1, 2, 3, 4, 5] and panel.slider.maximum() == 1
+    assert list(panel.emerging.plot.points("held-out mlm accuracy")[0]) == [3]  # (the run evaluates every 3 steps)
     assert panel.slider.value() == 0 and panel.current().step == 2  # what the user looks at stays
     assert window.session.models["live (scrubber)"].path.endswith("step-0000002")
     with qtbot.waitSignal(window.session.modelsChanged, timeout=30_000):
@@ -365,6 +374,7 @@ def test_a_run_still_training_is_followed(qtbot, window, bert_run, tmp_path):
     qtbot.waitUntil(lambda: window.session.models["live (scrubber)"] is not at_four, timeout=30_000)
     assert [k.step for k in panel.history] == [2, 6] and panel.current().step == 6 and panel.marker.value() == 6
     assert "still training" not in panel.title.text() and len(panel.loss.points("loss")[0]) == 6
+    assert list(panel.emerging.plot.points("held-out mlm accuracy")[0]) == [3, 6]  # its evaluation since, added once
 
 
 def test_an_elmo_run_that_logs_perplexity_shows_its_held_out_loss_on_the_training_loss_scale(contextual_runs):
@@ -378,14 +388,14 @@ def test_an_elmo_run_that_logs_perplexity_shows_its_held_out_loss_on_the_trainin
 
     elmo, events = contextual_runs["elmo"]
     evals = [e for e in events if isinstance(e, api.EvalMetrics)]
-    read = read_run(str(elmo), (), scores=False)
+    read = read_run(str(elmo), (), cached_scores=False)
     assert [(step, key) for step, key, _ in read.held_out] == [(e.step, "loss") for e in evals]
     assert [value for *_, value in read.held_out] == pytest.approx([math.log(e.metrics["perplexity"]) for e in evals])
     older = [api.EvalMetrics(e.step, {k: v for k, v in e.metrics.items() if k != "loss"}) for e in evals]
     fallback = [held for e in older for held in _held_out_losses(e)]  # (no loss logged: read from the perplexity)
     assert [(step, key) for step, key, _ in fallback] == [(step, key) for step, key, _ in read.held_out]
     assert [value for *_, value in fallback] == pytest.approx([value for *_, value in read.held_out])
-    gpt = read_run(str(contextual_runs["gpt"][0]), (), scores=False)
+    gpt = read_run(str(contextual_runs["gpt"][0]), (), cached_scores=False)
     assert gpt.held_out and all(key == "loss" for _, key, _ in gpt.held_out)  # its own logged loss, no other
     gpt_evals = [e for e in contextual_runs["gpt"][1] if isinstance(e, api.EvalMetrics)]
     assert [value for *_, value in gpt.held_out] == [e.metrics["loss"] for e in gpt_evals]
