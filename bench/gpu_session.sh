@@ -53,6 +53,7 @@ elif ! python3 bench/gpu_check.py --write-corpus "$CORPUS" > /dev/null 2>&1; the
   exit 2
 fi
 export PYTHONUNBUFFERED=1
+cp bench/speed/RESULTS.md /tmp/speed_RESULTS.before 2>/dev/null  # (the speed benches write their sections there)
 T0=$(date +%s)
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null
 repro() {  # NAME LAYER FILES...: the word2vec tests after FILES, in one process, numba's threading layer LAYER
@@ -90,4 +91,6 @@ if [ -n "$AFTER" ]; then  # alone on every core
 fi
 tar czf "$OUT/logs.tgz" -C /tmp --exclude runs --exclude cache gc gt ga
 cp bench/speed/RESULTS.md "$OUT/speed_RESULTS.md" 2>/dev/null
+# a dry run leaves the recorded figures as they were (its own are in $OUT)
+[ "$DEVICE" = cuda ] || cp /tmp/speed_RESULTS.before bench/speed/RESULTS.md 2>/dev/null
 echo "total $(( $(date +%s) - T0 )) s"
