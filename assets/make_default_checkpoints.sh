@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train the default checkpoints the app opens with, with the engine's own CLI, then write slim fp16 copies into
 # assets/checkpoints/. Those trained before 2026-11-27 read the default corpus of then, now named wiki-news;
-# ngram-kn3, word2vec-sgns, gpt-tiny, bert-tiny, elmo-tiny and minilm-mlm's and minilm-gpt's last stages read today's default (wiki +
+# ngram-kn3, nnlm-tiny, word2vec-sgns, gpt-tiny, bert-tiny, elmo-tiny and minilm-mlm's and minilm-gpt's last stages read today's default (wiki +
 # news + conversation). Usage: bash assets/make_default_checkpoints.sh [WORK_DIR]
 # The exact commands, machine, time and final metrics of the shipped ones are in assets/checkpoints/README.md.
 set -euo pipefail
@@ -95,6 +95,12 @@ done
 word2bert-train ngram --corpus default --order 3 --prune 2 --out "$work/ngram-kn3"
 rm -rf "$here/checkpoints/ngram-kn3"
 word2bert-export "$work/ngram-kn3" --to slim "$here/checkpoints/ngram-kn3"
+# a neural language model (Bengio et al. 2003) knowing the trigram model's words: 80 minutes of its own CPU time,
+# then its budget extended to 140 (2026-12-06, the seventy-sixth and seventy-seventh sessions)
+word2bert-train nnlm --corpus default --context 4 --dim 60 --hidden 128 --no-direct --min-count 2 --max-vocab 60000 --epochs 3 --max-minutes 80 --budget-clock cpu --budget-schedule --out "$work/nnlm-tiny"
+word2bert-train --resume "$work/nnlm-tiny" --max-minutes 140
+rm -rf "$here/checkpoints/nnlm-tiny"
+word2bert-export "$work/nnlm-tiny" --to slim "$here/checkpoints/nnlm-tiny"
 # a tuned lens for the minilm-mlm now in place (its translators only; minilm-mlm frozen)
 word2bert-train tuned-lens --model minilm-mlm --corpus default --max-steps 300 --eval-every 100 --out "$work/tuned-lens-minilm-mlm"
 rm -rf "$here/checkpoints/tuned-lens-minilm-mlm"
