@@ -222,15 +222,12 @@ _JOBS: weakref.WeakSet[BackgroundJob] = weakref.WeakSet()  # every long job aliv
 
 
 def background_jobs() -> list[BackgroundJob]:
-    """The long jobs still running, whichever panel started them (to stop them all: closing the app)."""
-    out = []
-    for job in list(_JOBS):
-        try:
-            if job.running:
-                out.append(job)
-        except RuntimeError:  # (its Qt object is gone)
-            continue
-    return out
+    """The long jobs still running, whichever panel started them (to stop them all: closing the app). A job whose
+    Qt object is gone (its owner deleted while it ran) is not one: its work was told to stop then, and it never
+    reports; its Python object, kept by a panel's ``job``, still says ``running``."""
+    import shiboken6
+
+    return [job for job in list(_JOBS) if shiboken6.isValid(job) and job.running]
 
 
 _QUERY_POOL: QThreadPool | None = None
