@@ -5,9 +5,10 @@ the loss, and their mean often predicts held-out text as well as the best of the
 but the time to read them.
 
 Only saves that share a start are averaged: an encoder adapted here (``mlm-head``, ``clm-head``: every such
-run starts from its base encoder's weights) with runs of the same base, and any other run with its own kept
-checkpoints (``RUN/checkpoints/step-N``). Two models trained from random starts are refused: their units
-are not in the same order, and their mean is noise.
+run starts from its base encoder's weights) with runs of the same base, any other run with its own kept
+checkpoints (``RUN/checkpoints/step-N``), and saves of one lineage of continued pretraining (``--init-from``:
+a run with the save it went on from, or two runs that went on from one save). Two models trained from random
+starts are refused: their units are not in the same order, and their mean is noise.
 """
 
 from __future__ import annotations
@@ -31,6 +32,27 @@ def _run_of(folder: Path) -> Path:
     return folder.parent.parent if folder.parent.name == HISTORY else folder
 
 
+def lineage(config: dict[str, Any], most: int = 32) -> set[str]:
+    """The saves a save descends from by continued pretraining (``--init-from``), its own included, by save id: the
+    save it went on from (its config.json's ``init_from_save``), and so on back through each one's folder
+    (``init_from_folder``) as long as that folder still holds the save it names."""
+    ids: set[str] = set()
+    current: dict[str, Any] | None = config
+    while current is not None and len(ids) < most:
+        ids.add(str(current.get("save_id") or ""))
+        parent, folder = str(current.get("init_from_save") or ""), current.get("init_from_folder")
+        if not parent:
+            break
+        ids.add(parent)
+        try:
+            current = read_config(Path(str(folder))) if folder else None
+        except CheckpointError:  # (gone, or another save there now: the lineage is known this far)
+            break
+        if current is not None and str(current.get("save_id") or "") != parent:
+            break
+    return ids - {""}
+
+
 def check_shared_start(folders: Sequence[Path], configs: Sequence[dict[str, Any]]) -> None:
     """Refuse saves that cannot be averaged (another kind, another base, or no start in common)."""
     first, kind = folders[0], configs[0]["kind"]
@@ -42,11 +64,11 @@ def check_shared_start(folders: Sequence[Path], configs: Sequence[dict[str, Any]
             if base != other:
                 raise CheckpointError(f"cannot average encoders adapted from different bases: {base} ({first}) "
                                       f"and {other} ({folder})")
-        elif _run_of(folder) != _run_of(first):
+        elif _run_of(folder) != _run_of(first) and not lineage(config) & lineage(configs[0]):
             raise CheckpointError(
                 f"{folder} and {first} are different {kind} runs: runs trained from random starts are not "
                 "averaged (their units are in different orders); average a run with its own kept checkpoints "
-                f"(RUN/{HISTORY}/step-N)")
+                f"(RUN/{HISTORY}/step-N), or with the run it went on from (--init-from)")
 
 
 def averaged_weights(folders: Sequence[str | Path]) -> tuple[dict[str, torch.Tensor], list[dict[str, Any]]]:

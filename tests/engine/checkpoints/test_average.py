@@ -1,7 +1,9 @@
 """Weight averaging (word2bert-export RUN --to slim OUT --average-with SAVE…): the shipped copy holds the
-mean of the saves' weights, says so, loads and fills masks; saves with no start in common are refused."""
+mean of the saves' weights, says so, loads and fills masks; saves of one lineage of continued pretraining are
+averaged; saves with no start in common are refused."""
 
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -62,3 +64,26 @@ def test_average_with_goes_with_a_slim_copy_only(contextual_runs, tmp_path):
     bert = str(contextual_runs["bert"][0])
     with pytest.raises(SystemExit):
         export_main([bert, "--to", "hf", str(tmp_path / "hf"), "--average-with", bert])
+
+
+def test_saves_of_one_lineage_of_continued_pretraining_are_averaged(topic_corpus, tmp_path, capsys):
+    """A run that went on from another (--init-from) shares its start: it is averaged with that run, with a run
+    that went on from it in turn, and with a sibling that went on from the same save (bert-tiny's continued runs:
+    the mean of the shipped weights and a run continued from them was refused as "random starts")."""
+    def run(out, seed, init_from=""):
+        spec = replace(tiny_spec("bert", topic_corpus, out, max_steps=2, init_from=init_from), seed=seed)
+        assert list(api.train(spec))[-1].status == "completed"
+        return out
+
+    first = run(tmp_path / "first", 0)
+    child = run(tmp_path / "child", 1, str(first))
+    grandchild = run(tmp_path / "grandchild", 2, str(child))
+    sibling = run(tmp_path / "sibling", 3, str(first))
+    for i, (a, b) in enumerate([(first, child), (grandchild, first), (child, sibling)]):
+        assert export_main([str(a), "--to", "slim", str(tmp_path / f"mean-{i}"), "--average-with", str(b)]) == 0
+    stranger = run(tmp_path / "stranger", 4)
+    assert export_main([str(child), "--to", "slim", str(tmp_path / "x"), "--average-with", str(stranger)]) == 2
+    assert "random starts are not averaged" in capsys.readouterr().err
+    (first / "config.json").write_text((first / "config.json").read_text().replace(
+        json.loads((first / "config.json").read_text())["save_id"], "another-save"))  # first saved again since
+    assert export_main([str(grandchild), "--to", "slim", str(tmp_path / "y"), "--average-with", str(first)]) == 2
