@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 glibc = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+MISSED = 3  # the check's exit status when the lost item was not found unheld
 
 
 @pytest.mark.skipif(not glibc, reason="reads glibc's arenas")
@@ -18,8 +19,13 @@ def test_a_leaked_layout_item_is_named_and_found_unheld():
 
     root = Path(__file__).resolve().parents[2]
     code = f"import runpy; runpy.run_path({str(Path(__file__).resolve())!r})['_leak_check']()"
-    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "PYTHONMALLOC": "malloc", "QT_QPA_PLATFORM": "offscreen"})
+    for _ in range(3):  # the scan is conservative: a stale word that equals the lost item's address (on a stack,
+        # in memory freed since) holds it for that run, and then the item is missed (exit 3), about one run in 30;
+        # a held item reported as unheld, or anything else, fails at once
+        done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "PYTHONMALLOC": "malloc", "QT_QPA_PLATFORM": "offscreen"})
+        if done.returncode != MISSED:
+            break
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -44,7 +50,10 @@ def _leak_check() -> None:
                                                                                       every.get(lost_at))
     assert block_name(lost_at, _every_type())[0].startswith("C++ QSpacerItem, ")
     nobody = unheld(every)
-    assert lost_at in nobody and held_at not in nobody, by_class(nobody)
+    assert held_at not in nobody, by_class(nobody)
+    if lost_at not in nobody:
+        print(f"the lost item was missed: {by_class(nobody)}", file=sys.stderr)
+        sys.exit(MISSED)
     assert demangle("_ZTV13QWidgetItemV2") == "vtable for QWidgetItemV2"
     assert demangle("PyLong_Type") == "PyLong_Type"
     del app
