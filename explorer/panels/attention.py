@@ -17,7 +17,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QSlider,
-    QSpinBox,
     QSplitter,
     QToolButton,
     QVBoxLayout,
@@ -28,6 +27,7 @@ from explorer.panels.attention_results import AttentionResult, attention_result,
 from explorer.scenes import SHOWS, VIEWS, Scene
 from explorer.session import Session
 from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.widgets.block_spin import BlockSpin, block_label
 from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_chip import HeadChip
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
@@ -85,7 +85,7 @@ class AttentionPanel(QWidget):
         top.addLayout(model_row(self.model, self.compare, self.model2))
 
         # head view
-        self.layer = QSpinBox(minimum=0, maximum=0)
+        self.layer = BlockSpin()
         self.head_buttons: list[QToolButton] = []
         self.head_row = QHBoxLayout()
         self.threshold = QSlider(Qt.Orientation.Horizontal)
@@ -214,7 +214,7 @@ class AttentionPanel(QWidget):
     def _build_mix(self, layout: Any) -> None:
         self.mix = QComboBox()
         self.mix.addItems(list(MIXES))
-        self.mix_layer = QSpinBox(minimum=0, maximum=0)
+        self.mix_layer = BlockSpin()
         if self.result is not None:
             self.mix_layer.setMaximum(self.result.maps.weights.shape[0] - 1)
         self.mix_map = Heatmap()
@@ -419,13 +419,13 @@ class AttentionPanel(QWidget):
         other, _ = per_head_other(self.result)
         mode = self.grid_mode.currentIndex() if other is not None else 0
         if other is None or other.weights is None or mode == 0:
-            self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"layer {layer}, head {head}")
+            self.large.show_matrix(maps.weights[layer, head], maps.tokens, maps.tokens, f"{block_label(layer)}, head {head}")
         elif mode == 1:
             self.large.show_matrix(other.weights[layer, head], maps.tokens, maps.tokens,
-                                   f"{other.name}: layer {layer}, head {head}")
+                                   f"{other.name}: {block_label(layer)}, head {head}")
         elif mode == 2:
             self.large.show_matrix(maps.weights[layer, head] - other.weights[layer, head], maps.tokens, maps.tokens,
-                                   f"layer {layer}, head {head}: {self.result.name} − {other.name}", signed=True)
+                                   f"{block_label(layer)}, head {head}: {self.result.name} − {other.name}", signed=True)
 
     def show_token(self, sentence: str, position: int) -> None:
         """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK])."""
@@ -480,15 +480,15 @@ class AttentionPanel(QWidget):
                 return
             b = other.average[min(layer, len(other.average) - 1)]
             if mode == 3:
-                self.mix_map.show_matrix(b, other.tokens, other.tokens, f"{other.name}, layer {layer}: the "
+                self.mix_map.show_matrix(b, other.tokens, other.tokens, f"{other.name}, {block_label(layer)}: the "
                                          "average of its heads")
                 return
             self.mix_map.show_matrix(self.result.average[layer] - b, maps.tokens, maps.tokens,
-                                     f"layer {layer}: {self.result.name} − {other.name} (red: A attends more)",
+                                     f"{block_label(layer)}: {self.result.name} − {other.name} (red: A attends more)",
                                      signed=True)
             return
         rolled = mode == 1
         matrix = (self.result.rollout if rolled else self.result.average)[layer]
-        title = (f"rollout up to layer {layer}: how much each input token flows into each position" if rolled
-                 else f"layer {layer}: the average of its heads")
+        title = (f"rollout up to {block_label(layer)}: how much each input token flows into each position" if rolled
+                 else f"{block_label(layer)}: the average of its heads")
         self.mix_map.show_matrix(matrix, maps.tokens, maps.tokens, title)

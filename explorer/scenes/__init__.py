@@ -41,7 +41,7 @@ class Scene:
     title: str | None = None
     selection: str | None = None
     contextual_model: str | None = None
-    layer: int | None = None
+    layer: int | None = None  # a hidden state (0: the input); an attention scene's: the block, from 0 (shown + 1)
     view: str | None = None
     curves: str | list[str] | None = None
     run: str | None = None  # the Run history's run folder (a scene of the "history" panel)

@@ -55,7 +55,7 @@ class HeadAtlas(QTableWidget):
             values = [stat(h, column) for h in stats]
             best[column] = max(values) if column > 2 else min(values)
         for r, h in enumerate(stats):
-            self.setItem(r, 0, _Number(h.layer))
+            self.setItem(r, 0, _Number(h.layer + 1))  # counted as the app counts layers (block_spin)
             self.setItem(r, 1, _Number(h.head))
             for column in range(2, len(ATLAS_COLUMNS)):
                 value = stat(h, column)
@@ -68,7 +68,7 @@ class HeadAtlas(QTableWidget):
     def _clicked(self, row: int, _column: int) -> None:
         layer, head = self.item(row, 0), self.item(row, 1)
         if isinstance(layer, _Number) and isinstance(head, _Number):
-            self.head_chosen.emit(int(layer.value), int(head.value))
+            self.head_chosen.emit(int(layer.value) - 1, int(head.value))
 
 
 def stat(h: Any, column: int) -> float:

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from explorer.widgets.block_spin import block_label
 from explorer.widgets.plot_view import without_background_cache
 
 COLOURMAP = pg.colormap.get("viridis")
@@ -243,7 +244,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
             # margin: pyqtgraph hid it (it hides a label past an axis's ends)
             self.plot.getAxis("top").setStyle(hideOverlappingLabels=max(20, self.plot.getAxis("left").width()))
             self.plot.getAxis("top").setTicks([[(h * (k + g) + k / 2, f"head {h}") for h in range(0, heads, step)]])
-            self.plot.getAxis("left").setTicks([[(layer * (q + g) + q / 2, f"layer {layer}") for layer in range(layers)]])
+            self.plot.getAxis("left").setTicks([[(layer * (q + g) + q / 2, block_label(layer)) for layer in range(layers)]])
             self._fit_top()
         self.signed = signed
 

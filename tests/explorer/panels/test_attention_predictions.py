@@ -52,15 +52,19 @@ def test_attention_views_show_every_layer_and_head(qtbot, window, contextual_run
     panel.views.setCurrentIndex(1)
     assert panel.grid.shape == (layers, heads)
     panel.grid.clicked.emit(1, 0)
-    assert panel.large.matrix.shape == (len(maps.tokens),) * 2 and "layer 1, head 0" in panel.large.plot.plotItem.titleLabel.text
+    # layers are counted as the lens counts them (0 = the embeddings): the second block's attention is "layer 2"
+    assert panel.large.matrix.shape == (len(maps.tokens),) * 2 and "layer 2, head 0" in panel.large.plot.plotItem.titleLabel.text
+    assert [label for _, label in panel.grid.plot.getAxis("left")._tickLevels[0]] == ["layer 1", "layer 2"]
     shot(qtbot, window, "attention-model-view")
     panel.views.setCurrentIndex(2)
     assert panel.atlas.rowCount() == layers * heads
     shot(qtbot, window, "attention-head-atlas")
     panel.atlas.sortItems(2)  # by entropy
+    assert sorted({int(panel.atlas.item(r, 0).value) for r in range(panel.atlas.rowCount())}) == [1, 2]
     row_layer, row_head = int(panel.atlas.item(0, 0).value), int(panel.atlas.item(0, 1).value)
     panel.atlas.cellDoubleClicked.emit(0, 2)  # a double click on the top row
-    assert panel.layer.value() == row_layer and panel.selected_heads() == [row_head]
+    assert panel.layer.text() == str(row_layer) and panel.selected_heads() == [row_head]
+    assert panel.layer.value() == row_layer - 1  # (the block's index, as the model's tensors hold it)
     assert panel.views.currentIndex() == 0
     panel.views.setCurrentIndex(3)
     panel.mix.setCurrentIndex(1)
