@@ -279,6 +279,7 @@ class AttentionPanel(QWidget):
         self.query()
 
     def query(self) -> None:
+        self._debounce.stop()  # asked now: a query the typing scheduled would only ask the same again
         handle = self.session.models.get(self.model.currentText())
         for control in (self.sentence, self.pair):
             control.setEnabled(handle is not None)

@@ -210,6 +210,7 @@ class LayersPanel(QWidget):
         return self.model_a.state(), self.model_b.state(), self.count.value(), self.debiased.isChecked()
 
     def query(self) -> None:
+        self._debounce.stop()  # asked now: a query the typing scheduled would only ask the same again
         a, b = self.session.models.get(self.model_a.currentText()), self.session.models.get(self.model_b.currentText())
         if a is None or b is None:
             self.cancel()

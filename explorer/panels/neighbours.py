@@ -161,6 +161,7 @@ class NeighboursPanel(QWidget):
                      contextual_model=self.model.currentText(), view="neighbours")
 
     def query(self) -> None:
+        self._debounce.stop()  # asked now: a query the typing scheduled would only ask the same again
         word, name = self.word.text().strip(), self.model.currentText()
         handle = self.session.models.get(name)
         self.word.setEnabled(handle is not None)

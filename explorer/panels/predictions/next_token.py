@@ -116,6 +116,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.generate_runner_b.failed.connect(lambda _: self._continuation_failed(1))
 
     def query(self) -> None:
+        self._debounce.stop()  # asked now: a query the typing scheduled would only ask the same again
         handle = self.session.models.get(self.model.currentText())
         for control in (self.greedy, self.sample):
             control.setEnabled(handle is not None)

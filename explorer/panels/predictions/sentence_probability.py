@@ -112,6 +112,7 @@ class SentenceProbabilityView(QWidget):
     def query(self) -> None:
         from engine.api import Capability, model_kinds
 
+        self._debounce.stop()  # asked now: a query the typing scheduled would only ask the same again
         sentences = [s.strip() for s in self.text.toPlainText().splitlines() if s.strip()][:12]
         scoring = [(name, h) for name, h in self.session.models.items() if Capability.SENTENCE_SCORE in h.capabilities
                    and (self.only is None or name in self.only)]

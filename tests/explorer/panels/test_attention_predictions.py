@@ -361,6 +361,7 @@ def test_a_next_word_scene_shows_its_greedy_continuation_and_a_saved_one_keeps_i
     """A talk's GPT step: the next words and, once shown, what each model writes on (greedy: the same on every
     run of the talk). Saved from the view, a greedy continuation of the text on screen is kept; a sampled one
     (another every time) or one of an earlier text is not."""
+    from explorer.panels.predictions import next_token
     from explorer.scenes import SceneError, check_scene
 
     load(qtbot, window, contextual_runs["gpt"][0], contextual_runs["elmo"][0])
@@ -370,8 +371,13 @@ def test_a_next_word_scene_shows_its_greedy_continuation_and_a_saved_one_keeps_i
                          "models": ["gpt", "elmo"], "contextual_model": "gpt", "compare": "elmo",
                          "continuation": "greedy"}, "scene")
     view = panel.next
+    asked = []  # each time the view continues the text
+    continue_text = view.continue_text
+    view.continue_text = lambda temperature: (asked.append(temperature), continue_text(temperature))[1]
     with qtbot.waitSignal(panel.shown, timeout=60_000):
         panel.apply_scene(scene)
+    qtbot.wait(3 * next_token.DEBOUNCE_MS)  # the scene's text, typed into the box, asked nothing more: a sample clicked
+    assert asked == [0.0]        # now is not overwritten by the scene's greedy continuation asked again
     lines = view.continuation.text().split("<br>")  # both there when the scene says it is shown
     assert len(lines) == 2 and lines[0].startswith("gpt: She played the<b>") and "(greedy" in lines[0]
     assert lines[1].startswith("elmo: She played the<b>") and "(greedy" in lines[1]
