@@ -47,6 +47,7 @@ from explorer.widgets.word_chip import chip_word, word_chip
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
+DEFAULT_WORD = "bank"  # selected at the start, so that the first screen already answers (river bank vs money)
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]  # (made readable on the background)
 # typed occurrences whose corpus neighbours are listed, as many as the map numbers (the export has them all): a
 # text with the word 400 times laid out a 2,000-line page, seconds of the GUI thread
@@ -60,7 +61,7 @@ class PolysemyPanel(QWidget):
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.word = ""
+        self.word = DEFAULT_WORD
         self.wanted_model = ""  # a scene's contextual model, selected (and indexed) once it is loaded
         self.wanted_layer: int | None = None
         self.wanted_models: list[str] = []  # a scene's models (a talk's "All models" compares only these)
@@ -406,6 +407,8 @@ class PolysemyPanel(QWidget):
         if self.wanted_model and self.wanted_model not in self.session.models and self.session.loading:
             # a scene's model is on its way: encoding the word with a stand-in would only delay it
             self.message.setText(f"waiting for {self.wanted_model} to load…")
+            self.fetcher.cancel()  # a search or an answer under way (the first screen's word, say) is stale now
+            self.context_runner.cancel()
             return
         word, layer, sentences, hits = self.word, self.layer.value(), self.sentence_list(), self.hits
         index = self.indexer.get(handle.name) or self.fetcher.get(handle.name, word)  # an index, or on demand
