@@ -18,6 +18,7 @@ import pyqtgraph as pg
 Corner = tuple[float, float]
 CORNERS: tuple[Corner, ...] = ((1, 0), (0, 0), (1, 1), (0, 1), (1, 0.5), (0, 0.5))
 MARGIN = 10  # px between the legend and the plot's edges
+MARK_GAP = 6  # px between the legend and an upright mark it keeps clear of
 COLUMN = 2.0  # px: the legend's box is tested every this many columns
 # at most this share of the view's height for the legend: past it its names go in more columns (the Fine-tune tab's
 # plots are a hundred pixels high, and four names, one under another, covered every curve whatever the corner)
@@ -74,6 +75,7 @@ class CornerLegend(pg.LegendItem):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.corner: Corner = CORNERS[0]
+        self.shift = 0.0  # pixels sideways from the corner: kept off a marker (``clear_of_marks``)
         self.dragged = False  # the user put it somewhere: it stays there
 
     def paint(self, p: Any, *args: Any) -> None:
@@ -87,12 +89,13 @@ class CornerLegend(pg.LegendItem):
         if ev.isAccepted():
             self.dragged = True
 
-    def place(self, corner: Corner) -> None:
-        if corner == self.corner or self.dragged:
+    def place(self, corner: Corner, shift: float = 0.0) -> None:
+        """In ``corner``, moved ``shift`` pixels sideways (right if positive) from there."""
+        if (corner, shift) == (self.corner, self.shift) or self.dragged:
             return
-        self.corner = corner
-        offset = tuple(MARGIN * (1 - 2 * at) for at in corner)  # inwards from its edges (none across a middle)
-        self.anchor(itemPos=corner, parentPos=corner, offset=offset)
+        self.corner, self.shift = corner, shift
+        dx, dy = (MARGIN * (1 - 2 * at) for at in corner)  # inwards from its edges (none across a middle)
+        self.anchor(itemPos=corner, parentPos=corner, offset=(dx + shift, dy))
 
 
 def add_corner_legend(plot_item: pg.PlotItem) -> CornerLegend:
@@ -127,4 +130,22 @@ def place_legend(legend: CornerLegend, view: pg.ViewBox, curves: Iterable[tuple[
     if columns != legend.columnCount:
         legend.setColumnCount(columns)
         rect = legend.boundingRect()
-    legend.place(emptiest_corner(in_pixels, width, height, (rect.width(), rect.height()), legend.corner))
+    corner = emptiest_corner(in_pixels, width, height, (rect.width(), rect.height()), legend.corner)
+    box = corner_box(corner, width, height, (rect.width(), rect.height()))
+    legend.place(corner, clear_of_marks(corner, box, [(at - x0) * (width / (x1 - x0)) for at in marks], width))
+
+
+def clear_of_marks(corner: Corner, box: tuple[float, float, float, float], marks: Iterable[float],
+                   width: float) -> float:
+    """How many pixels sideways a legend in ``corner`` covering ``box`` moves so that no upright mark (its x in
+    pixels) runs under its card: inwards, past the marks under it, where it still fits in the view; 0 when none is
+    under it, in the middle of a side, or where it would not fit. The checkpoint shown in the Run history is the
+    last one to begin with, a line near the right edge: a legend in a right corner hid it, since every other place
+    lay over a curve."""
+    left, _, right, _ = box
+    under = [at for at in marks if left - MARK_GAP <= at <= right + MARK_GAP]
+    if not under or corner[0] == 0.5:
+        return 0.0
+    shift = (min(under) - MARK_GAP) - right if corner[0] == 1 else (max(under) + MARK_GAP) - left
+    inside = left + shift >= MARGIN and right + shift <= width - MARGIN
+    return float(round(shift)) if inside else 0.0

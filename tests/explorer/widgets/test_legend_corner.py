@@ -200,3 +200,38 @@ def test_the_legend_moves_off_the_step_a_marker_shows(qtbot):
     for _ in range(5):
         settle_layout()
     assert plot.legend.corner != (1, 0) and not over_marker()
+
+
+def test_the_checkpoint_line_at_the_right_edge_is_not_hidden_behind_the_legend(qtbot):
+    """The Run history opens on the last checkpoint: its line stands near the right edge. A loss that falls
+    steeply at the left and runs flat along the bottom leaves only the right corners, and the legend there hid the
+    line's top. The legend keeps to the left of the line instead."""
+    import pyqtgraph as pg
+
+    from explorer.widgets.loss_plot import LossPlot
+
+    plot = LossPlot()
+    qtbot.addWidget(plot)
+    plot.resize(700, 420)
+    plot.show()
+    for step in range(50, 5801, 50):
+        plot.append("loss", step, 3.9 + 2.3 * np.exp(-step / 500))
+        plot.append("held-out loss", step, 3.92)
+    marker = pg.InfiniteLine(angle=90, movable=False)
+    plot.add_mark(marker, "#d95f02")
+    marker.setValue(5826)
+    plot.redraw_now()
+    plot.getPlotItem().setXRange(0, 5826, padding=0.02)
+    for _ in range(5):
+        settle_layout()
+    plot.place_legend()
+    settle_layout()
+    view, rect = plot.getPlotItem().vb, plot.legend.sceneBoundingRect()
+    at = view.mapViewToScene(QPointF(5826, 4.5)).x()
+    assert plot.legend.corner[0] == 1 and not rect.left() - 1 <= at <= rect.right() + 1
+    assert _covers(plot, "loss") == 0
+    marker.setValue(2900)  # the slider moved to the middle: the legend goes back to its corner
+    settle_layout()
+    plot.place_legend()
+    settle_layout()
+    assert plot.legend.shift == 0
