@@ -440,7 +440,8 @@ def test_an_elmo_explored_answers_in_the_lens_for_the_word_its_sentences_share(q
     from explorer.widgets.word_chip import chip_word
 
     lens = window.polysemy
-    assert lens.word == ""  # (nothing clicked yet)
+    assert lens.word == "bank"  # the first screen's word, selected at the start
+    lens.select("")  # nothing chosen: the explorer chooses the word the sentences share
     run = str(contextual_runs["elmo"][0])
     lens.sentences.setPlainText("We sat on the bank of the river.\nShe deposited cash at the bank.")  # (not the
     with qtbot.waitSignal(lens.shown, timeout=120_000):  # sentences an earlier window left in the settings)
