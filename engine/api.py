@@ -28,6 +28,7 @@ from engine.config.settings import (
     Word2VecConfig,
     model_config,
 )
+from engine.data.function_words import is_function_word
 from engine.data.keyed_vectors import SEEN_AT_LEAST
 from engine.data.text import word_spans, word_tokenize
 from engine.errors import (
@@ -417,7 +418,7 @@ __all__ = [
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
     "Unsupported", "Word2BertError", "Word2VecConfig", "continuable", "continuable_family", "default_checkpoints", "kept_settings", "said_settings", "source_problem", "describe_run", "load", "read_metrics", "train",
-    "word_spans", "word_tokenize", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
+    "word_spans", "word_tokenize", "is_function_word", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",

@@ -32,6 +32,7 @@ from explorer.panels.polysemy.text import (
     highlight,
     layers_html,
     neighbours_html,
+    repeated_word,
 )
 from explorer.scenes import Scene, model_name
 from explorer.session import Session
@@ -47,7 +48,6 @@ from explorer.widgets.word_chip import chip_word, word_chip
 
 DEBOUNCE_MS = 150
 DEFAULT_SENTENCES = "We sat on the bank of the river.\nShe deposited cash at the bank."
-DEFAULT_WORD = "bank"  # selected at the start, so that the first screen already answers (river bank vs money)
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]  # (made readable on the background)
 # typed occurrences whose corpus neighbours are listed, as many as the map numbers (the export has them all): a
 # text with the word 400 times laid out a 2,000-line page, seconds of the GUI thread
@@ -61,7 +61,10 @@ class PolysemyPanel(QWidget):
     def __init__(self, session: Session, corpus: str = "default", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.word = DEFAULT_WORD
+        self.word = ""
+        # until a word is clicked (or a scene names one), the lens shows the word the sentences share ("bank" in
+        # the default ones, or in those kept from the last run): the first screen answers without a click
+        self.word_chosen = False
         self.wanted_model = ""  # a scene's contextual model, selected (and indexed) once it is loaded
         self.wanted_layer: int | None = None
         self.wanted_models: list[str] = []  # a scene's models (a talk's "All models" compares only these)
@@ -229,6 +232,9 @@ class PolysemyPanel(QWidget):
         from engine.api import word_tokenize
 
         empty_layout(self.chips)
+        shown = self.word
+        if not self.word_chosen:
+            self.word = repeated_word(self.sentence_list())
         seen: list[str] = []
         for s in self.sentence_list():
             for w in word_tokenize(s):
@@ -240,8 +246,8 @@ class PolysemyPanel(QWidget):
             chip.clicked.connect(lambda _=False, word=w: self.select(word))
             self.chips.addWidget(chip)
             chip.show()  # children added to a visible widget must be shown
-        if self.word:
-            self.select(self.word)
+        if self.word or shown:
+            self._ask(self.word)  # ("": the last word's answers go, and the lens asks for a click)
 
     def _static_shown(self, _result: object) -> None:
         self._maybe_shown()
@@ -257,7 +263,12 @@ class PolysemyPanel(QWidget):
         self.shown.emit()
 
     def select(self, word: str) -> None:
-        """Select a word in every sentence where it occurs and query every model."""
+        """Choose a word (a click on it): select it in every sentence where it occurs and query every model. It
+        stays chosen as the sentences change; "" lets the lens show the word they share again."""
+        self.word_chosen = bool(word)
+        self._ask(word)
+
+    def _ask(self, word: str) -> None:
         self.word = word.lower()
         for i in range(self.chips.count()):
             item = self.chips.itemAt(i)
@@ -298,6 +309,7 @@ class PolysemyPanel(QWidget):
         self.wanted_models = [model_name(m) for m in scene.models]  # (a folder's path: the name it loads as)
         self.wanted_layer = scene.layer
         self.word = (scene.selection or "").lower()
+        self.word_chosen = bool(self.word)  # (none named: the word its sentences share)
         self.sentences.setPlainText("\n".join(scene.sentences))
         self.views.setCurrentIndex(1 if scene.view == "map" else 0)
         self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense

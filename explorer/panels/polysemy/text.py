@@ -125,9 +125,10 @@ def highlight(sentence: str, word: str) -> str:
 
 def repeated_word(sentences: list[str]) -> str:
     """The word the typed sentences share, lower-cased, for a lens opened with none chosen ("bank" in "the bank of
-    the river" and "cash at the bank"): of the words in more than one sentence, the longest (function words such as
-    "the" are short), the first of equals; "" where no word repeats."""
-    from engine.api import word_tokenize
+    the river" and "cash at the bank"): of the words in more than one sentence, those that are not function words
+    ("bus", not "the", in "the bus stopped" and "we took the bus") first, then the longest, then the first of
+    equals; "" where no word repeats."""
+    from engine.api import is_function_word, word_tokenize
 
     seen: dict[str, int] = {}  # word -> sentences it is in
     first: dict[str, int] = {}  # word -> where it first comes (one pass: a long text stays quick on the GUI thread)
@@ -138,4 +139,4 @@ def repeated_word(sentences: list[str]) -> str:
         for w in set(words):
             seen[w] = seen.get(w, 0) + 1
     shared = [w for w, n in seen.items() if n > 1]
-    return min(shared, key=lambda w: (-len(w), first[w])) if shared else ""
+    return min(shared, key=lambda w: (is_function_word(w), -len(w), first[w])) if shared else ""

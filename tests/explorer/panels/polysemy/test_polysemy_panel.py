@@ -72,6 +72,29 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     window.grab().save(str(SHOTS / "polysemy-map-tiny-bert.png"))
 
 
+def test_until_a_word_is_clicked_the_lens_shows_the_word_the_sentences_share(qtbot, window):
+    """The first screen answers without a click: "bank" in the default sentences; in sentences kept from the last
+    run, the word they share. A word the user clicks stays as the sentences change."""
+    panel = window.polysemy
+
+    def checked():
+        return [c.text() for c in panel.findChildren(QToolButton) if c.isChecked()]
+
+    assert panel.word == "bank" and checked() == ["bank"]
+    panel.sentences.setPlainText("The bus stopped near the market.\nWe took the bus home.")
+    qtbot.waitUntil(lambda: panel.word == "bus", timeout=5_000)
+    assert checked() == ["bus"]
+    panel.select("market")  # a click
+    panel.sentences.setPlainText("The bus stopped near the market.\nWe took the bus home.\nThe market closed.")
+    qtbot.waitUntil(lambda: "closed" in [c.text() for c in panel.findChildren(QToolButton)], timeout=5_000)
+    assert panel.word == "market" and checked() == ["market"]
+    panel.select("")  # nothing chosen: the shared word again once the sentences change
+    panel.sentences.setPlainText("I like tea.\nShe likes coffee.")
+    qtbot.waitUntil(lambda: "coffee" in [c.text() for c in panel.findChildren(QToolButton)], timeout=5_000)
+    assert panel.word == "" and checked() == []
+    assert panel.static.table.item(0, 1).text() in ("click a word", "no static model loaded (GloVe, word2vec)")
+
+
 def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(qtbot, window):
     panel = window.polysemy
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):

@@ -60,4 +60,7 @@ def test_the_word_sentences_share_is_the_longest_repeated_one_and_none_where_non
     assert repeated_word(["He will play Hamlet on the stage.", "They play the match tonight."]) == "play"
     assert repeated_word(["The Bank of England.", "We sat on the bank."]) == "bank"  # (any case)
     assert repeated_word(["A cat sat.", "A dog ran."]) == "a"  # a short word, when it is the only one shared
+    # a word that means something before a function word as long as it ("the" came first, and won)
+    assert repeated_word(["The bus stopped near the market.", "We took the bus home."]) == "bus"
+    assert repeated_word(["It was there before.", "They were there before it."]) == "before"  # (all of them: longest)
     assert repeated_word(["A cat sat.", "The dog ran."]) == "" == repeated_word([])
