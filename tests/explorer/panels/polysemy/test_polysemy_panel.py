@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtWidgets import QToolButton
 
 from explorer.panels.polysemy.answer import ContextualAnswer
+from explorer.panels.polysemy.panel import DEFAULT_SENTENCES
 from explorer.scenes import check_scene
 from tests.conftest import settle_layout
 
@@ -26,6 +27,10 @@ def window(qtbot, contextual_runs, topic_corpus):
     win.polysemy.indexer.settings = {"per_word": 8, "max_words": 200, "min_count": 3, "max_sentences": 2000}
     qtbot.addWidget(win)
     win.show()
+    # no sentences, so no word: the lens's first word ("bank", the word its default sentences share) is not in this
+    # corpus, and its search would answer beside each test's own (a test of the first screen types them again)
+    win.polysemy.sentences.setPlainText("")
+    qtbot.waitUntil(lambda: win.polysemy.word == "", timeout=5_000)
     yield win
     from explorer.tasks import wait_for_workers
 
@@ -37,10 +42,7 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
         window.session.load(str(contextual_runs["bert"][0]))
     assert panel.model.currentText() == "bert" and panel.layer.maximum() == 2
-    # the first screen answers: the default sentences' "bank" is selected and queried once a model is in (this
-    # test's corpus has no bank: it says so)
-    qtbot.waitUntil(lambda: "'bank' is not in the vocabulary of the corpus" in panel.message.text(), timeout=60_000)
-    assert [c.text() for c in panel.findChildren(QToolButton) if c.isChecked()] == ["bank"]
+    assert "Click a word" in panel.message.text()
     panel.indexer.build.click()  # the whole-corpus index: an option, for every frequent word at once
     assert not panel.indexer.build.isEnabled() and panel.indexer.cancel.isEnabled()
     qtbot.waitUntil(lambda: "bert" in panel.indexer.indexes, timeout=120_000)
@@ -72,25 +74,34 @@ def test_two_senses_pull_different_corpus_neighbours(qtbot, window, contextual_r
     window.grab().save(str(SHOTS / "polysemy-map-tiny-bert.png"))
 
 
-def test_until_a_word_is_clicked_the_lens_shows_the_word_the_sentences_share(qtbot, window):
+def test_until_a_word_is_clicked_the_lens_shows_the_word_the_sentences_share(qtbot, window, contextual_runs):
     """The first screen answers without a click: "bank" in the default sentences; in sentences kept from the last
     run, the word they share. A word the user clicks stays as the sentences change."""
     panel = window.polysemy
 
-    def checked():
-        return [c.text() for c in panel.findChildren(QToolButton) if c.isChecked()]
+    def chips():  # the chips under the sentences now (those of earlier sentences may wait to be deleted)
+        return [panel.chips.itemAt(i).widget() for i in range(panel.chips.count())]
 
-    assert panel.word == "bank" and checked() == ["bank"]
+    def checked():
+        return [c.text() for c in chips() if isinstance(c, QToolButton) and c.isChecked()]
+
+    panel.sentences.setPlainText(DEFAULT_SENTENCES)  # (the fixture cleared them)
+    qtbot.waitUntil(lambda: panel.word == "bank", timeout=5_000)
+    assert checked() == ["bank"]
+    with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+        window.session.load(str(contextual_runs["bert"][0]))
+    # asked of the model at once (this corpus has no bank: it says so)
+    qtbot.waitUntil(lambda: "'bank' is not in the vocabulary of the corpus" in panel.message.text(), timeout=60_000)
     panel.sentences.setPlainText("The bus stopped near the market.\nWe took the bus home.")
     qtbot.waitUntil(lambda: panel.word == "bus", timeout=5_000)
     assert checked() == ["bus"]
     panel.select("market")  # a click
     panel.sentences.setPlainText("The bus stopped near the market.\nWe took the bus home.\nThe market closed.")
-    qtbot.waitUntil(lambda: "closed" in [c.text() for c in panel.findChildren(QToolButton)], timeout=5_000)
+    qtbot.waitUntil(lambda: "closed" in [c.text() for c in chips()], timeout=5_000)
     assert panel.word == "market" and checked() == ["market"]
     panel.select("")  # nothing chosen: the shared word again once the sentences change
     panel.sentences.setPlainText("I like tea.\nShe likes coffee.")
-    qtbot.waitUntil(lambda: "coffee" in [c.text() for c in panel.findChildren(QToolButton)], timeout=5_000)
+    qtbot.waitUntil(lambda: "coffee" in [c.text() for c in chips()], timeout=5_000)
     assert panel.word == "" and checked() == []
     assert panel.static.table.item(0, 1).text() in ("click a word", "no static model loaded (GloVe, word2vec)")
 
