@@ -288,6 +288,7 @@ class PolysemyPanel(QWidget):
         self.hits = 3 if on else 4
         self.presenting = on
         self.scene_models_only = on
+        self.static.only = self.wanted_models if on else None  # (a model loaded for another step: not on this one)
         self.static.set_compact(on)
         self.static.hide_when_none = on and not self.contextual_box.isHidden()
         if not on:
@@ -307,6 +308,7 @@ class PolysemyPanel(QWidget):
     def apply_scene(self, scene: Scene) -> None:
         self.wanted_model = scene.contextual_model or ""
         self.wanted_models = [model_name(m) for m in scene.models]  # (a folder's path: the name it loads as)
+        self.static.only = self.wanted_models if self.scene_models_only else None
         self.wanted_layer = scene.layer
         self.word = (scene.selection or "").lower()
         self.word_chosen = bool(self.word)  # (none named: the word its sentences share)

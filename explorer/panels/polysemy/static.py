@@ -37,6 +37,7 @@ class StaticNeighbours(QGroupBox):
         self.session = session
         self.compact = False
         self.hide_when_none = False  # a talk's step with a contextual column: no static model, no box on the slide
+        self.only: list[str] | None = None  # a talk's step: only its own models (None: every static model loaded)
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
         self.table.verticalHeader().setVisible(False)
@@ -100,7 +101,8 @@ class StaticNeighbours(QGroupBox):
         from engine.api import Capability
 
         self._word = word
-        handles = [h for h in self.session.models.values() if h.capabilities & Capability.STATIC]
+        handles = [h for name, h in self.session.models.items() if h.capabilities & Capability.STATIC
+                   and (self.only is None or name in self.only)]
         seen = self.session.seen_at_least()
         self.setVisible(bool(handles) or not self.hide_when_none)  # ("no static model loaded" is noise on a slide)
         if not word or not handles:

@@ -351,6 +351,35 @@ def test_a_talks_polysemy_slide_shows_every_static_model_and_gives_the_rest_to_t
     assert wait_for_workers(30_000)
 
 
+def test_a_talks_static_column_lists_only_its_own_steps_models(qtbot, contextual_runs):
+    """The talk's "bank" step names GloVe and word2vec; nnlm-tiny, loaded for the first step, stood in its static
+    column too, with neighbours ("parmalat, regiments, poll") no speaker would put on a projector."""
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+
+    bert = str(contextual_runs["bert"][0])
+    deck = check_deck({"title": "bank", "steps": [
+        {"panel": "polysemy", "view": "static", "sentences": ["the cat sat on the mat ."], "selection": "cat",
+         "models": ["word2vec-sgns"], "title": "word2vec alone"},
+        {"panel": "polysemy", "view": "neighbours", "sentences": ["the cat sat on the mat .", "a cat ran ."],
+         "selection": "cat", "models": ["glove-6b-50d", bert], "contextual_model": "bert",
+         "title": "GloVe and a BERT"}]})
+    window = TalkWindow(Session(), deck)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitUntil(lambda: window.all_ready, timeout=120_000)
+    assert {"word2vec-sgns", "glove-6b-50d"} <= set(window.session.models)  # both loaded, for one step each
+
+    def rows(panel):
+        table = panel.static.table
+        return [table.item(r, 0).text() for r in range(table.rowCount())]
+
+    assert rows(window.panels[0]) == ["word2vec-sgns"] and rows(window.panels[1]) == ["glove-6b-50d"]
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
+
+
 def _app(args, tmp_path):
     """The app as its user starts it, in a process of its own (its window and workers end with it)."""
     import os
