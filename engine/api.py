@@ -52,6 +52,7 @@ from engine.finetune.spec import STRATEGIES, FinetuneSpec
 from engine.handles.continuation import NO_REPEAT
 from engine.handles.continuation import TOP_P as SAMPLING_TOP_P
 from engine.handles.history import (
+    HELD_OUT_SCORES,
     KeptCheckpoint,
     run_history,
     tokens_seen,
@@ -423,7 +424,7 @@ __all__ = [
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
     "lens_grid", "causal_trace", "LayerSimilarity", "layer_similarity", "forget_read_words", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "model_names", "loaded_name", "release_memory",
-    "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "trainer_progress", "trainer_saved_step", "checkpoint_scores", "checkpoint_settling",
+    "HELD_OUT_SCORES", "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "trainer_progress", "trainer_saved_step", "checkpoint_scores", "checkpoint_settling",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
     "hold_workers", "release_workers", "yield_at_modules", "yield_point",
 ]

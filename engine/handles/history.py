@@ -149,7 +149,8 @@ def _trainer_tokens(path: Path) -> int | None:
     return None
 
 
-HELD_OUT_KINDS = ("loss", "accuracy", "f1")  # what an evaluation logs that a run's history plots
+HELD_OUT_SCORES = ("accuracy", "f1")  # the scores (0 to 1) an evaluation logs that a run's history plots
+HELD_OUT_KINDS = ("loss", *HELD_OUT_SCORES)  # and its losses
 
 
 def trainer_log(run_dir: str | Path) -> tuple[list[tuple[int, float]], list[tuple[int, str, float]]]:

@@ -97,8 +97,10 @@ def _held_out_losses(ev: Any) -> list[tuple[int, str, float]]:
 def held_out_scores(step: int, metrics: dict[str, Any]) -> list[tuple[int, str, float]]:
     """An evaluation's scores between 0 and 1 (mlm_accuracy, nsp_accuracy, sense_pair_accuracy, a Trainer's
     eval_accuracy or eval_f1), plotted where the checkpoints' scores are; the counts beside them are not."""
+    from engine.api import HELD_OUT_SCORES
+
     return [(step, key, float(value)) for key, value in metrics.items()
-            if key.endswith(("accuracy", "f1")) and isinstance(value, int | float) and 0 <= value <= 1]
+            if key.endswith(HELD_OUT_SCORES) and isinstance(value, int | float) and 0 <= value <= 1]
 
 
 def _written_lately(run_dir: str) -> bool:
