@@ -91,7 +91,7 @@ class NeighboursPanel(QWidget):
         self.word = QLineEdit(placeholderText="type a word (bank) or an analogy (king - man + woman)")
         from engine.api import Capability
 
-        self.model = ModelPicker(Capability.STATIC)
+        self.model = ModelPicker(Capability.STATIC, role="static")  # opens on the best (GloVe)
         self.model.activated.connect(lambda _: setattr(self, "wanted_model", ""))  # by hand: a scene's let go
         self.k = 15
         self.seen = QSpinBox(minimum=1, maximum=1_000_000, value=session.seen_at_least())

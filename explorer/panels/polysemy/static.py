@@ -38,6 +38,7 @@ class StaticNeighbours(QGroupBox):
         self.compact = False
         self.hide_when_none = False  # a talk's step with a contextual column: no static model, no box on the slide
         self.only: list[str] | None = None  # a talk's step: only its own models (None: every static model loaded)
+        self._ranking: list[str] | None = None
         self.table = QTableWidget(0, 2)
         self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
         self.table.verticalHeader().setVisible(False)
@@ -61,6 +62,13 @@ class StaticNeighbours(QGroupBox):
         self.runner.failed.connect(self._message)
         self._word = ""
         session.seenAtLeastChanged.connect(self._seen_changed)  # (a method: let go when a lens panel is deleted)
+
+    def _ranked(self) -> list[str]:
+        if self._ranking is None:  # (the catalog, read once)
+            from engine.api import preferred_models
+
+            self._ranking = preferred_models("static")
+        return self._ranking
 
     def _seen_changed(self, _: int) -> None:
         if self._word:
@@ -103,6 +111,8 @@ class StaticNeighbours(QGroupBox):
         self._word = word
         handles = [h for name, h in self.session.models.items() if h.capabilities & Capability.STATIC
                    and (self.only is None or name in self.only)]
+        ranked = self._ranked()  # the catalog's best static vectors first (GloVe, word2vec), then in load order
+        handles.sort(key=lambda h: ranked.index(h.name) if h.name in ranked else len(ranked))
         seen = self.session.seen_at_least()
         self.setVisible(bool(handles) or not self.hide_when_none)  # ("no static model loaded" is noise on a slide)
         if not word or not handles:

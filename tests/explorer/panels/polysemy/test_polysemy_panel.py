@@ -119,6 +119,20 @@ def test_static_column_lists_one_neighbour_list_and_says_when_a_word_is_unknown(
     assert "not in the vocabulary" in panel.static.table.item(0, 1).text()
 
 
+def test_the_static_column_lists_the_best_vectors_first_whatever_loaded_first(qtbot, window):
+    """The plain app loads every default: nnlm-tiny (whose word features are a next-word model's by-product) came
+    before GloVe and word2vec in the column, and the Neighbours tab opened on whichever static model loaded first."""
+    panel = window.polysemy
+    for name in ("nnlm-tiny", "word2vec-sgns", "glove-6b-50d"):  # the catalog's best last
+        with qtbot.waitSignal(window.session.modelsChanged, timeout=60_000):
+            window.session.load(name)
+    with qtbot.waitSignal(panel.static.runner.finished, timeout=30_000):
+        panel.select("bank")
+    table = panel.static.table
+    assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["glove-6b-50d", "word2vec-sgns", "nnlm-tiny"]
+    assert window.neighbours.model.currentText() == "glove-6b-50d"
+
+
 def test_controls_a_model_cannot_serve_are_disabled_with_the_reason(qtbot, window, contextual_runs):
     panel, words = window.polysemy, window.neighbours
     assert not panel.indexer.build.isEnabled() and "no model is loaded" in panel.message.text().lower()
