@@ -3,6 +3,8 @@ whatever the sentence (GloVe, word2vec), the contrast the contextual column make
 
 from __future__ import annotations
 
+from typing import Any
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
@@ -29,6 +31,11 @@ def seen_prefix(word: str, count: int | None) -> str:
     if count is None:
         return ""
     return f"(“{word}” never seen in training) " if count == 0 else f"(“{word}” seen {count:,}×) "
+
+
+def what(handle: Any) -> str:
+    """What a model is, from the catalog (its name's tooltip; "" for one it does not list)."""
+    return str(handle.info.get("what") or "")
 
 
 class StaticNeighbours(QGroupBox):
@@ -119,7 +126,7 @@ class StaticNeighbours(QGroupBox):
             self._message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
             return
 
-        def work() -> list[tuple[str, str, str]]:
+        def work() -> list[tuple[str, str, str, str]]:
             from engine.api import Word2BertError
 
             rows = []
@@ -129,18 +136,19 @@ class StaticNeighbours(QGroupBox):
                 try:
                     near = h.static_neighbours(word, 8, min_count=seen)
                     listed = ", ".join(f"{n.word} {n.similarity:.2f}" for n in near)
-                    rows.append((h.name, seen_prefix(word, h.word_count(word)) + listed, why))
+                    rows.append((h.name, seen_prefix(word, h.word_count(word)) + listed, why, what(h)))
                 except Word2BertError as e:
-                    rows.append((h.name, explain(e), ""))
+                    rows.append((h.name, explain(e), "", what(h)))
             return rows
 
         self.runner.submit(work)
 
-    def _show(self, rows: list[tuple[str, str, str]]) -> None:
+    def _show(self, rows: list[tuple[str, str, str, str]]) -> None:
         fresh_rows(self.table, len(rows))
-        for r, (name, text, why) in enumerate(rows):
+        for r, (name, text, why, about) in enumerate(rows):
             for c, value in enumerate((name, text)):
                 item = QTableWidgetItem(value)
-                item.setToolTip(why)
+                item.setToolTip(about if c == 0 else why)  # the model's name: what it is (nnlm-tiny's vectors are
+                # the input features of a next-word model, not trained to be neighbours)
                 self.table.setItem(r, c, item)
         self._fit()

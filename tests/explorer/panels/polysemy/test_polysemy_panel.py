@@ -130,6 +130,7 @@ def test_the_static_column_lists_the_best_vectors_first_whatever_loaded_first(qt
         panel.select("bank")
     table = panel.static.table
     assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["glove-6b-50d", "word2vec-sgns", "nnlm-tiny"]
+    assert "Bengio" in table.item(2, 0).toolTip()  # hovering a name says what the model is (the catalog's "what")
     assert window.neighbours.model.currentText() == "glove-6b-50d"
 
 
