@@ -39,4 +39,4 @@ class BlockSpin(QSpinBox):
 
     def valueFromText(self, text: str) -> int:  # noqa: N802 (Qt's name)
         digits = text.strip()
-        return int(digits) - 1 if digits.lstrip("-").isdigit() else self.value()
+        return int(digits) - 1 if digits.isdigit() else self.value()  # (what ``validate`` lets through)

@@ -117,12 +117,13 @@ def place_legend(legend: CornerLegend, view: pg.ViewBox, curves: Iterable[tuple[
     (x0, x1), (y0, y1) = view.viewRange()
     if width <= 0 or height <= 0 or x1 <= x0 or y1 <= y0:
         return
-    curves = [*curves, *((np.array([at, at]), np.array([y0, y1])) for at in marks)]
     in_pixels = []
     for x, y in curves:
         if x is not None and len(x):
             in_pixels.append(((np.asarray(x, float) - x0) * (width / (x1 - x0)),
                               (y1 - np.asarray(y, float)) * (height / (y1 - y0))))
+    marks_at = [(at - x0) * (width / (x1 - x0)) for at in marks]  # (pixels: each an upright line, top to bottom)
+    in_pixels += [(np.array([at, at]), np.array([0.0, height])) for at in marks_at]
     rect = legend.boundingRect()
     names = len(legend.items)
     row = rect.height() / math.ceil(names / legend.columnCount)
@@ -132,7 +133,7 @@ def place_legend(legend: CornerLegend, view: pg.ViewBox, curves: Iterable[tuple[
         rect = legend.boundingRect()
     corner = emptiest_corner(in_pixels, width, height, (rect.width(), rect.height()), legend.corner)
     box = corner_box(corner, width, height, (rect.width(), rect.height()))
-    legend.place(corner, clear_of_marks(corner, box, [(at - x0) * (width / (x1 - x0)) for at in marks], width))
+    legend.place(corner, clear_of_marks(corner, box, marks_at, width))
 
 
 def clear_of_marks(corner: Corner, box: tuple[float, float, float, float], marks: Iterable[float],

@@ -32,7 +32,7 @@ from explorer.panels.polysemy.text import (
     highlight,
     layers_html,
     neighbours_html,
-    repeated_word,
+    shared_word,
 )
 from explorer.scenes import Scene, model_name
 from explorer.session import Session
@@ -232,12 +232,13 @@ class PolysemyPanel(QWidget):
         from engine.api import word_tokenize
 
         empty_layout(self.chips)
+        tokens = [word_tokenize(s) for s in self.sentence_list()]  # (once: the chips and the shared word)
         shown = self.word
         if not self.word_chosen:
-            self.word = repeated_word(self.sentence_list())
+            self.word = shared_word(tokens)
         seen: list[str] = []
-        for s in self.sentence_list():
-            for w in word_tokenize(s):
+        for words in tokens:
+            for w in words:
                 if w not in seen and any(c.isalpha() for c in w):
                     seen.append(w)
         for w in seen[:40]:
@@ -288,7 +289,7 @@ class PolysemyPanel(QWidget):
         self.hits = 3 if on else 4
         self.presenting = on
         self.scene_models_only = on
-        self.static.only = self.wanted_models if on else None  # (a model loaded for another step: not on this one)
+        self._scope_static()
         self.static.set_compact(on)
         self.static.hide_when_none = on and not self.contextual_box.isHidden()
         if not on:
@@ -297,6 +298,10 @@ class PolysemyPanel(QWidget):
         self._show_typed()
         if self._last_groups:
             self._write_neighbours()  # in a talk's colours
+
+    def _scope_static(self) -> None:
+        """A talk's step: its static column lists only its own models (one loaded for another step is not on it)."""
+        self.static.only = self.wanted_models if self.scene_models_only else None
 
     def _show_typed(self) -> None:
         """In a talk's static view (no contextual column to head the groups), the typed sentences."""
@@ -308,7 +313,7 @@ class PolysemyPanel(QWidget):
     def apply_scene(self, scene: Scene) -> None:
         self.wanted_model = scene.contextual_model or ""
         self.wanted_models = [model_name(m) for m in scene.models]  # (a folder's path: the name it loads as)
-        self.static.only = self.wanted_models if self.scene_models_only else None
+        self._scope_static()
         self.wanted_layer = scene.layer
         self.word = (scene.selection or "").lower()
         self.word_chosen = bool(self.word)  # (none named: the word its sentences share)

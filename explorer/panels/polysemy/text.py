@@ -128,12 +128,19 @@ def repeated_word(sentences: list[str]) -> str:
     the river" and "cash at the bank"): of the words in more than one sentence, those that are not function words
     ("bus", not "the", in "the bus stopped" and "we took the bus") first, then the longest, then the first of
     equals; "" where no word repeats."""
-    from engine.api import is_function_word, word_tokenize
+    from engine.api import word_tokenize
+
+    return shared_word([word_tokenize(s) for s in sentences])
+
+
+def shared_word(tokens: list[list[str]]) -> str:
+    """``repeated_word`` of sentences already split into words (the lens splits them once for its chips too)."""
+    from engine.api import is_function_word
 
     seen: dict[str, int] = {}  # word -> sentences it is in
     first: dict[str, int] = {}  # word -> where it first comes (one pass: a long text stays quick on the GUI thread)
-    for s in sentences:
-        words = [w.lower() for w in word_tokenize(s) if any(c.isalpha() for c in w)]
+    for sentence in tokens:
+        words = [w.lower() for w in sentence if any(c.isalpha() for c in w)]
         for w in words:
             first.setdefault(w, len(first))
         for w in set(words):
