@@ -68,6 +68,7 @@ from engine.handles.load import (
     loaded_name,
     model_names,
     preferred_models,
+    sense_layer,
 )
 from engine.handles.protocol import ModelHandle
 from engine.inspection.attention_stats import (
@@ -113,6 +114,7 @@ from engine.training.events import (
     RunStarted,
     StepMetrics,
     TrainEvent,
+    metrics_text,
 )
 from engine.yield_points import hold_workers, release_workers, yield_at_modules, yield_point
 
@@ -418,12 +420,12 @@ __all__ = [
     "AttentionMaps", "BUILTIN_MODELS", "Capability", "MaskCandidates", "TokenCandidates", "CheckpointError", "SaveError", "CheckpointSaved", "ContextVectors", "CorpusError",
     "BertConfig", "ElmoConfig", "EvalMetrics", "GPTConfig", "GloveConfig", "InputError", "ModelHandle", "NGramConfig", "NNLMConfig", "Neighbour",
     "RunFinished", "RunSpec", "RunStarted", "SentenceScore", "StepMetrics", "TrainEvent", "UnknownWord",
-    "Unsupported", "Word2BertError", "Word2VecConfig", "continuable", "continuable_family", "default_checkpoints", "kept_settings", "said_settings", "source_problem", "describe_run", "load", "read_metrics", "train",
+    "Unsupported", "Word2BertError", "Word2VecConfig", "continuable", "continuable_family", "default_checkpoints", "kept_settings", "said_settings", "source_problem", "describe_run", "load", "read_metrics", "metrics_text", "train",
     "word_spans", "word_tokenize", "is_function_word", "Cancelled", "CorpusIndex", "Occurrence", "OccurrenceMap", "build_corpus_index",
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
-    "lens_grid", "causal_trace", "LayerSimilarity", "layer_similarity", "forget_read_words", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "model_names", "loaded_name", "release_memory",
+    "lens_grid", "causal_trace", "LayerSimilarity", "layer_similarity", "forget_read_words", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "sense_layer", "model_names", "loaded_name", "release_memory",
     "HELD_OUT_SCORES", "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "trainer_progress", "trainer_saved_step", "checkpoint_scores", "checkpoint_settling",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
     "hold_workers", "release_workers", "yield_at_modules", "yield_point",

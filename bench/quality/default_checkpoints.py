@@ -51,7 +51,7 @@ def main() -> None:
     p.add_argument("--models", default="elmo-tiny,gpt-tiny,bert-tiny,minilm-mlm")
     args = p.parse_args()
     lines = ["## Default checkpoints: held-out metrics and contextual neighbours", "", f"Machine: {machine()}", ""]
-    lines += ["| checkpoint | trained steps | held-out metrics |", "|---|---:|---|"]
+    lines += ["| checkpoint | steps of its last run | its held-out metrics then |", "|---|---:|---|"]
     handles = []
     for name in args.models.split(","):
         try:
@@ -60,15 +60,16 @@ def main() -> None:
             print(f"skipping {name}: {e}", file=sys.stderr)
             continue
         handles.append(h)
-        metrics = ", ".join(f"{k} {v:.3f}" for k, v in (h.info.get("metrics") or {}).items()) or (
+        metrics = api.metrics_text(h.info.get("metrics") or {}) or (
             "none of its own: " + (h.info.get("description") or "its run ended without an evaluation").split("; ")[-1]
             + " (its scores: Model quality, below)")
         lines.append(f"| {name} | {h.info.get('trained_steps', '?')} | {metrics} |")
     for word, typed in SCENES.items():
         corpus = occurrences(word, args.occurrences)
-        lines += ["", f"### \"{word}\": nearest of {len(corpus)} corpus occurrences (cosine, last layer)", ""]
+        lines += ["", f"### \"{word}\": nearest of {len(corpus)} corpus occurrences (cosine, at the layer the polysemy "
+                  "lens opens each model at: where it tells senses apart best, `api.sense_layer`)", ""]
         for h in handles:
-            layer = -1
+            layer = api.sense_layer(h.info)
             vecs, sents = [], []
             for s in corpus:
                 v = word_vector(h, s, word, layer)
@@ -76,7 +77,7 @@ def main() -> None:
                     vecs.append(v / (np.linalg.norm(v) + 1e-9))
                     sents.append(s)
             matrix = np.stack(vecs)
-            lines.append(f"**{h.name}**")
+            lines.append(f"**{h.name}**, layer {layer} of {int(h.info.get('vector_layers', 1)) - 1}")
             lines.append("")
             for t in typed:
                 q = word_vector(h, t, word, layer)

@@ -91,11 +91,15 @@ def main() -> None:
     p.add_argument("--train-pairs", type=int, default=1500)
     args = p.parse_args()
     train, dev = read_split("train", args.train_pairs), read_split("dev")
+    command = "python bench/quality/wic_sense_separation.py" + (
+        f" --models {args.models}" if args.models != p.get_default("models") else "") + (
+        f" --train-pairs {args.train_pairs}" if args.train_pairs != p.get_default("train_pairs") else "")
     lines = ["## Sense separation on WiC dev (cosine threshold, no training)", "", f"Machine: {machine()}", "",
-             f"Threshold per layer chosen on {len(train):,} WiC train pairs, accuracy on the {len(dev)} dev pairs; the "
+             f"`{command}`. Threshold per layer chosen on {len(train):,} WiC train pairs, accuracy on the {len(dev)} dev pairs; the "
              "best layer is the one that does best on those train pairs (dev is never used to choose). "
-             "Static vectors: 0.50 by construction (the same vector twice). WiC paper: ELMo 0.577, BERT-large "
-             "0.655, human 0.80.", "", "| model | dev accuracy by layer (0 = input layer, 1, 2, …) | layer chosen on train | its dev accuracy | dev pairs |",
+             "Static vectors: about 0.50 by construction (the same vector twice, unless the word is inflected differently). WiC paper: ELMo 0.577, BERT-large "
+             "0.655, human 0.80. † taught word senses from word2bert's own sentences (`--sense-pairs sense-train`, "
+             "not WiC's): still zero-shot on WiC; ‡ taught from another pairs file (WiC train's, say): not zero-shot.", "", "| model | dev accuracy by layer (0 = input layer, 1, 2, …) | layer chosen on train | its dev accuracy | dev pairs |",
              "|---|---|---:|---:|---:|"]
     for name in args.models.split(","):
         try:
@@ -107,8 +111,7 @@ def main() -> None:
         best = int(np.argmax(train_accs))  # the layer chosen on train, as the threshold is: dev stays unseen
         cells = ", ".join(f"{a:.3f}" for a in accs)
         trained_on = handle.info.get("sense_pairs")  # the bundled sense-train sentences are not WiC's: still zero-shot
-        trained = (" ‡ (trained on another pairs file, WiC train's say: not zero-shot)" if trained_on and trained_on not in BUNDLED
-                   else " † (word2bert's own sense-train pairs; zero-shot on WiC)" if trained_on else "")
+        trained = " ‡" if trained_on and trained_on not in BUNDLED else " †" if trained_on else ""
         lines.append(f"| {handle.name} ({handle.kind}){trained} | {cells} | {best} | {accs[best]:.3f} | {pairs} |")
         print(lines[-1], flush=True)
     body = "\n".join(lines)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from engine.errors import Word2BertError
+from engine.training.events import metrics_text
 
 
 def _fmt_time(seconds: float) -> str:
@@ -117,7 +118,7 @@ def show_event(ev: Any, bar: _Progress, status: int) -> int:
         bar.line(f"[{'#' * filled}{'.' * (width - filled)}] {ev.progress:6.1%} epoch {ev.epoch + 1} step {ev.step} "
                  f"loss {ev.loss:.4f} {_fmt_count(ev.throughput)} {ev.unit}/s ETA {_fmt_time(ev.eta_s)}")
     elif isinstance(ev, EvalMetrics):
-        bar.line(f"eval (step {ev.step}): " + ", ".join(f"{k} {v:.4f}" for k, v in ev.metrics.items()), final=True)
+        bar.line(f"eval (step {ev.step}): " + metrics_text(ev.metrics, digits=4), final=True)
     elif isinstance(ev, CheckpointSaved):
         bar.line(f"checkpoint saved: {ev.path} (step {ev.step})", final=True)
     elif isinstance(ev, ProbePredictions):

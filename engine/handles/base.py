@@ -334,4 +334,8 @@ class BaseHandle:
 
 def run_info(run_dir: Path, config: dict) -> dict[str, Any]:
     keys = ("corpus", "corpus_sources", "corpus_words", "vocabulary_size", "device", "metrics", "trained_steps")
-    return {"path": str(run_dir), **{k: config[k] for k in keys if k in config}}
+    settings = config.get("model")
+    pairs = settings.get("sense_pairs") if isinstance(settings, dict) else ""
+    pairs = pairs if isinstance(pairs, str) else ""
+    return {"path": str(run_dir), **{k: config[k] for k in keys if k in config},
+            **({"sense_pairs": Path(pairs).name} if pairs else {})}  # word senses taught beside its objective

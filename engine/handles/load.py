@@ -120,7 +120,19 @@ def _described(handle: ModelHandle, name: str) -> ModelHandle:
         for key in ("what", "trained", "headline"):
             if isinstance(entry.get(key), str):
                 handle.info[key] = entry[key]
+        layer = entry.get("sense_layer")
+        if isinstance(layer, int) and not isinstance(layer, bool):
+            handle.info["sense_layer"] = layer
     return handle
+
+
+def sense_layer(info: dict[str, Any]) -> int:
+    """The layer a view of word senses opens a model at: the one where it tells senses apart best on the bundled
+    sense set (the catalog's ``sense_layer``, measured by ``bench/quality/model_quality.py``; ties go to the later
+    layer), else its last. 0 = the embeddings."""
+    top = max(0, int(info.get("vector_layers", 1)) - 1)
+    layer = info.get("sense_layer")
+    return layer if isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer <= top else top
 
 
 def default_checkpoints() -> list[str]:

@@ -72,6 +72,22 @@ _NAMES = {RunStarted: "started", StepMetrics: "step", EvalMetrics: "eval", Check
 _TYPES = {v: k for k, v in _NAMES.items()}
 
 
+COUNTS = ("_scored", "_items", "words")  # how the metrics that count things are named (logged as floats)
+
+
+def metrics_text(metrics: dict[str, Any], digits: int = 3) -> str:
+    """Metrics as a person reads them: "mlm_accuracy 0.375, sense_pairs_scored 224" (a count logged as a float
+    stays a count; what is not a number is left out)."""
+    parts = []
+    for name, value in metrics.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        whole = isinstance(value, int) or name.endswith(COUNTS)
+        shown = f"{value:,.0f}" if whole and math.isfinite(value) else f"{value:.{digits}f}"
+        parts.append(f"{name} {shown}")
+    return ", ".join(parts)
+
+
 def _clean(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None  # JSON has no NaN/inf

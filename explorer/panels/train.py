@@ -342,7 +342,7 @@ class TrainPanel(QWidget):
             self.status.setText(f"step {ev.step}  loss {ev.loss:.3f}  {ev.throughput:,.0f} {ev.unit}/s  "
                                 f"ETA {_fmt_eta(ev.eta_s)}")
         elif isinstance(ev, api.RunFinished):
-            metrics = ", ".join(f"{k} {v:.3f}" for k, v in ev.metrics.items())
+            metrics = api.metrics_text(ev.metrics)
             self.status.setText(finished_text(ev, metrics))
 
     def _on_finished(self, status: str) -> None:

@@ -120,7 +120,9 @@ class EvaluationView(QWidget):
     def show_report(self, run: str, report: dict[str, Any]) -> None:
         self.report = report
         metrics = report.get("metrics", {})
-        summary = ", ".join(f"{k} {v:.3f}" for k, v in metrics.items() if isinstance(v, float))
+        from engine import api
+
+        summary = api.metrics_text(metrics)
         self.title.setText(f"{run}, best checkpoint (step {report.get('step', '?')}): {summary}")
         if "confusion_matrix" in report:
             labels = tuple(report["labels"])

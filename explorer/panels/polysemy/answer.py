@@ -27,17 +27,20 @@ class ContextualAnswer:
 
 
 def compared(others: list[tuple[str, Any, Any]], word: str, sentences: list[str]) -> list[tuple[str, int, Hits]]:
-    """The other indexed models' nearest COMPARE_K for each typed occurrence, at their last layer."""
+    """The other indexed models' nearest COMPARE_K for each typed occurrence, each at the layer the lens opens it
+    at (where it tells senses apart best, else its last)."""
+    from engine.api import sense_layer
+
     rows = []
     for name, other, ix in others:
+        layer = sense_layer(other.info)
         groups = []
-        top = 0
         for s in sentences:
             cv = other.contextual_vectors(s)
-            top = cv.vectors.shape[0] - 1
-            groups += [(s, nearest(ix, word, cv.vectors[top, i], top, COMPARE_K))
+            layer = min(layer, cv.vectors.shape[0] - 1)
+            groups += [(s, nearest(ix, word, cv.vectors[layer, i], layer, COMPARE_K))
                        for i, w in enumerate(cv.words) if w.lower() == word]
-        rows.append((name, top, groups))
+        rows.append((name, layer, groups))
     return rows
 
 

@@ -30,6 +30,7 @@ from explorer.panels.polysemy.static import StaticNeighbours
 from explorer.panels.polysemy.text import (
     compare_html,
     highlight,
+    layer_tip,
     layers_html,
     neighbours_html,
     shared_word,
@@ -371,12 +372,15 @@ class PolysemyPanel(QWidget):
             self.message.setText(reason[:1].upper() + reason[1:] + ". Load ELMo, GPT or BERT to compare occurrences.")
             self._clear_contextual()
             return
-        layers = int(handle.info.get("vector_layers", 1))
+        from engine.api import sense_layer
+
+        top = max(0, int(handle.info.get("vector_layers", 1)) - 1)
+        senses = sense_layer(handle.info)  # where it tells senses apart best (a shipped model), else its last
         self.layer.blockSignals(True)
-        self.layer.setMaximum(max(0, layers - 1))
-        top = max(0, layers - 1)
-        self.layer.setValue(top if self.wanted_layer is None else min(self.wanted_layer, top))
+        self.layer.setMaximum(top)
+        self.layer.setValue(senses if self.wanted_layer is None else min(self.wanted_layer, top))
         self.layer.blockSignals(False)
+        self.layer.setToolTip(layer_tip(handle.name, senses, top))
         self.layer_label.setText(f"layer {self.layer.value()}")
         self.query_contextual()
 

@@ -147,3 +147,11 @@ def shared_word(tokens: list[list[str]]) -> str:
             seen[w] = seen.get(w, 0) + 1
     shared = [w for w, n in seen.items() if n > 1]
     return min(shared, key=lambda w: (is_function_word(w), -len(w), first[w])) if shared else ""
+
+
+def layer_tip(model: str, senses: int, top: int) -> str:
+    """The layer slider's tooltip: what its layers are, and why it opened where it did."""
+    where = (f"{model} opens at layer {senses}, where it tells word senses apart best on word2bert's sense "
+             f"sentences (bench/quality, Model quality); its last layer is {top}." if senses != top
+             else f"{model} opens at its last layer, {top}.")
+    return f"Layer 0 is the embeddings, layer k the k-th layer's output. {where}"

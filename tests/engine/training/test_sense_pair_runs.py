@@ -110,3 +110,4 @@ def test_our_bert_learns_senses_from_pairs_beside_mlm(topic_corpus, tmp_path):
     assert {"mlm_accuracy", "sense_pair_accuracy"} <= set(evals[-1].metrics)
     config = json.loads((out / "config.json").read_text())
     assert config["sense_pairs_trained"] == 14 and config["model"]["sense_pairs"] == str(pairs)
+    assert api.load(out).info["sense_pairs"] == "bank-pairs.tsv"  # what a WiC score's "zero-shot" mark reads
