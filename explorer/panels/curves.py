@@ -222,11 +222,15 @@ class CurvesPanel(QWidget):
             font.setPixelSize(TALK_AXIS_PX)
         for name in ("left", "bottom"):
             axis = item.getAxis(name)
+            axis.label.setFont(font)  # first: setStyle sizes the axis for its numbers and its label
             axis.setStyle(tickFont=font)
-            axis.label.setFont(font)
         # tall enough for the rotated y label and the axis under it, or the plot is squeezed to a strip under the
         # fine-tuning plots (the tab scrolls instead); the legend still shows only where it has its own room
         metrics = QFontMetrics(font)
+        # the y axis as wide as its numbers (0 to 1: "0.00" at most) and its label: pyqtgraph sized it for the
+        # numbers it drew before the talk's font, and the label lay over "0.6"
+        item.getAxis("left").setWidth(metrics.horizontalAdvance("0.00") + metrics.height() + 24 if self.presenting else None)
+        item.getAxis("bottom").setHeight(2 * metrics.height() + 16 if self.presenting else None)
         label = metrics.horizontalAdvance(item.getAxis("left").labelText or "") + 2 * metrics.lineSpacing() + 40
         self.plot.setMinimumHeight(max(160, label))
         if self.presenting:

@@ -54,3 +54,34 @@ def test_the_curves_and_their_key_are_readable_in_either_theme(qtbot, tmp_path):
         qtbot.waitUntil(readable_now, timeout=2_000)
     finally:
         apply_theme(app, "light")
+
+
+def test_in_a_talk_the_axis_labels_keep_clear_of_the_numbers(qtbot, tmp_path):
+    """The talk's last slide: "validation accuracy" lay over the y axis's "0.6" (pyqtgraph sized the axis for the
+    numbers it drew before the talk's big font)."""
+    from PySide6.QtGui import QFontMetrics
+
+    from explorer.panels.curves import CurvesPanel
+    from explorer.scenes import check_scene
+    from explorer.session import Session
+
+    curves = api.FinetuneCurves("topics", "bert", "accuracy", [
+        api.Curve("pretrained", "full", [32.0, 64.0], [0.5, 0.98]),
+        api.Curve("scratch", "scratch", [32.0, 64.0], [0.3, 0.4])], made_by="a test")
+    path = tmp_path / "c.json"
+    path.write_text(curves.to_json(), encoding="utf-8")
+    panel = CurvesPanel(Session())
+    qtbot.addWidget(panel)
+    panel.resize(1600, 900)
+    panel.show()
+    with qtbot.waitSignal(panel.shown, timeout=10_000):
+        panel.apply_scene(check_scene({"panel": "curves", "curves": str(path)}, "a test's scene"))
+    left, bottom = (panel.plot.getPlotItem().getAxis(n) for n in ("left", "bottom"))
+    narrow = left.width()
+    panel.set_presenting(True)
+    qtbot.wait(50)
+    font = left.style["tickFont"]
+    metrics = QFontMetrics(font)
+    numbers, label = metrics.horizontalAdvance("0.00"), left.label.boundingRect().height()
+    assert font.pixelSize() > 20 and left.width() >= numbers + label + left.style["tickTextOffset"][0] > narrow
+    assert bottom.height() >= metrics.height() + bottom.label.boundingRect().height()
