@@ -14,7 +14,7 @@ FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_mode
           "step", "lab", "lens", "measure", "show", "subject", "compare", "count", "debiased", "continuation"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
-VIEWS = {"polysemy": ("neighbours", "map", "static"), "attention": ("head", "model", "atlas", "rollout"),
+VIEWS = {"polysemy": ("neighbours", "map", "models", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
 # the lab under the Masked LM and Next token views: its tabs, its measures (engine.api.LENS_MEASURES), A/B
 LABS = ("grid", "trace")

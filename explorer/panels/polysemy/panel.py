@@ -53,6 +53,7 @@ COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"]  # 
 # typed occurrences whose corpus neighbours are listed, as many as the map numbers (the export has them all): a
 # text with the word 400 times laid out a 2,000-line page, seconds of the GUI thread
 GROUPS_SHOWN = NUMBERED
+TABS = ("neighbours", "map", "models")  # a scene's view of the contextual column's tabs: nearest, map, All models
 
 
 class PolysemyPanel(QWidget):
@@ -319,7 +320,7 @@ class PolysemyPanel(QWidget):
         self.word = (scene.selection or "").lower()
         self.word_chosen = bool(self.word)  # (none named: the word its sentences share)
         self.sentences.setPlainText("\n".join(scene.sentences))
-        self.views.setCurrentIndex(1 if scene.view == "map" else 0)
+        self.views.setCurrentIndex(TABS.index(scene.view) if scene.view in TABS else 0)
         self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense
         self.static.hide_when_none = self.presenting and scene.view != "static"
         self._show_typed()
@@ -332,7 +333,7 @@ class PolysemyPanel(QWidget):
     def _view(self) -> str:
         if self.contextual_box.isHidden():
             return "static"
-        return "map" if self.views.currentIndex() == 1 else "neighbours"
+        return TABS[self.views.currentIndex()]
 
     # ------------------------------------------------------------ models
 

@@ -226,7 +226,12 @@ def test_scenes_open_and_round_trip(qtbot, window, contextual_runs, tmp_path):
     qtbot.waitUntil(lambda: "piano" in panel.results.toPlainText(), timeout=120_000)  # occurrences on demand
     assert not panel.indexer.indexes  # no whole-corpus index was needed
     assert panel.layer.value() == 1 and panel.views.currentIndex() == 1
-    assert panel.current_scene().sentences == scene.sentences
+    assert panel.current_scene().sentences == scene.sentences and panel.current_scene().view == "map"
+    panel.views.setCurrentWidget(panel.compare)  # saved on "All models", it opens there again
+    save_scene(tmp_path / "models.json", panel.current_scene())
+    panel.views.setCurrentIndex(0)
+    window.open_scene(str(tmp_path / "models.json"))
+    assert panel.views.currentWidget() is panel.compare and panel.current_scene().view == "models"
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(SceneError):
         load_scene(str(tmp_path / "bad.json"))
