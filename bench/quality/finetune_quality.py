@@ -68,6 +68,17 @@ def write_curves(folder: Path, task: str, model: str, run_dirs: list[str | Path]
     (folder / f"{task}-{model}.json").write_text(curves.to_json(), encoding="utf-8")
 
 
+def often(rows: list[dict]) -> str:
+    """What the rows validated more often than about 8 times a run say of themselves (and where their curves are)."""
+    groups: dict[tuple[str, str], dict] = {}
+    for r in rows:
+        if r.get("eval_every"):
+            groups.setdefault((r["task"], r["model"]), r)
+    return "".join(f" The {task} {model} rows validated every {r['eval_every']} steps"
+                   + ("; their curves are in assets/curves/ (the talk's last step)" if r.get("curves") else "") + "."
+                   for (task, model), r in groups.items())
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", default="bert-tiny,elmo-tiny")
@@ -90,6 +101,9 @@ def main() -> None:
             done = [run(model, task, strategy, args, Path(tmp)) for strategy in STRATEGIES]
             rows += done
             outs = [r.pop("out") for r in done]
+            for r in done:
+                r["eval_every"] = args.eval_every  # (0: about 8 validations a run)
+                r["curves"] = bool(args.curves)
             if args.curves:
                 write_curves(Path(args.curves), task, model, outs)
     rows = sorted(kept + rows, key=lambda r: (r["task"], r["model"], STRATEGIES.index(r["strategy"])))
@@ -100,9 +114,7 @@ def main() -> None:
              f"split (batch {args.batch_size}, max {args.max_len} tokens, seed 0; BBC: the default learning rates, 1e-3 "
              "frozen and 2e-4 otherwise; NER: 1e-3 for all three, as tagging learns slowly from mostly-O labels). Best "
              "validation metric over the run's validations; speed = median examples/s of the logged steps."
-             + (f" The rows of this run ({', '.join(f'{t} {m}' for t, m in plan)}) validated every {args.eval_every} "
-                "steps" + (f"; their curves are in {args.curves}/ (the talk's last step)" if args.curves else "") + "."
-                if args.eval_every else ""), "",
+             + often(rows), "",
              "| task | model | strategy | epochs | lr | best validation | steps | weights that learn | examples/s | "
              "wall s | device |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
