@@ -127,9 +127,9 @@ def _described(handle: ModelHandle, name: str) -> ModelHandle:
 
 
 def sense_layer(info: dict[str, Any]) -> int:
-    """The layer a view of word senses opens a model at: the one where it tells senses apart best on the bundled
-    sense set (the catalog's ``sense_layer``, measured by ``bench/quality/model_quality.py``; ties go to the later
-    layer), else its last. 0 = the embeddings."""
+    """The layer a view of word senses opens a model at: its last, unless the catalog's ``sense_layer`` names an
+    earlier one that tells senses apart better on the bundled sense set beyond the noise
+    (``engine.inspection.quality.clear_sense_layer``; a test checks the catalog against it). 0 = the embeddings."""
     top = max(0, int(info.get("vector_layers", 1)) - 1)
     layer = info.get("sense_layer")
     return layer if isinstance(layer, int) and not isinstance(layer, bool) and 0 <= layer <= top else top

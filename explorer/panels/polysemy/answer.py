@@ -28,7 +28,7 @@ class ContextualAnswer:
 
 def compared(others: list[tuple[str, Any, Any]], word: str, sentences: list[str]) -> list[tuple[str, int, Hits]]:
     """The other indexed models' nearest COMPARE_K for each typed occurrence, each at the layer the lens opens it
-    at (where it tells senses apart best, else its last)."""
+    at (``engine.api.sense_layer``: its last, unless an earlier one clearly tells senses apart better)."""
     from engine.api import sense_layer
 
     rows = []

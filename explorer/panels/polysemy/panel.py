@@ -376,7 +376,7 @@ class PolysemyPanel(QWidget):
         from engine.api import sense_layer
 
         top = max(0, int(handle.info.get("vector_layers", 1)) - 1)
-        senses = sense_layer(handle.info)  # where it tells senses apart best (a shipped model), else its last
+        senses = sense_layer(handle.info)  # its last, unless an earlier one clearly tells senses apart better
         self.layer.blockSignals(True)
         self.layer.setMaximum(top)
         self.layer.setValue(senses if self.wanted_layer is None else min(self.wanted_layer, top))

@@ -151,7 +151,7 @@ def shared_word(tokens: list[list[str]]) -> str:
 
 def layer_tip(model: str, senses: int, top: int) -> str:
     """The layer slider's tooltip: what its layers are, and why it opened where it did."""
-    where = (f"{model} opens at layer {senses}, where it tells word senses apart best on word2bert's sense "
-             f"sentences (bench/quality, Model quality); its last layer is {top}." if senses != top
-             else f"{model} opens at its last layer, {top}.")
+    where = (f"{model} opens at layer {senses}, which tells word senses apart better than its last ({top}) on "
+             "word2bert's sense sentences, beyond the noise (bench/quality, Model quality)." if senses != top
+             else f"{model} opens at its last layer, {top}; slide to see the others.")
     return f"Layer 0 is the embeddings, layer k the k-th layer's output. {where}"

@@ -51,22 +51,20 @@ def test_a_model_that_would_not_fit_in_free_memory_is_refused_with_what_to_do(mo
     assert api.load("bert-tiny").name == "bert-tiny"
 
 
-def test_a_shipped_contextual_model_opens_where_it_tells_senses_apart_best():
-    """The catalog's sense layer is the measured one (ties to the later layer): bert-tiny's last layer puts "the
-    play" at the theatre beside "do you play violin?", its layer 3 does not; remeasured so a new ship cannot rot it."""
-    import numpy as np
+def test_a_shipped_contextual_model_opens_at_its_last_layer_unless_an_earlier_one_is_clearly_better():
+    """The catalog's sense layer is the measured one: an earlier layer only where it tells the sense set's senses apart
+    better than the last beyond the noise (bert-tiny's layer 3 leads its last by one sentence of 176: noise, though
+    the last puts "the play" at the theatre beside "do you play violin?"). Measured again: a new ship cannot rot it."""
+    from engine.inspection.quality import clear_sense_layer
 
-    from engine.inspection.quality import sense_separation
-
-    described = [n for n, e in api.catalog()["models"].items() if "sense_layer" in e]
     if os.environ.get("WORD2BERT_GPU_CHECK"):  # the GPU machine gets neither the bigger checkpoints nor MiniLM
         pytest.skip("measures the shipped checkpoints, not all on this machine")
-    assert set(api.preferred_models("contextual")) <= set(described)  # each model the lens offers first
-    for name in described:
+    models = api.catalog()["models"]
+    names = set(api.preferred_models("contextual")) | {n for n, e in models.items() if "sense_layer" in e}
+    assert {"bert-tiny", "elmo-tiny", "gpt-tiny"} <= names
+    for name in sorted(names):
         handle = api.load(name)
-        scores = np.round(sense_separation(handle), 4)
-        measured = int(np.flatnonzero(scores == scores.max())[-1])
-        assert handle.info["sense_layer"] == measured == api.sense_layer(handle.info), (name, scores)
+        assert api.sense_layer(handle.info) == clear_sense_layer(handle, draws=500), name
 
 
 def test_a_model_the_catalog_does_not_describe_opens_at_its_last_layer():

@@ -196,3 +196,27 @@ def test_a_perplexity_ratio_pairs_sentences_so_a_few_long_ones_do_not_pass_for_m
     assert r2 == pytest.approx(ratio) and high2 - low2 < 1e-9
     with pytest.raises(Unsupported):
         perplexity_ratio(a[:1], a[:1], words[:1])
+
+
+def test_a_view_of_senses_leaves_the_last_layer_only_for_a_layer_clearly_better():
+    """An earlier layer that knows every word's senses where the last knows none is chosen; one that knows a single
+    word's is a few sentences ahead, within the noise, and the last layer stays."""
+    from engine.inspection.quality import clear_sense_layer
+
+    class TwoLayers:  # layer 0 tells the senses of the words ``knows`` apart; layer 1 gives one vector whatever the sense
+        capabilities = api.Capability.CONTEXTUAL
+
+        def __init__(self, knows):
+            self.knows = knows
+
+        def contextual_vectors(self, sentence):
+            word, sense, draw = sentence.split()
+            noise = 0.01 * int(draw)  # (no two rows the same)
+            first = [1.0, noise, (1.0 if sense == "b" else -1.0) if word in self.knows else 0.0]
+            last = [1.0, noise, 0.0]
+            return api.ContextVectors((word, sense, draw), np.array([[first] * 3, [last] * 3], np.float32), (True,) * 3)
+
+    words = [f"w{k}" for k in range(12)]
+    items = [SenseItem(w, s, f"{w} {s} {i}") for w in words for s in "ab" for i in range(4)]
+    assert clear_sense_layer(TwoLayers(set(words)), items) == 0
+    assert clear_sense_layer(TwoLayers({"w0"}), items) == 1

@@ -317,12 +317,11 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
         panel.query_contextual()
     settle_layout()
     assert "elmo-tiny" in panel.compare.toPlainText() and "gpt-tiny" in panel.compare.toPlainText()
-    # each model at the layer where it tells senses apart best: bert-tiny's last put the play at the theatre
-    # beside "do you play violin?"
-    assert "bert-tiny (layer 3)" in panel.compare.toPlainText() and "gpt-tiny (layer 1)" in panel.compare.toPlainText()
+    # each model at the layer the lens opens it at (api.sense_layer): today every one at its last
+    assert "bert-tiny (layer 4)" in panel.compare.toPlainText() and "gpt-tiny (layer 4)" in panel.compare.toPlainText()
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))
-    panel.model.setCurrentText("bert-tiny")  # chosen by hand: the lens opens it there too
-    assert panel.layer.value() == 3 and "where it tells word senses apart best" in panel.layer.toolTip()
+    panel.model.setCurrentText("bert-tiny")  # chosen by hand
+    assert panel.layer.value() == 4 and "opens at its last layer, 4" in panel.layer.toolTip()
 
 
 def bus_clicked(qtbot, window, contextual_runs):
