@@ -120,9 +120,8 @@ def _described(handle: ModelHandle, name: str) -> ModelHandle:
         for key in ("what", "trained", "headline"):
             if isinstance(entry.get(key), str):
                 handle.info[key] = entry[key]
-        layer = entry.get("sense_layer")
-        if isinstance(layer, int) and not isinstance(layer, bool):
-            handle.info["sense_layer"] = layer
+        if "sense_layer" in entry:
+            handle.info["sense_layer"] = entry["sense_layer"]  # (``sense_layer`` reads it, a wrong one as none)
     return handle
 
 

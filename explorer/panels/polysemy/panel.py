@@ -9,7 +9,6 @@ from typing import Any
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import (
-    QComboBox,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -25,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from explorer.panels.polysemy.answer import ContextualAnswer, contextual_answer
 from explorer.panels.polysemy.index import CorpusIndexer
+from explorer.panels.polysemy.map_page import MapPage
 from explorer.panels.polysemy.occurrences import OccurrenceFetcher
 from explorer.panels.polysemy.static import StaticNeighbours
 from explorer.panels.polysemy.text import (
@@ -110,23 +110,11 @@ class PolysemyPanel(QWidget):
         self.by_layer.setWordWrap(True)
         self.by_layer.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Minimum)
         self.results = QTextBrowser()
-        self.method = QComboBox()
-        self.method.addItems(["PCA", "t-SNE", "UMAP"])
-        # the map's plot is built the first time the Map tab is shown (or ``map`` is asked for), with the last answer's
-        # map drawn then: most steps and sessions never open it, and it was a third of the panel's build
-        self._map: OccurrenceMapView | None = None
-        self._map_drawn: tuple[Any, str, str] = (None, "", "")  # (the map or None, why not, the word)
+        self.map_page = MapPage(COLOURS)
+        self.method = self.map_page.method
         self.views = tab_widget()
         self.views.addTab(self.results, "Nearest occurrences")
-        map_page = QWidget()
-        map_layout = QVBoxLayout(map_page)
-        map_row = QHBoxLayout()
-        map_row.addWidget(QLabel("Projection:"))
-        map_row.addWidget(self.method)
-        map_row.addStretch(1)
-        map_layout.addLayout(map_row)
-        self._map_layout = map_layout
-        self.views.addTab(map_page, "Map")
+        self.views.addTab(self.map_page, "Map")
         self.views.currentChanged.connect(lambda index: self.map if index == 1 else None)
         self.compare = QTextBrowser()  # every indexed contextual model at once: the demo on one screen
         self.views.addTab(self.compare, "All models")
@@ -202,20 +190,7 @@ class PolysemyPanel(QWidget):
     @property
     def map(self) -> OccurrenceMapView:
         """The Map tab's plot, built (with the last answer's map) the first time it is needed."""
-        if self._map is None:
-            self._map = OccurrenceMapView()
-            self._map_layout.addWidget(self._map, 1)
-            self._draw_map(*self._map_drawn)
-        return self._map
-
-    def _draw_map(self, occ_map: Any, why_not: str, word: str) -> None:
-        self._map_drawn = (occ_map, why_not, word)
-        if self._map is None:
-            return  # drawn when the tab is first shown
-        if occ_map is None:
-            self._map.show_message(why_not)
-        else:
-            self._map.show_map(occ_map, word, COLOURS)
+        return self.map_page.map
 
     @property
     def corpus(self) -> str:
@@ -448,7 +423,7 @@ class PolysemyPanel(QWidget):
         pending = {n: h for n, h in contextual.items() if n not in self.indexer.indexes and not self.fetcher.get(n, word)}
         if pending and not self.fetcher.running:
             self.fetcher.fetch(pending, word, self.corpus)  # for "All models", after this model's answer
-        method = {"PCA": "pca", "t-SNE": "tsne", "UMAP": "umap"}[self.method.currentText()]
+        method = self.map_page.method_name()
         last = self._last_map
         previous = last[1].points if last is not None and last[0] == (handle.name, word, method) else None
         others = [(name, other, self.indexer.get(name) or self.fetcher.get(name, word))
@@ -470,7 +445,7 @@ class PolysemyPanel(QWidget):
         word, layer, groups, key = answer.word, answer.layer, answer.groups, answer.map_key
         self.by_layer.setText(layers_html(answer.by_layer, layer))
         self._last_groups = groups
-        self._draw_map(answer.occurrence_map, answer.map_error, word)
+        self.map_page.draw(answer.occurrence_map, answer.map_error, word)
         self._last_map = None if answer.occurrence_map is None else (key, answer.occurrence_map)
         handle = self._handle()
         self.message.setText(f"“{word}” in {handle.name if handle else ''}, layer {layer}: for each typed occurrence, "
@@ -511,7 +486,7 @@ class PolysemyPanel(QWidget):
         self.results.clear()
         self.compare.clear()
         self._others = []
-        self._draw_map(None, "", "")
+        self.map_page.draw(None, "", "")
 
     def _contextual_failed(self, message: str) -> None:
         self._clear_contextual()

@@ -68,9 +68,9 @@ def test_the_polysemy_map_is_built_on_its_tab_with_the_answer_already_there(qtbo
         session.load(str(contextual_runs["bert"][0]))
     panel.sentences.setPlainText("She played the piano on stage.\nThey played a match in the rain.")
     panel.select("played")
-    qtbot.waitUntil(lambda: panel._map_drawn[0] is not None, timeout=120_000)
+    qtbot.waitUntil(lambda: panel.map_page.drawn[0] is not None, timeout=120_000)
     assert not panel.findChildren(OccurrenceMapView)  # the Map tab was never shown
-    points = panel._map_drawn[0].points
+    points = panel.map_page.drawn[0].points
     panel.views.setCurrentIndex(1)
     maps = panel.findChildren(OccurrenceMapView)
     assert len(maps) == 1 and maps[0].scatter.data.size == points.shape[0] and np.isfinite(points).all()
