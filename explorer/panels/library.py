@@ -134,6 +134,7 @@ class LibraryPanel(QWidget):
                          + note)
             self.loaded.addChild(item)
         self.loaded.setExpanded(True)
+        self._drop_loaded_from_available()
         self._fit_columns()
         recent = list(self.session.recent)
 
@@ -166,13 +167,28 @@ class LibraryPanel(QWidget):
 
         self._finder.submit(work)
 
+    def _is_loaded(self, name: str, loaded_paths: set[str]) -> bool:
+        """Loaded already: by its name, or a recent run's folder loaded under its name."""
+        return name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths)
+
+    def _loaded_paths(self) -> set[str]:
+        return {_resolved(str(h.path)) for h in self.session.models.values() if getattr(h, "path", None)}
+
+    def _drop_loaded_from_available(self) -> None:
+        """A model just loaded leaves "Available" at once: the list is read again off this thread, and until it
+        came back (seconds, beside a model loading) the model was listed twice, as loaded and as available."""
+        loaded_paths = self._loaded_paths()
+        for child in [self.available.child(i) for i in range(self.available.childCount())]:
+            if child is not None and self._is_loaded(str(child.data(0, Qt.ItemDataRole.UserRole) or ""), loaded_paths):
+                self.available.removeChild(child)
+
     def _show_available(self, entries: list[tuple[str, str, dict[str, Any], str | None]]) -> None:
         remove_children(self.available)
-        loaded_paths = {_resolved(str(h.path)) for h in self.session.models.values() if getattr(h, "path", None)}
+        loaded_paths = self._loaded_paths()
         names = {name for name, _, _, _ in entries if "/" not in name} | set(self.session.models)
         for name, desc, info, family in entries:
-            if name in self.session.models or (("/" in name or "\\" in name) and _resolved(name) in loaded_paths):
-                continue  # loaded already (by name, or a recent run's folder loaded under its name)
+            if self._is_loaded(name, loaded_paths):
+                continue
             label = _label(name, names)
             item = QTreeWidgetItem([label, desc, ""])
             item.setToolTip(0, name)  # the whole path of a recent run (its label is shortened)

@@ -48,6 +48,26 @@ def test_library_lists_builtins_and_loads_on_double_click(qtbot, make_window, co
     qtbot.waitUntil(lambda: "memory" in win.status_line.memory_label.text(), timeout=5_000)
 
 
+def test_a_model_loaded_leaves_available_at_once(qtbot, make_window):
+    """Not once the list is read again off the GUI thread: until then it was listed twice (seen in a scene's
+    screenshot, all-minilm-l6-v2 under both Loaded and Available)."""
+    win = make_window()
+    lib = win.library
+    qtbot.waitUntil(lambda: lib.available.childCount() >= 2 and not win.session.loading, timeout=30_000)
+
+    def offered() -> list[str]:
+        return [lib.available.child(i).text(0) for i in range(lib.available.childCount())]
+
+    assert "glove-6b-50d" in offered()
+    with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
+        win.session.load("glove-6b-50d")
+    assert "glove-6b-50d" not in offered()  # before the worker's answer
+    assert [lib.loaded.child(i).text(0) for i in range(lib.loaded.childCount())] == ["glove-6b-50d"]
+    with qtbot.waitSignal(lib._finder.finished, timeout=30_000):
+        lib.refresh()
+    assert "glove-6b-50d" not in offered() and "all-minilm-l6-v2" in offered()
+
+
 def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make_window, contextual_runs):
     import gc
     import weakref
