@@ -127,7 +127,7 @@ def _described(handle: ModelHandle, name: str) -> ModelHandle:
 
 def sense_layer(info: dict[str, Any]) -> int:
     """The layer a view of word senses opens a model at: its last, unless the catalog's ``sense_layer`` names an
-    earlier one that tells senses apart better on the bundled sense set beyond the noise
+    earlier one that tells senses apart better on the bundled development sense set beyond the noise
     (``engine.inspection.quality.clear_sense_layer``; a test checks the catalog against it). 0 = the embeddings."""
     top = max(0, int(info.get("vector_layers", 1)) - 1)
     layer = info.get("sense_layer")

@@ -152,6 +152,6 @@ def shared_word(tokens: list[list[str]]) -> str:
 def layer_tip(model: str, senses: int, top: int) -> str:
     """The layer slider's tooltip: what its layers are, and why it opened where it did."""
     where = (f"{model} opens at layer {senses}, which tells word senses apart better than its last ({top}) on "
-             "word2bert's sense sentences, beyond the noise (bench/quality, Model quality)." if senses != top
+             "word2bert's development sense sentences, beyond the noise (bench/quality, sense layers)." if senses != top
              else f"{model} opens at its last layer, {top}; slide to see the others.")
     return f"Layer 0 is the embeddings, layer k the k-th layer's output. {where}"

@@ -14,6 +14,7 @@ from engine.inspection.quality import (
     cloze_items,
     cloze_scores,
     glove_context_baseline,
+    sense_dev_items,
     sense_items,
     sense_separation,
 )
@@ -220,3 +221,41 @@ def test_a_view_of_senses_leaves_the_last_layer_only_for_a_layer_clearly_better(
     items = [SenseItem(w, s, f"{w} {s} {i}") for w in words for s in "ab" for i in range(4)]
     assert clear_sense_layer(TwoLayers(set(words)), items) == 0
     assert clear_sense_layer(TwoLayers({"w0"}), items) == 1
+
+    class Typed(TwoLayers):  # the same, reading real sentences: the sense from the set itself
+        def __init__(self, knows, items):
+            super().__init__(knows)
+            first = {}  # each word's first sense is "b" to TwoLayers, its other "a"
+            self.sense = {item.sentence: (item.word, "b" if first.setdefault(item.word, item.sense) == item.sense
+                                          else "a", k) for k, item in enumerate(items)}
+
+        def contextual_vectors(self, sentence):
+            word, sense, k = self.sense[sentence]
+            return super().contextual_vectors(f"{word} {sense} {k}")
+
+    dev, test = sense_dev_items(), sense_items()
+    # chosen on the development set, whatever the test set says: nothing is chosen on the test set
+    assert clear_sense_layer(Typed({i.word for i in dev}, dev + test)) == 0
+    assert clear_sense_layer(Typed({i.word for i in test}, dev + test)) == 1
+
+
+def test_the_development_sense_set_is_apart_from_the_test_set_and_the_taught_words():
+    """Choosing a layer on the sense set the scores are reported on would flatter them; teaching senses on its words
+    (sense_train.tsv, for bert-tiny and minilm-mlm) would make the choice about memory."""
+    from engine.data.text import word_tokenize
+    from engine.inspection.quality import SETS, _rows
+
+    dev = sense_dev_items()
+    words = {i.word for i in dev}
+    assert len(words) >= 20
+    for word in words:
+        per_sense: dict[str, int] = {}
+        for item in dev:
+            if item.word == word:
+                per_sense[item.sense] = per_sense.get(item.sense, 0) + 1
+        assert len(per_sense) == 2 and set(per_sense.values()) == {4}, word
+    for item in dev:  # the word once, as a word (the vector read is its first occurrence)
+        assert [w.lower() for w in word_tokenize(item.sentence)].count(item.word) == 1, item.sentence
+    taught = {row[0] for row in _rows("sense_train.tsv")}
+    assert not words & ({i.word for i in sense_items()} | taught)
+    assert (SETS / "senses_dev.tsv").exists() and len({i.sentence for i in dev}) == len(dev)
