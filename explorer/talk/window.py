@@ -416,6 +416,8 @@ class TalkWindow(QWidget):
         for i in range(len(self.steps)):
             self.go(i)
             QApplication.sendPostedEvents()  # the page's layout requests: laid out at its size, then grabbed
+            QApplication.processEvents()  # what that layout asks next (a table's rows fitted to its new width)
+            QApplication.sendPostedEvents()
             image = self.grab().toImage()
             path = out / f"step-{i + 1:02d}.png"
             if not image.save(str(path)):

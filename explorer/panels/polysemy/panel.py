@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QEvent, Qt, QTimer, Signal
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QFont, QPalette
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -26,7 +26,7 @@ from explorer.panels.polysemy.answer import ContextualAnswer, contextual_answer
 from explorer.panels.polysemy.index import CorpusIndexer
 from explorer.panels.polysemy.map_page import MapPage
 from explorer.panels.polysemy.occurrences import OccurrenceFetcher
-from explorer.panels.polysemy.static import StaticNeighbours
+from explorer.panels.polysemy.static import ALONE_SCALE, StaticNeighbours, scaled_font
 from explorer.panels.polysemy.text import (
     compare_html,
     highlight,
@@ -267,7 +267,7 @@ class PolysemyPanel(QWidget):
         self.presenting = on
         self.scene_models_only = on
         self._scope_static()
-        self.static.set_compact(on)
+        self._lay_out_static()
         self.static.hide_when_none = on and not self.contextual_box.isHidden()
         if not on:
             self.static.show()
@@ -275,6 +275,14 @@ class PolysemyPanel(QWidget):
         self._show_typed()
         if self._last_groups:
             self._write_neighbours()  # in a talk's colours
+
+    def _lay_out_static(self) -> None:
+        """A talk's slide: the static table one line a model above the contextual column, or, alone on the slide
+        (a static step), its lists whole and larger."""
+        alone = self.presenting and self.contextual_box.isHidden()
+        self.static.set_compact(self.presenting and not alone)
+        self.static.set_alone(alone)
+        self.typed.setFont(scaled_font(self, ALONE_SCALE) if alone else QFont())  # the sentences it is about
 
     def _scope_static(self) -> None:
         """A talk's step: its static column lists only its own models (one loaded for another step is not on it)."""
@@ -298,6 +306,7 @@ class PolysemyPanel(QWidget):
         self.views.setCurrentIndex(TABS.index(scene.view) if scene.view in TABS else 0)
         self.contextual_box.setVisible(scene.view != "static")  # static: one list whatever the sense
         self.static.hide_when_none = self.presenting and scene.view != "static"
+        self._lay_out_static()
         self._show_typed()
         self._refresh_models(ask=True)
 

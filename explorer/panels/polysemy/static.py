@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractScrollArea,
     QGroupBox,
@@ -33,6 +34,21 @@ def seen_prefix(word: str, count: int | None) -> str:
     return f"(“{word}” never seen in training) " if count == 0 else f"(“{word}” seen {count:,}×) "
 
 
+NEIGHBOURS = 8  # nearest words a model's row lists
+ALONE_NEIGHBOURS = 16  # on a talk's slide with no contextual column: the slide is theirs
+ALONE_SCALE = 1.3  # and their type that much larger
+
+
+def scaled_font(widget: QWidget, scale: float) -> QFont:
+    """``widget``'s font, ``scale`` times larger (in pixels where it was set in pixels, as a talk sets it)."""
+    font = QFont(widget.font())
+    if font.pixelSize() > 0:
+        font.setPixelSize(round(font.pixelSize() * scale))
+    else:
+        font.setPointSizeF(font.pointSizeF() * scale)
+    return font
+
+
 def what(handle: Any) -> str:
     """What a model is, from the catalog (its name's tooltip; "" for one it does not list)."""
     return str(handle.info.get("what") or "")
@@ -43,6 +59,8 @@ class StaticNeighbours(QGroupBox):
         super().__init__("Static vectors", parent)
         self.session = session
         self.compact = False
+        self.alone = False  # a talk's static step: set_alone
+        self.k = NEIGHBOURS
         self.hide_when_none = False  # a talk's step with a contextual column: no static model, no box on the slide
         self.only: list[str] | None = None  # a talk's step: only its own models (None: every static model loaded)
         self._ranking: list[str] | None = None
@@ -89,15 +107,29 @@ class StaticNeighbours(QGroupBox):
         # (a list ends ", …"; the lens's own tab wraps it with the table's own delegate)
         self.table.setItemDelegateForColumn(1, self._whole_entries if on else self.table.itemDelegate())
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
-        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents if on
-                                       else QAbstractScrollArea.SizeAdjustPolicy.AdjustIgnored)
-        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if on
-                                              else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self._fit()
+
+    def set_alone(self, on: bool) -> None:
+        """A talk's static step (no contextual column below): the lists whole, wrapped, longer and larger, so the
+        slide shows what one vector per word mixes (it showed two cut lines above two thirds of empty screen)."""
+        self.alone = on
+        k = ALONE_NEIGHBOURS if on else NEIGHBOURS
+        self.table.setFont(scaled_font(self, ALONE_SCALE) if on else QFont())  # (QFont(): inherited again)
+        if k != self.k:
+            self.k = k
+            if self._word:
+                self.query(self._word)
         self._fit()
 
     def _fit(self) -> None:
+        """Rows as high as their text; in a talk, the box as high as its rows (no scroll bar on a slide)."""
         self.table.resizeRowsToContents()
-        if not self.compact:
+        sized = self.compact or self.alone
+        self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff if sized
+                                              else Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+        self.table.setSizeAdjustPolicy(QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents if sized
+                                       else QAbstractScrollArea.SizeAdjustPolicy.AdjustIgnored)
+        if not sized:
             self.table.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX
             self.setMaximumHeight(16777215)
             return
@@ -121,6 +153,7 @@ class StaticNeighbours(QGroupBox):
         ranked = self._ranked()  # the catalog's best static vectors first (GloVe, word2vec), then in load order
         handles.sort(key=lambda h: ranked.index(h.name) if h.name in ranked else len(ranked))
         seen = self.session.seen_at_least()
+        k = self.k
         self.setVisible(bool(handles) or not self.hide_when_none)  # ("no static model loaded" is noise on a slide)
         if not word or not handles:
             self._message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
@@ -134,7 +167,7 @@ class StaticNeighbours(QGroupBox):
                 why = (f"Words {h.name} saw fewer than {seen} times in training are left out (their vectors mean "
                        "little); change it in the Neighbours tab." if seen > 1 and h.word_counts_known() else "")
                 try:
-                    near = h.static_neighbours(word, 8, min_count=seen)
+                    near = h.static_neighbours(word, k, min_count=seen)
                     listed = ", ".join(f"{n.word} {n.similarity:.2f}" for n in near)
                     rows.append((h.name, seen_prefix(word, h.word_count(word)) + listed, why, what(h)))
                 except Word2BertError as e:

@@ -351,9 +351,11 @@ def test_a_talks_polysemy_slide_shows_every_static_model_and_gives_the_rest_to_t
     assert wait_for_workers(30_000)
 
 
-def test_a_talks_static_column_lists_only_its_own_steps_models(qtbot, contextual_runs):
+def test_a_talks_static_column_lists_only_its_own_steps_models(qtbot, contextual_runs, tmp_path):
     """The talk's "bank" step names GloVe and word2vec; nnlm-tiny, loaded for the first step, stood in its static
-    column too, with neighbours ("parmalat, regiments, poll") no speaker would put on a projector."""
+    column too, with neighbours ("parmalat, regiments, poll") no speaker would put on a projector. Alone on its slide
+    (a static step), the column shows its lists whole, longer and larger: it showed two lines cut at "…" above two
+    thirds of empty screen."""
     from explorer.session import Session
     from explorer.talk.window import TalkWindow
 
@@ -375,6 +377,22 @@ def test_a_talks_static_column_lists_only_its_own_steps_models(qtbot, contextual
         return [table.item(r, 0).text() for r in range(table.rowCount())]
 
     assert rows(window.panels[0]) == ["word2vec-sgns"] and rows(window.panels[1]) == ["glove-6b-50d"]
+    window.export(tmp_path / "slides")  # laid out at 1920×1080 and grabbed: what the slides show
+    from explorer.panels.polysemy.static import ALONE_NEIGHBOURS, NEIGHBOURS
+
+    alone, below = window.panels[0].static.table, window.panels[1].static.table
+    def listed(table):  # the similarities after the words ("seen 1,234×" has a comma too)
+        import re
+
+        return len(re.findall(r" -?\d\.\d\d(?:,|$)", table.item(0, 1).text()))
+
+    assert listed(alone) == ALONE_NEIGHBOURS and listed(below) == NEIGHBOURS
+    rect = alone.visualRect(alone.model().index(0, 1))
+    assert rect.height() >= 2 * alone.fontMetrics().height()  # wrapped, not cut at "…"
+    assert rect.bottom() <= alone.viewport().height()
+    assert alone.font().pixelSize() > below.font().pixelSize() == window.font().pixelSize()
+    window.panels[0].set_presenting(False)  # the app's own tab again: its own type and list
+    assert alone.font().pixelSize() == window.panels[0].font().pixelSize()
     from explorer.tasks import wait_for_workers
 
     assert wait_for_workers(30_000)
