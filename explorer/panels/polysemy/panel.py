@@ -402,7 +402,8 @@ class PolysemyPanel(QWidget):
             self.progress.setFormat("%p%")
             self.message.setText(message)
         else:  # the other models, for "All models": the bar says so and the answer above stays
-            self.progress.setFormat(f"All models: {len(asked)} more %p%")  # fits the bar; the names in its tooltip
+            names = ", ".join(asked)  # ("All models: 1 more 10%" said little)
+            self.progress.setFormat(f"All models: encoding for {names if len(names) <= 40 else f'{len(asked)} models'} %p%")
             self.progress.setToolTip(f"for the All models tab: {', '.join(asked)} — {message}")
 
     def query_contextual(self) -> None:
