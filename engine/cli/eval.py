@@ -28,7 +28,8 @@ def eval_main(argv: list[str] | None = None) -> int:
     p.add_argument("model")
     p.add_argument("--tasks", default=None, help=f"comma-separated: {','.join(known)} (default: what the model can "
                    "take — word vectors: analogy,wordsim,simlex; a masked LM: cloze,senses; another contextual "
-                   "model: senses; a model that scores text: perplexity on its corpus's held-out part)")
+                   "model: senses; a model that scores text: perplexity on its corpus's held-out part; senses-dev: "
+                   "the development sense set, and the layer the polysemy lens would open the model at)")
     p.add_argument("--corpus", default=None, help="corpus whose held-out part perplexity uses (default: the model's)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--all-checkpoints", action="store_true",

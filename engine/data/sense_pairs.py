@@ -29,6 +29,9 @@ from engine.errors import CorpusError
 MAX_PAIRS = 1_000_000
 # pairs that ship with word2bert, by name: hand-written sentences of 34 words in two senses each
 BUNDLED = {"sense-train": Path(__file__).resolve().parent / "sets" / "sense_train.tsv"}
+# the development sense set's sentences (engine/inspection/quality.py): never taught by name, only scored — how far
+# what a run learns from its pairs carries to words it was not taught
+DEVELOPMENT = Path(__file__).resolve().parent / "sets" / "senses_dev.tsv"
 _LABELS = {"t": True, "true": True, "1": True, "f": False, "false": False, "0": False}
 
 

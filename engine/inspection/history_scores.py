@@ -19,7 +19,8 @@ from typing import Any
 
 from engine.errors import Unsupported, Word2BertError
 
-QUALITY_TASKS = ("cloze", "senses", "perplexity-per-word")
+# senses-dev: the development sense set, where the layer a view of senses opens at is chosen (clear_sense_layer)
+QUALITY_TASKS = ("cloze", "senses", "senses-dev", "perplexity-per-word")
 LAB_TASKS = ("lens",)  # how readable each layer is (engine.inspection.lab.lens_scores)
 # what a run's history can be scored on, checkpoint by checkpoint
 CHECKPOINT_TASKS = (*QUALITY_TASKS, "perplexity", *LAB_TASKS)
@@ -54,12 +55,26 @@ def quality(handle: Any, task: str, corpus: str | None = None, max_sentences: in
             if task == "perplexity":
                 return {"perplexity": handle.perplexity(sentences), "corpus": name, "sentences": len(sentences)}
             return {**perplexity_per_word(handle, sentences), "corpus": name}
+        if task == "senses-dev":
+            return _development_senses(handle)
         by_layer = sense_separation(handle)
     except Unsupported as e:
         return {"skipped": str(e)}
     best = int(by_layer.argmax())
     rounded = [round(float(x), 4) for x in by_layer]
     return {"by_layer": rounded, "best_layer": best, "best": rounded[best], "last": rounded[-1]}
+
+
+def _development_senses(handle: Any) -> dict[str, Any]:
+    """Sense separation per layer on the development sense set, and the layer the polysemy lens's rule would open
+    the model at: its last, unless the best layer's lead has a 95% interval (bootstrap over words) above 0."""
+    from engine.inspection.quality import sense_layer_lead
+
+    found = sense_layer_lead(handle)
+    rounded = [round(float(x), 4) for x in found.scores]
+    return {"by_layer": rounded, "best_layer": found.best, "best": rounded[found.best], "last": rounded[-1],
+            "lead_interval": [round(found.low, 4), round(found.high, 4)],
+            "opens_at": found.best if found.low > 0 else found.top}
 
 
 def scores_file(run_dir: str | Path) -> Path:

@@ -2,7 +2,9 @@
 batch of corpus windows carries the indices of ``sense_batch`` pairs (shuffled once, then drawn in the
 loop's own seeded order, so a resumed run continues with the same pairs); the step's loss is the masked LM's
 plus ``sense_weight`` x the word-in-context loss (engine/models/sense_loss.py). One pair in ten (at most 500)
-is held out: the held-out evaluation reports how many of those fall on the right side of their median cosine.
+is held out: the held-out evaluation reports how many of those fall on the right side of their median cosine. Those
+share words and sentences with the pairs taught; the evaluation also scores the pairs of the development sense set's
+words the file does not hold (``sense_pair_accuracy_new_words``): whether what is learned carries to other words.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 
 import torch
 
-from engine.data.sense_pairs import encode_pairs, fingerprint, read_sense_pairs
+from engine.data.sense_pairs import DEVELOPMENT, encode_pairs, fingerprint, read_sense_pairs
 from engine.errors import CorpusError
 from engine.models.sense_loss import Encode, found_in_both, pair_cosines, sense_pair_loss
 from engine.training.context import TrainContext
@@ -30,6 +32,9 @@ class SensePairs:
     held_ids: torch.Tensor
     held_pieces: torch.Tensor
     held_same: torch.Tensor
+    new_ids: torch.Tensor  # the development set's pairs, of words the file does not hold
+    new_pieces: torch.Tensor
+    new_same: torch.Tensor
     pad: int
     layer: int
     seed: int
@@ -58,11 +63,15 @@ class SensePairs:
         special = (cls_id, sep_id, pad, max_len)
         ids, pieces = encode_pairs(train, tokenizer, *special)
         held_ids, held_pieces = encode_pairs(held, tokenizer, *special) if held else (ids[:0], pieces[:0])
+        taught = {p.word.lower() for p in pairs}
+        new = [p for p in read_sense_pairs(DEVELOPMENT) if p.word.lower() not in taught]
+        new_ids, new_pieces = encode_pairs(new, tokenizer, *special) if new else (ids[:0], pieces[:0])
         device = ctx.device
         pairs_fp = fingerprint(pairs)
         config = {"sense_pairs_fingerprint": pairs_fp, "sense_pairs_trained": len(train), "sense_pairs_heldout": len(held)}
         notes = [f"word-in-context pairs: {len(train):,} from {cfg.sense_pairs} ({len(held)} held out), "
-                 f"{cfg.sense_batch} a step at layer {shaped}, weight {cfg.sense_weight:g}"]
+                 f"{cfg.sense_batch} a step at layer {shaped}, weight {cfg.sense_weight:g}; scored also on "
+                 f"{len(new)} pairs of {len({p.word for p in new})} words it is not taught ({DEVELOPMENT.name})"]
         if ctx.spec.resume:
             from engine.checkpoints.reading import read_config
 
@@ -74,6 +83,8 @@ class SensePairs:
                    torch.tensor([p.same for p in train], device=device), torch.from_numpy(held_ids).to(device),
                    torch.from_numpy(held_pieces).to(device), torch.tensor([p.same for p in held], dtype=torch.bool,
                                                                           device=device),
+                   torch.from_numpy(new_ids).to(device), torch.from_numpy(new_pieces).to(device),
+                   torch.tensor([p.same for p in new], dtype=torch.bool, device=device),
                    pad=pad, layer=cfg.sense_layer, seed=ctx.spec.seed, config=config, notes=notes)
 
     def extra(self, windows: int, epoch: int = 0) -> dict[str, Any]:
@@ -90,18 +101,29 @@ class SensePairs:
         return sense_pair_loss(encode, self.ids[rows].long(), self.pieces[rows], self.same[index], self.pad, self.layer)
 
     def evaluate(self, encode: Encode) -> dict[str, float]:
-        """The held-out pairs' accuracy at their median cosine (WiC's labels are balanced), and their count."""
-        pairs = self.held_same.shape[0]
+        """The held-out pairs' accuracy at their median cosine (WiC's labels are balanced) and their count; the
+        same for the development set's pairs of words not taught (``_new_words``)."""
+        out = {}
+        for suffix, ids, pieces, same in (("", self.held_ids, self.held_pieces, self.held_same),
+                                          ("_new_words", self.new_ids, self.new_pieces, self.new_same)):
+            scored = self._scored(encode, ids, pieces, same)
+            if scored is not None:
+                out[f"sense_pair_accuracy{suffix}"], out[f"sense_pairs{suffix}_scored"] = scored
+        return out
+
+    def _scored(self, encode: Encode, ids: torch.Tensor, pieces: torch.Tensor,
+                same: torch.Tensor) -> tuple[float, float] | None:
+        """The share of pairs on the right side of their median cosine (same sense above it), and how many."""
+        pairs = same.shape[0]
         if pairs == 0:
-            return {}
+            return None
         cosines = []
         for first in range(0, pairs, EVAL_PAIRS):
             rows = slice(2 * first, 2 * min(first + EVAL_PAIRS, pairs))
-            cosines.append(pair_cosines(encode, self.held_ids[rows].long(), self.held_pieces[rows], self.pad, self.layer))
+            cosines.append(pair_cosines(encode, ids[rows].long(), pieces[rows], self.pad, self.layer))
         cos = torch.cat(cosines)
-        found = found_in_both(self.held_pieces)
-        cos, same = cos[found], self.held_same[found]
+        found = found_in_both(pieces)
+        cos, same = cos[found], same[found]
         if cos.numel() == 0:
-            return {}
-        right = ((cos >= cos.median()) == same).float().mean()
-        return {"sense_pair_accuracy": float(right), "sense_pairs_scored": float(cos.numel())}
+            return None
+        return float(((cos >= cos.median()) == same).float().mean()), float(cos.numel())

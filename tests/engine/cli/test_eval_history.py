@@ -175,3 +175,20 @@ def test_layers_against_a_shipped_name_are_compared_again_when_the_shipped_model
     again = list(checkpoint_settling(run_dir, against="tiny-shipped", sentences=20))
     np.testing.assert_allclose(again[0]["settled"], 1.0, atol=1e-4)  # step 2 against itself now
     assert min(again[-1]["settled"]) < 0.9999
+
+
+def test_the_development_sense_set_says_where_the_lens_would_open_a_model(contextual_runs, capsys):
+    """``--tasks senses-dev``: every layer on the development sense set and the layer the polysemy lens's rule
+    (clear_sense_layer) opens the model at — what a researcher checks before naming a run's sense layer."""
+    from engine import api
+    from engine.cli.eval import eval_main
+    from engine.inspection.quality import clear_sense_layer
+
+    run = str(contextual_runs["bert"][0])
+    assert eval_main([run, "--tasks", "senses-dev", "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)["senses-dev"]
+    handle = api.load(run)
+    assert len(found["by_layer"]) == len(handle.contextual_vectors("a cat").vectors)
+    assert found["opens_at"] == clear_sense_layer(handle)
+    low, high = found["lead_interval"]
+    assert low <= found["best"] - found["last"] <= high or found["best_layer"] == len(found["by_layer"]) - 1

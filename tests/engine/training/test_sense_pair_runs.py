@@ -1,5 +1,6 @@
 """A masked-LM adaptation that also learns word senses from word-in-context pairs (``--sense-pairs``)."""
 
+import dataclasses
 import json
 
 import pytest
@@ -38,8 +39,12 @@ def test_a_run_with_sense_pairs_reports_them_and_records_what_it_learned_from(to
     assert events[-1].status == "completed"
     started = next(e for e in events if isinstance(e, api.RunStarted))
     assert any("word-in-context pairs: 14" in n for n in started.info["notes"])  # 15 pairs, one held out
+    # and the development sense set's pairs, of 24 words the file does not teach: does what is learned carry?
+    assert any("scored also on 672 pairs of 24 words it is not taught" in n for n in started.info["notes"])
     evals = [e for e in events if isinstance(e, api.EvalMetrics)]
-    assert {"mlm_accuracy", "sense_pair_accuracy"} <= set(evals[-1].metrics)
+    assert {"mlm_accuracy", "sense_pair_accuracy", "sense_pair_accuracy_new_words"} <= set(evals[-1].metrics)
+    assert evals[-1].metrics["sense_pairs_new_words_scored"] == 672
+    assert 0 <= evals[-1].metrics["sense_pair_accuracy_new_words"] <= 1
     config = json.loads((out / "config.json").read_text())
     assert config["model"]["sense_pairs"] == str(pairs) and config["sense_pairs_trained"] == 14
     assert config["sense_pairs_heldout"] == 1 and len(config["sense_pairs_fingerprint"]) == 16
@@ -53,6 +58,13 @@ def test_a_run_with_sense_pairs_reports_them_and_records_what_it_learned_from(to
                                     resume=True)))
     started = next(e for e in events if isinstance(e, api.RunStarted))
     assert any("changed since this run started" in n for n in started.info["notes"])
+    taught = tmp_path / "cabinet-pairs.tsv"  # a file that teaches a development word: that word is not scored as new
+    taught.write_text(pairs.read_text().replace("bank", "cabinet"), encoding="utf-8")
+    events = list(api.train(RunSpec("mlm-head", out=str(tmp_path / "run2"), corpus=str(topic_corpus),
+                                    model=dataclasses.replace(cfg, sense_pairs=str(taught)),
+                                    max_steps=1)))
+    started = next(e for e in events if isinstance(e, api.RunStarted))
+    assert any("scored also on 644 pairs of 23 words" in n for n in started.info["notes"])
 
 
 def test_the_sense_loss_pulls_same_sense_pairs_together(tmp_path):
