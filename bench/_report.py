@@ -7,7 +7,9 @@ import os
 import platform
 import re
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 BENCH = Path(__file__).resolve().parent
 
@@ -126,6 +128,20 @@ def write_section(name: str, body: str, script: str | Path | None = None) -> Non
     results = results_file(script or sys._getframe(1).f_code.co_filename)
     text = results.read_text(encoding="utf-8") if results.exists() else "# Benchmark results\n\nEach section is written by the bench script it names.\n"
     atomic_write_bytes(results, replaced(text, name, body).encode())
+
+
+def loaded_models(names: Iterable[str]) -> Iterator[tuple[str, Any]]:
+    """(name, handle) for each model of ``names`` that loads; one that does not is named on stderr and left out (a
+    bench of several models still writes the others' rows)."""
+    from engine import api
+
+    for name in names:
+        try:
+            handle = api.load(name)
+        except api.Word2BertError as e:
+            print(f"skipping {name}: {e}", file=sys.stderr)
+            continue
+        yield name, handle
 
 
 def default_threads() -> int:

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
-from bench._report import machine, write_section  # noqa: E402
+from bench._report import loaded_models, machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.data.corpora import get_corpus  # noqa: E402
 from engine.data.text import word_tokenize  # noqa: E402
@@ -53,12 +53,7 @@ def main() -> None:
     lines = ["## Default checkpoints: held-out metrics and contextual neighbours", "", f"Machine: {machine()}", ""]
     lines += ["| checkpoint | steps of its last run | its held-out metrics then |", "|---|---:|---|"]
     handles = []
-    for name in args.models.split(","):
-        try:
-            h = api.load(name)
-        except api.Word2BertError as e:
-            print(f"skipping {name}: {e}", file=sys.stderr)
-            continue
+    for name, h in loaded_models(args.models.split(",")):
         handles.append(h)
         metrics = api.metrics_text(h.info.get("metrics") or {}) or (
             "none of its own: " + (h.info.get("description") or "its run ended without an evaluation").split("; ")[-1]

@@ -16,7 +16,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
-from bench._report import machine, results_file, rows_replaced, section, write_section  # noqa: E402
+from bench._report import (  # noqa: E402
+    loaded_models,
+    machine,
+    results_file,
+    rows_replaced,
+    section,
+    write_section,
+)
 from engine import api  # noqa: E402
 from engine.data.sense_pairs import BUNDLED  # noqa: E402
 from engine.data.vocab import Vocab  # noqa: E402
@@ -96,12 +103,7 @@ def main() -> None:
     baseline = glove_context_baseline(api.load("glove-6b-50d"))
     rows: list[str] = []
     keys: dict[str, str] = {}  # a row's model, as its first cell starts, -> the row
-    for name in names:
-        try:
-            handle = api.load(name)
-        except api.Word2BertError as e:
-            print(f"skipping {name}: {e}", file=sys.stderr)
-            continue
+    for _name, handle in loaded_models(names):
         caps = handle.capabilities
         senses = wic = cloze = ppl = "—"
         if api.Capability.SENTENCE_SCORE in caps and api.Capability.MASKED_LM not in caps:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from bench._report import machine, write_section  # noqa: E402
+from bench._report import loaded_models, machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
 from engine.inspection.quality import (  # noqa: E402
     sense_chance,
@@ -53,12 +53,7 @@ def main() -> None:
              "interval (over words) above 0. The chosen layer is in bold.", "",
              "| model | development set, by layer | best − last (95% interval) | opens at | catalog | test set, by layer |",
              "|---|---|---|---:|---:|---|"]
-    for name in args.models.split(","):
-        try:
-            handle = api.load(name)
-        except api.Word2BertError as e:
-            print(f"skipping {name}: {e}", file=sys.stderr)
-            continue
+    for name, handle in loaded_models(args.models.split(",")):
         found = sense_layer_lead(handle, dev)
         opens = found.best if found.low > 0 else found.top
         lead = (f"layer {found.best}: {found.lead:+.3f} ({found.low:+.3f} … {found.high:+.3f})"

@@ -17,8 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import numpy as np  # noqa: E402
 
-from bench._report import machine, write_section  # noqa: E402
-from engine import api  # noqa: E402
+from bench._report import loaded_models, machine, write_section  # noqa: E402
 from engine.data.sense_pairs import BUNDLED, token_span  # noqa: E402
 from engine.data.text import word_spans  # noqa: E402
 
@@ -101,12 +100,7 @@ def main() -> None:
              "0.655, human 0.80. † taught word senses from word2bert's own sentences (`--sense-pairs sense-train`, "
              "not WiC's): still zero-shot on WiC; ‡ taught from another pairs file (WiC train's, say): not zero-shot.", "", "| model | dev accuracy by layer (0 = input layer, 1, 2, …) | layer chosen on train | its dev accuracy | dev pairs |",
              "|---|---|---:|---:|---:|"]
-    for name in args.models.split(","):
-        try:
-            handle = api.load(name)
-        except api.Word2BertError as e:
-            print(f"skipping {name}: {e}", file=sys.stderr)
-            continue
+    for _name, handle in loaded_models(args.models.split(",")):
         accs, train_accs, pairs = dev_accuracy_by_layer(handle, train, dev)
         best = int(np.argmax(train_accs))  # the layer chosen on train, as the threshold is: dev stays unseen
         cells = ", ".join(f"{a:.3f}" for a in accs)
