@@ -7,6 +7,7 @@ sentence scores and next-sentence prediction are written once for every Transfor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from pathlib import Path
@@ -77,6 +78,7 @@ class TransformerHandle(BaseHandle):
         self._shared_lock = threading.Lock()
         self._n_parameters: int | None = None  # (counted once: it decides how many threads a pass gets)
         self.tuned_lens: Any = None  # engine.models.tuned_lens.TunedLens, when loaded from a tuned-lens run
+        self.tuned_lens_notice = ""  # why that lens may not fit (trained on another save of the model)
 
     def _shared_forward(self, ids: list[int], segments: list[int]) -> ForwardOutput | None:
         """One forward pass of a short masked-LM text with attention and the logits at its [MASK]
@@ -286,7 +288,10 @@ class TransformerHandle(BaseHandle):
         if lens == "tuned" and self.tuned_lens is None:
             raise Unsupported(f"{self.name} has no tuned lens: train one with word2bert-train tuned-lens --model "
                               f"{self.name}, then open that run")
-        return lens_grid(self, text, k, self.tuned_lens if lens == "tuned" else None)
+        grid = lens_grid(self, text, k, self.tuned_lens if lens == "tuned" else None)
+        if lens == "tuned" and self.tuned_lens_notice:
+            grid = dataclasses.replace(grid, notice="; ".join(n for n in (grid.notice, self.tuned_lens_notice) if n))
+        return grid
 
     def causal_trace(self, text: str, subject: str, samples: int = 3) -> CausalTrace:
         """Where the prediction at the [MASK] (or after the text) comes from (engine.handles.lens)."""

@@ -15,6 +15,7 @@ def load_tuned_lens(run_dir: Path, config: dict) -> Any:
     from engine.handles.load import load
     from engine.handles.transformer import TransformerHandle, expected_shapes
     from engine.models.tuned_lens import TunedLens
+    from engine.training.tuned_lens_run import base_save
 
     base = config.get("base")
     states, dim = config.get("states"), config.get("dim")
@@ -34,6 +35,12 @@ def load_tuned_lens(run_dir: Path, config: dict) -> Any:
     lens.load_state_dict(read_tensors(run_dir, config, expected_shapes(lens)))
     lens.to(next(adapter.body.parameters()).device).eval()
     handle.tuned_lens = lens
+    trained_on, now = str(config.get("base_save_id") or ""), base_save(handle)
+    if trained_on and now and trained_on != now:
+        handle.tuned_lens_notice = (f"this tuned lens was trained on another save of {config.get('base_name', base)} "
+                                    f"({trained_on[:8]}; it is {now[:8]} now): its translators may misread the layers; "
+                                    "train it again")
+        handle.info["note"] = handle.tuned_lens_notice
     handle.name, handle.path = run_dir.name, str(run_dir)
     metrics = config.get("metrics") or {}
     fit = ""

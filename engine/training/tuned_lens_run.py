@@ -49,6 +49,14 @@ def sentence_windows(sentences: list[str], adapter: Any, seq_len: int) -> np.nda
     return np.asarray(rows, dtype=np.int64).reshape(-1, seq_len)
 
 
+def base_save(handle: Any) -> str:
+    """Which save of its model a lens reads ("" for a folder without a save id, a Hugging Face one): a shipped model
+    remade or a run trained on changes its layers, and the lens no longer fits them."""
+    from engine.checkpoints.reading import save_id
+
+    return save_id(handle.path) if getattr(handle, "path", None) else ""
+
+
 def run_tuned_lens(ctx: TrainContext) -> Iterator[TrainEvent]:
     cfg = ctx.spec.model
     if ctx.load is None:
@@ -126,7 +134,8 @@ def run_tuned_lens(ctx: TrainContext) -> Iterator[TrainEvent]:
     real_per_window = float((windows >= 0).sum()) / max(len(windows), 1)
     recipe = Recipe("tuned-lens", model, len(windows), real_per_window, lambda epoch: train_data, step_loss,
                     evaluate, {}, {"base": base, "base_name": handle.name, "states": lens.states,
-                                   "dim": adapter.hidden_size, "objective": adapter.objective},
+                                   "dim": adapter.hidden_size, "objective": adapter.objective,
+                                   "base_save_id": base_save(handle)},
                     weights=lambda: {k: v.detach() for k, v in lens.state_dict().items()},
                     notes=[f"a tuned lens for {handle.name}: {lens.states - 1} translators of {adapter.hidden_size}"
                            f"² weights, the model frozen"])

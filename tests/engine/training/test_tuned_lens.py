@@ -66,3 +66,25 @@ def test_a_tuned_lens_needs_a_language_model(topic_corpus, tmp_path):
         list(api.train(RunSpec("tuned-lens", out=str(tmp_path / "x"), corpus=str(topic_corpus), model=cfg,
                                max_steps=5)))
     assert not (tmp_path / "x").exists()
+
+
+def test_a_lens_opened_on_another_save_of_its_model_says_it_may_not_fit(topic_corpus, tmp_path):
+    """A lens is trained on one save of its model's layers; the run trained on (or a shipped model remade) changes
+    them, and the lens read them wrongly without a word. It opens, and the lens grid and the library say so."""
+    import dataclasses
+
+    from tests.conftest import tiny_spec
+
+    base = tmp_path / "bert"
+    spec = tiny_spec("bert", topic_corpus, base, max_steps=4, eval_every=0, keep_every=0)
+    assert list(api.train(spec))[-1].status == "completed"
+    finished, _ = train_lens(base, topic_corpus, tmp_path / "lens", steps=4)
+    assert finished.status == "completed", finished.message
+    text = "he drove the [MASK] to town"
+    fits = api.load(tmp_path / "lens")
+    assert not fits.info.get("note") and "another save" not in api.lens_grid(fits, text, lens="tuned").notice
+    assert list(api.train(dataclasses.replace(spec, max_steps=6, resume=True)))[-1].status == "completed"
+    stale = api.load(tmp_path / "lens")
+    assert "trained on another save of bert" in stale.info["note"]  # (the library shows a model's note)
+    assert "trained on another save of bert" in api.lens_grid(stale, text, lens="tuned").notice
+    assert "another save" not in api.lens_grid(stale, text, lens="logit").notice  # the logit lens has no translators
