@@ -68,7 +68,9 @@ class CausalTrace:
     p_corrupt: float  # the mean over noise samples, nothing restored
     restored: np.ndarray  # (layers + 1, T)
     samples: int
-    noise: float  # the noise's standard deviation
+    noise: float  # the noise's standard deviation (0 with a contrast sentence)
+    contrast: str = ""  # the sentence run instead of noise (activation patching); "" = the subject noised
+    contrast_tokens: tuple[str, ...] = ()
 
     @property
     def informative(self) -> bool:

@@ -275,7 +275,7 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the lens "
                           "needs a Transformer language model (BERT, GPT)")
 
-    def causal_trace(self, text: str, subject: str, samples: int = 3) -> Any:
+    def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}): causal tracing restores a Transformer's hidden states; "
                           "it needs a Transformer language model (BERT, GPT)")
 

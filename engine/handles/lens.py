@@ -7,7 +7,9 @@ wrapper (engine/models/wrappers):
   rank of the actual token, layers × tokens.
 * ``causal_trace``: where a prediction comes from (Meng et al. 2022, "Locating and Editing Factual
   Associations in GPT"): the subject's token embeddings are noised, then one (layer, position) state at a
-  time is put back from the clean run, and the prediction's probability measured again.
+  time is put back from the clean run, and the prediction's probability measured again. With a ``contrast``
+  sentence of as many tokens instead of noise, it is activation patching (the "denoising" direction of
+  TransformerLens's ``patching``): the contrast sentence is run, one state of the text's run put in its place.
 """
 
 from __future__ import annotations
@@ -120,12 +122,30 @@ def subject_positions(handle: Any, text: str, subject: str) -> list[int]:
     return found
 
 
+def _contrast_ids(handle: Any, ids: list[int], segments: list[int], contrast: str) -> list[int]:
+    """The contrast sentence's tokens, checked against the text's: as many, its [MASK] in the same place (so each
+    state of one run has its counterpart in the other), and not the same sentence."""
+    other, other_segments, _, _ = _inputs(handle, contrast, MAX_TRACE_TOKENS + 1)
+    if len(other) != len(ids) or other_segments != segments:
+        words = [handle._token_text(i) for i in other]
+        raise InputError(f"the contrast sentence must have as many tokens as the text ({len(ids)}) to put one run's "
+                         f"states in the other's place; it has {len(other)}: {' '.join(words)}")
+    mask = handle.adapter.mask_id if handle.adapter.objective == "masked" else None
+    if mask is not None and [i == mask for i in other] != [i == mask for i in ids]:
+        raise InputError("the contrast sentence must have its [MASK] where the text has it")
+    if other == ids:
+        raise InputError("the contrast sentence is the text itself: change the words whose effect you want to see")
+    return other
+
+
 def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, noise: float | None = None,
-                 seed: int = 0) -> CausalTrace:
+                 seed: int = 0, contrast: str | None = None) -> CausalTrace:
     """Restore each (layer, position) state of the clean run into a run whose ``subject`` embeddings are
     noised (``samples`` noise draws, N(0, noise²) with ``noise`` 3 x the token embeddings' standard
     deviation unless given), and measure the clean prediction's probability at the [MASK] (masked LMs)
-    or after the last token (left-to-right LMs)."""
+    or after the last token (left-to-right LMs). With ``contrast`` (a sentence of as many tokens, "The
+    Colosseum is in [MASK]." beside "The Eiffel Tower is in [MASK]."), that sentence's run is the corrupted one
+    and the subject is where the two differ: one pass per state, no noise."""
     adapter = handle.adapter
     ids, segments, special, _ = _inputs(handle, text, adapter.max_len)
     if len(ids) > MAX_TRACE_TOKENS:
@@ -137,7 +157,12 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
         position = ids.index(adapter.mask_id)
     else:
         position = len(ids) - 1
-    subj = subject_positions(handle, text, subject)
+    other = _contrast_ids(handle, ids, segments, contrast) if contrast is not None and contrast.strip() else None
+    if other is not None:
+        subj = [t for t in range(len(ids)) if ids[t] != other[t]]
+        samples, noise = 1, 0.0
+    else:
+        subj = subject_positions(handle, text, subject)
     samples = max(1, min(int(samples), 10))
     embedding, blocks = adapter.layer_modules()
     n, layers = len(ids), len(blocks) + 1
@@ -148,6 +173,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
         draws = torch.randn(samples, len(subj), embedding.weight.shape[1], generator=generator) * std
 
     clean_states: list[torch.Tensor] = []
+    clean_embedding: list[torch.Tensor] = []  # (a contrast run's layer 0 is put back from here)
     plan: dict[str, Any] = {}  # what the hooks do in the pass under way
     # the hooks sit on the loaded model, which other queries (another panel's, a worker's) may run at the same
     # time from their own threads: only this thread's passes are noised, patched and recorded
@@ -160,8 +186,21 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
         return (x, *output[1:]) if isinstance(output, tuple) else x
 
     def noise_hook(module: Any, inputs: Any, output: Any) -> Any:
+        if threading.get_ident() != tracer:
+            return output
+        if other is not None:  # the contrast sentence's run: its embeddings, but the text's at a restored token
+            if "restore" not in plan:
+                clean_embedding.append(output[0].clone())
+                return output
+            back = [(r, t) for r, (layer, t) in enumerate(plan["restore"]) if layer == 0]
+            if not back:
+                return output
+            x = output.clone()
+            for r, t in back:
+                x[r, t] = clean_embedding[0][t]
+            return x
         rows = plan.get("noise")  # (B, len(subj), d) per row, or None in the clean pass
-        if rows is None or threading.get_ident() != tracer:
+        if rows is None:
             return output
         x = output.clone()
         x[:, subj] = x[:, subj] + rows.to(x.dtype)
@@ -204,7 +243,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
                         rows[r, subj.index(t)] = 0.0
                 plan.clear()
                 plan.update({"noise": rows, "restore": [cell for _, cell in chunk]})
-                probs = _probs_at(handle, [ids] * len(chunk), [segments] * len(chunk), position)
+                probs = _probs_at(handle, [other or ids] * len(chunk), [segments] * len(chunk), position)
                 results[a : a + len(chunk)] = probs[:, target].double().cpu().numpy()
     finally:
         for h in handles:
@@ -214,7 +253,9 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
     p_corrupt = float(per_sample[:, 0].mean())
     restored = per_sample[:, 1:].mean(0).reshape(layers, n).astype(np.float32)
     return CausalTrace(text, tuple(handle._token_text(i) for i in ids), tuple(subj), position,
-                       handle._token_text(target), p_clean, p_corrupt, restored, samples, std)
+                       handle._token_text(target), p_clean, p_corrupt, restored, samples, std,
+                       contrast=contrast.strip() if other is not None and contrast else "",
+                       contrast_tokens=tuple(handle._token_text(i) for i in other) if other is not None else ())
 
 
 def _probs_at(handle: Any, ids: list[list[int]], segments: list[list[int]], position: int) -> torch.Tensor:

@@ -293,11 +293,12 @@ class TransformerHandle(BaseHandle):
             grid = dataclasses.replace(grid, notice="; ".join(n for n in (grid.notice, self.tuned_lens_notice) if n))
         return grid
 
-    def causal_trace(self, text: str, subject: str, samples: int = 3) -> CausalTrace:
-        """Where the prediction at the [MASK] (or after the text) comes from (engine.handles.lens)."""
+    def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> CausalTrace:
+        """Where the prediction at the [MASK] (or after the text) comes from (engine.handles.lens): the subject
+        noised, or (``contrast``) a sentence of as many tokens run in the text's place."""
         from engine.handles.lens import causal_trace
 
-        return causal_trace(self, text, subject, samples=samples)
+        return causal_trace(self, text, subject, samples=samples, contrast=contrast)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         k = check_k(k)

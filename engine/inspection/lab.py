@@ -19,10 +19,11 @@ def lens_grid(handle: Any, text: str, k: int = 5, lens: str = "logit") -> LensGr
     return handle.lens_grid(text, k, lens)
 
 
-def causal_trace(handle: Any, text: str, subject: str, samples: int = 3) -> CausalTrace:
+def causal_trace(handle: Any, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> CausalTrace:
     """Layers × tokens: the probability of ``handle``'s prediction (at the [MASK], or after the text) when
-    that one state is restored into a run whose ``subject`` embeddings are noised (Meng et al. 2022)."""
-    return handle.causal_trace(text, subject, samples)
+    that one state is restored into a run whose ``subject`` embeddings are noised (Meng et al. 2022), or into the
+    run of ``contrast``, a sentence of as many tokens (activation patching)."""
+    return handle.causal_trace(text, subject, samples, contrast=contrast)
 
 
 def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:

@@ -41,6 +41,27 @@ class GridAnswer:
     stacked: bool = False  # model A's logit lens, then its tuned lens (the second row set)
 
 
+CONTRAST_TIP = ("Activation patching: the contrast sentence (as many tokens as the text, the [MASK] in the same place) "
+                "is run instead of noise, and one state of the text's own run is put in its place at a time — which "
+                "layer and token carry what makes the text's prediction? The subject is then where the two differ.")
+
+
+def trace_text(name: str, trace: Any) -> str:
+    """What a trace's heatmap shows, under it: the prediction, how much the corruption cost, what a cell is."""
+    head = f"{name} predicts '{trace.target.strip()}' at '{trace.tokens[trace.position].strip()}' with P = {trace.p_clean:.1%}"
+    if trace.contrast:
+        weak = ("" if trace.informative else " The contrast sentence predicts it almost as well: this shows little; "
+                "change the words that should matter.")
+        return (f"{head}; run as '{trace.contrast}' (the tokens that differ: *), {trace.p_corrupt:.1%}. Each cell: P "
+                f"after putting the text's state at that layer and token in the contrast run's place: yellow where "
+                f"it brings the prediction back.{weak}")
+    lost = ("" if trace.informative else " The noise hardly changed the prediction: this trace shows little; try "
+            "other subject words.")
+    return (f"{head}; with the subject (*) noised, {trace.p_corrupt:.1%}. Each cell: P after restoring that layer's "
+            f"state at that token (mean of {trace.samples} noise draws): yellow where it brings the prediction "
+            f"back.{lost}")
+
+
 def _tip(grid: Any, layer: int, t: int) -> str:
     words = ", ".join(f"{w.strip() or '␣'} {p:.0%}" for w, p in zip(grid.top_tokens[layer][t], grid.top_probs[layer, t],
                                                                    strict=False))
@@ -97,9 +118,13 @@ class LensLab(QWidget):
         # ---- tracing
         self.subject = QLineEdit()
         self.subject.setPlaceholderText("the subject's words, e.g. France")
+        self.contrast = QLineEdit()
+        self.contrast.setPlaceholderText("or a contrast sentence of as many tokens (Paris for Tokyo): no noise")
+        self.contrast.setToolTip(CONTRAST_TIP)
         self.trace_button = QPushButton("Trace")
         self.trace_note = QLabel("noise the subject's words, then restore one state at a time: which layer and "
-                                 "token carry the prediction? (Meng et al. 2022)")
+                                 "token carry the prediction? (Meng et al. 2022) Or run a contrast sentence and "
+                                 "put the text's states back one at a time (activation patching).")
         self.trace_note.setWordWrap(True)
         self.trace_map = LayerTokenTable()
         trace_page = QWidget()
@@ -107,6 +132,8 @@ class LensLab(QWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("subject"))
         row.addWidget(self.subject, 1)
+        row.addWidget(QLabel("contrast"))
+        row.addWidget(self.contrast, 2)
         row.addWidget(self.trace_button)
         t.addLayout(row)
         t.addWidget(self.trace_note)
@@ -130,12 +157,15 @@ class LensLab(QWidget):
         self.grid.cell_clicked.connect(self._cell_clicked)
         self.trace_button.clicked.connect(self.trace)
         self.subject.returnPressed.connect(self.trace)
+        self.contrast.returnPressed.connect(self.trace)
+        self.contrast.textChanged.connect(lambda text: self.subject.setEnabled(not text.strip()))  # (the differing
+        # tokens are the subject then)
         self.tabs.tabBarClicked.connect(self._user_took_over)
 
     # ------------------------------------------------------------ scenes
 
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
-              lens: str | None = None, model: str = "") -> None:
+              lens: str | None = None, model: str = "", contrast: str | None = None) -> None:
         """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace, the lens;
         ``model``: the scene's model A (until it is, the lab's answers are a stand-in's)."""
         self.wanted, self.scene_model = lab, model
@@ -150,6 +180,7 @@ class LensLab(QWidget):
             self.show_which.setCurrentIndex(SHOW.index(show))
         if subject:
             self.subject.setText(subject)
+        self.contrast.setText(contrast or "")
 
     def _user_took_over(self, _index: int) -> None:
         """A click on the lab's tabs: the user's lab from now on, no scene's wait."""
@@ -163,7 +194,8 @@ class LensLab(QWidget):
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
         return {"lab": "trace" if self.tabs.currentIndex() == 1 else "grid", "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
-                "show": self.show_which.currentText(), "subject": self.subject.text()}
+                "show": self.show_which.currentText(), "subject": self.subject.text(),
+                **({"contrast": self.contrast.text()} if self.contrast.text().strip() else {})}
 
     @property
     def handles(self) -> list[Any]:
@@ -201,9 +233,11 @@ class LensLab(QWidget):
     def trace(self) -> None:
         if not self.handles or not self.text.strip():
             return
-        handle, text, subject = self.handles[0], self.text, self.subject.text()
-        self.trace_note.setText(f"tracing {handle.name}: {text!r}, the subject '{subject}' noised…")
-        self.trace_runner.submit(lambda: (handle.name, text, handle.causal_trace(text, subject, 3)))
+        handle, text, subject, contrast = self.handles[0], self.text, self.subject.text(), self.contrast.text().strip()
+        self.trace_note.setText(f"tracing {handle.name}: {text!r}, " + (f"run as {contrast!r}…" if contrast else
+                                                                       f"the subject '{subject}' noised…"))
+        self.trace_runner.submit(lambda: (handle.name, text, handle.causal_trace(text, subject, 3,
+                                                                                 contrast=contrast or None)))
 
     # ------------------------------------------------------------ showing
 
@@ -335,13 +369,7 @@ class LensLab(QWidget):
         top = max(trace.p_clean, float(trace.restored.max()))
         scale = (trace.p_corrupt, top) if trace.informative else (0.0, 1.0)
         self.trace_map.show_cells(texts, trace.restored, tokens, tips, value_range=scale)
-        lost = ("" if trace.informative else " The noise hardly changed the prediction: this trace shows "
-                "little; try other subject words.")
-        self.trace_note.setText(
-            f"{name} predicts '{trace.target.strip()}' at '{trace.tokens[trace.position].strip()}' with "
-            f"P = {trace.p_clean:.1%}; with the subject (*) noised, {trace.p_corrupt:.1%}. Each cell: P after "
-            f"restoring that layer's state at that token (mean of {trace.samples} noise draws): yellow where it "
-            f"brings the prediction back.{lost}")
+        self.trace_note.setText(trace_text(name, trace))
         self.shown.emit()
         if self.wanted == "trace":
             if not self._stand_in(name):
@@ -406,7 +434,7 @@ class LabView:
         self.compare.setChecked(bool(scene.compare))
         if scene.lab:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
-                            model=scene.contextual_model or "")
+                            model=scene.contextual_model or "", contrast=scene.contrast)
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

@@ -82,6 +82,41 @@ def test_restoring_the_last_layer_at_the_prediction_brings_all_of_it_back(lab_ha
         assert trace.restored[0, trace.subject[0]] == pytest.approx(trace.p_clean, abs=1e-5)
 
 
+CONTRAST = {"bert": "the striker scored the [MASK] in the match", "gpt": "the striker scored the goal in the"}  # (the tiny
+# runs' vocabulary spells most words in pieces: "the" and "a" are one token each)
+
+
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-gpt2"])
+def test_a_contrast_sentence_is_patched_one_state_at_a_time(lab_handles, which):
+    """Activation patching: the contrast sentence's run, one state of the text's put in its place. Every state at
+    the tokens the two share, below the layer where they first differ, is the same in both runs: putting it back
+    changes nothing; the embedding where they differ is the text's own once put back, when it is the only one."""
+    handle = lab_handles[which]
+    kind = "bert" if handle.adapter.objective == "masked" else "gpt"
+    trace = api.causal_trace(handle, TEXT[kind], "", contrast=CONTRAST[kind])
+    other = api.causal_trace(handle, CONTRAST[kind], "", contrast=TEXT[kind])  # the other way round
+    assert trace.contrast == CONTRAST[kind] and trace.samples == 1 and trace.noise == 0.0
+    assert trace.subject == other.subject and trace.subject  # where the two differ, the same both ways
+    assert all(trace.tokens[t] != trace.contrast_tokens[t] for t in trace.subject)
+    assert trace.restored[-1, trace.position] == pytest.approx(trace.p_clean, abs=1e-5)  # the output put back
+    first = min(trace.subject)
+    if kind == "gpt":  # left to right: no state before the first difference depends on it, at any layer
+        assert first >= 3 and np.allclose(trace.restored[:, :first], trace.p_corrupt, atol=1e-5)
+    if len(trace.subject) == 1:
+        assert trace.restored[0, first] == pytest.approx(trace.p_clean, abs=1e-5)  # the text's embedding: its run
+    noised = api.causal_trace(handle, TEXT[kind], "striker", samples=2)  # the noise's trace is another question
+    assert noised.contrast == "" and noised.noise > 0
+
+
+def test_a_contrast_sentence_must_line_up_with_the_text(lab_handles):
+    with pytest.raises(InputError, match="as many tokens"):
+        api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "", contrast="the tall keeper scored a goal in the")
+    with pytest.raises(InputError, match=r"\[MASK\] where"):
+        api.causal_trace(lab_handles["bert"], TEXT["bert"], "", contrast="the striker scored a in [MASK] the match")
+    with pytest.raises(InputError, match="the text itself"):
+        api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "", contrast=TEXT["gpt"])
+
+
 def test_tracing_says_what_is_wrong_with_its_question(lab_handles):
     with pytest.raises(InputError, match="not in the text"):
         api.causal_trace(lab_handles["bert"], TEXT["bert"], "goalkeeper")

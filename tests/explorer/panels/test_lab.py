@@ -69,6 +69,26 @@ def test_a_tracing_scene_shows_where_the_next_word_is_carried(qtbot, window, con
     shot(qtbot, window, "lab-causal-trace")
 
 
+def test_a_tracing_scene_with_a_contrast_sentence_patches_from_it(qtbot, window, contextual_runs):  # noqa: F811
+    """Activation patching in the lab: the contrast sentence run, the text's states put back one at a time; the
+    differing tokens marked, the note says what was run, and a saved scene keeps the contrast."""
+    load(qtbot, window, contextual_runs["gpt"][0])
+    contrast = "he drove the truck to a"
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": ["he drove the truck to the"], "models": ["gpt"],
+                                       "contextual_model": "gpt", "lab": "trace", "contrast": contrast},
+                       timeout=60_000)
+    lab = panel.next.lens
+    trace = lab.trace_result
+    assert trace is not None and trace.contrast == contrast and trace.noise == 0.0
+    columns = header(lab.trace_map)
+    assert [c for c in columns if c.endswith("*")] == [columns[t] for t in trace.subject] == [columns[-1]]
+    assert f"run as '{contrast}'" in lab.trace_note.text() and "noise draws" not in lab.trace_note.text()
+    assert panel.current_scene().contrast == contrast
+    lab.contrast.setText("he drove a truck")  # too short: said, and the heatmap of before stays
+    lab.trace()
+    qtbot.waitUntil(lambda: "as many tokens" in lab.trace_note.text(), timeout=30_000)
+
+
 def test_a_tracing_scene_shown_first_with_a_stand_in_traces_its_own_model_once_it_loads(
         qtbot, window, contextual_runs, tmp_path):  # noqa: F811
     """A talk builds its steps while their models load: another model stands in meanwhile. The trace on screen
