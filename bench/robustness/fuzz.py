@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shlex
 import sys
 import tempfile
 import time
@@ -74,6 +75,8 @@ def queries(handle):
         ("next_sentence", lambda t, o, k: handle.next_sentence(t, o)),
         ("generate", lambda t, o, k: handle.generate(t, 3, no_repeat=k)),  # k as the run never repeated
         ("layer_similarity", lambda t, o, k: layer_similarity(handle, handle, [t, o])),
+        ("causal_trace", lambda t, o, k: handle.causal_trace(t, o, 1)),  # the second text as the subject
+        ("causal_trace contrast", lambda t, o, k: handle.causal_trace(t, "", 1, contrast=o)),
     ]
 
 
@@ -237,7 +240,7 @@ def main() -> None:
     failures = sum(sum(r["failures"].values()) for r in rows)
     slow = sum(r["slow"] for r in rows)
     command = f"python bench/robustness/fuzz.py --examples {args.examples} --big-examples {args.big_examples}" + (
-        f" --models {args.models} --queries {args.queries}" if args.queries else "") + (
+        f" --models {args.models} --queries {shlex.quote(args.queries)}" if args.queries else "") + (
         " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
     asked = [q for q in args.queries.split(",") if q]
     title = (f"Hostile text, the queries added or rewritten since the whole table: {', '.join(asked)}" if asked
