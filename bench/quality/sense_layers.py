@@ -1,5 +1,5 @@
 """Which layer the polysemy lens opens each contextual model at, and why: sense separation per layer on the
-development sense set (engine/data/sets/senses_dev.tsv, 24 words × 2 senses × 4 sentences), where the choice is
+development sense set (engine/data/sets/senses_dev.tsv, 24 words × 2 senses × 8 sentences), where the choice is
 made, beside the sense set the scores are reported on (senses.tsv, 11 other words × 2 × 8), where nothing is chosen.
 
 The rule (``engine.inspection.quality.clear_sense_layer``, declared before the development set was written): a model

@@ -8,7 +8,7 @@
   gets the sense of its nearest other occurrence of the same word (cosine, leave-one-out); the share
   right, per layer (where several are equally near, the share of them with its sense). Chance is about 0.47
   (7 of the 15 others share a sense). A test set: what is chosen by senses (``clear_sense_layer``, the layer the
-  lens opens a model at) is chosen on the development set ``sense_dev_items`` (24 other words × 2 senses × 4).
+  lens opens a model at) is chosen on the development set ``sense_dev_items`` (24 other words × 2 senses × 8).
 * ``glove_context_baseline``: the same with no contextual model at all — each occurrence is the mean of
   the GloVe vectors of the words within 10 of it. A contextual model should beat it.
 * ``perplexity_per_word``: a left-to-right language model's perplexity per word, with words a word-level
@@ -63,7 +63,7 @@ def sense_items() -> list[SenseItem]:
 
 
 def sense_dev_items() -> list[SenseItem]:
-    """The development sense set (24 other words × 2 senses × 4 sentences): what a choice is made on."""
+    """The development sense set (24 other words × 2 senses × 8 sentences): what a choice is made on."""
     return [SenseItem(word, sense, sentence) for word, sense, sentence in _rows("senses_dev.tsv")]
 
 

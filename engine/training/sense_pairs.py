@@ -65,6 +65,7 @@ class SensePairs:
         held_ids, held_pieces = encode_pairs(held, tokenizer, *special) if held else (ids[:0], pieces[:0])
         taught = {p.word.lower() for p in pairs}
         new = [p for p in read_sense_pairs(DEVELOPMENT) if p.word.lower() not in taught]
+        new = new[:: -(-len(new) // MAX_HELD_OUT) or 1]  # every k-th, as many of each word: at most MAX_HELD_OUT
         new_ids, new_pieces = encode_pairs(new, tokenizer, *special) if new else (ids[:0], pieces[:0])
         device = ctx.device
         pairs_fp = fingerprint(pairs)
