@@ -55,7 +55,7 @@ def main() -> None:
              "|---|---|---|---:|---:|---|"]
     for name, handle in loaded_models(args.models.split(",")):
         found = sense_layer_lead(handle, dev)
-        opens = found.best if found.low > 0 else found.top
+        opens = found.opens_at
         lead = (f"layer {found.best}: {found.lead:+.3f} ({found.low:+.3f} … {found.high:+.3f})"
                 if found.best != found.top else "the last is best")
         catalog = api.sense_layer(handle.info)

@@ -11,11 +11,10 @@ from engine.errors import CheckpointError, Word2BertError
 
 
 def load_tuned_lens(run_dir: Path, config: dict) -> Any:
-    from engine.checkpoints.reading import read_tensors
+    from engine.checkpoints.reading import read_tensors, save_id
     from engine.handles.load import load
     from engine.handles.transformer import TransformerHandle, expected_shapes
     from engine.models.tuned_lens import TunedLens
-    from engine.training.tuned_lens_run import base_save
 
     base = config.get("base")
     states, dim = config.get("states"), config.get("dim")
@@ -35,7 +34,9 @@ def load_tuned_lens(run_dir: Path, config: dict) -> Any:
     lens.load_state_dict(read_tensors(run_dir, config, expected_shapes(lens)))
     lens.to(next(adapter.body.parameters()).device).eval()
     handle.tuned_lens = lens
-    trained_on, now = str(config.get("base_save_id") or ""), base_save(handle)
+    # which save of its model the lens was trained on ("" for a folder without a save id, a Hugging Face one): a
+    # shipped model remade or a run trained on changes the layers, and the lens no longer fits them
+    trained_on, now = str(config.get("base_save_id") or ""), save_id(handle.path) if handle.path else ""
     if trained_on and now and trained_on != now:
         handle.tuned_lens_notice = (f"this tuned lens was trained on another save of {config.get('base_name', base)} "
                                     f"({trained_on[:8]}; it is {now[:8]} now): its translators may misread the layers; "

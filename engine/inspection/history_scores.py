@@ -74,7 +74,7 @@ def _development_senses(handle: Any) -> dict[str, Any]:
     rounded = [round(float(x), 4) for x in found.scores]
     return {"by_layer": rounded, "best_layer": found.best, "best": rounded[found.best], "last": rounded[-1],
             "lead_interval": [round(found.low, 4), round(found.high, 4)],
-            "opens_at": found.best if found.low > 0 else found.top}
+            "opens_at": found.opens_at}
 
 
 def scores_file(run_dir: str | Path) -> Path:

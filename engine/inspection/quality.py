@@ -174,6 +174,11 @@ class LayerLead(NamedTuple):
     low: float
     high: float
 
+    @property
+    def opens_at(self) -> int:
+        """The layer a view of senses opens at: the best, only where its lead's interval lies above 0."""
+        return self.best if self.low > 0 else self.top
+
 
 def sense_layer_lead(handle: Any, items: list[SenseItem] | None = None, draws: int = 2000) -> LayerLead:
     """``LayerLead`` of ``handle`` on ``items`` (the development sense set unless given)."""
@@ -195,8 +200,7 @@ def clear_sense_layer(handle: Any, items: list[SenseItem] | None = None, draws: 
     resamplings of the set's words (``sense_layer_lead``). Measured on the development sense set
     (``sense_dev_items``), not on the sense set the models' scores are reported on: chosen there, a layer's score on
     it would be flattered by the choice."""
-    found = sense_layer_lead(handle, items, draws)
-    return found.best if found.low > 0 else found.top
+    return sense_layer_lead(handle, items, draws).opens_at
 
 
 def _sense_hits(handle: Any, items: list[SenseItem] | None) -> tuple[np.ndarray, np.ndarray]:

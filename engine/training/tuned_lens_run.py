@@ -17,6 +17,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from engine.checkpoints.reading import save_id
 from engine.data.inputs import encode_text
 from engine.errors import CorpusError, InputError, Unsupported
 from engine.models.tuned_lens import TunedLens, lens_kl
@@ -47,14 +48,6 @@ def sentence_windows(sentences: list[str], adapter: Any, seq_len: int) -> np.nda
         if len(ids) >= 4:
             rows.append(ids + [-1] * (seq_len - len(ids)))
     return np.asarray(rows, dtype=np.int64).reshape(-1, seq_len)
-
-
-def base_save(handle: Any) -> str:
-    """Which save of its model a lens reads ("" for a folder without a save id, a Hugging Face one): a shipped model
-    remade or a run trained on changes its layers, and the lens no longer fits them."""
-    from engine.checkpoints.reading import save_id
-
-    return save_id(handle.path) if getattr(handle, "path", None) else ""
 
 
 def run_tuned_lens(ctx: TrainContext) -> Iterator[TrainEvent]:
@@ -135,7 +128,7 @@ def run_tuned_lens(ctx: TrainContext) -> Iterator[TrainEvent]:
     recipe = Recipe("tuned-lens", model, len(windows), real_per_window, lambda epoch: train_data, step_loss,
                     evaluate, {}, {"base": base, "base_name": handle.name, "states": lens.states,
                                    "dim": adapter.hidden_size, "objective": adapter.objective,
-                                   "base_save_id": base_save(handle)},
+                                   "base_save_id": save_id(handle.path) if handle.path else ""},
                     weights=lambda: {k: v.detach() for k, v in lens.state_dict().items()},
                     notes=[f"a tuned lens for {handle.name}: {lens.states - 1} translators of {adapter.hidden_size}"
                            f"² weights, the model frozen"])

@@ -416,7 +416,10 @@ class TalkWindow(QWidget):
         for i in range(len(self.steps)):
             self.go(i)
             QApplication.sendPostedEvents()  # the page's layout requests: laid out at its size, then grabbed
-            QApplication.processEvents()  # what that layout asks next (a table's rows fitted to its new width)
+            # and the 0 ms timers that layout starts (a stretched column's width, then a table's rows fitted to
+            # it: a static slide's wrapped lists were grabbed at the height of the narrow window's layout); the
+            # export runs once every step is prepared, so no query's answer is waiting here
+            QApplication.processEvents()
             QApplication.sendPostedEvents()
             image = self.grab().toImage()
             path = out / f"step-{i + 1:02d}.png"

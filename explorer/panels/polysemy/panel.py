@@ -280,8 +280,8 @@ class PolysemyPanel(QWidget):
         """A talk's slide: the static table one line a model above the contextual column, or, alone on the slide
         (a static step), its lists whole and larger."""
         alone = self.presenting and self.contextual_box.isHidden()
-        self.static.set_compact(self.presenting and not alone)
         self.static.set_alone(alone)
+        self.static.set_compact(self.presenting and not alone)  # (and the rows fitted, once)
         self.typed.setFont(scaled_font(self, ALONE_SCALE) if alone else QFont())  # the sentences it is about
 
     def _scope_static(self) -> None:

@@ -111,7 +111,8 @@ class StaticNeighbours(QGroupBox):
 
     def set_alone(self, on: bool) -> None:
         """A talk's static step (no contextual column below): the lists whole, wrapped, longer and larger, so the
-        slide shows what one vector per word mixes (it showed two cut lines above two thirds of empty screen)."""
+        slide shows what one vector per word mixes (it showed two cut lines above two thirds of empty screen). The
+        rows are fitted by ``set_compact``, which follows."""
         self.alone = on
         k = ALONE_NEIGHBOURS if on else NEIGHBOURS
         self.table.setFont(scaled_font(self, ALONE_SCALE) if on else QFont())  # (QFont(): inherited again)
@@ -119,7 +120,6 @@ class StaticNeighbours(QGroupBox):
             self.k = k
             if self._word:
                 self.query(self._word)
-        self._fit()
 
     def _fit(self) -> None:
         """Rows as high as their text; in a talk, the box as high as its rows (no scroll bar on a slide)."""
