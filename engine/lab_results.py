@@ -1,5 +1,5 @@
-"""What the lab's queries return (engine.api.lens_grid, engine.api.causal_trace): numpy arrays and
-frozen dataclasses on the CPU, like engine.results."""
+"""What the lab's queries return (engine.api.lens_grid, engine.api.causal_trace, engine.api.token_attribution):
+numpy arrays and frozen dataclasses on the CPU, like engine.results."""
 
 from __future__ import annotations
 
@@ -85,3 +85,44 @@ class CausalTrace:
         if lost < MIN_LOST:  # the noise did not hurt the prediction: there is nothing to bring back
             return np.zeros_like(self.restored)
         return (self.restored - self.p_corrupt) / lost
+
+
+ATTRIBUTION_METHODS = {
+    "integrated gradients": "each embedding faded in from zero, the gradient averaged along the way, times the "
+                            "embedding: the scores add up to the change of the explained log-probability",
+    "gradient × input": "the gradient at the text times the embedding: a first-order guess of each token's share",
+    "gradient norm": "how much the explained log-probability moves when the token's embedding does: a size, no sign",
+}
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Which tokens a prediction rests on (LIT's salience): per method of ``ATTRIBUTION_METHODS``, one score
+    per token of the explained quantity, log P(target) at ``position`` (less log P(foil) with a foil). The
+    special tokens and the [MASK] are not attributed (0)."""
+
+    text: str
+    tokens: tuple[str, ...]
+    fixed: tuple[bool, ...]  # per token: kept as it is (a special token, the [MASK]), not attributed
+    position: int  # where the prediction is read (the [MASK], or the last token)
+    target: str
+    p_target: float
+    foil: str  # "" without one
+    p_foil: float  # nan without a foil
+    scores: dict[str, np.ndarray]  # method -> (T,)
+    f_input: float  # the explained quantity at the text
+    f_baseline: float  # ... with every attributed token's embedding at zero
+    steps: int  # integrated gradients' steps along the line
+    notice: str = ""
+
+    @property
+    def explained(self) -> str:
+        """What the scores explain, in words."""
+        if self.foil:
+            return f"log P('{self.target.strip()}') − log P('{self.foil.strip()}')"
+        return f"log P('{self.target.strip()}')"
+
+    @property
+    def gap(self) -> float:
+        """How far integrated gradients' scores miss the change from the faded-out text to the text."""
+        return float(self.scores["integrated gradients"].sum()) - (self.f_input - self.f_baseline)

@@ -279,6 +279,10 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}): causal tracing restores a Transformer's hidden states; "
                           "it needs a Transformer language model (BERT, GPT)")
 
+    def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
+        raise Unsupported(f"{self.name} ({self.kind}): attribution follows gradients from a Transformer's prediction "
+                          "to its token embeddings; it needs a Transformer language model (BERT, GPT)")
+
     def logit_lens(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "
                           "needs a Transformer language model (BERT, GPT)")

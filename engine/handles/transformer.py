@@ -31,7 +31,7 @@ from engine.handles.base import (
     padded_runs,
     run_info,
 )
-from engine.lab_results import CausalTrace, LensGrid
+from engine.lab_results import Attribution, CausalTrace, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
 from engine.models.wrappers.protocol import Adapter, ForwardOutput
@@ -299,6 +299,13 @@ class TransformerHandle(BaseHandle):
         from engine.handles.lens import causal_trace
 
         return causal_trace(self, text, subject, samples=samples, contrast=contrast)
+
+    def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
+        """Which of the text's tokens the prediction at the [MASK] (or after the text) rests on
+        (engine.handles.attribution): integrated gradients, gradient × input and the gradient's norm."""
+        from engine.handles.attribution import token_attribution
+
+        return token_attribution(self, text, target, foil)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         k = check_k(k)

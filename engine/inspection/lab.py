@@ -1,5 +1,5 @@
-"""The lab's queries as engine.api offers them: the lens over every layer and position, and causal
-tracing; both answer for any loaded Transformer language model and explain, for any other, why not."""
+"""The lab's queries as engine.api offers them: the lens over every layer and position, causal tracing and
+attribution; each answers for any loaded Transformer language model and explains, for any other, why not."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from engine.cancel import check_cancelled
-from engine.lab_results import CausalTrace, LensGrid
+from engine.lab_results import Attribution, CausalTrace, LensGrid
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
 
@@ -24,6 +24,13 @@ def causal_trace(handle: Any, text: str, subject: str, samples: int = 3, contras
     that one state is restored into a run whose ``subject`` embeddings are noised (Meng et al. 2022), or into the
     run of ``contrast``, a sentence of as many tokens (activation patching)."""
     return handle.causal_trace(text, subject, samples, contrast=contrast)
+
+
+def token_attribution(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
+    """Each token's share in ``handle``'s prediction at the [MASK] (or after the text), or in ``target``'s
+    log-probability there, less ``foil``'s when given: integrated gradients, gradient × input and the
+    gradient's norm (LIT's salience maps)."""
+    return handle.token_attribution(text, target, foil)
 
 
 def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:

@@ -1,0 +1,155 @@
+"""Which of the text's tokens a Transformer language model's prediction rests on: the lab's attribution
+(LIT's salience maps), three ways at once, from one batch of backward passes:
+
+* integrated gradients (Sundararajan et al. 2017): each token's embedding faded in from zero along a
+  straight line, the gradient of the explained quantity averaged along it, times the embedding. The
+  attributions add up to the change of that quantity from the faded-out text to the text (completeness);
+  how far they miss it is reported, and the line is walked in finer steps until they come within
+  ``GAP_ALLOWED``.
+* gradient × input (Shrikumar et al. 2016): the gradient at the text, times the embedding, summed.
+* the gradient's norm (Simonyan et al. 2013; LIT's "Grad L2 norm"): how much the quantity moves when the
+  token's embedding does, in any direction: a size, not a sign.
+
+What is explained: the log-probability of the model's prediction at the [MASK] (masked LMs) or after the
+text (left-to-right LMs), or of a word the user names; with a ``foil`` word, the log-probability of the
+target less the foil's ("why 'are' rather than 'is'": Yin & Neubig 2022, contrastive explanations).
+The special tokens and the [MASK] keep their embeddings: they are not attributed. Positions and segments
+are added inside the model after the token embeddings, so "faded out" keeps where each token stands.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.cancel import check_cancelled
+from engine.errors import InputError
+from engine.handles.lens import _inputs
+from engine.lab_results import Attribution
+
+MAX_ATTRIBUTION_TOKENS = 128  # a paragraph; beyond it the first tokens are explained, with a notice
+STEPS = (32, 128)  # integrated gradients' steps along the line: the first, and the finer walk where it misses
+GAP_ALLOWED = 0.05  # the share of the explained change the attributions may miss before the finer walk
+ROW_TOKENS = 2048  # interpolated copies x tokens in one backward pass
+
+
+def one_token(handle: Any, word: str, what: str) -> int:
+    """The model's one token for ``word`` (a byte-level or metaspace vocabulary: the word after a space
+    first, as a continuation would write it); refused, with the tokens it would take, when it is several."""
+    word = word.strip()
+    if not word:
+        raise InputError(f"name the {what}: one word")
+    adapter = handle.adapter
+    spaced = adapter.byte_level or getattr(adapter, "metaspace", False)
+    tried: list[int] = []
+    for form in ([f" {word}", word] if spaced else [word]):
+        tried = adapter.tokenizer.encode(form, add_special_tokens=False).ids
+        if len(tried) == 1:
+            return int(tried[0])
+    pieces = " ".join(handle._token_text(i).strip() or "␣" for i in tried) or "nothing"
+    raise InputError(f"the {what} '{word}' is not one token for {handle.name} ({pieces}): name a word of its "
+                     f"vocabulary, or the first piece")
+
+
+def token_attribution(handle: Any, text: str, target: str | None = None, foil: str | None = None,
+                      steps: int | None = None) -> Attribution:
+    """Each of ``text``'s tokens' share in ``handle``'s prediction at the [MASK] (or after the text): the model's
+    top prediction, or ``target``; against ``foil`` when given. ``steps``: integrated gradients' steps (None:
+    ``STEPS[0]``, then ``STEPS[1]`` where the attributions miss the change by more than ``GAP_ALLOWED``)."""
+    adapter = handle.adapter
+    ids, segments, special, notice = _inputs(handle, text, MAX_ATTRIBUTION_TOKENS)
+    if adapter.objective == "masked":
+        if adapter.mask_id not in ids:
+            raise InputError("the text has no [MASK] (or it lies beyond the tokens explained): attribution explains "
+                             "the prediction at a [MASK]")
+        position = ids.index(adapter.mask_id)
+    else:
+        position = len(ids) - 1
+    fixed = [special[t] or (adapter.objective == "masked" and ids[t] == adapter.mask_id) for t in range(len(ids))]
+    if all(fixed):
+        raise InputError("the text has no words besides the [MASK] to attribute the prediction to")
+    with torch.inference_mode():
+        out = handle._forward(ids, segments, logits=True, positions=[position])
+        assert out.logits is not None
+        probs = out.logits[0, 0].float().softmax(-1)
+    target_id = int(probs.argmax()) if target is None or not target.strip() else one_token(handle, target, "target")
+    foil_id = None if foil is None or not foil.strip() else one_token(handle, foil, "foil")
+    if foil_id == target_id:
+        raise InputError("the foil is the target itself: name another word to explain it against")
+    walk = [int(steps)] if steps is not None else list(STEPS)
+    if walk[0] < 1 or walk[0] > 1024:
+        raise InputError(f"steps must be from 1 to 1024, not {steps}")
+    for n in walk:
+        result = _attribute(handle, ids, segments, fixed, position, target_id, foil_id, n)
+        if result["relative_gap"] <= GAP_ALLOWED:
+            break
+    keep = ~np.array(fixed)
+    return Attribution(
+        text, tuple(handle._token_text(i) for i in ids), tuple(fixed), position,
+        handle._token_text(target_id), float(probs[target_id]),
+        handle._token_text(foil_id) if foil_id is not None else "",
+        float(probs[foil_id]) if foil_id is not None else float("nan"),
+        {name: np.where(keep, values, 0.0).astype(np.float32) for name, values in result["scores"].items()},
+        result["f_input"], result["f_baseline"], n, notice)
+
+
+def _attribute(handle: Any, ids: list[int], segments: list[int], fixed: list[bool], position: int, target: int,
+               foil: int | None, steps: int) -> dict[str, Any]:
+    """One walk of ``steps`` midpoints from the faded-out text to the text, with its two ends (rows 0 and
+    the last: the quantity explained there, and the gradient at the text)."""
+    adapter = handle.adapter
+    embedding, _ = adapter.layer_modules()
+    alphas = torch.tensor([0.0, *[(k + 0.5) / steps for k in range(steps)], 1.0])
+    n = len(ids)
+    device = next(adapter.body.parameters()).device
+    keep = torch.tensor(fixed, device=device)[None, :, None]
+    plan: dict[str, Any] = {}
+    owner = threading.get_ident()  # other queries run the same model from their own threads: left alone
+
+    def fade(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        if threading.get_ident() != owner or "alphas" not in plan:
+            return output
+        x = output.detach()
+        scaled = torch.where(keep, x, x * plan["alphas"].to(x.device, x.dtype)[:, None, None])
+        scaled.requires_grad_(True)
+        plan["scaled"], plan["x"] = scaled, x[0]
+        return scaled
+
+    rows = max(1, ROW_TOKENS // n)
+    values = np.zeros(len(alphas), np.float64)
+    grads: list[torch.Tensor] = []
+    hook = embedding.register_forward_hook(fade)
+    try:
+        for a in range(0, len(alphas), rows):
+            check_cancelled("attribution")  # a newer question supersedes this one
+            chunk = alphas[a : a + rows]
+            plan.clear()
+            plan["alphas"] = chunk
+            ids_t = torch.tensor([ids] * len(chunk), device=device)
+            seg_t = torch.tensor([segments] * len(chunk), device=device)
+            with torch.enable_grad():
+                out = adapter.forward(ids_t, seg_t, logits=True, positions=[position])
+                assert out.logits is not None
+                logp = out.logits[:, 0].float().log_softmax(-1)
+                f = logp[:, target] - (logp[:, foil] if foil is not None else 0.0)
+                (grad,) = torch.autograd.grad(f.sum(), [plan["scaled"]])
+            values[a : a + len(chunk)] = f.detach().double().cpu().numpy()
+            grads.append(grad.float())
+        x = plan["x"].float()
+    finally:
+        hook.remove()
+        plan.clear()
+    g = torch.cat(grads)  # (steps + 2, T, d)
+    integrated = (x * g[1:-1].mean(0)).sum(-1).double().cpu().numpy()
+    at_text = g[-1]
+    scores = {"integrated gradients": integrated,
+              "gradient × input": (x * at_text).sum(-1).double().cpu().numpy(),
+              "gradient norm": at_text.norm(dim=-1).double().cpu().numpy()}
+    f_input, f_baseline = float(values[-1]), float(values[0])
+    change = f_input - f_baseline
+    gap = float(integrated[~np.array(fixed)].sum()) - change
+    return {"scores": scores, "f_input": f_input, "f_baseline": f_baseline,
+            "relative_gap": abs(gap) / max(abs(change), 1e-6)}
