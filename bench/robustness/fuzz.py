@@ -77,6 +77,9 @@ def queries(handle):
         ("layer_similarity", lambda t, o, k: layer_similarity(handle, handle, [t, o])),
         ("causal_trace", lambda t, o, k: handle.causal_trace(t, o, 1)),  # the second text as the subject
         ("causal_trace contrast", lambda t, o, k: handle.causal_trace(t, "", 1, contrast=o)),
+        ("token_attribution", lambda t, o, k: handle.token_attribution(t)),
+        ("token_attribution target foil", lambda t, o, k: handle.token_attribution(t, o, t.split()[-1] if t.split()
+                                                                                    else o)),
     ]
 
 

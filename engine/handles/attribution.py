@@ -44,10 +44,12 @@ def one_token(handle: Any, word: str, what: str) -> int:
         raise InputError(f"name the {what}: one word")
     adapter = handle.adapter
     spaced = adapter.byte_level or getattr(adapter, "metaspace", False)
+    unknown_name = getattr(getattr(adapter.tokenizer, "model", None), "unk_token", None)
+    unknown = adapter.tokenizer.token_to_id(unknown_name) if isinstance(unknown_name, str) else None
     tried: list[int] = []
     for form in ([f" {word}", word] if spaced else [word]):
         tried = adapter.tokenizer.encode(form, add_special_tokens=False).ids
-        if len(tried) == 1:
+        if len(tried) == 1 and tried[0] != unknown:
             return int(tried[0])
     pieces = " ".join(handle._token_text(i).strip() or "␣" for i in tried) or "nothing"
     raise InputError(f"the {what} '{word}' is not one token for {handle.name} ({pieces}): name a word of its "
@@ -101,7 +103,7 @@ def _attribute(handle: Any, ids: list[int], segments: list[int], fixed: list[boo
     """One walk of ``steps`` midpoints from the faded-out text to the text, with its two ends (rows 0 and
     the last: the quantity explained there, and the gradient at the text)."""
     adapter = handle.adapter
-    embedding, _ = adapter.layer_modules()
+    embedding = adapter.input_embedding()  # (no blocks needed: ALBERT's shared layers are explained too)
     alphas = torch.tensor([0.0, *[(k + 0.5) / steps for k in range(steps)], 1.0])
     n = len(ids)
     device = next(adapter.body.parameters()).device

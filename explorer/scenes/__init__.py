@@ -11,13 +11,14 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step", "lab", "lens", "measure", "show", "subject", "contrast", "compare", "count", "debiased", "continuation"}
+          "step", "lab", "lens", "measure", "show", "subject", "contrast", "target", "foil", "compare", "count", "debiased",
+          "continuation"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "models", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
 # the lab under the Masked LM and Next token views: its tabs, its measures (engine.api.LENS_MEASURES), A/B
-LABS = ("grid", "trace")
+LABS = ("grid", "trace", "attribution")
 LENS_KINDS = ("logit", "tuned", "both")  # the logit lens, a loaded tuned lens, or both (the tuned rows below)
 MEASURES = ("probability", "entropy", "kl", "rank")
 SHOWS = ("A", "B", "A − B")
@@ -52,6 +53,8 @@ class Scene:
     show: str | None = None  # the grid of model A, of the compared B, or A − B (SHOWS)
     subject: str | None = None  # the words causal tracing noises
     contrast: str | None = None  # or the sentence it runs instead, one state of the text's put back at a time
+    target: str | None = None  # the word attribution explains (None: the model's prediction)
+    foil: str | None = None  # ... against this word
     compare: str | None = None  # the model compared with (B)
     count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
     debiased: bool | None = None  # the layer similarity's debiased CKA (None: the panel's default, plain CKA)
@@ -106,7 +109,7 @@ def check_scene(scene: Any, origin: str) -> Scene:
         if isinstance(scene.get(key), str) and scene[key] in models:
             scene[key] = model_name(scene[key])
     for key in ("title", "selection", "contextual_model", "view", "run", "lab", "lens", "measure", "show", "subject",
-                "contrast", "compare", "continuation"):
+                "contrast", "target", "foil", "compare", "continuation"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
     curves = scene.get("curves")

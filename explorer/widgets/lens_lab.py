@@ -1,7 +1,8 @@
 """The lab under a prediction view (Masked LM, Next token): what every layer predicts at every position
 (the lens grid: model A, the compared model B, or A − B, in a chosen measure; click a cell for its top
 words) and why the prediction happens (causal tracing: the subject's words noised, each layer × token
-state restored, the heatmap of what comes back)."""
+state restored, the heatmap of what comes back) and which words it rests on (attribution:
+explorer/widgets/attribution_page.py)."""
 
 from __future__ import annotations
 
@@ -26,11 +27,13 @@ from PySide6.QtWidgets import (
 
 from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
+from explorer.widgets.attribution_page import AttributionPage
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
 from explorer.widgets.tabs import tab_widget
 
 SHOW = ("A", "B", "A − B")
+PAGES = ("grid", "trace", "attribution")  # the lab's tabs, as scenes name them
 LENSES = {"logit lens": "logit", "tuned lens": "tuned", "logit and tuned": "both"}  # both: the tuned rows below
 
 
@@ -142,6 +145,8 @@ class LensLab(QWidget):
         add_csv_export(self.trace_map, self.trace_map.export_rows, "causal-trace", png=True)
         self.tabs.addTab(grid_page, "Every layer, every token")
         self.tabs.addTab(trace_page, "Why this prediction (causal tracing)")
+        self.attribution = AttributionPage()
+        self.tabs.addTab(self.attribution, "Which words matter (attribution)")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -161,15 +166,26 @@ class LensLab(QWidget):
         self.contrast.textChanged.connect(lambda text: self.subject.setEnabled(not text.strip()))  # (the differing
         # tokens are the subject then)
         self.tabs.tabBarClicked.connect(self._user_took_over)
+        self.tabs.currentChanged.connect(lambda _: self._attribute_if_open())
+        self.attribution.button.clicked.connect(self.attribute)
+        self.attribution.target.returnPressed.connect(self.attribute)
+        self.attribution.foil.returnPressed.connect(self.attribute)
+        self.attribution.shown.connect(self._attribution_shown)
+        self.attribution.failed.connect(self._scene_failed)
 
     # ------------------------------------------------------------ scenes
 
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
-              lens: str | None = None, model: str = "", contrast: str | None = None) -> None:
-        """A scene's lab: the tab ("grid" or "trace"), the measure, A/B/A − B, the subject to trace, the lens;
-        ``model``: the scene's model A (until it is, the lab's answers are a stand-in's)."""
+              lens: str | None = None, model: str = "", contrast: str | None = None, target: str | None = None,
+              foil: str | None = None) -> None:
+        """A scene's lab: the tab (``PAGES``), the measure, A/B/A − B, the subject to trace, the lens, the word
+        to explain and its foil; ``model``: the scene's model A (until it is, the lab's answers are a stand-in's)."""
         self.wanted, self.scene_model = lab, model
-        self.tabs.setCurrentIndex(1 if lab == "trace" else 0)
+        self.attribution.target.setText(target or "")
+        self.attribution.foil.setText(foil or "")
+        self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
+        self.tabs.setCurrentIndex(PAGES.index(lab) if lab in PAGES else 0)
+        self.tabs.blockSignals(False)
         if lens is not None and lens in LENSES.values():
             self.lens.blockSignals(True)  # the view's query follows; no second one from here
             self.lens.setCurrentIndex(list(LENSES.values()).index(lens))
@@ -192,10 +208,12 @@ class LensLab(QWidget):
 
     def state(self) -> dict[str, str]:
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
-        return {"lab": "trace" if self.tabs.currentIndex() == 1 else "grid", "lens": LENSES[self.lens.currentText()],
+        words = {key: field.text().strip() for key, field in (("target", self.attribution.target),
+                                                              ("foil", self.attribution.foil)) if field.text().strip()}
+        return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
                 "show": self.show_which.currentText(), "subject": self.subject.text(),
-                **({"contrast": self.contrast.text()} if self.contrast.text().strip() else {})}
+                **({"contrast": self.contrast.text()} if self.contrast.text().strip() else {}), **words}
 
     @property
     def handles(self) -> list[Any]:
@@ -215,6 +233,8 @@ class LensLab(QWidget):
         if not self.subject.text().strip():
             self.subject.setText(guess_subject(text))
         self.query()
+        if not self.wanted:  # (a scene's question waits for its grid)
+            self._attribute_if_open()
 
     def query(self) -> None:
         if not self.handles or not self.text.strip():
@@ -239,6 +259,27 @@ class LensLab(QWidget):
         self.trace_runner.submit(lambda: (handle.name, text, handle.causal_trace(text, subject, 3,
                                                                                  contrast=contrast or None)))
 
+    def attribute(self) -> None:
+        """Which words model A's prediction on the text rests on (the attribution page)."""
+        if self.handles and self.text.strip():
+            self.attribution.explain(self.handles[0], self.text)
+
+    def _attribute_if_open(self) -> None:
+        """The attribution page on screen answers for the text and model as they are (it takes a fraction of a
+        second: no button needed)."""
+        handles = self.handles
+        if (self.tabs.currentIndex() == PAGES.index("attribution") and handles
+                and not self.attribution.answers(handles[0].name, self.text)):
+            self.attribute()
+
+    def _attribution_shown(self) -> None:
+        self.shown.emit()
+        result_of = self.attribution.asked[0] if self.attribution.asked else ""
+        if self.wanted == "attribution":
+            if not self._stand_in(result_of):
+                self.wanted = ""
+            self.ready.emit()
+
     # ------------------------------------------------------------ showing
 
     def _show_grids(self, answer: GridAnswer) -> None:
@@ -251,6 +292,8 @@ class LensLab(QWidget):
             return
         if self.wanted == "trace" and self.trace_result is None:
             self.trace()  # a tracing scene: the heatmap of the text on screen
+        elif self.wanted == "attribution":
+            self._attribute_if_open()  # an attribution scene: the table of the text on screen
         elif self.wanted == "grid":
             if not self._stand_in(answer.grids[0][0]):
                 self.wanted = ""
@@ -401,7 +444,7 @@ class LabView:
 
     def make_lab(self) -> None:
         self.lens_switch = QCheckBox("The lab:")
-        about = QLabel("what every layer predicts at every token, and why (lens, causal tracing)")
+        about = QLabel("what every layer predicts at every token, and why (lens, causal tracing, attribution)")
         about.setWordWrap(True)  # (a check box's text cannot wrap: at a talk's zoom it set the view's width)
         self.lab_row = QWidget()  # the switch and what it opens, for the view's layout
         row = QHBoxLayout(self.lab_row)
@@ -434,7 +477,8 @@ class LabView:
         self.compare.setChecked(bool(scene.compare))
         if scene.lab:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
-                            model=scene.contextual_model or "", contrast=scene.contrast)
+                            model=scene.contextual_model or "", contrast=scene.contrast, target=scene.target,
+                            foil=scene.foil)
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

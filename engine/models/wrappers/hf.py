@@ -176,6 +176,9 @@ class HFAdapter:
     def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
         return None
 
+    def input_embedding(self) -> Any:
+        return self.body.get_input_embeddings()
+
     def layer_modules(self) -> tuple[Any, list[Any]]:
         return self.body.get_input_embeddings(), blocks_of(self.body, self.n_layers)
 

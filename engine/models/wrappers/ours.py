@@ -61,6 +61,9 @@ class OurAdapter:
     def features(self, ids: torch.Tensor, segments: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self._encode(ids, segments, mask, False)[0][-1]
 
+    def input_embedding(self) -> nn.Module:
+        return self.model.token_emb
+
     def layer_modules(self) -> tuple[nn.Module, list[nn.Module]]:
         return self.model.token_emb, blocks_of(self.model, self.n_layers)
 

@@ -54,6 +54,10 @@ class Adapter(Protocol):
         """(layers + 1) x (..., d) hidden states -> (layers + 1, ..., V) logits through the output head (the
         logit lens): one position's states, or every position's."""
 
+    def input_embedding(self) -> nn.Module:
+        """The token embedding (its output: a (B, T, d) vector per token, before positions are added): where
+        attribution fades the text in."""
+
     def layer_modules(self) -> tuple[nn.Module, list[nn.Module]]:
         """The token embedding and the blocks whose outputs are hidden states 1..layers: where causal
         tracing noises a token and restores a state (forward hooks)."""

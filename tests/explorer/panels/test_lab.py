@@ -109,6 +109,44 @@ def test_a_tracing_scene_shown_first_with_a_stand_in_traces_its_own_model_once_i
     assert lab.trace_note.text().startswith("hf-bert predicts")
 
 
+def test_an_attribution_scene_shows_which_words_the_prediction_rests_on(qtbot, window, contextual_runs):  # noqa: F811
+    """The lab's third page: three methods as three rows over the text's tokens, the [MASK] marked and left
+    uncoloured, each word's score as the engine gives it; a foil asks again, and a saved scene keeps it; a new text
+    is explained as soon as the view has it (the page is open)."""
+    load(qtbot, window, contextual_runs["bert"][0])
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["bert"], "contextual_model": "bert", "lab": "attribution"},
+                       timeout=60_000)
+    lab = panel.masked.lens
+    page = lab.attribution
+    result = page.result
+    assert result is not None and lab.tabs.currentIndex() == 2 and page.isVisible()
+    assert header(page.table, "v") == ["integrated gradients", "gradient × input", "gradient norm"]
+    columns = header(page.table)
+    assert columns[result.position] == "[MASK]→" and page.table.item(0, result.position).text() == ""
+    t = columns.index("drove")
+    assert page.table.item(0, t).text() == f"{result.scores['integrated gradients'][t]:+.2f}"
+    assert page.table.item(2, t).text() == f"{result.scores['gradient norm'][t]:.2f}"
+    assert f"Explained: log P('{result.target.strip()}')" in page.note.text() and "add up to" in page.note.text()
+    rows = page.table.export_rows()  # the CSV: the scores themselves, not the colours' scale
+    assert rows[1][0] == "integrated gradients" and float(rows[1][1 + t]) == pytest.approx(
+        float(result.scores["integrated gradients"][t]), rel=1e-4)
+    shot(qtbot, window, "lab-attribution")
+    foil = "the" if result.target.strip() != "the" else "a"
+    with qtbot.waitSignal(page.shown, timeout=30_000):
+        page.foil.setText(foil)
+        page.foil.returnPressed.emit()
+    assert page.result.foil.strip() == foil and f"− log P('{foil}')" in page.note.text()
+    saved = panel.current_scene()
+    assert (saved.lab, saved.foil, saved.target) == ("attribution", foil, None)
+    with qtbot.waitSignal(page.shown, timeout=30_000):
+        lab.set_query("she parked the [MASK] in town", lab.handles)
+    assert page.result.text == "she parked the [MASK] in town"
+    page.target.setText("zzqxjwv")  # not a word of its vocabulary: said, in the note
+    page.target.returnPressed.emit()
+    qtbot.waitUntil(lambda: "not one token" in page.note.text(), timeout=30_000)
+
+
 def test_a_lab_scene_is_checked_when_read():
     from engine.api import LENS_MEASURES
 
@@ -121,6 +159,9 @@ def test_a_lab_scene_is_checked_when_read():
     with pytest.raises(SceneError, match="'lab' 'heatmap'"):
         check_scene({**base, "lab": "heatmap"}, "s")
     assert check_scene({**base, "lab": "trace", "subject": "France"}, "s").subject == "France"
+    with pytest.raises(SceneError, match="'foil' must be text"):
+        check_scene({**base, "lab": "attribution", "foil": 3}, "s")
+    assert check_scene({**base, "lab": "attribution", "foil": "is"}, "s").foil == "is"
 
 
 def test_a_tuned_lens_run_shows_as_a_second_row_set_below_the_logit_lens(qtbot, window, contextual_runs,  # noqa: F811
