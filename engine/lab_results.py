@@ -114,6 +114,22 @@ class Attribution:
     f_baseline: float  # ... with every attributed token's embedding at zero
     steps: int  # integrated gradients' steps along the line
     notice: str = ""
+    words: tuple[str, ...] = ()  # the text's words as the model read them ([MASK] one of them)
+    word_of: tuple[int, ...] = ()  # per token: its word's index in ``words``; -1 for a special token
+
+    @property
+    def word_position(self) -> int:
+        """The word where the prediction is read (the [MASK], or the last word)."""
+        return self.word_of[self.position] if self.word_of and self.word_of[self.position] >= 0 else len(self.words) - 1
+
+    def word_scores(self, method: str) -> np.ndarray:
+        """(words,): each word's tokens' scores added up (integrated gradients keep adding up to the change; the
+        gradient's norm adds its pieces' sizes)."""
+        out = np.zeros(len(self.words), np.float32)
+        for t, w in enumerate(self.word_of):
+            if w >= 0:
+                out[w] += self.scores[method][t]
+        return out
 
     @property
     def explained(self) -> str:

@@ -26,8 +26,9 @@ import numpy as np
 import torch
 
 from engine.cancel import check_cancelled
+from engine.data.text import word_spans
 from engine.errors import InputError
-from engine.handles.lens import _inputs
+from engine.handles.lens import _inputs, _model_text
 from engine.lab_results import Attribution
 
 MAX_ATTRIBUTION_TOKENS = 128  # a paragraph; beyond it the first tokens are explained, with a notice
@@ -89,13 +90,50 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
         if result["relative_gap"] <= GAP_ALLOWED:
             break
     keep = ~np.array(fixed)
+    words, word_of = _words(handle, text, len(ids), special)
     return Attribution(
         text, tuple(handle._token_text(i) for i in ids), tuple(fixed), position,
         handle._token_text(target_id), float(probs[target_id]),
         handle._token_text(foil_id) if foil_id is not None else "",
         float(probs[foil_id]) if foil_id is not None else float("nan"),
         {name: np.where(keep, values, 0.0).astype(np.float32) for name, values in result["scores"].items()},
-        result["f_input"], result["f_baseline"], n, notice)
+        result["f_input"], result["f_baseline"], n, notice, words, word_of)
+
+
+def _words(handle: Any, text: str, n: int, special: list[bool]) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The words of the text as the model read it, and each token's word (-1: a special token): a token
+    belongs to the word its first character falls in; the [MASK] is one word."""
+    model_text = _model_text(handle, text)
+    _, _, offsets, _, _ = handle._encode(model_text)
+    mask = handle.adapter.tokenizer.id_to_token(handle.adapter.mask_id) if handle.adapter.objective == "masked" else None
+    spans: list[tuple[int, int]] = []
+    a = 0
+    for start, end in word_spans(model_text):  # the mask token ("[MASK]", "<mask>") split by punctuation: joined
+        if mask and start < a:
+            continue
+        at = model_text.find(mask, start) if mask else -1
+        if mask and at == start:
+            spans.append((start, start + len(mask)))
+            a = start + len(mask)
+            continue
+        spans.append((start, end))
+    word_of: list[int] = []
+    for t in range(n):
+        lo, hi = offsets[t] if t < len(offsets) else (0, 0)
+        if special[t]:
+            word_of.append(-1)
+            continue
+        while lo < hi and model_text[lo].isspace():  # a byte-level token's leading space ("Ġcapital")
+            lo += 1
+        if lo >= hi:  # a space alone (a lone "Ġ"): the word it comes before, else the last one
+            word_of.append(next((w for w, (ws, _) in enumerate(spans) if ws >= hi), len(spans) - 1))
+            continue
+        word_of.append(next((w for w, (ws, we) in enumerate(spans) if ws <= lo < we), -1))
+    used = sorted({w for w in word_of if w >= 0})
+    renumber = {w: i for i, w in enumerate(used)}  # (words beyond the tokens read are left out)
+    words = tuple("[MASK]" if mask and model_text[spans[w][0]:spans[w][1]] == mask else
+                  model_text[spans[w][0]:spans[w][1]] for w in used)
+    return words, tuple(renumber.get(w, -1) for w in word_of)
 
 
 def _attribute(handle: Any, ids: list[int], segments: list[int], fixed: list[bool], position: int, target: int,

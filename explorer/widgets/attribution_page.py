@@ -2,7 +2,9 @@
 three methods as three rows of one table — integrated gradients, gradient × input, the gradient's norm — each
 row coloured on its own scale (red: towards the prediction, blue: away from it), with what is explained and
 how well integrated gradients add up to it. A word to explain and a foil word ("are" rather than "is") are
-optional; it answers as the text changes while the page is open (a fraction of a second a question)."""
+optional; it answers as the text changes while the page is open (a fraction of a second a question). With a
+compared model B (another checkpoint of the run, say) reading the same tokens, each method's row of A has B's
+below it."""
 
 from __future__ import annotations
 
@@ -10,8 +12,17 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
+from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import LayerTokenTable
@@ -54,13 +65,18 @@ class AttributionPage(QWidget):
 
         super().__init__(parent)
         self.methods = list(ATTRIBUTION_METHODS)
-        self.result: Any = None
-        self.asked: tuple[str, str, str, str] | None = None  # (model, text, target, foil) of the question on screen
+        self.result: Any = None  # model A's Attribution on screen
+        self.compared: Any = None  # model B's, where its rows are shown beside A's
+        self.shown_answer: tuple[tuple[str, ...], list[Outcome[Any]]] | None = None  # (models, outcomes) drawn
+        self.asked: tuple[tuple[str, ...], str, str, str] | None = None  # (models, text, target, foil) on screen
         self.target = QLineEdit()
         self.target.setPlaceholderText("the prediction, or a word (are)")
         self.foil = QLineEdit()
         self.foil.setPlaceholderText("optional: a word it is explained against (is)")
         self.button = QPushButton("Explain")
+        self.by_words = QCheckBox("by words")
+        self.by_words.setToolTip("each word's tokens added up (the scores of integrated gradients still add up to "
+                                 "the change; two models that split words differently compare this way)")
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
@@ -68,6 +84,7 @@ class AttributionPage(QWidget):
         for label, widget, stretch in (("explain", self.target, 1), ("rather than", self.foil, 1)):
             row.addWidget(QLabel(label))
             row.addWidget(widget, stretch)
+        row.addWidget(self.by_words)
         row.addWidget(self.button)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
@@ -77,56 +94,108 @@ class AttributionPage(QWidget):
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
-        self._handle: Any = None
-        self._text = ""
+        self.by_words.toggled.connect(lambda _: self._render())
 
-    def explain(self, handle: Any, text: str) -> None:
-        """Ask ``handle`` about ``text`` with the page's target and foil; a newer question supersedes it."""
-        if handle is None or not text.strip():
+    def explain(self, handles: list[Any], text: str) -> None:
+        """Ask model A (and a compared B) about ``text`` with the page's target and foil; a newer question
+        supersedes it."""
+        if not handles or not text.strip():
             return
-        self._handle, self._text = handle, text
         target, foil = self.target.text().strip(), self.foil.text().strip()
-        self.asked = (handle.name, text, target, foil)
-        self.note.setText(f"explaining {handle.name}'s prediction" + (f" of '{target}'" if target else "")
+        names = tuple(h.name for h in handles)
+        self.asked = (names, text, target, foil)
+        self.note.setText(f"explaining {' and '.join(names)}'s prediction" + (f" of '{target}'" if target else "")
                           + (f" against '{foil}'" if foil else "") + "…")
-        self.runner.submit(lambda: (handle.name, text, target, foil,
-                                    handle.token_attribution(text, target or None, foil or None)))
 
-    def answers(self, name: str, text: str) -> bool:
-        """Whether the attribution on screen is ``name``'s of ``text`` with the fields as they are."""
-        return self.result is not None and self.asked == (name, text, self.target.text().strip(),
+        def work() -> tuple[tuple[str, ...], str, str, str, list[Outcome[Any]]]:
+            outcomes = [attempt(lambda h=h: h.token_attribution(text, target or None, foil or None)) for h in handles]
+            return names, text, target, foil, outcomes
+
+        self.runner.submit(work)
+
+    def answers(self, names: tuple[str, ...], text: str) -> bool:
+        """Whether the attribution on screen is these models' of ``text`` with the fields as they are."""
+        return self.result is not None and self.asked == (names, text, self.target.text().strip(),
                                                           self.foil.text().strip())
 
     def _failed(self, message: str) -> None:
-        self.result = None
+        self.result = self.shown_answer = None
         self.note.setText(message)
         self.failed.emit(message)
 
-    def _show(self, answer: tuple[str, str, str, str, Any]) -> None:
-        name, text, target, foil, result = answer
-        if self.asked != (name, text, target, foil):
+    def _show(self, answer: tuple[tuple[str, ...], str, str, str, list[Outcome[Any]]]) -> None:
+        names, text, target, foil, outcomes = answer
+        if self.asked != (names, text, target, foil):
             return  # a question asked since: its answer follows
-        self.result = result
-        n = len(result.tokens)
-        raw = np.stack([result.scores[m] for m in self.methods])  # (methods, T)
-        spans = np.abs(raw).max(1, keepdims=True)
-        shown = raw / np.where(spans > 0, spans, 1.0)  # each method on its own scale: their units differ
-        shown = np.where(np.array(result.fixed)[None, :], np.nan, shown)  # not attributed: left uncoloured
-        texts = [["" if result.fixed[t] else f"{raw[m, t]:+.2f}" if self.methods[m] != "gradient norm"
-                  else f"{raw[m, t]:.2f}" for t in range(n)] for m in range(len(self.methods))]
-        tips = [[self._tip(result, m, t) for t in range(n)] for m in range(len(self.methods))]
-        tokens = tuple(f"{tok}→" if t == result.position else tok for t, tok in enumerate(result.tokens))
-        self.table.show_cells(texts[::-1], shown[::-1], tokens, tips[::-1], signed=True,
-                              labels=self.methods[::-1])  # (the first method on top)
-        self.table.values = raw[::-1]  # the export gives the scores, not the colours' scale
-        self.note.setText(attribution_text(name, result))
+        if outcomes[0].failed:
+            self._failed(outcomes[0].message)
+            return
+        self.result, self.shown_answer = outcomes[0].value, (names, outcomes)
+        self._render()
         self.shown.emit()
 
-    def _tip(self, result: Any, m: int, t: int) -> str:
-        from engine.api import ATTRIBUTION_METHODS
+    def _render(self) -> None:
+        """The answer on screen drawn again: by tokens, or by words (the box ticked, or B reading the same words
+        in other tokens)."""
+        if self.shown_answer is None:
+            return
+        names, outcomes = self.shown_answer
+        result = outcomes[0].value
+        notes = [attribution_text(names[0], result)]
+        by_words = self.by_words.isChecked()
+        self.compared = None
+        if len(outcomes) > 1:
+            other = outcomes[1]
+            if other.failed:
+                notes.append(f"{names[1]}: {other.message}")
+            elif other.value.tokens == result.tokens or _same_words(other.value, result):
+                self.compared = other.value
+                if other.value.tokens != result.tokens and not by_words:
+                    by_words = True
+                    notes.append(f"{names[1]} splits the words into other tokens: both are shown by words.")
+                notes.append(attribution_text(names[1], other.value) + f" Each method's row of {names[0]} has "
+                             f"{names[1]}'s below it.")
+            else:
+                notes.append(f"{names[1]} reads other words ({len(other.value.words)} against "
+                             f"{len(result.words)}): only {names[0]}'s rows are shown")
+        rows = [(names[0], result, m) for m in self.methods]
+        if self.compared is not None:
+            rows = [row for m in self.methods for row in ((names[0], result, m), (names[1], self.compared, m))]
+        columns, fixed, position = _columns(result, by_words)
+        raw = np.stack([r.word_scores(m) if by_words else r.scores[m] for _, r, m in rows])  # (rows, columns)
+        spans = np.abs(raw).max(1, keepdims=True)
+        shown = raw / np.where(spans > 0, spans, 1.0)  # each row on its own scale: the methods' units differ
+        shown = np.where(np.array(fixed)[None, :], np.nan, shown)  # not attributed: left uncoloured
+        n = len(columns)
+        texts = [["" if fixed[c] else f"{raw[i, c]:+.2f}" if m != "gradient norm" else f"{raw[i, c]:.2f}"
+                  for c in range(n)] for i, (_, _, m) in enumerate(rows)]
+        tips = [[_tip(name, r, m, columns[c], float(raw[i, c]), fixed[c]) for c in range(n)]
+                for i, (name, r, m) in enumerate(rows)]
+        labels = [m if self.compared is None else f"{m} · {name}" for name, _, m in rows]
+        heads = tuple(f"{word}→" if c == position else word for c, word in enumerate(columns))
+        self.table.show_cells(texts[::-1], shown[::-1], heads, tips[::-1], signed=True,
+                              labels=labels[::-1])  # (drawn bottom first: the first row on top)
+        self.table.values = raw[::-1]  # the export gives the scores, not the colours' scale
+        self.note.setText("\n".join(notes))
 
-        method = self.methods[m]
-        if result.fixed[t]:
-            return f"'{result.tokens[t].strip()}' is kept as it is (a special token or the [MASK]): not attributed"
-        return (f"{method}, '{result.tokens[t].strip()}': {result.scores[method][t]:+.3f} to "
-                f"{result.explained}. {ATTRIBUTION_METHODS[method]}")
+
+def _same_words(a: Any, b: Any) -> bool:
+    """Whether two models read the same words (their tokenizers' cases aside)."""
+    return [w.lower() for w in a.words] == [w.lower() for w in b.words]
+
+
+def _columns(result: Any, by_words: bool) -> tuple[list[str], list[bool], int]:
+    """The table's columns: the tokens (special ones included) or the words; which are not attributed (a special
+    token, the [MASK]); where the prediction is read."""
+    if not by_words:
+        return list(result.tokens), list(result.fixed), result.position
+    fixed = [all(result.fixed[t] for t, w in enumerate(result.word_of) if w == i) for i in range(len(result.words))]
+    return list(result.words), fixed, result.word_position
+
+
+def _tip(name: str, result: Any, method: str, column: str, value: float, fixed: bool) -> str:
+    from engine.api import ATTRIBUTION_METHODS
+
+    if fixed:
+        return f"'{column.strip()}' is kept as it is (a special token or the [MASK]): not attributed"
+    return f"{name}, {method}, '{column.strip()}': {value:+.3f} to {result.explained}. {ATTRIBUTION_METHODS[method]}"

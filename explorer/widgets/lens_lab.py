@@ -260,21 +260,21 @@ class LensLab(QWidget):
                                                                                  contrast=contrast or None)))
 
     def attribute(self) -> None:
-        """Which words model A's prediction on the text rests on (the attribution page)."""
+        """Which words model A's prediction on the text rests on (the attribution page), and B's beside it."""
         if self.handles and self.text.strip():
-            self.attribution.explain(self.handles[0], self.text)
+            self.attribution.explain(self.handles, self.text)
 
     def _attribute_if_open(self) -> None:
         """The attribution page on screen answers for the text and model as they are (it takes a fraction of a
         second: no button needed)."""
         handles = self.handles
         if (self.tabs.currentIndex() == PAGES.index("attribution") and handles
-                and not self.attribution.answers(handles[0].name, self.text)):
+                and not self.attribution.answers(tuple(h.name for h in handles), self.text)):
             self.attribute()
 
     def _attribution_shown(self) -> None:
         self.shown.emit()
-        result_of = self.attribution.asked[0] if self.attribution.asked else ""
+        result_of = self.attribution.asked[0][0] if self.attribution.asked else ""
         if self.wanted == "attribution":
             if not self._stand_in(result_of):
                 self.wanted = ""

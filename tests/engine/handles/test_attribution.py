@@ -162,3 +162,20 @@ def test_attribution_leaves_the_models_other_queries_alone_and_its_gradients_uns
                for r in results)
     assert all(p.grad is None for p in handle.adapter.body.parameters())
     assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()  # the caller's modes, as they were
+
+
+@pytest.mark.parametrize("which", ["bert", "gpt", "hf-gpt2"])
+def test_each_token_belongs_to_a_word_of_the_text_and_words_add_their_tokens_up(lab_handles, which):
+    """By words: the text's words as typed ([MASK] one of them; a byte-level token's leading space no word of its
+    own), every token but the special ones in one, and a word's score the sum of its tokens'."""
+    handle = lab_handles[which]
+    text = TEXT["bert" if handle.adapter.objective == "masked" else "gpt"].replace("striker", "Striker")
+    result = api.token_attribution(handle, text)
+    assert list(result.words) == text.split()
+    _, _, special, _ = _inputs(handle, text, 128)
+    assert [w < 0 for w in result.word_of] == special  # the special tokens, and only they, in no word
+    inside = [w for w in result.word_of if w >= 0]
+    assert inside == sorted(inside) and set(inside) == set(range(len(result.words)))  # in order, none left empty
+    for method in result.scores:
+        assert result.word_scores(method).sum() == pytest.approx(float(result.scores[method].sum()), abs=1e-4)
+    assert result.words[result.word_position] == ("[MASK]" if which == "bert" else text.split()[-1])

@@ -132,6 +132,12 @@ def test_an_attribution_scene_shows_which_words_the_prediction_rests_on(qtbot, w
     assert rows[1][0] == "integrated gradients" and float(rows[1][1 + t]) == pytest.approx(
         float(result.scores["integrated gradients"][t]), rel=1e-4)
     shot(qtbot, window, "lab-attribution")
+    page.by_words.setChecked(True)  # each word's tokens added up: the words as typed, the blank where it was
+    assert header(page.table) == ["he", "drove", "the", "[MASK]→", "to", "town"]
+    words = result.word_scores("integrated gradients")
+    assert words.sum() == pytest.approx(result.scores["integrated gradients"].sum(), abs=1e-5)
+    assert page.table.item(0, 1).text() == f"{words[1]:+.2f}" and page.table.item(0, 3).text() == ""
+    page.by_words.setChecked(False)
     foil = "the" if result.target.strip() != "the" else "a"
     with qtbot.waitSignal(page.shown, timeout=30_000):
         page.foil.setText(foil)
@@ -145,6 +151,28 @@ def test_an_attribution_scene_shows_which_words_the_prediction_rests_on(qtbot, w
     page.target.setText("zzqxjwv")  # not a word of its vocabulary: said, in the note
     page.target.returnPressed.emit()
     qtbot.waitUntil(lambda: "not one token" in page.note.text(), timeout=30_000)
+
+
+def test_attribution_sets_each_method_of_a_compared_model_below_model_as(qtbot, window, contextual_runs,  # noqa: F811
+                                                                         tmp_path):
+    """Model against model (two checkpoints, or a run against the folder it was exported to): each method's row
+    of A has B's below it where the two read the same tokens, and the note says both predictions."""
+    other = tiny_hf_folder(tmp_path / "hf-bert", contextual_runs, decoder=False)  # the same tokens
+    load(qtbot, window, contextual_runs["bert"][0], other)
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["bert", "hf-bert"], "contextual_model": "bert",
+                                       "lab": "attribution", "compare": "hf-bert"}, timeout=60_000)
+    page = panel.masked.lens.attribution
+    assert page.compared is not None and page.compared.tokens == page.result.tokens
+    assert header(page.table, "v") == ["integrated gradients · bert", "integrated gradients · hf-bert",
+                                       "gradient × input · bert", "gradient × input · hf-bert",
+                                       "gradient norm · bert", "gradient norm · hf-bert"]
+    t = header(page.table).index("drove")
+    assert page.table.item(1, t).text() == f"{page.compared.scores['integrated gradients'][t]:+.2f}"
+    assert page.note.text().startswith("bert: P(") and "\nhf-bert: P(" in page.note.text()
+    with qtbot.waitSignal(page.shown, timeout=30_000):
+        panel.masked.compare.setChecked(False)  # A alone again: its three rows
+    assert page.compared is None and page.table.rowCount() == 3
 
 
 def test_a_lab_scene_is_checked_when_read():
