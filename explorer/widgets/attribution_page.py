@@ -8,6 +8,7 @@ below it."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -108,7 +109,8 @@ class AttributionPage(QWidget):
                           + (f" against '{foil}'" if foil else "") + "…")
 
         def work() -> tuple[tuple[str, ...], str, str, str, list[Outcome[Any]]]:
-            outcomes = [attempt(lambda h=h: h.token_attribution(text, target or None, foil or None)) for h in handles]
+            outcomes = [attempt(functools.partial(h.token_attribution, text, target or None, foil or None))
+                        for h in handles]
             return names, text, target, foil, outcomes
 
         self.runner.submit(work)
@@ -140,23 +142,23 @@ class AttributionPage(QWidget):
         if self.shown_answer is None:
             return
         names, outcomes = self.shown_answer
-        result = outcomes[0].value
+        result: Any = outcomes[0].value
         notes = [attribution_text(names[0], result)]
         by_words = self.by_words.isChecked()
         self.compared = None
         if len(outcomes) > 1:
-            other = outcomes[1]
-            if other.failed:
-                notes.append(f"{names[1]}: {other.message}")
-            elif other.value.tokens == result.tokens or _same_words(other.value, result):
-                self.compared = other.value
-                if other.value.tokens != result.tokens and not by_words:
+            other: Any = outcomes[1].value
+            if outcomes[1].failed:
+                notes.append(f"{names[1]}: {outcomes[1].message}")
+            elif other.tokens == result.tokens or _same_words(other, result):
+                self.compared = other
+                if other.tokens != result.tokens and not by_words:
                     by_words = True
                     notes.append(f"{names[1]} splits the words into other tokens: both are shown by words.")
-                notes.append(attribution_text(names[1], other.value) + f" Each method's row of {names[0]} has "
+                notes.append(attribution_text(names[1], other) + f" Each method's row of {names[0]} has "
                              f"{names[1]}'s below it.")
             else:
-                notes.append(f"{names[1]} reads other words ({len(other.value.words)} against "
+                notes.append(f"{names[1]} reads other words ({len(other.words)} against "
                              f"{len(result.words)}): only {names[0]}'s rows are shown")
         rows = [(names[0], result, m) for m in self.methods]
         if self.compared is not None:
