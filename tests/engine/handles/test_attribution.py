@@ -1,7 +1,6 @@
 """The lab's attribution (engine/handles/attribution.py): which tokens a prediction rests on, by integrated
 gradients, gradient × input and the gradient's norm, on our BERT and GPT and on Hugging Face folders."""
 
-import threading
 
 import numpy as np
 import pytest
@@ -11,7 +10,7 @@ from engine import api
 from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
 from engine.handles.lens import _inputs
-from tests.engine.handles.test_lens import TEXT, _text
+from tests.engine.handles.test_lens import TEXT, _text, while_another_thread_queries
 
 KINDS = ["bert", "gpt", "hf-bert", "hf-decoder", "hf-gpt2"]
 
@@ -139,25 +138,8 @@ def test_attribution_leaves_the_models_other_queries_alone_and_its_gradients_uns
     """The fading hook sits on the loaded model: another thread's query meanwhile gets the model's own answer;
     no parameter is left holding a gradient."""
     handle = lab_handles["bert"]
-    expected = handle.contextual_vectors("he drove the truck to town").vectors
     baseline = api.token_attribution(handle, TEXT["bert"])
-    seen, errors, stop = [], [], threading.Event()
-
-    def other_queries():
-        while not stop.is_set():
-            try:
-                seen.append(handle.contextual_vectors("he drove the truck to town").vectors)
-            except Exception as e:  # noqa: BLE001 - what the other panel would have shown
-                errors.append(e)
-
-    worker = threading.Thread(target=other_queries)
-    worker.start()
-    try:
-        results = [api.token_attribution(handle, TEXT["bert"]) for _ in range(3)]
-    finally:
-        stop.set()
-        worker.join()
-    assert not errors and seen and all(np.allclose(v, expected, atol=1e-5) for v in seen)
+    results = while_another_thread_queries(handle, lambda: api.token_attribution(handle, TEXT["bert"]))
     assert all(np.allclose(r.scores["integrated gradients"], baseline.scores["integrated gradients"], atol=1e-5)
                for r in results)
     assert all(p.grad is None for p in handle.adapter.body.parameters())

@@ -126,15 +126,12 @@ def test_a_trace_is_the_same_from_the_same_seed(lab_handles):
     assert np.array_equal(a.restored, b.restored) and a.p_corrupt == b.p_corrupt
 
 
-def test_a_trace_leaves_the_models_other_queries_alone(lab_handles):
-    """The tracing hooks sit on the loaded model: a query another thread runs meanwhile (another panel's)
-    gets the model's own answer, and the trace its own (the chaos monkey found a lens query failing on a
-    noise batch of another size)."""
+def while_another_thread_queries(handle, ask):
+    """``ask()``'s answers while another thread (another panel) reads ``handle``'s vectors of one sentence over
+    and over; checks that thread got the model's own answer every time, with no error."""
     import threading
 
-    handle = lab_handles["gpt"]
     expected = handle.contextual_vectors("he drove the truck to town").vectors
-    baseline = api.causal_trace(handle, TEXT["gpt"], "striker", samples=3)
     seen, errors, stop = [], [], threading.Event()
 
     def other_queries():
@@ -147,9 +144,19 @@ def test_a_trace_leaves_the_models_other_queries_alone(lab_handles):
     worker = threading.Thread(target=other_queries)
     worker.start()
     try:
-        traces = [api.causal_trace(handle, TEXT["gpt"], "striker", samples=3) for _ in range(3)]
+        answers = [ask() for _ in range(3)]
     finally:
         stop.set()
         worker.join()
     assert not errors and seen and all(np.allclose(v, expected, atol=1e-5) for v in seen)
+    return answers
+
+
+def test_a_trace_leaves_the_models_other_queries_alone(lab_handles):
+    """The tracing hooks sit on the loaded model: a query another thread runs meanwhile (another panel's)
+    gets the model's own answer, and the trace its own (the chaos monkey found a lens query failing on a
+    noise batch of another size)."""
+    handle = lab_handles["gpt"]
+    baseline = api.causal_trace(handle, TEXT["gpt"], "striker", samples=3)
+    traces = while_another_thread_queries(handle, lambda: api.causal_trace(handle, TEXT["gpt"], "striker", samples=3))
     assert all(np.allclose(t.restored, baseline.restored, atol=1e-5) for t in traces)
