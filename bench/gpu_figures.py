@@ -332,6 +332,13 @@ def queries(args) -> None:
         try:
             if Capability.MASKED_LM in caps:
                 asked.append(f"fill_mask {handle.fill_mask('the man went to the [MASK] to buy milk .')[0].tokens[:3]}")
+            lab_text = ("the man went to the [MASK] to buy milk ." if Capability.MASKED_LM in caps
+                        else "the man went to the shop to buy")
+            try:  # the lab's attribution: gradients on the device (a Transformer's; others refuse it)
+                lab = handle.token_attribution(lab_text)
+                asked.append(f"attribution {lab.target!r} gap {lab.gap:+.3f}")
+            except api.Unsupported:
+                pass
             if Capability.NEXT_TOKEN in caps:
                 asked.append(f"next_token {handle.next_token('she played the', k=3).tokens}")
                 asked.append(f"generate {handle.generate('she played the', tokens=8, temperature=0.8, seed=1)!r}")
