@@ -28,6 +28,7 @@ import torch
 from engine.cancel import check_cancelled
 from engine.data.text import word_spans
 from engine.errors import InputError
+from engine.handles.base import check_text
 from engine.handles.lens import _inputs, _model_text
 from engine.lab_results import Attribution
 
@@ -40,9 +41,7 @@ ROW_TOKENS = 2048  # interpolated copies x tokens in one backward pass
 def one_token(handle: Any, word: str, what: str) -> int:
     """The model's one token for ``word`` (a byte-level or metaspace vocabulary: the word after a space
     first, as a continuation would write it); refused, with the tokens it would take, when it is several."""
-    word = word.strip()
-    if not word:
-        raise InputError(f"name the {what}: one word")
+    word = check_text(word, what).strip()
     adapter = handle.adapter
     spaced = adapter.byte_level or getattr(adapter, "metaspace", False)
     unknown_name = getattr(getattr(adapter.tokenizer, "model", None), "unk_token", None)
@@ -78,8 +77,8 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
         out = handle._forward(ids, segments, logits=True, positions=[position])
         assert out.logits is not None
         probs = out.logits[0, 0].float().softmax(-1)
-    target_id = int(probs.argmax()) if target is None or not target.strip() else one_token(handle, target, "target")
-    foil_id = None if foil is None or not foil.strip() else one_token(handle, foil, "foil")
+    target_id = int(probs.argmax()) if _unnamed(target, "target") else one_token(handle, str(target), "target")
+    foil_id = None if _unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
     if foil_id == target_id:
         raise InputError("the foil is the target itself: name another word to explain it against")
     walk = [int(steps)] if steps is not None else list(STEPS)
@@ -134,6 +133,15 @@ def _words(handle: Any, text: str, n: int, special: list[bool]) -> tuple[tuple[s
     words = tuple("[MASK]" if mask and model_text[spans[w][0]:spans[w][1]] == mask else
                   model_text[spans[w][0]:spans[w][1]] for w in used)
     return words, tuple(renumber.get(w, -1) for w in word_of)
+
+
+def _unnamed(word: object, what: str) -> bool:
+    """Whether a target or foil is left to the model (None, or blank); anything but text is refused."""
+    if word is None:
+        return True
+    if not isinstance(word, str):
+        raise InputError(f"the {what} must be a word, not {type(word).__name__}")
+    return not word.strip()
 
 
 def _attribute(handle: Any, ids: list[int], segments: list[int], fixed: list[bool], position: int, target: int,

@@ -123,6 +123,10 @@ def test_attribution_says_what_is_wrong_with_its_question(lab_handles):
         api.token_attribution(gpt, TEXT["gpt"], "the", "the")
     with pytest.raises(InputError, match="empty"):
         api.token_attribution(gpt, "   ")
+    with pytest.raises(InputError, match="not one token"):  # a lone surrogate (a script's, a scene's) said, not raised
+        api.token_attribution(gpt, TEXT["gpt"], "go\udc80al")
+    with pytest.raises(InputError, match="must be a word"):
+        api.token_attribution(gpt, TEXT["gpt"], None, 3)
     with pytest.raises(Unsupported, match="Transformer"):
         api.token_attribution(api.load("word2vec-sgns"), TEXT["gpt"])
 
