@@ -107,7 +107,7 @@ def main() -> None:
             if len(free) <= DELETED:
                 continue
             asked += 1
-            orders = {m: sorted(free, key=lambda t, m=m: -float(result.scores[m][t])) for m in methods}
+            orders = {m: [free[i] for i in np.argsort(-result.scores[m][free], kind="stable")] for m in methods}
             rng = random.Random(q)
             for r in range(RANDOM_ORDERS):
                 orders[f"random {r}"] = rng.sample(free, len(free))
