@@ -145,9 +145,9 @@ def test_an_attribution_scene_shows_which_words_the_prediction_rests_on(qtbot, w
     assert page.result.foil.strip() == foil and f"− log P('{foil}')" in page.note.text()
     saved = panel.current_scene()
     assert (saved.lab, saved.foil, saved.target) == ("attribution", foil, None)
-    with qtbot.waitSignal(page.shown, timeout=30_000):
-        lab.set_query("she parked the [MASK] in town", lab.handles)
-    assert page.result.text == "she parked the [MASK] in town"
+    panel.masked.text.setText("she parked the [MASK] in town")  # typed: the view's query, then the page's
+    qtbot.waitUntil(lambda: page.result is not None and page.result.text == "she parked the [MASK] in town",
+                    timeout=30_000)
     page.target.setText("zzqxjwv")  # not a word of its vocabulary: said, in the note
     page.target.returnPressed.emit()
     qtbot.waitUntil(lambda: "not one token" in page.note.text(), timeout=30_000)
