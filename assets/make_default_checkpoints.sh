@@ -56,7 +56,9 @@ word2bert-train elmo --init-from "$work/elmo-tiny-on5" --corpus default --batch-
 # and 90 more from that, seed 7 (2026-12-07, the seventy-ninth session)
 word2bert-train elmo --init-from "$work/elmo-tiny-on6" --corpus default --batch-size 64 --lr 1e-3 --warmup 100 --dropout 0 --seed 7 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny-on7"
 # and 90 more from that, seed 8 (2026-12-07, the eightieth session)
-word2bert-train elmo --init-from "$work/elmo-tiny-on7" --corpus default --batch-size 64 --lr 1e-3 --warmup 100 --dropout 0 --seed 8 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny-on"
+word2bert-train elmo --init-from "$work/elmo-tiny-on7" --corpus default --batch-size 64 --lr 1e-3 --warmup 100 --dropout 0 --seed 8 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny-on8"
+# and 90 more from that, seed 9 (2026-12-07, the eighty-first session)
+word2bert-train elmo --init-from "$work/elmo-tiny-on8" --corpus default --batch-size 64 --lr 1e-3 --warmup 100 --dropout 0 --seed 9 --max-minutes 90 --budget-clock cpu --budget-schedule --max-steps 20000 --eval-every 500 --keep-every 1000 --out "$work/elmo-tiny-on"
 # skip-gram, 30 passes (5, then 15, left a word seen a few hundred times noisy: assets/checkpoints/README.md)
 word2bert-train word2vec --corpus default --arch skipgram --loss ns --dim 100 --epochs 30 --workers 1 --out "$work/word2vec-sgns"
 # all-MiniLM-L6-v2 given a masked-LM head (the rest loads from its pip package): first the head and its top 2
