@@ -56,11 +56,10 @@ def one_token(handle: Any, word: str, what: str) -> int:
                      f"vocabulary, or the first piece")
 
 
-def token_attribution(handle: Any, text: str, target: str | None = None, foil: str | None = None,
-                      steps: int | None = None) -> Attribution:
+def token_attribution(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
     """Each of ``text``'s tokens' share in ``handle``'s prediction at the [MASK] (or after the text): the model's
-    top prediction, or ``target``; against ``foil`` when given. ``steps``: integrated gradients' steps (None:
-    ``STEPS[0]``, then ``STEPS[1]`` where the attributions miss the change by more than ``GAP_ALLOWED``)."""
+    top prediction, or ``target``; against ``foil`` when given. Integrated gradients take ``STEPS[0]`` steps, then
+    ``STEPS[1]`` where those miss the change by more than ``GAP_ALLOWED``."""
     adapter = handle.adapter
     ids, segments, special, notice = _inputs(handle, text, MAX_ATTRIBUTION_TOKENS)
     if adapter.objective == "masked":
@@ -81,10 +80,7 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
     foil_id = None if _unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
     if foil_id == target_id:
         raise InputError("the foil is the target itself: name another word to explain it against")
-    walk = [int(steps)] if steps is not None else list(STEPS)
-    if walk[0] < 1 or walk[0] > 1024:
-        raise InputError(f"steps must be from 1 to 1024, not {steps}")
-    for n in walk:
+    for n in STEPS:
         result = _attribute(handle, ids, segments, fixed, position, target_id, foil_id, n)
         if result["relative_gap"] <= GAP_ALLOWED:
             break
@@ -106,15 +102,11 @@ def _words(handle: Any, text: str, n: int, special: list[bool]) -> tuple[tuple[s
     _, _, offsets, _, _ = handle._encode(model_text)
     mask = handle.adapter.tokenizer.id_to_token(handle.adapter.mask_id) if handle.adapter.objective == "masked" else None
     spans: list[tuple[int, int]] = []
-    a = 0
     for start, end in word_spans(model_text):  # the mask token ("[MASK]", "<mask>") split by punctuation: joined
-        if mask and start < a:
-            continue
-        at = model_text.find(mask, start) if mask else -1
-        if mask and at == start:
-            spans.append((start, start + len(mask)))
-            a = start + len(mask)
-            continue
+        if spans and start < spans[-1][1]:
+            continue  # (a piece of the mask token, taken whole already)
+        if mask and model_text.startswith(mask, start):
+            end = start + len(mask)
         spans.append((start, end))
     word_of: list[int] = []
     for t in range(n):
