@@ -1,14 +1,6 @@
 """Which of the text's tokens a Transformer language model's prediction rests on: the lab's attribution
-(LIT's salience maps), three ways at once, from one batch of backward passes:
-
-* integrated gradients (Sundararajan et al. 2017): each token's embedding faded in from zero along a
-  straight line, the gradient of the explained quantity averaged along it, times the embedding. The
-  attributions add up to the change of that quantity from the faded-out text to the text (completeness);
-  how far they miss it is reported, and the line is walked in finer steps until they come within
-  ``GAP_ALLOWED``.
-* gradient × input (Shrikumar et al. 2016): the gradient at the text, times the embedding, summed.
-* the gradient's norm (Simonyan et al. 2013; LIT's "Grad L2 norm"): how much the quantity moves when the
-  token's embedding does, in any direction: a size, not a sign.
+(LIT's salience maps), three ways at once from one batch of backward passes, the token embeddings faded in
+from zero (engine.handles.gradient_walk: integrated gradients, gradient × input, the gradient's norm).
 
 What is explained: the log-probability of the model's prediction at the [MASK] (masked LMs) or after the
 text (left-to-right LMs), or of a word the user names; with a ``foil`` word, the log-probability of the
@@ -22,20 +14,16 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import numpy as np
 import torch
 
-from engine.cancel import check_cancelled
 from engine.data.text import word_spans
 from engine.errors import InputError
 from engine.handles.base import check_text
+from engine.handles.gradient_walk import Quantity, unnamed, walk_until_close, zero_fixed
 from engine.handles.lens import _inputs, _model_text
 from engine.lab_results import Attribution
 
 MAX_ATTRIBUTION_TOKENS = 128  # a paragraph; beyond it the first tokens are explained, with a notice
-STEPS = (32, 128)  # integrated gradients' steps along the line: the first, and the finer walk where it misses
-GAP_ALLOWED = 0.05  # the share of the explained change the attributions may miss before the finer walk
-ROW_TOKENS = 2048  # interpolated copies x tokens in one backward pass
 
 
 def one_token(handle: Any, word: str, what: str) -> int:
@@ -58,8 +46,7 @@ def one_token(handle: Any, word: str, what: str) -> int:
 
 def token_attribution(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
     """Each of ``text``'s tokens' share in ``handle``'s prediction at the [MASK] (or after the text): the model's
-    top prediction, or ``target``; against ``foil`` when given. Integrated gradients take ``STEPS[0]`` steps, then
-    ``STEPS[1]`` where those miss the change by more than ``GAP_ALLOWED``."""
+    top prediction, or ``target``; against ``foil`` when given (engine.handles.gradient_walk: its steps)."""
     adapter = handle.adapter
     ids, segments, special, notice = _inputs(handle, text, MAX_ATTRIBUTION_TOKENS)
     if adapter.objective == "masked":
@@ -76,23 +63,22 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
         out = handle._forward(ids, segments, logits=True, positions=[position])
         assert out.logits is not None
         probs = out.logits[0, 0].float().softmax(-1)
-    target_id = int(probs.argmax()) if _unnamed(target, "target") else one_token(handle, str(target), "target")
-    foil_id = None if _unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
+    target_id = int(probs.argmax()) if unnamed(target, "target") else one_token(handle, str(target), "target")
+    foil_id = None if unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
     if foil_id == target_id:
         raise InputError("the foil is the target itself: name another word to explain it against")
-    for n in STEPS:
-        result = _attribute(handle, ids, segments, fixed, position, target_id, foil_id, n)
-        if result["relative_gap"] <= GAP_ALLOWED:
-            break
-    keep = ~np.array(fixed)
+    x, quantity, hook = _quantity_and_input(handle, ids, segments, position, target_id, foil_id)
+    try:
+        result = walk_until_close(x, fixed, quantity)
+    finally:
+        hook.remove()
     words, word_of = _words(handle, text, len(ids), special)
     return Attribution(
         text, tuple(handle._token_text(i) for i in ids), tuple(fixed), position,
         handle._token_text(target_id), float(probs[target_id]),
         handle._token_text(foil_id) if foil_id is not None else "",
         float(probs[foil_id]) if foil_id is not None else float("nan"),
-        {name: np.where(keep, values, 0.0).astype(np.float32) for name, values in result["scores"].items()},
-        result["f_input"], result["f_baseline"], n, notice, words, word_of)
+        zero_fixed(result, fixed), result.f_input, result.f_baseline, result.steps, notice, words, word_of)
 
 
 def _words(handle: Any, text: str, n: int, special: list[bool]) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -127,69 +113,40 @@ def _words(handle: Any, text: str, n: int, special: list[bool]) -> tuple[tuple[s
     return words, tuple(renumber.get(w, -1) for w in word_of)
 
 
-def _unnamed(word: object, what: str) -> bool:
-    """Whether a target or foil is left to the model (None, or blank); anything but text is refused."""
-    if word is None:
-        return True
-    if not isinstance(word, str):
-        raise InputError(f"the {what} must be a word, not {type(word).__name__}")
-    return not word.strip()
-
-
-def _attribute(handle: Any, ids: list[int], segments: list[int], fixed: list[bool], position: int, target: int,
-               foil: int | None, steps: int) -> dict[str, Any]:
-    """One walk of ``steps`` midpoints from the faded-out text to the text, with its two ends (rows 0 and
-    the last: the quantity explained there, and the gradient at the text)."""
+def _quantity_and_input(handle: Any, ids: list[int], segments: list[int], position: int, target: int,
+                        foil: int | None) -> tuple[torch.Tensor, Quantity, Any]:
+    """The token embeddings of the text (T, d), the explained quantity of a batch of them put in the model's
+    place (a forward hook on the token embedding: no blocks needed, so ALBERT's shared layers are explained too),
+    and the hook's handle, to remove once the walk is done."""
     adapter = handle.adapter
-    embedding = adapter.input_embedding()  # (no blocks needed: ALBERT's shared layers are explained too)
-    alphas = torch.tensor([0.0, *[(k + 0.5) / steps for k in range(steps)], 1.0])
-    n = len(ids)
+    embedding = adapter.input_embedding()
     device = next(adapter.body.parameters()).device
-    keep = torch.tensor(fixed, device=device)[None, :, None]
-    plan: dict[str, Any] = {}
     owner = threading.get_ident()  # other queries run the same model from their own threads: left alone
+    plan: dict[str, torch.Tensor] = {}
 
-    def fade(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:
-        if threading.get_ident() != owner or "alphas" not in plan:
+    def put(module: Any, inputs: Any, output: torch.Tensor) -> torch.Tensor:
+        if threading.get_ident() != owner:
             return output
-        x = output.detach()
-        scaled = torch.where(keep, x, x * plan["alphas"].to(x.device, x.dtype)[:, None, None])
-        scaled.requires_grad_(True)
-        plan["scaled"], plan["x"] = scaled, x[0]
-        return scaled
+        if "x" not in plan:
+            plan["x"] = output.detach()[0].clone()
+            return output
+        return plan["scaled"].to(output.dtype)
 
-    rows = max(1, ROW_TOKENS // n)
-    values = np.zeros(len(alphas), np.float64)
-    grads: list[torch.Tensor] = []
-    hook = embedding.register_forward_hook(fade)
+    hook = embedding.register_forward_hook(put)
+    ids_t, seg_t = torch.tensor([ids], device=device), torch.tensor([segments], device=device)
     try:
-        for a in range(0, len(alphas), rows):
-            check_cancelled("attribution")  # a newer question supersedes this one
-            chunk = alphas[a : a + rows]
-            plan.clear()
-            plan["alphas"] = chunk
-            ids_t = torch.tensor([ids] * len(chunk), device=device)
-            seg_t = torch.tensor([segments] * len(chunk), device=device)
-            with torch.enable_grad():
-                out = adapter.forward(ids_t, seg_t, logits=True, positions=[position])
-                assert out.logits is not None
-                logp = out.logits[:, 0].float().log_softmax(-1)
-                f = logp[:, target] - (logp[:, foil] if foil is not None else 0.0)
-                (grad,) = torch.autograd.grad(f.sum(), [plan["scaled"]])
-            values[a : a + len(chunk)] = f.detach().double().cpu().numpy()
-            grads.append(grad.float())
-        x = plan["x"].float()
-    finally:
+        with torch.no_grad():
+            adapter.forward(ids_t, seg_t, logits=True, positions=[position])
+    except BaseException:
         hook.remove()
-        plan.clear()
-    g = torch.cat(grads)  # (steps + 2, T, d)
-    integrated = (x * g[1:-1].mean(0)).sum(-1).double().cpu().numpy()
-    at_text = g[-1]
-    scores = {"integrated gradients": integrated,
-              "gradient × input": (x * at_text).sum(-1).double().cpu().numpy(),
-              "gradient norm": at_text.norm(dim=-1).double().cpu().numpy()}
-    f_input, f_baseline = float(values[-1]), float(values[0])
-    change = f_input - f_baseline
-    gap = float(integrated[~np.array(fixed)].sum()) - change
-    return {"scores": scores, "f_input": f_input, "f_baseline": f_baseline,
-            "relative_gap": abs(gap) / max(abs(change), 1e-6)}
+        raise
+
+    def quantity(scaled: torch.Tensor) -> torch.Tensor:
+        plan["scaled"] = scaled
+        n = scaled.shape[0]
+        out = adapter.forward(ids_t.expand(n, -1), seg_t.expand(n, -1), logits=True, positions=[position])
+        assert out.logits is not None
+        logp = out.logits[:, 0].float().log_softmax(-1)
+        return logp[:, target] - (logp[:, foil] if foil is not None else 0.0)
+
+    return plan["x"], quantity, hook
