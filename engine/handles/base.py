@@ -280,8 +280,12 @@ class BaseHandle:
                           "it needs a Transformer language model (BERT, GPT)")
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
-        raise Unsupported(f"{self.name} ({self.kind}): attribution follows gradients from a Transformer's prediction "
-                          "to its token embeddings; it needs a Transformer language model (BERT, GPT)")
+        if self.kind == "ngram":
+            raise Unsupported(f"{self.name} (an n-gram model) counts, it has no gradients to follow: its next word "
+                              "rests on its last n−1 words alone, all of them wholly (try an NNLM: the same window, "
+                              "each word weighed)")
+        raise Unsupported(f"{self.name} ({self.kind}): attribution follows gradients from a language model's "
+                          "prediction to its input vectors; it needs a neural language model (NNLM, ELMo, GPT, BERT)")
 
     def logit_lens(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "

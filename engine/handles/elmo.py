@@ -19,6 +19,7 @@ from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, run_info
 from engine.handles.continuation import next_words
+from engine.lab_results import Attribution
 from engine.models.packed_linear import pack_linears
 from engine.results import Capability, ContextVectors, SentenceScore
 
@@ -122,6 +123,14 @@ class ElmoHandle(BaseHandle):
         windows of tens of words; a page of text before them changes nothing but the time)."""
         with torch.inference_mode():
             return self.model.next_word_log_probs(self._chars(words[-NEXT_TOKEN_WORDS:]))
+
+    def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
+        """Which of the text's words the forward LM's next word rests on (engine.handles.word_attribution): each
+        word's character-CNN vector faded in from zero."""
+        from engine.handles.word_attribution import elmo_input, word_attribution
+
+        return word_attribution(self, text, elmo_input(self, text, NEXT_TOKEN_WORDS), self.word_list.find,
+                                self.word_list, target, foil)
 
     def missing(self, capability: Capability) -> str:
         if capability is Capability.ATTENTION:

@@ -78,6 +78,7 @@ def load_ngram(run_dir: Path, config: dict) -> BaseHandle:
 def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
     import torch
 
+    from engine.handles.nnlm import NnlmHandle
     from engine.models.ngram import BOS, EOS, UNK
     from engine.models.nnlm import NNLM, next_word_logprobs, token_logprobs
 
@@ -100,6 +101,6 @@ def load_nnlm(run_dir: Path, config: dict) -> BaseHandle:
     keep = [i for i, w in enumerate(vocab.words) if w not in (UNK, BOS, EOS)]
     vectors = StaticVectors([vocab.words[i] for i in keep], model.C.weight.detach().numpy()[keep], run_dir.name,
                             counts=vocab.counts[keep])
-    return BaseHandle("nnlm", run_dir.name, str(run_dir), run_info(run_dir, config), vectors=vectors,
-                       scorer=scorer, lowercase=cfg.lowercase, knows=vocab.index.__contains__,
-                       next_words=next_words(vocab.words, vocab.index.get, log_probs))
+    return NnlmHandle(run_dir.name, str(run_dir), run_info(run_dir, config), model, vocab.index, vocab.words,
+                      vectors=vectors, scorer=scorer, lowercase=cfg.lowercase, knows=vocab.index.__contains__,
+                      next_words=next_words(vocab.words, vocab.index.get, log_probs))
