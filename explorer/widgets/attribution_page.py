@@ -28,7 +28,8 @@ from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import LayerTokenTable
 
-ABOUT = ("Which words the prediction rests on: each token's embedding faded in from zero, the gradient followed "
+ABOUT = ("Which words the prediction rests on: each token's input vector (its embedding; ELMo's from its characters, "
+         "an NNLM's C(w)) faded in from zero, the gradient followed "
          "(integrated gradients, Sundararajan et al. 2017), beside the gradient at the text times the embedding "
          "and the gradient's size (LIT's salience maps). Name a word to explain another prediction, and a foil to "
          "ask why it rather than the foil. Deleting the words integrated gradients scores highest costs a prediction "
@@ -36,8 +37,9 @@ ABOUT = ("Which words the prediction rests on: each token's embedding faded in f
 SHOWN_TOP = 3  # the tokens named in the summary line, each way
 
 
-def attribution_text(name: str, result: Any) -> str:
-    """Under the table: what is explained, how the colours read, and how well the scores add up."""
+def attribution_text(name: str, result: Any, second: bool = False) -> str:
+    """Under the table: what is explained, how the colours read, and how well the scores add up (``second``: a
+    compared model's, under the first's: what is explained and how the colours read are not said again)."""
     where = result.tokens[result.position].strip()
     head = f"{name}: P('{result.target.strip()}') = {result.p_target:.1%} at '{where}'"
     if result.foil:
@@ -54,6 +56,8 @@ def attribution_text(name: str, result: Any) -> str:
     trust = (f"the scores add up to {integrated.sum():+.2f} of its change {change:+.2f} from the faded-out text "
              f"({result.steps} steps{'' if share <= 0.05 else ': off by ' + format(share, '.0%') + ', read with care'})")
     notice = f" {result.notice[:1].upper()}{result.notice[1:]}." if result.notice else ""
+    if second:
+        return f"{head}; {trust.replace('the scores', 'its scores', 1)}.{notice}"
     return (f"{head}. Explained: {result.explained}; red pushes it up, blue down, each row on its own scale; "
             f"{trust}.{most}{notice}")
 
@@ -156,8 +160,8 @@ class AttributionPage(QWidget):
                 if other.tokens != result.tokens and not by_words:
                     by_words = True
                     notes.append(f"{names[1]} splits the words into other tokens: both are shown by words.")
-                notes.append(attribution_text(names[1], other) + f" Each method's row of {names[0]} has "
-                             f"{names[1]}'s below it.")
+                notes.append(attribution_text(names[1], other, second=True) + f" Each method's row of {names[0]} "
+                             f"has {names[1]}'s below it.")
             else:
                 notes.append(f"{names[1]} reads other words ({len(other.words)} against "
                              f"{len(result.words)}): only {names[0]}'s rows are shown")

@@ -34,6 +34,7 @@ from explorer.widgets.tabs import tab_widget
 
 SHOW = ("A", "B", "A − B")
 PAGES = ("grid", "trace", "attribution")  # the lab's tabs, as scenes name them
+WEIGHED_WORDS = ("elmo", "nnlm")  # models with no layers to read through a head, whose words attribution weighs
 LENSES = {"logit lens": "logit", "tuned lens": "tuned", "logit and tuned": "both"}  # both: the tuned rows below
 
 
@@ -89,9 +90,11 @@ class LensLab(QWidget):
         # the model the scene asked for: another standing in while it loads answers, but does not end the wait
         # (the scene's own model is asked again once it is model A)
         self.scene_model = ""
+        self.scene_compare = ""  # and the model it compares with (B): another standing in for it neither ends it
         self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
         self.trace_result: Any = None
+        self.traced = ""  # the model of the trace asked last
         self.tabs = tab_widget()
         # ---- the grid
         self.lens = QComboBox()
@@ -171,16 +174,17 @@ class LensLab(QWidget):
         self.attribution.target.returnPressed.connect(self.attribute)
         self.attribution.foil.returnPressed.connect(self.attribute)
         self.attribution.shown.connect(self._attribution_shown)
-        self.attribution.failed.connect(self._scene_failed)
+        self.attribution.failed.connect(self._attribution_failed)
 
     # ------------------------------------------------------------ scenes
 
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
               lens: str | None = None, model: str = "", contrast: str | None = None, target: str | None = None,
-              foil: str | None = None) -> None:
+              foil: str | None = None, compare: str = "") -> None:
         """A scene's lab: the tab (``PAGES``), the measure, A/B/A − B, the subject to trace, the lens, the word
-        to explain and its foil; ``model``: the scene's model A (until it is, the lab's answers are a stand-in's)."""
-        self.wanted, self.scene_model = lab, model
+        to explain and its foil; ``model``: the scene's model A, ``compare`` its B (until they are, the lab's
+        answers are a stand-in's)."""
+        self.wanted, self.scene_model, self.scene_compare = lab, model, compare
         self.attribution.target.setText(target or "")
         self.attribution.foil.setText(foil or "")
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
@@ -200,11 +204,14 @@ class LensLab(QWidget):
 
     def _user_took_over(self, _index: int) -> None:
         """A click on the lab's tabs: the user's lab from now on, no scene's wait."""
-        self.wanted = self.scene_model = ""
+        self.wanted = self.scene_model = self.scene_compare = ""
 
-    def _stand_in(self, name: str) -> bool:
-        """Whether an answer of model ``name`` is a stand-in's for the model a scene asked for."""
-        return bool(self.scene_model) and name != self.scene_model
+    def _stand_in(self, name: str, b: str | None = None) -> bool:
+        """Whether an answer of model ``name`` (with ``b``: model B's, "" where B is missing; None where the answer
+        shows no B) is a stand-in's for the models a scene asked for."""
+        if self.scene_model and name != self.scene_model:
+            return True
+        return b is not None and bool(self.scene_compare) and b != self.scene_compare
 
     def state(self) -> dict[str, str]:
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
@@ -254,6 +261,7 @@ class LensLab(QWidget):
         if not self.handles or not self.text.strip():
             return
         handle, text, subject, contrast = self.handles[0], self.text, self.subject.text(), self.contrast.text().strip()
+        self.traced = handle.name
         self.trace_note.setText(f"tracing {handle.name}: {text!r}, " + (f"run as {contrast!r}…" if contrast else
                                                                        f"the subject '{subject}' noised…"))
         self.trace_runner.submit(lambda: (handle.name, text, handle.causal_trace(text, subject, 3,
@@ -274,9 +282,9 @@ class LensLab(QWidget):
 
     def _attribution_shown(self) -> None:
         self.shown.emit()
-        result_of = self.attribution.asked[0][0] if self.attribution.asked else ""
+        names = self.attribution.asked[0] if self.attribution.asked else ("",)
         if self.wanted == "attribution":
-            if not self._stand_in(result_of):
+            if not self._stand_in(names[0], names[1] if len(names) > 1 else ""):
                 self.wanted = ""
             self.ready.emit()
 
@@ -287,21 +295,29 @@ class LensLab(QWidget):
         self._render()
         self.shown.emit()
         refused = [f"{name}: {outcome.message}" for name, outcome in answer.grids[:1] if outcome.failed]
-        if refused:  # model A's lens cannot be read: a scene of its grid or its trace cannot be shown
-            self._scene_failed(refused[0])
+        if refused and self.wanted != "attribution":  # model A's lens cannot be read: a scene of its grid or its
+            if not self._stand_in(answer.grids[0][0]):  # trace cannot be shown (an LSTM's or NNLM's words still can be
+                self._scene_failed(refused[0])  # weighed); a stand-in's refusal: the scene's own model is awaited
             return
         if self.wanted == "trace" and self.trace_result is None:
             self.trace()  # a tracing scene: the heatmap of the text on screen
         elif self.wanted == "attribution":
             self._attribute_if_open()  # an attribution scene: the table of the text on screen
         elif self.wanted == "grid":
-            if not self._stand_in(answer.grids[0][0]):
+            b = None if answer.stacked else answer.grids[1][0] if len(answer.grids) > 1 else ""
+            if not self._stand_in(answer.grids[0][0], b):
                 self.wanted = ""
             self.ready.emit()
 
     def _trace_failed(self, message: str) -> None:
         self.trace_note.setText(message)
-        self._scene_failed(message)
+        if not (self.wanted == "trace" and self._stand_in(self.traced)):  # (a stand-in's: its own model is awaited)
+            self._scene_failed(message)
+
+    def _attribution_failed(self, message: str) -> None:
+        names = self.attribution.asked[0] if self.attribution.asked else ("",)
+        if not (self.wanted == "attribution" and self._stand_in(names[0])):  # (as a trace's)
+            self._scene_failed(message)
 
     def _scene_failed(self, message: str) -> None:
         if self.wanted:  # a scene waits for this: it will not come
@@ -324,7 +340,9 @@ class LensLab(QWidget):
         if a is None:
             failed = next(o for n, o in self.answer.grids if n == name_a)
             self.grid.setRowCount(0)
-            self.grid_note.setText(f"{name_a}: {failed.message}")
+            weighed = any(h.name == name_a and h.kind in WEIGHED_WORDS for h in self.handles)
+            self.grid_note.setText(f"{name_a}: {failed.message}" + (". Which words its next word rests on: the "
+                                                                    "third tab" if weighed else ""))
             return
         legend = "yellow = low (decided)" if measure in REVERSED else "yellow = high"
         note = (f"{name_a}, the {a.lens} lens: what each layer (rows, the output on top) predicts at each token "
@@ -455,9 +473,13 @@ class LabView:
         self.lens.setVisible(False)
         self.lab_scene = False  # a scene asked for the lab: shown waits for it (lens.ready)
         self.wanted_compare = ""  # a scene's compared model, chosen as it loads (until B is picked by hand)
-        self.model2.activated.connect(lambda _: setattr(self, "wanted_compare", ""))
+        self.model2.activated.connect(self._compare_picked)
         self.lens.ready.connect(self._lab_ready)
         self.lens_switch.toggled.connect(self._lens_toggled)
+
+    def _compare_picked(self, _index: int) -> None:
+        """B picked by hand: a scene's compared model let go (the view's and the lab's wait)."""
+        self.wanted_compare = self.lens.scene_compare = ""
 
     def _lens_toggled(self, on: bool) -> None:
         self.lens.setVisible(on)
@@ -478,7 +500,7 @@ class LabView:
         if scene.lab:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
                             model=scene.contextual_model or "", contrast=scene.contrast, target=scene.target,
-                            foil=scene.foil)
+                            foil=scene.foil, compare=scene.compare or "")
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

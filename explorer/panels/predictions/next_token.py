@@ -76,7 +76,9 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
             bars.addWidget(area)
         self.result_areas[1].setVisible(False)  # the second column only while comparing
         layout.addLayout(bars, 1)
-        gen = QHBoxLayout()
+        self.continue_row = QWidget()  # (a talk's lab step hides it: set_presenting)
+        gen = QHBoxLayout(self.continue_row)
+        gen.setContentsMargins(0, 0, 0, 0)
         gen.addWidget(QLabel("Continue:"))
         gen.addWidget(self.greedy)
         gen.addWidget(self.sample)
@@ -84,7 +86,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         gen.addWidget(self.temperature)
         gen.addWidget(self.no_repeat)
         gen.addStretch(1)
-        layout.addLayout(gen)
+        layout.addWidget(self.continue_row)
         layout.addWidget(self.continuation)
         layout.addWidget(self.lab_row)
         layout.addWidget(self.lens, 4)  # the lab, when on, takes most of the room
@@ -110,6 +112,8 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         for picker in (self.model, self.model2):
             picker.currentIndexChanged.connect(lambda _: self.query())
         self.compare.toggled.connect(self._compare_toggled)
+        self.presenting = False  # a talk's step (set_presenting)
+        self.lens_switch.toggled.connect(lambda _: self._present_rows())
         self.greedy.clicked.connect(lambda: self.continue_text(0.0))
         self.sample.clicked.connect(lambda: self.continue_text(self.temperature.value()))
         self.generate_runner.failed.connect(lambda _: self._continuation_failed(0))
@@ -144,6 +148,16 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
     def _other(self) -> Any:
         """Model B, while comparing."""
         return self.session.models.get(self.model2.currentText()) if self.compare.isChecked() else None
+
+    def set_presenting(self, on: bool) -> None:
+        """A talk's step: no switch for the lab (a lab scene shows its lab), nor the continuation's controls under a
+        step's lab (the step is about the lab: the next words keep the room)."""
+        self.presenting = on
+        self.lab_row.setVisible(not on)
+        self._present_rows()
+
+    def _present_rows(self) -> None:
+        self.continue_row.setVisible(not (self.presenting and self.lens_switch.isChecked()))
 
     def _compare_toggled(self, on: bool) -> None:
         self.model2.setEnabled(on)

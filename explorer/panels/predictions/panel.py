@@ -92,7 +92,7 @@ class PredictionsPanel(QWidget):
             self._present(name, view)
 
     def _present(self, name: str, view: Any) -> None:
-        if name == "masked":
+        if name in ("masked", "next"):
             view.set_presenting(self.presenting)
         elif name == "probability":
             view.stop.setVisible(not self.presenting)  # a talk's sentences are short: nothing to stop

@@ -2,11 +2,15 @@
 layer at every token, A against B, and the causal-tracing heatmap, opened by scenes as a speaker or a
 researcher would."""
 
+from pathlib import Path
+
 import pytest
 
 from explorer.scenes import MEASURES, SceneError, check_scene
 from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
 from tests.explorer.panels.test_attention_predictions import load, shot
+
+SHIPPED = Path(__file__).resolve().parents[3] / "assets" / "checkpoints"
 
 
 def header(table, axis="h"):
@@ -173,6 +177,48 @@ def test_attribution_sets_each_method_of_a_compared_model_below_model_as(qtbot, 
     with qtbot.waitSignal(page.shown, timeout=30_000):
         panel.masked.compare.setChecked(False)  # A alone again: its three rows
     assert page.compared is None and page.table.rowCount() == 3
+
+
+def test_an_lstm_and_an_nnlm_weigh_their_words_where_they_have_no_lens(qtbot, window, contextual_runs):  # noqa: F811
+    """ELMo and the NNLM have no layers to read through a head, but their words can be weighed: an attribution scene
+    of the Next token view opens on them, the grid's page says where to look, and the compared model's rows are the
+    scene's B even when it loads after the scene opened (a stand-in's answer does not end the wait)."""
+    text = "the cat sat on the mat and the dog"
+    load(qtbot, window, contextual_runs["elmo"][0])
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": [text], "models": ["elmo", "nnlm-tiny"],
+                                       "contextual_model": "elmo", "lab": "attribution", "compare": "nnlm-tiny"},
+                       timeout=60_000)
+    lab = panel.next.lens
+    page = lab.attribution
+    assert lab.wanted == "attribution" and page.asked[0] != ("elmo", "nnlm-tiny")  # a stand-in's B: still waiting
+    load(qtbot, window, SHIPPED / "nnlm-tiny")
+    qtbot.waitUntil(lambda: lab.wanted == "" and page.compared is not None, timeout=60_000)
+    assert page.asked[0] == ("elmo", "nnlm-tiny") and page.result.tokens == ("<s>", *text.split())
+    assert header(page.table, "v")[:2] == ["integrated gradients · elmo", "integrated gradients · nnlm-tiny"]
+    before = len(page.compared.tokens) - panel.next.session.models["nnlm-tiny"].model.cfg.context
+    assert [page.table.item(1, c).text() for c in range(1, before)] == ["+0.00"] * (before - 1)
+    assert page.table.item(1, len(page.compared.tokens) - 1).text() != "+0.00"
+    assert "Its window is its last 4 words" in page.note.text()
+    assert "the third tab" in lab.grid_note.text() and "no layers read through an output head" in lab.grid_note.text()
+
+
+def test_a_stand_in_that_cannot_weigh_words_does_not_end_an_attribution_scene(qtbot, window, contextual_runs):  # noqa: F811
+    """A talk builds its steps while their models load: an n-gram model (which counts, and has no gradients) may
+    stand in for the scene's ELMo. Its refusal is not the scene's failure: the page answers once ELMo is loaded
+    (the talk's export waited for ever when it was)."""
+    load(qtbot, window, SHIPPED / "ngram-kn3")
+    panel = window.predictions
+    window.tabs.setCurrentWidget(panel)
+    lab = None
+    with qtbot.assertNotEmitted(panel.failed, wait=200):
+        panel.apply_scene(check_scene({"panel": "predictions", "view": "next", "sentences": ["the cat sat on the"],
+                                       "models": ["elmo"], "contextual_model": "elmo", "lab": "attribution"}, "t"))
+        lab = panel.next.lens
+        qtbot.waitUntil(lambda: "no gradients" in lab.attribution.note.text(), timeout=30_000)
+        assert lab.wanted == "attribution"  # still waiting for its own model
+        load(qtbot, window, contextual_runs["elmo"][0])
+        qtbot.waitUntil(lambda: lab.wanted == "" and lab.attribution.result is not None, timeout=60_000)
+    assert lab.attribution.asked[0] == ("elmo",) and lab.attribution.result.tokens[0] == "<s>"
 
 
 def test_a_lab_scene_is_checked_when_read():
