@@ -21,8 +21,11 @@ def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
     assert ("polysemy", "static") in panels and ("attention", "head") in panels and panels[-2] == ("predictions", "masked")
     analogy = panels.index(("neighbours", "neighbours"))  # right after one list for "play": the vectors still add up
     assert panels[analogy - 1] == ("polysemy", "static") and deck.steps[analogy].selection == "king - man + woman"
-    gpt = panels.index(("predictions", "next"))  # after ELMo, before BERT: GPT's next word, two GPTs side by side
-    assert deck.steps[gpt - 1].contextual_model == "elmo-tiny" and panels[gpt + 1][0] == "polysemy"
+    window = panels.index(("predictions", "next"))  # after ELMo's senses: what its next word rests on, against
+    assert deck.steps[window - 1].contextual_model == "elmo-tiny"  # the NNLM's window of a few words
+    assert (deck.steps[window].lab, deck.steps[window].compare) == ("attribution", "nnlm-tiny")
+    gpt = window + 1  # then, before BERT: GPT's next word, two GPTs side by side
+    assert panels[gpt] == ("predictions", "next") and panels[gpt + 1][0] == "polysemy"
     assert deck.steps[gpt].contextual_model == "minilm-gpt" and deck.steps[gpt].compare == "gpt-tiny"
     assert deck.steps[-1].panel == "curves"  # pretrained vs from-scratch fine-tuning curves, shipped
     curves = api.read_curves(deck.steps[-1].curves)
