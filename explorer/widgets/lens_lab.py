@@ -1,8 +1,8 @@
 """The lab under a prediction view (Masked LM, Next token): what every layer predicts at every position
 (the lens grid: model A, the compared model B, or A − B, in a chosen measure; click a cell for its top
-words) and why the prediction happens (causal tracing: the subject's words noised, each layer × token
-state restored, the heatmap of what comes back) and which words it rests on (attribution:
-explorer/widgets/attribution_page.py)."""
+words), why the prediction happens (causal tracing: explorer/widgets/trace_page.py) and which words it rests
+on (attribution: explorer/widgets/attribution_page.py). The lab asks its pages with the view's text and models,
+and waits for what a scene asked of it (a model standing in while the scene's own loads does not end the wait)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
-    QLineEdit,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -31,6 +29,7 @@ from explorer.widgets.attribution_page import AttributionPage
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
 from explorer.widgets.tabs import tab_widget
+from explorer.widgets.trace_page import TracePage
 
 SHOW = ("A", "B", "A − B")
 PAGES = ("grid", "trace", "attribution")  # the lab's tabs, as scenes name them
@@ -43,27 +42,6 @@ class GridAnswer:
     text: str
     grids: list[tuple[str, Outcome[Any]]]  # (model name, its LensGrid)
     stacked: bool = False  # model A's logit lens, then its tuned lens (the second row set)
-
-
-CONTRAST_TIP = ("Activation patching: the contrast sentence (as many tokens as the text, the [MASK] in the same place) "
-                "is run instead of noise, and one state of the text's own run is put in its place at a time — which "
-                "layer and token carry what makes the text's prediction? The subject is then where the two differ.")
-
-
-def trace_text(name: str, trace: Any) -> str:
-    """What a trace's heatmap shows, under it: the prediction, how much the corruption cost, what a cell is."""
-    head = f"{name} predicts '{trace.target.strip()}' at '{trace.tokens[trace.position].strip()}' with P = {trace.p_clean:.1%}"
-    if trace.contrast:
-        weak = ("" if trace.informative else " The contrast sentence predicts it almost as well: this shows little; "
-                "change the words that should matter.")
-        return (f"{head}; run as '{trace.contrast}' (the tokens that differ: *), {trace.p_corrupt:.1%}. Each cell: P "
-                f"after putting the text's state at that layer and token in the contrast run's place: yellow where "
-                f"it brings the prediction back.{weak}")
-    lost = ("" if trace.informative else " The noise hardly changed the prediction: this trace shows little; try "
-            "other subject words.")
-    return (f"{head}; with the subject (*) noised, {trace.p_corrupt:.1%}. Each cell: P after restoring that layer's "
-            f"state at that token (mean of {trace.samples} noise draws): yellow where it brings the prediction "
-            f"back.{lost}")
 
 
 def _tip(grid: Any, layer: int, t: int) -> str:
@@ -94,7 +72,6 @@ class LensLab(QWidget):
         self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
         self.trace_result: Any = None
-        self.traced = ""  # the model of the trace asked last
         self.tabs = tab_widget()
         # ---- the grid
         self.lens = QComboBox()
@@ -121,33 +98,10 @@ class LensLab(QWidget):
         g.addWidget(self.grid_note)
         g.addWidget(self.grid, 1)
         g.addWidget(self.detail)
-        # ---- tracing
-        self.subject = QLineEdit()
-        self.subject.setPlaceholderText("the subject's words, e.g. France")
-        self.contrast = QLineEdit()
-        self.contrast.setPlaceholderText("or a contrast sentence of as many tokens (Paris for Tokyo): no noise")
-        self.contrast.setToolTip(CONTRAST_TIP)
-        self.trace_button = QPushButton("Trace")
-        self.trace_note = QLabel("noise the subject's words, then restore one state at a time: which layer and "
-                                 "token carry the prediction? (Meng et al. 2022) Or run a contrast sentence and "
-                                 "put the text's states back one at a time (activation patching).")
-        self.trace_note.setWordWrap(True)
-        self.trace_map = LayerTokenTable()
-        trace_page = QWidget()
-        t = QVBoxLayout(trace_page)
-        row = QHBoxLayout()
-        row.addWidget(QLabel("subject"))
-        row.addWidget(self.subject, 1)
-        row.addWidget(QLabel("contrast"))
-        row.addWidget(self.contrast, 2)
-        row.addWidget(self.trace_button)
-        t.addLayout(row)
-        t.addWidget(self.trace_note)
-        t.addWidget(self.trace_map, 1)
         add_csv_export(self.grid, self.grid.export_rows, "lens-grid", png=True)
-        add_csv_export(self.trace_map, self.trace_map.export_rows, "causal-trace", png=True)
         self.tabs.addTab(grid_page, "Every layer, every token")
-        self.tabs.addTab(trace_page, "Why this prediction (causal tracing)")
+        self.tracing = TracePage()
+        self.tabs.addTab(self.tracing, "Why this prediction (causal tracing)")
         self.attribution = AttributionPage()
         self.tabs.addTab(self.attribution, "Which words matter (attribution)")
         layout = QVBoxLayout(self)
@@ -156,18 +110,13 @@ class LensLab(QWidget):
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show_grids)
         self.runner.failed.connect(self.grid_note.setText)
-        self.trace_runner = TaskRunner(self)
-        self.trace_runner.finished.connect(self._show_trace)
-        self.trace_runner.failed.connect(self._trace_failed)
+        self.tracing.answered.connect(self._show_trace)
+        self.tracing.failed.connect(self._trace_failed)
+        self.tracing.asked.connect(self.trace)
         self.lens.currentIndexChanged.connect(lambda _: self.query())
         self.measure.currentIndexChanged.connect(lambda _: self._render())
         self.show_which.currentIndexChanged.connect(lambda _: self._render())
         self.grid.cell_clicked.connect(self._cell_clicked)
-        self.trace_button.clicked.connect(self.trace)
-        self.subject.returnPressed.connect(self.trace)
-        self.contrast.returnPressed.connect(self.trace)
-        self.contrast.textChanged.connect(lambda text: self.subject.setEnabled(not text.strip()))  # (the differing
-        # tokens are the subject then)
         self.tabs.tabBarClicked.connect(self._user_took_over)
         self.tabs.currentChanged.connect(lambda _: self._attribute_if_open())
         self.attribution.button.clicked.connect(self.attribute)
@@ -199,8 +148,8 @@ class LensLab(QWidget):
         if show in SHOW:
             self.show_which.setCurrentIndex(SHOW.index(show))
         if subject:
-            self.subject.setText(subject)
-        self.contrast.setText(contrast or "")
+            self.tracing.subject.setText(subject)
+        self.tracing.contrast.setText(contrast or "")
 
     def _user_took_over(self, _index: int) -> None:
         """A click on the lab's tabs: the user's lab from now on, no scene's wait."""
@@ -219,8 +168,9 @@ class LensLab(QWidget):
                                                               ("foil", self.attribution.foil)) if field.text().strip()}
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
-                "show": self.show_which.currentText(), "subject": self.subject.text(),
-                **({"contrast": self.contrast.text()} if self.contrast.text().strip() else {}), **words}
+                "show": self.show_which.currentText(), "subject": self.tracing.subject.text(),
+                **({"contrast": self.tracing.contrast.text()} if self.tracing.contrast.text().strip() else {}),
+                **words}
 
     @property
     def handles(self) -> list[Any]:
@@ -237,8 +187,8 @@ class LensLab(QWidget):
         self.show_which.setEnabled(len(handles) > 1)
         if len(handles) < 2:
             self.show_which.setCurrentIndex(0)
-        if not self.subject.text().strip():
-            self.subject.setText(guess_subject(text))
+        if not self.tracing.subject.text().strip():
+            self.tracing.subject.setText(guess_subject(text))
         self.query()
         if not self.wanted:  # (a scene's question waits for its grid)
             self._attribute_if_open()
@@ -258,14 +208,8 @@ class LensLab(QWidget):
         self.runner.submit(work)
 
     def trace(self) -> None:
-        if not self.handles or not self.text.strip():
-            return
-        handle, text, subject, contrast = self.handles[0], self.text, self.subject.text(), self.contrast.text().strip()
-        self.traced = handle.name
-        self.trace_note.setText(f"tracing {handle.name}: {text!r}, " + (f"run as {contrast!r}…" if contrast else
-                                                                       f"the subject '{subject}' noised…"))
-        self.trace_runner.submit(lambda: (handle.name, text, handle.causal_trace(text, subject, 3,
-                                                                                 contrast=contrast or None)))
+        if self.handles and self.text.strip():
+            self.tracing.ask(self.handles[0], self.text)
 
     def attribute(self) -> None:
         """Which words model A's prediction on the text rests on (the attribution page), and B's beside it."""
@@ -310,8 +254,7 @@ class LensLab(QWidget):
             self.ready.emit()
 
     def _trace_failed(self, message: str) -> None:
-        self.trace_note.setText(message)
-        if not (self.wanted == "trace" and self._stand_in(self.traced)):  # (a stand-in's: its own model is awaited)
+        if not (self.wanted == "trace" and self._stand_in(self.tracing.traced)):  # (a stand-in's: its own model is awaited)
             self._scene_failed(message)
 
     def _attribution_failed(self, message: str) -> None:
@@ -419,18 +362,7 @@ class LensLab(QWidget):
                 self.trace()
             return
         self.trace_result = trace
-        n = len(trace.tokens)
-        layers = trace.restored.shape[0]
-        texts = [[value_text(float(trace.restored[layer, t]), "probability") for t in range(n)] for layer in range(layers)]
-        tips = [[f"{layer_label(layer, layers - 1)}, token '{trace.tokens[t].strip()}' restored: "
-                 f"P({trace.target.strip()}) = {trace.restored[layer, t]:.1%}" for t in range(n)] for layer in range(layers)]
-        tokens = tuple(f"{tok}*" if i in trace.subject else tok for i, tok in enumerate(trace.tokens))
-        # coloured from the noised run's probability (dark) to the clean run's (yellow); a trace whose noise
-        # cost nothing is drawn on 0..1, all dark, rather than stretching a rounding error over the colours
-        top = max(trace.p_clean, float(trace.restored.max()))
-        scale = (trace.p_corrupt, top) if trace.informative else (0.0, 1.0)
-        self.trace_map.show_cells(texts, trace.restored, tokens, tips, value_range=scale)
-        self.trace_note.setText(trace_text(name, trace))
+        self.tracing.draw(name, trace)
         self.shown.emit()
         if self.wanted == "trace":
             if not self._stand_in(name):

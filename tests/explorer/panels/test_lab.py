@@ -60,14 +60,14 @@ def test_a_tracing_scene_shows_where_the_next_word_is_carried(qtbot, window, con
     lab = panel.next.lens
     trace = lab.trace_result
     assert trace is not None and lab.tabs.currentIndex() == 1
-    columns = header(lab.trace_map)
+    columns = header(lab.tracing.map)
     assert [c for c in columns if c.endswith("*")] == [columns[t] for t in trace.subject]  # the noised words marked
-    assert lab.trace_map.rowCount() == trace.restored.shape[0]
-    top_right = lab.trace_map.item(0, trace.position).text()  # the output state at the prediction: all of it back
+    assert lab.tracing.map.rowCount() == trace.restored.shape[0]
+    top_right = lab.tracing.map.item(0, trace.position).text()  # the output state at the prediction: all of it back
     assert top_right.rstrip("%") and abs(float(top_right.rstrip("%")) / 100 - trace.p_clean) < 0.01
-    assert f"predicts '{trace.target.strip()}'" in lab.trace_note.text()
+    assert f"predicts '{trace.target.strip()}'" in lab.tracing.note.text()
     assert panel.current_scene().lab == "trace" and panel.current_scene().subject == "truck"
-    rows = lab.trace_map.export_rows()  # the CSV: the numbers behind the colours, the output first
+    rows = lab.tracing.map.export_rows()  # the CSV: the numbers behind the colours, the output first
     assert [c.strip() or "␣" for c in rows[0][1:]] == columns and rows[1][0] == "output"
     assert float(rows[1][1 + trace.position]) == pytest.approx(trace.restored[-1, trace.position], rel=1e-5)
     shot(qtbot, window, "lab-causal-trace")
@@ -84,13 +84,13 @@ def test_a_tracing_scene_with_a_contrast_sentence_patches_from_it(qtbot, window,
     lab = panel.next.lens
     trace = lab.trace_result
     assert trace is not None and trace.contrast == contrast and trace.noise == 0.0
-    columns = header(lab.trace_map)
+    columns = header(lab.tracing.map)
     assert [c for c in columns if c.endswith("*")] == [columns[t] for t in trace.subject] == [columns[-1]]
-    assert f"run as '{contrast}'" in lab.trace_note.text() and "noise draws" not in lab.trace_note.text()
+    assert f"run as '{contrast}'" in lab.tracing.note.text() and "noise draws" not in lab.tracing.note.text()
     assert panel.current_scene().contrast == contrast
-    lab.contrast.setText("he drove a truck")  # too short: said, and the heatmap of before stays
+    lab.tracing.contrast.setText("he drove a truck")  # too short: said, and the heatmap of before stays
     lab.trace()
-    qtbot.waitUntil(lambda: "as many tokens" in lab.trace_note.text(), timeout=30_000)
+    qtbot.waitUntil(lambda: "as many tokens" in lab.tracing.note.text(), timeout=30_000)
 
 
 def test_a_tracing_scene_shown_first_with_a_stand_in_traces_its_own_model_once_it_loads(
@@ -103,14 +103,14 @@ def test_a_tracing_scene_shown_first_with_a_stand_in_traces_its_own_model_once_i
                                        "models": ["hf-bert"], "contextual_model": "hf-bert", "lab": "trace",
                                        "subject": "drove"}, timeout=60_000)
     lab = panel.masked.lens
-    assert lab.trace_note.text().startswith("bert predicts")  # the stand-in's, while its own model is away
+    assert lab.tracing.note.text().startswith("bert predicts")  # the stand-in's, while its own model is away
     with qtbot.waitSignal(panel.shown, timeout=60_000):
         load(qtbot, window, other)
-    qtbot.waitUntil(lambda: lab.trace_note.text().startswith("hf-bert predicts"), timeout=60_000)
+    qtbot.waitUntil(lambda: lab.tracing.note.text().startswith("hf-bert predicts"), timeout=60_000)
     assert panel.masked.model.currentText() == "hf-bert"
     old = lab.trace_result
     lab._show_trace(("bert", lab.text, old))  # a late answer of the stand-in's is stale: dropped
-    assert lab.trace_note.text().startswith("hf-bert predicts")
+    assert lab.tracing.note.text().startswith("hf-bert predicts")
 
 
 def test_an_attribution_scene_shows_which_words_the_prediction_rests_on(qtbot, window, contextual_runs):  # noqa: F811
