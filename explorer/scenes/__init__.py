@@ -11,7 +11,7 @@ from typing import Any
 
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
-          "step", "lab", "lens", "measure", "show", "subject", "contrast", "target", "foil", "compare", "count", "debiased",
+          "step", "lab", "lens", "measure", "show", "subject", "contrast", "target", "foil", "compare", "count", "debiased", "by_words",
           "continuation"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
@@ -55,6 +55,7 @@ class Scene:
     contrast: str | None = None  # or the sentence it runs instead, one state of the text's put back at a time
     target: str | None = None  # the word attribution explains (None: the model's prediction)
     foil: str | None = None  # ... against this word
+    by_words: bool | None = None  # ... its tokens added up word by word (None: by tokens)
     compare: str | None = None  # the model compared with (B)
     count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
     debiased: bool | None = None  # the layer similarity's debiased CKA (None: the panel's default, plain CKA)
@@ -122,8 +123,9 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if scene.get("count") is not None and not COUNTS[0] <= scene["count"] <= COUNTS[1]:
         raise SceneError(f"{origin}: 'count' is how many held-out sentences the layer similarity reads: "
                          f"{COUNTS[0]} to {COUNTS[1]}")
-    if scene.get("debiased") is not None and not isinstance(scene["debiased"], bool):
-        raise SceneError(f"{origin}: 'debiased' must be true, false or null")
+    for key in ("debiased", "by_words"):
+        if scene.get(key) is not None and not isinstance(scene[key], bool):
+            raise SceneError(f"{origin}: '{key}' must be true, false or null")
     if scene["panel"] == "history" and not scene.get("run"):
         raise SceneError(f"{origin}: a scene of the Run history needs 'run', the run folder it opens")
     for key, allowed in (("lab", LABS), ("lens", LENS_KINDS), ("measure", MEASURES), ("show", SHOWS),
@@ -132,6 +134,9 @@ def check_scene(scene: Any, origin: str) -> Scene:
             raise SceneError(f"{origin}: '{key}' {scene[key]!r} is not one of {', '.join(allowed)}")
     if scene.get("lab") and (scene["panel"] != "predictions" or scene.get("view") not in ("masked", "next")):
         raise SceneError(f"{origin}: 'lab' opens under the predictions panel's masked or next view")
+    if scene.get("by_words") is not None and scene.get("lab") != "attribution":
+        raise SceneError(f"{origin}: 'by_words' adds up the lab's attribution word by word: it needs \"lab\": "
+                         f"\"attribution\"")
     if scene.get("continuation") and (scene["panel"] != "predictions" or scene.get("view") != "next"):
         raise SceneError(f"{origin}: 'continuation' is shown under the predictions panel's next view")
     views = VIEWS.get(scene["panel"], ())

@@ -34,6 +34,8 @@ ABOUT = ("Which words the prediction rests on: each token's input vector (its em
          "and the gradient's size (LIT's salience maps). Name a word to explain another prediction, and a foil to "
          "ask why it rather than the foil. Deleting the words integrated gradients scores highest costs a prediction "
          "the most of the three (bench/quality/RESULTS.md, attribution faithfulness).")
+BY_WORDS_TIP = ("each word's tokens added up (the scores of integrated gradients still add up to the change; two "
+                "models that split words differently compare this way)")
 SHOWN_TOP = 3  # the tokens named in the summary line, each way
 
 
@@ -81,8 +83,8 @@ class AttributionPage(QWidget):
         self.foil.setPlaceholderText("optional: a word it is explained against (is)")
         self.button = QPushButton("Explain")
         self.by_words = QCheckBox("by words")
-        self.by_words.setToolTip("each word's tokens added up (the scores of integrated gradients still add up to "
-                                 "the change; two models that split words differently compare this way)")
+        self.by_words.setToolTip(BY_WORDS_TIP)
+        self.by_words_wanted = False  # the box as the user (or a scene) left it; a compared B may force it on
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
@@ -100,7 +102,17 @@ class AttributionPage(QWidget):
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
-        self.by_words.toggled.connect(lambda _: self._render())
+        self.by_words.toggled.connect(self._by_words_toggled)
+
+    def set_by_words(self, on: bool) -> None:
+        """Words rather than tokens, as a scene asks (a compared model that splits words otherwise forces words)."""
+        self.by_words_wanted = on
+        self.by_words.setChecked(on)
+
+    def _by_words_toggled(self, on: bool) -> None:
+        if self.by_words.isEnabled():  # (the user's: not the box ticked for a compared model)
+            self.by_words_wanted = on
+        self._render()
 
     def explain(self, handles: list[Any], text: str) -> None:
         """Ask model A (and a compared B) about ``text`` with the page's target and foil; a newer question
@@ -149,7 +161,7 @@ class AttributionPage(QWidget):
         names, outcomes = self.shown_answer
         result: Any = outcomes[0].value
         notes = [attribution_text(names[0], result)]
-        by_words = self.by_words.isChecked()
+        by_words = self.by_words_wanted
         self.compared = None
         if len(outcomes) > 1:
             other: Any = outcomes[1].value
@@ -157,7 +169,7 @@ class AttributionPage(QWidget):
                 notes.append(f"{names[1]}: {outcomes[1].message}")
             elif other.tokens == result.tokens or _same_words(other, result):
                 self.compared = other
-                if other.tokens != result.tokens and not by_words:
+                if other.tokens != result.tokens:
                     by_words = True
                     notes.append(f"{names[1]} splits the words into other tokens: both are shown by words.")
                 notes.append(attribution_text(names[1], other, second=True) + f" Each method's row of {names[0]} "
@@ -168,6 +180,13 @@ class AttributionPage(QWidget):
         rows = [(names[0], result, m) for m in self.methods]
         if self.compared is not None:
             rows = [row for m in self.methods for row in ((names[0], result, m), (names[1], self.compared, m))]
+        forced = by_words and not self.by_words_wanted
+        self.by_words.blockSignals(True)  # the box says what is shown: ticked and fixed while B forces words
+        self.by_words.setChecked(by_words)
+        self.by_words.setEnabled(not forced)
+        self.by_words.blockSignals(False)
+        self.by_words.setToolTip(f"{BY_WORDS_TIP}; {names[-1]} splits the words into other tokens than "
+                                 f"{names[0]}: only words compare" if forced else BY_WORDS_TIP)
         columns, fixed, position = _columns(result, by_words)
         raw = np.stack([r.word_scores(m) if by_words else r.scores[m] for _, r, m in rows])  # (rows, columns)
         spans = np.abs(raw).max(1, keepdims=True)

@@ -129,13 +129,14 @@ class LensLab(QWidget):
 
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
               lens: str | None = None, model: str = "", contrast: str | None = None, target: str | None = None,
-              foil: str | None = None, compare: str = "") -> None:
+              foil: str | None = None, compare: str = "", by_words: bool = False) -> None:
         """A scene's lab: the tab (``PAGES``), the measure, A/B/A − B, the subject to trace, the lens, the word
         to explain and its foil; ``model``: the scene's model A, ``compare`` its B (until they are, the lab's
         answers are a stand-in's)."""
         self.wanted, self.scene_model, self.scene_compare = lab, model, compare
         self.attribution.target.setText(target or "")
         self.attribution.foil.setText(foil or "")
+        self.attribution.set_by_words(by_words)
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
         self.tabs.setCurrentIndex(PAGES.index(lab) if lab in PAGES else 0)
         self.tabs.blockSignals(False)
@@ -162,10 +163,12 @@ class LensLab(QWidget):
             return True
         return b is not None and bool(self.scene_compare) and b != self.scene_compare
 
-    def state(self) -> dict[str, str]:
+    def state(self) -> dict[str, Any]:
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
-        words = {key: field.text().strip() for key, field in (("target", self.attribution.target),
-                                                              ("foil", self.attribution.foil)) if field.text().strip()}
+        fields = (("target", self.attribution.target), ("foil", self.attribution.foil))
+        words: dict[str, Any] = {key: field.text().strip() for key, field in fields if field.text().strip()}
+        if self.attribution.by_words_wanted and self.tabs.currentIndex() == PAGES.index("attribution"):
+            words["by_words"] = True
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
                 "show": self.show_which.currentText(), "subject": self.tracing.subject.text(),
@@ -432,7 +435,7 @@ class LabView:
         if scene.lab:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
                             model=scene.contextual_model or "", contrast=scene.contrast, target=scene.target,
-                            foil=scene.foil, compare=scene.compare or "")
+                            foil=scene.foil, compare=scene.compare or "", by_words=bool(scene.by_words))
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

@@ -221,6 +221,32 @@ def test_a_stand_in_that_cannot_weigh_words_does_not_end_an_attribution_scene(qt
     assert lab.attribution.asked[0] == ("elmo",) and lab.attribution.result.tokens[0] == "<s>"
 
 
+def test_by_words_is_a_choice_a_scene_keeps_and_a_model_reading_other_tokens_forces(qtbot, window, contextual_runs):  # noqa: F811
+    """ELMo reads words, a GPT byte-level tokens: compared, both are shown by words, and the box says so (ticked, not
+    to be unticked); comparing no more, the page is the user's choice again. A scene asks for words, and keeps it."""
+    text = "the cat sat on the mat and the dog"
+    load(qtbot, window, contextual_runs["elmo"][0], contextual_runs["gpt"][0])
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": [text], "models": ["elmo", "gpt"],
+                                       "contextual_model": "elmo", "lab": "attribution", "compare": "gpt"},
+                       timeout=60_000)
+    page = panel.next.lens.attribution
+    qtbot.waitUntil(lambda: page.compared is not None, timeout=60_000)
+    assert page.compared.tokens != page.result.tokens and header(page.table)[-1] == "dog→"
+    assert page.by_words.isChecked() and not page.by_words.isEnabled() and not page.by_words_wanted
+    assert "only words compare" in page.by_words.toolTip()
+    with qtbot.waitSignal(page.shown, timeout=30_000):
+        panel.next.compare.setChecked(False)
+    assert not page.by_words.isChecked() and page.by_words.isEnabled() and header(page.table)[0] == "<s>"
+    assert "by_words" not in panel.current_scene().to_json()
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": [text], "models": ["gpt"],
+                                       "contextual_model": "gpt", "lab": "attribution", "by_words": True},
+                       timeout=60_000)
+    qtbot.waitUntil(lambda: page.result is not None and page.asked[0] == ("gpt",), timeout=60_000)
+    assert page.by_words.isChecked() and page.by_words.isEnabled() and header(page.table) == [
+        *text.split()[:-1], "dog→"]
+    assert panel.current_scene().by_words is True
+
+
 def test_a_lab_scene_is_checked_when_read():
     from engine.api import LENS_MEASURES
 
@@ -236,6 +262,11 @@ def test_a_lab_scene_is_checked_when_read():
     with pytest.raises(SceneError, match="'foil' must be text"):
         check_scene({**base, "lab": "attribution", "foil": 3}, "s")
     assert check_scene({**base, "lab": "attribution", "foil": "is"}, "s").foil == "is"
+    assert check_scene({**base, "lab": "attribution", "by_words": True}, "s").by_words is True
+    with pytest.raises(SceneError, match="'by_words' must be true, false or null"):
+        check_scene({**base, "lab": "attribution", "by_words": "yes"}, "s")
+    with pytest.raises(SceneError, match="needs \"lab\": \"attribution\""):
+        check_scene({**base, "lab": "grid", "by_words": True}, "s")
 
 
 def test_a_tuned_lens_run_shows_as_a_second_row_set_below_the_logit_lens(qtbot, window, contextual_runs,  # noqa: F811
