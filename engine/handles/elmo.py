@@ -19,7 +19,7 @@ from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, run_info
 from engine.handles.continuation import next_words
-from engine.lab_results import Attribution
+from engine.lab_results import Attribution, LensGrid
 from engine.models.packed_linear import pack_linears
 from engine.results import Capability, ContextVectors, SentenceScore
 
@@ -123,6 +123,18 @@ class ElmoHandle(BaseHandle):
         windows of tens of words; a page of text before them changes nothing but the time)."""
         with torch.inference_mode():
             return self.model.next_word_log_probs(self._chars(words[-NEXT_TOKEN_WORDS:]))
+
+    def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
+        """Every layer's next word at every word (engine.handles.elmo_lens): the logit lens through the softmax
+        of the forward LM; no tuned lens is trained for ELMo."""
+        from engine.handles.elmo_lens import elmo_lens_grid
+
+        if lens == "tuned":
+            raise Unsupported(f"{self.name} (ELMo) has no tuned lens: tuned lenses are trained for Transformers; its "
+                              "logit lens reads each layer through the softmax of its forward LM")
+        if lens != "logit":
+            raise InputError(f"no lens '{lens}' (logit or tuned)")
+        return elmo_lens_grid(self, text, k)
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
         """Which of the text's words the forward LM's next word rests on (engine.handles.word_attribution): each

@@ -15,6 +15,7 @@ wrapper (engine/models/wrappers):
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,38 +70,58 @@ def lens_grid(handle: Any, text: str, k: int = 5, translators: Any = None) -> Le
         target_ids = [ids[t + 1] if t + 1 < n and not special[t + 1] else -1 for t in range(n)]
     out = handle._forward(ids, segments)
     hidden = [h[0] for h in out.hidden]  # (layers + 1) x (T, d)
-    layers = len(hidden)
+    with torch.inference_mode():
+        if translators is not None:
+            hidden = translators.translate(hidden)
+        stats = read_layers(hidden, target_ids, k, lambda chunk: adapter.read_layers(chunk).float())
+    return grid_of(handle._token_text, text, "tuned" if translators is not None else "logit", adapter.objective,
+                   [handle._token_text(i) for i in ids], special, target_ids, stats, notice)
+
+
+LayerStats = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # top p, top ids, entropy, kl, rank
+
+
+def read_layers(hidden: list[torch.Tensor], target_ids: list[int], k: int,
+                head: Callable[[list[torch.Tensor]], torch.Tensor]) -> LayerStats:
+    """Every layer's (T, d) states read through ``head`` (a list of (c, d) chunks, one a layer -> (layers, c, V)
+    logits), ``POSITION_CHUNK`` positions at a time: the top ``k`` probabilities and ids, the entropy, the KL from
+    the last layer and the rank of each position's target (-1: none, nan rank), as arrays (layers, T, …)."""
+    layers, n = len(hidden), int(hidden[0].shape[0])
     top_p = np.zeros((layers, n, k), np.float32)
     top_i = np.zeros((layers, n, k), np.int64)
     entropy, kl = np.zeros((layers, n), np.float32), np.zeros((layers, n), np.float32)
     rank = np.full((layers, n), np.nan, np.float32)
-    with torch.inference_mode():
-        if translators is not None:
-            hidden = translators.translate(hidden)
-        for a in range(0, n, POSITION_CHUNK):
-            z = min(n, a + POSITION_CHUNK)
-            logp = adapter.read_layers([h[a:z] for h in hidden]).float().log_softmax(-1)  # (layers, c, V)
-            p = logp.exp()
-            entropy[:, a:z] = (-(p * logp).sum(-1)).cpu().numpy()
-            kl[:, a:z] = (p[-1] * (logp[-1] - logp)).sum(-1).clamp_min(0).cpu().numpy()
-            top = p.topk(min(k, p.shape[-1]), dim=-1)
-            top_p[:, a:z, : top.values.shape[-1]] = top.values.cpu().numpy()
-            top_i[:, a:z, : top.indices.shape[-1]] = top.indices.cpu().numpy()
-            targets = torch.tensor(target_ids[a:z], device=logp.device)  # -1: no target there
-            own = logp.gather(-1, targets.clamp_min(0)[None, :, None].expand(logp.shape[0], -1, 1))  # (layers, c, 1)
-            ranks = ((logp > own).sum(-1) + 1).float().cpu().numpy()  # one copy a chunk, not one a position
-            rank[:, a:z] = np.where((targets >= 0).cpu().numpy()[None], ranks, np.nan)
+    for a in range(0, n, POSITION_CHUNK):
+        z = min(n, a + POSITION_CHUNK)
+        logp = head([h[a:z] for h in hidden]).log_softmax(-1)  # (layers, c, V)
+        p = logp.exp()
+        entropy[:, a:z] = (-(p * logp).sum(-1)).cpu().numpy()
+        kl[:, a:z] = (p[-1] * (logp[-1] - logp)).sum(-1).clamp_min(0).cpu().numpy()
+        top = p.topk(min(k, p.shape[-1]), dim=-1)
+        top_p[:, a:z, : top.values.shape[-1]] = top.values.cpu().numpy()
+        top_i[:, a:z, : top.indices.shape[-1]] = top.indices.cpu().numpy()
+        targets = torch.tensor(target_ids[a:z], device=logp.device)  # -1: no target there
+        own = logp.gather(-1, targets.clamp_min(0)[None, :, None].expand(logp.shape[0], -1, 1))  # (layers, c, 1)
+        ranks = ((logp > own).sum(-1) + 1).float().cpu().numpy()  # one copy a chunk, not one a position
+        rank[:, a:z] = np.where((targets >= 0).cpu().numpy()[None], ranks, np.nan)
+    return top_p, top_i, entropy, kl, rank
+
+
+def grid_of(name_of: Callable[[int], str], text: str, lens: str, objective: str, tokens: list[str],
+            special: list[bool], target_ids: list[int], stats: LayerStats, notice: str) -> LensGrid:
+    """The LensGrid of ``read_layers``' arrays over ``tokens``, the ids it predicts named by ``name_of``."""
+    top_p, top_i, entropy, kl, rank = stats
+    layers, n = entropy.shape
     names: dict[int, str] = {}
 
     def name(i: int) -> str:
         if i not in names:
-            names[i] = handle._token_text(i)
+            names[i] = name_of(i)
         return names[i]
 
     tops = tuple(tuple(tuple(name(int(i)) for i in top_i[layer, t]) for t in range(n)) for layer in range(layers))
-    return LensGrid(text, "tuned" if translators is not None else "logit", adapter.objective,
-                    tuple(name(i) for i in ids), tuple(special), tuple(name(i) if i >= 0 else None for i in target_ids),
-                    tops, top_p, entropy, kl, rank, notice)
+    return LensGrid(text, lens, objective, tuple(tokens), tuple(special),
+                    tuple(name(i) if i >= 0 else None for i in target_ids), tops, top_p, entropy, kl, rank, notice)
 
 
 def subject_positions(handle: Any, text: str, subject: str) -> list[int]:

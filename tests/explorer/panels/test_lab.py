@@ -179,10 +179,11 @@ def test_attribution_sets_each_method_of_a_compared_model_below_model_as(qtbot, 
     assert page.compared is None and page.table.rowCount() == 3
 
 
-def test_an_lstm_and_an_nnlm_weigh_their_words_where_they_have_no_lens(qtbot, window, contextual_runs):  # noqa: F811
-    """ELMo and the NNLM have no layers to read through a head, but their words can be weighed: an attribution scene
-    of the Next token view opens on them, the grid's page says where to look, and the compared model's rows are the
-    scene's B even when it loads after the scene opened (a stand-in's answer does not end the wait)."""
+def test_an_lstm_and_an_nnlm_weigh_their_words_in_the_lab(qtbot, window, contextual_runs):  # noqa: F811
+    """ELMo's and the NNLM's words can be weighed: an attribution scene of the Next token view opens on them, ELMo's
+    layers fill the grid's page and the NNLM's (none to read through a head) say where to look, and the compared
+    model's rows are the scene's B even when it loads after the scene opened (a stand-in's answer does not end the
+    wait)."""
     text = "the cat sat on the mat and the dog"
     load(qtbot, window, contextual_runs["elmo"][0])
     panel = open_scene(qtbot, window, {"view": "next", "sentences": [text], "models": ["elmo", "nnlm-tiny"],
@@ -199,7 +200,9 @@ def test_an_lstm_and_an_nnlm_weigh_their_words_where_they_have_no_lens(qtbot, wi
     assert [page.table.item(1, c).text() for c in range(1, before)] == ["+0.00"] * (before - 1)
     assert page.table.item(1, len(page.compared.tokens) - 1).text() != "+0.00"
     assert "Its window is its last 4 words" in page.note.text()
-    assert "the third tab" in lab.grid_note.text() and "no layers read through an output head" in lab.grid_note.text()
+    assert lab.grid.rowCount() == 3 and "elmo, the logit lens" in lab.grid_note.text()  # ELMo's layers: read
+    lab.show_which.setCurrentIndex(1)  # B, the NNLM: no layers to read through a head; its words are weighed
+    assert "no layers read through an output head" in lab.grid_note.text() and "the third tab" in lab.grid_note.text()
 
 
 def test_a_stand_in_that_cannot_weigh_words_does_not_end_an_attribution_scene(qtbot, window, contextual_runs):  # noqa: F811

@@ -1,0 +1,41 @@
+"""The lab's lens grid for ELMo's forward LM (the logit lens, nostalgebraist 2020, read off an LSTM): the word
+vectors of its character CNN (layer 0) and the states of each LSTM layer at every word, read through the adaptive
+softmax that only the top layer was trained for. The dimensions agree (each layer is projected down to the
+softmax's size, the second adds the first's output back in), so every layer can be read; what the lower layers
+say is what that head makes of them. The grid is of the next word, as a GPT's is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from engine.handles.base import check_k
+from engine.handles.lens import MAX_GRID_TOKENS, grid_of, read_layers
+from engine.lab_results import LensGrid
+from engine.models.ngram import BOS, EOS, UNK
+
+
+def elmo_lens_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
+    """Every layer's next word at every word of ``text`` (its first ``MAX_GRID_TOKENS`` - 1 words after <s>)."""
+    k = check_k(k, 20)
+    context = handle._context(text)
+    notice = ""
+    if len(context) >= MAX_GRID_TOKENS:
+        notice = f"the text is longer than {MAX_GRID_TOKENS - 1} words; the first {MAX_GRID_TOKENS - 1} are shown"
+        context = context[: MAX_GRID_TOKENS - 1]
+    find = handle.word_list.find
+    unknown = find(UNK)
+    ids = [find(BOS), *(i if (i := find(w)) is not None else unknown for w in context)]
+    words = [BOS, *context]
+    special = [w in (BOS, EOS) for w in words]
+    n = len(words)
+    target_ids = [int(ids[t + 1]) if t + 1 < n and not special[t + 1] else -1 for t in range(n)]  # (the next word)
+    model = handle.model
+    with torch.inference_mode():
+        x = model.token_encoder(handle._chars(context)[:, :-1])  # <s> and the words: what the forward LM reads
+        hidden = [h[0] for h in (x, *model.forward_lm(x))]  # (layers + 1) x (T, proj)
+        stats = read_layers(hidden, target_ids, k,
+                            lambda chunk: torch.stack([model.softmax.log_prob(h.float()) for h in chunk]))
+    # (the tokens are the words as read: an unknown one keeps its spelling, as ELMo reads its characters)
+    return grid_of(handle.word_list.__getitem__, text, "logit", "causal", words, special, target_ids, stats, notice)
