@@ -334,7 +334,7 @@ def queries(args) -> None:
                 asked.append(f"fill_mask {handle.fill_mask('the man went to the [MASK] to buy milk .')[0].tokens[:3]}")
             lab_text = ("the man went to the [MASK] to buy milk ." if Capability.MASKED_LM in caps
                         else "the man went to the shop to buy")
-            try:  # the lab's attribution: gradients on the device (a Transformer's; others refuse it)
+            try:  # the lab's attribution: gradients on the device (ELMo's through its LSTMs without cuDNN)
                 lab = handle.token_attribution(lab_text)
                 asked.append(f"attribution {lab.target!r} gap {lab.gap:+.3f}")
             except api.Unsupported:

@@ -7,7 +7,8 @@ Held-out sentences of the default corpus (spread over it), one word per sentence
 words that are not function words and have three words before them: a masked LM reads the sentence with that word
 as [MASK], a left-to-right LM the words before it; the explained prediction is the model's own top one there.
 
-    python bench/quality/attribution_faithfulness.py [--models minilm-mlm,bert-tiny,minilm-gpt,gpt-tiny] [--n 200]
+    python bench/quality/attribution_faithfulness.py [--models minilm-mlm,bert-tiny,minilm-gpt,gpt-tiny,elmo-tiny,nnlm-tiny]
+        [--n 200]
 """
 
 from __future__ import annotations
@@ -70,6 +71,23 @@ def deletion_curve(handle, text: str, orders: dict[str, list[int]]) -> dict[str,
     return curves
 
 
+def word_deletion_curve(handle, text: str, tokens: tuple[str, ...], orders: dict[str, list[int]]
+                        ) -> dict[str, np.ndarray]:
+    """``deletion_curve`` for a word-level model (ELMo, an NNLM): its tokens are <s> and the words it reads, the
+    explained word its likeliest next one (<unk> and <s> aside), asked of the words left as the Next token view asks."""
+    words = list(tokens[1:])
+    model = handle._next_words
+    curves = {}
+    for name, order in orders.items():
+        logps = [model.log_probs([w for t, w in enumerate(words, 1) if t not in set(order[:k])])
+                 for k in range(DELETED + 1)]
+        first = np.array(logps[0], np.float64)
+        first[list(model.banned)] = -np.inf
+        target = int(np.argmax(first))
+        curves[name] = np.array([float(np.exp(lp[target])) for lp in logps])
+    return curves
+
+
 def aopc(curve: np.ndarray) -> float:
     """The mean probability lost over k = 1 … DELETED."""
     return float(np.mean(curve[0] - curve[1:]))
@@ -85,7 +103,7 @@ def main() -> None:
     from engine import api
 
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default="minilm-mlm,bert-tiny,minilm-gpt,gpt-tiny")
+    p.add_argument("--models", default="minilm-mlm,bert-tiny,minilm-gpt,gpt-tiny,elmo-tiny,nnlm-tiny")
     p.add_argument("--n", type=int, default=200, help="held-out sentences drawn (fewer are asked: see the table)")
     p.add_argument("--no-write", action="store_true")
     args = p.parse_args()
@@ -94,7 +112,8 @@ def main() -> None:
     methods = list(api.ATTRIBUTION_METHODS)
     rows = []
     for name, handle in loaded_models([m.strip() for m in args.models.split(",") if m.strip()]):
-        masked = handle.adapter.objective == "masked"
+        word_level = not hasattr(handle, "adapter")  # ELMo, an NNLM: the words they read, the next one
+        masked = not word_level and handle.adapter.objective == "masked"
         scores: dict[str, list[float]] = {m: [] for m in [*methods, "random"]}
         asked = refused = 0
         for q, text in enumerate(questions(sentences, masked)):
@@ -111,7 +130,8 @@ def main() -> None:
             rng = random.Random(q)
             for r in range(RANDOM_ORDERS):
                 orders[f"random {r}"] = rng.sample(free, len(free))
-            curves = deletion_curve(handle, text, orders)
+            curves = (word_deletion_curve(handle, text, result.tokens, orders) if word_level
+                      else deletion_curve(handle, text, orders))
             for m in methods:
                 scores[m].append(aopc(curves[m]))
             scores["random"].append(float(np.mean([aopc(curves[f"random {r}"]) for r in range(RANDOM_ORDERS)])))
@@ -131,7 +151,7 @@ def main() -> None:
         f"({time.perf_counter() - start:.0f} s). Machine: {machine()}", "",
         f"{args.n} held-out sentences of the default corpus, spread over it; in each, one word drawn with a fixed "
         "seed among those that are not function words and have three words before them: a masked LM reads it as "
-        "[MASK], a left-to-right LM the words before it (sentences with no such word, or fewer than "
+        "[MASK], a left-to-right LM (ELMo's forward LM and the NNLM too, word by word) the words before it (sentences with no such word, or fewer than "
         f"{DELETED + 1} tokens to attribute, are left out: 'asked'). The explained prediction: the model's own top "
         f"one. Each method's top k tokens (k = 1 … {DELETED}; the most positive first, the gradient's norm the "
         "largest) are deleted and the probability it loses is averaged over k (AOPC, ERASER's comprehensiveness); "
