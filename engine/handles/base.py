@@ -276,8 +276,8 @@ class BaseHandle:
                           "needs a Transformer language model (BERT, GPT)")
 
     def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> Any:
-        raise Unsupported(f"{self.name} ({self.kind}): causal tracing restores a Transformer's hidden states; "
-                          "it needs a Transformer language model (BERT, GPT)")
+        raise Unsupported(f"{self.name} ({self.kind}): causal tracing restores a network's hidden states layer by "
+                          "layer; it needs a layered language model (ELMo, GPT, BERT)")
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
         if self.kind == "ngram":

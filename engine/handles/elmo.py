@@ -19,7 +19,7 @@ from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, run_info
 from engine.handles.continuation import next_words
-from engine.lab_results import Attribution, LensGrid
+from engine.lab_results import Attribution, CausalTrace, LensGrid
 from engine.models.packed_linear import pack_linears
 from engine.results import Capability, ContextVectors, SentenceScore
 
@@ -135,6 +135,13 @@ class ElmoHandle(BaseHandle):
         if lens != "logit":
             raise InputError(f"no lens '{lens}' (logit or tuned)")
         return elmo_lens_grid(self, text, k)
+
+    def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> CausalTrace:
+        """Why the forward LM's next word comes (engine.handles.elmo_trace): the subject's word vectors noised (or
+        the text run as ``contrast``), each layer's state at each word put back in turn."""
+        from engine.handles.elmo_trace import elmo_causal_trace
+
+        return elmo_causal_trace(self, text, subject, samples, contrast)
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
         """Which of the text's words the forward LM's next word rests on (engine.handles.word_attribution): each

@@ -203,6 +203,10 @@ def test_an_lstm_and_an_nnlm_weigh_their_words_in_the_lab(qtbot, window, context
     assert lab.grid.rowCount() == 3 and "elmo, the logit lens" in lab.grid_note.text()  # ELMo's layers: read
     lab.show_which.setCurrentIndex(1)  # B, the NNLM: no layers to read through a head; its words are weighed
     assert "no layers read through an output head" in lab.grid_note.text() and "the third tab" in lab.grid_note.text()
+    lab.tracing.subject.setText("cat")  # ELMo traced: its LSTM layers' states put back word by word
+    lab.trace()
+    qtbot.waitUntil(lambda: lab.trace_result is not None, timeout=30_000)
+    assert lab.tracing.note.text().startswith("elmo predicts") and lab.tracing.map.rowCount() == 3
 
 
 def test_a_stand_in_that_cannot_weigh_words_does_not_end_an_attribution_scene(qtbot, window, contextual_runs):  # noqa: F811
