@@ -111,7 +111,7 @@ class Attribution:
     p_foil: float  # nan without a foil
     scores: dict[str, np.ndarray]  # method -> (T,)
     f_input: float  # the explained quantity at the text
-    f_baseline: float  # ... with every attributed token's embedding at zero
+    f_baseline: float  # ... with every attributed token's input vector at the baseline (zero; ELMo's: its average word)
     steps: int  # integrated gradients' steps along the line
     notice: str = ""
     words: tuple[str, ...] = ()  # the text's words as the model read them ([MASK] one of them)

@@ -26,12 +26,15 @@ from engine.results import Capability, ContextVectors, SentenceScore
 PERPLEXITY_WORDS = 4096  # words (padding included) in one pass while scoring many sentences
 
 NEXT_TOKEN_WORDS = 200  # the words before the next one that ELMo's forward LM reads
+ATTRIBUTION_WORDS = 128  # ... that its attribution weighs (as a Transformer's, a paragraph: 3 s at most on 2 cores)
+FREQUENT_WORDS = 2000  # the words whose character-CNN vectors give the lab its scale of noise and its average word
 
 
 class ElmoHandle(BaseHandle):
     def __init__(self, name: str, path: str, info: dict[str, Any], model: Any, vocab: Vocab, device: torch.device) -> None:
         super().__init__("elmo", name, path, info, lowercase=model.cfg.lowercase)
         self.model, self.device = model.to(device).eval(), device
+        self._frequent: torch.Tensor | None = None  # (frequent_word_vectors)
         # the words as one buffer, not a str each and a dict (see WordList: the chaos bench found a Vocab's among
         # what keeps mostly free pages, made again at each load)
         self.word_list, self.counts = WordList.from_words(vocab.words), vocab.counts
@@ -67,6 +70,18 @@ class ElmoHandle(BaseHandle):
             reps = self.model.representations(self._chars(words))[:, 0, 1:-1]  # (3, n, 2 * proj), <s> </s> dropped
         return ContextVectors(tuple(shown), reps.float().cpu().numpy().astype(np.float32),
                               tuple(True for _ in shown), notice)
+
+    def frequent_word_vectors(self) -> torch.Tensor:
+        """(N, proj): the character-CNN vectors of the model's ``FREQUENT_WORDS`` most frequent words (the lab's
+        scale of noise and its average word), made once per loaded model."""
+        if self._frequent is None:
+            from engine.models.ngram import BOS, EOS, UNK
+
+            words = [w for w in self.word_list[:FREQUENT_WORDS] if w not in (BOS, EOS, UNK)]
+            with torch.inference_mode():
+                vectors = self.model.token_encoder(self._chars(words)[:, 1:-1])[0]
+            self._frequent = vectors.clone()
+        return self._frequent
 
     @property
     def vocab(self) -> Vocab:
@@ -148,7 +163,7 @@ class ElmoHandle(BaseHandle):
         word's character-CNN vector faded in from zero."""
         from engine.handles.word_attribution import elmo_input, word_attribution
 
-        return word_attribution(self, text, elmo_input(self, text, NEXT_TOKEN_WORDS), self.word_list.find,
+        return word_attribution(self, text, elmo_input(self, text, ATTRIBUTION_WORDS), self.word_list.find,
                                 self.word_list, target, foil)
 
     def missing(self, capability: Capability) -> str:

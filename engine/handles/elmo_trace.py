@@ -24,8 +24,6 @@ from engine.handles.lens import MAX_TRACE_TOKENS, NOISE_TIMES_STD
 from engine.lab_results import CausalTrace
 from engine.models.ngram import BOS, EOS
 
-NOISE_WORDS = 2000  # the most frequent words whose character-CNN vectors give the noise's scale
-
 
 def elmo_causal_trace(handle: Any, text: str, subject: str, samples: int = 3, contrast: str | None = None,
                       seed: int = 0) -> CausalTrace:
@@ -125,14 +123,8 @@ def _next_word_probs(model: Any, top: torch.Tensor) -> torch.Tensor:
 
 def _noise_scale(handle: Any) -> float:
     """3 x the standard deviation of the word vectors of the model's most frequent words (Meng et al.: of the
-    token embeddings), once per loaded model."""
-    scale = getattr(handle, "_trace_noise", None)
-    if scale is None:
-        vocabulary = [w for w in handle.word_list[:NOISE_WORDS] if w not in (BOS, EOS)]
-        with torch.inference_mode():
-            vectors = handle.model.token_encoder(handle._chars(vocabulary)[:, 1:-1])
-        scale = handle._trace_noise = float(vectors.float().std()) * NOISE_TIMES_STD
-    return float(scale)
+    token embeddings)."""
+    return float(handle.frequent_word_vectors().float().std()) * NOISE_TIMES_STD
 
 
 def _subject_positions(handle: Any, context: list[str], subject: str) -> list[int]:

@@ -122,3 +122,19 @@ def test_words_it_cannot_explain_are_refused_clearly(word_lms, target, foil, say
 def test_an_ngram_model_says_why_it_has_no_attribution(word_lms):
     with pytest.raises(Unsupported, match="n-gram model.*no gradients.*NNLM"):
         api.token_attribution(word_lms["ngram"], TEXT)
+
+
+def test_elmo_fades_each_word_in_from_its_average_word(word_lms):
+    """ELMo's baseline is its average word (from zero its LSTMs leave the range they were trained in): the quantity
+    at the faded-out end is the model's own next-word log-probability with every word's vector that average."""
+    import torch
+
+    handle = word_lms["elmo"]
+    result = api.token_attribution(handle, TEXT)
+    model = handle.model
+    with torch.inference_mode():
+        x = model.token_encoder(handle._chars(TEXT.split())[:, :-1])
+        x[:, 1:] = handle.frequent_word_vectors().mean(0)
+        logp = model.softmax.log_prob(model.forward_lm(x)[-1][:, -1].float())[0]
+    target = handle._next_words.words.index(result.target)
+    assert result.f_baseline == pytest.approx(float(logp[target]), abs=1e-4)
