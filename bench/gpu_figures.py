@@ -339,6 +339,12 @@ def queries(args) -> None:
                 asked.append(f"attribution {lab.target!r} gap {lab.gap:+.3f}")
             except api.Unsupported:
                 pass
+            try:  # the lens and causal tracing on the device (ELMo's: its LSTMs stepped word by word)
+                grid = handle.lens_grid(lab_text, 3)
+                trace = handle.causal_trace(lab_text, "man", 2)
+                asked.append(f"lens {grid.layers} layers, trace {trace.target!r} {trace.p_clean:.2f}/{trace.p_corrupt:.2f}")
+            except api.Unsupported:
+                pass
             if Capability.NEXT_TOKEN in caps:
                 asked.append(f"next_token {handle.next_token('she played the', k=3).tokens}")
                 asked.append(f"generate {handle.generate('she played the', tokens=8, temperature=0.8, seed=1)!r}")

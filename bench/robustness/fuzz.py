@@ -71,6 +71,7 @@ def queries(handle):
         ("fill_mask", lambda t, o, k: handle.fill_mask(t, k)),
         ("next_token", lambda t, o, k: handle.next_token(t, k)),
         ("logit_lens", lambda t, o, k: handle.logit_lens(t, k)),
+        ("lens_grid", lambda t, o, k: handle.lens_grid(t, k)),
         ("score", lambda t, o, k: handle.score(t)),
         ("next_sentence", lambda t, o, k: handle.next_sentence(t, o)),
         ("generate", lambda t, o, k: handle.generate(t, 3, no_repeat=k)),  # k as the run never repeated
