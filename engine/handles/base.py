@@ -67,6 +67,15 @@ def _whole(value: object, least: int) -> int | None:
     return int(value)
 
 
+def check_samples(samples: object, most: int = 10) -> int:
+    """Causal tracing's noise draws: a whole number of at least 1 (more than ``most`` are taken as ``most``)."""
+    n = _whole(samples, 1)
+    if n is None:
+        raise InputError(f"samples (how many noise draws to average) must be a whole number of at least 1, not "
+                         f"{samples!r}")
+    return min(n, most)
+
+
 def check_k(k: object, most: int = MAX_K) -> int:
     """How many candidates a query returns: a whole number from 1 to ``most``."""
     n = _whole(k, 1)

@@ -19,7 +19,7 @@ import torch
 from engine.cancel import check_cancelled
 from engine.data.text import word_spans
 from engine.errors import InputError
-from engine.handles.base import check_text
+from engine.handles.base import check_samples, check_text
 from engine.handles.lens import MAX_TRACE_TOKENS, NOISE_TIMES_STD
 from engine.lab_results import CausalTrace
 from engine.models.ngram import BOS, EOS
@@ -47,7 +47,7 @@ def elmo_causal_trace(handle: Any, text: str, subject: str, samples: int = 3, co
             corrupted = model.token_encoder(handle._chars(other)[:, :-1])  # (1, T, proj)
     else:
         subj = _subject_positions(handle, context, subject)
-        samples = max(1, min(int(samples), 10))
+        samples = check_samples(samples)
         std = _noise_scale(handle)
         draws = torch.randn(samples, len(subj), x.shape[-1], generator=torch.Generator().manual_seed(seed)) * std
         corrupted = x[None].repeat(samples, 1, 1)

@@ -24,7 +24,7 @@ import torch
 from engine.cancel import check_cancelled
 from engine.data.text import word_spans
 from engine.errors import InputError, Unsupported
-from engine.handles.base import check_k, check_text
+from engine.handles.base import check_k, check_samples, check_text
 from engine.lab_results import CausalTrace, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 
@@ -184,7 +184,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
         samples, noise = 1, 0.0
     else:
         subj = subject_positions(handle, text, subject)
-    samples = max(1, min(int(samples), 10))
+    samples = check_samples(samples)
     embedding, blocks = adapter.layer_modules()
     n, layers = len(ids), len(blocks) + 1
     device = next(adapter.body.parameters()).device

@@ -1,5 +1,6 @@
 """The lab's queries as engine.api offers them: the lens over every layer and position, causal tracing and
-attribution; each answers for any loaded Transformer language model and explains, for any other, why not."""
+attribution; each answers for any loaded Transformer language model and for ELMo (attribution for an NNLM too),
+and explains, for any other, why not."""
 
 from __future__ import annotations
 

@@ -84,5 +84,7 @@ def test_tracing_says_what_is_wrong_with_its_question(elmo):
         elmo.causal_trace(TEXT, "", contrast="the cat sat")
     with pytest.raises(InputError, match="the text itself"):
         elmo.causal_trace(TEXT, "", contrast=TEXT.upper() if not elmo.lowercase else TEXT)
+    with pytest.raises(InputError, match="samples"):
+        elmo.causal_trace(TEXT, "cat", "three")
     with pytest.raises(InputError, match="at most"):
         elmo.causal_trace(" ".join(["word"] * 60), "word")

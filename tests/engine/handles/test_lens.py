@@ -113,6 +113,9 @@ def test_tracing_says_what_is_wrong_with_its_question(lab_handles):
         api.causal_trace(lab_handles["bert"], "the striker scored a goal", "striker")
     with pytest.raises(InputError, match="at most 48 tokens"):
         api.causal_trace(lab_handles["gpt"], "the car " * 40 + "stopped at the", "car")
+    for samples in ("three", 0, 2.5, None):  # said, not a ValueError from int()
+        with pytest.raises(InputError, match="samples"):
+            api.causal_trace(lab_handles["gpt"], TEXT["gpt"], "striker", samples)
     static = api.load("word2vec-sgns")
     with pytest.raises(Unsupported):
         api.causal_trace(static, TEXT["gpt"], "striker")
