@@ -29,7 +29,7 @@ from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import LayerTokenTable
 
 ABOUT = ("Which words the prediction rests on: each token's input vector (its embedding; ELMo's from its characters, "
-         "an NNLM's C(w)) faded in from zero, the gradient followed "
+         "an NNLM's C(w)) faded in from zero (ELMo's from its average word), the gradient followed "
          "(integrated gradients, Sundararajan et al. 2017), beside the gradient at the text times the embedding "
          "and the gradient's size (LIT's salience maps). Name a word to explain another prediction, and a foil to "
          "ask why it rather than the foil. Deleting the words integrated gradients scores highest costs a prediction "
