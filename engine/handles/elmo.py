@@ -26,7 +26,7 @@ from engine.results import Capability, ContextVectors, SentenceScore
 PERPLEXITY_WORDS = 4096  # words (padding included) in one pass while scoring many sentences
 
 NEXT_TOKEN_WORDS = 200  # the words before the next one that ELMo's forward LM reads
-ATTRIBUTION_WORDS = 128  # ... that its attribution weighs (as a Transformer's, a paragraph: 3 s at most on 2 cores)
+ATTRIBUTION_WORDS = 64  # ... that its attribution weighs (the fuzz bench, one thread: 11 s at 128 words, hostile text)
 FREQUENT_WORDS = 2000  # the words whose character-CNN vectors give the lab its scale of noise and its average word
 
 
