@@ -47,7 +47,7 @@ class Scene:
     curves: str | list[str] | None = None
     run: str | None = None  # the Run history's run folder (a scene of the "history" panel)
     step: int | None = None  # the checkpoint it shows: the kept one nearest this step (None: the last)
-    lab: str | None = None  # the Masked LM / Next token view's lab open on its "grid" or its "trace"
+    lab: str | None = None  # the Masked LM / Next token view's lab open on its "grid", "trace" or "attribution"
     lens: str | None = None  # the grid's lens (LENS_KINDS)
     measure: str | None = None  # what colours the lens grid (MEASURES)
     show: str | None = None  # the grid of model A, of the compared B, or A − B (SHOWS)
