@@ -1,6 +1,7 @@
 """The lab's queries as a click costs them (issue 35): the lens grid (logit and tuned), causal tracing and
-attribution (integrated gradients with the other two methods, one batch of backward passes) on the shipped models, each model loaded once beforehand, median of several asks of the built-in scenes'
-sentences (the lens scene's and the capital scene's).
+attribution (integrated gradients with the other two methods, one batch of backward passes) on the shipped
+models, each model loaded once beforehand, median of several asks of the built-in scenes' sentences (the lens
+scene's, the capital scene's, the window scene's).
 
     python bench/speed/lab_speed.py [--rounds 5]
 """
@@ -22,6 +23,7 @@ CASES = [  # (model, text, subject)
     ("minilm-mlm", "The capital of France is [MASK].", "France"),
     ("tuned-lens-minilm-mlm", "She deposited the money at the [MASK] on Monday.", "money"),
     ("minilm-gpt", "The capital of France is", "France"),
+    ("elmo-tiny", "The books on the top shelf of the library", "books"),  # (the window and carried scenes')
 ]
 
 
@@ -60,8 +62,9 @@ def main() -> None:
         f"`python bench/speed/lab_speed.py --rounds {args.rounds}`: each model loaded once, then the median of "
         f"{args.rounds} asks after a first one; causal tracing with 3 noise draws (every layer × token state "
         "restored once per draw, in batches); attribution: the model's prediction, integrated gradients' steps "
-        "(32, or 128 where 32 miss the change by over 5%) with gradient × input and the gradient's norm, in one "
-        "batch of backward passes.", f"Machine: {machine()}", "",
+        "(32, then 128 and 512 while they miss the change by over 5% and 0.05 nats) with gradient × input and the "
+        "gradient's norm, in one batch of backward passes; ELMo: its forward LM word by word (its trace steps the "
+        "clean run through its LSTMs one word at a time).", f"Machine: {machine()}", "",
         "| model | tokens | layers + 1 | lens grid ms | tuned lens grid ms | causal trace ms | attribution ms |",
         "|---|---:|---:|---:|---:|---:|---:|", *rows])
     print(body)
