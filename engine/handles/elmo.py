@@ -21,7 +21,7 @@ from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, 
 from engine.handles.continuation import next_words
 from engine.lab_results import Attribution, CausalTrace, LensGrid
 from engine.models.packed_linear import pack_linears
-from engine.results import Capability, ContextVectors, SentenceScore
+from engine.results import Capability, ContextVectors, LogitLens, SentenceScore
 
 PERPLEXITY_WORDS = 4096  # words (padding included) in one pass while scoring many sentences
 
@@ -138,6 +138,13 @@ class ElmoHandle(BaseHandle):
         windows of tens of words; a page of text before them changes nothing but the time)."""
         with torch.inference_mode():
             return self.model.next_word_log_probs(self._chars(words[-NEXT_TOKEN_WORDS:]))
+
+    def logit_lens(self, text: str, k: int = 10) -> LogitLens:
+        """Each layer's next word after the text's last word, read through the forward LM's softmax (the lens
+        grid's last column: engine.handles.elmo_lens)."""
+        from engine.handles.elmo_lens import elmo_logit_lens
+
+        return elmo_logit_lens(self, text, k, NEXT_TOKEN_WORDS)
 
     def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
         """Every layer's next word at every word (engine.handles.elmo_lens): the logit lens through the softmax

@@ -14,6 +14,7 @@ from engine.handles.base import check_k
 from engine.handles.lens import MAX_GRID_TOKENS, grid_of, read_layers
 from engine.lab_results import LensGrid
 from engine.models.ngram import BOS, EOS, UNK
+from engine.results import LogitLens, TokenCandidates
 
 
 def elmo_lens_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
@@ -39,3 +40,20 @@ def elmo_lens_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
                             lambda chunk: torch.stack([model.softmax.log_prob(h.float()) for h in chunk]))
     # (the tokens are the words as read: an unknown one keeps its spelling, as ELMo reads its characters)
     return grid_of(handle.word_list.__getitem__, text, "logit", "causal", words, special, target_ids, stats, notice)
+
+
+def elmo_logit_lens(handle: Any, text: str, k: int, most_words: int) -> LogitLens:
+    """Every layer's next word after the text's last word (its last ``most_words`` words read, as the Next token
+    view reads them): the grid's last column, with up to ``MAX_K`` words each."""
+    k = check_k(k)
+    context = handle._context(text)[-most_words:]
+    model = handle.model
+    with torch.inference_mode():
+        x = model.token_encoder(handle._chars(context)[:, :-1])
+        probs = torch.stack([model.softmax.log_prob(h[0, -1:].float())[0] for h in (x, *model.forward_lm(x))]).exp()
+    top = probs.topk(min(k, probs.shape[-1]), dim=-1)
+    values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()
+    name = handle.word_list.__getitem__
+    layers = tuple(TokenCandidates(text, tuple(name(int(i)) for i in idx), tuple(float(v) for v in val))
+                   for idx, val in zip(indices, values, strict=True))
+    return LogitLens(text, len(context), layers)

@@ -37,3 +37,15 @@ def test_elmo_has_no_tuned_lens_and_names_the_lenses_it_has(elmo):
         api.lens_grid(elmo, TEXT, lens="x-ray")
     with pytest.raises(InputError, match="empty"):
         api.lens_grid(elmo, "   ")
+
+
+def test_the_logit_lens_at_the_last_word_is_the_grids_last_column(elmo):
+    lens = elmo.logit_lens(TEXT, k=3)
+    grid = api.lens_grid(elmo, TEXT, k=3)
+    assert lens.position == len(grid.tokens) - 1 and len(lens.layers) == grid.layers
+    for layer, candidates in enumerate(lens.layers):
+        assert candidates.tokens == grid.top_tokens[layer][-1]
+        assert np.allclose(candidates.probs, grid.top_probs[layer, -1], atol=1e-5)
+    assert lens.layers[-1].tokens == elmo.next_token(TEXT, k=3).tokens
+    with pytest.raises(InputError, match="k "):
+        elmo.logit_lens(TEXT, k=0)
