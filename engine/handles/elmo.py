@@ -71,6 +71,11 @@ class ElmoHandle(BaseHandle):
         return ContextVectors(tuple(shown), reps.float().cpu().numpy().astype(np.float32),
                               tuple(True for _ in shown), notice)
 
+    def forward_inputs(self, words: list[str]) -> torch.Tensor:
+        """(1, n + 1, proj): what the forward LM reads for the words (<s>, then each word's character-CNN vector;
+        the closing </s> comes after its last prediction). Gradients follow only where the caller enables them."""
+        return self.model.token_encoder(self._chars(words)[:, :-1])
+
     def frequent_word_vectors(self) -> torch.Tensor:
         """(N, proj): the character-CNN vectors of the model's ``FREQUENT_WORDS`` most frequent words (the lab's
         scale of noise and its average word), made once per loaded model."""
@@ -167,7 +172,7 @@ class ElmoHandle(BaseHandle):
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
         """Which of the text's words the forward LM's next word rests on (engine.handles.word_attribution): each
-        word's character-CNN vector faded in from zero."""
+        word's character-CNN vector faded in from the model's average word."""
         from engine.handles.word_attribution import elmo_input, word_attribution
 
         return word_attribution(self, text, elmo_input(self, text, ATTRIBUTION_WORDS), self.word_list.find,

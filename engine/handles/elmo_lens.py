@@ -34,7 +34,7 @@ def elmo_lens_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
     target_ids = [int(ids[t + 1]) if t + 1 < n and not special[t + 1] else -1 for t in range(n)]  # (the next word)
     model = handle.model
     with torch.inference_mode():
-        x = model.token_encoder(handle._chars(context)[:, :-1])  # <s> and the words: what the forward LM reads
+        x = handle.forward_inputs(context)
         hidden = [h[0] for h in (x, *model.forward_lm(x))]  # (layers + 1) x (T, proj)
         stats = read_layers(hidden, target_ids, k,
                             lambda chunk: torch.stack([model.softmax.log_prob(h.float()) for h in chunk]))
@@ -49,7 +49,7 @@ def elmo_logit_lens(handle: Any, text: str, k: int, most_words: int) -> LogitLen
     context = handle._context(text)[-most_words:]
     model = handle.model
     with torch.inference_mode():
-        x = model.token_encoder(handle._chars(context)[:, :-1])
+        x = handle.forward_inputs(context)
         probs = torch.stack([model.softmax.log_prob(h[0, -1:].float())[0] for h in (x, *model.forward_lm(x))]).exp()
     top = probs.topk(min(k, probs.shape[-1]), dim=-1)
     values, indices = top.values.cpu().numpy(), top.indices.cpu().numpy()

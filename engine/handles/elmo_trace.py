@@ -37,14 +37,14 @@ def elmo_causal_trace(handle: Any, text: str, subject: str, samples: int = 3, co
         raise InputError(f"tracing explains one sentence of at most {MAX_TRACE_TOKENS - 1} words; this text has "
                          f"{n - 1}: shorten it")
     with torch.inference_mode():
-        x = model.token_encoder(handle._chars(context)[:, :-1])[0]  # (T, proj): <s> and the words
+        x = handle.forward_inputs(context)[0]  # (T, proj): <s> and the words
     other: list[str] | None = None
     if contrast is not None and contrast.strip():
         other = _contrast_words(handle, context, contrast)
         subj = [t for t in range(1, n) if words[t] != other[t - 1]]
         samples, std = 1, 0.0
         with torch.inference_mode():
-            corrupted = model.token_encoder(handle._chars(other)[:, :-1])  # (1, T, proj)
+            corrupted = handle.forward_inputs(other)  # (1, T, proj)
     else:
         subj = _subject_positions(handle, context, subject)
         samples = check_samples(samples)
@@ -129,9 +129,7 @@ def _noise_scale(handle: Any) -> float:
 
 def _subject_positions(handle: Any, context: list[str], subject: str) -> list[int]:
     """The positions (after <s>) of ``subject``'s words where they first come in the words read."""
-    subject = check_text(subject, "subject").strip() if subject else ""
-    if not subject:
-        raise InputError("name the subject: the words whose vectors are noised")
+    subject = check_text(subject, "subject").strip()  # (empty: said there)
     wanted = [subject[a:b].lower() for a, b in word_spans(subject)]
     said = [w.lower() for w in context]
     for start in range(len(said) - len(wanted) + 1):

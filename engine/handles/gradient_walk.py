@@ -1,7 +1,8 @@
 """The walk that every attribution of the lab takes (engine.handles.attribution for Transformers,
 engine.handles.word_attribution for ELMo and the NNLM): the model's input vectors ``x`` (one row per token or
-word) faded in from a baseline (zero; ELMo: its average word) along a straight line, the gradient of the explained quantity taken at the midpoints of
-``steps`` equal steps and at the text itself, in batches, one backward pass each.
+word) faded in from a baseline (zero; ELMo: its average word) along a straight line, the gradient of the
+explained quantity taken at the midpoints of ``steps`` equal steps and at the text itself, in batches, one
+backward pass each.
 
 * integrated gradients (Sundararajan et al. 2017): the mean gradient along the line times ``x`` less the
   baseline. The scores add up to the change of the quantity from the faded-out input to the input (completeness);
@@ -39,7 +40,7 @@ Quantity = Callable[[torch.Tensor], torch.Tensor]  # (B, T, d) input vectors -> 
 class Walk:
     scores: dict[str, np.ndarray]  # method -> (T,), fixed rows included (as computed: the caller zeroes them)
     f_input: float  # the quantity at the input
-    f_baseline: float  # ... with every row that is not fixed at zero
+    f_baseline: float  # ... with every row that is not fixed at the baseline
     steps: int
     relative_gap: float  # |Σ integrated gradients − (f_input − f_baseline)| / |f_input − f_baseline|
     gap: float  # Σ integrated gradients − (f_input − f_baseline), nats

@@ -117,9 +117,8 @@ def elmo_input(handle: Any, text: str, most_words: int) -> WordInput:
         notice = f"the text has {len(context)} words; it reads the next word from the last {most_words}"
         context = context[-most_words:]
     model = handle.model
-    chars = handle._chars(context)[:, :-1]  # <s> and the words (the closing </s> is after what the forward LM reads)
     with torch.no_grad():
-        x = model.token_encoder(chars)[0]  # (T, proj)
+        x = handle.forward_inputs(context)[0]  # (T, proj): <s> and the words
 
     def log_probs(scaled: torch.Tensor) -> torch.Tensor:
         with _without_cudnn(scaled):  # (cuDNN's LSTM has no backward pass in evaluation mode)
