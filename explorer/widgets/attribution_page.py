@@ -39,9 +39,11 @@ BY_WORDS_TIP = ("each word's tokens added up (the scores of integrated gradients
 SHOWN_TOP = 3  # the tokens named in the summary line, each way
 
 
-def attribution_text(name: str, result: Any, second: bool = False) -> str:
+def attribution_text(name: str, result: Any, second: bool = False, brief: bool = False) -> str:
     """Under the table: what is explained, how the colours read, and how well the scores add up (``second``: a
-    compared model's, under the first's: what is explained and how the colours read are not said again)."""
+    compared model's, under the first's: what is explained and how the colours read are not said again;
+    ``brief``: a talk's — the probabilities, the words most towards and away, and what a listener must know,
+    a walk that misses its change or the window a model cannot see past; the rest is in the tooltips)."""
     where = result.tokens[result.position].strip()
     head = f"{name}: P('{result.target.strip()}') = {result.p_target:.1%} at '{where}'"
     if result.foil:
@@ -58,6 +60,12 @@ def attribution_text(name: str, result: Any, second: bool = False) -> str:
     trust = (f"the scores add up to {integrated.sum():+.2f} of its change {change:+.2f} from the faded-out text "
              f"({result.steps} steps{'' if share <= 0.05 else ': off by ' + format(share, '.0%') + ', read with care'})")
     notice = f" {result.notice[:1].upper()}{result.notice[1:]}." if result.notice else ""
+    if brief:  # (on a projector: six lines of method under a table lose the room)
+        off = f" The scores are off their change by {share:.0%}: read with care." if share > 0.05 else ""
+        foil = f" rather than '{result.foil.strip()}'" if result.foil else ""
+        named = (f" Towards '{result.target.strip()}'{foil}: {towards or 'none'}" + (f"; away: {away}" if away else "")
+                 + ".")
+        return f"{head}.{'' if second else named}{off}{notice}"
     if second:
         return f"{head}; {trust.replace('the scores', 'its scores', 1)}.{notice}"
     return (f"{head}. Explained: {result.explained}; red pushes it up, blue down, each row on its own scale; "
@@ -85,6 +93,7 @@ class AttributionPage(QWidget):
         self.by_words = QCheckBox("by words")
         self.by_words.setToolTip(BY_WORDS_TIP)
         self.by_words_wanted = False  # the box as the user (or a scene) left it; a compared B may force it on
+        self.brief = False  # a talk's step: the note under the table says only what the room must read
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
@@ -108,6 +117,11 @@ class AttributionPage(QWidget):
         """Words rather than tokens, as a scene asks (a compared model that splits words otherwise forces words)."""
         self.by_words_wanted = on
         self.by_words.setChecked(on)
+
+    def set_brief(self, on: bool) -> None:
+        """A talk's step (on) or the app's (off): the note under the table short or whole."""
+        self.brief = on
+        self._render()
 
     def _by_words_toggled(self, on: bool) -> None:
         if self.by_words.isEnabled():  # (the user's: not the box ticked for a compared model)
@@ -160,7 +174,7 @@ class AttributionPage(QWidget):
             return
         names, outcomes = self.shown_answer
         result: Any = outcomes[0].value
-        notes = [attribution_text(names[0], result)]
+        notes = [attribution_text(names[0], result, brief=self.brief)]
         by_words = self.by_words_wanted
         self.compared = None
         if len(outcomes) > 1:
@@ -172,8 +186,8 @@ class AttributionPage(QWidget):
                 if other.tokens != result.tokens:
                     by_words = True
                     notes.append(f"{names[1]} splits the words into other tokens: both are shown by words.")
-                notes.append(attribution_text(names[1], other, second=True) + f" Each method's row of {names[0]} "
-                             f"has {names[1]}'s below it.")
+                below = "" if self.brief else f" Each method's row of {names[0]} has {names[1]}'s below it."
+                notes.append(attribution_text(names[1], other, second=True, brief=self.brief) + below)
             else:
                 notes.append(f"{names[1]} reads other words ({len(other.words)} against "
                              f"{len(result.words)}): only {names[0]}'s rows are shown")

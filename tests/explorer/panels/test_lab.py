@@ -200,6 +200,14 @@ def test_an_lstm_and_an_nnlm_weigh_their_words_in_the_lab(qtbot, window, context
     assert [page.table.item(1, c).text() for c in range(1, before)] == ["+0.00"] * (before - 1)
     assert page.table.item(1, len(page.compared.tokens) - 1).text() != "+0.00"
     assert "Its window is its last 4 words" in page.note.text()
+    whole = page.note.text()
+    panel.set_presenting(True)  # a talk's step: the note says what the room must read, the method is in the tips
+    brief = page.note.text()
+    assert len(brief) < len(whole) * 0.7 and "Explained:" not in brief and "Each method's row" not in brief
+    assert f"Towards '{page.result.target.strip()}': " in brief and "Its window is its last 4 words" in brief
+    assert "\nnnlm-tiny: P(" in brief
+    panel.set_presenting(False)
+    assert page.note.text() == whole
     assert lab.grid.rowCount() == 3 and "elmo, the logit lens" in lab.grid_note.text()  # ELMo's layers: read
     lab.show_which.setCurrentIndex(1)  # B, the NNLM: no layers to read through a head; its words are weighed
     assert "no layers read through an output head" in lab.grid_note.text() and "the third tab" in lab.grid_note.text()
