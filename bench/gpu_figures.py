@@ -55,9 +55,10 @@ def matmul(args) -> None:
 
 
 def word2vec(args) -> None:
-    """word2vec SG-NS on the device (the batched torch steps on a GPU): words/s and WordSim-353 at the
-    default batch and at each of ``--batch-pairs`` (a lever), and how fast the host alone makes the
-    examples (numpy on the CPU: a GPU cannot go faster than that)."""
+    """word2vec SG-NS on the device (the batched torch steps on a GPU, the fused kernel where Triton runs):
+    words/s and WordSim-353 at the default batch and at each of ``--batch-pairs`` (a lever), and how fast the
+    host alone makes the examples (numpy on the CPU: a GPU cannot go faster than that); then CBOW-NS, batched
+    and through its fused kernel."""
     import numpy as np
     import torch
 
@@ -108,24 +109,34 @@ def word2vec(args) -> None:
 
     graphs = device.type == "cuda"  # captured where CUDA is, the step as it is elsewhere
     sampled = word2vec_model.loss_every
-    defaults = graphed.ENABLED, fused.ENABLED, fused.PER_CHUNK, fused.PROGRAMS  # put back after the variants
-    # (batch, graph, the loss on every step, fused): on CUDA the graphed step also with its loss on every step, the
-    # declared comparison for the loss on one step in LOSS_EVERY (bench/RESULTS.md, GPU: "Since"); where Triton
-    # runs, the fused kernel a launch a chunk with 264, 528 and 1,056 programs in flight, and a launch a step
-    # (bench/RESULTS.md, GPU: the declared rule that picks among them)
+    defaults = graphed.ENABLED, fused.ENABLED, fused.PER_CHUNK, fused.PROGRAMS, fused.CBOW_ENABLED, \
+        fused.CBOW_PROGRAMS  # put back after the variants
+    # (sg, batch, graph, the loss on every step, fused): on CUDA the graphed step also with its loss on every step,
+    # the declared comparison for the loss on one step in LOSS_EVERY (bench/RESULTS.md, GPU: "Since"); where
+    # Triton runs, the fused kernel a launch a chunk with 528 and 1,056 programs in flight (the default, chosen
+    # by the fifth run's declared rule), and a launch a step; then CBOW: its batched steps, and its fused kernel a
+    # launch a chunk with 264, 528 and 1,056 programs (bench/RESULTS.md, GPU: "CBOW through a fused kernel", the
+    # rule that picks among them declared before a GPU ran it)
     kernel = graphs and fused.available(device)
-    variants = [(0, False, False, None), *([(0, True, False, None), (0, True, True, None)] if graphs else []),
-                *((int(b), graphs, False, None) for b in args.batch_pairs.split(",") if b),
-                *([(0, False, False, ("chunk", p)) for p in (264, 528, 1056)] + [(0, False, False, ("step", 528))]
-                  if kernel else [])]
-    for batch, graph, every_loss, fuse in variants:
+    variants = [(1, 0, False, False, None), *([(1, 0, True, False, None), (1, 0, True, True, None)] if graphs else []),
+                *((1, int(b), graphs, False, None) for b in args.batch_pairs.split(",") if b),
+                *([(1, 0, False, False, ("chunk", p)) for p in (528, 1056)] + [(1, 0, False, False, ("step", 528))]
+                  if kernel else []),
+                (0, 0, False, False, None),
+                *([(0, 0, False, False, ("chunk", p)) for p in (264, 528, 1056)] if kernel else [])]
+    for sg, batch, graph, every_loss, fuse in variants:
         graphed.ENABLED = graph
         fused.ENABLED = fuse is not None
+        fused.CBOW_ENABLED = fuse is not None and not sg
         if fuse is not None:
-            fused.PER_CHUNK, fused.PROGRAMS = fuse[0] == "chunk", fuse[1]
+            fused.PER_CHUNK = fuse[0] == "chunk"
+            if sg:
+                fused.PROGRAMS = fuse[1]
+            else:
+                fused.CBOW_PROGRAMS = fuse[1]
         word2vec_model.loss_every = (lambda _device: 1) if every_loss else sampled  # type: ignore[assignment]
         batching: dict[str, Any] = {"batch_pairs": batch} if batch else {}
-        cfg = Word2VecConfig(sg=1, hs=0, epochs=args.epochs, **batching)
+        cfg = Word2VecConfig(sg=sg, hs=0, epochs=args.epochs, **batching)
         captures, launches = graphed.STATS["captured"], fused.STATS["launches"]
         try:
             model = Word2VecModel(vocab, cfg, device, seed=1)
@@ -145,24 +156,26 @@ def word2vec(args) -> None:
                 sync(device)
             elapsed = time.perf_counter() - t0
         except Exception as e:  # noqa: BLE001 - a variant that fails says why; the others still run
-            print(f"word2vec variant {batch, graph, every_loss, fuse} failed: {type(e).__name__}: {e}", flush=True)
+            print(f"word2vec variant {sg, batch, graph, every_loss, fuse} failed: {type(e).__name__}: {e}",
+                  flush=True)
             continue
         vectors = model.word_vectors()
         ws = quick_word_similarity(StaticVectors(vocab.words, vectors), "wordsim353")["spearman"] \
             if np.all(np.isfinite(vectors)) else float("nan")
         captured = graphed.STATS["captured"] > captures
+        variant = "sgns" if sg else "cbowns"
         if fuse is not None:
             ran = fused.STATS["launches"] > launches
-            name = f"word2vec_sgns_{device.type}_fused_{fuse[0]}_p{fuse[1]}" + ("" if ran else "_not_run")
+            name = f"word2vec_{variant}_{device.type}_fused_{fuse[0]}_p{fuse[1]}" + ("" if ran else "_not_run")
         else:
-            name = f"word2vec_sgns_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
+            name = f"word2vec_{variant}_{device.type}" + ("_graph" if captured else "_graph_failed" if graph else "_eager") + \
                 (f"_batch{batch}" if batch else "") + ("_loss_every_step" if every_loss else "")
-        print(f"word2vec SG-NS on {device}, {name}, batch {cfg.batch_pairs}: "
+        print(f"word2vec {'SG-NS' if sg else 'CBOW-NS'} on {device}, {name}, batch {cfg.batch_pairs}: "
               f"{words:,} words ({args.epochs} epochs) in {elapsed:.2f} s, WordSim-353 {ws}", flush=True)
         figure(name, words / elapsed, "words/s")
         figure(f"{name}_ws353", ws if ws is not None else float("nan"), "spearman")
     word2vec_model.loss_every = sampled  # type: ignore[assignment]
-    graphed.ENABLED, fused.ENABLED, fused.PER_CHUNK, fused.PROGRAMS = defaults
+    graphed.ENABLED, fused.ENABLED, fused.PER_CHUNK, fused.PROGRAMS, fused.CBOW_ENABLED, fused.CBOW_PROGRAMS = defaults
 
 
 def elmo(args) -> None:

@@ -261,7 +261,8 @@ class _TorchSteps:
         self.tried_graph = False
         self.loss_every = loss_every(device)
         self.step = 0  # steps taken, across chunks: which have their loss computed
-        # skip-gram NS where Triton runs: one fused kernel a step, or a chunk (engine.models.word2vec.fused)
+        # skip-gram NS (and CBOW NS once measured) where Triton runs: one fused kernel a step, or a chunk
+        # (engine.models.word2vec.fused)
         self.fused = fused.ENABLED and fused.available(device) and fused.supports(cfg)
         self.fused_ran = False  # a launch has returned: a later failure is not the kernel failing to build
 
@@ -289,7 +290,7 @@ class _TorchSteps:
             ends = ends_t.cpu().numpy()  # read on the host once a chunk: where each step's triples end
         if self.fused:
             try:
-                yield from self._fused(inp, out, lr_at)
+                yield from self._fused(inp if mask is None else torch.where(mask, inp, -1), out, lr_at)
                 return
             except Exception as e:  # noqa: BLE001 - a kernel that cannot build here: say so once, train batched
                 if self.fused_ran:
@@ -337,7 +338,8 @@ class _TorchSteps:
 
     def _fused(self, inp: torch.Tensor, out: torch.Tensor, lr_at):
         """The chunk through the fused kernel: one launch for all of it (``fused.PER_CHUNK``), else one a
-        step of ``per_batch`` pairs, each with its noise pools and its share of the rate's fall."""
+        step of ``per_batch`` pairs, each with its noise pools and its share of the rate's fall (CBOW: ``inp``
+        the examples' context words, -1 where there is none)."""
         cfg, model = self.model.cfg, self.model
         g, M = cfg.negative_group, cfg.shared_negatives
         P = out.shape[0] // g * g  # whole groups only
@@ -349,8 +351,10 @@ class _TorchSteps:
             f0, f1 = b / n_launches, (b + 1) / n_launches
             if z <= a:
                 continue
+            programs = fused.programs_for(len(model.vocab), g) if cfg.sg else \
+                min(fused.CBOW_PROGRAMS, fused.programs_for(len(model.vocab), g))
             loss = fused.train_chunk(model.syn0, model.syn1, inp[a:z], out[a:z], noise[a // g : z // g],
-                                     lr_at(f0), lr_at(f1), cfg.negative, fused.programs_for(len(model.vocab), g))
+                                     lr_at(f0), lr_at(f1), cfg.negative, programs, cbow_mean=bool(cfg.cbow_mean))
             self.fused_ran = True
             yield f0, f1, loss, z - a
 
