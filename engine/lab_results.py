@@ -142,3 +142,35 @@ class Attribution:
     def gap(self) -> float:
         """How far integrated gradients' scores miss the change from the faded-out text to the text."""
         return float(self.scores["integrated gradients"].sum()) - (self.f_input - self.f_baseline)
+
+
+@dataclass(frozen=True)
+class HeadAblation:
+    """Which attention heads a prediction needs: ``effect[l, h]`` is what knocking out head h of layer l (its output
+    replaced by its mean over the text's tokens) costs the explained quantity, log P(target) at ``position``
+    (less log P(foil) with a foil): positive where the head pushed the prediction up."""
+
+    text: str
+    tokens: tuple[str, ...]
+    position: int  # where the prediction is read (the [MASK], or the last token)
+    target: str
+    p_target: float
+    foil: str  # "" without one
+    p_foil: float  # nan without a foil
+    value: float  # the explained quantity with every head in place
+    effect: np.ndarray  # (layers, heads)
+    p_ablated: np.ndarray  # (layers, heads): P(target) with that head knocked out
+    notice: str = ""
+
+    @property
+    def explained(self) -> str:
+        """What the effects are of, in words."""
+        if self.foil:
+            return f"log P('{self.target.strip()}') − log P('{self.foil.strip()}')"
+        return f"log P('{self.target.strip()}')"
+
+    def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
+        """The ``n`` heads (layer, head, effect) whose removal costs the prediction the most."""
+        order = np.argsort(-self.effect, axis=None)[:n]
+        heads = self.effect.shape[1]
+        return [(int(i) // heads, int(i) % heads, float(self.effect.flat[i])) for i in order]

@@ -296,6 +296,10 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}): attribution follows gradients from a language model's "
                           "prediction to its input vectors; it needs a neural language model (NNLM, ELMo, GPT, BERT)")
 
+    def head_ablation(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
+        raise Unsupported(f"{self.name} ({self.kind}) has no attention heads to knock out: only Transformer "
+                          "language models (GPT, BERT) have them")
+
     def logit_lens(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "
                           "needs a Transformer language model (BERT, GPT)")

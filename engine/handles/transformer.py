@@ -31,7 +31,7 @@ from engine.handles.base import (
     padded_runs,
     run_info,
 )
-from engine.lab_results import Attribution, CausalTrace, LensGrid
+from engine.lab_results import Attribution, CausalTrace, HeadAblation, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
 from engine.models.wrappers.protocol import Adapter, ForwardOutput
@@ -306,6 +306,13 @@ class TransformerHandle(BaseHandle):
         from engine.handles.attribution import token_attribution
 
         return token_attribution(self, text, target, foil)
+
+    def head_ablation(self, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
+        """Which attention heads the prediction at the [MASK] (or after the text) needs: each knocked out in
+        turn (engine.handles.head_ablation)."""
+        from engine.handles.head_ablation import head_ablation
+
+        return head_ablation(self, text, target, foil)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         k = check_k(k)

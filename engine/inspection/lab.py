@@ -1,6 +1,6 @@
-"""The lab's queries as engine.api offers them: the lens over every layer and position, causal tracing and
-attribution; each answers for any loaded Transformer language model and for ELMo (attribution for an NNLM too),
-and explains, for any other, why not."""
+"""The lab's queries as engine.api offers them: the lens over every layer and position, causal tracing,
+attribution and knocking out heads; each answers for any loaded Transformer language model and (but heads)
+for ELMo (attribution for an NNLM too), and explains, for any other, why not."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from engine.cancel import check_cancelled
-from engine.lab_results import Attribution, CausalTrace, LensGrid
+from engine.lab_results import Attribution, CausalTrace, HeadAblation, LensGrid
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
 
@@ -32,6 +32,13 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
     log-probability there, less ``foil``'s when given: integrated gradients, gradient × input and the
     gradient's norm (LIT's salience maps)."""
     return handle.token_attribution(text, target, foil)
+
+
+def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
+    """Layers × heads: what knocking out each attention head (its output replaced by its mean over the text's
+    tokens) costs ``handle``'s prediction at the [MASK] (or after the text), or ``target``'s log-probability
+    there, less ``foil``'s when given."""
+    return handle.head_ablation(text, target, foil)
 
 
 def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:

@@ -1,0 +1,124 @@
+"""Knocking out attention heads (engine/handles/head_ablation.py): each head's output replaced by its mean over the
+text's tokens, on our BERT and GPT and on Hugging Face BERT and GPT-2 folders; checked against the same ablation
+made a second way, by editing the output projection's weights."""
+
+import numpy as np
+import pytest
+import torch
+
+from engine import api
+from engine.errors import InputError, Unsupported
+
+TEXT = {"masked": "the striker scored a [MASK] in the match", "causal": "the striker scored a goal in the"}
+
+
+def _projection(handle, layer):
+    """Block ``layer``'s attention output projection, reached by each architecture's own path."""
+    _, blocks = handle.adapter.layer_modules()
+    block = blocks[layer]
+    if hasattr(block, "attn_out"):
+        return block.attn_out
+    if hasattr(block, "attn"):
+        return block.attn.c_proj  # GPT-2
+    return block.attention.output.dense  # BERT
+
+
+def _edited(handle, text, layer, head, heads):
+    """log P over the vocabulary at the prediction's position with head ``head`` of ``layer`` mean-ablated by
+    editing weights: its columns of the output projection zeroed, what they would add for the head's mean output
+    moved into the bias (the projection is linear: the same as feeding it the mean)."""
+    module = _projection(handle, layer)
+    kept: list[torch.Tensor] = []
+    hook = module.register_forward_pre_hook(lambda m, inputs: kept.append(inputs[0][0].mean(0).detach().clone()))
+    ids, segments, *_ = handle._encode(text.replace("[MASK]", handle.adapter.tokenizer.id_to_token(
+        handle.adapter.mask_id)) if handle.adapter.objective == "masked" else text)
+    position = ids.index(handle.adapter.mask_id) if handle.adapter.objective == "masked" else len(ids) - 1
+    with torch.inference_mode():
+        handle._forward(ids, segments, logits=True, positions=[position])
+    hook.remove()
+    mean = kept[0]
+    size = mean.shape[0] // heads
+    part = slice(head * size, (head + 1) * size)
+    weight, bias = module.weight.data.clone(), module.bias.data.clone()
+    try:
+        with torch.no_grad():
+            if isinstance(module, torch.nn.Linear):  # (out, in)
+                module.bias += module.weight[:, part] @ mean[part]
+                module.weight[:, part] = 0.0
+            else:  # GPT-2's Conv1D: (in, out)
+                module.bias += mean[part] @ module.weight[part, :]
+                module.weight[part, :] = 0.0
+        with torch.inference_mode():
+            logits = handle._forward(ids, segments, logits=True, positions=[position]).logits
+        return logits[0, 0].float().log_softmax(-1)
+    finally:
+        with torch.no_grad():  # (through the parameters, not .data: their versions tell caches of packed weights)
+            module.weight.copy_(weight)
+            module.bias.copy_(bias)
+
+
+@pytest.fixture(scope="module")
+def sharp_gpt2(contextual_runs, tmp_path_factory):
+    """A random 2-layer Hugging Face GPT-2 with its weights scaled up 6 times: its attention is peaked and its heads
+    matter (at the initial scale every head's knock-out moves the prediction by less than 1e-3)."""
+    from tests.engine.finetune.test_one_wrapper import tiny_gpt2_folder
+
+    handle = api.load(tiny_gpt2_folder(tmp_path_factory.mktemp("sharp") / "gpt2", contextual_runs))
+    with torch.no_grad():
+        for name, parameter in handle.adapter.body.named_parameters():
+            if "ln" not in name:
+                parameter.mul_(6.0)
+    return handle
+
+
+@pytest.mark.parametrize("which", ["bert-tiny", "gpt-tiny", "minilm-mlm", "sharp-gpt2"])
+def test_a_knocked_out_head_costs_what_the_same_ablation_made_in_the_weights_costs(which, sharp_gpt2):
+    """Our shipped BERT and GPT, the shipped MiniLM (a Hugging Face BERT), a Hugging Face GPT-2 (Conv1D)."""
+    from engine.handles.attribution import one_token
+
+    handle = sharp_gpt2 if which == "sharp-gpt2" else api.load(which)
+    text = TEXT[handle.adapter.objective]
+    result = api.head_ablation(handle, text)
+    heads = handle.info["heads"]
+    assert result.effect.shape == result.p_ablated.shape == (handle.adapter.n_layers, heads)
+    assert result.value == pytest.approx(np.log(result.p_target), abs=1e-5)  # no foil: log P(target)
+    target_id = one_token(handle, result.target.strip(), "target")
+    for layer, head in ((0, 0), (handle.adapter.n_layers - 1, heads - 1), (handle.adapter.n_layers - 1, 1)):
+        logp = _edited(handle, text, layer, head, heads)
+        assert result.effect[layer, head] == pytest.approx(result.value - float(logp[target_id]), abs=1e-4)
+        assert result.p_ablated[layer, head] == pytest.approx(float(logp[target_id].exp()), abs=1e-5)
+    assert np.abs(result.effect).max() > 1e-2  # some head matters (the comparisons above are not of zeros)
+
+
+def test_a_foil_explains_the_difference_and_every_row_is_the_same_pass():
+    """With a foil, each head's effect is on log P(target) − log P(foil); P(target) with a head knocked out is the
+    same whatever the foil; the strongest head is the largest effect."""
+    handle = api.load("gpt-tiny")
+    text = "The books on the top shelf of the library"
+    plain = api.head_ablation(handle, text, "are")
+    versus = api.head_ablation(handle, text, "are", "is")
+    assert plain.target.strip() == versus.target.strip() == "are" and versus.foil.strip() == "is"
+    assert versus.explained == "log P('are') − log P('is')" and plain.explained == "log P('are')"
+    assert versus.value == pytest.approx(np.log(versus.p_target) - np.log(versus.p_foil), abs=1e-5)
+    np.testing.assert_allclose(versus.p_ablated, plain.p_ablated, atol=1e-6)
+    assert not np.allclose(versus.effect, plain.effect, atol=1e-3)  # the foil's share counts
+    layer, head, effect = versus.strongest(1)[0]
+    assert effect == pytest.approx(float(versus.effect.max())) and versus.effect[layer, head] == effect
+
+
+def test_what_head_ablation_refuses_and_why(lab_handles, contextual_runs):
+    with pytest.raises(InputError, match="no \\[MASK\\]"):
+        api.head_ablation(lab_handles["bert"], "the striker scored a goal")
+    with pytest.raises(InputError, match="the foil is the target itself"):
+        api.head_ablation(api.load("gpt-tiny"), "The books on the top shelf", "are", "are")
+    elmo = api.load(contextual_runs["elmo"][0])
+    with pytest.raises(Unsupported, match="no attention heads to knock out"):
+        api.head_ablation(elmo, "the cat sat on the")
+
+
+def test_a_block_without_a_known_output_projection_is_refused_with_its_reason(lab_handles, monkeypatch):
+    from engine.handles import head_ablation
+
+    monkeypatch.setattr(head_ablation, "OUT_PROJECTIONS", ("nowhere",))
+    with pytest.raises(Unsupported, match="heads cannot be knocked out one by one"):
+        api.head_ablation(lab_handles["hf-gpt2"], TEXT["causal"])
