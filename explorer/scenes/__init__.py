@@ -18,7 +18,7 @@ PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "histo
 VIEWS = {"polysemy": ("neighbours", "map", "models", "static"), "attention": ("head", "model", "atlas", "rollout"),
          "predictions": ("masked", "next", "probability", "nsp")}
 # the lab under the Masked LM and Next token views: its tabs, its measures (engine.api.LENS_MEASURES), A/B
-LABS = ("grid", "trace", "attribution")
+LABS = ("grid", "trace", "attribution", "heads")
 LENS_KINDS = ("logit", "tuned", "both")  # the logit lens, a loaded tuned lens, or both (the tuned rows below)
 MEASURES = ("probability", "entropy", "kl", "rank")
 SHOWS = ("A", "B", "A − B")
@@ -47,13 +47,13 @@ class Scene:
     curves: str | list[str] | None = None
     run: str | None = None  # the Run history's run folder (a scene of the "history" panel)
     step: int | None = None  # the checkpoint it shows: the kept one nearest this step (None: the last)
-    lab: str | None = None  # the Masked LM / Next token view's lab open on its "grid", "trace" or "attribution"
+    lab: str | None = None  # the Masked LM / Next token view's lab open on its "grid", "trace", "attribution" or "heads"
     lens: str | None = None  # the grid's lens (LENS_KINDS)
     measure: str | None = None  # what colours the lens grid (MEASURES)
     show: str | None = None  # the grid of model A, of the compared B, or A − B (SHOWS)
     subject: str | None = None  # the words causal tracing noises
     contrast: str | None = None  # or the sentence it runs instead, one state of the text's put back at a time
-    target: str | None = None  # the word attribution explains (None: the model's prediction)
+    target: str | None = None  # the word attribution (or the heads' knock-outs) explains (None: the prediction)
     foil: str | None = None  # ... against this word
     by_words: bool | None = None  # ... its tokens added up word by word (None: by tokens)
     compare: str | None = None  # the model compared with (B)

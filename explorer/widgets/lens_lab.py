@@ -1,7 +1,8 @@
 """The lab under a prediction view (Masked LM, Next token): what every layer predicts at every position
 (the lens grid: model A, the compared model B, or A − B, in a chosen measure; click a cell for its top
 words), why the prediction happens (causal tracing: explorer/widgets/trace_page.py) and which words it rests
-on (attribution: explorer/widgets/attribution_page.py). The lab asks its pages with the view's text and models,
+on (attribution: explorer/widgets/attribution_page.py), and which attention heads it needs (knock-outs:
+explorer/widgets/heads_page.py). The lab asks its pages with the view's text and models,
 and waits for what a scene asked of it (a model standing in while the scene's own loads does not end the wait)."""
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.attribution_page import AttributionPage
 from explorer.widgets.export import add_csv_export
+from explorer.widgets.heads_page import HeadsPage
 from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
 from explorer.widgets.tabs import tab_widget
 from explorer.widgets.trace_page import TracePage
 
 SHOW = ("A", "B", "A − B")
-PAGES = ("grid", "trace", "attribution")  # the lab's tabs, as scenes name them
+PAGES = ("grid", "trace", "attribution", "heads")  # the lab's tabs, as scenes name them
 WEIGHED_WORDS = ("elmo", "nnlm")  # models with no layers to read through a head, whose words attribution weighs
 LENSES = {"logit lens": "logit", "tuned lens": "tuned", "logit and tuned": "both"}  # both: the tuned rows below
 
@@ -104,6 +106,8 @@ class LensLab(QWidget):
         self.tabs.addTab(self.tracing, "Why this prediction (causal tracing)")
         self.attribution = AttributionPage()
         self.tabs.addTab(self.attribution, "Which words matter (attribution)")
+        self.heads = HeadsPage()
+        self.tabs.addTab(self.heads, "Which heads matter (knock-outs)")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)
@@ -118,12 +122,17 @@ class LensLab(QWidget):
         self.show_which.currentIndexChanged.connect(lambda _: self._render())
         self.grid.cell_clicked.connect(self._cell_clicked)
         self.tabs.tabBarClicked.connect(self._user_took_over)
-        self.tabs.currentChanged.connect(lambda _: self._attribute_if_open())
+        self.tabs.currentChanged.connect(lambda _: self._ask_open_page())
         self.attribution.button.clicked.connect(self.attribute)
         self.attribution.target.returnPressed.connect(self.attribute)
         self.attribution.foil.returnPressed.connect(self.attribute)
         self.attribution.shown.connect(self._attribution_shown)
         self.attribution.failed.connect(self._attribution_failed)
+        self.heads.button.clicked.connect(self.knock_out)
+        self.heads.target.returnPressed.connect(self.knock_out)
+        self.heads.foil.returnPressed.connect(self.knock_out)
+        self.heads.shown.connect(self._heads_shown)
+        self.heads.failed.connect(self._heads_failed)
 
     # ------------------------------------------------------------ scenes
 
@@ -134,8 +143,9 @@ class LensLab(QWidget):
         to explain and its foil; ``model``: the scene's model A, ``compare`` its B (until they are, the lab's
         answers are a stand-in's)."""
         self.wanted, self.scene_model, self.scene_compare = lab, model, compare
-        self.attribution.target.setText(target or "")
-        self.attribution.foil.setText(foil or "")
+        for page in (self.attribution, self.heads):  # (one word and foil, whichever page the scene opens)
+            page.target.setText(target or "")
+            page.foil.setText(foil or "")
         self.attribution.set_by_words(by_words)
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
         self.tabs.setCurrentIndex(PAGES.index(lab) if lab in PAGES else 0)
@@ -165,7 +175,8 @@ class LensLab(QWidget):
 
     def state(self) -> dict[str, Any]:
         """What a saved scene keeps of the lab (the fields ``apply`` takes)."""
-        fields = (("target", self.attribution.target), ("foil", self.attribution.foil))
+        page = self.heads if self.tabs.currentIndex() == PAGES.index("heads") else self.attribution
+        fields = (("target", page.target), ("foil", page.foil))
         words: dict[str, Any] = {key: field.text().strip() for key, field in fields if field.text().strip()}
         if self.attribution.by_words_wanted and self.tabs.currentIndex() == PAGES.index("attribution"):
             words["by_words"] = True
@@ -194,7 +205,7 @@ class LensLab(QWidget):
             self.tracing.subject.setText(guess_subject(text))
         self.query()
         if not self.wanted:  # (a scene's question waits for its grid)
-            self._attribute_if_open()
+            self._ask_open_page()
 
     def query(self) -> None:
         if not self.handles or not self.text.strip():
@@ -227,6 +238,31 @@ class LensLab(QWidget):
                 and not self.attribution.answers(tuple(h.name for h in handles), self.text)):
             self.attribute()
 
+    def knock_out(self) -> None:
+        """Which of model A's attention heads its prediction on the text needs (the heads page)."""
+        if self.handles and self.text.strip():
+            self.heads.ask(self.handles[0], self.text)
+
+    def _ask_open_page(self) -> None:
+        """The attribution or heads page on screen answers for the text and model as they are."""
+        self._attribute_if_open()
+        handles = self.handles
+        if (self.tabs.currentIndex() == PAGES.index("heads") and handles
+                and not self.heads.answers(handles[0].name, self.text)):
+            self.knock_out()
+
+    def _heads_shown(self) -> None:
+        self.shown.emit()
+        if self.wanted == "heads":
+            if not self._stand_in(self.heads.name):
+                self.wanted = ""
+            self.ready.emit()
+
+    def _heads_failed(self, message: str) -> None:
+        name = self.heads.asked[0] if self.heads.asked else ""
+        if not (self.wanted == "heads" and self._stand_in(name)):  # (as a trace's)
+            self._scene_failed(message)
+
     def _attribution_shown(self) -> None:
         self.shown.emit()
         names = self.attribution.asked[0] if self.attribution.asked else ("",)
@@ -242,14 +278,14 @@ class LensLab(QWidget):
         self._render()
         self.shown.emit()
         refused = [f"{name}: {outcome.message}" for name, outcome in answer.grids[:1] if outcome.failed]
-        if refused and self.wanted != "attribution":  # model A's lens cannot be read: a scene of its grid or its
+        if refused and self.wanted not in ("attribution", "heads"):  # model A's lens cannot be read: a scene of its grid or its
             if not self._stand_in(answer.grids[0][0]):  # trace cannot be shown (an LSTM's or NNLM's words still can be
                 self._scene_failed(refused[0])  # weighed); a stand-in's refusal: the scene's own model is awaited
             return
         if self.wanted == "trace" and self.trace_result is None:
             self.trace()  # a tracing scene: the heatmap of the text on screen
-        elif self.wanted == "attribution":
-            self._attribute_if_open()  # an attribution scene: the table of the text on screen
+        elif self.wanted in ("attribution", "heads"):
+            self._ask_open_page()  # an attribution or heads scene: the table of the text on screen
         elif self.wanted == "grid":
             b = None if answer.stacked else answer.grids[1][0] if len(answer.grids) > 1 else ""
             if not self._stand_in(answer.grids[0][0], b):
@@ -397,7 +433,7 @@ class LabView:
 
     def make_lab(self) -> None:
         self.lens_switch = QCheckBox("The lab:")
-        about = QLabel("what every layer predicts at every token, and why (lens, causal tracing, attribution)")
+        about = QLabel("what every layer predicts at every token, and why (lens, causal tracing, attribution, heads)")
         about.setWordWrap(True)  # (a check box's text cannot wrap: at a talk's zoom it set the view's width)
         self.lab_row = QWidget()  # the switch and what it opens, for the view's layout
         row = QHBoxLayout(self.lab_row)

@@ -155,6 +155,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         self.presenting = on
         self.lab_row.setVisible(not on)
         self.lens.attribution.set_brief(on)
+        self.lens.heads.set_brief(on)
         self._present_rows()
 
     def _present_rows(self) -> None:

@@ -157,6 +157,44 @@ def test_an_attribution_scene_shows_which_words_the_prediction_rests_on(qtbot, w
     qtbot.waitUntil(lambda: "not one token" in page.note.text(), timeout=30_000)
 
 
+def test_a_heads_scene_shows_what_knocking_out_each_head_costs(qtbot, window, contextual_runs):  # noqa: F811
+    """The lab's fourth page: layers × heads, each cell what knocking that head out costs log P of the prediction
+    (as the engine gives it), layer 1 at the bottom; a foil asks again and a saved scene keeps the page and the
+    foil; a model without heads (ELMo) says so in the note."""
+    load(qtbot, window, contextual_runs["bert"][0])
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["bert"], "contextual_model": "bert", "lab": "heads"},
+                       timeout=60_000)
+    lab = panel.masked.lens
+    page = lab.heads
+    result = page.result
+    assert result is not None and lab.tabs.currentIndex() == 3 and page.isVisible() and lab.wanted == ""
+    layers, heads = result.effect.shape
+    handle = window.session.models["bert"]
+    assert (layers, heads) == (handle.adapter.n_layers, handle.info["heads"])
+    assert header(page.table) == [f"head {h}" for h in range(heads)]
+    assert header(page.table, "v") == [f"layer {layer}" for layer in range(layers, 0, -1)]  # the first at the bottom
+    assert page.table.item(layers - 1, 1).text() == f"{result.effect[0, 1]:+.2f}"  # layer 1, head 1
+    assert "knocked out" in page.table.item(0, 0).toolTip() and f"P('{result.target.strip()}')" in page.note.text()
+    rows = page.table.export_rows()  # the CSV: the effects themselves
+    assert float(rows[1][2]) == pytest.approx(float(result.effect[layers - 1, 1]), abs=1e-4)
+    foil = "the" if result.target.strip() != "the" else "a"
+    with qtbot.waitSignal(page.shown, timeout=30_000):
+        page.foil.setText(foil)
+        page.foil.returnPressed.emit()
+    assert page.result.foil.strip() == foil and f"− log P('{foil}')" in page.note.text()
+    saved = panel.current_scene()
+    assert (saved.lab, saved.foil) == ("heads", foil)
+    panel.set_presenting(True)  # a talk's note: the heads only
+    assert "Heads it needs most:" in page.note.text() and "Explained" not in page.note.text()
+    panel.set_presenting(False)
+    load(qtbot, window, contextual_runs["elmo"][0])
+    elmo = open_scene(qtbot, window, {"view": "next", "sentences": ["the cat sat on the"], "models": ["elmo"],
+                                      "contextual_model": "elmo", "lab": "grid"}, timeout=60_000)
+    elmo.next.lens.tabs.setCurrentIndex(3)
+    qtbot.waitUntil(lambda: "no attention heads to knock out" in elmo.next.lens.heads.note.text(), timeout=30_000)
+
+
 def test_attribution_sets_each_method_of_a_compared_model_below_model_as(qtbot, window, contextual_runs,  # noqa: F811
                                                                          tmp_path):
     """Model against model (two checkpoints, or a run against the folder it was exported to): each method's row
