@@ -81,6 +81,8 @@ def queries(handle):
         ("token_attribution", lambda t, o, k: handle.token_attribution(t)),
         ("token_attribution target foil", lambda t, o, k: handle.token_attribution(t, o, t.split()[-1] if t.split()
                                                                                     else o)),
+        ("head_ablation", lambda t, o, k: handle.head_ablation(t)),
+        ("head_ablation target foil", lambda t, o, k: handle.head_ablation(t, o, t.split()[-1] if t.split() else o)),
     ]
 
 
