@@ -358,6 +358,11 @@ def queries(args) -> None:
                 asked.append(f"lens {grid.layers} layers, trace {trace.target!r} {trace.p_clean:.2f}/{trace.p_corrupt:.2f}")
             except api.Unsupported:
                 pass
+            try:  # the heads knocked out on the device (a Transformer's)
+                heads = handle.head_ablation(lab_text)
+                asked.append(f"heads {heads.effect.shape}, strongest {heads.strongest(1)}")
+            except api.Unsupported:
+                pass
             if Capability.NEXT_TOKEN in caps:
                 asked.append(f"next_token {handle.next_token('she played the', k=3).tokens}")
                 asked.append(f"generate {handle.generate('she played the', tokens=8, temperature=0.8, seed=1)!r}")
