@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
                              (self.history, "Run history")):
             self.tabs.addTab(panel, title)
         self.predictions.focus_token.connect(self._show_attention_of)
+        self.predictions.focus_head.connect(self._show_head_of)
         self.setCentralWidget(self.tabs)
         self.library = LibraryPanel(session)
         dock = QDockWidget("Model library", self)
@@ -248,6 +249,11 @@ class MainWindow(QMainWindow):
         """A predicted token was clicked: where does that position attend?"""
         self.tabs.setCurrentWidget(self.attention)
         self.attention.show_token(text, position)
+
+    def _show_head_of(self, text: str, position: int, model: str, layer: int, head: int) -> None:
+        """A head of the lab's knock-outs was double-clicked: where it attends, from the predicted position."""
+        self.tabs.setCurrentWidget(self.attention)
+        self.attention.show_token(text, position, model=model, layer=layer, heads=[head])
 
     def current_panel(self) -> Any:
         current = self.tabs.currentWidget()

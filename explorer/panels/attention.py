@@ -60,6 +60,7 @@ class AttentionPanel(QWidget):
         self.result: AttentionResult | None = None
         self.pending_focus = -1
         self.pending_layer: int | None = None
+        self.pending_heads: list[int] | None = None  # heads to show once the answer comes (the lab's knock-outs)
         self.wanted_model = ""
         self.wanted_compare = ""  # a scene's compared model (B), chosen as it loads
         self.wanted_show: str | None = None  # a scene's model-view grid: A, B or A − B (explorer.scenes.SHOWS)
@@ -309,6 +310,12 @@ class AttentionPanel(QWidget):
                              + (f" — {maps.notice}" if maps.notice else ""))
         if len(self.head_buttons) != heads:
             self._make_head_buttons(heads)
+        if self.pending_heads is not None:
+            for i, button in enumerate(self.head_buttons):
+                button.blockSignals(True)
+                button.setChecked(i in self.pending_heads)
+                button.blockSignals(False)
+            self.pending_heads = None
         for spin in (self.layer, self.mix_layer) if "rollout" in self._pages else (self.layer,):
             spin.blockSignals(True)
             spin.setMaximum(layers - 1)
@@ -428,8 +435,15 @@ class AttentionPanel(QWidget):
             self.large.show_matrix(maps.weights[layer, head] - other.weights[layer, head], maps.tokens, maps.tokens,
                                    f"{block_label(layer)}, head {head}: {self.result.name} − {other.name}", signed=True)
 
-    def show_token(self, sentence: str, position: int) -> None:
-        """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK])."""
+    def show_token(self, sentence: str, position: int, model: str = "", layer: int | None = None,
+                   heads: list[int] | None = None) -> None:
+        """Open the head view on ``sentence`` with the query token at ``position`` in focus (e.g. a [MASK]);
+        ``model``, ``layer`` and ``heads``: that model's layer with those heads (the lab's knock-outs)."""
+        if model and self.model.findText(model) >= 0:
+            self.model.setCurrentIndex(self.model.findText(model))
+        if layer is not None:
+            self.pending_layer = layer
+        self.pending_heads = heads
         self.pending_focus = position
         self.pair.setText("")
         self.sentence.setText(sentence)

@@ -42,12 +42,14 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
         return f"{head}. Heads it needs most: {strongest}.{notice}"
     layers, heads = result.effect.shape
     return (f"{head}. Explained: {result.explained} = {result.value:+.2f}, each of {layers} × {heads} heads knocked out "
-            f"in turn. Heads it needs most: {strongest}{against}.{notice}")
+            f"in turn. Heads it needs most: {strongest}{against}.{notice} Double-click a head to see where it "
+            "attends.")
 
 
 class HeadsPage(QWidget):
     shown = Signal()  # a table is on screen
     failed = Signal(str)  # the question cannot be answered: why
+    head_chosen = Signal(int, int)  # (layer from 0, head): a cell double-clicked, to see where that head attends
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -73,9 +75,14 @@ class HeadsPage(QWidget):
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         add_csv_export(self.table, self.table.export_rows, "head-knock-outs", png=True)
+        self.table.cellDoubleClicked.connect(self._double_clicked)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
+
+    def _double_clicked(self, row: int, column: int) -> None:
+        if self.result is not None:
+            self.head_chosen.emit(self.result.effect.shape[0] - 1 - row, column)  # (drawn with layer 1 at the bottom)
 
     def set_brief(self, on: bool) -> None:
         self.brief = on
@@ -122,7 +129,8 @@ class HeadsPage(QWidget):
         texts = [[f"{result.effect[layer, h]:+.2f}" for h in range(heads)] for layer in range(layers)]
         tips = [[f"{self.name}, layer {layer + 1}, head {h} knocked out: {result.explained} changes by "
                  f"{-result.effect[layer, h]:+.3f}; P('{result.target.strip()}') {result.p_target:.1%} → "
-                 f"{result.p_ablated[layer, h]:.1%}" for h in range(heads)] for layer in range(layers)]
+                 f"{result.p_ablated[layer, h]:.1%}. Double-click: where it attends, in the Attention tab"
+                 for h in range(heads)] for layer in range(layers)]
         self.table.show_cells(texts, result.effect / span, tuple(f"head {h}" for h in range(heads)), tips,
                               signed=True, labels=[f"layer {layer + 1}" for layer in range(layers)])
         self.table.values = result.effect  # the export gives the effects, not the colours' scale

@@ -59,6 +59,7 @@ class LensLab(QWidget):
     shown = Signal()  # a grid or a trace is on screen
     ready = Signal()  # what a scene asked for (``wanted``: the grid, or the trace after it) is on screen
     failed = Signal(str)  # what a scene asked for cannot be shown: why
+    focus_head = Signal(str, int, str, int, int)  # (text, position, model, layer, head): where that head attends
 
     def __init__(self, parent: QWidget | None = None) -> None:
         from engine.api import LENS_MEASURES
@@ -133,6 +134,7 @@ class LensLab(QWidget):
         self.heads.foil.returnPressed.connect(self.knock_out)
         self.heads.shown.connect(self._heads_shown)
         self.heads.failed.connect(self._heads_failed)
+        self.heads.head_chosen.connect(self._head_chosen)
 
     # ------------------------------------------------------------ scenes
 
@@ -250,6 +252,11 @@ class LensLab(QWidget):
         if (self.tabs.currentIndex() == PAGES.index("heads") and handles
                 and not self.heads.answers(handles[0].name, self.text)):
             self.knock_out()
+
+    def _head_chosen(self, layer: int, head: int) -> None:
+        result = self.heads.result
+        if result is not None:
+            self.focus_head.emit(result.text, result.position, self.heads.name, layer, head)
 
     def _heads_shown(self) -> None:
         self.shown.emit()

@@ -24,6 +24,7 @@ class PredictionsPanel(QWidget):
     shown = Signal()  # the view on screen has its results (scenes' screenshots wait for it)
     failed = Signal(str)  # the view on screen cannot show them: why
     focus_token = Signal(str, int)  # (text, token position): show where it attends in the attention panel
+    focus_head = Signal(str, int, str, int, int)  # (text, position, model, layer, head): that head's attention
     VIEWS = VIEWS["predictions"]
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
@@ -78,6 +79,7 @@ class PredictionsPanel(QWidget):
         view.runner.failed.connect(lambda message, name=name: self._failed(name, message))
         if name in ("masked", "next"):  # a lab scene's refusal ends its wait
             view.lens.failed.connect(lambda message, name=name: self._failed(name, message))
+            view.lens.focus_head.connect(self.focus_head)
         if name == "masked":
             view.focus_token.connect(self.focus_token)
         self._present(name, view)

@@ -178,6 +178,15 @@ def test_a_heads_scene_shows_what_knocking_out_each_head_costs(qtbot, window, co
     assert "knocked out" in page.table.item(0, 0).toolTip() and f"P('{result.target.strip()}')" in page.note.text()
     rows = page.table.export_rows()  # the CSV: the effects themselves
     assert float(rows[1][2]) == pytest.approx(float(result.effect[layers - 1, 1]), abs=1e-4)
+    attention = window.attention  # a head double-clicked: where it attends, from the blank, in the Attention tab
+    with qtbot.waitSignal(attention.shown, timeout=30_000):
+        page.table.cellDoubleClicked.emit(layers - 1, 1)  # layer 1 (drawn at the bottom), head 1
+    assert window.tabs.currentWidget() is attention and attention.model.currentText() == "bert"
+    assert attention.layer.value() == 0 and attention.selected_heads() == [1]
+    assert attention.result.maps.tokens[attention.head_view.focus] == "[MASK]"
+    shot(qtbot, window, "lab-heads-attention")
+    window.tabs.setCurrentWidget(panel)
+    shot(qtbot, window, "lab-heads")
     foil = "the" if result.target.strip() != "the" else "a"
     with qtbot.waitSignal(page.shown, timeout=30_000):
         page.foil.setText(foil)
