@@ -2,7 +2,8 @@
 layer is knocked out in turn (its output replaced by its mean over the text's tokens) and the table shows what
 that costs log P(target), or log P(target) − log P(foil): layers as rows (the first at the bottom, as the lens
 grid), heads as columns, red where a head pushed the prediction up, blue where it held it down. Model A's
-heads; a word to explain and a foil are optional; it answers as the text changes while the page is open."""
+heads, and a compared model B's (its table, or A − B) where it has as many layers and heads; a word to explain and a
+foil are optional; it answers as the text changes while the page is open."""
 
 from __future__ import annotations
 
@@ -11,7 +12,15 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
@@ -46,6 +55,9 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
             "attends.")
 
 
+SHOW = ("A", "B", "A − B")
+
+
 class HeadsPage(QWidget):
     shown = Signal()  # a table is on screen
     failed = Signal(str)  # the question cannot be answered: why
@@ -53,14 +65,21 @@ class HeadsPage(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.result: Any = None
-        self.asked: tuple[str, str, str, str] | None = None  # (model, text, target, foil) asked last
-        self.name = ""  # the model whose heads are on screen
+        self.result: Any = None  # model A's HeadAblation on screen
+        self.compared: Any = None  # model B's, where it has as many layers and heads
+        self.asked: tuple[tuple[str, ...], str, str, str] | None = None  # (models, text, target, foil) asked last
+        self.names: tuple[str, ...] = ()  # the models whose heads are on screen (A first)
         self.brief = False  # a talk's step: the note says only the heads that matter
+        self.b_note = ""  # what is said of model B under A's note
         self.target = QLineEdit()
         self.target.setPlaceholderText("the prediction, or a word (are)")
         self.foil = QLineEdit()
         self.foil.setPlaceholderText("optional: a word it is explained against (is)")
+        self.show_which = QComboBox()
+        self.show_which.addItems(list(SHOW))
+        self.show_which.setEnabled(False)
+        self.show_which.setToolTip("with a compared model B of as many layers and heads: its table, or A − B (red: "
+                                   "A needs the head more)")
         self.button = QPushButton("Knock out")
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
@@ -69,6 +88,8 @@ class HeadsPage(QWidget):
         for label, widget in (("explain", self.target), ("rather than", self.foil)):
             row.addWidget(QLabel(label))
             row.addWidget(widget, 1)
+        row.addWidget(QLabel("show"))
+        row.addWidget(self.show_which)
         row.addWidget(self.button)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
@@ -76,9 +97,17 @@ class HeadsPage(QWidget):
         layout.addWidget(self.table, 1)
         add_csv_export(self.table, self.table.export_rows, "head-knock-outs", png=True)
         self.table.cellDoubleClicked.connect(self._double_clicked)
+        self.show_which.currentIndexChanged.connect(lambda _: self._render())
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
+
+    @property
+    def name(self) -> str:
+        """The model whose heads a double-click opens: B's while B's table is shown, else A's."""
+        if not self.names:
+            return ""
+        return self.names[1] if self.compared is not None and self.show_which.currentText() == "B" else self.names[0]
 
     def _double_clicked(self, row: int, column: int) -> None:
         if self.result is not None:
@@ -86,53 +115,94 @@ class HeadsPage(QWidget):
 
     def set_brief(self, on: bool) -> None:
         self.brief = on
-        if self.result is not None:
-            self.note.setText(heads_text(self.name, self.result, self.brief))
+        self._render()
 
-    def ask(self, handle: Any, text: str) -> None:
-        """Knock out ``handle``'s heads on ``text`` with the page's target and foil; a newer question supersedes
-        it."""
-        if handle is None or not text.strip():
+    def set_show(self, show: str | None) -> None:
+        """A scene's table: A, B or A − B (B's while a compared model answers)."""
+        if show in SHOW:
+            self.show_which.setCurrentIndex(SHOW.index(show))
+
+    def ask(self, handles: list[Any], text: str) -> None:
+        """Knock out model A's heads (and a compared B's) on ``text`` with the page's target and foil; a newer
+        question supersedes it."""
+        if not handles or not text.strip():
             return
         target, foil = self.target.text().strip(), self.foil.text().strip()
-        self.asked = (handle.name, text, target, foil)
-        self.note.setText(f"knocking out {handle.name}'s heads one by one…")
+        names = tuple(h.name for h in handles)
+        self.asked = (names, text, target, foil)
+        self.note.setText(f"knocking out {' and '.join(names)}'s heads one by one…")
 
-        def work() -> tuple[tuple[str, str, str, str], Outcome[Any]]:
-            return (handle.name, text, target, foil), attempt(functools.partial(
-                handle.head_ablation, text, target or None, foil or None))
+        def work() -> tuple[tuple[tuple[str, ...], str, str, str], list[Outcome[Any]]]:
+            return (names, text, target, foil), [attempt(functools.partial(h.head_ablation, text, target or None,
+                                                                           foil or None)) for h in handles]
 
         self.runner.submit(work)
 
-    def answers(self, name: str, text: str) -> bool:
-        """Whether the table on screen is this model's on ``text`` with the fields as they are."""
-        return self.result is not None and self.asked == (name, text, self.target.text().strip(),
+    def answers(self, names: tuple[str, ...], text: str) -> bool:
+        """Whether the table on screen is these models' on ``text`` with the fields as they are."""
+        return self.result is not None and self.asked == (names, text, self.target.text().strip(),
                                                           self.foil.text().strip())
 
     def _failed(self, message: str) -> None:
-        self.result = None
+        self.result = self.compared = None
         self.table.setRowCount(0)
         self.note.setText(message)
         self.failed.emit(message)
 
-    def _show(self, answer: tuple[tuple[str, str, str, str], Outcome[Any]]) -> None:
-        asked, outcome = answer
+    def _show(self, answer: tuple[tuple[tuple[str, ...], str, str, str], list[Outcome[Any]]]) -> None:
+        asked, outcomes = answer
         if asked != self.asked:
             return  # a question asked since: its answer follows
-        if outcome.failed:
-            self._failed(outcome.message)
+        if outcomes[0].failed:
+            self._failed(outcomes[0].message)
             return
-        result: Any = outcome.value
-        self.result, self.name = result, asked[0]
-        layers, heads = result.effect.shape
-        span = float(np.abs(result.effect).max()) or 1.0
-        texts = [[f"{result.effect[layer, h]:+.2f}" for h in range(heads)] for layer in range(layers)]
-        tips = [[f"{self.name}, layer {layer + 1}, head {h} knocked out: {result.explained} changes by "
-                 f"{-result.effect[layer, h]:+.3f}; P('{result.target.strip()}') {result.p_target:.1%} → "
-                 f"{result.p_ablated[layer, h]:.1%}. Double-click: where it attends, in the Attention tab"
-                 for h in range(heads)] for layer in range(layers)]
-        self.table.show_cells(texts, result.effect / span, tuple(f"head {h}" for h in range(heads)), tips,
-                              signed=True, labels=[f"layer {layer + 1}" for layer in range(layers)])
-        self.table.values = result.effect  # the export gives the effects, not the colours' scale
-        self.note.setText(heads_text(self.name, result, self.brief))
+        names = asked[0]
+        self.result, self.compared, self.names, self.b_note = outcomes[0].value, None, names, ""
+        if len(outcomes) > 1:
+            other: Any = outcomes[1].value
+            if outcomes[1].failed:
+                self.b_note = f"{names[1]}: {outcomes[1].message}"
+            elif other.effect.shape != self.result.effect.shape:
+                self.b_note = (f"{names[1]} has {other.effect.shape[0]} layers × {other.effect.shape[1]} heads, "
+                               f"{names[0]} {self.result.effect.shape[0]} × {self.result.effect.shape[1]}: only "
+                               f"{names[0]}'s are shown")
+            else:
+                self.compared = other
+                self.b_note = heads_text(names[1], other, self.brief)
+        self.show_which.setEnabled(self.compared is not None)
+        self._render()
         self.shown.emit()
+
+    def _render(self) -> None:
+        """The table of A, of B, or of A − B, as ``show`` says (A's where there is no B to show)."""
+        a, b = self.result, self.compared
+        if a is None:
+            return
+        show = self.show_which.currentText() if b is not None else "A"
+        shown, name = (b, self.names[1]) if show == "B" else (a, self.names[0])
+        effect = a.effect - b.effect if show == "A − B" else shown.effect
+        layers, heads = effect.shape
+        span = float(np.abs(effect).max()) or 1.0
+        texts = [[f"{effect[layer, h]:+.2f}" for h in range(heads)] for layer in range(layers)]
+        if show == "A − B":
+            tips = [[f"layer {layer + 1}, head {h}: knocked out, it costs {self.names[0]} {a.effect[layer, h]:+.3f} "
+                     f"and {self.names[1]} {b.effect[layer, h]:+.3f} of {a.explained} (red: {self.names[0]} needs "
+                     "it more). Double-click: where it attends, in the Attention tab"
+                     for h in range(heads)] for layer in range(layers)]
+        else:
+            tips = [[f"{name}, layer {layer + 1}, head {h} knocked out: {shown.explained} changes by "
+                     f"{-shown.effect[layer, h]:+.3f}; P('{shown.target.strip()}') {shown.p_target:.1%} → "
+                     f"{shown.p_ablated[layer, h]:.1%}. Double-click: where it attends, in the Attention tab"
+                     for h in range(heads)] for layer in range(layers)]
+        self.table.show_cells(texts, effect / span, tuple(f"head {h}" for h in range(heads)), tips,
+                              signed=True, labels=[f"layer {layer + 1}" for layer in range(layers)])
+        self.table.values = effect  # the export gives the effects, not the colours' scale
+        notes = [heads_text(self.names[0], a, self.brief)]
+        if b is not None:
+            notes.append(heads_text(self.names[1], b, self.brief))
+            if not self.brief:
+                notes.append(f"Shown: {show if show != 'A − B' else self.names[0] + ' − ' + self.names[1]}"
+                             + (" (red: the head matters more to A)" if show == "A − B" else "") + ".")
+        elif self.b_note:
+            notes.append(self.b_note)
+        self.note.setText("\n".join(notes))

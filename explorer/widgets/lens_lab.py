@@ -160,6 +160,7 @@ class LensLab(QWidget):
             self.measure.setCurrentIndex(max(0, self.measure.findData(measure)))
         if show in SHOW:
             self.show_which.setCurrentIndex(SHOW.index(show))
+        self.heads.set_show(show)
         if subject:
             self.tracing.subject.setText(subject)
         self.tracing.contrast.setText(contrast or "")
@@ -184,7 +185,8 @@ class LensLab(QWidget):
             words["by_words"] = True
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
-                "show": self.show_which.currentText(), "subject": self.tracing.subject.text(),
+                "show": (self.heads.show_which if page is self.heads else self.show_which).currentText(),
+                "subject": self.tracing.subject.text(),
                 **({"contrast": self.tracing.contrast.text()} if self.tracing.contrast.text().strip() else {}),
                 **words}
 
@@ -241,16 +243,16 @@ class LensLab(QWidget):
             self.attribute()
 
     def knock_out(self) -> None:
-        """Which of model A's attention heads its prediction on the text needs (the heads page)."""
+        """Which of model A's attention heads its prediction on the text needs (the heads page), and B's."""
         if self.handles and self.text.strip():
-            self.heads.ask(self.handles[0], self.text)
+            self.heads.ask(self.handles, self.text)
 
     def _ask_open_page(self) -> None:
         """The attribution or heads page on screen answers for the text and model as they are."""
         self._attribute_if_open()
         handles = self.handles
         if (self.tabs.currentIndex() == PAGES.index("heads") and handles
-                and not self.heads.answers(handles[0].name, self.text)):
+                and not self.heads.answers(tuple(h.name for h in handles), self.text)):
             self.knock_out()
 
     def _head_chosen(self, layer: int, head: int) -> None:
@@ -261,13 +263,14 @@ class LensLab(QWidget):
     def _heads_shown(self) -> None:
         self.shown.emit()
         if self.wanted == "heads":
-            if not self._stand_in(self.heads.name):
+            names = self.heads.names
+            if not self._stand_in(names[0], names[1] if len(names) > 1 else ""):
                 self.wanted = ""
             self.ready.emit()
 
     def _heads_failed(self, message: str) -> None:
-        name = self.heads.asked[0] if self.heads.asked else ""
-        if not (self.wanted == "heads" and self._stand_in(name)):  # (as a trace's)
+        names = self.heads.asked[0] if self.heads.asked else ("",)
+        if not (self.wanted == "heads" and self._stand_in(names[0])):  # (as a trace's)
             self._scene_failed(message)
 
     def _attribution_shown(self) -> None:

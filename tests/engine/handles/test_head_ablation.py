@@ -122,3 +122,16 @@ def test_a_block_without_a_known_output_projection_is_refused_with_its_reason(la
     monkeypatch.setattr(head_ablation, "OUT_PROJECTIONS", ("nowhere",))
     with pytest.raises(Unsupported, match="heads cannot be knocked out one by one"):
         api.head_ablation(lab_handles["hf-gpt2"], TEXT["causal"])
+
+
+def test_a_run_and_its_hugging_face_export_need_the_same_heads(tmp_path):
+    """Our shipped GPT and the GPT-2 folder it exports to (its heads a Conv1D's rows, not a Linear's columns):
+    the same effect for every head."""
+    from engine.cli.export import export_hf
+
+    ours = api.load("gpt-tiny")
+    theirs = api.load(export_hf(ours.path, tmp_path / "gpt2"))
+    text = "The books on the top shelf of the library"
+    a, b = api.head_ablation(ours, text, "are", "is"), api.head_ablation(theirs, text, "are", "is")
+    assert a.effect.shape == b.effect.shape and np.abs(a.effect).max() > 0.05
+    np.testing.assert_allclose(a.effect, b.effect, atol=2e-4)

@@ -4,6 +4,7 @@ researcher would."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from explorer.scenes import MEASURES, SceneError, check_scene
@@ -202,6 +203,31 @@ def test_a_heads_scene_shows_what_knocking_out_each_head_costs(qtbot, window, co
                                       "contextual_model": "elmo", "lab": "grid"}, timeout=60_000)
     elmo.next.lens.tabs.setCurrentIndex(3)
     qtbot.waitUntil(lambda: "no attention heads to knock out" in elmo.next.lens.heads.note.text(), timeout=30_000)
+
+
+def test_the_heads_of_a_run_against_its_export_compare_head_by_head(qtbot, window, contextual_runs,  # noqa: F811
+                                                                     tmp_path):
+    """Model against model: a GPT run and the Hugging Face folder it exports to have the same heads; B's table, and
+    A − B (zero everywhere here: the same network), and a double-click on B's table opens B's head; a compared
+    model of other layers or heads is said and A's table stays."""
+    from engine.cli.export import export_hf
+
+    other = export_hf(contextual_runs["gpt"][0], tmp_path / "hf-gpt")
+    load(qtbot, window, contextual_runs["gpt"][0], other)
+    panel = open_scene(qtbot, window, {"view": "next", "sentences": ["the cat sat on the"], "models": ["gpt", "hf-gpt"],
+                                       "contextual_model": "gpt", "lab": "heads", "compare": "hf-gpt",
+                                       "show": "A − B"}, timeout=60_000)
+    page = panel.next.lens.heads
+    qtbot.waitUntil(lambda: page.compared is not None, timeout=60_000)
+    assert page.names == ("gpt", "hf-gpt") and page.show_which.isEnabled()
+    assert page.show_which.currentText() == "A − B" and "Shown: gpt − hf-gpt" in page.note.text()
+    np.testing.assert_allclose(page.table.values, 0.0, atol=1e-4)
+    assert "\nhf-gpt: P(" in page.note.text() and panel.current_scene().show == "A − B"
+    page.show_which.setCurrentText("B")
+    np.testing.assert_allclose(page.table.values, page.compared.effect, atol=1e-6)
+    with qtbot.waitSignal(window.attention.shown, timeout=30_000):
+        page.table.cellDoubleClicked.emit(0, 0)
+    assert window.attention.model.currentText() == "hf-gpt"
 
 
 def test_attribution_sets_each_method_of_a_compared_model_below_model_as(qtbot, window, contextual_runs,  # noqa: F811
