@@ -20,7 +20,7 @@ from engine.data.text import word_spans
 from engine.errors import InputError
 from engine.handles.base import check_text
 from engine.handles.gradient_walk import Quantity, unnamed, walk_until_close, zero_fixed
-from engine.handles.lens import _inputs, _model_text
+from engine.handles.lens import _inputs, _model_text, prediction_position
 from engine.lab_results import Attribution
 
 MAX_ATTRIBUTION_TOKENS = 128  # a paragraph; beyond it the first tokens are explained, with a notice
@@ -49,13 +49,8 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
     top prediction, or ``target``; against ``foil`` when given (engine.handles.gradient_walk: its steps)."""
     adapter = handle.adapter
     ids, segments, special, notice = _inputs(handle, text, MAX_ATTRIBUTION_TOKENS)
-    if adapter.objective == "masked":
-        if adapter.mask_id not in ids:
-            raise InputError("the text has no [MASK] (or it lies beyond the tokens explained): attribution explains "
-                             "the prediction at a [MASK]")
-        position = ids.index(adapter.mask_id)
-    else:
-        position = len(ids) - 1
+    position = prediction_position(handle, ids, "the text has no [MASK] (or it lies beyond the tokens explained): "
+                                   "attribution explains the prediction at a [MASK]")
     fixed = [special[t] or (adapter.objective == "masked" and ids[t] == adapter.mask_id) for t in range(len(ids))]
     if all(fixed):
         raise InputError("the text has no words besides the [MASK] to attribute the prediction to")

@@ -20,7 +20,7 @@ from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
 from engine.handles.gradient_walk import unnamed
-from engine.handles.lens import TRACE_ROWS, _inputs
+from engine.handles.lens import TRACE_ROWS, _inputs, prediction_position
 from engine.lab_results import HeadAblation
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
@@ -57,15 +57,9 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
     """Every head of every layer knocked out in turn (its output replaced by its mean over the text's tokens)
     and what that costs the prediction at the [MASK] (or after the text): the model's top word, or
     ``target``; against ``foil`` when given."""
-    adapter = handle.adapter
     ids, segments, _special, notice = _inputs(handle, text, MAX_ABLATION_TOKENS)
-    if adapter.objective == "masked":
-        if adapter.mask_id not in ids:
-            raise InputError("the text has no [MASK] (or it lies beyond the tokens read): knocking out heads "
-                             "explains the prediction at a [MASK]")
-        position = ids.index(adapter.mask_id)
-    else:
-        position = len(ids) - 1
+    position = prediction_position(handle, ids, "the text has no [MASK] (or it lies beyond the tokens read): "
+                                   "knocking out heads explains the prediction at a [MASK]")
     projections = out_projections(handle)
     heads = head_count(handle)
     width = projections[0].weight.shape[1] if isinstance(projections[0], torch.nn.Linear) else \

@@ -56,6 +56,17 @@ def _inputs(handle: Any, text: str, most: int) -> tuple[list[int], list[int], li
     return ids, segments, [bool(s) for s in special], notice
 
 
+def prediction_position(handle: Any, ids: list[int], no_mask: str) -> int:
+    """Where the explained prediction is read: a masked LM's first [MASK] (refused with ``no_mask`` where the
+    tokens have none), a left-to-right LM's last token."""
+    adapter = handle.adapter
+    if adapter.objective != "masked":
+        return len(ids) - 1
+    if adapter.mask_id not in ids:
+        raise InputError(no_mask)
+    return ids.index(adapter.mask_id)
+
+
 def lens_grid(handle: Any, text: str, k: int = 5, translators: Any = None) -> LensGrid:
     """``handle``'s lens over ``text`` (masked LMs: [MASK] where a word is hidden), the first
     ``MAX_GRID_TOKENS`` tokens; ``translators``: a tuned lens (``engine.models.tuned_lens``) or None."""
@@ -172,12 +183,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
     if len(ids) > MAX_TRACE_TOKENS:
         raise InputError(f"tracing explains one sentence of at most {MAX_TRACE_TOKENS} tokens; this text has "
                          f"{len(ids)}: shorten it")
-    if adapter.objective == "masked":
-        if adapter.mask_id not in ids:
-            raise InputError("the text has no [MASK]: tracing explains the prediction at a [MASK]")
-        position = ids.index(adapter.mask_id)
-    else:
-        position = len(ids) - 1
+    position = prediction_position(handle, ids, "the text has no [MASK]: tracing explains the prediction at a [MASK]")
     other = _contrast_ids(handle, ids, segments, contrast) if contrast is not None and contrast.strip() else None
     if other is not None:
         subj = [t for t in range(len(ids)) if ids[t] != other[t]]

@@ -15,9 +15,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -27,6 +25,7 @@ from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import LayerTokenTable
+from explorer.widgets.word_and_foil import WordAndFoil
 
 ABOUT = ("Which words the prediction rests on: each token's input vector (its embedding; ELMo's from its characters, "
          "an NNLM's C(w)) faded in from zero (ELMo's from its average word), the gradient followed "
@@ -72,7 +71,7 @@ def attribution_text(name: str, result: Any, second: bool = False, brief: bool =
             f"{trust}.{most}{notice}")
 
 
-class AttributionPage(QWidget):
+class AttributionPage(QWidget, WordAndFoil):
     shown = Signal()  # an attribution is on screen
     failed = Signal(str)  # the question cannot be answered: why
 
@@ -85,10 +84,7 @@ class AttributionPage(QWidget):
         self.compared: Any = None  # model B's, where its rows are shown beside A's
         self.shown_answer: tuple[tuple[str, ...], list[Outcome[Any]]] | None = None  # (models, outcomes) drawn
         self.asked: tuple[tuple[str, ...], str, str, str] | None = None  # (models, text, target, foil) on screen
-        self.target = QLineEdit()
-        self.target.setPlaceholderText("the prediction, or a word (are)")
-        self.foil = QLineEdit()
-        self.foil.setPlaceholderText("optional: a word it is explained against (is)")
+        row = self.make_fields()
         self.button = QPushButton("Explain")
         self.by_words = QCheckBox("by words")
         self.by_words.setToolTip(BY_WORDS_TIP)
@@ -97,10 +93,6 @@ class AttributionPage(QWidget):
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
-        row = QHBoxLayout()
-        for label, widget, stretch in (("explain", self.target, 1), ("rather than", self.foil, 1)):
-            row.addWidget(QLabel(label))
-            row.addWidget(widget, stretch)
         row.addWidget(self.by_words)
         row.addWidget(self.button)
         layout = QVBoxLayout(self)
@@ -133,7 +125,7 @@ class AttributionPage(QWidget):
         supersedes it."""
         if not handles or not text.strip():
             return
-        target, foil = self.target.text().strip(), self.foil.text().strip()
+        target, foil = self.fields()
         names = tuple(h.name for h in handles)
         self.asked = (names, text, target, foil)
         self.note.setText(f"explaining {' and '.join(names)}'s prediction" + (f" of '{target}'" if target else "")
@@ -145,11 +137,6 @@ class AttributionPage(QWidget):
             return names, text, target, foil, outcomes
 
         self.runner.submit(work)
-
-    def answers(self, names: tuple[str, ...], text: str) -> bool:
-        """Whether the attribution on screen is these models' of ``text`` with the fields as they are."""
-        return self.result is not None and self.asked == (names, text, self.target.text().strip(),
-                                                          self.foil.text().strip())
 
     def _failed(self, message: str) -> None:
         self.result = self.shown_answer = None

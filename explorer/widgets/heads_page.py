@@ -14,9 +14,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -26,6 +24,7 @@ from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import LayerTokenTable
+from explorer.widgets.word_and_foil import WordAndFoil
 
 ABOUT = ("Which attention heads the prediction needs: each head of each layer knocked out in turn (its output at "
          "every token replaced by its mean over the text's tokens, as TransformerLens's head ablations do) and the "
@@ -58,7 +57,7 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
 SHOW = ("A", "B", "A − B")
 
 
-class HeadsPage(QWidget):
+class HeadsPage(QWidget, WordAndFoil):
     shown = Signal()  # a table is on screen
     failed = Signal(str)  # the question cannot be answered: why
     head_chosen = Signal(int, int)  # (layer from 0, head): a cell double-clicked, to see where that head attends
@@ -71,10 +70,7 @@ class HeadsPage(QWidget):
         self.names: tuple[str, ...] = ()  # the models whose heads are on screen (A first)
         self.brief = False  # a talk's step: the note says only the heads that matter
         self.b_note = ""  # what is said of model B under A's note
-        self.target = QLineEdit()
-        self.target.setPlaceholderText("the prediction, or a word (are)")
-        self.foil = QLineEdit()
-        self.foil.setPlaceholderText("optional: a word it is explained against (is)")
+        row = self.make_fields()
         self.show_which = QComboBox()
         self.show_which.addItems(list(SHOW))
         self.show_which.setEnabled(False)
@@ -84,10 +80,6 @@ class HeadsPage(QWidget):
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
-        row = QHBoxLayout()
-        for label, widget in (("explain", self.target), ("rather than", self.foil)):
-            row.addWidget(QLabel(label))
-            row.addWidget(widget, 1)
         row.addWidget(QLabel("show"))
         row.addWidget(self.show_which)
         row.addWidget(self.button)
@@ -127,7 +119,7 @@ class HeadsPage(QWidget):
         question supersedes it."""
         if not handles or not text.strip():
             return
-        target, foil = self.target.text().strip(), self.foil.text().strip()
+        target, foil = self.fields()
         names = tuple(h.name for h in handles)
         self.asked = (names, text, target, foil)
         self.note.setText(f"knocking out {' and '.join(names)}'s heads one by one…")
@@ -137,11 +129,6 @@ class HeadsPage(QWidget):
                                                                            foil or None)) for h in handles]
 
         self.runner.submit(work)
-
-    def answers(self, names: tuple[str, ...], text: str) -> bool:
-        """Whether the table on screen is these models' on ``text`` with the fields as they are."""
-        return self.result is not None and self.asked == (names, text, self.target.text().strip(),
-                                                          self.foil.text().strip())
 
     def _failed(self, message: str) -> None:
         self.result = self.compared = None
