@@ -62,12 +62,8 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
                                    "knocking out heads explains the prediction at a [MASK]")
     projections = out_projections(handle)
     heads = head_count(handle)
-    width = projections[0].weight.shape[1] if isinstance(projections[0], torch.nn.Linear) else \
-        projections[0].weight.shape[0]  # (GPT-2's Conv1D keeps its weight as (in, out))
-    if width % heads:
-        raise Unsupported(f"{handle.name}: its attention's output ({width} wide) does not split into {heads} heads")
-    size = width // heads
     layers = len(projections)
+    size = 0  # each head's width in the projection's input: set by the clean pass
     clean_means: list[torch.Tensor] = []  # per layer: each head's output averaged over the text's tokens
     plan: dict[str, Any] = {}  # the knocked-out (layer, head) of each row of the pass under way
     owner = threading.get_ident()  # (the model is shared: only this thread's passes are changed)
@@ -97,6 +93,11 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
             if len(clean_means) != layers:
                 raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer, so "
                                   "its heads cannot be knocked out one by one")
+            width = int(clean_means[0].shape[-1])  # the heads' outputs side by side, as the projection reads them
+            if width % heads:
+                raise Unsupported(f"{handle.name}: its attention's output ({width} wide) does not split into "
+                                  f"{heads} heads")
+            size = width // heads
             target_id = int(clean.argmax()) if unnamed(target, "target") else one_token(handle, str(target), "target")
             foil_id = None if unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
             if foil_id == target_id:
