@@ -73,14 +73,16 @@ class HeadsPage(QWidget, WordAndFoil):
         row = self.make_fields()
         self.show_which = QComboBox()
         self.show_which.addItems(list(SHOW))
-        self.show_which.setEnabled(False)
+        self.show_which.setVisible(False)  # shown while a compared model B answers with as many layers and heads
         self.show_which.setToolTip("with a compared model B of as many layers and heads: its table, or A − B (red: "
                                    "A needs the head more)")
         self.button = QPushButton("Knock out")
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
-        row.addWidget(QLabel("show"))
+        self.show_label = QLabel("show")
+        self.show_label.setVisible(False)
+        row.addWidget(self.show_label)
         row.addWidget(self.show_which)
         row.addWidget(self.button)
         layout = QVBoxLayout(self)
@@ -156,7 +158,8 @@ class HeadsPage(QWidget, WordAndFoil):
             else:
                 self.compared = other
                 self.b_note = heads_text(names[1], other, self.brief)
-        self.show_which.setEnabled(self.compared is not None)
+        for widget in (self.show_label, self.show_which):
+            widget.setVisible(self.compared is not None)
         self._render()
         self.shown.emit()
 

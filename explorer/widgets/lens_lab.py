@@ -102,13 +102,20 @@ class LensLab(QWidget):
         g.addWidget(self.grid, 1)
         g.addWidget(self.detail)
         add_csv_export(self.grid, self.grid.export_rows, "lens-grid", png=True)
-        self.tabs.addTab(grid_page, "Every layer, every token")
         self.tracing = TracePage()
-        self.tabs.addTab(self.tracing, "Why this prediction (causal tracing)")
         self.attribution = AttributionPage()
-        self.tabs.addTab(self.attribution, "Which words matter (attribution)")
         self.heads = HeadsPage()
-        self.tabs.addTab(self.heads, "Which heads matter (knock-outs)")
+        # short names, the method in the tip: four names with their methods did not fit a talk's 1920 pixels at
+        # its zoom (the tab bar scrolled, the other three tabs out of sight)
+        for page, name, tip in ((grid_page, "Every layer", "every layer's prediction at every token: the logit lens "
+                                 "(or a tuned lens)"),
+                                (self.tracing, "Why this prediction", "causal tracing (Meng et al. 2022), or "
+                                 "activation patching from a contrast sentence"),
+                                (self.attribution, "Which words matter", "attribution: integrated gradients, gradient × "
+                                 "input, the gradient's norm (LIT's salience maps)"),
+                                (self.heads, "Which heads matter", "each attention head knocked out in turn (mean "
+                                 "ablation, as TransformerLens's head ablations)")):
+            self.tabs.setTabToolTip(self.tabs.addTab(page, name), tip)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.tabs)

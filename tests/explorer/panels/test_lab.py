@@ -197,6 +197,7 @@ def test_a_heads_scene_shows_what_knocking_out_each_head_costs(qtbot, window, co
     assert (saved.lab, saved.foil) == ("heads", foil)
     panel.set_presenting(True)  # a talk's note: the heads only
     assert "Heads it needs most:" in page.note.text() and "Explained" not in page.note.text()
+    assert not page.show_which.isVisible()  # (no compared model: nothing to choose)
     panel.set_presenting(False)
     load(qtbot, window, contextual_runs["elmo"][0])
     elmo = open_scene(qtbot, window, {"view": "next", "sentences": ["the cat sat on the"], "models": ["elmo"],
@@ -219,7 +220,7 @@ def test_the_heads_of_a_run_against_its_export_compare_head_by_head(qtbot, windo
                                        "show": "A − B"}, timeout=60_000)
     page = panel.next.lens.heads
     qtbot.waitUntil(lambda: page.compared is not None, timeout=60_000)
-    assert page.names == ("gpt", "hf-gpt") and page.show_which.isEnabled()
+    assert page.names == ("gpt", "hf-gpt") and page.show_which.isVisible()
     assert page.show_which.currentText() == "A − B" and "Shown: gpt − hf-gpt" in page.note.text()
     np.testing.assert_allclose(page.table.values, 0.0, atol=1e-4)
     assert "\nhf-gpt: P(" in page.note.text() and panel.current_scene().show == "A − B"
