@@ -135,3 +135,14 @@ def test_a_run_and_its_hugging_face_export_need_the_same_heads(tmp_path):
     a, b = api.head_ablation(ours, text, "are", "is"), api.head_ablation(theirs, text, "are", "is")
     assert a.effect.shape == b.effect.shape and np.abs(a.effect).max() > 0.05
     np.testing.assert_allclose(a.effect, b.effect, atol=2e-4)
+
+
+def test_knocking_out_heads_leaves_the_models_other_queries_alone(sharp_gpt2):
+    """The knock-out hooks sit on the loaded model: a query another thread runs meanwhile (another panel's) gets
+    the model's own answer, and the knock-outs their own."""
+    from tests.engine.handles.test_lens import while_another_thread_queries
+
+    text = "he drove the truck to"
+    baseline = api.head_ablation(sharp_gpt2, text)
+    answers = while_another_thread_queries(sharp_gpt2, lambda: api.head_ablation(sharp_gpt2, text))
+    assert all(np.allclose(a.effect, baseline.effect, atol=1e-5) for a in answers)
