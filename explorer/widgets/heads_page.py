@@ -103,6 +103,11 @@ class HeadsPage(QWidget, WordAndFoil):
             return ""
         return self.names[1] if self.compared is not None and self.show_which.currentText() == "B" else self.names[0]
 
+    @property
+    def shown_result(self) -> Any:
+        """The knock-outs whose model a double-click opens: B's while B's table is shown, else A's."""
+        return self.compared if self.compared is not None and self.show_which.currentText() == "B" else self.result
+
     def _double_clicked(self, row: int, column: int) -> None:
         if self.result is not None:
             self.head_chosen.emit(self.result.effect.shape[0] - 1 - row, column)  # (drawn with layer 1 at the bottom)

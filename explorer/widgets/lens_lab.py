@@ -263,7 +263,7 @@ class LensLab(QWidget):
             self.knock_out()
 
     def _head_chosen(self, layer: int, head: int) -> None:
-        result = self.heads.result
+        result = self.heads.shown_result  # (B's own tokens where B's table is shown)
         if result is not None:
             self.focus_head.emit(result.text, result.position, self.heads.name, layer, head)
 
