@@ -60,12 +60,36 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
     ids, segments, _special, notice = _inputs(handle, text, MAX_ABLATION_TOKENS)
     position = prediction_position(handle, ids, "the text has no [MASK] (or it lies beyond the tokens read): "
                                    "knocking out heads explains the prediction at a [MASK]")
+    layers, heads = len(out_projections(handle)), head_count(handle)
+    cells = [(layer, h) for layer in range(layers) for h in range(heads)]
+    with torch.inference_mode():
+        clean = _log_probs(handle, [ids], [segments], position)[0]
+    target_id = int(clean.argmax()) if unnamed(target, "target") else one_token(handle, str(target), "target")
+    foil_id = None if unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
+    if foil_id == target_id:
+        raise InputError("the foil is the target itself: name another word to explain it against")
+    logp = knocked_out(handle, ids, segments, position, [[cell] for cell in cells])
+    ablated = logp[:, target_id].double().cpu().numpy()
+    value = float(clean[target_id]) - (float(clean[foil_id]) if foil_id is not None else 0.0)
+    per_head = ablated - (logp[:, foil_id].double().cpu().numpy() if foil_id is not None else 0.0)
+    return HeadAblation(
+        text, tuple(handle._token_text(i) for i in ids), position, handle._token_text(target_id),
+        float(np.exp(float(clean[target_id]))), handle._token_text(foil_id) if foil_id is not None else "",
+        float(np.exp(float(clean[foil_id]))) if foil_id is not None else float("nan"), value,
+        (value - per_head).reshape(layers, heads).astype(np.float32),
+        np.exp(ablated).reshape(layers, heads).astype(np.float32), notice)
+
+
+def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
+                groups: list[list[tuple[int, int]]]) -> torch.Tensor:
+    """(len(groups), V): the log-probabilities at ``position`` with each group's (layer, head)s knocked out
+    together, one row a group (their outputs at every token replaced by their means over these tokens)."""
     projections = out_projections(handle)
     heads = head_count(handle)
     layers = len(projections)
     size = 0  # each head's width in the projection's input: set by the clean pass
     clean_means: list[torch.Tensor] = []  # per layer: each head's output averaged over the text's tokens
-    plan: dict[str, Any] = {}  # the knocked-out (layer, head) of each row of the pass under way
+    plan: dict[str, Any] = {}  # the knocked-out (layer, head)s of each row of the pass under way
     owner = threading.get_ident()  # (the model is shared: only this thread's passes are changed)
 
     def hook_for(index: int) -> Any:
@@ -76,12 +100,11 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
             if "rows" not in plan:  # the clean pass
                 clean_means.append(x[0].mean(0).clone())
                 return None
-            rows = [r for r, (layer, _) in enumerate(plan["rows"]) if layer == index]
-            if not rows:
+            out = [(r, h) for r, group in enumerate(plan["rows"]) for layer, h in group if layer == index]
+            if not out:
                 return None
             x = x.clone()
-            for r in rows:
-                h = plan["rows"][r][1]
+            for r, h in out:
                 x[r, :, h * size : (h + 1) * size] = clean_means[index][h * size : (h + 1) * size]
             return (x, *inputs[1:])
         return hook
@@ -89,7 +112,7 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
     hooks = [p.register_forward_pre_hook(hook_for(i)) for i, p in enumerate(projections)]
     try:
         with torch.inference_mode():
-            clean = _log_probs(handle, [ids], [segments], position)[0]
+            _log_probs(handle, [ids], [segments], position)
             if len(clean_means) != layers:
                 raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer, so "
                                   "its heads cannot be knocked out one by one")
@@ -98,32 +121,17 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
                 raise Unsupported(f"{handle.name}: its attention's output ({width} wide) does not split into "
                                   f"{heads} heads")
             size = width // heads
-            target_id = int(clean.argmax()) if unnamed(target, "target") else one_token(handle, str(target), "target")
-            foil_id = None if unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
-            if foil_id == target_id:
-                raise InputError("the foil is the target itself: name another word to explain it against")
-            cells = [(layer, h) for layer in range(layers) for h in range(heads)]
-            ablated = np.zeros((len(cells), 2), np.float64)
-            for a in range(0, len(cells), TRACE_ROWS):
+            rows = []
+            for a in range(0, len(groups), TRACE_ROWS):
                 check_cancelled("knocking out heads")  # a newer question supersedes this one
-                chunk = cells[a : a + TRACE_ROWS]
+                chunk = groups[a : a + TRACE_ROWS]
                 plan["rows"] = chunk
-                logp = _log_probs(handle, [ids] * len(chunk), [segments] * len(chunk), position)
-                ablated[a : a + len(chunk), 0] = logp[:, target_id].double().cpu().numpy()
-                if foil_id is not None:
-                    ablated[a : a + len(chunk), 1] = logp[:, foil_id].double().cpu().numpy()
+                rows.append(_log_probs(handle, [ids] * len(chunk), [segments] * len(chunk), position))
     finally:
         for h in hooks:
             h.remove()
         plan.clear()
-    value = float(clean[target_id]) - (float(clean[foil_id]) if foil_id is not None else 0.0)
-    per_head = ablated[:, 0] - (ablated[:, 1] if foil_id is not None else 0.0)
-    p_ablated = np.exp(ablated[:, 0]).reshape(layers, heads).astype(np.float32)
-    return HeadAblation(
-        text, tuple(handle._token_text(i) for i in ids), position, handle._token_text(target_id),
-        float(np.exp(float(clean[target_id]))), handle._token_text(foil_id) if foil_id is not None else "",
-        float(np.exp(float(clean[foil_id]))) if foil_id is not None else float("nan"), value,
-        (value - per_head).reshape(layers, heads).astype(np.float32), p_ablated, notice)
+    return torch.cat(rows) if rows else torch.zeros(0)
 
 
 def _log_probs(handle: Any, ids: list[list[int]], segments: list[list[int]], position: int) -> torch.Tensor:

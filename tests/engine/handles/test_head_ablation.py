@@ -146,3 +146,46 @@ def test_knocking_out_heads_leaves_the_models_other_queries_alone(sharp_gpt2):
     baseline = api.head_ablation(sharp_gpt2, text)
     answers = while_another_thread_queries(sharp_gpt2, lambda: api.head_ablation(sharp_gpt2, text))
     assert all(np.allclose(a.effect, baseline.effect, atol=1e-5) for a in answers)
+
+
+def test_heads_knocked_out_together_are_each_replaced_in_one_pass():
+    """``knocked_out``'s groups (the bench's top k heads at once): a group of one is the table's own row, and a group
+    of two heads of different layers is the same as both knocked out in the weights at once."""
+    from engine.handles.head_ablation import knocked_out
+    from engine.handles.lens import _inputs, prediction_position
+
+    handle = api.load("bert-tiny")
+    text = TEXT["masked"]
+    result = api.head_ablation(handle, text)
+    ids, segments, _, _ = _inputs(handle, text, 128)
+    position = prediction_position(handle, ids, "no [MASK]")
+    pair = [(0, 1), (3, 2)]
+    logp = knocked_out(handle, ids, segments, position, [[(1, 2)], pair])
+    with torch.inference_mode():
+        clean = handle._forward(ids, segments, logits=True, positions=[position]).logits[0, 0].float()
+    target = int(clean.argmax())
+    assert float(logp[0, target]) == pytest.approx(float(np.log(result.p_ablated[1, 2])), abs=1e-5)
+    heads = handle.info["heads"]
+    modules = [_projection(handle, layer) for layer, _ in pair]
+    means = []
+    hooks = [m.register_forward_pre_hook(lambda m, inputs: means.append(inputs[0][0].mean(0).detach().clone()))
+             for m in modules]
+    with torch.inference_mode():
+        handle._forward(ids, segments, logits=True, positions=[position])
+    for h in hooks:
+        h.remove()
+    saved = [(m.weight.detach().clone(), m.bias.detach().clone()) for m in modules]
+    try:
+        with torch.no_grad():
+            for m, mean, (_, head) in zip(modules, means, pair):
+                part = slice(head * mean.shape[0] // heads, (head + 1) * mean.shape[0] // heads)
+                m.bias += m.weight[:, part] @ mean[part]
+                m.weight[:, part] = 0.0
+        with torch.inference_mode():
+            both = handle._forward(ids, segments, logits=True, positions=[position]).logits[0, 0].float().log_softmax(-1)
+    finally:
+        with torch.no_grad():
+            for m, (w, b) in zip(modules, saved):
+                m.weight.copy_(w)
+                m.bias.copy_(b)
+    assert float(logp[1, target]) == pytest.approx(float(both[target]), abs=1e-4)
