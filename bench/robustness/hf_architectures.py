@@ -4,7 +4,8 @@ A researcher opens "any local Hugging Face checkpoint": this builds a tiny rando
 architecture below (the classes and settings transformers itself ships; weights random, so only what the app
 does with them is measured, not what they predict), saves it with a tokenizer as a folder, opens it with
 ``api.load`` and runs each query: fill-mask, next token, generation, attention, contextual vectors, the logit
-lens, the lens grid, causal tracing, attribution, a sentence's score, classification, tagging and question answering. A
+lens, the lens grid, causal tracing, attribution, the heads knocked out, a sentence's score, classification,
+tagging and question answering. A
 query ends in one of three ways: it answers ("ok"), it is refused with a message (a ``Word2BertError``:
 "refused"), or it raises anything else ("CRASH", a defect). The table says which for every cell; the run
 exits 1 when any cell crashed.
@@ -119,6 +120,7 @@ QUERIES: dict[str, Callable[[Any], Any]] = {
     "lens grid": lambda h: h.lens_grid("the cat sat on the mat."),
     "tracing": lambda h: h.causal_trace("the cat sat on the [MASK].", "cat", samples=1),
     "attribution": lambda h: h.token_attribution("the cat sat on the [MASK]."),
+    "heads": lambda h: h.head_ablation("the cat sat on the [MASK]."),
     "score": lambda h: h.score("the cat sat on the mat."),
     "classify": lambda h: h.classify("the cat sat.", "a cat is sitting."),
     "tag": lambda h: h.tag("the cat sat in Paris."),

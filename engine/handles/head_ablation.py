@@ -25,10 +25,12 @@ from engine.lab_results import HeadAblation
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
 # where a block keeps its attention's output projection (its input: the heads' outputs side by side): ours,
-# BERT-likes, GPT-2, Llama-likes and BART-likes, GPT-NeoX, GPT-J and GPT-Neo, DistilBERT, Phi, Falcon
+# BERT-likes, GPT-2, Llama-likes and BART-likes, GPT-NeoX, GPT-J and GPT-Neo, DistilBERT, Phi, Falcon and BLOOM,
+# ModernBERT, MPNet
 OUT_PROJECTIONS = ("attn_out", "attention.output.dense", "attn.c_proj", "self_attn.o_proj", "self_attn.out_proj",
                    "attention.dense", "attn.out_proj", "attn.attention.out_proj", "attention.out_lin",
-                   "self_attn.dense", "self_attention.dense", "attention.o_proj", "attn.o_proj")
+                   "self_attn.dense", "self_attention.dense", "attention.o_proj", "attn.o_proj", "attn.Wo",
+                   "attention.attn.o")
 
 
 def out_projections(handle: Any) -> list[Any]:
