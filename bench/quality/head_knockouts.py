@@ -34,10 +34,8 @@ RANDOM_DRAWS = 5
 def costs(handle, text: str, rng: random.Random) -> dict[str, float]:
     """For one question: the fall of log P(the model's word) with the top, random and bottom k heads knocked out
     together, and the top k's summed single effects."""
-    import torch
-
     from engine import api
-    from engine.handles.head_ablation import _log_probs, knocked_out
+    from engine.handles.head_ablation import knocked_out
     from engine.handles.lens import _inputs, prediction_position
 
     result = api.head_ablation(handle, text)
@@ -53,9 +51,7 @@ def costs(handle, text: str, rng: random.Random) -> dict[str, float]:
         for d in range(RANDOM_DRAWS):
             groups.append(rng.sample(cells, k))
             names.append(f"random {k} #{d}")
-    logp = knocked_out(handle, ids, segments, position, groups)
-    with torch.inference_mode():
-        clean = _log_probs(handle, [ids], [segments], position)[0]
+    clean, logp = knocked_out(handle, ids, segments, position, groups)
     target_id = int(clean.argmax())  # (the prediction the table explains: the model's own)
     fall = {name: float(clean[target_id] - logp[i, target_id]) for i, name in enumerate(names)}
     out: dict[str, float] = {}

@@ -64,13 +64,14 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
                                    "knocking out heads explains the prediction at a [MASK]")
     layers, heads = len(out_projections(handle)), head_count(handle)
     cells = [(layer, h) for layer in range(layers) for h in range(heads)]
-    with torch.inference_mode():
-        clean = _log_probs(handle, [ids], [segments], position)[0]
-    target_id = int(clean.argmax()) if unnamed(target, "target") else one_token(handle, str(target), "target")
+    named = None if unnamed(target, "target") else one_token(handle, str(target), "target")
     foil_id = None if unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
+    if foil_id is not None and foil_id == named:
+        raise InputError("the foil is the target itself: name another word to explain it against")
+    clean, logp = knocked_out(handle, ids, segments, position, [[cell] for cell in cells])
+    target_id = int(clean.argmax()) if named is None else named
     if foil_id == target_id:
         raise InputError("the foil is the target itself: name another word to explain it against")
-    logp = knocked_out(handle, ids, segments, position, [[cell] for cell in cells])
     ablated = logp[:, target_id].double().cpu().numpy()
     value = float(clean[target_id]) - (float(clean[foil_id]) if foil_id is not None else 0.0)
     per_head = ablated - (logp[:, foil_id].double().cpu().numpy() if foil_id is not None else 0.0)
@@ -83,9 +84,10 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
 
 
 def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
-                groups: list[list[tuple[int, int]]]) -> torch.Tensor:
-    """(len(groups), V): the log-probabilities at ``position`` with each group's (layer, head)s knocked out
-    together, one row a group (their outputs at every token replaced by their means over these tokens)."""
+                groups: list[list[tuple[int, int]]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The log-probabilities at ``position``: (V,) with every head in place, and (len(groups), V) with each
+    group's (layer, head)s knocked out together, one row a group (their outputs at every token replaced by their
+    means over these tokens, which the clean pass reads)."""
     projections = out_projections(handle)
     heads = head_count(handle)
     layers = len(projections)
@@ -114,7 +116,7 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
     hooks = [p.register_forward_pre_hook(hook_for(i)) for i, p in enumerate(projections)]
     try:
         with torch.inference_mode():
-            _log_probs(handle, [ids], [segments], position)
+            clean = _log_probs(handle, [ids], [segments], position)[0]
             if len(clean_means) != layers:
                 raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer, so "
                                   "its heads cannot be knocked out one by one")
@@ -133,7 +135,7 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
         for h in hooks:
             h.remove()
         plan.clear()
-    return torch.cat(rows) if rows else torch.zeros(0)
+    return clean, (torch.cat(rows) if rows else clean.new_zeros((0, clean.shape[0])))
 
 
 def _log_probs(handle: Any, ids: list[list[int]], segments: list[list[int]], position: int) -> torch.Tensor:

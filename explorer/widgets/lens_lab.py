@@ -249,6 +249,11 @@ class LensLab(QWidget):
                 and not self.attribution.answers(tuple(h.name for h in handles), self.text)):
             self.attribute()
 
+    def set_brief(self, on: bool) -> None:
+        """A talk's step (on) or the app's: the attribution and heads pages' notes short or whole."""
+        self.attribution.set_brief(on)
+        self.heads.set_brief(on)
+
     def knock_out(self) -> None:
         """Which of model A's attention heads its prediction on the text needs (the heads page), and B's."""
         if self.handles and self.text.strip():

@@ -161,8 +161,7 @@ class MaskedView(QWidget, LabView, OneLineCompared):
             widget.setVisible(not on)
         self.example.setVisible(not on and bool(self.example.toPlainText()))
         self.lens.setVisible(self.lens_switch.isChecked())  # a lab scene shows its lab in a talk too
-        self.lens.attribution.set_brief(on)
-        self.lens.heads.set_brief(on)
+        self.lens.set_brief(on)
 
     def _message(self, message: str) -> None:
         self.hint.setText(message)

@@ -154,8 +154,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         step's lab (the step is about the lab: the next words keep the room)."""
         self.presenting = on
         self.lab_row.setVisible(not on)
-        self.lens.attribution.set_brief(on)
-        self.lens.heads.set_brief(on)
+        self.lens.set_brief(on)
         self._present_rows()
 
     def _present_rows(self) -> None:

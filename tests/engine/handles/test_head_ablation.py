@@ -160,7 +160,7 @@ def test_heads_knocked_out_together_are_each_replaced_in_one_pass():
     ids, segments, _, _ = _inputs(handle, text, 128)
     position = prediction_position(handle, ids, "no [MASK]")
     pair = [(0, 1), (3, 2)]
-    logp = knocked_out(handle, ids, segments, position, [[(1, 2)], pair])
+    _, logp = knocked_out(handle, ids, segments, position, [[(1, 2)], pair])
     with torch.inference_mode():
         clean = handle._forward(ids, segments, logits=True, positions=[position]).logits[0, 0].float()
     target = int(clean.argmax())
