@@ -134,9 +134,7 @@ class Attribution:
     @property
     def explained(self) -> str:
         """What the scores explain, in words."""
-        if self.foil:
-            return f"log P('{self.target.strip()}') − log P('{self.foil.strip()}')"
-        return f"log P('{self.target.strip()}')"
+        return explained(self.target, self.foil)
 
     @property
     def gap(self) -> float:
@@ -165,12 +163,48 @@ class HeadAblation:
     @property
     def explained(self) -> str:
         """What the effects are of, in words."""
-        if self.foil:
-            return f"log P('{self.target.strip()}') − log P('{self.foil.strip()}')"
-        return f"log P('{self.target.strip()}')"
+        return explained(self.target, self.foil)
 
     def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
         """The ``n`` heads (layer, head, effect) whose removal costs the prediction the most."""
         order = np.argsort(-self.effect, axis=None)[:n]
         heads = self.effect.shape[1]
         return [(int(i) // heads, int(i) % heads, float(self.effect.flat[i])) for i in order]
+
+
+@dataclass(frozen=True)
+class HeadPositions:
+    """Where one attention head matters: ``effect[t]`` is what knocking out head ``head`` of ``layer`` at token t
+    alone (its output there replaced by its mean over the text's tokens) costs the explained quantity, as
+    ``HeadAblation`` measures it; ``every`` is its knock-out at every token together (``HeadAblation``'s cell)."""
+
+    text: str
+    tokens: tuple[str, ...]
+    position: int  # where the prediction is read (the [MASK], or the last token)
+    layer: int  # from 0
+    head: int
+    target: str
+    p_target: float
+    foil: str  # "" without one
+    p_foil: float  # nan without a foil
+    value: float  # the explained quantity with every head in place
+    effect: np.ndarray  # (tokens,)
+    every: float
+    notice: str = ""
+
+    @property
+    def explained(self) -> str:
+        """What the effects are of, in words."""
+        return explained(self.target, self.foil)
+
+    @property
+    def strongest(self) -> int:
+        """The token where knocking the head out costs the prediction most."""
+        return int(np.argmax(self.effect))
+
+
+def explained(target: str, foil: str) -> str:
+    """The quantity a lab page explains, in words: log P(target), less log P(foil) with a foil."""
+    if foil:
+        return f"log P('{target.strip()}') − log P('{foil.strip()}')"
+    return f"log P('{target.strip()}')"

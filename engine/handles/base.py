@@ -300,6 +300,10 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}) has no attention heads to knock out: only Transformer "
                           "language models (GPT, BERT) have them")
 
+    def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
+                       foil: str | None = None) -> Any:
+        return self.head_ablation(text, target, foil)  # (refused, with the same reason)
+
     def logit_lens(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "
                           "needs a Transformer language model (BERT, GPT)")

@@ -5,13 +5,16 @@ a model never sees), and the prediction at the [MASK] (or after the text) measur
 or log P(target) − log P(foil) with a foil. ``effect[l, h]`` is what removing head h of layer l costs that
 quantity (positive: the head pushed the prediction up). A head is its slice of the attention's output
 projection's input (the heads' outputs side by side, before the projection mixes them), found per
-architecture by name; one batch of rows, a head knocked out per row.
+architecture by name; one batch of rows, a head knocked out per row. Where one head matters: the same knock-out at
+one token at a time (``head_positions``; activation patching by position, as TransformerLens's
+``get_act_patch_attn_head_out_by_pos``).
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import torch
@@ -21,7 +24,7 @@ from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
 from engine.handles.gradient_walk import unnamed
 from engine.handles.lens import TRACE_ROWS, _inputs, prediction_position
-from engine.lab_results import HeadAblation
+from engine.lab_results import HeadAblation, HeadPositions
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
 # where a block keeps its attention's output projection (its input: the heads' outputs side by side): ours,
@@ -55,39 +58,84 @@ def head_count(handle: Any) -> int:
     return heads
 
 
-def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
-    """Every head of every layer knocked out in turn (its output replaced by its mean over the text's tokens)
-    and what that costs the prediction at the [MASK] (or after the text): the model's top word, or
-    ``target``; against ``foil`` when given."""
+class _Question(NamedTuple):
+    ids: list[int]
+    segments: list[int]
+    position: int
+    target: int | None  # None: the model's top word
+    foil: int | None
+    notice: str
+
+
+def _question(handle: Any, text: str, target: str | None, foil: str | None) -> _Question:
+    """The text's tokens, where the prediction is read, and the named target and foil (refused: one the model spells
+    in pieces, or a foil that is the target)."""
     ids, segments, _special, notice = _inputs(handle, text, MAX_ABLATION_TOKENS)
     position = prediction_position(handle, ids, "the text has no [MASK] (or it lies beyond the tokens read): "
                                    "knocking out heads explains the prediction at a [MASK]")
-    layers, heads = len(out_projections(handle)), head_count(handle)
-    cells = [(layer, h) for layer in range(layers) for h in range(heads)]
     named = None if unnamed(target, "target") else one_token(handle, str(target), "target")
     foil_id = None if unnamed(foil, "foil") else one_token(handle, str(foil), "foil")
     if foil_id is not None and foil_id == named:
         raise InputError("the foil is the target itself: name another word to explain it against")
-    clean, logp = knocked_out(handle, ids, segments, position, [[cell] for cell in cells])
-    target_id = int(clean.argmax()) if named is None else named
-    if foil_id == target_id:
+    return _Question(ids, segments, position, named, foil_id, notice)
+
+
+def _explained(clean: torch.Tensor, logp: torch.Tensor, question: _Question) -> tuple[int, float, np.ndarray, np.ndarray]:
+    """(target id, the explained quantity with every head in place, each row's cost of it, each row's log P(target))."""
+    target_id = int(clean.argmax()) if question.target is None else question.target
+    if question.foil == target_id:
         raise InputError("the foil is the target itself: name another word to explain it against")
     ablated = logp[:, target_id].double().cpu().numpy()
-    value = float(clean[target_id]) - (float(clean[foil_id]) if foil_id is not None else 0.0)
-    per_head = ablated - (logp[:, foil_id].double().cpu().numpy() if foil_id is not None else 0.0)
+    foil = question.foil
+    value = float(clean[target_id]) - (float(clean[foil]) if foil is not None else 0.0)
+    per_row = ablated - (logp[:, foil].double().cpu().numpy() if foil is not None else 0.0)
+    return target_id, value, value - per_row, ablated
+
+
+def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
+    """Every head of every layer knocked out in turn (its output replaced by its mean over the text's tokens)
+    and what that costs the prediction at the [MASK] (or after the text): the model's top word, or
+    ``target``; against ``foil`` when given."""
+    q = _question(handle, text, target, foil)
+    layers, heads = len(out_projections(handle)), head_count(handle)
+    cells = [(layer, h) for layer in range(layers) for h in range(heads)]
+    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, [[cell] for cell in cells])
+    target_id, value, cost, ablated = _explained(clean, logp, q)
     return HeadAblation(
-        text, tuple(handle._token_text(i) for i in ids), position, handle._token_text(target_id),
-        float(np.exp(float(clean[target_id]))), handle._token_text(foil_id) if foil_id is not None else "",
-        float(np.exp(float(clean[foil_id]))) if foil_id is not None else float("nan"), value,
-        (value - per_head).reshape(layers, heads).astype(np.float32),
-        np.exp(ablated).reshape(layers, heads).astype(np.float32), notice)
+        text, tuple(handle._token_text(i) for i in q.ids), q.position, handle._token_text(target_id),
+        float(np.exp(float(clean[target_id]))), handle._token_text(q.foil) if q.foil is not None else "",
+        float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
+        cost.reshape(layers, heads).astype(np.float32), np.exp(ablated).reshape(layers, heads).astype(np.float32),
+        q.notice)
+
+
+def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,
+                   foil: str | None = None) -> HeadPositions:
+    """Where head ``head`` of ``layer`` (from 0) matters to the prediction: knocked out at one token at a time
+    (its output there replaced by its mean over the text's tokens, as ``head_ablation`` does at every token), and
+    at every token together."""
+    q = _question(handle, text, target, foil)
+    layers, heads = len(out_projections(handle)), head_count(handle)
+    for what, value, count in (("layer", layer, layers), ("head", head, heads)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < count:
+            raise InputError(f"{handle.name} has no {what} {value!r}: {layers} layers (0-{layers - 1}) of "
+                             f"{heads} heads (0-{heads - 1})")
+    groups = [[(int(layer), int(head), t)] for t in range(len(q.ids))] + [[(int(layer), int(head))]]
+    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, groups)
+    target_id, value, cost, _ = _explained(clean, logp, q)
+    return HeadPositions(
+        text, tuple(handle._token_text(i) for i in q.ids), q.position, int(layer), int(head),
+        handle._token_text(target_id), float(np.exp(float(clean[target_id]))),
+        handle._token_text(q.foil) if q.foil is not None else "",
+        float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
+        cost[:-1].astype(np.float32), float(cost[-1]), q.notice)
 
 
 def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
-                groups: list[list[tuple[int, int]]]) -> tuple[torch.Tensor, torch.Tensor]:
+                groups: Sequence[Sequence[tuple[int, ...]]]) -> tuple[torch.Tensor, torch.Tensor]:
     """The log-probabilities at ``position``: (V,) with every head in place, and (len(groups), V) with each
-    group's (layer, head)s knocked out together, one row a group (their outputs at every token replaced by their
-    means over these tokens, which the clean pass reads)."""
+    group's heads knocked out together, one row a group: a (layer, head) at every token, a (layer, head, token) at
+    that token alone (its output replaced by its mean over these tokens, which the clean pass reads)."""
     projections = out_projections(handle)
     heads = head_count(handle)
     layers = len(projections)
@@ -104,12 +152,17 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
             if "rows" not in plan:  # the clean pass
                 clean_means.append(x[0].mean(0).clone())
                 return None
-            out = [(r, h) for r, group in enumerate(plan["rows"]) for layer, h in group if layer == index]
+            out = [(r, cell[1], cell[2] if len(cell) > 2 else None) for r, group in enumerate(plan["rows"])
+                   for cell in group if cell[0] == index]
             if not out:
                 return None
             x = x.clone()
-            for r, h in out:
-                x[r, :, h * size : (h + 1) * size] = clean_means[index][h * size : (h + 1) * size]
+            for r, h, t in out:
+                part = slice(h * size, (h + 1) * size)
+                if t is None:
+                    x[r, :, part] = clean_means[index][part]
+                else:
+                    x[r, t, part] = clean_means[index][part]
             return (x, *inputs[1:])
         return hook
 

@@ -31,7 +31,7 @@ from engine.handles.base import (
     padded_runs,
     run_info,
 )
-from engine.lab_results import Attribution, CausalTrace, HeadAblation, LensGrid
+from engine.lab_results import Attribution, CausalTrace, HeadAblation, HeadPositions, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
 from engine.models.wrappers.protocol import Adapter, ForwardOutput
@@ -313,6 +313,14 @@ class TransformerHandle(BaseHandle):
         from engine.handles.head_ablation import head_ablation
 
         return head_ablation(self, text, target, foil)
+
+    def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
+                       foil: str | None = None) -> HeadPositions:
+        """Where one head matters to the prediction: knocked out at one token at a time
+        (engine.handles.head_ablation)."""
+        from engine.handles.head_ablation import head_positions
+
+        return head_positions(self, text, layer, head, target, foil)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         k = check_k(k)

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from engine.cancel import check_cancelled
-from engine.lab_results import Attribution, CausalTrace, HeadAblation, LensGrid
+from engine.lab_results import Attribution, CausalTrace, HeadAblation, HeadPositions, LensGrid
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
 
@@ -39,6 +39,14 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
     tokens) costs ``handle``'s prediction at the [MASK] (or after the text), or ``target``'s log-probability
     there, less ``foil``'s when given."""
     return handle.head_ablation(text, target, foil)
+
+
+def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,
+                   foil: str | None = None) -> HeadPositions:
+    """Where head ``head`` of ``layer`` (from 0) matters: what knocking it out at each token alone (its output there
+    replaced by its mean over the text's tokens) costs the prediction, as ``head_ablation`` measures it, and at every
+    token together (activation patching by position, as TransformerLens's ``attn_head_out_by_pos``)."""
+    return handle.head_positions(text, layer, head, target, foil)
 
 
 def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:

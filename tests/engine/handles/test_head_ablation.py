@@ -189,3 +189,84 @@ def test_heads_knocked_out_together_are_each_replaced_in_one_pass():
                 m.weight.copy_(w)
                 m.bias.copy_(b)
     assert float(logp[1, target]) == pytest.approx(float(both[target]), abs=1e-4)
+
+
+def _patched_at(handle, text, layer, head, heads, token):
+    """log P at the prediction's position with head ``head`` of ``layer`` mean-ablated at ``token`` alone, made a
+    second way: after the output projection, the head's share at that token swapped for its mean's (the projection
+    is linear: W·mean − W·x of the head's columns added to that token's output)."""
+    module = _projection(handle, layer)
+    kept: list[torch.Tensor] = []
+    ids, segments, *_ = handle._encode(text.replace("[MASK]", handle.adapter.tokenizer.id_to_token(
+        handle.adapter.mask_id)) if handle.adapter.objective == "masked" else text)
+    position = ids.index(handle.adapter.mask_id) if handle.adapter.objective == "masked" else len(ids) - 1
+
+    def keep(m, inputs):
+        kept.append(inputs[0][0].detach().clone())
+
+    def shift(m, inputs, output):
+        x = inputs[0][0]
+        size = x.shape[-1] // heads
+        part = slice(head * size, (head + 1) * size)
+        delta = kept[0].mean(0)[part] - x[token, part]
+        w = m.weight[:, part] if isinstance(m, torch.nn.Linear) else m.weight[part, :].T  # (out, head width)
+        output = output.clone()
+        output[0, token] += w @ delta
+        return output
+
+    hook = module.register_forward_pre_hook(keep)
+    with torch.inference_mode():
+        handle._forward(ids, segments, logits=True, positions=[position])
+    hook.remove()
+    hook = module.register_forward_hook(shift)
+    try:
+        with torch.inference_mode():
+            logits = handle._forward(ids, segments, logits=True, positions=[position]).logits
+    finally:
+        hook.remove()
+    return logits[0, 0].float().log_softmax(-1), position
+
+
+@pytest.mark.parametrize("which", ["bert-tiny", "gpt-tiny", "minilm-mlm", "sharp-gpt2"])
+def test_a_head_knocked_out_at_one_token_costs_what_the_same_swap_after_its_projection_costs(which, sharp_gpt2):
+    """Where a head matters, token by token: each token's cost is the ablation made a second way (after the output
+    projection, through its weights); knocked out at every token it is the heads table's cell; in the last layer
+    only the predicted position's output reaches the prediction, so every other token costs nothing."""
+    from engine.handles.attribution import one_token
+
+    handle = sharp_gpt2 if which == "sharp-gpt2" else api.load(which)
+    text = TEXT[handle.adapter.objective]
+    heads, layers = handle.info["heads"], handle.adapter.n_layers
+    table = api.head_ablation(handle, text)
+    target_id = one_token(handle, table.target.strip(), "target")
+    layer, head, _ = table.strongest(1)[0]
+    where = api.head_positions(handle, text, layer, head)
+    assert (where.layer, where.head, where.target, where.position) == (layer, head, table.target, table.position)
+    assert where.tokens == table.tokens and where.effect.shape == (len(table.tokens),)
+    assert where.every == pytest.approx(float(table.effect[layer, head]), abs=1e-4)
+    for token in {0, where.position, where.strongest, len(where.tokens) - 1}:
+        logp, _ = _patched_at(handle, text, layer, head, heads, token)
+        assert where.effect[token] == pytest.approx(where.value - float(logp[target_id]), abs=1e-4)
+    assert np.abs(where.effect).max() > 1e-3  # (the comparisons above are not of zeros)
+    last = api.head_positions(handle, text, layers - 1, heads - 1)
+    others = np.delete(last.effect, last.position)
+    np.testing.assert_allclose(others, 0.0, atol=1e-5)
+
+
+def test_where_a_head_matters_is_asked_of_a_head_the_model_has():
+    handle = api.load("bert-tiny")
+    layers, heads = handle.adapter.n_layers, handle.info["heads"]
+    for layer, head in ((layers, 0), (0, heads), (-1, 0), (True, 0), ("1", 0)):
+        with pytest.raises(InputError, match=f"{layers} layers \\(0-{layers - 1}\\) of {heads} heads"):
+            api.head_positions(handle, TEXT["masked"], layer, head)
+    foiled = api.head_positions(handle, TEXT["masked"], 1, 2, "goal", "point")
+    assert foiled.explained == "log P('goal') − log P('point')" and foiled.foil.strip() == "point"
+    assert foiled.value == pytest.approx(np.log(foiled.p_target) - np.log(foiled.p_foil), abs=1e-5)
+
+
+def test_models_without_heads_refuse_where_a_head_matters_with_the_reason(contextual_runs):
+    elmo = api.load(contextual_runs["elmo"][0])
+    with pytest.raises(Unsupported, match="no attention heads to knock out"):
+        api.head_positions(elmo, "the cat sat on the", 0, 0)
+    with pytest.raises(Unsupported, match="no attention heads to knock out"):
+        api.head_positions(api.load("word2vec-sgns"), "the cat sat on the", 0, 0)
