@@ -81,7 +81,13 @@ from engine.inspection.attention_stats import (
     rollout,
 )
 from engine.inspection.history_scores import checkpoint_scores, checkpoint_settling
-from engine.inspection.lab import causal_trace, head_ablation, head_positions, lens_grid, token_attribution
+from engine.inspection.lab import (
+    causal_trace,
+    head_ablation,
+    head_positions,
+    lens_grid,
+    token_attribution,
+)
 from engine.inspection.layer_similarity import LayerSimilarity, forget_read_words, layer_similarity
 from engine.lab_results import (
     ATTRIBUTION_METHODS,

@@ -83,7 +83,14 @@ def queries(handle):
                                                                                     else o)),
         ("head_ablation", lambda t, o, k: handle.head_ablation(t)),
         ("head_ablation target foil", lambda t, o, k: handle.head_ablation(t, o, t.split()[-1] if t.split() else o)),
+        ("head_positions", lambda t, o, k: handle.head_positions(t, *_cell(k))),  # k as the layer and head
     ]
+
+
+def _cell(k):
+    """A (layer, head) from a hostile k: an int folded onto the usual sizes (some in range, some beyond), anything
+    else passed on as it came."""
+    return (k % 7, k % 13) if isinstance(k, int) and not isinstance(k, bool) else (k, k)
 
 
 def trained_baselines(tmp: Path) -> dict[str, str]:

@@ -1,7 +1,6 @@
 """The lab's queries as a click costs them (issue 35): the lens grid (logit and tuned), causal tracing,
 attribution (integrated gradients with the other two methods, one batch of backward passes) and the heads knocked
-out one by one (one batch of layers × heads rows) on the shipped
-models, each model loaded once beforehand, median of several asks of the built-in scenes' sentences (the lens
+out one by one (one batch of layers × heads rows), and one head knocked out token by token, on the shipped models, each model loaded once beforehand, median of several asks of the built-in scenes' sentences (the lens
 scene's, the capital scene's, the window scene's).
 
     python bench/speed/lab_speed.py [--rounds 5]
@@ -54,11 +53,15 @@ def main() -> None:
         result = handle.causal_trace(text, subject, 3)
         attribution = median_s(lambda h=handle, t=text: h.token_attribution(t), args.rounds)
         steps = handle.token_attribution(text).steps
-        heads = (median_s(lambda h=handle, t=text: h.head_ablation(t), args.rounds)
-                 if handle.info.get("heads") else None)
+        heads = by_token = None
+        if handle.info.get("heads"):
+            heads = median_s(lambda h=handle, t=text: h.head_ablation(t), args.rounds)
+            layer, head, _ = handle.head_ablation(text).strongest(1)[0]
+            by_token = median_s(lambda h=handle, t=text, a=layer, b=head: h.head_positions(t, a, b), args.rounds)
         rows.append(f"| {name} | {len(result.tokens)} | {result.restored.shape[0]} | {grid * 1000:,.0f} | "
                     f"{'–' if tuned is None else f'{tuned * 1000:,.0f}'} | {trace * 1000:,.0f} | "
-                    f"{attribution * 1000:,.0f} ({steps} steps) | {'–' if heads is None else f'{heads * 1000:,.0f}'} |")
+                    f"{attribution * 1000:,.0f} ({steps} steps) | {'–' if heads is None else f'{heads * 1000:,.0f}'} | "
+                    f"{'–' if by_token is None else f'{by_token * 1000:,.0f}'} |")
         print(rows[-1], flush=True)
     body = "\n".join([
         "## The lab: lens grid, causal tracing, attribution and heads, per click", "",
@@ -67,10 +70,11 @@ def main() -> None:
         "restored once per draw, in batches); attribution: the model's prediction, integrated gradients' steps "
         "(32, then 128 and 512 while they miss the change by over 5% and 0.05 nats) with gradient × input and the "
         "gradient's norm, in one batch of backward passes; heads: every attention head knocked out in turn, one "
-        "row each; ELMo: its forward LM word by word (its trace steps the clean run through its LSTMs one word at a "
+        "row each; head by token: the strongest head knocked out at one token at a time (the strip under the heads "
+        "table), one row a token; ELMo: its forward LM word by word (its trace steps the clean run through its LSTMs one word at a "
         "time; it has no heads).", f"Machine: {machine()}", "",
         "| model | tokens | layers + 1 | lens grid ms | tuned lens grid ms | causal trace ms | attribution ms | "
-        "heads ms |", "|---|---:|---:|---:|---:|---:|---:|---:|", *rows])
+        "heads ms | head by token ms |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|", *rows])
     print(body)
     write_section("lab-speed", body)
 

@@ -20,7 +20,13 @@ import numpy as np  # noqa: E402
 
 from bench._report import loaded_models, machine, write_section  # noqa: E402
 from engine import api  # noqa: E402
-from engine.inspection.quality import _by_word, _leave_one_out, _occurrence, sense_dev_items, sense_items  # noqa: E402
+from engine.inspection.quality import (  # noqa: E402
+    _by_word,
+    _leave_one_out,
+    _occurrence,
+    sense_dev_items,
+    sense_items,
+)
 
 MODELS = ("elmo-tiny", "gpt-tiny", "bert-tiny", "minilm-gpt", "minilm-mlm", "all-minilm-l6-v2")
 WAYS = ("raw", "centred", "standardised", "word-centred")

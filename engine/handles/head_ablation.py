@@ -116,9 +116,9 @@ def head_positions(handle: Any, text: str, layer: int, head: int, target: str | 
     at every token together."""
     q = _question(handle, text, target, foil)
     layers, heads = len(out_projections(handle)), head_count(handle)
-    for what, value, count in (("layer", layer, layers), ("head", head, heads)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < count:
-            raise InputError(f"{handle.name} has no {what} {value!r}: {layers} layers (0-{layers - 1}) of "
+    for what, given, count in (("layer", layer, layers), ("head", head, heads)):
+        if isinstance(given, bool) or not isinstance(given, (int, np.integer)) or not 0 <= given < count:
+            raise InputError(f"{handle.name} has no {what} {given!r}: {layers} layers (0-{layers - 1}) of "
                              f"{heads} heads (0-{heads - 1})")
     groups = [[(int(layer), int(head), t)] for t in range(len(q.ids))] + [[(int(layer), int(head))]]
     clean, logp = knocked_out(handle, q.ids, q.segments, q.position, groups)

@@ -3,7 +3,8 @@ layer is knocked out in turn (its output replaced by its mean over the text's to
 that costs log P(target), or log P(target) − log P(foil): layers as rows (the first at the bottom, as the lens
 grid), heads as columns, red where a head pushed the prediction up, blue where it held it down. Model A's
 heads, and a compared model B's (its table, or A − B) where it has as many layers and heads; a word to explain and a
-foil are optional; it answers as the text changes while the page is open."""
+foil are optional; it answers as the text changes while the page is open. Under the table, where the head clicked
+(the strongest at first) matters, token by token (explorer/widgets/head_positions.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
+from explorer.widgets.head_positions import HeadPositionsStrip
 from explorer.widgets.lens_grid import LayerTokenTable
 from explorer.widgets.word_and_foil import WordAndFoil
 
@@ -50,8 +52,8 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
         return f"{head}. Heads it needs most: {strongest}.{notice}"
     layers, heads = result.effect.shape
     return (f"{head}. Explained: {result.explained} = {result.value:+.2f}, each of {layers} × {heads} heads knocked out "
-            f"in turn. Heads it needs most: {strongest}{against}.{notice} Double-click a head to see where it "
-            "attends.")
+            f"in turn. Heads it needs most: {strongest}{against}.{notice} Click a head to see at which tokens it "
+            "matters (below); double-click to see where it attends.")
 
 
 SHOW = ("A", "B", "A − B")
@@ -70,6 +72,9 @@ class HeadsPage(QWidget, WordAndFoil):
         self.names: tuple[str, ...] = ()  # the models whose heads are on screen (A first)
         self.brief = False  # a talk's step: the note says only the heads that matter
         self.b_note = ""  # what is said of model B under A's note
+        self.handles: list[Any] = []  # the models on screen (A first), whose heads the strip below knocks out
+        self.pending: list[Any] = []  # the models asked last
+        self.chosen: tuple[int, int] | None = None  # the head clicked (layer from 0, head); None: the strongest shown
         row = self.make_fields()
         self.show_which = QComboBox()
         self.show_which.addItems(list(SHOW))
@@ -89,8 +94,11 @@ class HeadsPage(QWidget, WordAndFoil):
         layout.addLayout(row)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
+        self.where = HeadPositionsStrip()  # where the chosen head matters, token by token
+        layout.addWidget(self.where)
         add_csv_export(self.table, self.table.export_rows, "head-knock-outs", png=True)
         self.table.cellDoubleClicked.connect(self._double_clicked)
+        self.table.cell_clicked.connect(self._clicked)
         self.show_which.currentIndexChanged.connect(lambda _: self._render())
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
@@ -112,8 +120,25 @@ class HeadsPage(QWidget, WordAndFoil):
         if self.result is not None:
             self.head_chosen.emit(self.result.effect.shape[0] - 1 - row, column)  # (drawn with layer 1 at the bottom)
 
+    def _clicked(self, layer: int, head: int) -> None:
+        self.chosen = (layer, head)
+        self._ask_where()
+
+    def _ask_where(self) -> None:
+        """The strip below: where the head clicked (or the shown table's strongest) matters, token by token."""
+        if self.result is None or self.asked is None or len(self.handles) < len(self.names):
+            return
+        show = self.show_which.currentText() if self.compared is not None else "A"
+        a, b = self.result, self.compared
+        effect = a.effect - b.effect if show == "A − B" else self.shown_result.effect
+        layer, head = self.chosen or np.unravel_index(int(np.argmax(effect)), effect.shape)
+        handle = self.handles[1] if show == "B" else self.handles[0]
+        _, text, target, foil = self.asked
+        self.where.ask(handle, text, int(layer), int(head), target, foil)
+
     def set_brief(self, on: bool) -> None:
         self.brief = on
+        self.where.set_brief(on)
         self._render()
 
     def set_show(self, show: str | None) -> None:
@@ -129,6 +154,7 @@ class HeadsPage(QWidget, WordAndFoil):
         target, foil = self.fields()
         names = tuple(h.name for h in handles)
         self.asked = (names, text, target, foil)
+        self.pending = list(handles)
         self.note.setText(f"knocking out {' and '.join(names)}'s heads one by one…")
 
         def work() -> tuple[tuple[tuple[str, ...], str, str, str], list[Outcome[Any]]]:
@@ -140,6 +166,7 @@ class HeadsPage(QWidget, WordAndFoil):
     def _failed(self, message: str) -> None:
         self.result = self.compared = None
         self.table.setRowCount(0)
+        self.where.clear()
         self.note.setText(message)
         self.failed.emit(message)
 
@@ -152,6 +179,7 @@ class HeadsPage(QWidget, WordAndFoil):
             return
         names = asked[0]
         self.result, self.compared, self.names, self.b_note = outcomes[0].value, None, names, ""
+        self.handles, self.chosen = self.pending, None
         if len(outcomes) > 1:
             other: Any = outcomes[1].value
             if outcomes[1].failed:
@@ -201,3 +229,4 @@ class HeadsPage(QWidget, WordAndFoil):
         elif self.b_note:
             notes.append(self.b_note)
         self.note.setText("\n".join(notes))
+        self._ask_where()

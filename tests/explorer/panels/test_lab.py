@@ -206,6 +206,40 @@ def test_a_heads_scene_shows_what_knocking_out_each_head_costs(qtbot, window, co
     qtbot.waitUntil(lambda: "no attention heads to knock out" in elmo.next.lens.heads.note.text(), timeout=30_000)
 
 
+def test_under_the_heads_table_the_chosen_head_is_knocked_out_token_by_token(qtbot, window, contextual_runs):  # noqa: F811
+    """Where a head matters: the strip under the table opens on the strongest head, a cell per token with what
+    knocking it out there alone costs (as the engine gives it); a click on another head asks again for that head;
+    a talk's note is the short one."""
+    load(qtbot, window, contextual_runs["bert"][0])
+    panel = open_scene(qtbot, window, {"view": "masked", "sentences": ["he drove the [MASK] to town"],
+                                       "models": ["bert"], "contextual_model": "bert", "lab": "heads"},
+                       timeout=60_000)
+    page = panel.masked.lens.heads
+    strip = page.where
+    qtbot.waitUntil(lambda: strip.result is not None, timeout=30_000)
+    table = page.result
+    layer, head, _ = table.strongest(1)[0]
+    assert (strip.result.layer, strip.result.head) == (layer, head) and strip.isVisible()
+    assert header(strip.table) == [t.strip() for t in table.tokens]
+    assert header(strip.table, "v") == [f"layer {layer + 1} head {head}"]
+    handle = window.session.models["bert"]
+    expected = handle.head_positions("he drove the [MASK] to town", layer, head)
+    for t in range(len(table.tokens)):
+        assert strip.table.item(0, t).text() == f"{expected.effect[t]:+.2f}"
+    assert strip.result.every == pytest.approx(float(table.effect[layer, head]), abs=1e-4)
+    assert f"layer {layer + 1} head {head} matters" in strip.note.text() and "every token together" in strip.note.text()
+    assert "(the position predicted)" in strip.table.item(0, table.position).toolTip()
+    other = (0, 1) if (layer, head) != (0, 1) else (1, 0)
+    with qtbot.waitSignal(strip.shown, timeout=30_000):
+        page.table.cellClicked.emit(table.effect.shape[0] - 1 - other[0], other[1])  # (layer 1 drawn at the bottom)
+    assert (strip.result.layer, strip.result.head) == other
+    assert header(strip.table, "v") == [f"layer {other[0] + 1} head {other[1]}"]
+    panel.set_presenting(True)
+    assert "Click another head" not in strip.note.text() and "every token:" in strip.note.text()
+    panel.set_presenting(False)
+    shot(qtbot, window, "lab-heads-by-token")
+
+
 def test_the_heads_of_a_run_against_its_export_compare_head_by_head(qtbot, window, contextual_runs,  # noqa: F811
                                                                      tmp_path):
     """Model against model: a GPT run and the Hugging Face folder it exports to have the same heads; B's table, and
@@ -226,6 +260,7 @@ def test_the_heads_of_a_run_against_its_export_compare_head_by_head(qtbot, windo
     assert "\nhf-gpt: P(" in page.note.text() and panel.current_scene().show == "A − B"
     page.show_which.setCurrentText("B")
     np.testing.assert_allclose(page.table.values, page.compared.effect, atol=1e-6)
+    qtbot.waitUntil(lambda: page.where.result is not None and page.where.name == "hf-gpt", timeout=30_000)  # B's head
     with qtbot.waitSignal(window.attention.shown, timeout=30_000):
         page.table.cellDoubleClicked.emit(0, 0)
     assert window.attention.model.currentText() == "hf-gpt"

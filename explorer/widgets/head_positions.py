@@ -1,0 +1,109 @@
+"""Under the heads table: where one head matters (engine.api.head_positions). The head chosen in the table (its
+strongest at first) knocked out at one token at a time, a cell per token coloured by what that costs the
+prediction (red: the head's output there pushed it up), and the note says where it matters most."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from explorer.failures import Outcome, attempt
+from explorer.tasks import TaskRunner
+from explorer.widgets.export import add_csv_export
+from explorer.widgets.lens_grid import LayerTokenTable
+
+SHOWN_TOKENS = 2  # the tokens named in the note
+
+
+def positions_text(name: str, result: Any, brief: bool = False) -> str:
+    """The note over the strip: which head, and the tokens where knocking it out costs most."""
+    head = f"Where {name}'s layer {result.layer + 1} head {result.head} matters"
+    order = [int(t) for t in np.argsort(-result.effect)[:SHOWN_TOKENS] if result.effect[t] >= 0.005]  # (shown: +0.01)
+    most = ", ".join(f"'{result.tokens[t].strip() or '␣'}' {result.effect[t]:+.2f}" for t in order) or "no single token"
+    if brief:
+        return f"{head}: {most} (every token: {result.every:+.2f})."
+    return (f"{head}, knocked out at one token at a time: most at {most}; at every token together "
+            f"{result.every:+.2f} of {result.explained}. Click another head above to see where it matters.")
+
+
+class HeadPositionsStrip(QWidget):
+    """One row of cells, a token each: what the head's knock-out at that token alone costs."""
+
+    shown = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: Any = None
+        self.name = ""
+        self.asked: tuple[str, str, int, int, str, str] | None = None  # (model, text, layer, head, target, foil)
+        self.brief = False
+        self.note = QLabel("Click a head above to see at which tokens it matters.")
+        self.note.setWordWrap(True)
+        self.table = LayerTokenTable()
+        self.table.setToolTip("The head knocked out at one token at a time (its output there replaced by its mean "
+                              "over the text's tokens): what that costs the prediction. Red: the head's output at "
+                              "that token pushed it up.")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.note)
+        layout.addWidget(self.table)
+        add_csv_export(self.table, self.table.export_rows, "head-by-token", png=True)
+        self.runner = TaskRunner(self)
+        self.runner.finished.connect(self._show)
+        self.runner.failed.connect(self._failed)
+
+    def ask(self, handle: Any, text: str, layer: int, head: int, target: str, foil: str) -> None:
+        """Where ``handle``'s head ``head`` of ``layer`` (from 0) matters on ``text``; a newer question supersedes."""
+        asked = (handle.name, text, layer, head, target, foil)
+        if asked == self.asked and self.result is not None:
+            return
+        self.asked = asked
+        self.note.setText(f"knocking out {handle.name}'s layer {layer + 1} head {head} at one token at a time…")
+        work = functools.partial(attempt, functools.partial(handle.head_positions, text, layer, head,
+                                                            target or None, foil or None))
+        self.runner.submit(lambda: (asked, work()))
+
+    def clear(self) -> None:
+        self.asked = self.result = None
+        self.table.setRowCount(0)
+        self.note.setText("")
+
+    def set_brief(self, on: bool) -> None:
+        self.brief = on
+        if self.result is not None:
+            self.note.setText(positions_text(self.name, self.result, on))
+
+    def _failed(self, message: str) -> None:
+        self.result = None
+        self.table.setRowCount(0)
+        self.note.setText(message)
+
+    def _show(self, answer: tuple[tuple[str, str, int, int, str, str], Outcome[Any]]) -> None:
+        asked, outcome = answer
+        if asked != self.asked:
+            return  # a head chosen since: its answer follows
+        if outcome.failed:
+            self._failed(outcome.message)
+            return
+        result: Any = outcome.value
+        self.result, self.name = result, asked[0]
+        effect = result.effect[None, :]
+        span = float(np.abs(effect).max()) or 1.0
+        texts = [[f"{v:+.2f}" for v in result.effect]]
+        tips = [[f"{self.name}, layer {result.layer + 1} head {result.head} knocked out at '{token.strip() or '␣'}' "
+                 f"alone: {result.explained} changes by {-v:+.3f}"
+                 + (" (the position predicted)" if t == result.position else "")
+                 for t, (token, v) in enumerate(zip(result.tokens, result.effect, strict=True))]]
+        self.table.show_cells(texts, effect / span, result.tokens, tips, signed=True,
+                              labels=[f"layer {result.layer + 1} head {result.head}"])
+        self.table.values = effect  # the export gives the effects, not the colours' scale
+        header = self.table.horizontalHeader()
+        rows = header.height() + self.table.rowHeight(0) + 2 * self.table.frameWidth()
+        wide = header.length() + self.table.verticalHeader().width() > self.table.width()  # a scroll bar under it
+        self.table.setFixedHeight(rows + (self.table.horizontalScrollBar().sizeHint().height() if wide else 0))
+        self.note.setText(positions_text(self.name, result, self.brief))
+        self.shown.emit()
