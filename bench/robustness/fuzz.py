@@ -254,6 +254,7 @@ def main() -> None:
     slow = sum(r["slow"] for r in rows)
     command = f"python bench/robustness/fuzz.py --examples {args.examples} --big-examples {args.big_examples}" + (
         f" --models {args.models} --queries {shlex.quote(args.queries)}" if args.queries else "") + (
+        f" --section {args.section}" if args.section != "fuzz" else "") + (
         " (runs side by side, merged: --merge " + ", ".join(Path(m).name for m in args.merge.split(",")) + ")" if args.merge else "")
     asked = [q for q in args.queries.split(",") if q]
     title = (f"Hostile text, the queries added or rewritten since the whole table: {', '.join(asked)}" if asked

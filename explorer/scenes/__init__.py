@@ -12,7 +12,7 @@ from typing import Any
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
           "step", "lab", "lens", "measure", "show", "subject", "contrast", "target", "foil", "compare", "count", "debiased", "by_words",
-          "continuation"}
+          "continuation", "head"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "models", "static"), "attention": ("head", "model", "atlas", "rollout"),
@@ -56,6 +56,7 @@ class Scene:
     target: str | None = None  # the word attribution (or the heads' knock-outs) explains (None: the prediction)
     foil: str | None = None  # ... against this word
     by_words: bool | None = None  # ... its tokens added up word by word (None: by tokens)
+    head: list[int] | None = None  # the heads page's head shown token by token: [layer from 0, head] (None: the strongest)
     compare: str | None = None  # the model compared with (B)
     count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
     debiased: bool | None = None  # the layer similarity's debiased CKA (None: the panel's default, plain CKA)
@@ -137,6 +138,14 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if scene.get("by_words") is not None and scene.get("lab") != "attribution":
         raise SceneError(f"{origin}: 'by_words' adds up the lab's attribution word by word: it needs \"lab\": "
                          f"\"attribution\"")
+    head = scene.get("head")
+    if head is not None and (not isinstance(head, list) or len(head) != 2 or any(
+            isinstance(x, bool) or not isinstance(x, int) or x < 0 for x in head)):
+        raise SceneError(f"{origin}: 'head' is the heads page's head shown token by token: [layer from 0, head], "
+                         "two whole numbers, or null")
+    if head is not None and scene.get("lab") != "heads":
+        raise SceneError(f"{origin}: 'head' is shown token by token under the lab's heads table: it needs \"lab\": "
+                         "\"heads\"")
     if scene.get("continuation") and (scene["panel"] != "predictions" or scene.get("view") != "next"):
         raise SceneError(f"{origin}: 'continuation' is shown under the predictions panel's next view")
     views = VIEWS.get(scene["panel"], ())

@@ -74,7 +74,8 @@ class HeadsPage(QWidget, WordAndFoil):
         self.b_note = ""  # what is said of model B under A's note
         self.handles: list[Any] = []  # the models on screen (A first), whose heads the strip below knocks out
         self.pending: list[Any] = []  # the models asked last
-        self.chosen: tuple[int, int] | None = None  # the head clicked (layer from 0, head); None: the strongest shown
+        self.chosen: tuple[int, int] | None = None  # the head clicked or a scene's (layer from 0, head); None: the
+        # strongest shown (kept while the text or the word changes, as long as the model has that head)
         row = self.make_fields()
         self.show_which = QComboBox()
         self.show_which.addItems(list(SHOW))
@@ -179,7 +180,10 @@ class HeadsPage(QWidget, WordAndFoil):
             return
         names = asked[0]
         self.result, self.compared, self.names, self.b_note = outcomes[0].value, None, names, ""
-        self.handles, self.chosen = self.pending, None
+        self.handles = self.pending
+        if self.chosen is not None and not (self.chosen[0] < self.result.effect.shape[0]
+                                            and self.chosen[1] < self.result.effect.shape[1]):
+            self.chosen = None  # a model without that head: its strongest
         if len(outcomes) > 1:
             other: Any = outcomes[1].value
             if outcomes[1].failed:

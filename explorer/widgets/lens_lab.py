@@ -147,7 +147,8 @@ class LensLab(QWidget):
 
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
               lens: str | None = None, model: str = "", contrast: str | None = None, target: str | None = None,
-              foil: str | None = None, compare: str = "", by_words: bool = False) -> None:
+              foil: str | None = None, compare: str = "", by_words: bool = False,
+              head: list[int] | None = None) -> None:
         """A scene's lab: the tab (``PAGES``), the measure, A/B/A − B, the subject to trace, the lens, the word
         to explain and its foil; ``model``: the scene's model A, ``compare`` its B (until they are, the lab's
         answers are a stand-in's)."""
@@ -156,6 +157,7 @@ class LensLab(QWidget):
             page.target.setText(target or "")
             page.foil.setText(foil or "")
         self.attribution.set_by_words(by_words)
+        self.heads.chosen = (head[0], head[1]) if head else None
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
         self.tabs.setCurrentIndex(PAGES.index(lab) if lab in PAGES else 0)
         self.tabs.blockSignals(False)
@@ -190,6 +192,8 @@ class LensLab(QWidget):
         words: dict[str, Any] = {key: field.text().strip() for key, field in fields if field.text().strip()}
         if self.attribution.by_words_wanted and self.tabs.currentIndex() == PAGES.index("attribution"):
             words["by_words"] = True
+        if page is self.heads and self.heads.chosen is not None and self.tabs.currentIndex() == PAGES.index("heads"):
+            words["head"] = list(self.heads.chosen)
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
                 "show": (self.heads.show_which if page is self.heads else self.show_which).currentText(),
@@ -493,7 +497,8 @@ class LabView:
         if scene.lab:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
                             model=scene.contextual_model or "", contrast=scene.contrast, target=scene.target,
-                            foil=scene.foil, compare=scene.compare or "", by_words=bool(scene.by_words))
+                            foil=scene.foil, compare=scene.compare or "", by_words=bool(scene.by_words),
+                            head=scene.head)
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

@@ -238,6 +238,21 @@ def test_under_the_heads_table_the_chosen_head_is_knocked_out_token_by_token(qtb
     assert "Click another head" not in strip.note.text() and "every token:" in strip.note.text()
     panel.set_presenting(False)
     shot(qtbot, window, "lab-heads-by-token")
+    saved = panel.current_scene()  # the head clicked is kept by a saved scene, and the scene opens on it
+    assert saved.head == list(other) and check_scene(saved.to_json(), "saved").head == list(other)
+    with qtbot.waitSignal(page.where.shown, timeout=30_000):
+        page.target.setText(table.target.strip())  # another question: the head chosen stays
+        page.target.returnPressed.emit()
+    assert (strip.result.layer, strip.result.head) == other
+    again = open_scene(qtbot, window, {**saved.to_json(), "head": [1, 1]}, timeout=60_000)
+    qtbot.waitUntil(lambda: again.masked.lens.heads.where.result is not None
+                    and (again.masked.lens.heads.where.result.layer, again.masked.lens.heads.where.result.head) == (1, 1),
+                    timeout=30_000)
+    for bad, why in (([1], "two whole numbers"), ([0, True], "two whole numbers"), ([0, -1], "two whole numbers")):
+        with pytest.raises(SceneError, match=why):
+            check_scene({**saved.to_json(), "head": bad}, "hand-made")
+    with pytest.raises(SceneError, match='it needs "lab": "heads"'):
+        check_scene({**saved.to_json(), "lab": "grid", "head": [0, 0]}, "hand-made")
 
 
 def test_the_heads_of_a_run_against_its_export_compare_head_by_head(qtbot, window, contextual_runs,  # noqa: F811
