@@ -360,7 +360,10 @@ def queries(args) -> None:
                 pass
             try:  # the heads knocked out on the device (a Transformer's)
                 heads = handle.head_ablation(lab_text)
-                asked.append(f"heads {heads.effect.shape}, strongest {heads.strongest(1)}")
+                layer, head, _ = heads.strongest(1)[0]
+                where = handle.head_positions(lab_text, layer, head)
+                asked.append(f"heads {heads.effect.shape}, strongest {heads.strongest(1)}, most at token "
+                             f"{where.tokens[where.strongest]!r}")
             except api.Unsupported:
                 pass
             if Capability.NEXT_TOKEN in caps:
