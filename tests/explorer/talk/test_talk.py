@@ -11,6 +11,7 @@ from engine import api
 from explorer.scenes import SceneError, check_answerable, check_scene
 from explorer.talk.deck import check_deck, load_deck, save_deck
 from explorer.talk.window import BODY_PX, EXPORT_SIZE
+from tests.conftest import settle_layout
 from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
 
 
@@ -602,6 +603,40 @@ def test_a_talks_plots_stay_on_its_black_whatever_the_windows_theme(qtbot, conte
             assert colours(outside)[0] == background
     finally:
         apply_theme(QApplication.instance(), "light")
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
+
+
+def test_no_tab_bar_of_a_talks_lab_steps_scrolls_at_its_type_size(qtbot, contextual_runs):
+    """At a talk's type size on a 1920 × 1080 screen, the tab bars of a lab step (the lab's four pages, and any
+    other a step shows) show every tab whole: no scroll arrows hiding a page from the room (four long page names once scrolled)."""
+    from PySide6.QtWidgets import QTabWidget, QToolButton
+
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+
+    bert = str(contextual_runs["bert"][0])
+    steps = [{"panel": "predictions", "view": "masked", "sentences": ["the cat sat on the [MASK] ."], "models": [bert],
+              "contextual_model": "bert", "lab": lab, "title": f"The lab: {lab}"}
+             for lab in ("grid", "trace", "attribution", "heads")]
+    window = TalkWindow(Session(), check_deck({"title": "lab talk", "steps": steps}))
+    qtbot.addWidget(window)
+    window.resize(EXPORT_SIZE)
+    window.show()
+    qtbot.waitUntil(lambda: window.all_ready, timeout=60_000)
+    scrolled = {}
+    for i in range(len(steps)):
+        window.go(i)
+        settle_layout()
+        bars = [tabs.tabBar() for tabs in window.panels[i].findChildren(QTabWidget) if tabs.tabBar().isVisible()]
+        assert window.panels[i].masked.lens.tabs.tabBar() in bars  # the lab's (a talk hides the view's own)
+        for bar in bars:
+            arrows = [b for b in bar.findChildren(QToolButton) if b.isVisible()]
+            if arrows or bar.tabRect(bar.count() - 1).right() > bar.width():
+                scrolled[f"step {i + 1}"] = [bar.tabText(t) for t in range(bar.count())]
+    assert not scrolled, f"tab bars that scroll at a talk's type size: {scrolled}"
+    window.close()
     from explorer.tasks import wait_for_workers
 
     assert wait_for_workers(30_000)
