@@ -159,6 +159,7 @@ class HeadAblation:
     effect: np.ndarray  # (layers, heads)
     p_ablated: np.ndarray  # (layers, heads): P(target) with that head knocked out
     notice: str = ""
+    mean_over: str = "text"  # what a knocked-out head's output was replaced by: its mean over the text or the corpus
 
     @property
     def explained(self) -> str:
@@ -191,6 +192,7 @@ class HeadPositions:
     effect: np.ndarray  # (tokens,)
     every: float
     notice: str = ""
+    mean_over: str = "text"  # what the head's output was replaced by: its mean over the text or the corpus
 
     @property
     def explained(self) -> str:

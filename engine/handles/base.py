@@ -296,12 +296,13 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}): attribution follows gradients from a language model's "
                           "prediction to its input vectors; it needs a neural language model (NNLM, ELMo, GPT, BERT)")
 
-    def head_ablation(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
+    def head_ablation(self, text: str, target: str | None = None, foil: str | None = None,
+                      mean_over: str = "text") -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no attention heads to knock out: only Transformer "
                           "language models (GPT, BERT) have them")
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
-                       foil: str | None = None) -> Any:
+                       foil: str | None = None, mean_over: str = "text") -> Any:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)
 
     def logit_lens(self, text: str, k: int = 10) -> Any:

@@ -27,6 +27,8 @@ from engine.handles.lens import TRACE_ROWS, _inputs, prediction_position
 from engine.lab_results import HeadAblation, HeadPositions
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
+MEAN_OVER = ("text", "corpus")  # what a knocked-out head's output is replaced by: its mean over the text's tokens,
+# or over held-out sentences of the default corpus (engine.handles.head_means)
 # where a block keeps its attention's output projection (its input: the heads' outputs side by side): ours,
 # BERT-likes, GPT-2, Llama-likes and BART-likes, GPT-NeoX, GPT-J and GPT-Neo, DistilBERT, Phi, Falcon and BLOOM,
 # ModernBERT, MPNet
@@ -92,25 +94,38 @@ def _explained(clean: torch.Tensor, logp: torch.Tensor, question: _Question) -> 
     return target_id, value, value - per_row, ablated
 
 
-def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
-    """Every head of every layer knocked out in turn (its output replaced by its mean over the text's tokens)
-    and what that costs the prediction at the [MASK] (or after the text): the model's top word, or
-    ``target``; against ``foil`` when given."""
+def _means(handle: Any, mean_over: str) -> list[torch.Tensor] | None:
+    """The knocked-out heads' replacements: None for the text's own means (the clean pass takes them)."""
+    if mean_over not in MEAN_OVER:
+        raise InputError(f"a head is knocked out to its mean over {' or '.join(MEAN_OVER)}, not {mean_over!r}")
+    if mean_over == "text":
+        return None
+    from engine.handles.head_means import corpus_head_means
+
+    return corpus_head_means(handle)
+
+
+def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None,
+                  mean_over: str = "text") -> HeadAblation:
+    """Every head of every layer knocked out in turn (its output replaced by its mean over the text's tokens, or
+    over held-out sentences of the corpus) and what that costs the prediction at the [MASK] (or after the text):
+    the model's top word, or ``target``; against ``foil`` when given."""
     q = _question(handle, text, target, foil)
     layers, heads = len(out_projections(handle)), head_count(handle)
     cells = [(layer, h) for layer in range(layers) for h in range(heads)]
-    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, [[cell] for cell in cells])
+    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, [[cell] for cell in cells],
+                              _means(handle, mean_over))
     target_id, value, cost, ablated = _explained(clean, logp, q)
     return HeadAblation(
         text, tuple(handle._token_text(i) for i in q.ids), q.position, handle._token_text(target_id),
         float(np.exp(float(clean[target_id]))), handle._token_text(q.foil) if q.foil is not None else "",
         float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
         cost.reshape(layers, heads).astype(np.float32), np.exp(ablated).reshape(layers, heads).astype(np.float32),
-        q.notice)
+        q.notice, mean_over)
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,
-                   foil: str | None = None) -> HeadPositions:
+                   foil: str | None = None, mean_over: str = "text") -> HeadPositions:
     """Where head ``head`` of ``layer`` (from 0) matters to the prediction: knocked out at one token at a time
     (its output there replaced by its mean over the text's tokens, as ``head_ablation`` does at every token), and
     at every token together."""
@@ -121,21 +136,23 @@ def head_positions(handle: Any, text: str, layer: int, head: int, target: str | 
             raise InputError(f"{handle.name} has no {what} {given!r}: {layers} layers (0-{layers - 1}) of "
                              f"{heads} heads (0-{heads - 1})")
     groups = [[(int(layer), int(head), t)] for t in range(len(q.ids))] + [[(int(layer), int(head))]]
-    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, groups)
+    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, groups, _means(handle, mean_over))
     target_id, value, cost, _ = _explained(clean, logp, q)
     return HeadPositions(
         text, tuple(handle._token_text(i) for i in q.ids), q.position, int(layer), int(head),
         handle._token_text(target_id), float(np.exp(float(clean[target_id]))),
         handle._token_text(q.foil) if q.foil is not None else "",
         float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
-        cost[:-1].astype(np.float32), float(cost[-1]), q.notice)
+        cost[:-1].astype(np.float32), float(cost[-1]), q.notice, mean_over)
 
 
 def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
-                groups: Sequence[Sequence[tuple[int, ...]]]) -> tuple[torch.Tensor, torch.Tensor]:
+                groups: Sequence[Sequence[tuple[int, ...]]],
+                means: list[torch.Tensor] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The log-probabilities at ``position``: (V,) with every head in place, and (len(groups), V) with each
     group's heads knocked out together, one row a group: a (layer, head) at every token, a (layer, head, token) at
-    that token alone (its output replaced by its mean over these tokens, which the clean pass reads)."""
+    that token alone (its output replaced by its mean over these tokens, which the clean pass reads, or by
+    ``means``, one (width,) per layer: the corpus's)."""
     projections = out_projections(handle)
     heads = head_count(handle)
     layers = len(projections)
@@ -157,12 +174,13 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
             if not out:
                 return None
             x = x.clone()
+            mean = (means if means is not None else clean_means)[index]
             for r, h, t in out:
                 part = slice(h * size, (h + 1) * size)
                 if t is None:
-                    x[r, :, part] = clean_means[index][part]
+                    x[r, :, part] = mean[part]
                 else:
-                    x[r, t, part] = clean_means[index][part]
+                    x[r, t, part] = mean[part]
             return (x, *inputs[1:])
         return hook
 
@@ -178,6 +196,8 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
                 raise Unsupported(f"{handle.name}: its attention's output ({width} wide) does not split into "
                                   f"{heads} heads")
             size = width // heads
+            if means is not None and (len(means) != layers or any(m.shape[-1] != width for m in means)):
+                raise InputError(f"{handle.name}: the means given are not one of {width} numbers a layer")
             rows = []
             for a in range(0, len(groups), TRACE_ROWS):
                 check_cancelled("knocking out heads")  # a newer question supersedes this one

@@ -307,20 +307,21 @@ class TransformerHandle(BaseHandle):
 
         return token_attribution(self, text, target, foil)
 
-    def head_ablation(self, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
+    def head_ablation(self, text: str, target: str | None = None, foil: str | None = None,
+                      mean_over: str = "text") -> HeadAblation:
         """Which attention heads the prediction at the [MASK] (or after the text) needs: each knocked out in
         turn (engine.handles.head_ablation)."""
         from engine.handles.head_ablation import head_ablation
 
-        return head_ablation(self, text, target, foil)
+        return head_ablation(self, text, target, foil, mean_over)
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
-                       foil: str | None = None) -> HeadPositions:
+                       foil: str | None = None, mean_over: str = "text") -> HeadPositions:
         """Where one head matters to the prediction: knocked out at one token at a time
         (engine.handles.head_ablation)."""
         from engine.handles.head_ablation import head_positions
 
-        return head_positions(self, text, layer, head, target, foil)
+        return head_positions(self, text, layer, head, target, foil, mean_over)
 
     def next_token(self, text: str, k: int = 10) -> TokenCandidates:
         k = check_k(k)

@@ -34,19 +34,21 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
     return handle.token_attribution(text, target, foil)
 
 
-def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> HeadAblation:
+def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None,
+                  mean_over: str = "text") -> HeadAblation:
     """Layers × heads: what knocking out each attention head (its output replaced by its mean over the text's
-    tokens) costs ``handle``'s prediction at the [MASK] (or after the text), or ``target``'s log-probability
-    there, less ``foil``'s when given."""
-    return handle.head_ablation(text, target, foil)
+    tokens, or with ``mean_over="corpus"`` over held-out sentences of the default corpus) costs ``handle``'s
+    prediction at the [MASK] (or after the text), or ``target``'s log-probability there, less ``foil``'s when
+    given."""
+    return handle.head_ablation(text, target, foil, mean_over)
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,
-                   foil: str | None = None) -> HeadPositions:
+                   foil: str | None = None, mean_over: str = "text") -> HeadPositions:
     """Where head ``head`` of ``layer`` (from 0) matters: what knocking it out at each token alone (its output there
     replaced by its mean over the text's tokens) costs the prediction, as ``head_ablation`` measures it, and at every
     token together (activation patching by position, as TransformerLens's ``attn_head_out_by_pos``)."""
-    return handle.head_positions(text, layer, head, target, foil)
+    return handle.head_positions(text, layer, head, target, foil, mean_over)
 
 
 def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:

@@ -23,7 +23,7 @@ def _projection(handle, layer):
     return block.attention.output.dense  # BERT
 
 
-def _edited(handle, text, layer, head, heads):
+def _edited(handle, text, layer, head, heads, mean=None):
     """log P over the vocabulary at the prediction's position with head ``head`` of ``layer`` mean-ablated by
     editing weights: its columns of the output projection zeroed, what they would add for the head's mean output
     moved into the bias (the projection is linear: the same as feeding it the mean)."""
@@ -36,7 +36,7 @@ def _edited(handle, text, layer, head, heads):
     with torch.inference_mode():
         handle._forward(ids, segments, logits=True, positions=[position])
     hook.remove()
-    mean = kept[0]
+    mean = kept[0] if mean is None else mean
     size = mean.shape[0] // heads
     part = slice(head * size, (head + 1) * size)
     weight, bias = module.weight.data.clone(), module.bias.data.clone()
@@ -270,3 +270,46 @@ def test_models_without_heads_refuse_where_a_head_matters_with_the_reason(contex
         api.head_positions(elmo, "the cat sat on the", 0, 0)
     with pytest.raises(Unsupported, match="no attention heads to knock out"):
         api.head_positions(api.load("word2vec-sgns"), "the cat sat on the", 0, 0)
+
+
+def test_knocked_out_to_its_corpus_mean_a_head_costs_what_that_mean_put_in_the_weights_costs():
+    """``mean_over="corpus"``: each head's output replaced by its mean over held-out sentences of the corpus (the
+    mean checked a second way: what the output projection writes, averaged over the same tokens, is the projection
+    of it), the same as that mean moved into the projection's bias; kept for the model; the table and the token
+    strip agree; not the text's own means."""
+    from engine.handles.attribution import one_token
+    from engine.handles.head_ablation import MAX_ABLATION_TOKENS
+    from engine.handles.head_means import corpus_head_means, mean_sentences
+    from engine.handles.lens import _inputs
+
+    handle = api.load("bert-tiny")
+    heads, layers = handle.info["heads"], handle.adapter.n_layers
+    means = corpus_head_means(handle)
+    assert corpus_head_means(handle) is means and len(means) == layers  # kept: the corpus is read once
+    module = _projection(handle, 1)
+    written = []
+    hook = module.register_forward_hook(lambda m, inputs, out: written.append(out[0].double()))
+    try:
+        for sentence in mean_sentences("default"):
+            ids, segments, _, _ = _inputs(handle, sentence, MAX_ABLATION_TOKENS)
+            with torch.inference_mode():
+                handle._forward(ids, segments, logits=False)
+    finally:
+        hook.remove()
+    average = torch.cat(written).mean(0)
+    expected = module.weight.double() @ means[1].double() + module.bias.double()
+    torch.testing.assert_close(average, expected, atol=1e-4, rtol=1e-4)
+    text = TEXT["masked"]
+    table = api.head_ablation(handle, text, mean_over="corpus")
+    assert table.mean_over == "corpus"
+    target_id = one_token(handle, table.target.strip(), "target")
+    for layer, head in ((0, 0), (layers - 1, heads - 1)):
+        logp = _edited(handle, text, layer, head, heads, mean=means[layer])
+        assert table.effect[layer, head] == pytest.approx(table.value - float(logp[target_id]), abs=1e-4)
+    own = api.head_ablation(handle, text)
+    assert own.mean_over == "text" and not np.allclose(own.effect, table.effect, atol=1e-3)
+    layer, head, _ = table.strongest(1)[0]
+    where = api.head_positions(handle, text, layer, head, mean_over="corpus")
+    assert where.mean_over == "corpus" and where.every == pytest.approx(float(table.effect[layer, head]), abs=1e-4)
+    with pytest.raises(InputError, match="mean over text or corpus"):
+        api.head_ablation(handle, text, mean_over="zero")
