@@ -31,14 +31,14 @@ KS = (1, 3, 6)
 RANDOM_DRAWS = 5
 
 
-def costs(handle, text: str, rng: random.Random) -> dict[str, float]:
+def costs(handle, text: str, rng: random.Random, mean_over: str = "text") -> dict[str, float]:
     """For one question: the fall of log P(the model's word) with the top, random and bottom k heads knocked out
     together, and the top k's summed single effects."""
     from engine import api
-    from engine.handles.head_ablation import knocked_out
+    from engine.handles.head_ablation import _means, knocked_out
     from engine.handles.lens import _inputs, prediction_position
 
-    result = api.head_ablation(handle, text)
+    result = api.head_ablation(handle, text, mean_over=mean_over)
     layers, heads = result.effect.shape
     order = [divmod(int(i), heads) for i in np.argsort(-result.effect, axis=None)]
     ids, segments, _, _ = _inputs(handle, text, 128)
@@ -51,7 +51,7 @@ def costs(handle, text: str, rng: random.Random) -> dict[str, float]:
         for d in range(RANDOM_DRAWS):
             groups.append(rng.sample(cells, k))
             names.append(f"random {k} #{d}")
-    clean, logp = knocked_out(handle, ids, segments, position, groups)
+    clean, logp = knocked_out(handle, ids, segments, position, groups, _means(handle, mean_over))
     target_id = int(clean.argmax())  # (the prediction the table explains: the model's own)
     fall = {name: float(clean[target_id] - logp[i, target_id]) for i, name in enumerate(names)}
     out: dict[str, float] = {}
@@ -69,6 +69,9 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--models", default="minilm-mlm,bert-tiny,minilm-gpt,gpt-tiny")
     p.add_argument("--n", type=int, default=100, help="held-out sentences asked (before the questions are drawn)")
+    p.add_argument("--mean-over", choices=("text", "corpus"), default="text",
+                   help="what a knocked-out head is replaced by (the lab's choice): its mean over the text's tokens, "
+                        "or over held-out sentences of the corpus")
     args = p.parse_args()
     sentences = api.corpus_sample("default", args.n, "heldout")
     rows = []
@@ -76,7 +79,7 @@ def main() -> None:
     for name, handle in loaded_models(args.models.split(",")):
         masked = handle.adapter.objective == "masked"
         rng = random.Random(0)
-        per = [costs(handle, q, rng) for q in questions(sentences, masked)]
+        per = [costs(handle, q, rng, args.mean_over) for q in questions(sentences, masked)]
         mean = {key: float(np.mean([c[key] for c in per])) for key in per[0]}
         beats = {k: float(np.mean([c[f"top {k}"] > c[f"random {k}"] for c in per])) for k in KS}
         layers, heads = handle.adapter.n_layers, handle.info["heads"]
@@ -85,12 +88,17 @@ def main() -> None:
                         f"{mean[f'random {k}']:+.3f} | {mean[f'bottom {k}']:+.3f} | {beats[k]:.0%} | "
                         f"{mean[f'summed {k}']:+.3f} |")
             print(rows[-1], flush=True)
+    corpus = args.mean_over == "corpus"
     body = "\n".join([
-        "## The heads table: do the heads it scores highest matter most together?", "",
-        f"`python bench/quality/head_knockouts.py --models {args.models} --n {args.n}`: {args.n} held-out sentences, "
+        "## The heads table" + (" knocked out to the corpus's means" if corpus else "") + ": do the heads it scores "
+        "highest matter most together?", "",
+        f"`python bench/quality/head_knockouts.py --models {args.models} --n {args.n}"
+        + (" --mean-over corpus" if corpus else "") + f"`: {args.n} held-out sentences, "
         "one question each (a content word as [MASK] for a masked LM, the words before it for a left-to-right LM), "
         "the model's own prediction explained; the k heads the lab's table scores highest knocked out together "
-        f"(their outputs replaced by their means over the text's tokens), against k drawn at random ({RANDOM_DRAWS} "
+        + ("(their outputs replaced by their means over 128 held-out sentences of the corpus)" if corpus
+           else "(their outputs replaced by their means over the text's tokens)")
+        + f", against k drawn at random ({RANDOM_DRAWS} "
         "draws, their mean) and the k it scores lowest. Cost: the fall of log P(the predicted word) (nats; "
         "negative: it rose). \"summed\": the top k's one-at-a-time effects added up — near the joint cost where "
         f"heads act on their own, apart where they stand in for each other. {time.perf_counter() - t0:.0f} s.",
@@ -98,7 +106,7 @@ def main() -> None:
         "| model | layers × heads | questions | k | top k | random k | bottom k | top k beats random | summed top k |",
         "|---|---|---:|---:|---:|---:|---:|---:|---:|", *rows])
     print(body)
-    write_section("head-knockouts", body)
+    write_section("head-knockouts-corpus" if corpus else "head-knockouts", body)
 
 
 if __name__ == "__main__":

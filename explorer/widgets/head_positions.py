@@ -39,7 +39,8 @@ class HeadPositionsStrip(QWidget):
         super().__init__(parent)
         self.result: Any = None
         self.name = ""
-        self.asked: tuple[str, str, int, int, str, str] | None = None  # (model, text, layer, head, target, foil)
+        self.asked: tuple[str, str, int, int, str, str, str] | None = None  # (model, text, layer, head, target, foil,
+        # mean_over)
         self.brief = False
         self.note = QLabel("Click a head above to see at which tokens it matters.")
         self.note.setWordWrap(True)
@@ -56,15 +57,17 @@ class HeadPositionsStrip(QWidget):
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
 
-    def ask(self, handle: Any, text: str, layer: int, head: int, target: str, foil: str) -> None:
-        """Where ``handle``'s head ``head`` of ``layer`` (from 0) matters on ``text``; a newer question supersedes."""
-        asked = (handle.name, text, layer, head, target, foil)
+    def ask(self, handle: Any, text: str, layer: int, head: int, target: str, foil: str,
+            mean_over: str = "text") -> None:
+        """Where ``handle``'s head ``head`` of ``layer`` (from 0) matters on ``text``, knocked out to its mean over
+        ``mean_over`` ("text" or "corpus"); a newer question supersedes."""
+        asked = (handle.name, text, layer, head, target, foil, mean_over)
         if asked == self.asked and self.result is not None:
             return
         self.asked = asked
         self.note.setText(f"knocking out {handle.name}'s layer {layer + 1} head {head} at one token at a time…")
         work = functools.partial(attempt, functools.partial(handle.head_positions, text, layer, head,
-                                                            target or None, foil or None))
+                                                            target or None, foil or None, mean_over))
         self.runner.submit(lambda: (asked, work()))
 
     def clear(self) -> None:
@@ -82,7 +85,7 @@ class HeadPositionsStrip(QWidget):
         self.table.setRowCount(0)
         self.note.setText(message)
 
-    def _show(self, answer: tuple[tuple[str, str, int, int, str, str], Outcome[Any]]) -> None:
+    def _show(self, answer: tuple[tuple[str, str, int, int, str, str, str], Outcome[Any]]) -> None:
         asked, outcome = answer
         if asked != self.asked:
             return  # a head chosen since: its answer follows

@@ -15,6 +15,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QVBoxLayout,
@@ -34,6 +35,7 @@ ABOUT = ("Which attention heads the prediction needs: each head of each layer kn
          "pushed it up; blue: it held it down). Name a word to explain another prediction, and a foil to ask why "
          "it rather than the foil.")
 SHOWN_TOP = 3  # the heads named in the note
+MEANS = {"the text": "text", "the corpus": "corpus"}  # the choice's words -> engine.api.head_ablation's mean_over
 
 
 def heads_text(name: str, result: Any, brief: bool = False) -> str:
@@ -51,8 +53,10 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
     if brief:
         return f"{head}. Heads it needs most: {strongest}.{notice}"
     layers, heads = result.effect.shape
+    to = "its mean over held-out sentences of the corpus" if result.mean_over == "corpus" else \
+        "its mean over the text's tokens"
     return (f"{head}. Explained: {result.explained} = {result.value:+.2f}, each of {layers} × {heads} heads knocked out "
-            f"in turn. Heads it needs most: {strongest}{against}.{notice} Click a head to see at which tokens it "
+            f"in turn (to {to}). Heads it needs most: {strongest}{against}.{notice} Click a head to see at which tokens it "
             "matters (below); double-click to see where it attends.")
 
 
@@ -74,6 +78,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.b_note = ""  # what is said of model B under A's note
         self.handles: list[Any] = []  # the models on screen (A first), whose heads the strip below knocks out
         self.pending: list[Any] = []  # the models asked last
+        self.asked_over = "text"  # ... and what their heads were knocked out to
         self.chosen: tuple[int, int] | None = None  # the head clicked or a scene's (layer from 0, head); None: the
         # strongest shown (kept while the text or the word changes, as long as the model has that head)
         row = self.make_fields()
@@ -83,16 +88,26 @@ class HeadsPage(QWidget, WordAndFoil):
         self.show_which.setToolTip("with a compared model B of as many layers and heads: its table, or A − B (red: "
                                    "A needs the head more)")
         self.button = QPushButton("Knock out")
+        self.over = QComboBox()
+        self.over.addItems(list(MEANS))
+        self.over.setToolTip("what a knocked-out head's output is replaced by: its mean over the text's own tokens, "
+                             "or over 128 held-out sentences of the default corpus (a dataset's mean, as in "
+                             "TransformerLens's demos; read once per model, a second or so)")
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
         self.show_label = QLabel("show")
         self.show_label.setVisible(False)
-        row.addWidget(self.show_label)
-        row.addWidget(self.show_which)
         row.addWidget(self.button)
+        second = QHBoxLayout()  # (one row of all of it is too wide at a talk's zoom)
+        second.addWidget(QLabel("knock a head out to its mean over"))
+        second.addWidget(self.over)
+        second.addWidget(self.show_label)
+        second.addWidget(self.show_which)
+        second.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addLayout(second)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         self.where = HeadPositionsStrip()  # where the chosen head matters, token by token
@@ -121,6 +136,19 @@ class HeadsPage(QWidget, WordAndFoil):
         if self.result is not None:
             self.head_chosen.emit(self.result.effect.shape[0] - 1 - row, column)  # (drawn with layer 1 at the bottom)
 
+    @property
+    def mean_over(self) -> str:
+        """What a knocked-out head is replaced by, as engine.api.head_ablation's ``mean_over`` names it."""
+        return MEANS[self.over.currentText()]
+
+    def set_mean_over(self, mean_over: str | None) -> None:
+        """A scene's choice ("text" or "corpus"; None: the text's)."""
+        values = list(MEANS.values())
+        self.over.setCurrentIndex(values.index(mean_over) if isinstance(mean_over, str) and mean_over in values else 0)
+
+    def answers(self, names: tuple[str, ...], text: str) -> bool:
+        return WordAndFoil.answers(self, names, text) and self.asked_over == self.mean_over
+
     def _clicked(self, layer: int, head: int) -> None:
         self.chosen = (layer, head)
         self._ask_where()
@@ -135,7 +163,7 @@ class HeadsPage(QWidget, WordAndFoil):
         layer, head = self.chosen or np.unravel_index(int(np.argmax(effect)), effect.shape)
         handle = self.handles[1] if show == "B" else self.handles[0]
         _, text, target, foil = self.asked
-        self.where.ask(handle, text, int(layer), int(head), target, foil)
+        self.where.ask(handle, text, int(layer), int(head), target, foil, self.asked_over)
 
     def set_brief(self, on: bool) -> None:
         self.brief = on
@@ -154,13 +182,15 @@ class HeadsPage(QWidget, WordAndFoil):
             return
         target, foil = self.fields()
         names = tuple(h.name for h in handles)
-        self.asked = (names, text, target, foil)
+        over = self.mean_over
+        self.asked, self.asked_over = (names, text, target, foil), over
         self.pending = list(handles)
-        self.note.setText(f"knocking out {' and '.join(names)}'s heads one by one…")
+        first = " (each head's mean over the corpus read first, once a model)" if over == "corpus" else ""
+        self.note.setText(f"knocking out {' and '.join(names)}'s heads one by one{first}…")
 
-        def work() -> tuple[tuple[tuple[str, ...], str, str, str], list[Outcome[Any]]]:
-            return (names, text, target, foil), [attempt(functools.partial(h.head_ablation, text, target or None,
-                                                                           foil or None)) for h in handles]
+        def work() -> tuple[tuple[tuple[str, ...], str, str, str], str, list[Outcome[Any]]]:
+            return (names, text, target, foil), over, [attempt(functools.partial(
+                h.head_ablation, text, target or None, foil or None, over)) for h in handles]
 
         self.runner.submit(work)
 
@@ -171,9 +201,9 @@ class HeadsPage(QWidget, WordAndFoil):
         self.note.setText(message)
         self.failed.emit(message)
 
-    def _show(self, answer: tuple[tuple[tuple[str, ...], str, str, str], list[Outcome[Any]]]) -> None:
-        asked, outcomes = answer
-        if asked != self.asked:
+    def _show(self, answer: tuple[tuple[tuple[str, ...], str, str, str], str, list[Outcome[Any]]]) -> None:
+        asked, over, outcomes = answer
+        if (asked, over) != (self.asked, self.asked_over):
             return  # a question asked since: its answer follows
         if outcomes[0].failed:
             self._failed(outcomes[0].message)

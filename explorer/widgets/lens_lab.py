@@ -137,6 +137,7 @@ class LensLab(QWidget):
         self.attribution.shown.connect(self._attribution_shown)
         self.attribution.failed.connect(self._attribution_failed)
         self.heads.button.clicked.connect(self.knock_out)
+        self.heads.over.currentIndexChanged.connect(lambda _: self.knock_out())
         self.heads.target.returnPressed.connect(self.knock_out)
         self.heads.foil.returnPressed.connect(self.knock_out)
         self.heads.shown.connect(self._heads_shown)
@@ -148,7 +149,7 @@ class LensLab(QWidget):
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
               lens: str | None = None, model: str = "", contrast: str | None = None, target: str | None = None,
               foil: str | None = None, compare: str = "", by_words: bool = False,
-              head: list[int] | None = None) -> None:
+              head: list[int] | None = None, mean_over: str | None = None) -> None:
         """A scene's lab: the tab (``PAGES``), the measure, A/B/A − B, the subject to trace, the lens, the word
         to explain and its foil; ``model``: the scene's model A, ``compare`` its B (until they are, the lab's
         answers are a stand-in's)."""
@@ -158,6 +159,9 @@ class LensLab(QWidget):
             page.foil.setText(foil or "")
         self.attribution.set_by_words(by_words)
         self.heads.chosen = (head[0], head[1]) if head else None
+        self.heads.over.blockSignals(True)  # (the scene's query follows)
+        self.heads.set_mean_over(mean_over)
+        self.heads.over.blockSignals(False)
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
         self.tabs.setCurrentIndex(PAGES.index(lab) if lab in PAGES else 0)
         self.tabs.blockSignals(False)
@@ -194,6 +198,8 @@ class LensLab(QWidget):
             words["by_words"] = True
         if page is self.heads and self.heads.chosen is not None and self.tabs.currentIndex() == PAGES.index("heads"):
             words["head"] = list(self.heads.chosen)
+        if page is self.heads and self.heads.mean_over != "text" and self.tabs.currentIndex() == PAGES.index("heads"):
+            words["mean_over"] = self.heads.mean_over
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
                 "show": (self.heads.show_which if page is self.heads else self.show_which).currentText(),
@@ -498,7 +504,7 @@ class LabView:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
                             model=scene.contextual_model or "", contrast=scene.contrast, target=scene.target,
                             foil=scene.foil, compare=scene.compare or "", by_words=bool(scene.by_words),
-                            head=scene.head)
+                            head=scene.head, mean_over=scene.mean_over)
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

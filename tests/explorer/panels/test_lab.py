@@ -253,6 +253,17 @@ def test_under_the_heads_table_the_chosen_head_is_knocked_out_token_by_token(qtb
             check_scene({**saved.to_json(), "head": bad}, "hand-made")
     with pytest.raises(SceneError, match='it needs "lab": "heads"'):
         check_scene({**saved.to_json(), "lab": "grid", "head": [0, 0]}, "hand-made")
+    for bad in ({"mean_over": "zero"}, {"lab": "grid", "head": None, "mean_over": "corpus"}):
+        with pytest.raises(SceneError, match="'mean_over' is what the lab's heads page knocks a head out to"):
+            check_scene({**saved.to_json(), **bad}, "hand-made")
+    heads = again.masked.lens.heads  # knocked out to the corpus's means: asked again, the table and the strip
+    with qtbot.waitSignal(heads.where.shown, timeout=60_000):
+        heads.over.setCurrentText("the corpus")
+    assert heads.result.mean_over == heads.where.result.mean_over == "corpus"
+    assert "to its mean over held-out sentences of the corpus" in heads.note.text()
+    assert again.current_scene().mean_over == "corpus"
+    corpus = handle.head_ablation("he drove the [MASK] to town", None, None, "corpus")
+    np.testing.assert_allclose(heads.table.values, corpus.effect, atol=1e-5)
 
 
 def test_the_heads_of_a_run_against_its_export_compare_head_by_head(qtbot, window, contextual_runs,  # noqa: F811
