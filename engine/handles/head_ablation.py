@@ -102,7 +102,7 @@ def _means(handle: Any, mean_over: str) -> list[torch.Tensor] | None:
         return None
     from engine.handles.head_means import corpus_head_means
 
-    return corpus_head_means(handle)
+    return corpus_head_means(handle, out_projections(handle), "default", MAX_ABLATION_TOKENS)
 
 
 def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None,

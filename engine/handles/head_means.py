@@ -43,12 +43,12 @@ def mean_sentences(corpus: str, count: int = MEAN_SENTENCES) -> list[str]:
     return chosen
 
 
-def corpus_head_means(handle: Any, corpus: str = "default") -> list[torch.Tensor]:
-    """Per layer, the attention output (the heads' outputs side by side, as the output projection reads it)
-    averaged over every token of ``mean_sentences(corpus)``, on the model's device; computed once per loaded
-    model and corpus."""
+def corpus_head_means(handle: Any, projections: list[Any], corpus: str = "default",
+                      max_tokens: int = 128) -> list[torch.Tensor]:
+    """Per layer, the attention output (the heads' outputs side by side, as each block's output projection of
+    ``projections`` reads it) averaged over every token of ``mean_sentences(corpus)`` (each read up to
+    ``max_tokens``), on the model's device; computed once per loaded model and corpus."""
     from engine.data.corpora import corpus_identity
-    from engine.handles.head_ablation import MAX_ABLATION_TOKENS, out_projections
     from engine.handles.lens import _inputs
 
     key = corpus_identity(corpus)
@@ -56,7 +56,6 @@ def corpus_head_means(handle: Any, corpus: str = "default") -> list[torch.Tensor
         kept = _MEANS.get(handle, {}).get(key)
     if kept is not None:
         return kept
-    projections = out_projections(handle)
     sums: list[torch.Tensor | None] = [None] * len(projections)
     counts = [0] * len(projections)
     owner = threading.get_ident()  # (the model is shared: only this thread's passes are read)
@@ -76,7 +75,7 @@ def corpus_head_means(handle: Any, corpus: str = "default") -> list[torch.Tensor
         for sentence in mean_sentences(corpus):
             check_cancelled("averaging the heads' outputs over the corpus")
             try:
-                ids, segments, _special, _notice = _inputs(handle, sentence, MAX_ABLATION_TOKENS)
+                ids, segments, _special, _notice = _inputs(handle, sentence, max_tokens)
             except InputError:
                 continue  # a sentence the model cannot read
             with torch.inference_mode():

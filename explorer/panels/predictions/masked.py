@@ -29,8 +29,8 @@ from explorer.panels.predictions.bars import sentence_case, whole_word
 from explorer.panels.predictions.one_line import OneLineCompared
 from explorer.session import Session
 from explorer.tasks import TaskRunner
+from explorer.widgets.lab_view import LabView
 from explorer.widgets.layout_items import empty_layout
-from explorer.widgets.lens_lab import LabView
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.model_row import model_row
 from explorer.widgets.probability_bars import ProbabilityBars, scrolling

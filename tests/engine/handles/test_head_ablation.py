@@ -278,14 +278,14 @@ def test_knocked_out_to_its_corpus_mean_a_head_costs_what_that_mean_put_in_the_w
     of it), the same as that mean moved into the projection's bias; kept for the model; the table and the token
     strip agree; not the text's own means."""
     from engine.handles.attribution import one_token
-    from engine.handles.head_ablation import MAX_ABLATION_TOKENS
+    from engine.handles.head_ablation import MAX_ABLATION_TOKENS, out_projections
     from engine.handles.head_means import corpus_head_means, mean_sentences
     from engine.handles.lens import _inputs
 
     handle = api.load("bert-tiny")
     heads, layers = handle.info["heads"], handle.adapter.n_layers
-    means = corpus_head_means(handle)
-    assert corpus_head_means(handle) is means and len(means) == layers  # kept: the corpus is read once
+    means = corpus_head_means(handle, out_projections(handle))
+    assert corpus_head_means(handle, out_projections(handle)) is means and len(means) == layers  # read once
     module = _projection(handle, 1)
     written = []
     hook = module.register_forward_hook(lambda m, inputs, out: written.append(out[0].double()))
