@@ -84,6 +84,7 @@ def queries(handle):
         ("head_ablation", lambda t, o, k: handle.head_ablation(t)),
         ("head_ablation target foil", lambda t, o, k: handle.head_ablation(t, o, t.split()[-1] if t.split() else o)),
         ("head_positions", lambda t, o, k: handle.head_positions(t, *_cell(k))),  # k as the layer and head
+        ("head_ablation corpus", lambda t, o, k: handle.head_ablation(t, None, None, "corpus")),
     ]
 
 
