@@ -51,7 +51,8 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
         if least < 0 else ""
     notice = f" {result.notice[:1].upper()}{result.notice[1:]}." if result.notice else ""
     if brief:
-        return f"{head}. Heads it needs most: {strongest}.{notice}"
+        corpus = " (knocked out to their means over the corpus)" if result.mean_over == "corpus" else ""
+        return f"{head}. Heads it needs most{corpus}: {strongest}.{notice}"
     layers, heads = result.effect.shape
     to = "its mean over held-out sentences of the corpus" if result.mean_over == "corpus" else \
         "its mean over the text's tokens"
@@ -81,6 +82,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.asked_over = "text"  # ... and what their heads were knocked out to
         self.chosen: tuple[int, int] | None = None  # the head clicked or a scene's (layer from 0, head); None: the
         # strongest shown (kept while the text or the word changes, as long as the model has that head)
+        self.head_named = False  # a scene named the head it shows token by token (a talk's step then shows the strip)
         row = self.make_fields()
         self.show_which = QComboBox()
         self.show_which.addItems(list(SHOW))
@@ -99,7 +101,9 @@ class HeadsPage(QWidget, WordAndFoil):
         self.show_label = QLabel("show")
         self.show_label.setVisible(False)
         row.addWidget(self.button)
-        second = QHBoxLayout()  # (one row of all of it is too wide at a talk's zoom)
+        self.second_row = QWidget()  # (one row of all of it is too wide at a talk's zoom)
+        second = QHBoxLayout(self.second_row)
+        second.setContentsMargins(0, 0, 0, 0)
         second.addWidget(QLabel("knock a head out to its mean over"))
         second.addWidget(self.over)
         second.addWidget(self.show_label)
@@ -107,7 +111,7 @@ class HeadsPage(QWidget, WordAndFoil):
         second.addStretch(1)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
-        layout.addLayout(second)
+        layout.addWidget(self.second_row)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         self.where = HeadPositionsStrip()  # where the chosen head matters, token by token
@@ -166,8 +170,12 @@ class HeadsPage(QWidget, WordAndFoil):
         self.where.ask(handle, text, int(layer), int(head), target, foil, self.asked_over)
 
     def set_brief(self, on: bool) -> None:
+        """A talk's step (on): the notes short, the table given the room — the choice of mean left out (the note
+        says a corpus's), and the strip of one head's tokens only where the scene named that head."""
         self.brief = on
         self.where.set_brief(on)
+        self.second_row.setVisible(not on)
+        self.where.setVisible(not on or self.head_named)
         self._render()
 
     def set_show(self, show: str | None) -> None:

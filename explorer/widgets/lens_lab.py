@@ -28,7 +28,7 @@ from explorer.widgets.attribution_page import AttributionPage
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.heads_page import HeadsPage
 from explorer.widgets.lens_grid import REVERSED, LayerTokenTable, layer_label, value_text
-from explorer.widgets.tabs import tab_widget
+from explorer.widgets.tabs import PageSizedTabs
 from explorer.widgets.trace_page import TracePage
 
 SHOW = ("A", "B", "A − B")
@@ -73,7 +73,7 @@ class LensLab(QWidget):
         self.rows: list[tuple[Any, int, str]] = []  # the grid's rows as drawn, bottom first: (grid, layer, name)
         self.answer: GridAnswer | None = None
         self.trace_result: Any = None
-        self.tabs = tab_widget()
+        self.tabs = PageSizedTabs()  # (sized by the page on show: the heads page is the tallest)
         # ---- the grid
         self.lens = QComboBox()
         self.lens.addItems(list(LENSES))
@@ -157,6 +157,8 @@ class LensLab(QWidget):
             page.foil.setText(foil or "")
         self.attribution.set_by_words(by_words)
         self.heads.chosen = (head[0], head[1]) if head else None
+        self.heads.head_named = bool(head)
+        self.heads.where.setVisible(not self.heads.brief or bool(head))
         self.heads.over.blockSignals(True)  # (the scene's query follows)
         self.heads.set_mean_over(mean_over)
         self.heads.over.blockSignals(False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, QSize
 from PySide6.QtWidgets import QFrame, QScrollArea, QStyle, QTabWidget, QWidget
 
 
@@ -19,6 +19,49 @@ def tab_widget(parent: QWidget | None = None) -> QTabWidget:
     tabs = QTabWidget(parent)
     tabs.setDocumentMode(True)
     return tabs
+
+
+class PageSizedTabs(QTabWidget):
+    """A tab widget that asks for the room of the page on show, not of its largest page (QTabWidget's size hints are
+    the largest of all its pages'): the lab's heads page, taller than the others, squeezed a talk's prediction bars
+    above a causal-tracing step to a strip with the answer cut off. A page shown (whether or not the widget's signals
+    are blocked, as a scene opens a tab) asks the layout again."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDocumentMode(True)  # (as tab_widget's)
+
+    def addTab(self, page: QWidget, label: str) -> int:  # type: ignore[override]  # noqa: N802 - Qt's name
+        page.installEventFilter(self)
+        return super().addTab(page, label)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt's name
+        if event.type() == QEvent.Type.Show:
+            self.updateGeometry()
+        return False
+
+    def _around(self, page: QSize) -> QSize:
+        bar = self.tabBar().sizeHint()
+        return QSize(max(bar.width(), page.width()), bar.height() + page.height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        page = self.currentWidget()
+        return self._around(page.sizeHint()) if page is not None else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        page = self.currentWidget()
+        return self._around(page.minimumSizeHint()) if page is not None else super().minimumSizeHint()
+
+    def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
+        page = self.currentWidget()
+        return page is not None and page.hasHeightForWidth()
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 - Qt's name
+        """The page on show's height for ``width`` (QTabWidget's is the tallest page's), under the tab bar."""
+        page = self.currentWidget()
+        if page is None or not page.hasHeightForWidth():
+            return -1
+        return self.tabBar().sizeHint().height() + page.heightForWidth(width)
 
 
 def _switched(_index: int) -> None:

@@ -609,8 +609,8 @@ def test_a_talks_plots_stay_on_its_black_whatever_the_windows_theme(qtbot, conte
 
 
 def test_no_tab_bar_of_a_talks_lab_steps_scrolls_at_its_type_size(qtbot, contextual_runs):
-    """At a talk's type size on a 1920 × 1080 screen, the tab bars of a lab step (the lab's four pages, and any
-    other a step shows) show every tab whole: no scroll arrows hiding a page from the room (four long page names once scrolled)."""
+    """At a talk's type size on a 1920 × 1080 screen, the prediction bars above each lab page have room for four
+    lines, and the tab bars of a lab step (the lab's four pages, and any other a step shows) show every tab whole: no scroll arrows hiding a page from the room (four long page names once scrolled)."""
     from PySide6.QtWidgets import QTabWidget, QToolButton
 
     from explorer.session import Session
@@ -629,6 +629,9 @@ def test_no_tab_bar_of_a_talks_lab_steps_scrolls_at_its_type_size(qtbot, context
     for i in range(len(steps)):
         window.go(i)
         settle_layout()
+        masked = window.panels[i].masked  # the answer above the lab keeps its room whichever page is open (the
+        # heads page, the tallest, once squeezed the bars above a tracing step to a strip: the answer cut off)
+        assert masked.result_areas[0].viewport().height() >= 4 * masked.result_areas[0].fontMetrics().height(), steps[i]
         bars = [tabs.tabBar() for tabs in window.panels[i].findChildren(QTabWidget) if tabs.tabBar().isVisible()]
         assert window.panels[i].masked.lens.tabs.tabBar() in bars  # the lab's (a talk hides the view's own)
         for bar in bars:
