@@ -23,12 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from explorer.panels.attention_atlas import AtlasPage
+from explorer.panels.attention_mix import MixPage
 from explorer.panels.attention_results import AttentionResult, attention_result, per_head_other
 from explorer.scenes import SHOWS, VIEWS, Scene
 from explorer.session import Session
-from explorer.tasks import BackgroundJob, TaskRunner
+from explorer.tasks import TaskRunner
 from explorer.widgets.block_spin import BlockSpin, block_label
-from explorer.widgets.head_atlas import HeadAtlas
 from explorer.widgets.head_chip import HeadChip
 from explorer.widgets.head_view import HEAD_COLOURS, HeadView
 from explorer.widgets.heatmap import Heatmap, HeatmapGrid
@@ -43,8 +44,6 @@ LAZY_WIDGETS = {**dict.fromkeys(("grid", "large", "grid_mode", "grid_note"), "mo
                 **dict.fromkeys(("atlas", "atlas_scope", "atlas_corpus"), "atlas"),
                 **dict.fromkeys(("mix", "mix_layer", "mix_map"), "rollout")}
 GRID_MODES = ("A: this model", "B: the compared model", "A − B: the difference")  # (short: one row at a talk's zoom)
-MIXES = ("average over heads", "attention rollout", "compared: difference of the averages (A − B)",
-         "compared: the other model's average (B)")
 
 
 class AttentionPanel(QWidget):
@@ -64,7 +63,6 @@ class AttentionPanel(QWidget):
         self.wanted_model = ""
         self.wanted_compare = ""  # a scene's compared model (B), chosen as it loads
         self.wanted_show: str | None = None  # a scene's model-view grid: A, B or A − B (explorer.scenes.SHOWS)
-        self.atlas_job: BackgroundJob | None = None
         self.sentence = QLineEdit("The cat sat on the mat because it was tired.")
         self.pair = QLineEdit(placeholderText="second sentence (optional: a pair, as BERT reads it)")
         self.model = ModelPicker(Capability.ATTENTION, role="contextual")
@@ -196,38 +194,22 @@ class AttentionPanel(QWidget):
         self.grid_mode.currentIndexChanged.connect(lambda _: self._draw_model_view())
 
     def _build_atlas(self, layout: Any) -> None:
-        self.atlas = HeadAtlas()
-        self.atlas.head_chosen.connect(self._atlas_clicked)
-        self.atlas_scope = QLabel("over the sentence above")
-        self.atlas_scope.setWordWrap(True)
-        self.atlas_corpus = QPushButton("Over a corpus sample (200 sentences)")
-        self.atlas_corpus.clicked.connect(self.atlas_over_corpus)
-        self.atlas_corpus.setEnabled(self.model.currentText() in self.session.models)
-        row = QHBoxLayout()
-        row.addWidget(self.atlas_scope, 1)
-        row.addWidget(self.atlas_corpus)
-        layout.addLayout(row)
-        layout.addWidget(self.atlas, 1)
-        hint = QLabel("Click a column to sort; double-click a head to open it in the head view.")
-        hint.setWordWrap(True)  # (one line at the normal zoom; it wraps at a talk's instead of widening the tab)
-        layout.addWidget(hint)
+        self.atlas_page = AtlasPage(lambda: self.session.models.get(self.model.currentText()))
+        self.atlas_page.head_chosen.connect(self._atlas_clicked)
+        layout.addWidget(self.atlas_page)
+        for name in ("atlas", "atlas_scope", "atlas_corpus"):  # (the panel's names for them, as before)
+            self.__dict__[name] = getattr(self.atlas_page, name)
 
     def _build_mix(self, layout: Any) -> None:
-        self.mix = QComboBox()
-        self.mix.addItems(list(MIXES))
-        self.mix_layer = BlockSpin()
-        if self.result is not None:
-            self.mix_layer.setMaximum(self.result.maps.weights.shape[0] - 1)
-        self.mix_map = Heatmap()
-        row = QHBoxLayout()
-        row.addWidget(self.mix)
-        row.addWidget(QLabel("layer"))
-        row.addWidget(self.mix_layer)
-        row.addStretch(1)
-        layout.addLayout(row)
-        layout.addWidget(self.mix_map, 1)
-        self.mix.currentIndexChanged.connect(lambda _: self._draw_mix())
-        self.mix_layer.valueChanged.connect(lambda _: self._draw_mix())
+        self.mix_page = MixPage(self.result.maps.weights.shape[0] if self.result is not None else 0)
+        layout.addWidget(self.mix_page)
+        for name in ("mix", "mix_layer", "mix_map"):
+            self.__dict__[name] = getattr(self.mix_page, name)
+
+    @property
+    def atlas_job(self) -> Any:
+        """The head atlas's corpus job (None before one is asked)."""
+        return self.atlas_page.atlas_job if "atlas" in self._pages else None
 
     # ------------------------------------------------------------ input
 
@@ -316,10 +298,11 @@ class AttentionPanel(QWidget):
                 button.setChecked(i in self.pending_heads)
                 button.blockSignals(False)
             self.pending_heads = None
-        for spin in (self.layer, self.mix_layer) if "rollout" in self._pages else (self.layer,):
-            spin.blockSignals(True)
-            spin.setMaximum(layers - 1)
-            spin.blockSignals(False)
+        self.layer.blockSignals(True)
+        self.layer.setMaximum(layers - 1)
+        self.layer.blockSignals(False)
+        if "rollout" in self._pages:
+            self.mix_page.set_layers(layers)
         if self.pending_layer is not None:
             self.layer.setValue(min(self.pending_layer, layers - 1))
             self.pending_layer = None
@@ -335,7 +318,7 @@ class AttentionPanel(QWidget):
             self.grid.clear_all()
             self.large.clear_matrix()
         if "rollout" in self._pages:
-            self.mix_map.clear_matrix()
+            self.mix_page.clear()
 
     def _draw_visible(self) -> None:
         view = self.VIEWS[self.views.currentIndex()]
@@ -350,9 +333,9 @@ class AttentionPanel(QWidget):
         elif view == "model":
             self._draw_model_view()
         elif view == "atlas":
-            self._fill_atlas(self.result.stats, "over the sentence above")
+            self.atlas_page.fill(self.result.stats, "over the sentence above")
         else:
-            self._draw_mix()
+            self.mix_page.draw(self.result)
 
     def _failed(self, message: str) -> None:
         self.message.setText(message)
@@ -452,58 +435,7 @@ class AttentionPanel(QWidget):
 
     # ------------------------------------------------------------ atlas
 
-    def _fill_atlas(self, stats: list[Any], scope: str) -> None:
-        self.atlas_scope.setText(f"Head statistics {scope} (share of each token's attention; entropy in bits)")
-        self.atlas.fill(stats)
-
     def _atlas_clicked(self, layer: int, head: int) -> None:
         self.layer.setValue(layer)
         self.set_heads([head])
         self.views.setCurrentIndex(0)
-
-    def atlas_over_corpus(self) -> None:
-        handle = self.session.models.get(self.model.currentText())
-        if handle is None or (self.atlas_job is not None and self.atlas_job.running):
-            return
-
-        def work(progress: Any, stop: Any) -> list[Any]:
-            from engine.api import corpus_head_table, corpus_sample
-
-            sentences = corpus_sample("default", 200)
-            progress(0.1, f"{len(sentences)} sentences")
-            return corpus_head_table(handle, sentences, stop)
-
-        self.atlas_job = BackgroundJob(work, self)
-        self.atlas_job.finished.connect(lambda stats: self._fill_atlas(
-            stats, f"over {stats[0].sentences} held-out sentences of the default corpus"))
-        self.atlas_job.failed.connect(lambda m: self.atlas_scope.setText(f"the corpus statistics failed: {m}"))
-        self.atlas_scope.setText("computing the head statistics over 200 corpus sentences…")
-
-    # ------------------------------------------------------------ average / rollout
-
-    def _draw_mix(self) -> None:
-        if self.result is None:
-            return
-        maps = self.result.maps
-        mode = self.mix.currentIndex()
-        layer = self.mix_layer.value()
-        other = self.result.other
-        if mode >= 2:
-            if other is None:
-                self.mix_map.clear_matrix()
-                self.mix_map.plot.setTitle(self.result.why_not_compared)
-                return
-            b = other.average[min(layer, len(other.average) - 1)]
-            if mode == 3:
-                self.mix_map.show_matrix(b, other.tokens, other.tokens, f"{other.name}, {block_label(layer)}: the "
-                                         "average of its heads")
-                return
-            self.mix_map.show_matrix(self.result.average[layer] - b, maps.tokens, maps.tokens,
-                                     f"{block_label(layer)}: {self.result.name} − {other.name} (red: A attends more)",
-                                     signed=True)
-            return
-        rolled = mode == 1
-        matrix = (self.result.rollout if rolled else self.result.average)[layer]
-        title = (f"rollout up to {block_label(layer)}: how much each input token flows into each position" if rolled
-                 else f"{block_label(layer)}: the average of its heads")
-        self.mix_map.show_matrix(matrix, maps.tokens, maps.tokens, title)
