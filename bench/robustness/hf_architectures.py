@@ -121,6 +121,8 @@ QUERIES: dict[str, Callable[[Any], Any]] = {
     "tracing": lambda h: h.causal_trace("the cat sat on the [MASK].", "cat", samples=1),
     "attribution": lambda h: h.token_attribution("the cat sat on the [MASK]."),
     "heads": lambda h: h.head_ablation("the cat sat on the [MASK]."),
+    "head by token": lambda h: h.head_positions("the cat sat on the [MASK].", 0, 0),
+    "heads, corpus means": lambda h: h.head_ablation("the cat sat on the [MASK].", None, None, "corpus"),
     "score": lambda h: h.score("the cat sat on the mat."),
     "classify": lambda h: h.classify("the cat sat.", "a cat is sitting."),
     "tag": lambda h: h.tag("the cat sat in Paris."),
