@@ -122,6 +122,9 @@ def _described(handle: ModelHandle, name: str) -> ModelHandle:
                 handle.info[key] = entry[key]
         if "sense_layer" in entry:
             handle.info["sense_layer"] = entry["sense_layer"]  # (``sense_layer`` reads it, a wrong one as none)
+        score = entry.get("sense_separation")
+        if isinstance(score, (int, float)) and not isinstance(score, bool) and 0.0 <= score <= 1.0:
+            handle.info["sense_separation"] = float(score)  # measured on the sense set at its sense layer
     return handle
 
 

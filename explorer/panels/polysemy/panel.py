@@ -477,7 +477,12 @@ class PolysemyPanel(QWidget):
         name, word, layer = self._written
         colours = self.sentence_colours()
         self.results.setHtml(neighbours_html(word, self._last_groups, colours, GROUPS_SHOWN))
-        self.compare.setHtml(compare_html(name, word, layer, self._last_groups[:GROUPS_SHOWN], self._others, colours))
+        from engine.api import sense_layer
+
+        senses = {n: (h.info["sense_separation"], sense_layer(h.info)) for n, h in self.session.models.items()
+                  if isinstance(h.info.get("sense_separation"), float)}  # (the catalog's, at the layer measured)
+        self.compare.setHtml(compare_html(name, word, layer, self._last_groups[:GROUPS_SHOWN], self._others, colours,
+                                          senses))
 
     def changeEvent(self, event: QEvent) -> None:  # noqa: N802 - Qt's name
         """A new theme, or a talk's black: the sentences' colours chosen again for it, once every widget has its

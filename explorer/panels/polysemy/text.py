@@ -60,18 +60,27 @@ def neighbours_html(word: str, groups: list[tuple[str, list[Any]]], colours: lis
 
 
 def compare_html(name: str, word: str, layer: int, groups: list[tuple[str, list[Any]]],
-                 others: list[tuple[str, int, list[tuple[str, list[Any]]]]], colours: list[str]) -> str:
+                 others: list[tuple[str, int, list[tuple[str, list[Any]]]]], colours: list[str],
+                 senses: dict[str, tuple[float, int]] | None = None) -> str:
     """Every contextual model at once, side by side: one column per model, one row per typed occurrence
-    (its sentence across the columns, then the COMPARE_K nearest corpus occurrences each model finds)."""
+    (its sentence across the columns, then the COMPARE_K nearest corpus occurrences each model finds); under each
+    model's name its measured sense separation where ``senses`` has it, (score, the layer it was measured at: the
+    catalog's, for shipped models) and the model is shown at that layer, so that the room can tell a model that
+    confuses the senses from one that does not."""
     models = [(name, layer, groups), *others]
+    measured = {m: score for m, (score, at) in (senses or {}).items() if any(n == m and lay == at for n, lay, _ in models)}
     shared = shared_hits(models)
     parts = [f"<p>“{html.escape(word)}”: the {COMPARE_K} nearest corpus occurrences of each typed occurrence, one "
              "column per model (colours as in the sentences list)."
              + (" ◆ marks a corpus sentence that more than one model puts near the same typed occurrence."
-                if shared else "") + "</p>",
+                if shared else "")
+             + (" <i>senses</i>: on the sense set, how often an occurrence's nearest has its sense (0.47 by "
+                "chance)."
+                if measured else "") + "</p>",
              "<table width='100%' cellspacing='0' cellpadding='4'><tr>"]
     width = 100 // len(models)
-    parts += [f"<th width='{width}%' align='left'>{html.escape(model_name)} <small>(layer {model_layer})</small></th>"
+    parts += [f"<th width='{width}%' align='left'>{html.escape(model_name)} <small>(layer {model_layer}"
+              + (f" · senses {measured[model_name]:.2f}" if model_name in measured else "") + ")</small></th>"
               for model_name, model_layer, _ in models]
     parts.append("</tr>")
     for g, (sentence, _) in enumerate(groups):

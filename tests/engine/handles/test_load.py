@@ -67,6 +67,24 @@ def test_a_shipped_contextual_model_opens_at_its_last_layer_unless_an_earlier_on
         assert api.sense_layer(handle.info) == clear_sense_layer(handle, draws=500), name
 
 
+def test_the_catalogs_sense_separation_is_the_shipped_models_own_measured_again():
+    """The All models view writes each shipped model's sense separation beside its name (the room tells a model
+    that confuses the senses from one that does not): the catalog's number is the model's own, at the layer the
+    lens opens it at, on the sense set — measured again, so that a new ship cannot leave an old number."""
+    from engine.inspection.quality import sense_separation
+
+    if os.environ.get("WORD2BERT_GPU_CHECK"):  # the GPU machine gets neither the bigger checkpoints nor MiniLM
+        pytest.skip("measures the shipped checkpoints, not all on this machine")
+    models = api.catalog()["models"]
+    measured = {n for n, e in models.items() if "sense_separation" in e}
+    assert {"bert-tiny", "elmo-tiny", "gpt-tiny", "minilm-mlm"} <= measured
+    for name in sorted(measured):
+        handle = api.load(name)
+        score = float(sense_separation(handle)[api.sense_layer(handle.info)])
+        assert handle.info["sense_separation"] == pytest.approx(score, abs=0.0015), name
+    assert "sense_separation" not in api.load("glove-6b-50d").info  # (one vector a word: nothing to separate)
+
+
 def test_a_model_the_catalog_does_not_describe_opens_at_its_last_layer():
     assert api.sense_layer({"vector_layers": 5}) == 4
     assert api.sense_layer({"vector_layers": 5, "sense_layer": 2}) == 2

@@ -318,7 +318,11 @@ def test_scene_with_the_default_models_shows_static_and_contextual_neighbours(qt
     settle_layout()
     assert "elmo-tiny" in panel.compare.toPlainText() and "gpt-tiny" in panel.compare.toPlainText()
     # each model at the layer the lens opens it at (api.sense_layer): today every one at its last
-    assert "bert-tiny (layer 4)" in panel.compare.toPlainText() and "gpt-tiny (layer 4)" in panel.compare.toPlainText()
+    assert "bert-tiny (layer 4" in panel.compare.toPlainText() and "gpt-tiny (layer 4" in panel.compare.toPlainText()
+    # beside each shipped model, its measured sense separation (the catalog's): the room sees which confuses them
+    bert = window.session.models["bert-tiny"].info["sense_separation"]
+    assert f"bert-tiny (layer 4 · senses {bert:.2f})" in panel.compare.toPlainText()
+    assert "0.47 by chance" in panel.compare.toPlainText()
     window.grab().save(str(SHOTS / f"scene-{scene}-defaults-all-models.png"))
     panel.model.setCurrentText("bert-tiny")  # chosen by hand
     assert panel.layer.value() == 4 and "opens at its last layer, 4" in panel.layer.toolTip()
