@@ -40,17 +40,20 @@ class PageSizedTabs(QTabWidget):
             self.updateGeometry()
         return False
 
-    def _around(self, page: QSize) -> QSize:
-        bar = self.tabBar().sizeHint()
+    @staticmethod
+    def _around(bar: QSize, page: QSize) -> QSize:
         return QSize(max(bar.width(), page.width()), bar.height() + page.height())
 
     def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
         page = self.currentWidget()
-        return self._around(page.sizeHint()) if page is not None else super().sizeHint()
+        return self._around(self.tabBar().sizeHint(), page.sizeHint()) if page is not None else super().sizeHint()
 
     def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """The page on show's smallest size under the tab bar's smallest (its tabs may scroll, as QTabWidget's)."""
         page = self.currentWidget()
-        return self._around(page.minimumSizeHint()) if page is not None else super().minimumSizeHint()
+        if page is None:
+            return super().minimumSizeHint()
+        return self._around(self.tabBar().minimumSizeHint(), page.minimumSizeHint())
 
     def hasHeightForWidth(self) -> bool:  # noqa: N802 - Qt's name
         page = self.currentWidget()
