@@ -169,6 +169,12 @@ class HeadsPage(QWidget, WordAndFoil):
         _, text, target, foil = self.asked
         self.where.ask(handle, text, int(layer), int(head), target, foil, self.asked_over)
 
+    def set_scene_head(self, head: list[int] | None) -> None:
+        """A scene's head shown token by token ([layer from 0, head]; None: the strongest), shown in a talk too."""
+        self.chosen = (head[0], head[1]) if head else None
+        self.head_named = bool(head)
+        self.where.setVisible(not self.brief or self.head_named)
+
     def set_brief(self, on: bool) -> None:
         """A talk's step (on): the notes short, the table given the room — the choice of mean left out (the note
         says a corpus's), and the strip of one head's tokens only where the scene named that head."""

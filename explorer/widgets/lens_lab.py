@@ -156,9 +156,7 @@ class LensLab(QWidget):
             page.target.setText(target or "")
             page.foil.setText(foil or "")
         self.attribution.set_by_words(by_words)
-        self.heads.chosen = (head[0], head[1]) if head else None
-        self.heads.head_named = bool(head)
-        self.heads.where.setVisible(not self.heads.brief or bool(head))
+        self.heads.set_scene_head(head)
         self.heads.over.blockSignals(True)  # (the scene's query follows)
         self.heads.set_mean_over(mean_over)
         self.heads.over.blockSignals(False)

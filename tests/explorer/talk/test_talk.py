@@ -620,6 +620,7 @@ def test_no_tab_bar_of_a_talks_lab_steps_scrolls_at_its_type_size(qtbot, context
     steps = [{"panel": "predictions", "view": "masked", "sentences": ["the cat sat on the [MASK] ."], "models": [bert],
               "contextual_model": "bert", "lab": lab, "title": f"The lab: {lab}"}
              for lab in ("grid", "trace", "attribution", "heads")]
+    steps.append({**steps[-1], "head": [1, 1], "title": "The lab: one head, token by token"})
     window = TalkWindow(Session(), check_deck({"title": "lab talk", "steps": steps}))
     qtbot.addWidget(window)
     window.resize(EXPORT_SIZE)
@@ -639,6 +640,12 @@ def test_no_tab_bar_of_a_talks_lab_steps_scrolls_at_its_type_size(qtbot, context
             if arrows or bar.tabRect(bar.count() - 1).right() > bar.width():
                 scrolled[f"step {i + 1}"] = [bar.tabText(t) for t in range(bar.count())]
     assert not scrolled, f"tab bars that scroll at a talk's type size: {scrolled}"
+    # a talk's heads step gives the table the room: no choice of mean, and the token strip only for a named head
+    plain, named = (window.panels[i].masked.lens.heads for i in (3, 4))
+    assert plain.second_row.isHidden() and plain.where.isHidden()  # (hidden by the talk, not by a step away)
+    assert named.second_row.isHidden() and not named.where.isHidden()
+    qtbot.waitUntil(lambda: named.where.result is not None, timeout=30_000)
+    assert (named.where.result.layer, named.where.result.head) == (1, 1)
     window.close()
     from explorer.tasks import wait_for_workers
 
