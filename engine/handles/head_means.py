@@ -14,41 +14,20 @@ from typing import Any
 import torch
 
 from engine.cancel import check_cancelled
-from engine.errors import CorpusError, InputError, Unsupported
+from engine.errors import InputError, Unsupported
 
 MEAN_SENTENCES = 128  # held-out sentences read for a model's corpus means (spread evenly over the held-out part)
-MIN_WORDS = 5  # a sentence shorter than this is not read (titles, "yes.")
 _LOCK = threading.Lock()
 _MEANS: weakref.WeakKeyDictionary[Any, dict[str, list[torch.Tensor]]] = weakref.WeakKeyDictionary()
-_SENTENCES: dict[str, list[str]] = {}
-
-
-def mean_sentences(corpus: str, count: int = MEAN_SENTENCES) -> list[str]:
-    """``count`` held-out sentences of ``corpus`` of ``MIN_WORDS`` words or more, spread evenly over its held-out
-    part (the same for every model; kept for the process)."""
-    from engine.data.corpora import corpus_identity, get_corpus
-
-    key = f"{corpus_identity(corpus)}|{count}"
-    with _LOCK:
-        if key in _SENTENCES:
-            return _SENTENCES[key]
-    found = [s for s in get_corpus(corpus).sentences("heldout") if len(s.split()) >= MIN_WORDS]
-    if not found:
-        raise CorpusError(f"the corpus '{corpus}' has no held-out sentences of {MIN_WORDS} words or more to "
-                          "average a head's output over")
-    step = max(1, len(found) // count)
-    chosen = found[::step][:count]
-    with _LOCK:
-        _SENTENCES[key] = chosen
-    return chosen
 
 
 def corpus_head_means(handle: Any, projections: list[Any], corpus: str = "default",
                       max_tokens: int = 128) -> list[torch.Tensor]:
     """Per layer, the attention output (the heads' outputs side by side, as each block's output projection of
-    ``projections`` reads it) averaged over every token of ``mean_sentences(corpus)`` (each read up to
-    ``max_tokens``), on the model's device; computed once per loaded model and corpus."""
-    from engine.data.corpora import corpus_identity
+    ``projections`` reads it) averaged over every token of ``MEAN_SENTENCES`` held-out sentences of ``corpus``
+    (``spread_sample``'s; each read up to ``max_tokens``), on the model's device; computed once per loaded model and
+    corpus."""
+    from engine.data.corpora import corpus_identity, spread_sample
     from engine.handles.lens import _inputs
 
     key = corpus_identity(corpus)
@@ -72,7 +51,7 @@ def corpus_head_means(handle: Any, projections: list[Any], corpus: str = "defaul
     hooks = [p.register_forward_pre_hook(hook_for(i)) for i, p in enumerate(projections)]
     read = 0
     try:
-        for sentence in mean_sentences(corpus):
+        for sentence in spread_sample(corpus, MEAN_SENTENCES, "heldout"):
             check_cancelled("averaging the heads' outputs over the corpus")
             try:
                 ids, segments, _special, _notice = _inputs(handle, sentence, max_tokens)

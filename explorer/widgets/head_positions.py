@@ -45,9 +45,9 @@ class HeadPositionsStrip(QWidget):
         self.note = QLabel("Click a head above to see at which tokens it matters.")
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
-        self.table.setToolTip("The head knocked out at one token at a time (its output there replaced by its mean "
-                              "over the text's tokens): what that costs the prediction. Red: the head's output at "
-                              "that token pushed it up.")
+        self.table.setToolTip("The head knocked out at one token at a time (its output there replaced by its mean, "
+                              "over the text or the corpus as chosen above): what that costs the prediction. Red: "
+                              "the head's output at that token pushed it up.")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.note)

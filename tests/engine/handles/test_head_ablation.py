@@ -277,9 +277,10 @@ def test_knocked_out_to_its_corpus_mean_a_head_costs_what_that_mean_put_in_the_w
     mean checked a second way: what the output projection writes, averaged over the same tokens, is the projection
     of it), the same as that mean moved into the projection's bias; kept for the model; the table and the token
     strip agree; not the text's own means."""
+    from engine.data.corpora import spread_sample
     from engine.handles.attribution import one_token
     from engine.handles.head_ablation import MAX_ABLATION_TOKENS, out_projections
-    from engine.handles.head_means import corpus_head_means, mean_sentences
+    from engine.handles.head_means import MEAN_SENTENCES, corpus_head_means
     from engine.handles.lens import _inputs
 
     handle = api.load("bert-tiny")
@@ -290,7 +291,7 @@ def test_knocked_out_to_its_corpus_mean_a_head_costs_what_that_mean_put_in_the_w
     written = []
     hook = module.register_forward_hook(lambda m, inputs, out: written.append(out[0].double()))
     try:
-        for sentence in mean_sentences("default"):
+        for sentence in spread_sample("default", MEAN_SENTENCES, "heldout"):
             ids, segments, _, _ = _inputs(handle, sentence, MAX_ABLATION_TOKENS)
             with torch.inference_mode():
                 handle._forward(ids, segments, logits=False)
