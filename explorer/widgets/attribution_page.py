@@ -179,8 +179,10 @@ class AttributionPage(QWidget, WordAndFoil):
                 notes.append(f"{names[1]} reads other words ({len(other.words)} against "
                              f"{len(result.words)}): only {names[0]}'s rows are shown")
         rows = [(names[0], result, m) for m in self.methods]
-        if self.compared is not None:
-            rows = [row for m in self.methods for row in ((names[0], result, m), (names[1], self.compared, m))]
+        if self.compared is not None:  # (a talk's step compares the rows its note reads: six rows under two
+            # notes leave the room a strip of next words, the last row cut off)
+            methods = self.methods[:1] if self.brief else self.methods
+            rows = [row for m in methods for row in ((names[0], result, m), (names[1], self.compared, m))]
         forced = by_words and not self.by_words_wanted
         self.by_words.blockSignals(True)  # the box says what is shown: ticked and fixed while B forces words
         self.by_words.setChecked(by_words)

@@ -75,7 +75,7 @@ class NextTokenView(QWidget, LabView, OneLineCompared):
         for area in self.result_areas:
             bars.addWidget(area)
         self.result_areas[1].setVisible(False)  # the second column only while comparing
-        layout.addLayout(bars, 1)
+        layout.addLayout(bars, 2)  # (as the masked view's: beside an open lab, room for a few next tokens)
         self.continue_row = QWidget()  # (a talk's lab step hides it: set_presenting)
         gen = QHBoxLayout(self.continue_row)
         gen.setContentsMargins(0, 0, 0, 0)

@@ -650,3 +650,32 @@ def test_no_tab_bar_of_a_talks_lab_steps_scrolls_at_its_type_size(qtbot, context
     from explorer.tasks import wait_for_workers
 
     assert wait_for_workers(30_000)
+
+
+def test_the_window_step_shows_both_models_next_words_and_every_row_of_its_table(qtbot):
+    """The built-in deck's window step (ELMo against the NNLM, which words their next word rests on) at a talk's
+    type size: each model's bars have room for four lines, and the attribution table's last row is on screen —
+    the rows its note reads (integrated gradients, ELMo's and the NNLM's), not six rows with the last cut off
+    under a strip of one next word."""
+    from explorer.session import Session
+    from explorer.talk.window import TalkWindow
+
+    window = TalkWindow(Session(), check_deck({"title": "window", "steps": [{"scene": "window"}]}))
+    qtbot.addWidget(window)
+    window.resize(EXPORT_SIZE)
+    window.show()
+    qtbot.waitUntil(lambda: window.all_ready, timeout=120_000)
+    window.go(0)
+    settle_layout()
+    view = window.panels[0].next
+    for area in view.result_areas:
+        assert area.isVisible() and area.viewport().height() >= 4 * area.fontMetrics().height()
+    table = view.lens.attribution.table
+    assert [table.verticalHeaderItem(r).text() for r in range(table.rowCount())] == [
+        "integrated gradients · elmo-tiny", "integrated gradients · nnlm-tiny"]
+    last = table.rowViewportPosition(table.rowCount() - 1) + table.rowHeight(table.rowCount() - 1)
+    assert 0 < last <= table.viewport().height()
+    window.close()
+    from explorer.tasks import wait_for_workers
+
+    assert wait_for_workers(30_000)
