@@ -13,7 +13,7 @@ class Capability(enum.Flag):
     STATIC = enum.auto()  # one vector per word: vector, static_neighbours, analogy
     CONTEXTUAL = enum.auto()  # one vector per occurrence, layer by layer
     ATTENTION = enum.auto()
-    MASKED_LM = enum.auto()
+    MASKED_LM = enum.auto()  # a masked-LM head (BERT): fill_mask, pseudo-log-likelihood
     NEXT_TOKEN = enum.auto()
     SENTENCE_SCORE = enum.auto()  # score(sentence): log-probability, perplexity
     NEXT_SENTENCE = enum.auto()
@@ -21,6 +21,7 @@ class Capability(enum.Flag):
     CLASSIFY = enum.auto()  # a fine-tuned classifier: classify(text[, text_b])
     TAG = enum.auto()  # a fine-tuned tagger: tag(text)
     ANSWER = enum.auto()  # a fine-tuned span extractor: answer(question, context)
+    FILL_BLANK = enum.auto()  # fill_mask from the words on both sides: a masked LM, or ELMo's two LMs together
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def main() -> None:
             if args.wic:
                 accs, w = wic_by_layer(handle, args.train_pairs)
                 wic = f"{', '.join(f'{x:.3f}' for x in accs)} ({accs[w]:.3f} at {w}, the layer chosen on train)"
-        if api.Capability.MASKED_LM in caps:
+        if api.Capability.FILL_BLANK in caps:  # (a masked LM, or ELMo's two LMs together)
             scores = cloze_scores(handle)
             masked = masked_word_scores(handle, heldout[:MASKED_SENTENCES])
             cloze = (f"{scores['cloze_top1']:.3f} / {scores['cloze_top10']:.3f} "

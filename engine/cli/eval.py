@@ -86,7 +86,7 @@ def default_tasks(handle: Any) -> list[str]:
 
     caps = handle.capabilities
     tasks = ["analogy", "wordsim", "simlex"] if caps & Capability.STATIC else []
-    if caps & Capability.MASKED_LM:
+    if caps & Capability.FILL_BLANK:  # (a masked LM, or ELMo's two LMs together)
         tasks.append("cloze")
     if caps & Capability.CONTEXTUAL:
         tasks.append("senses")

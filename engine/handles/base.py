@@ -155,6 +155,8 @@ class BaseHandle:
             Capability.CONTEXTUAL: f"{who} gives every word one vector whatever the sentence: it has no context",
             Capability.ATTENTION: f"{who} has no attention: only Transformers (GPT, BERT) have attention heads",
             Capability.MASKED_LM: f"{who} has no masked-LM head: only BERT-style models fill [MASK]",
+            Capability.FILL_BLANK: f"{who} cannot fill [MASK]: that needs the words on both sides of it (a BERT-style "
+                                   "masked LM, or ELMo's two language models)",
             Capability.NEXT_TOKEN: f"{who} does not predict the next token: that needs a left-to-right language "
                                    "model (n-gram, NNLM, ELMo, GPT)",
             Capability.SENTENCE_SCORE: f"{who} is not a language model: it cannot score sentences",

@@ -19,9 +19,10 @@ from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, run_info
 from engine.handles.continuation import next_words
+from engine.handles.elmo_blank import MASK_TEXT
 from engine.lab_results import Attribution, CausalTrace, LensGrid
 from engine.models.packed_linear import pack_linears
-from engine.results import Capability, ContextVectors, LogitLens, SentenceScore
+from engine.results import Capability, ContextVectors, LogitLens, MaskCandidates, SentenceScore
 
 PERPLEXITY_WORDS = 4096  # words (padding included) in one pass while scoring many sentences
 
@@ -39,7 +40,8 @@ class ElmoHandle(BaseHandle):
         # what keeps mostly free pages, made again at each load)
         self.word_list, self.counts = WordList.from_words(vocab.words), vocab.counts
         pack_linears(self.model)  # queries' short products through oneDNN on the CPU (see its module)
-        self.capabilities = Capability.CONTEXTUAL | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN
+        self.capabilities = (Capability.CONTEXTUAL | Capability.SENTENCE_SCORE | Capability.NEXT_TOKEN
+                             | Capability.FILL_BLANK)
         # next words and continuations as every word-level LM's (BaseHandle): its sentences read as in training
         self._next_words = next_words(self.word_list, self.word_list.find,
                                       lambda words: self._next_word_log_probs(words).float().cpu().numpy())
@@ -144,6 +146,13 @@ class ElmoHandle(BaseHandle):
         with torch.inference_mode():
             return self.model.next_word_log_probs(self._chars(words[-NEXT_TOKEN_WORDS:]))
 
+    def fill_mask(self, text: str, k: int = 10) -> list[MaskCandidates]:
+        """The [MASK]'s likeliest words from both sides (engine.handles.elmo_blank): the forward LM's guess from the
+        words before it times the backward LM's from the words after it."""
+        from engine.handles.elmo_blank import elmo_fill_mask
+
+        return elmo_fill_mask(self, text, k)
+
     def logit_lens(self, text: str, k: int = 10) -> LogitLens:
         """Each layer's next word after the text's last word, read through the forward LM's softmax (the lens
         grid's last column: engine.handles.elmo_lens)."""
@@ -151,11 +160,19 @@ class ElmoHandle(BaseHandle):
 
         return elmo_logit_lens(self, text, k, NEXT_TOKEN_WORDS)
 
+    def _lab_text(self, text: str) -> None:
+        """The lab follows the forward LM's next word: a blank to fill (the masked view's) is refused, with why."""
+        if MASK_TEXT in text:
+            raise Unsupported(f"{self.name} (ELMo): the lab follows its forward LM's next word, which reads only the "
+                              "words before it; a [MASK] is filled by two LMs at once. Ask the lab in the Next token "
+                              "view, with the text up to the word")
+
     def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
         """Every layer's next word at every word (engine.handles.elmo_lens): the logit lens through the softmax
         of the forward LM; no tuned lens is trained for ELMo."""
         from engine.handles.elmo_lens import elmo_lens_grid
 
+        self._lab_text(text)
         if lens == "tuned":
             raise Unsupported(f"{self.name} (ELMo) has no tuned lens: tuned lenses are trained for Transformers; its "
                               "logit lens reads each layer through the softmax of its forward LM")
@@ -168,12 +185,16 @@ class ElmoHandle(BaseHandle):
         the text run as ``contrast``), each layer's state at each word put back in turn."""
         from engine.handles.elmo_trace import elmo_causal_trace
 
+        self._lab_text(text)
+
         return elmo_causal_trace(self, text, subject, samples, contrast)
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
         """Which of the text's words the forward LM's next word rests on (engine.handles.word_attribution): each
         word's character-CNN vector faded in from the model's average word."""
         from engine.handles.word_attribution import elmo_input, word_attribution
+
+        self._lab_text(text)
 
         return word_attribution(self, text, elmo_input(self, text, ATTRIBUTION_WORDS), self.word_list.find,
                                 self.word_list, target, foil)

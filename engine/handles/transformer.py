@@ -64,7 +64,7 @@ class TransformerHandle(BaseHandle):
         self.adapter = adapter
         caps = Capability.CONTEXTUAL | Capability.ATTENTION
         if adapter.objective == "masked":
-            caps |= Capability.MASKED_LM | Capability.SENTENCE_SCORE
+            caps |= Capability.MASKED_LM | Capability.FILL_BLANK | Capability.SENTENCE_SCORE
         elif adapter.objective == "causal":
             caps |= Capability.NEXT_TOKEN | Capability.SENTENCE_SCORE
         if adapter.has_nsp:
@@ -101,10 +101,11 @@ class TransformerHandle(BaseHandle):
 
     def missing(self, capability: Capability) -> str:
         reason = super().missing(capability)
-        if reason and capability in (Capability.MASKED_LM, Capability.SENTENCE_SCORE, Capability.NEXT_TOKEN):
+        if reason and capability in (Capability.MASKED_LM, Capability.FILL_BLANK, Capability.SENTENCE_SCORE,
+                                     Capability.NEXT_TOKEN):
             if self.adapter.missing_head_reason:
                 return self.adapter.missing_head_reason
-            if capability is Capability.MASKED_LM:
+            if capability in (Capability.MASKED_LM, Capability.FILL_BLANK):
                 return f"{self.name} ({self.kind}) reads left to right (GPT-style): it cannot fill [MASK]"
             if capability is Capability.NEXT_TOKEN:
                 return f"{self.name} ({self.kind}) is a masked LM: it sees both sides, so it does not predict next tokens"

@@ -27,7 +27,7 @@ CHECKPOINT_TASKS = (*QUALITY_TASKS, "perplexity", *LAB_TASKS)
 CACHE = "checkpoint_scores.json"
 # a task whose measure changed since rows were cached: its version is in the cache key, so rows of the old
 # measure are scored again, not served (senses 2, 2026-12-05: occurrences equally near share the choice)
-MEASURES = {"senses": 2}
+MEASURES = {"senses": 2, "cloze": 2}  # (cloze 2, 2026-12-07: ELMo fills a blank, where its runs were skipped)
 # held-out sentences scored per checkpoint: the first ones of the corpus's held-out part, the same for every
 # checkpoint (the curve along training, not the final figure: word2bert-eval without --all-checkpoints)
 PERPLEXITY_SENTENCES = 300

@@ -76,8 +76,8 @@ def cloze_scores(handle: Any, items: list[ClozeItem] | None = None) -> dict[str,
     """Top-1 and top-10 accuracy of a masked LM on the cloze set (a sub-word prediction counts as its text
     without the "##" mark; an answer the vocabulary can only spell in pieces is a miss), and how often its first
     guess is a wrong word the sentence itself shows ("Paris is the capital of [MASK]." -> paris: copied)."""
-    if Capability.MASKED_LM not in handle.capabilities:
-        raise Unsupported(handle.missing(Capability.MASKED_LM))
+    if Capability.FILL_BLANK not in handle.capabilities:  # (a masked LM, or ELMo's two LMs: engine.handles.elmo_blank)
+        raise Unsupported(handle.missing(Capability.FILL_BLANK))
     items = items if items is not None else cloze_items()
     top1 = top10 = copied = 0
     for item in items:
@@ -106,8 +106,8 @@ def masked_word_hits(handle: Any, sentences: list[str], seed: int = 0) -> tuple[
     """``masked_word_scores`` word by word: whether each masked word was the first guess, and whether it was
     among the ten (two boolean arrays, in the sentences' order). The same seed masks the same words for every
     model, so two models' hits pair up word for word."""
-    if Capability.MASKED_LM not in handle.capabilities:
-        raise Unsupported(handle.missing(Capability.MASKED_LM))
+    if Capability.FILL_BLANK not in handle.capabilities:  # (a masked LM, or ELMo's two LMs: engine.handles.elmo_blank)
+        raise Unsupported(handle.missing(Capability.FILL_BLANK))
     rng = np.random.default_rng(seed)
     top1: list[bool] = []
     top10: list[bool] = []

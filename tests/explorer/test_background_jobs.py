@@ -125,7 +125,7 @@ def test_a_long_job_stops_inside_the_engine_s_own_loops(qtbot):
     asked: list[str] = []
 
     class SlowMaskedLM:  # stands for a checkpoint: each fill-mask takes a while, and it never looks at Stop
-        capabilities = {Capability.MASKED_LM}
+        capabilities = {Capability.FILL_BLANK}
 
         def fill_mask(self, text, k=10):
             asked.append(text)

@@ -64,9 +64,11 @@ class MaskedView(QWidget, LabView, OneLineCompared):
         self.last: MaskedAnswer | None = None
         self.presenting = False  # a talk's step (set_presenting)
         self.text = QLineEdit("She deposited the money at the [MASK] on Monday.")  # the masked scene's sentence
-        self.model = ModelPicker(Capability.MASKED_LM, role="masked_lm")
+        # a masked LM, or ELMo (its two LMs, one a side of the blank: its guesses beside BERT's show what "deeply
+        # bidirectional" adds)
+        self.model = ModelPicker(Capability.FILL_BLANK, role="masked_lm")
         self.compare = QCheckBox("compare with")
-        self.model2 = ModelPicker(Capability.MASKED_LM)
+        self.model2 = ModelPicker(Capability.FILL_BLANK)
         self._models_seen: tuple[Any, ...] | None = None  # the pickers' states at the last ask
         self.model2.setEnabled(False)
         self.compare.toggled.connect(self._compare_toggled)
@@ -201,7 +203,7 @@ class MaskedView(QWidget, LabView, OneLineCompared):
         self.learn.setToolTip("" if handles else self.model.reason())
         if not handles:
             reason = self.model.reason()
-            self._message(sentence_case(reason) + ". Load BERT (or a BERT-style Hugging Face model).")
+            self._message(sentence_case(reason) + ". Load BERT (or a BERT-style Hugging Face model), or ELMo.")
             return
         if not text.strip():
             self._message("Type a sentence with [MASK] where a word should be predicted.")
@@ -219,10 +221,13 @@ class MaskedView(QWidget, LabView, OneLineCompared):
         self.runner.submit(work)
 
     def _show(self, answer: MaskedAnswer) -> None:
+        from engine.api import Capability
+
         text, per_model = answer.text, answer.per_model
         self.last = answer
         before = text.split(MASK)
         notes = []
+        clickable = False  # a model with heads shown: a click on its prediction shows where that position attends
         for i, (bars_view, (name, outcome)) in enumerate(zip(self.results, per_model, strict=False)):
             if outcome.failed:
                 bars_view.show_message(name, outcome.message)
@@ -234,16 +239,26 @@ class MaskedView(QWidget, LabView, OneLineCompared):
                         for t, p in zip(mask.tokens, mask.probs, strict=True)]
                 title = f"[MASK] {m + 1}" if len(candidates) > 1 else ""
                 sections.append((title, rows))
-            self._positions[i] = [mask.position for mask in candidates]
+            attends = self._has(name, Capability.ATTENTION)
+            self._positions[i] = [mask.position for mask in candidates] if attends else []  # (ELMo: no heads)
+            clickable |= attends
             bars_view.set_results(name, sections)
             if len(candidates) < text.count(MASK):
                 notes.append(f"{name} reads only the first {len(candidates)} [MASK]s (the text is longer than it reads)")
+            if not self._has(name, Capability.MASKED_LM):
+                notes.append(f"{name} has no masked LM: its forward LM guesses the blank from the words before it, "
+                             "its backward LM from the words after it, and the bars are the two guesses multiplied "
+                             "(neither reads both sides)")
         if len(per_model) < 2:
             self.results[1].clear()
-        self.hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each "
-                          "(click one to see where that position attends)")
+        where = " (click one to see where that position attends)" if clickable else ""
+        self.hint.setText("; ".join(notes) or f"{text.count(MASK)} [MASK]: the likeliest tokens for each{where}")
         if not self.lab_scene:  # a lab scene is shown when its lab is
             self.shown.emit()
+
+    def _has(self, name: str, capability: Any) -> bool:
+        handle = self.session.models.get(name)
+        return handle is not None and capability in handle.capabilities
 
     def _prediction_clicked(self, model: int, section: int) -> None:
         positions = self._positions[model]

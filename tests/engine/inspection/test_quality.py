@@ -87,7 +87,7 @@ def test_a_cloze_guess_that_copies_a_word_of_the_sentence_is_counted():
     from types import SimpleNamespace
 
     class Copier:  # its first guess is always "paris"
-        capabilities = {api.Capability.MASKED_LM}
+        capabilities = {api.Capability.FILL_BLANK}
 
         def fill_mask(self, text, k=10):
             return [SimpleNamespace(tokens=("paris", "france") + ("x",) * (k - 2))]

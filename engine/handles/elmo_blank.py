@@ -1,0 +1,71 @@
+"""ELMo fills a blank with its two language models at once: the forward LM reads the words before the [MASK] and
+guesses it, the backward LM reads the words after it, right to left, and guesses it too; the candidates are the
+two guesses multiplied and made to add up to one again (a product of experts). Neither direction sees both sides
+of the blank — the "shallow" bidirectionality BERT's authors set against their masked LM (Devlin et al. 2019,
+section 1; Peters et al. 2018 trained the two LMs apart) — so where a word needs both sides at once, ELMo's
+answer shows it.
+
+Only the states just before and just after the blank are read: the forward LM's state at the word before it and
+the backward LM's at the word after it, neither of which has read the blank, so what stands in its place changes
+nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from engine.errors import InputError
+from engine.handles.base import check_k, check_text
+from engine.handles.continuation import context_words
+from engine.models.ngram import BOS, EOS, UNK
+from engine.results import MaskCandidates
+
+MASK_TEXT = "[MASK]"
+STAND_IN = "elmoblankstandin"  # the blank while the text is split into words (one word whatever the splitter)
+SIDE_WORDS = 200  # the words read on each side of the blank (as the Next token view reads the last 200)
+SIDES = ("both", "before", "after")  # whose guesses are multiplied: both LMs', or one alone (what each side adds)
+
+
+def blank_words(handle: Any, text: str) -> tuple[list[str], int]:
+    """The text's words as the model reads them (sentences after the first begun with </s> <s>), at most
+    ``SIDE_WORDS`` on each side of the blank, and where the blank is among them."""
+    text = check_text(text)
+    count = text.count(MASK_TEXT)
+    if count == 0:
+        raise InputError("the text has no [MASK]: type [MASK] where a word should be predicted")
+    if count > 1:
+        raise InputError(f"{handle.name} (ELMo) fills one [MASK] at a time: its forward LM would read the other "
+                         "[MASK] as a word. Leave one")
+    words = context_words(text.replace(MASK_TEXT, f" {STAND_IN} "), handle.lowercase)  # (lowercase: either way)
+    blank = words.index(STAND_IN)
+    start = max(0, blank - SIDE_WORDS)
+    words = words[start:blank + SIDE_WORDS + 1]
+    return words, blank - start
+
+
+def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both") -> list[MaskCandidates]:
+    """The blank's ``k`` likeliest words: p(w) ∝ p_forward(w | the words before) · p_backward(w | the words after),
+    over the vocabulary (its markers and <unk> left out); ``sides`` "before" or "after": one LM's guess alone.
+    ``position``: the blank's index among the text's words."""
+    k = check_k(k)
+    if sides not in SIDES:
+        raise InputError(f"no side '{sides}' ({', '.join(SIDES)})")
+    words, blank = blank_words(handle, text)
+    chars = handle._chars(words)  # <s> words </s>: the blank is at blank + 1
+    model = handle.model
+    with torch.inference_mode():
+        _, fwd, bwd = model.layers(chars)
+        states = torch.stack([fwd[-1][0, blank], bwd[-1][0, blank + 2]]).float()  # before it, after it
+        forward, backward = model.softmax.log_prob(states)  # (V,) each
+        scores = {"both": forward + backward, "before": forward, "after": backward}[sides].clone()
+        find = handle.word_list.find
+        for marker in (BOS, EOS, UNK):
+            if (i := find(marker)) is not None:
+                scores[i] = float("-inf")
+        probs = scores.log_softmax(-1).exp()
+        top = probs.topk(min(k, probs.shape[-1]))
+    name = handle.word_list.__getitem__
+    return [MaskCandidates(blank, tuple(name(int(i)) for i in top.indices.cpu()),
+                           tuple(float(v) for v in top.values.cpu()))]
+

@@ -1,0 +1,88 @@
+"""ELMo fills a [MASK] with its two language models: the forward LM's guess from the words before the blank times
+the backward LM's from the words after it (engine.handles.elmo_blank)."""
+
+import contextlib
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine import api
+from engine.errors import InputError, Unsupported, Word2BertError
+from engine.handles.elmo_blank import elmo_fill_mask
+from engine.models.ngram import BOS, EOS, UNK
+from engine.results import Capability
+
+
+@pytest.fixture(scope="module")
+def elmo(contextual_runs):
+    return api.load(contextual_runs["elmo"][0])
+
+
+def _directions(elmo, words, blank):
+    """The forward LM's distribution for word ``blank`` (from the words before it) and the backward LM's (from the
+    words after it), read off the whole sentence's pass with the real word in place."""
+    with torch.inference_mode():
+        forward, backward = elmo.model.log_probs(elmo._chars(words))  # (T, V): row t predicts t + 1 / t - 1
+    return forward[blank].numpy(), backward[blank + 2].numpy()  # (<s> is row 0: the word is row blank + 1)
+
+
+@pytest.mark.parametrize("sentence, blank", [("the cat sat on the mat .", 5), ("the cat sat on the mat .", 0),
+                                             ("the cat sat on the mat .", 6)])
+def test_the_blank_is_the_two_directions_guesses_multiplied(elmo, sentence, blank):
+    words = sentence.split()
+    masked = " ".join("[MASK]" if i == blank else w for i, w in enumerate(words))
+    forward, backward = _directions(elmo, words, blank)  # (what stands in the blank changes neither)
+    scores = forward + backward
+    for marker in (BOS, EOS, UNK):
+        scores[elmo.word_list.find(marker)] = -np.inf
+    expected = np.exp(scores - np.logaddexp.reduce(scores))
+    order = np.argsort(-expected)[:7]
+    [answer] = elmo.fill_mask(masked, k=7)
+    assert answer.position == blank
+    assert answer.tokens == tuple(elmo.word_list[int(i)] for i in order)
+    np.testing.assert_allclose(answer.probs, expected[order], rtol=1e-4, atol=1e-7)
+    assert not {BOS, EOS, UNK} & set(answer.tokens)
+    for sides, alone in (("before", forward), ("after", backward)):  # one LM's guess alone (the bench's ablation)
+        alone = alone.copy()
+        alone[[elmo.word_list.find(m) for m in (BOS, EOS, UNK)]] = -np.inf
+        [one] = elmo_fill_mask(elmo, masked, 3, sides=sides)
+        np.testing.assert_allclose(one.probs, np.sort(np.exp(alone - np.logaddexp.reduce(alone)))[::-1][:3], rtol=1e-4)
+
+
+def test_the_words_after_the_blank_change_its_guess_as_the_backward_lm_reads_them(elmo):
+    before = elmo.fill_mask("the cat sat on the [MASK] .", k=20)[0]
+    after = elmo.fill_mask("the cat sat on the [MASK] of the river .", k=20)[0]
+    assert before.tokens != after.tokens  # the same words before it: only the backward LM could tell them apart
+    forward = elmo.next_token("the cat sat on the", k=20)
+    assert before.tokens != forward.tokens  # nor is it the forward LM's next word alone
+
+
+def test_one_blank_at_a_time_and_the_lab_points_to_the_next_token_view(elmo):
+    assert Capability.FILL_BLANK in elmo.capabilities and Capability.MASKED_LM not in elmo.capabilities
+    with pytest.raises(InputError, match="one \\[MASK\\] at a time"):
+        elmo.fill_mask("the [MASK] sat on the [MASK] .")
+    with pytest.raises(InputError, match="no \\[MASK\\]"):
+        elmo.fill_mask("the cat sat")
+    for ask in (lambda t: elmo.lens_grid(t), lambda t: elmo.causal_trace(t, "cat"), elmo.token_attribution):
+        with pytest.raises(Unsupported, match="Next token view"):
+            ask("the cat sat on the [MASK] .")
+    assert elmo.fill_mask("[MASK]", k=3)[0].position == 0  # a blank alone: <s> before it, </s> after it
+
+
+def test_a_left_to_right_model_says_why_it_cannot_fill_a_blank(contextual_runs):
+    gpt = api.load(contextual_runs["gpt"][0])
+    assert Capability.FILL_BLANK not in gpt.capabilities
+    assert "left to right" in gpt.missing(Capability.FILL_BLANK)
+    bert = api.load(contextual_runs["bert"][0])
+    assert Capability.FILL_BLANK in bert.capabilities and Capability.MASKED_LM in bert.capabilities
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(left=st.text(max_size=40), right=st.text(max_size=40))
+def test_any_text_around_a_blank_gives_an_answer_or_a_clear_error(elmo, left, right):
+    with contextlib.suppress(Word2BertError):
+        [answer] = elmo.fill_mask(f"{left}[MASK]{right}", k=3)
+        assert len(answer.tokens) == 3 and 0 < sum(answer.probs) <= 1.0001
