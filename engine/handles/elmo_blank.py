@@ -1,6 +1,9 @@
 """ELMo fills a blank with its two language models at once: the forward LM reads the words before the [MASK] and
 guesses it, the backward LM reads the words after it, right to left, and guesses it too; the candidates are the
-two guesses multiplied and made to add up to one again (a product of experts). Neither direction sees both sides
+two guesses multiplied, divided by how common each word is in training (the word's prior is in both guesses:
+Bayes' rule, were the two sides independent given the word), and made to add up to one again. Dividing the prior
+out was chosen by a rule declared before its results, on development blanks of the held-out corpus (bench/studies/
+RESULTS.md, "ELMo's blank"): top-10 0.513 → 0.544 there. Neither direction sees both sides
 of the blank — the "shallow" bidirectionality BERT's authors set against their masked LM (Devlin et al. 2019,
 section 1; Peters et al. 2018 trained the two LMs apart) — so where a word needs both sides at once, ELMo's
 answer shows it.
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 
 from engine.errors import InputError
@@ -44,9 +48,17 @@ def blank_words(handle: Any, text: str) -> tuple[list[str], int]:
     return words, blank - start
 
 
-def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both") -> list[MaskCandidates]:
-    """The blank's ``k`` likeliest words: p(w) ∝ p_forward(w | the words before) · p_backward(w | the words after),
-    over the vocabulary (its markers and <unk> left out); ``sides`` "before" or "after": one LM's guess alone.
+def log_prior(handle: Any) -> torch.Tensor:
+    """(V,): log of each word's share of the training corpus (its vocabulary count plus one)."""
+    counts = torch.as_tensor(np.asarray(handle.counts, np.float64) + 1.0)
+    return (counts / counts.sum()).log().float().to(handle.device)
+
+
+def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both", prior: bool = True
+                   ) -> list[MaskCandidates]:
+    """The blank's ``k`` likeliest words: p(w) ∝ p_forward(w | the words before) · p_backward(w | the words after)
+    / p(w), over the vocabulary (its markers and <unk> left out); ``prior`` False: the plain product (the study's
+    other way); ``sides`` "before" or "after": one LM's guess alone.
     ``position``: the blank's index among the text's words."""
     k = check_k(k)
     if sides not in SIDES:
@@ -59,6 +71,8 @@ def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both") -> 
         states = torch.stack([fwd[-1][0, blank], bwd[-1][0, blank + 2]]).float()  # before it, after it
         forward, backward = model.softmax.log_prob(states)  # (V,) each
         scores = {"both": forward + backward, "before": forward, "after": backward}[sides].clone()
+        if prior and sides == "both":
+            scores -= log_prior(handle)
         find = handle.word_list.find
         for marker in (BOS, EOS, UNK):
             if (i := find(marker)) is not None:

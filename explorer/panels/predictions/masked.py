@@ -247,8 +247,8 @@ class MaskedView(QWidget, LabView, OneLineCompared):
                 notes.append(f"{name} reads only the first {len(candidates)} [MASK]s (the text is longer than it reads)")
             if not self._has(name, Capability.MASKED_LM):
                 notes.append(f"{name} has no masked LM: its forward LM guesses the blank from the words before it, "
-                             "its backward LM from the words after it, and the bars are the two guesses multiplied "
-                             "(neither reads both sides)")
+                             "its backward LM from the words after it, and the bars are the two guesses multiplied, "
+                             "over how common each word is (neither LM reads both sides)")
         if len(per_model) < 2:
             self.results[1].clear()
         where = " (click one to see where that position attends)" if clickable else ""

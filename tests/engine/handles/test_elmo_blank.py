@@ -31,11 +31,12 @@ def _directions(elmo, words, blank):
 
 @pytest.mark.parametrize("sentence, blank", [("the cat sat on the mat .", 5), ("the cat sat on the mat .", 0),
                                              ("the cat sat on the mat .", 6)])
-def test_the_blank_is_the_two_directions_guesses_multiplied(elmo, sentence, blank):
+def test_the_blank_is_the_two_directions_guesses_multiplied_over_the_words_prior(elmo, sentence, blank):
     words = sentence.split()
     masked = " ".join("[MASK]" if i == blank else w for i, w in enumerate(words))
     forward, backward = _directions(elmo, words, blank)  # (what stands in the blank changes neither)
-    scores = forward + backward
+    counts = np.asarray(elmo.counts, np.float64) + 1  # the word's share of the training corpus, in both guesses
+    scores = forward + backward - np.log(counts / counts.sum())
     for marker in (BOS, EOS, UNK):
         scores[elmo.word_list.find(marker)] = -np.inf
     expected = np.exp(scores - np.logaddexp.reduce(scores))
@@ -45,6 +46,10 @@ def test_the_blank_is_the_two_directions_guesses_multiplied(elmo, sentence, blan
     assert answer.tokens == tuple(elmo.word_list[int(i)] for i in order)
     np.testing.assert_allclose(answer.probs, expected[order], rtol=1e-4, atol=1e-7)
     assert not {BOS, EOS, UNK} & set(answer.tokens)
+    plain = forward + backward  # the plain product (the study's other way)
+    plain[[elmo.word_list.find(m) for m in (BOS, EOS, UNK)]] = -np.inf
+    [product] = elmo_fill_mask(elmo, masked, 3, prior=False)
+    np.testing.assert_allclose(product.probs, np.sort(np.exp(plain - np.logaddexp.reduce(plain)))[::-1][:3], rtol=1e-4)
     for sides, alone in (("before", forward), ("after", backward)):  # one LM's guess alone (the bench's ablation)
         alone = alone.copy()
         alone[[elmo.word_list.find(m) for m in (BOS, EOS, UNK)]] = -np.inf
