@@ -28,6 +28,8 @@ def test_the_built_in_deck_tells_the_story_with_the_apps_own_models():
     gpt = window + 1  # then, before BERT: GPT's next word, two GPTs side by side
     assert panels[gpt] == ("predictions", "next") and panels[gpt + 1][0] == "polysemy"
     assert deck.steps[gpt].contextual_model == "minilm-gpt" and deck.steps[gpt].compare == "gpt-tiny"
+    masked = deck.steps[-3]  # BERT's blank beside ELMo's: one reads both sides at once, the other one side per LM
+    assert (masked.contextual_model, masked.compare) == ("minilm-mlm", "elmo-tiny")
     assert deck.steps[-1].panel == "curves"  # pretrained vs from-scratch fine-tuning curves, shipped
     curves = api.read_curves(deck.steps[-1].curves)
     assert {c.strategy for c in curves.runs} >= {"full", "scratch"} and all(len(c.values) >= 3 for c in curves.runs)
