@@ -63,6 +63,9 @@ class MaskCandidates:
     position: int  # index of the [MASK] among the model's tokens
     tokens: tuple[str, ...]  # best first; sub-word continuations keep their "##"
     probs: tuple[float, ...]
+    # a model that fills the blank from one side at a time (ELMo): each side's own likeliest words, best first —
+    # (("before", words), ("after", words)); () for a masked LM, which reads both sides at once
+    sides: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

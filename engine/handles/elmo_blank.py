@@ -28,6 +28,7 @@ from engine.results import MaskCandidates
 MASK_TEXT = "[MASK]"
 STAND_IN = "elmoblankstandin"  # the blank while the text is split into words (one word whatever the splitter)
 SIDE_WORDS = 200  # the words read on each side of the blank (as the Next token view reads the last 200)
+SIDE_SHOWN = 3  # each LM's own likeliest words, given beside the answer
 SIDES = ("both", "before", "after")  # whose guesses are multiplied: both LMs', or one alone (what each side adds)
 
 
@@ -73,13 +74,17 @@ def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both", pri
         scores = {"both": forward + backward, "before": forward, "after": backward}[sides].clone()
         if prior and sides == "both":
             scores -= log_prior(handle)
-        find = handle.word_list.find
-        for marker in (BOS, EOS, UNK):
-            if (i := find(marker)) is not None:
-                scores[i] = float("-inf")
+        markers = [i for i in (handle.word_list.find(m) for m in (BOS, EOS, UNK)) if i is not None]
+        scores[markers] = float("-inf")
         probs = scores.log_softmax(-1).exp()
         top = probs.topk(min(k, probs.shape[-1]))
+        alone = []
+        for side, guess in (("before", forward), ("after", backward)):  # each LM's own guess, said beside the answer
+            guess = guess.clone()
+            guess[markers] = float("-inf")
+            alone.append((side, guess.topk(min(SIDE_SHOWN, guess.shape[-1])).indices.cpu()))
     name = handle.word_list.__getitem__
     return [MaskCandidates(blank, tuple(name(int(i)) for i in top.indices.cpu()),
-                           tuple(float(v) for v in top.values.cpu()))]
+                           tuple(float(v) for v in top.values.cpu()),
+                           tuple((side, tuple(name(int(i)) for i in ids)) for side, ids in alone))]
 

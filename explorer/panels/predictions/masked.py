@@ -245,10 +245,12 @@ class MaskedView(QWidget, LabView, OneLineCompared):
             bars_view.set_results(name, sections)
             if len(candidates) < text.count(MASK):
                 notes.append(f"{name} reads only the first {len(candidates)} [MASK]s (the text is longer than it reads)")
-            if not self._has(name, Capability.MASKED_LM):
-                notes.append(f"{name} has no masked LM: its forward LM guesses the blank from the words before it, "
-                             "its backward LM from the words after it, and the bars are the two guesses multiplied, "
-                             "over how common each word is (neither LM reads both sides)")
+            sides = dict(candidates[0].sides) if candidates else {}
+            if sides:  # (ELMo: each LM's own guess, then what the bars are)
+                before, after = (", ".join(f"“{w}”" for w in sides.get(side, ())) for side in ("before", "after"))
+                notes.append(f"{name} has no masked LM: its forward LM, reading the words before the blank, guesses "
+                             f"{before}; its backward LM, reading the words after it, {after}; the bars are the two "
+                             "guesses multiplied, over how common each word is")
         if len(per_model) < 2:
             self.results[1].clear()
         where = " (click one to see where that position attends)" if clickable else ""

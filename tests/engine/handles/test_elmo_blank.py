@@ -46,6 +46,9 @@ def test_the_blank_is_the_two_directions_guesses_multiplied_over_the_words_prior
     assert answer.tokens == tuple(elmo.word_list[int(i)] for i in order)
     np.testing.assert_allclose(answer.probs, expected[order], rtol=1e-4, atol=1e-7)
     assert not {BOS, EOS, UNK} & set(answer.tokens)
+    for side, alone in (("before", forward), ("after", backward)):  # each LM's own three likeliest, said beside it
+        shown = [w for w in (elmo.word_list[int(i)] for i in np.argsort(-alone)) if w not in (BOS, EOS, UNK)][:3]
+        assert dict(answer.sides)[side] == tuple(shown)
     plain = forward + backward  # the plain product (the study's other way)
     plain[[elmo.word_list.find(m) for m in (BOS, EOS, UNK)]] = -np.inf
     [product] = elmo_fill_mask(elmo, masked, 3, prior=False)

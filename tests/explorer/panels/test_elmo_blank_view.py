@@ -19,6 +19,8 @@ def test_elmo_fills_the_blank_beside_bert_and_the_view_says_how(qtbot, window, c
     elmo_rows = view.results[0].toPlainText().splitlines()
     assert elmo_rows[0] == "elmo" and len([row for row in elmo_rows if row.endswith("%")]) == 8
     assert "elmo has no masked LM" in view.hint.text() and "two guesses multiplied" in view.hint.text()
+    sides = dict(view.last.per_model[0][1].value[0].sides)  # each LM's own guess, named
+    assert "before the blank, guesses " + ", ".join(f"“{w}”" for w in sides["before"]) + "; " in view.hint.text()
     assert "bert has no" not in view.hint.text()
     emitted = []
     panel.focus_token.connect(lambda text, position: emitted.append(position))
