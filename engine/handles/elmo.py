@@ -163,9 +163,9 @@ class ElmoHandle(BaseHandle):
     def _lab_text(self, text: str) -> None:
         """The lab follows the forward LM's next word: a blank to fill (the masked view's) is refused, with why."""
         if MASK_TEXT in text:
-            raise Unsupported(f"{self.name} (ELMo): the lab follows its forward LM's next word, which reads only the "
-                              "words before it; a [MASK] is filled by two LMs at once. Ask the lab in the Next token "
-                              "view, with the text up to the word")
+            raise Unsupported(f"{self.name} (ELMo): this page follows its forward LM's next word, which reads only "
+                              "the words before it; a [MASK] is filled by two LMs at once (Which words matter explains "
+                              "it). Ask this page in the Next token view, with the text up to the word")
 
     def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
         """Every layer's next word at every word (engine.handles.elmo_lens): the logit lens through the softmax
@@ -190,14 +190,14 @@ class ElmoHandle(BaseHandle):
         return elmo_causal_trace(self, text, subject, samples, contrast)
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:
-        """Which of the text's words the forward LM's next word rests on (engine.handles.word_attribution): each
-        word's character-CNN vector faded in from the model's average word."""
+        """Which of the text's words the forward LM's next word rests on, or its [MASK] filled by both LMs
+        (engine.handles.word_attribution, engine.handles.elmo_blank): each word's character-CNN vector faded in from
+        the model's average word."""
+        from engine.handles.elmo_blank import blank_input
         from engine.handles.word_attribution import elmo_input, word_attribution
 
-        self._lab_text(text)
-
-        return word_attribution(self, text, elmo_input(self, text, ATTRIBUTION_WORDS), self.word_list.find,
-                                self.word_list, target, foil)
+        read = blank_input(self, text) if MASK_TEXT in text else elmo_input(self, text, ATTRIBUTION_WORDS)
+        return word_attribution(self, text, read, self.word_list.find, self.word_list, target, foil)
 
     def missing(self, capability: Capability) -> str:
         if capability is Capability.ATTENTION:

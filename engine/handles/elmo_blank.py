@@ -14,7 +14,7 @@ nothing."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -24,6 +24,9 @@ from engine.handles.base import check_k, check_text
 from engine.handles.continuation import context_words
 from engine.models.ngram import BOS, EOS, UNK
 from engine.results import MaskCandidates
+
+if TYPE_CHECKING:
+    from engine.handles.word_attribution import WordInput
 
 MASK_TEXT = "[MASK]"
 STAND_IN = "elmoblankstandin"  # the blank while the text is split into words (one word whatever the splitter)
@@ -88,3 +91,33 @@ def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both", pri
                            tuple(float(v) for v in top.values.cpu()),
                            tuple((side, tuple(name(int(i)) for i in ids)) for side, ids in alone))]
 
+
+
+def blank_input(handle: Any, text: str) -> WordInput:
+    """What ELMo reads for its blank, for the lab's attribution (engine.handles.word_attribution): <s>, the words
+    and </s> as character-CNN vectors, the blank among them kept as it is (neither LM reads it); the forward LM reads
+    the rows before the blank, the backward LM those after it, and the blank's log-distribution is the app's (both
+    guesses, the prior divided out). Each word fades in from the model's average word, as in the next word's."""
+    from engine.handles.word_attribution import ROW_TOKENS, WordInput, without_cudnn
+
+    words, blank = blank_words(handle, text)
+    model = handle.model
+    with torch.no_grad():
+        x = model.token_encoder(handle._chars(words))[0]  # (T, proj): <s> words </s>
+    prior = log_prior(handle)
+    markers = [i for i in (handle.word_list.find(m) for m in (BOS, EOS, UNK)) if i is not None]
+    row = blank + 1  # the blank's row (<s> is row 0)
+
+    def log_probs(scaled: torch.Tensor) -> torch.Tensor:
+        with without_cudnn(scaled):  # (cuDNN's LSTM has no backward pass in evaluation mode)
+            before = model.forward_lm(scaled[:, :row])[-1][:, -1]  # has read <s> … the word before the blank
+            after = model.backward_lm(scaled[:, row + 1:].flip(1))[-1][:, -1]  # </s> … the word after it
+        scores = model.softmax.log_prob(before.float()) + model.softmax.log_prob(after.float()) - prior
+        scores[:, markers] = float("-inf")
+        return scores.log_softmax(-1)
+
+    tokens = [BOS, *(MASK_TEXT if i == blank else w for i, w in enumerate(words)), EOS]
+    marks = [w in (BOS, EOS) for w in tokens]
+    fixed = [m or i == row for i, m in enumerate(marks)]
+    return WordInput(tokens, fixed, x, list(range(len(tokens))), log_probs, "", handle.frequent_word_vectors().mean(0),
+                     ROW_TOKENS * 4, row, marks)

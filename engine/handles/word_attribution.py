@@ -46,11 +46,14 @@ class WordInput:
     notice: str = ""
     baseline: torch.Tensor | None = None  # (d,) what each word fades in from (None: zero)
     row_tokens: int = ROW_TOKENS  # copies x rows in one backward pass
+    position: int = -1  # the token whose word is explained (-1: the next word, after the last)
+    marks: list[bool] | None = None  # per token: a sentence mark, no word (None: the fixed ones; a blank is a word)
 
 
 def word_attribution(handle: Any, text: str, read: WordInput, find: Callable[[str], int | None],
                      words: Sequence[str], target: str | None, foil: str | None) -> Attribution:
-    """``read``'s attribution of the next word after ``text`` (``find``: a word's id in the vocabulary ``words``)."""
+    """``read``'s attribution of the next word after ``text``, or of its blank (``find``: a word's id in the
+    vocabulary ``words``)."""
     with torch.no_grad():
         logp = read.log_probs(read.x[None])[0].float()
     probs = logp.exp()
@@ -82,11 +85,12 @@ def word_attribution(handle: Any, text: str, read: WordInput, find: Callable[[st
         scores[method] = shown
     word_of: list[int] = []
     shown_words: list[str] = []
-    for token, fixed in zip(read.tokens, read.fixed, strict=True):
-        word_of.append(-1 if fixed else len(shown_words))
-        if not fixed:
+    for token, mark in zip(read.tokens, read.fixed if read.marks is None else read.marks, strict=True):
+        word_of.append(-1 if mark else len(shown_words))
+        if not mark:
             shown_words.append(token)
-    return Attribution(text, tuple(read.tokens), tuple(read.fixed), len(read.tokens) - 1, words[target_id],
+    position = read.position if read.position >= 0 else len(read.tokens) - 1
+    return Attribution(text, tuple(read.tokens), tuple(read.fixed), position, words[target_id],
                        float(probs[target_id]), words[foil_id] if foil_id is not None else "",
                        float(probs[foil_id]) if foil_id is not None else float("nan"), scores, result.f_input,
                        result.f_baseline, result.steps, read.notice, tuple(shown_words), tuple(word_of))
@@ -121,7 +125,7 @@ def elmo_input(handle: Any, text: str, most_words: int) -> WordInput:
         x = handle.forward_inputs(context)[0]  # (T, proj): <s> and the words
 
     def log_probs(scaled: torch.Tensor) -> torch.Tensor:
-        with _without_cudnn(scaled):  # (cuDNN's LSTM has no backward pass in evaluation mode)
+        with without_cudnn(scaled):  # (cuDNN's LSTM has no backward pass in evaluation mode)
             states = model.forward_lm(scaled)[-1]
         return model.softmax.log_prob(states[:, -1].float())
 
@@ -133,7 +137,7 @@ def elmo_input(handle: Any, text: str, most_words: int) -> WordInput:
                      handle.frequent_word_vectors().mean(0), ROW_TOKENS * 8)
 
 
-def _without_cudnn(x: torch.Tensor) -> contextlib.AbstractContextManager:
+def without_cudnn(x: torch.Tensor) -> contextlib.AbstractContextManager:
     return torch.backends.cudnn.flags(enabled=False) if x.device.type == "cuda" else contextlib.nullcontext()
 
 

@@ -247,9 +247,9 @@ class MaskedView(QWidget, LabView, OneLineCompared):
                 notes.append(f"{name} reads only the first {len(candidates)} [MASK]s (the text is longer than it reads)")
             sides = dict(candidates[0].sides) if candidates else {}
             if sides:  # (ELMo: each LM's own guess, then what the bars are)
-                before, after = (", ".join(f"“{w}”" for w in sides.get(side, ())) for side in ("before", "after"))
+                left, right = (", ".join(f"“{w}”" for w in sides.get(side, ())) for side in ("before", "after"))
                 notes.append(f"{name} has no masked LM: its forward LM, reading the words before the blank, guesses "
-                             f"{before}; its backward LM, reading the words after it, {after}; the bars are the two "
+                             f"{left}; its backward LM, reading the words after it, {right}; the bars are the two "
                              "guesses multiplied, over how common each word is")
         if len(per_model) < 2:
             self.results[1].clear()

@@ -74,7 +74,7 @@ def test_one_blank_at_a_time_and_the_lab_points_to_the_next_token_view(elmo):
         elmo.fill_mask("the [MASK] sat on the [MASK] .")
     with pytest.raises(InputError, match="no \\[MASK\\]"):
         elmo.fill_mask("the cat sat")
-    for ask in (lambda t: elmo.lens_grid(t), lambda t: elmo.causal_trace(t, "cat"), elmo.token_attribution):
+    for ask in (lambda t: elmo.lens_grid(t), lambda t: elmo.causal_trace(t, "cat")):
         with pytest.raises(Unsupported, match="Next token view"):
             ask("the cat sat on the [MASK] .")
     assert elmo.fill_mask("[MASK]", k=3)[0].position == 0  # a blank alone: <s> before it, </s> after it
@@ -94,3 +94,22 @@ def test_any_text_around_a_blank_gives_an_answer_or_a_clear_error(elmo, left, ri
     with contextlib.suppress(Word2BertError):
         [answer] = elmo.fill_mask(f"{left}[MASK]{right}", k=3)
         assert len(answer.tokens) == 3 and 0 < sum(answer.probs) <= 1.0001
+
+
+def test_which_words_the_blank_rests_on_reads_both_sides_and_adds_up_to_its_change(elmo):
+    text = "the cat sat on the [MASK] of the river ."
+    [answer] = elmo.fill_mask(text, k=1)
+    found = elmo.token_attribution(text)  # the blank's likeliest word, explained
+    assert found.target == answer.tokens[0] and found.p_target == pytest.approx(answer.probs[0], rel=1e-4)
+    assert found.tokens[found.position] == "[MASK]" and found.words[found.word_position] == "[MASK]"
+    assert found.f_input == pytest.approx(np.log(answer.probs[0]), abs=1e-4)  # the app's blank, not one LM's
+    ig = found.scores["integrated gradients"]
+    assert all(ig[t] == 0 for t, fixed in enumerate(found.fixed) if fixed)  # <s>, </s> and the blank itself
+    change = found.f_input - found.f_baseline
+    assert abs(float(ig.sum()) - change) <= 0.1 * abs(change) + 0.05  # integrated gradients add up
+    before, after = ig[1:found.position], ig[found.position + 1:-1]
+    assert np.abs(before).sum() > 0 and np.abs(after).sum() > 0  # each LM's side weighs in
+    second = elmo.fill_mask(text, k=2)[0].tokens[1]
+    foiled = elmo.token_attribution(text, foil=second)  # why its word rather than its second guess
+    assert foiled.foil == second
+    assert foiled.f_input == pytest.approx(np.log(foiled.p_target) - np.log(foiled.p_foil), abs=1e-4)

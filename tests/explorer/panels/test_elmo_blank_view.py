@@ -27,5 +27,17 @@ def test_elmo_fills_the_blank_beside_bert_and_the_view_says_how(qtbot, window, c
     view._prediction_clicked(0, 0)  # ELMo's: it has no heads to show where the blank attends
     view._prediction_clicked(1, 0)  # BERT's: the attention panel opens on the blank
     assert emitted == [view._positions[1][0]]
-    view.lens_switch.setChecked(True)  # ELMo's lab reads its forward LM: it says where to ask instead
+    view.lens_switch.setChecked(True)  # ELMo's every layer follows its forward LM: it says where to ask instead
     qtbot.waitUntil(lambda: "Next token view" in view.lens.grid_note.text(), timeout=30_000)
+    page = view.lens.attribution  # which words the blank rests on: ELMo's (both LMs) and BERT's, word by word
+    with qtbot.waitSignal(page.shown, timeout=60_000):
+        view.lens.tabs.setCurrentWidget(page)
+    table = page.table
+    assert [table.verticalHeaderItem(r).text() for r in range(2)] == ["integrated gradients · elmo",
+                                                                     "integrated gradients · bert"]
+    columns = [table.horizontalHeaderItem(c).text() for c in range(table.columnCount())]
+    assert columns == ["she", "played", "the", "[MASK]→", "on", "stage", "."]  # ELMo's <s> and BERT's [CLS]: no words
+    assert page.result.tokens[page.result.position] == "[MASK]" and page.compared is not None
+    blank = columns.index("[MASK]→")
+    assert table.item(0, blank).text() == "" and any(table.item(0, c).text() not in ("", "+0.00")
+                                                    for c in range(blank + 1, len(columns)))  # after the blank too
