@@ -343,8 +343,11 @@ def queries(args) -> None:
         asked = []
         t0 = time.perf_counter()
         try:
-            if Capability.MASKED_LM in caps:
+            if Capability.FILL_BLANK in caps:  # (a masked LM's, or ELMo's two LMs together, and what its blank rests on)
                 asked.append(f"fill_mask {handle.fill_mask('the man went to the [MASK] to buy milk .')[0].tokens[:3]}")
+                if Capability.MASKED_LM not in caps:
+                    blank = handle.token_attribution("the man went to the [MASK] to buy milk .")
+                    asked.append(f"blank attribution {blank.target!r} gap {blank.gap:+.3f}")
             lab_text = ("the man went to the [MASK] to buy milk ." if Capability.MASKED_LM in caps
                         else "the man went to the shop to buy")
             try:  # the lab's attribution: gradients on the device (ELMo's through its LSTMs without cuDNN)
