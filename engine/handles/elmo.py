@@ -161,23 +161,25 @@ class ElmoHandle(BaseHandle):
         return elmo_logit_lens(self, text, k, NEXT_TOKEN_WORDS)
 
     def _lab_text(self, text: str) -> None:
-        """The lab follows the forward LM's next word: a blank to fill (the masked view's) is refused, with why."""
+        """Causal tracing follows the forward LM's next word: a blank to fill (the masked view's) is refused, with why."""
         if MASK_TEXT in text:
-            raise Unsupported(f"{self.name} (ELMo): this page follows its forward LM's next word, which reads only "
-                              "the words before it; a [MASK] is filled by two LMs at once (Which words matter explains "
-                              "it). Ask this page in the Next token view, with the text up to the word")
+            raise Unsupported(f"{self.name} (ELMo): causal tracing follows its forward LM's next word, which reads only "
+                              "the words before it; a [MASK] is filled by two LMs at once (Every layer and Which words "
+                              "matter read both). Trace it in the Next token view, with the text up to the word")
 
     def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
         """Every layer's next word at every word (engine.handles.elmo_lens): the logit lens through the softmax
-        of the forward LM; no tuned lens is trained for ELMo."""
-        from engine.handles.elmo_lens import elmo_lens_grid
+        of the forward LM; with a [MASK], every layer's word at every word from both LMs, as the blank is filled
+        (``elmo_blank_grid``). No tuned lens is trained for ELMo."""
+        from engine.handles.elmo_lens import elmo_blank_grid, elmo_lens_grid
 
-        self._lab_text(text)
         if lens == "tuned":
             raise Unsupported(f"{self.name} (ELMo) has no tuned lens: tuned lenses are trained for Transformers; its "
                               "logit lens reads each layer through the softmax of its forward LM")
         if lens != "logit":
             raise InputError(f"no lens '{lens}' (logit or tuned)")
+        if MASK_TEXT in text:  # the masked view's: both LMs at every word, as the blank is filled
+            return elmo_blank_grid(self, text, k)
         return elmo_lens_grid(self, text, k)
 
     def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> CausalTrace:
@@ -186,7 +188,6 @@ class ElmoHandle(BaseHandle):
         from engine.handles.elmo_trace import elmo_causal_trace
 
         self._lab_text(text)
-
         return elmo_causal_trace(self, text, subject, samples, contrast)
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:

@@ -57,3 +57,42 @@ def elmo_logit_lens(handle: Any, text: str, k: int, most_words: int) -> LogitLen
     layers = tuple(TokenCandidates(text, tuple(name(int(i)) for i in idx), tuple(float(v) for v in val))
                    for idx, val in zip(indices, values, strict=True))
     return LogitLens(text, len(context), layers)
+
+
+def elmo_blank_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
+    """Every layer's word at every word of a text with a [MASK] (the masked view's lab): at each word, the forward
+    LM's layer at the word before it times the backward LM's at the word after it, over how common the word is (as
+    the blank is filled: engine.handles.elmo_blank) — what that layer would put there from both sides, neither LM
+    having read the word itself. The blank's column, top row, is the masked view's answer. Up to
+    ``MAX_GRID_TOKENS`` words around the blank."""
+    from engine.handles.elmo_blank import MASK_TEXT, blank_words, log_prior
+
+    k = check_k(k, 20)
+    words, blank = blank_words(handle, text)
+    notice = ("ELMo's two LMs: at each word, the forward LM's layer at the word before it times the backward LM's "
+              "at the word after it, over how common the word is")
+    if len(words) > MAX_GRID_TOKENS:
+        start = max(0, min(blank - MAX_GRID_TOKENS // 2, len(words) - MAX_GRID_TOKENS))
+        words, blank = words[start:start + MAX_GRID_TOKENS], blank - start
+        notice += f"; the {MAX_GRID_TOKENS} words around the blank are shown"
+    find = handle.word_list.find
+    shown = [MASK_TEXT if i == blank else w for i, w in enumerate(words)]
+    special = [w in (BOS, EOS) for w in shown]  # (the marks between sentences)
+    target_ids = [-1 if special[i] or i == blank or (j := find(w)) is None or w == UNK else j
+                  for i, w in enumerate(words)]
+    model = handle.model
+    prior = log_prior(handle)
+    markers = [i for i in (find(m) for m in (BOS, EOS, UNK)) if i is not None]
+    n, d = len(words), model.cfg.proj
+
+    def head(chunk: list[torch.Tensor]) -> torch.Tensor:  # each layer's (c, 2d): the state before, the state after
+        scores = torch.stack([model.softmax.log_prob(h[:, :d].float()) + model.softmax.log_prob(h[:, d:].float())
+                              for h in chunk]) - prior
+        scores[..., markers] = float("-inf")
+        return scores
+
+    with torch.inference_mode():
+        x, fwd, bwd = model.layers(handle._chars(words))  # (1, n + 2, d) each: <s> words </s>
+        hidden = [torch.cat([f[0, :n], b[0, 2:n + 2]], -1) for f, b in zip((x, *fwd), (x, *bwd), strict=True)]
+        stats = read_layers(hidden, target_ids, k, head)
+    return grid_of(handle.word_list.__getitem__, text, "logit", "masked", shown, special, target_ids, stats, notice)

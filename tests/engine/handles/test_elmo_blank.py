@@ -74,9 +74,8 @@ def test_one_blank_at_a_time_and_the_lab_points_to_the_next_token_view(elmo):
         elmo.fill_mask("the [MASK] sat on the [MASK] .")
     with pytest.raises(InputError, match="no \\[MASK\\]"):
         elmo.fill_mask("the cat sat")
-    for ask in (lambda t: elmo.lens_grid(t), lambda t: elmo.causal_trace(t, "cat")):
-        with pytest.raises(Unsupported, match="Next token view"):
-            ask("the cat sat on the [MASK] .")
+    with pytest.raises(Unsupported, match="Next token view"):  # causal tracing follows the forward LM alone
+        elmo.causal_trace("the cat sat on the [MASK] .", "cat")
     assert elmo.fill_mask("[MASK]", k=3)[0].position == 0  # a blank alone: <s> before it, </s> after it
 
 
@@ -113,3 +112,23 @@ def test_which_words_the_blank_rests_on_reads_both_sides_and_adds_up_to_its_chan
     foiled = elmo.token_attribution(text, foil=second)  # why its word rather than its second guess
     assert foiled.foil == second
     assert foiled.f_input == pytest.approx(np.log(foiled.p_target) - np.log(foiled.p_foil), abs=1e-4)
+
+
+def test_every_layer_reads_each_word_from_both_sides_as_the_blank_is_filled(elmo):
+    text = "the cat sat on the [MASK] ."
+    grid = elmo.lens_grid(text, k=4)
+    assert grid.objective == "masked" and grid.tokens == ("the", "cat", "sat", "on", "the", "[MASK]", ".")
+    assert grid.layers == 3 and "the forward LM's layer at the word before it" in grid.notice
+    [answer] = elmo.fill_mask(text, k=4)  # the blank's column, top row: the masked view's answer
+    assert grid.top_tokens[-1][5] == answer.tokens
+    np.testing.assert_allclose(grid.top_probs[-1, 5], answer.probs, rtol=1e-4)
+    assert np.isnan(grid.rank[-1, 5]) and grid.targets[5] is None  # (no word to find there)
+    words = ["the", "cat", "sat", "on", "the", "elmoblankstandin", "."]  # what the pass reads at the blank
+    forward, backward = _directions(elmo, words, 4)  # the second "the": the state before it and the one after it
+    counts = np.asarray(elmo.counts, np.float64) + 1
+    scores = forward + backward - np.log(counts / counts.sum())
+    scores[[elmo.word_list.find(m) for m in (BOS, EOS, UNK)]] = -np.inf
+    expected = np.exp(scores - np.logaddexp.reduce(scores))
+    np.testing.assert_allclose(grid.top_probs[-1, 4], np.sort(expected)[::-1][:4], rtol=1e-3, atol=1e-6)
+    the = elmo.word_list.find("the")
+    assert grid.rank[-1, 4] == 1 + int((expected > expected[the]).sum())  # the word there, ranked unseen

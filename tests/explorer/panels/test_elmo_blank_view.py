@@ -27,8 +27,13 @@ def test_elmo_fills_the_blank_beside_bert_and_the_view_says_how(qtbot, window, c
     view._prediction_clicked(0, 0)  # ELMo's: it has no heads to show where the blank attends
     view._prediction_clicked(1, 0)  # BERT's: the attention panel opens on the blank
     assert emitted == [view._positions[1][0]]
-    view.lens_switch.setChecked(True)  # ELMo's every layer follows its forward LM: it says where to ask instead
-    qtbot.waitUntil(lambda: "Next token view" in view.lens.grid_note.text(), timeout=30_000)
+    with qtbot.waitSignal(view.lens.shown, timeout=60_000):  # every layer's word at every word, from both sides
+        view.lens_switch.setChecked(True)
+    grid = view.lens.grid
+    assert "elmo, the logit lens" in view.lens.grid_note.text() and "two LMs" in view.lens.grid_note.text()
+    blank = [grid.horizontalHeaderItem(c).text() for c in range(grid.columnCount())].index("[MASK]")
+    first = next(row for row in elmo_rows if row.endswith("%")).split("\t")[0]
+    assert grid.item(0, blank).text() == first  # its top row: the bars' first word
     page = view.lens.attribution  # which words the blank rests on: ELMo's (both LMs) and BERT's, word by word
     with qtbot.waitSignal(page.shown, timeout=60_000):
         view.lens.tabs.setCurrentWidget(page)
