@@ -31,13 +31,15 @@ if TYPE_CHECKING:
 MASK_TEXT = "[MASK]"
 STAND_IN = "elmoblankstandin"  # the blank while the text is split into words (one word whatever the splitter)
 SIDE_WORDS = 200  # the words read on each side of the blank (as the Next token view reads the last 200)
+ATTRIBUTION_SIDE = 32  # the words weighed on each side of the blank (the next word's: its last 64; the fuzz bench
+# found 53 s of one thread for a blank with 200 hostile words each side)
 SIDE_SHOWN = 3  # each LM's own likeliest words, given beside the answer
 SIDES = ("both", "before", "after")  # whose guesses are multiplied: both LMs', or one alone (what each side adds)
 
 
-def blank_words(handle: Any, text: str) -> tuple[list[str], int]:
+def blank_words(handle: Any, text: str, side_words: int = SIDE_WORDS) -> tuple[list[str], int]:
     """The text's words as the model reads them (sentences after the first begun with </s> <s>), at most
-    ``SIDE_WORDS`` on each side of the blank, and where the blank is among them."""
+    ``side_words`` on each side of the blank, and where the blank is among them."""
     text = check_text(text)
     count = text.count(MASK_TEXT)
     if count == 0:
@@ -47,8 +49,8 @@ def blank_words(handle: Any, text: str) -> tuple[list[str], int]:
                          "[MASK] as a word. Leave one")
     words = context_words(text.replace(MASK_TEXT, f" {STAND_IN} "), handle.lowercase)  # (lowercase: either way)
     blank = words.index(STAND_IN)
-    start = max(0, blank - SIDE_WORDS)
-    words = words[start:blank + SIDE_WORDS + 1]
+    start = max(0, blank - side_words)
+    words = words[start:blank + side_words + 1]
     return words, blank - start
 
 
@@ -100,7 +102,10 @@ def blank_input(handle: Any, text: str) -> WordInput:
     guesses, the prior divided out). Each word fades in from the model's average word, as in the next word's."""
     from engine.handles.word_attribution import ROW_TOKENS, WordInput, without_cudnn
 
-    words, blank = blank_words(handle, text)
+    words, blank = blank_words(handle, text, ATTRIBUTION_SIDE + 1)
+    cut = blank > ATTRIBUTION_SIDE or len(words) - blank - 1 > ATTRIBUTION_SIDE  # (a word more read: more there)
+    words, blank = words[max(0, blank - ATTRIBUTION_SIDE):blank + ATTRIBUTION_SIDE + 1], min(blank, ATTRIBUTION_SIDE)
+    notice = f"the {ATTRIBUTION_SIDE} words on each side of the blank are weighed, not the text's others" if cut else ""
     model = handle.model
     with torch.no_grad():
         x = model.token_encoder(handle._chars(words))[0]  # (T, proj): <s> words </s>
@@ -119,5 +124,5 @@ def blank_input(handle: Any, text: str) -> WordInput:
     tokens = [BOS, *(MASK_TEXT if i == blank else w for i, w in enumerate(words)), EOS]
     marks = [w in (BOS, EOS) for w in tokens]
     fixed = [m or i == row for i, m in enumerate(marks)]
-    return WordInput(tokens, fixed, x, list(range(len(tokens))), log_probs, "", handle.frequent_word_vectors().mean(0),
+    return WordInput(tokens, fixed, x, list(range(len(tokens))), log_probs, notice, handle.frequent_word_vectors().mean(0),
                      ROW_TOKENS * 4, row, marks)

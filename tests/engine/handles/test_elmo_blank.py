@@ -132,3 +132,13 @@ def test_every_layer_reads_each_word_from_both_sides_as_the_blank_is_filled(elmo
     np.testing.assert_allclose(grid.top_probs[-1, 4], np.sort(expected)[::-1][:4], rtol=1e-3, atol=1e-6)
     the = elmo.word_list.find("the")
     assert grid.rank[-1, 4] == 1 + int((expected > expected[the]).sum())  # the word there, ranked unseen
+
+
+def test_a_long_text_weighs_the_words_near_the_blank_and_says_so(elmo):
+    from engine.handles.elmo_blank import ATTRIBUTION_SIDE
+
+    text = " ".join(["the cat sat on the mat ."] * 20) + " the [MASK] sat . " + " ".join(["the cat sat ."] * 30)
+    found = elmo.token_attribution(text)
+    assert found.tokens[found.position] == "[MASK]" and len(found.tokens) <= 2 * ATTRIBUTION_SIDE + 3
+    assert found.position - 1 == ATTRIBUTION_SIDE and f"the {ATTRIBUTION_SIDE} words on each side" in found.notice
+    assert elmo.token_attribution("the cat sat on the [MASK] .").notice == ""  # a short one is weighed whole
