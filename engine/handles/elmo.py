@@ -204,6 +204,9 @@ class ElmoHandle(BaseHandle):
         if capability is Capability.ATTENTION:
             return (f"{self.name} (ELMo) has no attention: it is a bidirectional LSTM; only Transformers "
                     "(GPT, BERT) have attention heads")
+        if capability is Capability.MASKED_LM:
+            return (f"{self.name} (ELMo) has no masked-LM head: it was trained to predict each next word and each "
+                    "word before, and fills a [MASK] with those two LMs")
         return super().missing(capability)
 
     def attention(self, sentence_or_pair: Any) -> Any:

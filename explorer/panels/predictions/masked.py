@@ -199,8 +199,13 @@ class MaskedView(QWidget, LabView, OneLineCompared):
         self._chip_debounce.start()
         names = [self.model.currentText(), *([self.model2.currentText()] if self.compare.isChecked() else [])]
         handles = [h for h in (self.session.models.get(name) for name in names) if h is not None]
-        self.learn.setEnabled(bool(handles))
-        self.learn.setToolTip("" if handles else self.model.reason())
+        from engine.api import Capability
+
+        first = self.session.models.get(self.model.currentText())  # (model A: a masked LM, or ELMo)
+        masked_lm = first is not None and Capability.MASKED_LM in first.capabilities
+        self.learn.setEnabled(masked_lm)
+        self.learn.setToolTip("" if masked_lm else first.missing(Capability.MASKED_LM) if first is not None
+                              else self.model.reason())
         if not handles:
             reason = self.model.reason()
             self._message(sentence_case(reason) + ". Load BERT (or a BERT-style Hugging Face model), or ELMo.")

@@ -22,6 +22,7 @@ def test_elmo_fills_the_blank_beside_bert_and_the_view_says_how(qtbot, window, c
     sides = dict(view.last.per_model[0][1].value[0].sides)  # each LM's own guess, named
     assert "before the blank, guesses " + ", ".join(f"“{w}”" for w in sides["before"]) + "; " in view.hint.text()
     assert "bert has no" not in view.hint.text()
+    assert not view.learn.isEnabled() and "trained to predict each next word" in view.learn.toolTip()
     emitted = []
     panel.focus_token.connect(lambda text, position: emitted.append(position))
     view._prediction_clicked(0, 0)  # ELMo's: it has no heads to show where the blank attends
