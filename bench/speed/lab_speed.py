@@ -24,6 +24,7 @@ CASES = [  # (model, text, subject)
     ("tuned-lens-minilm-mlm", "She deposited the money at the [MASK] on Monday.", "money"),
     ("minilm-gpt", "The capital of France is", "France"),
     ("elmo-tiny", "The books on the top shelf of the library", "books"),  # (the window and carried scenes')
+    ("elmo-tiny", "The keys to the cabinet [MASK] on the table.", "keys"),  # its blank (the blank scene's)
 ]
 
 
@@ -58,8 +59,14 @@ def main() -> None:
         grid = median_s(lambda h=handle, t=text: h.lens_grid(t, 5, "logit"), args.rounds)
         tuned = (median_s(lambda h=handle, t=text: h.lens_grid(t, 5, "tuned"), args.rounds)
                  if getattr(handle, "tuned_lens", None) is not None else None)
-        trace = median_s(lambda h=handle, t=text, s=subject: h.causal_trace(t, s, 3), args.rounds)
-        result = handle.causal_trace(text, subject, 3)
+        blank = handle.kind == "elmo" and "[MASK]" in text  # (ELMo's blank: both LMs; no trace of it)
+        trace = None if blank else median_s(lambda h=handle, t=text, s=subject: h.causal_trace(t, s, 3), args.rounds)
+        if blank:
+            shown = handle.lens_grid(text, 5, "logit")
+            tokens, layers = len(shown.tokens), shown.layers
+        else:
+            traced = handle.causal_trace(text, subject, 3)
+            tokens, layers = len(traced.tokens), traced.restored.shape[0]
         attribution = median_s(lambda h=handle, t=text: h.token_attribution(t), args.rounds)
         steps = handle.token_attribution(text).steps
         heads = by_token = means = None
@@ -68,8 +75,9 @@ def main() -> None:
             layer, head, _ = handle.head_ablation(text).strongest(1)[0]
             by_token = median_s(lambda h=handle, t=text, a=layer, b=head: h.head_positions(t, a, b), args.rounds)
             means = median_s(lambda h=handle: corpus_means_afresh(h), args.rounds)
-        rows.append(f"| {name} | {len(result.tokens)} | {result.restored.shape[0]} | {grid * 1000:,.0f} | "
-                    f"{'–' if tuned is None else f'{tuned * 1000:,.0f}'} | {trace * 1000:,.0f} | "
+        rows.append(f"| {name}{', its blank' if blank else ''} | {tokens} | {layers} | {grid * 1000:,.0f} | "
+                    f"{'–' if tuned is None else f'{tuned * 1000:,.0f}'} | "
+                    f"{'–' if trace is None else f'{trace * 1000:,.0f}'} | "
                     f"{attribution * 1000:,.0f} ({steps} steps) | {'–' if heads is None else f'{heads * 1000:,.0f}'} | "
                     f"{'–' if by_token is None else f'{by_token * 1000:,.0f}'} | "
                     f"{'–' if means is None else f'{means * 1000:,.0f}'} |")
@@ -85,7 +93,8 @@ def main() -> None:
         "table), one row a token; corpus means: the heads' means over 128 held-out sentences of the corpus, read "
         "once a model before its first knock-out to them (the held-out sentences already found); ELMo: its forward "
         "LM word by word (its trace steps the clean run through its LSTMs one word at a "
-        "time; it has no heads).", f"Machine: {machine()}", "",
+        "time; it has no heads); ELMo, its blank: the masked view's lab, both LMs at every word (grid) and the blank "
+        "they fill (attribution; no trace).", f"Machine: {machine()}", "",
         "| model | tokens | layers + 1 | lens grid ms | tuned lens grid ms | causal trace ms | attribution ms | "
         "heads ms | head by token ms | corpus means, once a model, ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", *rows])
