@@ -47,8 +47,11 @@ def blank_words(handle: Any, text: str, side_words: int = SIDE_WORDS) -> tuple[l
     if count > 1:
         raise InputError(f"{handle.name} (ELMo) fills one [MASK] at a time: its forward LM would read the other "
                          "[MASK] as a word. Leave one")
-    words = context_words(text.replace(MASK_TEXT, f" {STAND_IN} "), handle.lowercase)  # (lowercase: either way)
-    blank = words.index(STAND_IN)
+    stand_in = STAND_IN
+    while stand_in in text.lower():  # (a text that has the stand-in itself: its blank is still the [MASK])
+        stand_in += "x"
+    words = context_words(text.replace(MASK_TEXT, f" {stand_in} "), handle.lowercase)  # (lowercase: either way)
+    blank = words.index(stand_in)
     start = max(0, blank - side_words)
     words = words[start:blank + side_words + 1]
     return words, blank - start

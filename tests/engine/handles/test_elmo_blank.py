@@ -77,6 +77,7 @@ def test_one_blank_at_a_time_and_the_lab_points_to_the_next_token_view(elmo):
     with pytest.raises(Unsupported, match="Next token view"):  # causal tracing follows the forward LM alone
         elmo.causal_trace("the cat sat on the [MASK] .", "cat")
     assert elmo.fill_mask("[MASK]", k=3)[0].position == 0  # a blank alone: <s> before it, </s> after it
+    assert elmo.fill_mask("elmoblankstandin sat on the [MASK] .", k=3)[0].position == 4  # (the stand-in's own word)
 
 
 def test_a_left_to_right_model_says_why_it_cannot_fill_a_blank(contextual_runs):
