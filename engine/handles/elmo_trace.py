@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import torch
 
 from engine.cancel import check_cancelled
@@ -53,38 +52,50 @@ def elmo_causal_trace(handle: Any, text: str, subject: str, samples: int = 3, co
         corrupted = x[None].repeat(samples, 1, 1)
         corrupted[:, subj] = corrupted[:, subj] + draws.to(x.device, x.dtype)
     lstms = list(model.forward_lm.lstms)
-    layers = len(lstms) + 1
     with torch.inference_mode():
-        clean_outs, clean_states = _stepped(lstms, x[None])
-        clean = _next_word_probs(model, clean_outs[-1])[0]
+        clean_top, corrupt_top, tops = restored_tops(lstms, x, corrupted)
+        clean = model.softmax.log_prob(clean_top[None].float()).exp()[0]
         target = int(clean.argmax())
-        corrupt_outs = _run(lstms, corrupted)
-        p_corrupt = float(_next_word_probs(model, corrupt_outs[-1])[:, target].mean())
-        restored = np.zeros((layers, n), np.float32)
-        check_cancelled("causal tracing")
-        # layer 0: one word's vector put back, every position at once (rows: samples x positions)
-        rows = corrupted.repeat_interleave(n, 0)  # (S * T, T, proj), sample-major
-        index = torch.arange(rows.shape[0], device=rows.device)
-        rows[index, index % n] = x[(index % n)]
-        outs = _run(lstms, rows)
-        restored[0] = _next_word_probs(model, outs[-1])[:, target].reshape(-1, n).mean(0).float().cpu().numpy()
-        for k, lstm in enumerate(lstms):  # layer k + 1: LSTM k's state at word t put back
-            check_cancelled("causal tracing")
-            below = corrupted if k == 0 else corrupt_outs[k - 1]  # what LSTM k reads, as corrupted
-            for t in range(n):
-                out = corrupt_outs[k].clone()
-                out[:, t] = clean_outs[k][0, t]
-                if t + 1 < n:  # the layer goes on from the clean (h, c) at t
-                    h, c = (s.expand(-1, out.shape[0], -1).contiguous() for s in clean_states[k][t])
-                    suffix, _ = lstm(below[:, t + 1:], (h, c))
-                    out[:, t + 1:] = suffix + below[:, t + 1:] if k > 0 else suffix
-                tops = _run(lstms, out, k + 1)
-                top = tops[-1] if tops else out
-                restored[k + 1, t] = float(_next_word_probs(model, top)[:, target].mean())
+        p_corrupt = float(model.softmax.log_prob(corrupt_top.float()).exp()[:, target].mean())
+        layers, _, samples_, d = tops.shape
+        p = model.softmax.log_prob(tops.reshape(-1, d).float()).exp()[:, target]
+        restored = p.reshape(layers, n, samples_).mean(-1).float().cpu().numpy()
     name = handle.word_list.__getitem__
     return CausalTrace(text, tuple(words), tuple(subj), n - 1, name(target), float(clean[target]), p_corrupt,
                        restored, samples, std, contrast=contrast.strip() if other is not None and contrast else "",
                        contrast_tokens=(BOS, *other) if other is not None else ())
+
+
+def restored_tops(lstms: list[Any], x: torch.Tensor, corrupted: torch.Tensor
+                  ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One direction's LSTMs reading ``x`` (T, proj) clean and ``corrupted`` (S, T, proj): the top layer's state
+    after the last word, clean (proj,) and corrupted (S, proj), and with each (layer, word) state of the clean run
+    put back in the corrupted one — (layers + 1, T, S, proj): layer 0 a word's vector, layer k + 1 LSTM k's output
+    at the word and its recurrent state (h, c), from which it goes on along the words."""
+    n = x.shape[0]
+    layers = len(lstms) + 1
+    clean_outs, clean_states = _stepped(lstms, x[None])
+    corrupt_outs = _run(lstms, corrupted)
+    tops = torch.empty(layers, n, corrupted.shape[0], x.shape[-1], device=x.device)
+    check_cancelled("causal tracing")
+    # layer 0: one word's vector put back, every position at once (rows: samples x positions)
+    rows = corrupted.repeat_interleave(n, 0)  # (S * T, T, proj), sample-major
+    index = torch.arange(rows.shape[0], device=rows.device)
+    rows[index, index % n] = x[(index % n)]
+    tops[0] = _run(lstms, rows)[-1][:, -1].reshape(-1, n, x.shape[-1]).transpose(0, 1)
+    for k, lstm in enumerate(lstms):  # layer k + 1: LSTM k's state at word t put back
+        check_cancelled("causal tracing")
+        below = corrupted if k == 0 else corrupt_outs[k - 1]  # what LSTM k reads, as corrupted
+        for t in range(n):
+            out = corrupt_outs[k].clone()
+            out[:, t] = clean_outs[k][0, t]
+            if t + 1 < n:  # the layer goes on from the clean (h, c) at t
+                h, c = (s.expand(-1, out.shape[0], -1).contiguous() for s in clean_states[k][t])
+                suffix, _ = lstm(below[:, t + 1:], (h, c))
+                out[:, t + 1:] = suffix + below[:, t + 1:] if k > 0 else suffix
+            above = _run(lstms, out, k + 1)
+            tops[k + 1, t] = (above[-1] if above else out)[:, -1]
+    return clean_outs[-1][0, -1], corrupt_outs[-1][:, -1], tops
 
 
 def _run(lstms: list[Any], x: torch.Tensor, start: int = 0) -> list[torch.Tensor]:
@@ -114,11 +125,6 @@ def _stepped(lstms: list[Any], x: torch.Tensor) -> tuple[list[torch.Tensor], lis
         outs.append(x)
         states.append(kept)
     return outs, states
-
-
-def _next_word_probs(model: Any, top: torch.Tensor) -> torch.Tensor:
-    """(B, V): the next word's distribution after the last word of each row of the top layer's outputs."""
-    return model.softmax.log_prob(top[:, -1].float()).exp()
 
 
 def _noise_scale(handle: Any) -> float:
