@@ -59,14 +59,10 @@ def main() -> None:
         grid = median_s(lambda h=handle, t=text: h.lens_grid(t, 5, "logit"), args.rounds)
         tuned = (median_s(lambda h=handle, t=text: h.lens_grid(t, 5, "tuned"), args.rounds)
                  if getattr(handle, "tuned_lens", None) is not None else None)
-        blank = handle.kind == "elmo" and "[MASK]" in text  # (ELMo's blank: both LMs; no trace of it)
-        trace = None if blank else median_s(lambda h=handle, t=text, s=subject: h.causal_trace(t, s, 3), args.rounds)
-        if blank:
-            shown = handle.lens_grid(text, 5, "logit")
-            tokens, layers = len(shown.tokens), shown.layers
-        else:
-            traced = handle.causal_trace(text, subject, 3)
-            tokens, layers = len(traced.tokens), traced.restored.shape[0]
+        blank = handle.kind == "elmo" and "[MASK]" in text  # (ELMo's blank: both LMs)
+        trace = median_s(lambda h=handle, t=text, s=subject: h.causal_trace(t, s, 3), args.rounds)
+        traced = handle.causal_trace(text, subject, 3)
+        tokens, layers = len(traced.tokens), traced.restored.shape[0]
         attribution = median_s(lambda h=handle, t=text: h.token_attribution(t), args.rounds)
         steps = handle.token_attribution(text).steps
         heads = by_token = means = None
@@ -76,8 +72,7 @@ def main() -> None:
             by_token = median_s(lambda h=handle, t=text, a=layer, b=head: h.head_positions(t, a, b), args.rounds)
             means = median_s(lambda h=handle: corpus_means_afresh(h), args.rounds)
         rows.append(f"| {name}{', its blank' if blank else ''} | {tokens} | {layers} | {grid * 1000:,.0f} | "
-                    f"{'–' if tuned is None else f'{tuned * 1000:,.0f}'} | "
-                    f"{'–' if trace is None else f'{trace * 1000:,.0f}'} | "
+                    f"{'–' if tuned is None else f'{tuned * 1000:,.0f}'} | {trace * 1000:,.0f} | "
                     f"{attribution * 1000:,.0f} ({steps} steps) | {'–' if heads is None else f'{heads * 1000:,.0f}'} | "
                     f"{'–' if by_token is None else f'{by_token * 1000:,.0f}'} | "
                     f"{'–' if means is None else f'{means * 1000:,.0f}'} |")
@@ -93,8 +88,8 @@ def main() -> None:
         "table), one row a token; corpus means: the heads' means over 128 held-out sentences of the corpus, read "
         "once a model before its first knock-out to them (the held-out sentences already found); ELMo: its forward "
         "LM word by word (its trace steps the clean run through its LSTMs one word at a "
-        "time; it has no heads); ELMo, its blank: the masked view's lab, both LMs at every word (grid) and the blank "
-        "they fill (attribution; no trace).", f"Machine: {machine()}", "",
+        "time; it has no heads); ELMo, its blank: the masked view's lab, both LMs at every word (grid), each word's "
+        "states put back in the LM that reads it on its way to the blank (trace) and the blank they fill (attribution).", f"Machine: {machine()}", "",
         "| model | tokens | layers + 1 | lens grid ms | tuned lens grid ms | causal trace ms | attribution ms | "
         "heads ms | head by token ms | corpus means, once a model, ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|", *rows])

@@ -160,13 +160,6 @@ class ElmoHandle(BaseHandle):
 
         return elmo_logit_lens(self, text, k, NEXT_TOKEN_WORDS)
 
-    def _lab_text(self, text: str) -> None:
-        """Causal tracing follows the forward LM's next word: a blank to fill (the masked view's) is refused, with why."""
-        if MASK_TEXT in text:
-            raise Unsupported(f"{self.name} (ELMo): causal tracing follows its forward LM's next word, which reads only "
-                              "the words before it; a [MASK] is filled by two LMs at once (Every layer and Which words "
-                              "matter read both). Trace it in the Next token view, with the text up to the word")
-
     def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> LensGrid:
         """Every layer's next word at every word (engine.handles.elmo_lens): the logit lens through the softmax
         of the forward LM; with a [MASK], every layer's word at every word from both LMs, as the blank is filled
@@ -185,9 +178,11 @@ class ElmoHandle(BaseHandle):
     def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> CausalTrace:
         """Why the forward LM's next word comes (engine.handles.elmo_trace): the subject's word vectors noised (or
         the text run as ``contrast``), each layer's state at each word put back in turn."""
+        from engine.handles.elmo_blank_trace import elmo_blank_trace
         from engine.handles.elmo_trace import elmo_causal_trace
 
-        self._lab_text(text)
+        if MASK_TEXT in text:  # the masked view's blank: each word's state in the LM that reads it on its way there
+            return elmo_blank_trace(self, text, subject, samples, contrast)
         return elmo_causal_trace(self, text, subject, samples, contrast)
 
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution:

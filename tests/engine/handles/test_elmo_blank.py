@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import api
-from engine.errors import InputError, Unsupported, Word2BertError
+from engine.errors import InputError, Word2BertError
 from engine.handles.elmo_blank import elmo_fill_mask
 from engine.models.ngram import BOS, EOS, UNK
 from engine.results import Capability
@@ -74,8 +74,6 @@ def test_one_blank_at_a_time_and_the_lab_points_to_the_next_token_view(elmo):
         elmo.fill_mask("the [MASK] sat on the [MASK] .")
     with pytest.raises(InputError, match="no \\[MASK\\]"):
         elmo.fill_mask("the cat sat")
-    with pytest.raises(Unsupported, match="Next token view"):  # causal tracing follows the forward LM alone
-        elmo.causal_trace("the cat sat on the [MASK] .", "cat")
     assert elmo.fill_mask("[MASK]", k=3)[0].position == 0  # a blank alone: <s> before it, </s> after it
     assert elmo.fill_mask("elmoblankstandin sat on the [MASK] .", k=3)[0].position == 4  # (the stand-in's own word)
 
@@ -143,3 +141,30 @@ def test_a_long_text_weighs_the_words_near_the_blank_and_says_so(elmo):
     assert found.tokens[found.position] == "[MASK]" and len(found.tokens) <= 2 * ATTRIBUTION_SIDE + 3
     assert found.position - 1 == ATTRIBUTION_SIDE and f"the {ATTRIBUTION_SIDE} words on each side" in found.notice
     assert elmo.token_attribution("the cat sat on the [MASK] .").notice == ""  # a short one is weighed whole
+
+
+@pytest.mark.parametrize("subject, side", [("cat", "before"), ("river", "after")])
+def test_tracing_the_blank_restores_each_word_in_the_lm_that_reads_it(elmo, subject, side):
+    text = "the cat sat on the [MASK] of the river ."
+    words = text.split()
+    [answer] = elmo.fill_mask(text, k=1)
+    trace = elmo.causal_trace(text, subject, 2)
+    blank = trace.position
+    assert trace.tokens[blank] == "[MASK]" and trace.target == answer.tokens[0]
+    assert trace.p_clean == pytest.approx(answer.probs[0], rel=1e-4)  # the masked view's answer, traced
+    assert trace.subject == (words.index(subject) + 1,)
+    assert np.allclose(trace.restored[:, [0, blank, -1]], trace.p_corrupt)  # <s>, the blank, </s>: nothing to restore
+    assert trace.restored[0, trace.subject[0]] == pytest.approx(trace.p_clean, rel=1e-4)  # its word vector put back
+    # the top layer's state next to the blank, on the subject's side, is all that side's LM gives the blank: put
+    # back, the answer is whole (the other LM never read the noise)
+    nearest = blank - 1 if side == "before" else blank + 1
+    assert trace.restored[-1, nearest] == pytest.approx(trace.p_clean, rel=1e-3)
+    far = blank + 1 if side == "before" else blank - 1  # the other side's states are clean already: nothing back
+    assert trace.restored[-1, far] == pytest.approx(trace.p_corrupt, rel=1e-3)
+
+
+def test_a_blank_is_traced_against_a_contrast_with_its_blank_in_the_same_place(elmo):
+    trace = elmo.causal_trace("the cat sat on the [MASK] .", "", contrast="the dog sat on the [MASK] .")
+    assert trace.subject == (2,) and trace.samples == 1 and trace.contrast_tokens[2] == "dog"
+    with pytest.raises(InputError, match="same place"):
+        elmo.causal_trace("the cat sat on the [MASK] .", "", contrast="the dog sat on [MASK] the .")

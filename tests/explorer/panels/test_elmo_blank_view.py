@@ -35,6 +35,12 @@ def test_elmo_fills_the_blank_beside_bert_and_the_view_says_how(qtbot, window, c
     blank = [grid.horizontalHeaderItem(c).text() for c in range(grid.columnCount())].index("[MASK]")
     first = next(row for row in elmo_rows if row.endswith("%")).split("\t")[0]
     assert grid.item(0, blank).text() == first  # its top row: the bars' first word
+    view.lens.tracing.subject.setText("played")  # why that answer: each word's state put back in the LM that reads it
+    with qtbot.waitSignal(view.lens.shown, timeout=60_000):
+        view.lens.tabs.setCurrentWidget(view.lens.tracing)
+        view.lens.trace()
+    traced = view.lens.trace_result
+    assert traced.tokens[traced.position] == "[MASK]" and traced.target == first
     page = view.lens.attribution  # which words the blank rests on: ELMo's (both LMs) and BERT's, word by word
     with qtbot.waitSignal(page.shown, timeout=60_000):
         view.lens.tabs.setCurrentWidget(page)
