@@ -347,7 +347,9 @@ def queries(args) -> None:
                 asked.append(f"fill_mask {handle.fill_mask('the man went to the [MASK] to buy milk .')[0].tokens[:3]}")
                 if Capability.MASKED_LM not in caps:
                     blank = handle.token_attribution("the man went to the [MASK] to buy milk .")
-                    asked.append(f"blank attribution {blank.target!r} gap {blank.gap:+.3f}")
+                    traced = handle.causal_trace("the man went to the [MASK] to buy milk .", "man", 2)
+                    asked.append(f"blank attribution {blank.target!r} gap {blank.gap:+.3f}, traced "
+                                 f"{traced.p_clean:.2f}/{traced.p_corrupt:.2f}")
             lab_text = ("the man went to the [MASK] to buy milk ." if Capability.MASKED_LM in caps
                         else "the man went to the shop to buy")
             try:  # the lab's attribution: gradients on the device (ELMo's through its LSTMs without cuDNN)
