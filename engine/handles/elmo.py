@@ -1,5 +1,6 @@
 """ELMo's biLM behind the BaseHandle interface: three layers of contextual vectors per word,
-sentence scores from both directions, and next-word prediction from the forward LM."""
+sentence scores from both directions, next-word prediction from the forward LM, and a [MASK] filled by both LMs
+(engine.handles.elmo_blank), with the lab's pages for either."""
 
 from __future__ import annotations
 
