@@ -31,15 +31,16 @@ SIDES = {"before": "forward LM alone (the words before)", "after": "backward LM 
 BOOTSTRAP = 2000
 
 
-class OneSide:
-    """An ELMo handle that fills a blank from the given side(s) only: what the cloze functions ask of a model."""
+class ElmoBlank:
+    """An ELMo handle that fills a blank one given way (``elmo_fill_mask``'s options: one side alone, or the plain
+    product): what the cloze functions ask of a model."""
 
-    def __init__(self, handle: Any, sides: str) -> None:
-        self.handle, self.sides = handle, sides
+    def __init__(self, handle: Any, **way: Any) -> None:
+        self.handle, self.way = handle, way
         self.capabilities = handle.capabilities
 
     def fill_mask(self, text: str, k: int = 10) -> Any:
-        return elmo_fill_mask(self.handle, text, k, sides=self.sides)
+        return elmo_fill_mask(self.handle, text, k, **self.way)
 
 
 def interval(a: np.ndarray, b: np.ndarray, seed: int = 0) -> tuple[float, float, float]:
@@ -58,7 +59,7 @@ def main() -> None:
     held = [s for s in api.corpus_sample("default", n=100_000, part="heldout")][: args.sentences]
     rows, lead = [], ""
     for name, handle in loaded_models(args.models.split(",")):
-        askers = ([(f"{name}: {SIDES[s]}", OneSide(handle, s)) for s in SIDES] if handle.kind == "elmo"
+        askers = ([(f"{name}: {SIDES[s]}", ElmoBlank(handle, sides=s)) for s in SIDES] if handle.kind == "elmo"
                   else [(f"{name} (masked LM)", handle)])
         hits = {}
         for label, asker in askers:

@@ -13,25 +13,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from bench._report import machine, write_section  # noqa: E402
-from bench.quality.blank_filling import interval  # noqa: E402
+from bench.quality.blank_filling import ElmoBlank, interval  # noqa: E402
 from engine import api  # noqa: E402
-from engine.handles.elmo_blank import elmo_fill_mask  # noqa: E402
 from engine.inspection.quality import cloze_scores, masked_word_hits  # noqa: E402
 
 WAYS = {"product": False, "prior divided out": True}
-
-
-class Way:
-    def __init__(self, handle: Any, prior: bool) -> None:
-        self.handle, self.prior, self.capabilities = handle, prior, handle.capabilities
-
-    def fill_mask(self, text: str, k: int = 10) -> Any:
-        return elmo_fill_mask(self.handle, text, k, prior=self.prior)
 
 
 def main() -> None:
@@ -43,7 +33,7 @@ def main() -> None:
     dev, test = held[1000:3000], held[:1000]
     found = {}
     for way, prior in WAYS.items():
-        asker = Way(handle, prior)
+        asker = ElmoBlank(handle, prior=prior)
         found[way] = (masked_word_hits(asker, dev, seed=1), masked_word_hits(asker, test, seed=0), cloze_scores(asker))
         print(way, [a.mean() for a in found[way][0]], [a.mean() for a in found[way][1]], found[way][2], flush=True)
     (p1, p10) = found["product"][0]

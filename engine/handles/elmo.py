@@ -20,7 +20,7 @@ from engine.device import pick_device
 from engine.errors import InputError, Unsupported
 from engine.handles.base import MAX_WORDS, BaseHandle, check_text, padded_runs, run_info
 from engine.handles.continuation import next_words
-from engine.handles.elmo_blank import MASK_TEXT
+from engine.handles.lens import MASK_TEXT
 from engine.lab_results import Attribution, CausalTrace, LensGrid
 from engine.models.packed_linear import pack_linears
 from engine.results import Capability, ContextVectors, LogitLens, MaskCandidates, SentenceScore

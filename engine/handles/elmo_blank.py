@@ -22,13 +22,13 @@ import torch
 from engine.errors import InputError
 from engine.handles.base import check_k, check_text
 from engine.handles.continuation import context_words
+from engine.handles.lens import MASK_TEXT
 from engine.models.ngram import BOS, EOS, UNK
 from engine.results import MaskCandidates
 
 if TYPE_CHECKING:
     from engine.handles.word_attribution import WordInput
 
-MASK_TEXT = "[MASK]"
 STAND_IN = "elmoblankstandin"  # the blank while the text is split into words (one word whatever the splitter)
 SIDE_WORDS = 200  # the words read on each side of the blank (as the Next token view reads the last 200)
 ATTRIBUTION_SIDE = 32  # the words weighed on each side of the blank (the next word's: its last 64; the fuzz bench
@@ -63,6 +63,30 @@ def log_prior(handle: Any) -> torch.Tensor:
     return (counts / counts.sum()).log().float().to(handle.device)
 
 
+def without_markers(handle: Any, log_probs: torch.Tensor) -> torch.Tensor:
+    """(..., V) log-probabilities made to add up to one again without <s>, </s> and <unk>: no word to fill in."""
+    out = log_probs.clone()
+    out[..., [i for i in (handle.word_list.find(m) for m in (BOS, EOS, UNK)) if i is not None]] = float("-inf")
+    return out.log_softmax(-1)
+
+
+def blank_scores(handle: Any, forward: torch.Tensor, backward: torch.Tensor, prior: bool = True) -> torch.Tensor:
+    """The blank's log-distribution (..., V) from the forward LM's guess and the backward LM's (log-distributions
+    (..., V)): their product, over the word's prior (``prior``), without the markers — the one rule the masked view,
+    the lab's grid, its attribution and its trace all read."""
+    scores = forward + backward
+    return without_markers(handle, scores - log_prior(handle) if prior else scores)
+
+
+def blank_log_probs(handle: Any, before: torch.Tensor, after: torch.Tensor) -> torch.Tensor:
+    """``blank_scores`` of the forward LM's top states before a blank and the backward LM's after it ((..., proj)
+    each), read through the shared softmax: (..., V)."""
+    softmax, d = handle.model.softmax, before.shape[-1]
+    forward = softmax.log_prob(before.reshape(-1, d).float())
+    backward = softmax.log_prob(after.reshape(-1, d).float())
+    return blank_scores(handle, forward, backward).reshape(*before.shape[:-1], -1)
+
+
 def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both", prior: bool = True
                    ) -> list[MaskCandidates]:
     """The blank's ``k`` likeliest words: p(w) ∝ p_forward(w | the words before) · p_backward(w | the words after)
@@ -79,22 +103,16 @@ def elmo_fill_mask(handle: Any, text: str, k: int = 10, sides: str = "both", pri
         _, fwd, bwd = model.layers(chars)
         states = torch.stack([fwd[-1][0, blank], bwd[-1][0, blank + 2]]).float()  # before it, after it
         forward, backward = model.softmax.log_prob(states)  # (V,) each
-        scores = {"both": forward + backward, "before": forward, "after": backward}[sides].clone()
-        if prior and sides == "both":
-            scores -= log_prior(handle)
-        markers = [i for i in (handle.word_list.find(m) for m in (BOS, EOS, UNK)) if i is not None]
-        scores[markers] = float("-inf")
-        probs = scores.log_softmax(-1).exp()
+        alone = {"before": without_markers(handle, forward), "after": without_markers(handle, backward)}
+        scores = blank_scores(handle, forward, backward, prior) if sides == "both" else alone[sides]
+        probs = scores.exp()
         top = probs.topk(min(k, probs.shape[-1]))
-        alone = []
-        for side, guess in (("before", forward), ("after", backward)):  # each LM's own guess, said beside the answer
-            guess = guess.clone()
-            guess[markers] = float("-inf")
-            alone.append((side, guess.topk(min(SIDE_SHOWN, guess.shape[-1])).indices.cpu()))
+        shown = [(side, guess.topk(min(SIDE_SHOWN, guess.shape[-1])).indices.cpu())  # each LM's own guess, said
+                 for side, guess in alone.items()]  # beside the answer
     name = handle.word_list.__getitem__
     return [MaskCandidates(blank, tuple(name(int(i)) for i in top.indices.cpu()),
                            tuple(float(v) for v in top.values.cpu()),
-                           tuple((side, tuple(name(int(i)) for i in ids)) for side, ids in alone))]
+                           tuple((side, tuple(name(int(i)) for i in ids)) for side, ids in shown))]
 
 
 
@@ -112,17 +130,13 @@ def blank_input(handle: Any, text: str) -> WordInput:
     model = handle.model
     with torch.no_grad():
         x = model.token_encoder(handle._chars(words))[0]  # (T, proj): <s> words </s>
-    prior = log_prior(handle)
-    markers = [i for i in (handle.word_list.find(m) for m in (BOS, EOS, UNK)) if i is not None]
     row = blank + 1  # the blank's row (<s> is row 0)
 
     def log_probs(scaled: torch.Tensor) -> torch.Tensor:
         with without_cudnn(scaled):  # (cuDNN's LSTM has no backward pass in evaluation mode)
             before = model.forward_lm(scaled[:, :row])[-1][:, -1]  # has read <s> … the word before the blank
             after = model.backward_lm(scaled[:, row + 1:].flip(1))[-1][:, -1]  # </s> … the word after it
-        scores = model.softmax.log_prob(before.float()) + model.softmax.log_prob(after.float()) - prior
-        scores[:, markers] = float("-inf")
-        return scores.log_softmax(-1)
+        return blank_log_probs(handle, before, after)
 
     tokens = [BOS, *(MASK_TEXT if i == blank else w for i, w in enumerate(words)), EOS]
     marks = [w in (BOS, EOS) for w in tokens]

@@ -16,11 +16,11 @@ import torch
 
 from engine.errors import InputError
 from engine.handles.base import check_samples
-from engine.handles.elmo_blank import MASK_TEXT, blank_words, log_prior
+from engine.handles.elmo_blank import blank_log_probs, blank_words
 from engine.handles.elmo_trace import _noise_scale, restored_tops
-from engine.handles.lens import MAX_TRACE_TOKENS
+from engine.handles.lens import MASK_TEXT, MAX_TRACE_TOKENS
 from engine.lab_results import CausalTrace
-from engine.models.ngram import BOS, EOS, UNK
+from engine.models.ngram import BOS, EOS
 
 
 def elmo_blank_trace(handle: Any, text: str, subject: str, samples: int = 3, contrast: str | None = None,
@@ -62,14 +62,9 @@ def elmo_blank_trace(handle: Any, text: str, subject: str, samples: int = 3, con
         draws = torch.randn(samples, len(subj), x.shape[-1], generator=torch.Generator().manual_seed(seed)) * std
         corrupted = x[None].repeat(samples, 1, 1)
         corrupted[:, subj] = corrupted[:, subj] + draws.to(x.device, x.dtype)
-    prior = log_prior(handle)
-    markers = [i for i in (handle.word_list.find(m) for m in (BOS, EOS, UNK)) if i is not None]
 
     def probs(before: torch.Tensor, after: torch.Tensor) -> torch.Tensor:  # (..., proj) each -> (..., V)
-        scores = model.softmax.log_prob(before.reshape(-1, before.shape[-1]).float())
-        scores = scores + model.softmax.log_prob(after.reshape(-1, after.shape[-1]).float()) - prior
-        scores[:, markers] = float("-inf")
-        return scores.softmax(-1).reshape(*before.shape[:-1], -1)
+        return blank_log_probs(handle, before, after).exp()
 
     with torch.inference_mode():
         forward = restored_tops(list(model.forward_lm.lstms), x[:row], corrupted[:, :row])  # <s> … the word before

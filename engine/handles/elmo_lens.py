@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from engine.handles.base import check_k
-from engine.handles.lens import MAX_GRID_TOKENS, grid_of, read_layers
+from engine.handles.lens import MASK_TEXT, MAX_GRID_TOKENS, grid_of, read_layers
 from engine.lab_results import LensGrid
 from engine.models.ngram import BOS, EOS, UNK
 from engine.results import LogitLens, TokenCandidates
@@ -65,7 +65,7 @@ def elmo_blank_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
     the blank is filled: engine.handles.elmo_blank) — what that layer would put there from both sides, neither LM
     having read the word itself. The blank's column, top row, is the masked view's answer. Up to
     ``MAX_GRID_TOKENS`` words around the blank."""
-    from engine.handles.elmo_blank import MASK_TEXT, blank_words, log_prior
+    from engine.handles.elmo_blank import blank_log_probs, blank_words
 
     k = check_k(k, 20)
     words, blank = blank_words(handle, text)
@@ -81,15 +81,10 @@ def elmo_blank_grid(handle: Any, text: str, k: int = 5) -> LensGrid:
     target_ids = [-1 if special[i] or i == blank or (j := find(w)) is None or w == UNK else j
                   for i, w in enumerate(words)]
     model = handle.model
-    prior = log_prior(handle)
-    markers = [i for i in (find(m) for m in (BOS, EOS, UNK)) if i is not None]
     n, d = len(words), model.cfg.proj
 
     def head(chunk: list[torch.Tensor]) -> torch.Tensor:  # each layer's (c, 2d): the state before, the state after
-        scores = torch.stack([model.softmax.log_prob(h[:, :d].float()) + model.softmax.log_prob(h[:, d:].float())
-                              for h in chunk]) - prior
-        scores[..., markers] = float("-inf")
-        return scores
+        return torch.stack([blank_log_probs(handle, h[:, :d], h[:, d:]) for h in chunk])
 
     with torch.inference_mode():
         x, fwd, bwd = model.layers(handle._chars(words))  # (1, n + 2, d) each: <s> words </s>

@@ -26,7 +26,7 @@ def _directions(elmo, words, blank):
     words after it), read off the whole sentence's pass with the real word in place."""
     with torch.inference_mode():
         forward, backward = elmo.model.log_probs(elmo._chars(words))  # (T, V): row t predicts t + 1 / t - 1
-    return forward[blank].numpy(), backward[blank + 2].numpy()  # (<s> is row 0: the word is row blank + 1)
+    return forward[blank].float().cpu().numpy(), backward[blank + 2].float().cpu().numpy()  # (<s> is row 0: the word is row blank + 1)
 
 
 @pytest.mark.parametrize("sentence, blank", [("the cat sat on the mat .", 5), ("the cat sat on the mat .", 0),
