@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QHeaderView, QTableWidget, QTableWidgetItem
 
@@ -67,6 +67,19 @@ class LayerTokenTable(QTableWidget):
         self.labels: list[str] = []  # each row's name, bottom first
         self.cellClicked.connect(lambda row, col: self.cell_clicked.emit(self.layers - 1 - row, col))
 
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt's name
+        """No taller than its rows (Qt's table asks for 192 pixels whatever it holds), and never taller than Qt's:
+        a page of the lab has a height for its width, which a vertical layout gives it as its *smallest* height, so
+        the empty room under a six-row attribution took the masked view's bars down to two rows."""
+        hint = super().sizeHint()
+        if self.rowCount() == 0:
+            return hint
+        frame = 2 * self.frameWidth()
+        bar = self.horizontalScrollBar().sizeHint().height() if self.horizontalHeader().length() > self.viewport(
+            ).width() else 0
+        rows = self.horizontalHeader().sizeHint().height() + self.verticalHeader().length() + bar + frame
+        return QSize(hint.width(), min(hint.height(), rows))
+
     def export_rows(self) -> list[list[str]]:
         """The numbers behind the colours (CSV): a row per layer, the output first; "word value" per cell."""
         rows = [["layer", *self.tokens]]
@@ -103,6 +116,7 @@ class LayerTokenTable(QTableWidget):
                     item.setForeground(QBrush(QColor(text_on(colour))))
                 item.setToolTip(tips[layer][t])
                 self.setItem(row, t, item)
+        self.updateGeometry()  # (its size hint is its rows': the page's layout asks again)
 
 
 def value_text(value: float, measure: str) -> str:
