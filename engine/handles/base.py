@@ -282,9 +282,17 @@ class BaseHandle:
     def fill_mask(self, text: str, k: int = 10) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no masked-LM head: only BERT-style models fill [MASK]")
 
+    def _no_lens(self, lens: str) -> Unsupported:
+        """Why this model has no lens: an NNLM's one hidden layer is its output's only input (nothing to read
+        early), a static or counting model has no hidden layers at all."""
+        if self.kind == "nnlm":
+            return Unsupported(f"{self.name} (an NNLM) has one hidden layer, which only its output reads: there is no "
+                               f"earlier layer for {lens} to read (a layered language model has: ELMo, GPT, BERT)")
+        return Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: {lens} needs a "
+                           "layered language model (ELMo, GPT, BERT)")
+
     def lens_grid(self, text: str, k: int = 5, lens: str = "logit") -> Any:
-        raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the lens "
-                          "needs a Transformer language model (BERT, GPT)")
+        raise self._no_lens("the lens")
 
     def causal_trace(self, text: str, subject: str, samples: int = 3, contrast: str | None = None) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}): causal tracing restores a network's hidden states layer by "
@@ -308,8 +316,7 @@ class BaseHandle:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)
 
     def logit_lens(self, text: str, k: int = 10) -> Any:
-        raise Unsupported(f"{self.name} ({self.kind}) has no layers read through an output head: the logit lens "
-                          "needs a Transformer language model (BERT, GPT)")
+        raise self._no_lens("the logit lens")
 
     def next_token(self, text: str, k: int = 10) -> Any:
         """A word-level language model's likeliest next words after the text (</s>: the sentence ends)."""

@@ -387,7 +387,11 @@ class LensLab(QWidget):
             self._draw_rows(rows, measure, note.replace("the logit lens", "the logit lens above, the tuned lens "
                                                         "below (each layer through its trained translator)"))
             return
-        self._draw(a, measure, note + (f" {a.notice}." if a.notice else ""))
+        missing = ""  # a compared model with no grid is named, not left out in silence
+        if len(self.answer.grids) > 1 and which == "A" and self.answer.grids[1][1].failed:
+            name_b, failed_b = self.answer.grids[1]
+            missing = f" No grid for {name_b}: {failed_b.message}."
+        self._draw(a, measure, note + (f" {a.notice}." if a.notice else "") + missing)
 
     def _draw(self, grid: Any, measure: str, note: str) -> None:
         self._draw_rows([(grid, layer, layer_label(layer, grid.layers - 1)) for layer in range(grid.layers)],

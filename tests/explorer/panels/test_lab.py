@@ -344,8 +344,9 @@ def test_an_lstm_and_an_nnlm_weigh_their_words_in_the_lab(qtbot, window, context
     panel.set_presenting(False)
     assert page.note.text() == whole
     assert lab.grid.rowCount() == 3 and "elmo, the logit lens" in lab.grid_note.text()  # ELMo's layers: read
+    assert "No grid for nnlm-tiny: nnlm-tiny (an NNLM) has one hidden layer" in lab.grid_note.text()  # (B: said)
     lab.show_which.setCurrentIndex(1)  # B, the NNLM: no layers to read through a head; its words are weighed
-    assert "no layers read through an output head" in lab.grid_note.text() and "the third tab" in lab.grid_note.text()
+    assert "only its output reads" in lab.grid_note.text() and "the third tab" in lab.grid_note.text()
     lab.tracing.subject.setText("cat")  # ELMo traced: its LSTM layers' states put back word by word
     lab.trace()
     qtbot.waitUntil(lambda: lab.trace_result is not None, timeout=30_000)
