@@ -31,7 +31,7 @@ from explorer.widgets.finetune_form import FinetuneForm
 from explorer.widgets.finetune_results import AblationTable, EvaluationView, ProbeTable, TryIt
 from explorer.widgets.progress_bar import ProgressBar
 from explorer.widgets.run_monitor import LEARNING_RATE, RunMonitor, finished_text
-from explorer.widgets.tabs import tab_widget
+from explorer.widgets.tabs import PageSizedTabs
 
 ABLATION = ("full", "frozen", "scratch")
 
@@ -83,6 +83,9 @@ class FinetunePanel(QWidget):
         self.status.setWordWrap(True)
         self.queued = QListWidget()
         self.queued.setMaximumHeight(60)
+        self.queued_label = QLabel("Queued:")
+        for empty in (self.queued_label, self.queued):  # shown while runs wait their turn: an empty list's room
+            empty.setVisible(False)  # went from the form in the default window
         self.monitor = RunMonitor("validation", LEARNING_RATE, examples_axis=True, default_metric_skips_loss=True)
         self.runs, self.metric_choice, self.x_axis = self.monitor.runs, self.monitor.metric_choice, self.monitor.x_axis
         self.loss_plot, self.eval_plot, self.lr_plot = (self.monitor.loss_plot, self.monitor.eval_plot,
@@ -93,10 +96,13 @@ class FinetunePanel(QWidget):
         left.addWidget(self.load_curves)
         left.addWidget(self.progress)
         left.addWidget(self.status)
-        left.addWidget(QLabel("Queued:"))
+        left.addWidget(self.queued_label)
         left.addWidget(self.queued)
         left.addWidget(QLabel("Runs (untick to hide):"))
         left.addWidget(self.runs, 1)
+        # two runs' room at the least (a scroll area's own 70 pixels put the form's last line below the default
+        # window); it grows with the room the column has
+        self.runs.setMinimumHeight(2 * self.runs.fontMetrics().lineSpacing() + 2 * self.runs.frameWidth() + 8)
         left_widget = QWidget()
         left_widget.setLayout(left)
         # ---- curves and results
@@ -104,7 +110,8 @@ class FinetunePanel(QWidget):
         self.evaluation = EvaluationView()
         self.ablation_table = AblationTable()
         self.try_it = TryIt()
-        self.results = tab_widget()
+        self.results = PageSizedTabs()  # (its smallest size the page on show's: the recorded curves, the tallest, had made
+        # the whole panel scroll in the default window whichever page was open)
         self.results.addTab(self.probe_table, "Probes")
         self.results.addTab(self.evaluation, "Evaluation")
         self.results.addTab(self.ablation_table, "Ablation")
@@ -247,6 +254,8 @@ class FinetunePanel(QWidget):
     def _refresh_queue(self) -> None:
         self.queued.clear()
         self.queued.addItems([q.name for q in self.queue])
+        self.queued_label.setVisible(bool(self.queue))
+        self.queued.setVisible(bool(self.queue))
 
     def _next(self) -> None:
         if self.busy or not self.queue:

@@ -60,6 +60,11 @@ class FinetuneForm(QWidget):
         self.probe_every.setSpecialValueText("at each validation")
         self.preview = QPlainTextEdit(readOnly=True)
         self.preview.setMaximumHeight(110)
+        # the boxes as short as their lines (the placeholder's three, the preview's two: it scrolls), not a scroll
+        # area's 70 pixels: with them the form's last lines and the status under it fell below the default window
+        for box, lines in ((self.probes, 3), (self.preview, 2)):
+            box.setMinimumHeight(lines * box.fontMetrics().lineSpacing() + 2 * box.frameWidth()
+                                 + 2 * round(box.document().documentMargin()))
         task_row = QHBoxLayout()
         task_row.addWidget(self.task, 1)
         task_row.addWidget(browse)
