@@ -123,6 +123,7 @@ class BaseHandle:
         self._knows = knows  # word-level language models: is a word in the vocabulary (else scored as <unk>)
         self.info = dict(info)
         self._vectors, self._scorer = vectors, scorer
+        self._similarity: dict[str, float | None] | None = None  # word_similarity's, once measured
         self._next_words = next_words  # word-level language models: the next word's distribution
         self.lowercase = lowercase
         caps = Capability.NONE
@@ -203,6 +204,19 @@ class BaseHandle:
         ``min_count`` times (a word seen a handful of times has a vector that means little)."""
         vectors = self.static_vectors()
         return [Neighbour(w, s) for w, s in vectors.neighbours(self._word(word), check_k(k), check_min_count(min_count))]
+
+    def word_similarity(self) -> dict[str, float | None] | None:
+        """How far its static vectors agree with people: the Spearman correlation of their cosines with WordSim-353's
+        ratings of word pairs, and the share of pairs it knows ("spearman", "coverage"); kept once measured (the
+        vectors do not change). None where the pairs are not installed (gensim's test data)."""
+        if self._similarity is None:
+            from engine.data.evaluation import quick_word_similarity
+
+            try:
+                self._similarity = quick_word_similarity(self.static_vectors(), "wordsim353")
+            except OSError:
+                return None
+        return self._similarity
 
     def analogy(self, a: str, b: str, c: str, k: int = 5, min_count: int = 1) -> list[Neighbour]:
         """a : b :: c : ? (among the words seen at least ``min_count`` times, as static_neighbours)"""

@@ -30,6 +30,7 @@ from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
 from explorer.widgets.model_picker import ModelPicker
 from explorer.widgets.table_fill import fresh_rows
+from explorer.widgets.word_similarity import agreement_sentence
 
 DEBOUNCE_MS = 150
 SEEN_HELP = ("Leave out the words the model saw fewer times than this in training: a word seen a handful of times "
@@ -194,7 +195,8 @@ class NeighboursPanel(QWidget):
                 near = handle.static_neighbours(word, k, min_count=seen)  # (first: an unknown word says so)
                 count = handle.word_count(word) if counted else None
                 itself = "" if count is None else f"; “{word}” itself seen {count:,} times"
-                return f"Nearest words to “{word}” in {name} (cosine similarity{among}{itself})", near
+                agrees = agreement_sentence(name, handle.word_similarity())
+                return f"Nearest words to “{word}” in {name} (cosine similarity{among}{itself}{agrees})", near
 
             self.runner.submit(nearest)
         else:

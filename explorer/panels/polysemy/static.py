@@ -23,6 +23,7 @@ from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export, table_rows
 from explorer.widgets.table_fill import fresh_rows
 from explorer.widgets.whole_entries import WholeEntries
+from explorer.widgets.word_similarity import AGREEMENT_TIP, agreement_cell
 
 
 def seen_prefix(word: str, count: int | None) -> str:
@@ -64,14 +65,18 @@ class StaticNeighbours(QGroupBox):
         self.hide_when_none = False  # a talk's step with a contextual column: no static model, no box on the slide
         self.only: list[str] | None = None  # a talk's step: only its own models (None: every static model loaded)
         self._ranking: list[str] | None = None
-        self.table = QTableWidget(0, 2)
+        self.table = QTableWidget(0, 3)
         self.table.setHorizontalHeaderLabels(["static model", "nearest words (one list whatever the sentence)"])
+        agreement = QTableWidgetItem("WordSim-353 ρ")
+        agreement.setToolTip(AGREEMENT_TIP)
+        self.table.setHorizontalHeaderItem(2, agreement)
         self.table.verticalHeader().setVisible(False)
         # a header wider than its column (a talk's zoom) keeps its start and ends in "…", not cut at both ends
         self.table.horizontalHeader().setDefaultAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter)
         self.table.horizontalHeader().setTextElideMode(Qt.TextElideMode.ElideRight)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.table.setWordWrap(True)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         add_csv_export(self.table, lambda: table_rows(self.table), "static-neighbours")
@@ -107,6 +112,8 @@ class StaticNeighbours(QGroupBox):
         # (a list ends ", …"; the lens's own tab wraps it with the table's own delegate)
         self.table.setItemDelegateForColumn(1, self._whole_entries if on else self.table.itemDelegate())
         self.table.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.table.setColumnHidden(2, on or self.alone)  # (a slide's room goes to the lists; the app's lens says how
+        # far to trust them)
         self._fit()
 
     def set_alone(self, on: bool) -> None:
@@ -159,29 +166,32 @@ class StaticNeighbours(QGroupBox):
             self._message("click a word" if handles else "no static model loaded (GloVe, word2vec)")
             return
 
-        def work() -> list[tuple[str, str, str, str]]:
+        def work() -> list[tuple[str, str, str, str, tuple[str, str]]]:
             from engine.api import Word2BertError
 
             rows = []
             for h in handles:
                 why = (f"Words {h.name} saw fewer than {seen} times in training are left out (their vectors mean "
                        "little); change it in the Neighbours tab." if seen > 1 and h.word_counts_known() else "")
+                agreement = agreement_cell(h.name, h.word_similarity())
                 try:
                     near = h.static_neighbours(word, k, min_count=seen)
                     listed = ", ".join(f"{n.word} {n.similarity:.2f}" for n in near)
-                    rows.append((h.name, seen_prefix(word, h.word_count(word)) + listed, why, what(h)))
+                    rows.append((h.name, seen_prefix(word, h.word_count(word)) + listed, why, what(h), agreement))
                 except Word2BertError as e:
-                    rows.append((h.name, explain(e), "", what(h)))
+                    rows.append((h.name, explain(e), "", what(h), agreement))
             return rows
 
         self.runner.submit(work)
 
-    def _show(self, rows: list[tuple[str, str, str, str]]) -> None:
+    def _show(self, rows: list[tuple[str, str, str, str, tuple[str, str]]]) -> None:
         fresh_rows(self.table, len(rows))
-        for r, (name, text, why, about) in enumerate(rows):
-            for c, value in enumerate((name, text)):
+        for r, (name, text, why, about, (agreement, agreement_tip)) in enumerate(rows):
+            for c, (value, tip) in enumerate(((name, about), (text, why), (agreement, agreement_tip))):
                 item = QTableWidgetItem(value)
-                item.setToolTip(about if c == 0 else why)  # the model's name: what it is (nnlm-tiny's vectors are
-                # the input features of a next-word model, not trained to be neighbours)
+                item.setToolTip(tip)  # the model's name: what it is (nnlm-tiny's vectors are the input features of
+                # a next-word model, not trained to be neighbours); its ρ: how far its lists go with people's
+                if c == 2:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
                 self.table.setItem(r, c, item)
         self._fit()

@@ -169,3 +169,28 @@ def test_a_word_typed_as_written_finds_the_word_the_model_learned(runs, tmp_path
     del rows["u.s."]
     path.write_text("".join(f"{w} {' '.join(f'{x:.4f}' for x in v)}\n" for w, v in rows.items()), encoding="utf-8")
     np.testing.assert_allclose(api.load(path).vector("U.S."), rows["u.s"], atol=1e-4)
+
+
+def test_a_models_agreement_with_people_tells_trained_vectors_from_shuffled_ones(tmp_path):
+    """WordSim-353's ρ beside a static model's neighbours: word2vec's vectors agree with people's ratings, the same
+    vectors dealt out to the wrong words do not, and vectors for too few of the pairs' words give no ρ to trust."""
+    h = api.load("word2vec-sgns")
+    trained = h.word_similarity()
+    assert trained is not None and trained["spearman"] > 0.4 and trained["coverage"] > 0.9
+    assert h.word_similarity() is trained  # (measured once: the vectors do not change)
+    vectors = h.static_vectors()
+    words, matrix = list(vectors.words[:30000]), vectors.vectors[:30000]
+    shuffled = matrix[np.random.default_rng(0).permutation(len(words))]
+
+    def vectors_file(name, rows, count):
+        path = tmp_path / name
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"{count} {rows.shape[1]}\n")
+            for w, row in zip(words[:count], rows[:count], strict=True):
+                f.write(w + " " + " ".join(f"{x:.5f}" for x in row) + "\n")
+        return api.load(path)
+
+    dealt = vectors_file("shuffled.txt", shuffled, len(words)).word_similarity()
+    assert abs(dealt["spearman"]) < 0.15 and dealt["coverage"] > 0.9, dealt
+    few = vectors_file("few.txt", matrix, 300).word_similarity()
+    assert few["coverage"] < 0.5  # (the app shows no ρ for it)

@@ -32,7 +32,7 @@ def test_a_talks_static_table_draws_each_list_to_its_last_whole_entry(qtbot):
     qtbot.addWidget(box)
     box.resize(700, 200)
     box.set_compact(True)
-    box._show([("glove-6b-50d", LIST, "", "")])
+    box._show([("glove-6b-50d", LIST, "", "", ("0.50", ""))])
     box.show()
     qtbot.waitExposed(box)
     table = box.table

@@ -131,6 +131,19 @@ def test_the_static_column_lists_the_best_vectors_first_whatever_loaded_first(qt
     table = panel.static.table
     assert [table.item(r, 0).text() for r in range(table.rowCount())] == ["glove-6b-50d", "word2vec-sgns", "nnlm-tiny"]
     assert "Bengio" in table.item(2, 0).toolTip()  # hovering a name says what the model is (the catalog's "what")
+    # beside each list, how far its vectors agree with people (WordSim-353's ρ): the NNLM's by-product vectors, whose
+    # "bank" neighbours are rare names, measured well below the vectors trained to be neighbours
+    agreement = [float(table.item(r, 2).text()) for r in range(3)]
+    assert min(agreement[:2]) > 0.4 and agreement[2] < min(agreement[:2]) - 0.15, agreement
+    assert "word pairs whose words it knows" in table.item(2, 2).toolTip()
+    panel.static.set_compact(True)  # a talk's one-line rows: the lists get the slide's width
+    assert table.isColumnHidden(2)
+    panel.static.set_alone(True)  # a talk's static step (the lists alone on the slide, whole): theirs too
+    panel.static.set_compact(False)
+    assert table.isColumnHidden(2)
+    panel.static.set_alone(False)
+    panel.static.set_compact(False)
+    assert not table.isColumnHidden(2)
     assert window.neighbours.model.currentText() == "glove-6b-50d"
 
 

@@ -28,7 +28,7 @@ def test_static_rows_shrink_to_one_line_when_the_table_widens(qtbot):
     box.resize(300, 300)
     box.show()
     long = ", ".join(f"word{i} 0.{90 - i}" for i in range(8))
-    box._show([("glove-6b-50d", long, "", ""), ("word2vec-sgns", long, "", "")])
+    box._show([("glove-6b-50d", long, "", "", ("0.50", "")), ("word2vec-sgns", long, "", "", ("0.61", ""))])
     narrow = box.table.rowHeight(0)
     box.resize(1800, 300)  # the window laid out at its full width (a talk at 1920 px)
     qtbot.waitUntil(lambda: box.table.rowHeight(0) < narrow, timeout=3_000)
