@@ -22,7 +22,7 @@ import torch
 from engine.errors import InputError
 from engine.handles.base import check_k, check_text
 from engine.handles.continuation import context_words
-from engine.handles.lens import MASK_TEXT
+from engine.handles.lens import MASK_TEXT, no_mask
 from engine.models.ngram import BOS, EOS, UNK
 from engine.results import MaskCandidates
 
@@ -43,7 +43,7 @@ def blank_words(handle: Any, text: str, side_words: int = SIDE_WORDS) -> tuple[l
     text = check_text(text)
     count = text.count(MASK_TEXT)
     if count == 0:
-        raise InputError("the text has no [MASK]: type [MASK] where a word should be predicted")
+        raise no_mask(text)
     if count > 1:
         raise InputError(f"{handle.name} (ELMo) fills one [MASK] at a time: its forward LM would read the other "
                          "[MASK] as a word. Leave one")

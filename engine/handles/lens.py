@@ -14,6 +14,7 @@ wrapper (engine/models/wrappers):
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -34,6 +35,14 @@ POSITION_CHUNK = 16  # positions read through the head at once (a GPT-2's 13 x 1
 TRACE_ROWS = 256  # corrupted copies run in one batch
 MAX_TRACE_TOKENS = 48  # a sentence: tracing runs (layers + 1) x tokens x samples copies of it
 NOISE_TIMES_STD = 3.0  # Meng et al.: 3 x the standard deviation of the token embeddings
+
+
+def no_mask(text: str) -> InputError:
+    """The refusal of a text with no [MASK] to fill, saying so where one was typed in other letters ("[mask]": a
+    word to the model)."""
+    typed = next((m.group(0) for m in re.finditer(r"\[mask\]", text, re.IGNORECASE)), None)
+    also = f" (“{typed}” is read as a word: [MASK] is typed in capitals)" if typed else ""
+    return InputError(f"the text has no [MASK]{also}: type [MASK] where a word should be predicted")
 
 
 def _model_text(handle: Any, text: str) -> str:

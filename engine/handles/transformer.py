@@ -31,6 +31,7 @@ from engine.handles.base import (
     padded_runs,
     run_info,
 )
+from engine.handles.lens import MASK_TEXT, no_mask
 from engine.lab_results import Attribution, CausalTrace, HeadAblation, HeadPositions, LensGrid
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
@@ -44,9 +45,6 @@ from engine.results import (
     SentenceScore,
     TokenCandidates,
 )
-
-MASK_TEXT = "[MASK]"
-
 
 SHARED_MAX_TOKENS = 128  # texts up to this long share one forward pass between fill_mask and attention
 PLL_BUDGET_BYTES = 256 * 2**20  # vocabulary logits held at once while a masked LM scores a sentence
@@ -228,7 +226,7 @@ class TransformerHandle(BaseHandle):
                               f"{self.name} ({self.kind}) is not a masked language model: it cannot fill [MASK]")
         text = check_text(text)
         if MASK_TEXT not in text:
-            raise InputError("the text has no [MASK]: type [MASK] where a word should be predicted")
+            raise no_mask(text)
         mask_token = self.adapter.tokenizer.id_to_token(self.adapter.mask_id)
         ids, segments, _, _, _ = self._encode(text.replace(MASK_TEXT, mask_token))
         positions = [i for i, t in enumerate(ids) if t == self.adapter.mask_id]

@@ -461,3 +461,14 @@ def test_elmo_next_token_reads_the_last_words_of_a_long_text(handles):
 
     tail = " ".join((" ".join(["the cat sat on the mat ."] * 600) + " she played the").split()[-NEXT_TOKEN_WORDS:])
     assert elmo.next_token(tail, k=5).tokens == long.tokens
+
+
+def test_a_mask_typed_in_small_letters_is_named_in_the_refusal():
+    """"[mask]" is a word to a model (its tokenizer's [MASK] is in capitals): the refusal says so, not only that
+    the text has none."""
+    for name in ("elmo-tiny", "bert-tiny"):
+        with pytest.raises(api.InputError, match=r"“\[Mask\]” is read as a word: \[MASK\] is typed in capitals"):
+            api.load(name).fill_mask("the [Mask] is here")
+        with pytest.raises(api.InputError) as plain:
+            api.load(name).fill_mask("the cat is here")
+        assert "read as a word" not in str(plain.value)
