@@ -390,8 +390,8 @@ def queries(args) -> None:
                 asked.append(f"perplexity {handle.score('the cat sat on the mat .').perplexity:.1f}")
         except Exception as e:  # noqa: BLE001 - reported, then the check fails
             failures.append(f"{run}: {type(e).__name__}: {e}")
-        where = device if device is not None else "the CPU (a word-level model's handle: by design)"
-        print(f"{Path(run).name} on {where}: {'; '.join(asked)} ({time.perf_counter() - t0:.2f}s)", flush=True)
+        on_device = device if device is not None else "the CPU (a word-level model's handle: by design)"
+        print(f"{Path(run).name} on {on_device}: {'; '.join(asked)} ({time.perf_counter() - t0:.2f}s)", flush=True)
         if args.device not in (None, "auto", "cpu") and device is not None and str(device).split(":")[0] != args.device:
             failures.append(f"{run}: its model is on {device}, not {args.device}")
     if failures:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
@@ -159,6 +159,34 @@ class Heatmap(QWidget):
             self.readout.setText(f"{row} → {col}: {self.matrix[q, k]:.3f}")
 
 
+class MosaicAxis(pg.AxisItem):
+    """An axis whose line runs along the mosaic only (``extent``: its first and last view coordinates along the
+    axis), not down the whole view: the model view's view is taller than its mosaic, and the layer axis's line went
+    on below the last layer's heads."""
+
+    def __init__(self, orientation: str) -> None:
+        super().__init__(orientation)
+        self.extent: tuple[float, float] | None = None
+
+    def generateDrawSpecs(self, p: Any) -> Any:  # noqa: N802 - pyqtgraph's name
+        specs = super().generateDrawSpecs(p)
+        view = self.linkedView()
+        if specs is None or self.extent is None or view is None:
+            return specs
+        (pen, start, end), *rest = specs
+        vertical = self.orientation in ("left", "right")
+        ends = [self.mapFromScene(view.mapViewToScene(QPointF(0.0, e) if vertical else QPointF(e, 0.0)))
+                for e in self.extent]
+        lo, hi = sorted(e.y() if vertical else e.x() for e in ends)
+        if vertical:
+            top, bottom = sorted((start.y(), end.y()))
+            start, end = QPointF(start.x(), max(top, lo)), QPointF(end.x(), min(bottom, hi))
+        else:
+            left, right = sorted((start.x(), end.x()))
+            start, end = QPointF(max(left, lo), start.y()), QPointF(min(right, hi), end.y())
+        return ((pen, start, end), *rest)
+
+
 class HeatmapGrid(pg.GraphicsLayoutWidget):
     """Every layer × head as one mosaic image: each head's small map coloured on its own scale (or, for a
     difference, on one scale shared by every head), laid out with a gap between cells, in one ImageItem.
@@ -174,7 +202,8 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.shape = (0, 0)
         self.cell = (0, 0)  # (q, k) of one head's map in the mosaic
         self.signed = False
-        self.plot = self.addPlot(row=0, col=0, enableMenu=False)  # (no menu built: see Heatmap)
+        self.axes = {side: MosaicAxis(side) for side in ("left", "top")}
+        self.plot = self.addPlot(row=0, col=0, enableMenu=False, axisItems=self.axes)  # (no menu built: see Heatmap)
         without_background_cache(self)  # (with its axes: they get the zoom)
         self.plot.setMouseEnabled(False, False)
         self.plot.hideButtons()
@@ -212,6 +241,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
         self.image.clear()
         for axis in ("left", "top"):
             self.plot.getAxis(axis).setTicks([[]])
+            self.axes[axis].extent = None
         self._show_axes(False)
         self.shape, self.cell = (0, 0), (0, 0)
 
@@ -236,6 +266,7 @@ class HeatmapGrid(pg.GraphicsLayoutWidget):
                 mosaic[layer * (q + g) : layer * (q + g) + q, head * (k + g) : head * (k + g) + k] = cells[layer, head]
         self.image.setImage(mosaic, levels=None)
         self.image.setRect(0, 0, mosaic.shape[1], mosaic.shape[0])
+        self.axes["left"].extent, self.axes["top"].extent = (0.0, mosaic.shape[0]), (0.0, mosaic.shape[1])
         if (layers, heads) != self.shape or (q, k) != self.cell:
             self.shape, self.cell = (layers, heads), (q, k)
             step = max(1, -(-heads // 8))  # at most 8 labels: 12 "head N" overlapped in a laptop's window

@@ -57,3 +57,31 @@ def test_the_mosaic_sits_at_the_top_under_its_head_labels_however_tall_the_view(
     qtbot.waitUntil(lambda: box.viewRange()[1][1] < bottom)
     (left, right), (top, bottom) = box.viewRange()
     assert -left < 0.05 * width and top <= 0 and bottom >= height
+
+
+def test_the_layer_axis_line_stops_at_the_last_layer(qtbot):
+    """In a view taller than its mosaic (the model view beside the large map), the layer axis's line ends with the
+    mosaic's last row of heads; it ran on down the empty view below."""
+    from PySide6.QtGui import QImage, QPainter
+
+    from explorer.widgets.heatmap import HeatmapGrid
+    from tests.conftest import settle_layout
+
+    grid = HeatmapGrid()
+    qtbot.addWidget(grid)
+    grid.resize(400, 900)  # (four layers of four heads: a square mosaic in a tall view)
+    grid.show()
+    qtbot.waitExposed(grid)
+    grid.show_all(np.random.default_rng(0).random((4, 4, 6, 6)).astype(np.float32))
+    settle_layout()
+    axis, view = grid.axes["left"], grid.plot.getViewBox()
+    canvas = QImage(10, 10, QImage.Format.Format_ARGB32)  # (kept: a painter on a freed image crashes)
+    painter = QPainter(canvas)
+    try:
+        (_, start, end), *_ = axis.generateDrawSpecs(painter)
+    finally:
+        painter.end()
+    mosaic_bottom = axis.mapFromScene(view.mapViewToScene(QPointF(0, grid.image.height()))).y()
+    view_bottom = axis.mapFromScene(view.mapViewToScene(view.viewRect().bottomLeft())).y()
+    assert view_bottom - mosaic_bottom > 100  # (the view is taller than the mosaic: there is a line to stop)
+    assert max(start.y(), end.y()) <= mosaic_bottom + 1
