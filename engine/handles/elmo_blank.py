@@ -60,12 +60,11 @@ def blank_words(handle: Any, text: str, side_words: int = SIDE_WORDS) -> tuple[l
 def log_prior(handle: Any) -> torch.Tensor:
     """(V,): log of each word's share of the training corpus (its vocabulary count plus one), kept on the handle
     (a grid asks for it once a layer)."""
-    cached = getattr(handle, "_blank_log_prior", None)
-    if cached is not None and cached.device == torch.empty(0, device=handle.device).device:
-        return cached
-    counts = torch.as_tensor(np.asarray(handle.counts, np.float64) + 1.0)
-    handle._blank_log_prior = (counts / counts.sum()).log().float().to(handle.device)
-    return handle._blank_log_prior
+    cached = getattr(handle, "_blank_log_prior", None)  # (a handle's model stays on the device it was loaded on)
+    if cached is None:
+        counts = torch.as_tensor(np.asarray(handle.counts, np.float64) + 1.0)
+        cached = handle._blank_log_prior = (counts / counts.sum()).log().float().to(handle.device)
+    return cached
 
 
 def without_markers(handle: Any, log_probs: torch.Tensor) -> torch.Tensor:

@@ -40,8 +40,8 @@ NOISE_TIMES_STD = 3.0  # Meng et al.: 3 x the standard deviation of the token em
 def no_mask(text: str) -> InputError:
     """The refusal of a text with no [MASK] to fill, saying so where one was typed in other letters ("[mask]": a
     word to the model)."""
-    typed = next((m.group(0) for m in re.finditer(r"\[mask\]", text, re.IGNORECASE)), None)
-    also = f" (“{typed}” is read as a word: [MASK] is typed in capitals)" if typed else ""
+    typed = re.search(r"\[mask\]", text, re.IGNORECASE)
+    also = f" (“{typed.group(0)}” is read as a word: [MASK] is typed in capitals)" if typed else ""
     return InputError(f"the text has no [MASK]{also}: type [MASK] where a word should be predicted")
 
 
