@@ -160,6 +160,8 @@ class HeadAblation:
     p_ablated: np.ndarray  # (layers, heads): P(target) with that head knocked out
     notice: str = ""
     mean_over: str = "text"  # what a knocked-out head's output was replaced by: its mean over the text or the corpus
+    direct: DirectEffects | None = None  # each head's direct effect on the logits, read from the same text
+    direct_refusal: str = ""  # why there is none (a post-LN network)
 
     @property
     def explained(self) -> str:
@@ -168,9 +170,42 @@ class HeadAblation:
 
     def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
         """The ``n`` heads (layer, head, effect) whose removal costs the prediction the most."""
-        order = np.argsort(-self.effect, axis=None)[:n]
-        heads = self.effect.shape[1]
-        return [(int(i) // heads, int(i) % heads, float(self.effect.flat[i])) for i in order]
+        return strongest_cells(self.effect, n)
+
+
+@dataclass(frozen=True)
+class DirectEffects:
+    """Each attention head's direct effect on the prediction (direct logit attribution, as TransformerLens's
+    ``decompose_resid``): in a pre-LN network the residual stream the head reads at the end is a sum of every head's
+    output, the embeddings' and the MLPs'; each part read through the head with the final norm's scale held at the
+    text's gives ``effect[l, h]``, in logits: logit(target) − logit(foil) with a foil (which is log P(target) −
+    log P(foil)), else logit(target) less the mean of all the vocabulary's logits. ``rest`` is the other parts'
+    (the token's embedding, each layer's MLP, the attention's biases and the final norm's); ``effect.sum() + rest ==
+    value``."""
+
+    target: str
+    foil: str  # "" without one
+    value: float  # the model's own logit difference (or centred logit) at the position
+    effect: np.ndarray  # (layers, heads)
+    mlps: np.ndarray  # (layers,): each block's MLP output's direct effect
+    embedding: float  # the token's own embedding's (with its position's), at the position read
+    biases: float  # the attention's output biases', the final norm's bias's and the head's
+
+    @property
+    def rest(self) -> float:
+        """What is not a head's: the embedding, the MLPs, the biases."""
+        return float(self.mlps.sum()) + self.embedding + self.biases
+
+    @property
+    def explained(self) -> str:
+        """What the effects are of, in words."""
+        if self.foil:
+            return f"logit('{self.target.strip()}') − logit('{self.foil.strip()}')"
+        return f"logit('{self.target.strip()}') − the mean logit"
+
+    def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
+        """The ``n`` heads (layer, head, effect) that write the most for the target."""
+        return strongest_cells(self.effect, n)
 
 
 @dataclass(frozen=True)
@@ -203,6 +238,13 @@ class HeadPositions:
     def strongest(self) -> int:
         """The token where knocking the head out costs the prediction most."""
         return int(np.argmax(self.effect))
+
+
+def strongest_cells(effect: np.ndarray, n: int) -> list[tuple[int, int, float]]:
+    """The ``n`` largest cells of a (layers, heads) table: (layer, head, value), largest first."""
+    order = np.argsort(-effect, axis=None)[:n]
+    heads = effect.shape[1]
+    return [(int(i) // heads, int(i) % heads, float(effect.flat[i])) for i in order]
 
 
 def explained(target: str, foil: str) -> str:

@@ -325,6 +325,9 @@ class BaseHandle:
         raise Unsupported(f"{self.name} ({self.kind}) has no attention heads to knock out: only Transformer "
                           "language models (GPT, BERT) have them")
 
+    def direct_effects(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
+        return self.head_ablation(text, target, foil)  # (refused, with the same reason)
+
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text") -> Any:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)

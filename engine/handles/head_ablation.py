@@ -22,9 +22,10 @@ import torch
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
+from engine.handles.direct_effects import read_direct
 from engine.handles.gradient_walk import unnamed
 from engine.handles.lens import TRACE_ROWS, _inputs, prediction_position
-from engine.lab_results import HeadAblation, HeadPositions
+from engine.lab_results import DirectEffects, HeadAblation, HeadPositions
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
 MEAN_OVER = ("text", "corpus")  # what a knocked-out head's output is replaced by: its mean over the text's tokens,
@@ -116,12 +117,34 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
     clean, logp = knocked_out(handle, q.ids, q.segments, q.position, [[cell] for cell in cells],
                               _means(handle, mean_over))
     target_id, value, cost, ablated = _explained(clean, logp, q)
+    direct, refusal = None, ""
+    try:
+        direct = _direct(handle, q, target_id)
+    except Unsupported as e:  # a post-LN network: the knock-outs alone
+        refusal = str(e)
     return HeadAblation(
         text, tuple(handle._token_text(i) for i in q.ids), q.position, handle._token_text(target_id),
         float(np.exp(float(clean[target_id]))), handle._token_text(q.foil) if q.foil is not None else "",
         float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
         cost.reshape(layers, heads).astype(np.float32), np.exp(ablated).reshape(layers, heads).astype(np.float32),
-        q.notice, mean_over)
+        q.notice, mean_over, direct, refusal)
+
+
+def direct_effects(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects:
+    """Each head's direct effect on the prediction at the [MASK] (or after the text), in logits of the model's top
+    word, or ``target``'s; against ``foil`` when given (engine.handles.direct_effects). Unsupported for a post-LN
+    network (BERT), whose heads' outputs are rescaled by every norm above them."""
+    return _direct(handle, _question(handle, text, target, foil), None)
+
+
+def _direct(handle: Any, q: _Question, target_id: int | None) -> DirectEffects:
+    got = read_direct(handle, out_projections(handle), head_count(handle), q.ids, q.segments, q.position,
+                      q.target if target_id is None else target_id, q.foil)
+    if q.foil == got.target:
+        raise InputError("the foil is the target itself: name another word to explain it against")
+    return DirectEffects(handle._token_text(got.target), handle._token_text(q.foil) if q.foil is not None else "",
+                         got.value, got.heads.astype(np.float32), got.mlps.astype(np.float32), got.embedding,
+                         got.biases)
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,

@@ -9,7 +9,14 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from engine.data.keyed_vectors import StaticVectors
-from engine.lab_results import Attribution, CausalTrace, HeadAblation, HeadPositions, LensGrid
+from engine.lab_results import (
+    Attribution,
+    CausalTrace,
+    DirectEffects,
+    HeadAblation,
+    HeadPositions,
+    LensGrid,
+)
 from engine.results import (
     Answer,
     AttentionMaps,
@@ -59,6 +66,7 @@ class ModelHandle(Protocol):
     def token_attribution(self, text: str, target: str | None = None, foil: str | None = None) -> Attribution: ...
     def head_ablation(self, text: str, target: str | None = None, foil: str | None = None,
                       mean_over: str = "text") -> HeadAblation: ...
+    def direct_effects(self, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects: ...
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text") -> HeadPositions: ...
     def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0,

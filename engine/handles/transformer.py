@@ -32,7 +32,14 @@ from engine.handles.base import (
     run_info,
 )
 from engine.handles.lens import MASK_TEXT, no_mask
-from engine.lab_results import Attribution, CausalTrace, HeadAblation, HeadPositions, LensGrid
+from engine.lab_results import (
+    Attribution,
+    CausalTrace,
+    DirectEffects,
+    HeadAblation,
+    HeadPositions,
+    LensGrid,
+)
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.models.wrappers.ours import BertAdapter, GPTAdapter
 from engine.models.wrappers.protocol import Adapter, ForwardOutput
@@ -313,6 +320,13 @@ class TransformerHandle(BaseHandle):
         from engine.handles.head_ablation import head_ablation
 
         return head_ablation(self, text, target, foil, mean_over)
+
+    def direct_effects(self, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects:
+        """Each head's (and MLP's) direct effect on the logits at the [MASK] (or after the text): pre-LN networks
+        only (engine.handles.direct_effects)."""
+        from engine.handles.head_ablation import direct_effects
+
+        return direct_effects(self, text, target, foil)
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text") -> HeadPositions:

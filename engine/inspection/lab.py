@@ -9,7 +9,14 @@ from typing import Any
 import numpy as np
 
 from engine.cancel import check_cancelled
-from engine.lab_results import Attribution, CausalTrace, HeadAblation, HeadPositions, LensGrid
+from engine.lab_results import (
+    Attribution,
+    CausalTrace,
+    DirectEffects,
+    HeadAblation,
+    HeadPositions,
+    LensGrid,
+)
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
 
@@ -41,6 +48,15 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
     prediction at the [MASK] (or after the text), or ``target``'s log-probability there, less ``foil``'s when
     given."""
     return handle.head_ablation(text, target, foil, mean_over)
+
+
+def direct_effects(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects:
+    """Layers × heads: each head's direct effect on the logits at the [MASK] (or after the text) — what it writes into
+    the residual stream read through the final norm (its scale held at the text's) and the head — with each layer's
+    MLP's, the token's embedding's and the biases'; they add up to the model's own logit(target) − logit(foil), or
+    logit(target) less the mean logit. Pre-LN networks only (GPT-2, Llama, gpt-tiny); Unsupported for BERT's
+    post-LN blocks, with the reason."""
+    return handle.direct_effects(text, target, foil)
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,

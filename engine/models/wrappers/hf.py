@@ -15,8 +15,9 @@ import torch
 from engine.data.inputs import Specials, byte_level, hf_specials, reads_left_to_right, whole_texts
 from engine.errors import Unsupported
 from engine.models.packed_linear import pack_linears
-from engine.models.wrappers.hf_lens import find_lens_reader
+from engine.models.wrappers.hf_lens import LensReader, find_lens_reader
 from engine.models.wrappers.protocol import ForwardOutput, blocks_of
+from engine.models.wrappers.readout import DirectReadout, hf_pre_norm_refusal
 
 
 class HFAdapter:
@@ -64,7 +65,7 @@ class HFAdapter:
         if self.encoder_decoder:
             self.body = encoder
         self.hidden_size, self.n_layers = int(config.hidden_size), int(config.num_hidden_layers)
-        self._lens: Callable[[torch.Tensor], torch.Tensor] | None = None  # (read_layers: found on first use)
+        self._lens: LensReader | None = None  # (read_layers: found on first use)
         self._lens_refused: str | None = None
         self.task_specials = hf_specials(tokenizer, config.model_type, self.causal, self.takes_segments)
         if self.causal or (tokenizer.cls_token_id is None and tokenizer.sep_token_id is None
@@ -147,7 +148,16 @@ class HFAdapter:
         found once by a probe that must give back the model's own logits (``lens_reader``)."""
         return self.lens_reader()(torch.stack(states))  # (layers + 1, …, V)
 
-    def lens_reader(self) -> Callable[[torch.Tensor], torch.Tensor]:
+    def direct_readout(self, name: str) -> DirectReadout:
+        """The final norm and head a pre-LN network's heads write straight into (engine.models.wrappers.readout):
+        the lens's, found by its probe; refused for a post-LN network or one not known to be pre-LN."""
+        refusal = hf_pre_norm_refusal(name, self.model.config)
+        if refusal is not None:
+            raise refusal
+        reader = self.lens_reader()
+        return DirectReadout(reader.norm if reader.normed in ("last", "all") else None, reader.head)
+
+    def lens_reader(self) -> LensReader:
         if self._lens is None:
             if self._lens_refused is not None:  # (found once: a refusal too, not probed again at every click)
                 raise Unsupported(self._lens_refused)

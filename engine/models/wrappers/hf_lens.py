@@ -87,7 +87,30 @@ def logit_transforms(config: Any) -> list[Callable[[torch.Tensor], torch.Tensor]
     return [*declared, unchanged]
 
 
-def find_lens_reader(adapter: Any) -> Callable[[torch.Tensor], torch.Tensor]:
+class LensReader:
+    """The final norm (where the network has one) and the head, as a probe found them: called on stacked layer
+    states (layers + 1, …, d), the logits (layers + 1, …, V). ``normed``: whether transformers' last state has
+    passed the norm ("last"), none has ("all"), or there is no norm to apply ("none")."""
+
+    def __init__(self, norm: Any, normed: str, chain: list[Any],
+                 after: Callable[[torch.Tensor], torch.Tensor]) -> None:
+        self.norm, self.normed, self.chain, self.after = norm, normed, chain, after
+
+    def head(self, h: torch.Tensor) -> torch.Tensor:
+        """States past the final norm -> logits: the head's modules in turn, then what the config does to them."""
+        for module in self.chain:
+            h = module(h)
+        return self.after(h)
+
+    def __call__(self, h: torch.Tensor) -> torch.Tensor:
+        if self.normed == "last":
+            h = torch.cat([self.norm(h[:-1]), h[-1:]])
+        elif self.normed == "all":
+            h = self.norm(h)
+        return self.head(h)
+
+
+def find_lens_reader(adapter: Any) -> LensReader:
     """A function from stacked layer states (layers + 1, …, d) to logits (layers + 1, …, V), checked on a probe
     to give the model's own logits from its last state; Unsupported where no candidate does."""
     model = adapter.model
@@ -142,15 +165,7 @@ def find_lens_reader(adapter: Any) -> Callable[[torch.Tensor], torch.Tensor]:
             normed = "all"
     with torch.inference_mode():
         for chain, after in [(c, a) for c in head_chains(model) for a in logit_transforms(model.config)]:
-            def reader(h: torch.Tensor, chain: list[Any] = chain, normed: str = normed,
-                       after: Callable[[torch.Tensor], torch.Tensor] = after) -> torch.Tensor:
-                if normed == "last":
-                    h = torch.cat([norm(h[:-1]), h[-1:]])
-                elif normed == "all":
-                    h = norm(h)
-                for module in chain:
-                    h = module(h)
-                return after(h)
+            reader = LensReader(norm, normed, chain, after)
             try:
                 got = reader(torch.stack(hidden))[-1]
             except (RuntimeError, TypeError, ValueError):

@@ -13,6 +13,7 @@ from torch import nn
 from engine.data.inputs import Specials, bert_specials, separator
 from engine.models.packed_linear import pack_linears
 from engine.models.wrappers.protocol import ForwardOutput, blocks_of, reset_weights
+from engine.models.wrappers.readout import DirectReadout, post_norm_refusal
 
 
 class OurAdapter:
@@ -69,6 +70,11 @@ class OurAdapter:
 
     def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor | None:
         return None
+
+    def direct_readout(self, name: str) -> DirectReadout:
+        """The final norm and head a pre-LN network's heads write straight into (engine.models.wrappers.readout);
+        our BERT is post-LN."""
+        raise post_norm_refusal(name)
 
     def reset(self) -> None:
         reset_weights(self.body)
@@ -137,6 +143,9 @@ class GPTAdapter(OurAdapter):
 
     def pooled(self, states: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         return self.model.last_token(states, mask.sum(1))
+
+    def direct_readout(self, name: str) -> DirectReadout:
+        return DirectReadout(self.model.final_norm, self.model.logits)  # (pre-LN: engine.models.gpt)
 
     def lm_loss(self, states: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         logits = self.model.logits(states[:, :-1]).float()  # (B, T-1, V)

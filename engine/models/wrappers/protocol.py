@@ -54,6 +54,10 @@ class Adapter(Protocol):
         """(layers + 1) x (..., d) hidden states -> (layers + 1, ..., V) logits through the output head (the
         logit lens): one position's states, or every position's."""
 
+    def direct_readout(self, name: str) -> Any:
+        """A pre-LN network's final norm and head (engine.models.wrappers.readout.DirectReadout), which its heads
+        write straight into; Unsupported, with the reason, for a post-LN one (``name``: the model's, for it)."""
+
     def input_embedding(self) -> nn.Module:
         """The token embedding (its output: a (B, T, d) vector per token, before positions are added): where
         attribution fades the text in."""

@@ -57,20 +57,6 @@ def _edited(handle, text, layer, head, heads, mean=None):
             module.bias.copy_(bias)
 
 
-@pytest.fixture(scope="module")
-def sharp_gpt2(contextual_runs, tmp_path_factory):
-    """A random 2-layer Hugging Face GPT-2 with its weights scaled up 6 times: its attention is peaked and its heads
-    matter (at the initial scale every head's knock-out moves the prediction by less than 1e-3)."""
-    from tests.engine.finetune.test_one_wrapper import tiny_gpt2_folder
-
-    handle = api.load(tiny_gpt2_folder(tmp_path_factory.mktemp("sharp") / "gpt2", contextual_runs))
-    with torch.no_grad():
-        for name, parameter in handle.adapter.body.named_parameters():
-            if "ln" not in name:
-                parameter.mul_(6.0)
-    return handle
-
-
 @pytest.mark.parametrize("which", ["bert-tiny", "gpt-tiny", "minilm-mlm", "sharp-gpt2"])
 def test_a_knocked_out_head_costs_what_the_same_ablation_made_in_the_weights_costs(which, sharp_gpt2):
     """Our shipped BERT and GPT, the shipped MiniLM (a Hugging Face BERT), a Hugging Face GPT-2 (Conv1D)."""

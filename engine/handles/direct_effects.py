@@ -1,0 +1,143 @@
+"""Each attention head's direct effect on a prediction (direct logit attribution: Elhage et al. 2021, TransformerLens's
+``decompose_resid`` and ``stack_head_results``). In a pre-LN network the last residual state at the position read is a
+sum: the embeddings, every block's MLP output and every head's output (its slice of the attention's output projection's
+input, projected alone), and the attention's biases. The final norm divides that sum by one scale, the text's, which
+is held fixed: each part, centred (LayerNorm) and scaled, read through the linear head, gives that part's logits, and
+the parts' logits add up to the model's own. Which network is pre-LN is declared by its wrapper
+(engine.models.wrappers.readout); what its final norm computes is found by a probe that must give back the norm's own
+output, and the parts must add up to the model's own logits, or the reading is refused rather than shown wrong."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+import torch
+
+from engine.errors import Unsupported
+
+
+class DirectParts(NamedTuple):
+    heads: np.ndarray  # (layers, heads)
+    mlps: np.ndarray  # (layers,)
+    embedding: float  # the token's own embedding (with its position's) at the position read
+    biases: float  # the attention's output biases and the final norm's (and the head's) bias
+    value: float  # the model's own
+    target: int
+
+
+ROWS = 64  # the heads' parts read through the head at a time (each a row of vocabulary logits)
+FORMS = ("LayerNorm", "RMSNorm", "RMSNorm of 1 + weight")  # Gemma's RMSNorm scales by 1 + its weight
+
+
+def frozen_norm(norm: Any, x: torch.Tensor, y: torch.Tensor) -> tuple[Callable[[torch.Tensor], torch.Tensor],
+                                                                         torch.Tensor]:
+    """The final norm with its scale held at ``x``'s (the stream it read at the position; ``y`` what it gave): a
+    linear map of a part of the stream and the norm's offset (its bias), in float64. The norm's form is the first of
+    ``FORMS`` that gives back ``y``; Unsupported where none does."""
+    x, y = x.double(), y.double()
+    weight, bias = getattr(norm, "weight", None), getattr(norm, "bias", None)
+    gain = weight.detach().double() if isinstance(weight, torch.Tensor) else torch.ones_like(x)
+    offset = bias.detach().double() if isinstance(bias, torch.Tensor) else torch.zeros_like(x)
+    eps = next((float(v) for v in (getattr(norm, a, None) for a in ("eps", "variance_epsilon", "epsilon"))
+                if isinstance(v, int | float) and not isinstance(v, bool)), 1e-5)
+    tolerance = (1e-4 if weight is None or weight.dtype == torch.float32 else 2e-2) * max(1.0, float(y.abs().max()))
+    for form in FORMS:
+        centre = form == "LayerNorm"
+        g = gain + 1.0 if form.endswith("1 + weight") else gain
+        stream = x - x.mean() if centre else x
+        scale = torch.sqrt(stream.pow(2).mean() + eps)
+        if float((g * stream / scale + offset - y).abs().max()) <= tolerance:
+            def linear(c: torch.Tensor, g: torch.Tensor = g, scale: torch.Tensor = scale,
+                       centre: bool = centre) -> torch.Tensor:
+                c = c.double()
+                return g * (c - c.mean(-1, keepdim=True) if centre else c) / scale
+            return linear, offset
+    raise Unsupported(f"its final norm ({type(norm).__name__}) computes neither a LayerNorm nor an RMSNorm here, so "
+                      "the parts of its stream cannot be read through it one by one")
+
+
+def head_parts(projection: Any, x: torch.Tensor, heads: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(heads, d) each head's output at one position, projected alone — its slice of the projection's input ``x``
+    (width,) through the projection, less the projection's bias — and (d,) that bias (the projection is affine: the
+    parts and the bias add up to its output)."""
+    size = x.shape[-1] // heads
+    z = x.new_zeros(heads + 1, x.shape[-1])
+    for h in range(heads):
+        z[h, h * size:(h + 1) * size] = x[h * size:(h + 1) * size]
+    out = projection(z).double()
+    return out[:heads] - out[heads], out[heads]
+
+
+def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int], segments: list[int], position: int,
+                target: int | None, foil: int | None) -> DirectParts:
+    """Every part's direct effect at ``position`` on logit(target) − logit(foil), or on logit(target) less the mean
+    logit (target None: the model's top token); Unsupported for a post-LN network, a norm of unknown form, or parts
+    that do not add up to the model's own logits."""
+    readout = handle.adapter.direct_readout(handle.name)
+    caught: dict[int, torch.Tensor] = {}
+    normed: list[tuple[torch.Tensor, torch.Tensor]] = []  # the final norm's (input, output) at the position
+    owner = threading.get_ident()  # (the model is shared: only this thread's pass is read)
+
+    def head_hook(index: int) -> Any:
+        def hook(module: Any, inputs: Any) -> None:
+            if threading.get_ident() == owner:
+                caught[index] = inputs[0][0, position].detach()
+        return hook
+
+    def norm_hook(module: Any, inputs: Any, output: Any) -> None:
+        if threading.get_ident() == owner and inputs and isinstance(output, torch.Tensor) and output.dim() == 3:
+            normed.append((inputs[0][0, position].detach(), output[0, position].detach()))
+
+    hooks = [p.register_forward_pre_hook(head_hook(i)) for i, p in enumerate(projections)]
+    if readout.norm is not None:
+        hooks.append(readout.norm.register_forward_hook(norm_hook))
+    try:
+        with torch.inference_mode():
+            out = handle._forward(ids, segments, logits=True, positions=[position])
+            if len(caught) != len(projections) or len(out.hidden) != len(projections) + 1:
+                raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer")
+            if readout.norm is None:
+                stream = out.hidden[-1][0, position].detach()
+                linear, offset = (lambda c: c.double()), torch.zeros(stream.shape[-1], dtype=torch.float64,
+                                                                     device=stream.device)
+            elif not normed:
+                raise Unsupported(f"{handle.name}: its final norm was not run on its last states")
+            else:
+                stream, y = normed[-1]
+                linear, offset = frozen_norm(readout.norm, stream, y)
+            # the stream before each block and after the last; a block adds its heads, its attention's bias and its
+            # MLP's output (whatever else it adds: the MLP's share)
+            states = [h[0, position].double() for h in out.hidden[:-1]] + [stream.double()]
+            layers = [head_parts(projections[i], caught[i], heads) for i in range(len(projections))]
+            parts = torch.cat([p for p, _ in layers])
+            mlps = torch.stack([states[i + 1] - states[i] - p.sum(0) - bias for i, (p, bias) in enumerate(layers)])
+            biases = torch.stack([bias for _, bias in layers]).sum(0)
+            dtype = stream.dtype
+            logits = out.logits[0, 0].double()
+            top = int(logits.argmax()) if target is None else target
+
+            def measure(z: torch.Tensor) -> torch.Tensor:
+                return z[..., top] - (z[..., foil] if foil is not None else z.mean(-1))
+
+            zero = readout.head(torch.zeros(1, stream.shape[-1], dtype=dtype, device=stream.device)).double()
+
+            def read(rows: torch.Tensor) -> torch.Tensor:  # parts of the stream -> their direct effects
+                return torch.cat([measure(readout.head(linear(rows[a:a + ROWS]).to(dtype)).double() - zero)
+                                  for a in range(0, len(rows), ROWS)])
+
+            effect, mlp = read(parts), read(mlps)
+            embedding = float(read(states[0][None])[0])
+            fixed = float(measure(readout.head((linear(biases) + offset).to(dtype)[None]).double())[0])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    value = float(measure(logits))
+    total = float(effect.sum()) + float(mlp.sum()) + embedding + fixed
+    if abs(total - value) > (1e-3 if dtype == torch.float32 else 5e-2) * max(1.0, abs(value)):
+        raise Unsupported(f"{handle.name}: its heads' direct effects and the rest add up to {total:.3f}, its own "
+                          f"logits to {value:.3f}, so they are not shown rather than shown wrong")
+    return DirectParts(effect.reshape(len(projections), heads).cpu().numpy(), mlp.cpu().numpy(), embedding, fixed,
+                       value, top)
