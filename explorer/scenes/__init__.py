@@ -12,7 +12,7 @@ from typing import Any
 BUILTIN = Path(__file__).resolve().parent
 FIELDS = {"panel", "title", "sentences", "selection", "models", "contextual_model", "layer", "view", "curves", "run",
           "step", "lab", "lens", "measure", "show", "subject", "contrast", "target", "foil", "compare", "count", "debiased", "by_words",
-          "continuation", "head", "mean_over"}
+          "continuation", "head", "mean_over", "effect"}
 PANELS = ("polysemy", "neighbours", "attention", "predictions", "curves", "history", "layers")
 # the views a scene may name, per panel (the panels show them in this order)
 VIEWS = {"polysemy": ("neighbours", "map", "models", "static"), "attention": ("head", "model", "atlas", "rollout"),
@@ -25,6 +25,7 @@ SHOWS = ("A", "B", "A − B")
 COUNTS = (20, 2000)  # the layer similarity's held-out sentences, at least and at most
 CONTINUATIONS = ("greedy",)  # the Next token view's continuation a scene shows (greedy: the same every time)
 MEAN_OVER = ("text", "corpus")  # what the lab's heads page knocks a head out to (engine.api.head_ablation's mean_over)
+EFFECTS = ("knockout", "direct")  # what the heads page measures: knock-outs, or direct effects on the logits
 
 
 class SceneError(ValueError):
@@ -59,6 +60,7 @@ class Scene:
     by_words: bool | None = None  # ... its tokens added up word by word (None: by tokens)
     head: list[int] | None = None  # the heads page's head shown token by token: [layer from 0, head] (None: the strongest)
     mean_over: str | None = None  # what the heads page knocks a head out to: its mean over the "text" or the "corpus"
+    effect: str | None = None  # what the heads page shows: "knockout" (None) or "direct" (into the logits)
     compare: str | None = None  # the model compared with (B)
     count: int | None = None  # the layer similarity's held-out sentences (None: the panel's default)
     debiased: bool | None = None  # the layer similarity's debiased CKA (None: the panel's default, plain CKA)
@@ -113,7 +115,7 @@ def check_scene(scene: Any, origin: str) -> Scene:
         if isinstance(scene.get(key), str) and scene[key] in models:
             scene[key] = model_name(scene[key])
     for key in ("title", "selection", "contextual_model", "view", "run", "lab", "lens", "measure", "show", "subject",
-                "contrast", "target", "foil", "compare", "continuation", "mean_over"):
+                "contrast", "target", "foil", "compare", "continuation", "mean_over", "effect"):
         if scene.get(key) is not None and not isinstance(scene[key], str):
             raise SceneError(f"{origin}: '{key}' must be text")
     curves = scene.get("curves")
@@ -151,6 +153,9 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if scene.get("mean_over") is not None and (scene["mean_over"] not in MEAN_OVER or scene.get("lab") != "heads"):
         raise SceneError(f"{origin}: 'mean_over' is what the lab's heads page knocks a head out to, "
                          f"{' or '.join(MEAN_OVER)}: it needs \"lab\": \"heads\"")
+    if scene.get("effect") is not None and (scene["effect"] not in EFFECTS or scene.get("lab") != "heads"):
+        raise SceneError(f"{origin}: 'effect' is what the lab's heads page shows, {' or '.join(EFFECTS)}: it needs "
+                         "\"lab\": \"heads\"")
     if scene.get("continuation") and (scene["panel"] != "predictions" or scene.get("view") != "next"):
         raise SceneError(f"{origin}: 'continuation' is shown under the predictions panel's next view")
     views = VIEWS.get(scene["panel"], ())

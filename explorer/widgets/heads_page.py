@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
+from explorer.widgets.direct_table import EFFECT_TIP, EFFECTS, direct_cells, direct_text
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.head_positions import HeadPositionsStrip
 from explorer.widgets.lens_grid import LayerTokenTable
@@ -95,6 +96,9 @@ class HeadsPage(QWidget, WordAndFoil):
         self.over.setToolTip("what a knocked-out head's output is replaced by: its mean over the text's own tokens, "
                              "or over 128 held-out sentences of the default corpus (a dataset's mean, as in "
                              "TransformerLens's demos; read once per model, a second or so)")
+        self.effect = QComboBox()
+        self.effect.addItems(list(EFFECTS))
+        self.effect.setToolTip(EFFECT_TIP)
         self.note = QLabel(ABOUT)
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
@@ -106,6 +110,8 @@ class HeadsPage(QWidget, WordAndFoil):
         second.setContentsMargins(0, 0, 0, 0)
         second.addWidget(QLabel("knock a head out to its mean over"))
         second.addWidget(self.over)
+        second.addWidget(QLabel("effect"))
+        second.addWidget(self.effect)
         second.addWidget(self.show_label)
         second.addWidget(self.show_which)
         second.addStretch(1)
@@ -120,6 +126,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.table.cellDoubleClicked.connect(self._double_clicked)
         self.table.cell_clicked.connect(self._clicked)
         self.show_which.currentIndexChanged.connect(lambda _: self._render())
+        self.effect.currentIndexChanged.connect(lambda _: self._render())  # (every answer carries both)
         self.runner = TaskRunner(self)
         self.runner.finished.connect(self._show)
         self.runner.failed.connect(self._failed)
@@ -137,13 +144,23 @@ class HeadsPage(QWidget, WordAndFoil):
         return self.compared if self.compared is not None and self.show_which.currentText() == "B" else self.result
 
     def _double_clicked(self, row: int, column: int) -> None:
-        if self.result is not None:
+        if self.result is not None and column < self.result.effect.shape[1]:  # (not the direct table's MLP)
             self.head_chosen.emit(self.result.effect.shape[0] - 1 - row, column)  # (drawn with layer 1 at the bottom)
 
     @property
     def mean_over(self) -> str:
         """What a knocked-out head is replaced by, as engine.api.head_ablation's ``mean_over`` names it."""
         return MEANS[self.over.currentText()]
+
+    @property
+    def effect_shown(self) -> str:
+        """"knockout" (each head's whole effect) or "direct" (what it writes straight into the logits)."""
+        return EFFECTS[self.effect.currentText()]
+
+    def set_effect(self, effect: str | None) -> None:
+        """A scene's measure ("knockout" or "direct"; None: the knock-outs)."""
+        values = list(EFFECTS.values())
+        self.effect.setCurrentIndex(values.index(effect) if isinstance(effect, str) and effect in values else 0)
 
     def set_mean_over(self, mean_over: str | None) -> None:
         """A scene's choice ("text" or "corpus"; None: the text's)."""
@@ -154,6 +171,8 @@ class HeadsPage(QWidget, WordAndFoil):
         return WordAndFoil.answers(self, names, text) and self.asked_over == self.mean_over
 
     def _clicked(self, layer: int, head: int) -> None:
+        if self.result is None or head >= self.result.effect.shape[1]:
+            return  # the direct table's MLP: no head to follow token by token
         self.chosen = (layer, head)
         self._ask_where()
 
@@ -164,6 +183,8 @@ class HeadsPage(QWidget, WordAndFoil):
         show = self.show_which.currentText() if self.compared is not None else "A"
         a, b = self.result, self.compared
         effect = a.effect - b.effect if show == "A − B" else self.shown_result.effect
+        if self.effect_shown == "direct" and a.direct is not None and (show == "A" or b.direct is not None):
+            effect = a.direct.effect - b.direct.effect if show == "A − B" else self.shown_result.direct.effect
         layer, head = self.chosen or np.unravel_index(int(np.argmax(effect)), effect.shape)
         handle = self.handles[1] if show == "B" else self.handles[0]
         _, text, target, foil = self.asked
@@ -249,6 +270,9 @@ class HeadsPage(QWidget, WordAndFoil):
         a, b = self.result, self.compared
         if a is None:
             return
+        if self.effect_shown == "direct":
+            self._render_direct()
+            return
         show = self.show_which.currentText() if b is not None else "A"
         shown, name = (b, self.names[1]) if show == "B" else (a, self.names[0])
         effect = a.effect - b.effect if show == "A − B" else shown.effect
@@ -274,6 +298,28 @@ class HeadsPage(QWidget, WordAndFoil):
             if not self.brief:
                 notes.append(f"Shown: {show if show != 'A − B' else self.names[0] + ' − ' + self.names[1]}"
                              + (" (red: the head matters more to A)" if show == "A − B" else "") + ".")
+        elif self.b_note:
+            notes.append(self.b_note)
+        self.note.setText("\n".join(notes))
+        self._ask_where()
+
+    def _render_direct(self) -> None:
+        """Each head's direct effect on the logits, with each layer's MLP's (A's, B's or A − B's where B has them);
+        a post-LN model's reason where it has none."""
+        a, b = self.result, self.compared
+        if a.direct is None:
+            self.table.setRowCount(0)
+            self.note.setText(direct_text(self.names[0], a) + " Its knock-outs: \"knocked out\" above.")
+            return
+        show = self.show_which.currentText() if b is not None and b.direct is not None else "A"
+        texts, colours, values, columns, tips = direct_cells(self.names, a, b, show)
+        layers = values.shape[0]
+        self.table.show_cells(texts, colours, columns, tips, signed=True,
+                              labels=[f"layer {layer + 1}" for layer in range(layers)])
+        self.table.values = values  # the export gives the effects, the MLPs' last
+        notes = [direct_text(self.names[0], a, self.brief)]
+        if b is not None:
+            notes.append(direct_text(self.names[1], b, self.brief))
         elif self.b_note:
             notes.append(self.b_note)
         self.note.setText("\n".join(notes))

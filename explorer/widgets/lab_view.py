@@ -63,7 +63,7 @@ class LabView:
             self.lens.apply(scene.lab, scene.measure, scene.show, scene.subject, scene.lens,
                             model=scene.contextual_model or "", contrast=scene.contrast, target=scene.target,
                             foil=scene.foil, compare=scene.compare or "", by_words=bool(scene.by_words),
-                            head=scene.head, mean_over=scene.mean_over)
+                            head=scene.head, mean_over=scene.mean_over, effect=scene.effect)
         self.lens_switch.setChecked(bool(scene.lab))
 
     def lab_fields(self) -> dict[str, Any]:

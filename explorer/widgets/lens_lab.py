@@ -147,7 +147,8 @@ class LensLab(QWidget):
     def apply(self, lab: str, measure: str | None, show: str | None, subject: str | None,
               lens: str | None = None, model: str = "", contrast: str | None = None, target: str | None = None,
               foil: str | None = None, compare: str = "", by_words: bool = False,
-              head: list[int] | None = None, mean_over: str | None = None) -> None:
+              head: list[int] | None = None, mean_over: str | None = None,
+              effect: str | None = None) -> None:
         """A scene's lab: the tab (``PAGES``), the measure, A/B/A − B, the subject to trace, the lens, the word
         to explain and its foil; ``model``: the scene's model A, ``compare`` its B (until they are, the lab's
         answers are a stand-in's)."""
@@ -160,6 +161,7 @@ class LensLab(QWidget):
         self.heads.over.blockSignals(True)  # (the scene's query follows)
         self.heads.set_mean_over(mean_over)
         self.heads.over.blockSignals(False)
+        self.heads.set_effect(effect)  # (drawn from the answer the scene's query brings)
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
         self.tabs.setCurrentIndex(PAGES.index(lab) if lab in PAGES else 0)
         self.tabs.blockSignals(False)
@@ -198,6 +200,8 @@ class LensLab(QWidget):
             words["head"] = list(self.heads.chosen)
         if page is self.heads and self.heads.mean_over != "text" and self.tabs.currentIndex() == PAGES.index("heads"):
             words["mean_over"] = self.heads.mean_over
+        if page is self.heads and self.heads.effect_shown != "knockout" and self.tabs.currentIndex() == PAGES.index("heads"):
+            words["effect"] = self.heads.effect_shown
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],
                 "measure": self.measure.currentData(),
                 "show": (self.heads.show_which if page is self.heads else self.show_which).currentText(),
