@@ -4,8 +4,8 @@ A researcher opens "any local Hugging Face checkpoint": this builds a tiny rando
 architecture below (the classes and settings transformers itself ships; weights random, so only what the app
 does with them is measured, not what they predict), saves it with a tokenizer as a folder, opens it with
 ``api.load`` and runs each query: fill-mask, next token, generation, attention, contextual vectors, the logit
-lens, the lens grid, causal tracing, attribution, the heads knocked out, a sentence's score, classification,
-tagging and question answering. A
+lens, the lens grid, causal tracing, attribution, the heads knocked out (and their direct effects on the logits), a
+sentence's score, classification, tagging and question answering. A
 query ends in one of three ways: it answers ("ok"), it is refused with a message (a ``Word2BertError``:
 "refused"), or it raises anything else ("CRASH", a defect). The table says which for every cell; the run
 exits 1 when any cell crashed.
@@ -123,6 +123,7 @@ QUERIES: dict[str, Callable[[Any], Any]] = {
     "heads": lambda h: h.head_ablation("the cat sat on the [MASK]."),
     "head by token": lambda h: h.head_positions("the cat sat on the [MASK].", 0, 0),
     "heads, corpus means": lambda h: h.head_ablation("the cat sat on the [MASK].", None, None, "corpus"),
+    "direct effects": lambda h: h.direct_effects("the cat sat on the [MASK]."),
     "score": lambda h: h.score("the cat sat on the mat."),
     "classify": lambda h: h.classify("the cat sat.", "a cat is sitting."),
     "tag": lambda h: h.tag("the cat sat in Paris."),
@@ -249,6 +250,8 @@ def report(rows: dict[str, dict[str, str]], seconds: float, command: str) -> str
                   and "[MASK]" not in row[q]]
         for why in dict.fromkeys(row[q].removeprefix("refused: ")[:240] for q in asked):
             lines.append(f"- {name}: {why}")
+        if row.get("heads") == "ok" and row.get("direct effects", "").startswith("refused"):
+            lines.append(f"- {name}, direct effects: {row['direct effects'].removeprefix('refused: ')[:200]}")
     if crashes:
         lines += ["", "Crashes:", ""] + [f"- {name}, {q}: {cell[:300]}" for name, q, cell in crashes]
     return "\n".join(lines)

@@ -26,6 +26,9 @@ PRE_NORM_TYPES = frozenset({
 POST_NORM_TYPES = frozenset({
     "bert", "roberta", "xlm-roberta", "camembert", "distilbert", "electra", "albert", "mpnet", "deberta", "deberta-v2",
     "ernie", "megatron-bert", "roformer"})
+# pre-LN, but each attention's output normalised again before it is added to the stream ("sandwich" norms): a head's
+# share of it is rescaled by that norm, the heads' outputs together
+NORMED_OUTPUT_TYPES = frozenset({"gemma2", "gemma3", "gemma3_text", "olmo2"})
 EXACT_IN = "GPT-2, Llama and the other pre-LN decoders, and gpt-tiny"
 
 
@@ -55,6 +58,11 @@ def hf_pre_norm_refusal(name: str, config: Any) -> Unsupported | None:
         return post_norm_refusal(name)
     if kind == "bloom" and getattr(config, "apply_residual_connection_post_layernorm", False):
         return post_norm_refusal(name)
+    if kind in NORMED_OUTPUT_TYPES:
+        return Unsupported(
+            f"{name} normalises each attention's output again before adding it to the stream (a '{kind}' network), "
+            "so what one head writes is rescaled with what the others write and is not a part of the logits by "
+            f"itself (direct effects are exact in {EXACT_IN}); the knock-outs measure each head's whole effect")
     if kind not in PRE_NORM_TYPES:
         return Unsupported(
             f"{name} is a '{kind}' network, which word2bert does not know to add its heads' outputs straight to the "
