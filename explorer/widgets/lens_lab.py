@@ -112,7 +112,8 @@ class LensLab(QWidget):
                                 (self.attribution, "Which words matter", "attribution: integrated gradients, gradient × "
                                  "input, the gradient's norm (LIT's salience maps)"),
                                 (self.heads, "Which heads matter", "each attention head knocked out in turn (mean "
-                                 "ablation, as TransformerLens's head ablations)")):
+                                 "ablation, as TransformerLens's head ablations), or what it writes straight into "
+                                 "the logits (direct logit attribution)")):
             self.tabs.setTabToolTip(self.tabs.addTab(page, name), tip)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
