@@ -369,6 +369,9 @@ def queries(args) -> None:
                 where = handle.head_positions(lab_text, layer, head)
                 asked.append(f"heads {heads.effect.shape}, strongest {heads.strongest(1)}, most at token "
                              f"{where.tokens[where.strongest]!r}")
+                if heads.direct is not None:  # a pre-LN network's: the parts add up to its logits on the device too
+                    asked.append(f"direct effects: heads {float(heads.direct.effect.sum()):+.3f} + rest "
+                                 f"{heads.direct.rest:+.3f} = {heads.direct.value:+.3f}")
             except api.Unsupported:
                 pass
             if Capability.NEXT_TOKEN in caps:
