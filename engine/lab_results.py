@@ -159,7 +159,9 @@ class HeadAblation:
     effect: np.ndarray  # (layers, heads)
     p_ablated: np.ndarray  # (layers, heads): P(target) with that head knocked out
     notice: str = ""
-    mean_over: str = "text"  # what a knocked-out head's output was replaced by: its mean over the text or the corpus
+    mean_over: str = "text"  # what a knocked-out head's output was replaced by: its mean over the "text" or the
+    # "corpus", or its output on a "contrast" sentence
+    contrast: str = ""  # that sentence
     direct: DirectEffects | None = None  # each head's direct effect on the logits, read from the same text
     direct_refusal: str = ""  # why there is none (a post-LN network)
 
@@ -227,7 +229,9 @@ class HeadPositions:
     effect: np.ndarray  # (tokens,)
     every: float
     notice: str = ""
-    mean_over: str = "text"  # what the head's output was replaced by: its mean over the text or the corpus
+    mean_over: str = "text"  # what the head's output was replaced by: its mean over the "text" or the "corpus", or
+    # its output on a "contrast" sentence
+    contrast: str = ""  # that sentence
 
     @property
     def explained(self) -> str:

@@ -321,7 +321,7 @@ class BaseHandle:
                           "prediction to its input vectors; it needs a neural language model (NNLM, ELMo, GPT, BERT)")
 
     def head_ablation(self, text: str, target: str | None = None, foil: str | None = None,
-                      mean_over: str = "text") -> Any:
+                      mean_over: str = "text", contrast: str | None = None) -> Any:
         raise Unsupported(f"{self.name} ({self.kind}) has no attention heads to knock out: only Transformer "
                           "language models (GPT, BERT) have them")
 
@@ -329,7 +329,7 @@ class BaseHandle:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
-                       foil: str | None = None, mean_over: str = "text") -> Any:
+                       foil: str | None = None, mean_over: str = "text", contrast: str | None = None) -> Any:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)
 
     def logit_lens(self, text: str, k: int = 10) -> Any:

@@ -24,12 +24,13 @@ from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
 from engine.handles.direct_effects import read_direct
 from engine.handles.gradient_walk import unnamed
-from engine.handles.lens import TRACE_ROWS, _inputs, prediction_position
+from engine.handles.lens import TRACE_ROWS, _contrast_ids, _inputs, prediction_position
 from engine.lab_results import DirectEffects, HeadAblation, HeadPositions
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
 MEAN_OVER = ("text", "corpus")  # what a knocked-out head's output is replaced by: its mean over the text's tokens,
-# or over held-out sentences of the default corpus (engine.handles.head_means)
+# or over held-out sentences of the default corpus (engine.handles.head_means); or, given a contrast sentence of as
+# many tokens, its output there, token by token (activation patching: "contrast")
 # where a block keeps its attention's output projection (its input: the heads' outputs side by side): ours,
 # BERT-likes, GPT-2, Llama-likes and BART-likes, GPT-NeoX, GPT-J and GPT-Neo, DistilBERT, Phi, Falcon and BLOOM,
 # ModernBERT, MPNet
@@ -95,8 +96,13 @@ def _explained(clean: torch.Tensor, logp: torch.Tensor, question: _Question) -> 
     return target_id, value, value - per_row, ablated
 
 
-def _means(handle: Any, mean_over: str) -> list[torch.Tensor] | None:
-    """The knocked-out heads' replacements: None for the text's own means (the clean pass takes them)."""
+def _means(handle: Any, mean_over: str, q: _Question | None = None,
+           contrast: str | None = None) -> list[torch.Tensor] | None:
+    """The knocked-out heads' replacements: None for the text's own means (the clean pass takes them); with a
+    ``contrast`` sentence, each layer's (tokens, width) outputs on it."""
+    if contrast is not None and contrast.strip() and q is not None:
+        return contrast_outputs(handle, _contrast_ids(handle, q.ids, q.segments, contrast, MAX_ABLATION_TOKENS + 1),
+                                q.segments)
     if mean_over not in MEAN_OVER:
         raise InputError(f"a head is knocked out to its mean over {' or '.join(MEAN_OVER)}, not {mean_over!r}")
     if mean_over == "text":
@@ -106,16 +112,47 @@ def _means(handle: Any, mean_over: str) -> list[torch.Tensor] | None:
     return corpus_head_means(handle, out_projections(handle), "default", MAX_ABLATION_TOKENS)
 
 
+def contrast_outputs(handle: Any, ids: list[int], segments: list[int]) -> list[torch.Tensor]:
+    """Per layer, the heads' outputs side by side at each token of a contrast sentence (tokens, width), as each
+    block's output projection reads them: what patching puts in a head's place."""
+    projections = out_projections(handle)
+    caught: dict[int, torch.Tensor] = {}
+    owner = threading.get_ident()
+
+    def hook_for(index: int) -> Any:
+        def hook(module: Any, inputs: Any) -> None:
+            if threading.get_ident() == owner:
+                caught[index] = inputs[0][0].detach().clone()
+        return hook
+
+    hooks = [p.register_forward_pre_hook(hook_for(i)) for i, p in enumerate(projections)]
+    try:
+        with torch.inference_mode():
+            handle._forward(ids, segments, logits=False)
+    finally:
+        for h in hooks:
+            h.remove()
+    if len(caught) != len(projections):
+        raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer")
+    return [caught[i] for i in range(len(projections))]
+
+
+def _over(mean_over: str, contrast: str | None) -> tuple[str, str]:
+    """(what the answer says its heads were replaced by, the contrast sentence or "")."""
+    return ("contrast", contrast.strip()) if contrast is not None and contrast.strip() else (mean_over, "")
+
+
 def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None,
-                  mean_over: str = "text") -> HeadAblation:
+                  mean_over: str = "text", contrast: str | None = None) -> HeadAblation:
     """Every head of every layer knocked out in turn (its output replaced by its mean over the text's tokens, or
-    over held-out sentences of the corpus) and what that costs the prediction at the [MASK] (or after the text):
+    over held-out sentences of the corpus; or, with ``contrast``, a sentence of as many tokens, by its output there,
+    token by token: activation patching) and what that costs the prediction at the [MASK] (or after the text):
     the model's top word, or ``target``; against ``foil`` when given."""
     q = _question(handle, text, target, foil)
     layers, heads = len(out_projections(handle)), head_count(handle)
     cells = [(layer, h) for layer in range(layers) for h in range(heads)]
     clean, logp = knocked_out(handle, q.ids, q.segments, q.position, [[cell] for cell in cells],
-                              _means(handle, mean_over))
+                              _means(handle, mean_over, q, contrast))
     target_id, value, cost, ablated = _explained(clean, logp, q)
     direct, refusal = None, ""
     try:
@@ -127,7 +164,7 @@ def head_ablation(handle: Any, text: str, target: str | None = None, foil: str |
         float(np.exp(float(clean[target_id]))), handle._token_text(q.foil) if q.foil is not None else "",
         float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
         cost.reshape(layers, heads).astype(np.float32), np.exp(ablated).reshape(layers, heads).astype(np.float32),
-        q.notice, mean_over, direct, refusal)
+        q.notice, *_over(mean_over, contrast), direct, refusal)
 
 
 def direct_effects(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects:
@@ -148,7 +185,7 @@ def _direct(handle: Any, q: _Question, target_id: int | None) -> DirectEffects:
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,
-                   foil: str | None = None, mean_over: str = "text") -> HeadPositions:
+                   foil: str | None = None, mean_over: str = "text", contrast: str | None = None) -> HeadPositions:
     """Where head ``head`` of ``layer`` (from 0) matters to the prediction: knocked out at one token at a time
     (its output there replaced by its mean over the text's tokens, as ``head_ablation`` does at every token), and
     at every token together."""
@@ -159,14 +196,14 @@ def head_positions(handle: Any, text: str, layer: int, head: int, target: str | 
             raise InputError(f"{handle.name} has no {what} {given!r}: {layers} layers (0-{layers - 1}) of "
                              f"{heads} heads (0-{heads - 1})")
     groups = [[(int(layer), int(head), t)] for t in range(len(q.ids))] + [[(int(layer), int(head))]]
-    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, groups, _means(handle, mean_over))
+    clean, logp = knocked_out(handle, q.ids, q.segments, q.position, groups, _means(handle, mean_over, q, contrast))
     target_id, value, cost, _ = _explained(clean, logp, q)
     return HeadPositions(
         text, tuple(handle._token_text(i) for i in q.ids), q.position, int(layer), int(head),
         handle._token_text(target_id), float(np.exp(float(clean[target_id]))),
         handle._token_text(q.foil) if q.foil is not None else "",
         float(np.exp(float(clean[q.foil]))) if q.foil is not None else float("nan"), value,
-        cost[:-1].astype(np.float32), float(cost[-1]), q.notice, mean_over)
+        cost[:-1].astype(np.float32), float(cost[-1]), q.notice, *_over(mean_over, contrast))
 
 
 def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
@@ -175,7 +212,8 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
     """The log-probabilities at ``position``: (V,) with every head in place, and (len(groups), V) with each
     group's heads knocked out together, one row a group: a (layer, head) at every token, a (layer, head, token) at
     that token alone (its output replaced by its mean over these tokens, which the clean pass reads, or by
-    ``means``, one (width,) per layer: the corpus's)."""
+    ``means``, one (width,) per layer: the corpus's, or one (tokens, width) per layer: a contrast sentence's outputs,
+    token by token)."""
     projections = out_projections(handle)
     heads = head_count(handle)
     layers = len(projections)
@@ -197,13 +235,13 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
             if not out:
                 return None
             x = x.clone()
-            mean = (means if means is not None else clean_means)[index]
+            mean = (means if means is not None else clean_means)[index]  # (width,), or (tokens, width): a contrast's
             for r, h, t in out:
                 part = slice(h * size, (h + 1) * size)
                 if t is None:
-                    x[r, :, part] = mean[part]
+                    x[r, :, part] = mean[..., part]
                 else:
-                    x[r, t, part] = mean[part]
+                    x[r, t, part] = mean[t, part] if mean.dim() == 2 else mean[part]
             return (x, *inputs[1:])
         return hook
 
@@ -219,8 +257,10 @@ def knocked_out(handle: Any, ids: list[int], segments: list[int], position: int,
                 raise Unsupported(f"{handle.name}: its attention's output ({width} wide) does not split into "
                                   f"{heads} heads")
             size = width // heads
-            if means is not None and (len(means) != layers or any(m.shape[-1] != width for m in means)):
-                raise InputError(f"{handle.name}: the means given are not one of {width} numbers a layer")
+            if means is not None and (len(means) != layers or any(
+                    m.shape[-1] != width or (m.dim() == 2 and m.shape[0] != len(ids)) for m in means)):
+                raise InputError(f"{handle.name}: the means given are not one of {width} numbers a layer (or a "
+                                 f"token)")
             rows = []
             for a in range(0, len(groups), TRACE_ROWS):
                 check_cancelled("knocking out heads")  # a newer question supersedes this one

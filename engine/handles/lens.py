@@ -163,10 +163,11 @@ def subject_positions(handle: Any, text: str, subject: str) -> list[int]:
     return found
 
 
-def _contrast_ids(handle: Any, ids: list[int], segments: list[int], contrast: str) -> list[int]:
-    """The contrast sentence's tokens, checked against the text's: as many, its [MASK] in the same place (so each
-    state of one run has its counterpart in the other), and not the same sentence."""
-    other, other_segments, _, _ = _inputs(handle, contrast, MAX_TRACE_TOKENS + 1)
+def _contrast_ids(handle: Any, ids: list[int], segments: list[int], contrast: str,
+                  most: int = MAX_TRACE_TOKENS + 1) -> list[int]:
+    """The contrast sentence's tokens (the first ``most``), checked against the text's: as many, its [MASK] in the
+    same place (so each state of one run has its counterpart in the other), and not the same sentence."""
+    other, other_segments, _, _ = _inputs(handle, contrast, most)
     if len(other) != len(ids) or other_segments != segments:
         words = [handle._token_text(i) for i in other]
         raise InputError(f"the contrast sentence must have as many tokens as the text ({len(ids)}) to put one run's "

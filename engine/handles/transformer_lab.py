@@ -95,12 +95,12 @@ class TransformerLab:
         return token_attribution(self, text, target, foil)
 
     def head_ablation(self, text: str, target: str | None = None, foil: str | None = None,
-                      mean_over: str = "text") -> HeadAblation:
+                      mean_over: str = "text", contrast: str | None = None) -> HeadAblation:
         """Which attention heads the prediction at the [MASK] (or after the text) needs: each knocked out in
         turn (engine.handles.head_ablation)."""
         from engine.handles.head_ablation import head_ablation
 
-        return head_ablation(self, text, target, foil, mean_over)
+        return head_ablation(self, text, target, foil, mean_over, contrast)
 
     def direct_effects(self, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects:
         """Each head's (and MLP's) direct effect on the logits at the [MASK] (or after the text): pre-LN networks
@@ -110,9 +110,10 @@ class TransformerLab:
         return direct_effects(self, text, target, foil)
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
-                       foil: str | None = None, mean_over: str = "text") -> HeadPositions:
+                       foil: str | None = None, mean_over: str = "text",
+                       contrast: str | None = None) -> HeadPositions:
         """Where one head matters to the prediction: knocked out at one token at a time
         (engine.handles.head_ablation)."""
         from engine.handles.head_ablation import head_positions
 
-        return head_positions(self, text, layer, head, target, foil, mean_over)
+        return head_positions(self, text, layer, head, target, foil, mean_over, contrast)

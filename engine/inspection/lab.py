@@ -42,12 +42,13 @@ def token_attribution(handle: Any, text: str, target: str | None = None, foil: s
 
 
 def head_ablation(handle: Any, text: str, target: str | None = None, foil: str | None = None,
-                  mean_over: str = "text") -> HeadAblation:
+                  mean_over: str = "text", contrast: str | None = None) -> HeadAblation:
     """Layers × heads: what knocking out each attention head (its output replaced by its mean over the text's
-    tokens, or with ``mean_over="corpus"`` over held-out sentences of the default corpus) costs ``handle``'s
-    prediction at the [MASK] (or after the text), or ``target``'s log-probability there, less ``foil``'s when
-    given."""
-    return handle.head_ablation(text, target, foil, mean_over)
+    tokens, or with ``mean_over="corpus"`` over held-out sentences of the default corpus; with ``contrast``, a
+    sentence of as many tokens, by its output there, token by token: activation patching, as TransformerLens's
+    ``get_act_patch_attn_head_out_all_pos``) costs ``handle``'s prediction at the [MASK] (or after the text), or
+    ``target``'s log-probability there, less ``foil``'s when given."""
+    return handle.head_ablation(text, target, foil, mean_over, contrast)
 
 
 def direct_effects(handle: Any, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects:
@@ -60,11 +61,12 @@ def direct_effects(handle: Any, text: str, target: str | None = None, foil: str 
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,
-                   foil: str | None = None, mean_over: str = "text") -> HeadPositions:
+                   foil: str | None = None, mean_over: str = "text", contrast: str | None = None) -> HeadPositions:
     """Where head ``head`` of ``layer`` (from 0) matters: what knocking it out at each token alone (its output there
-    replaced by its mean over the text's tokens) costs the prediction, as ``head_ablation`` measures it, and at every
-    token together (activation patching by position, as TransformerLens's ``attn_head_out_by_pos``)."""
-    return handle.head_positions(text, layer, head, target, foil, mean_over)
+    replaced by its mean over the text's tokens, or by its output on ``contrast`` at that token) costs the
+    prediction, as ``head_ablation`` measures it, and at every token together (activation patching by position, as
+    TransformerLens's ``attn_head_out_by_pos``)."""
+    return handle.head_positions(text, layer, head, target, foil, mean_over, contrast)
 
 
 def _lens_grid(handle: Any, sentence: str, lens: str) -> Any:

@@ -24,7 +24,8 @@ MEASURES = ("probability", "entropy", "kl", "rank")
 SHOWS = ("A", "B", "A − B")
 COUNTS = (20, 2000)  # the layer similarity's held-out sentences, at least and at most
 CONTINUATIONS = ("greedy",)  # the Next token view's continuation a scene shows (greedy: the same every time)
-MEAN_OVER = ("text", "corpus")  # what the lab's heads page knocks a head out to (engine.api.head_ablation's mean_over)
+MEAN_OVER = ("text", "corpus", "contrast")  # what the lab's heads page knocks a head out to (engine.api.head_ablation's
+# mean_over; "contrast": its output on the scene's contrast sentence)
 EFFECTS = ("knockout", "direct")  # what the heads page measures: knock-outs, or direct effects on the logits
 
 
@@ -156,6 +157,9 @@ def check_scene(scene: Any, origin: str) -> Scene:
     if scene.get("effect") is not None and (scene["effect"] not in EFFECTS or scene.get("lab") != "heads"):
         raise SceneError(f"{origin}: 'effect' is what the lab's heads page shows, {' or '.join(EFFECTS)}: it needs "
                          "\"lab\": \"heads\"")
+    if scene.get("mean_over") == "contrast" and not (scene.get("contrast") or "").strip():
+        raise SceneError(f"{origin}: 'mean_over': 'contrast' patches each head from the scene's 'contrast' sentence: "
+                         "it needs one")
     if scene.get("continuation") and (scene["panel"] != "predictions" or scene.get("view") != "next"):
         raise SceneError(f"{origin}: 'continuation' is shown under the predictions panel's next view")
     views = VIEWS.get(scene["panel"], ())

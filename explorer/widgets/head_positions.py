@@ -26,7 +26,8 @@ def positions_text(name: str, result: Any, brief: bool = False) -> str:
     most = ", ".join(f"'{result.tokens[t].strip() or '␣'}' {result.effect[t]:+.2f}" for t in order) or "no single token"
     if brief:
         return f"{head}: {most} (every token: {result.every:+.2f})."
-    return (f"{head}, knocked out at one token at a time: most at {most}; at every token together "
+    how = f"patched from “{result.contrast}”" if result.mean_over == "contrast" else "knocked out"
+    return (f"{head}, {how} at one token at a time: most at {most}; at every token together "
             f"{result.every:+.2f} of {result.explained}. Click another head above to see where it matters.")
 
 
@@ -39,14 +40,15 @@ class HeadPositionsStrip(QWidget):
         super().__init__(parent)
         self.result: Any = None
         self.name = ""
-        self.asked: tuple[str, str, int, int, str, str, str] | None = None  # (model, text, layer, head, target, foil,
-        # mean_over)
+        self.asked: tuple[str, str, int, int, str, str, str, str] | None = None  # (model, text, layer, head, target,
+        # foil, mean_over, contrast)
         self.brief = False
         self.note = QLabel("Click a head above to see at which tokens it matters.")
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
         self.table.setToolTip("The head knocked out at one token at a time (its output there replaced by its mean, "
-                              "over the text or the corpus as chosen above): what that costs the prediction. Red: "
+                              "over the text or the corpus, or its output on another sentence, as chosen above): "
+                              "what that costs the prediction. Red: "
                               "the head's output at that token pushed it up.")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -58,16 +60,17 @@ class HeadPositionsStrip(QWidget):
         self.runner.failed.connect(self._failed)
 
     def ask(self, handle: Any, text: str, layer: int, head: int, target: str, foil: str,
-            mean_over: str = "text") -> None:
+            mean_over: str = "text", contrast: str = "") -> None:
         """Where ``handle``'s head ``head`` of ``layer`` (from 0) matters on ``text``, knocked out to its mean over
-        ``mean_over`` ("text" or "corpus"); a newer question supersedes."""
-        asked = (handle.name, text, layer, head, target, foil, mean_over)
+        ``mean_over`` ("text" or "corpus"), or ("contrast") patched from ``contrast``; a newer question supersedes."""
+        asked = (handle.name, text, layer, head, target, foil, mean_over, contrast)
         if asked == self.asked and self.result is not None:
             return
         self.asked = asked
         self.note.setText(f"knocking out {handle.name}'s layer {layer + 1} head {head} at one token at a time…")
         work = functools.partial(attempt, functools.partial(handle.head_positions, text, layer, head,
-                                                            target or None, foil or None, mean_over))
+                                                            target or None, foil or None,
+                                                            "text" if contrast else mean_over, contrast or None))
         self.runner.submit(lambda: (asked, work()))
 
     def clear(self) -> None:
@@ -85,7 +88,7 @@ class HeadPositionsStrip(QWidget):
         self.table.setRowCount(0)
         self.note.setText(message)
 
-    def _show(self, answer: tuple[tuple[str, str, int, int, str, str, str], Outcome[Any]]) -> None:
+    def _show(self, answer: tuple[tuple[str, str, int, int, str, str, str, str], Outcome[Any]]) -> None:
         asked, outcome = answer
         if asked != self.asked:
             return  # a head chosen since: its answer follows
@@ -97,7 +100,8 @@ class HeadPositionsStrip(QWidget):
         effect = result.effect[None, :]
         span = float(np.abs(effect).max()) or 1.0
         texts = [[f"{v:+.2f}" for v in result.effect]]
-        tips = [[f"{self.name}, layer {result.layer + 1} head {result.head} knocked out at '{token.strip() or '␣'}' "
+        how = "patched from the other sentence" if result.mean_over == "contrast" else "knocked out"
+        tips = [[f"{self.name}, layer {result.layer + 1} head {result.head} {how} at '{token.strip() or '␣'}' "
                  f"alone: {result.explained} changes by {-v:+.3f}"
                  + (" (the position predicted)" if t == result.position else "")
                  for t, (token, v) in enumerate(zip(result.tokens, result.effect, strict=True))]]

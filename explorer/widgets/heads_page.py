@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
@@ -36,7 +37,9 @@ ABOUT = ("Which attention heads the prediction needs: each head of each layer kn
          "pushed it up; blue: it held it down). Name a word to explain another prediction, and a foil to ask why "
          "it rather than the foil.")
 SHOWN_TOP = 3  # the heads named in the note
-MEANS = {"the text": "text", "the corpus": "corpus"}  # the choice's words -> engine.api.head_ablation's mean_over
+# the choice's words -> engine.api.head_ablation's mean_over ("contrast": its output on the sentence typed beside it)
+MEANS = {"its mean over the text": "text", "its mean over the corpus": "corpus",
+         "its output on another sentence": "contrast"}
 
 
 def heads_text(name: str, result: Any, brief: bool = False) -> str:
@@ -52,10 +55,12 @@ def heads_text(name: str, result: Any, brief: bool = False) -> str:
         if least < 0 else ""
     notice = f" {result.notice[:1].upper()}{result.notice[1:]}." if result.notice else ""
     if brief:
-        corpus = " (knocked out to their means over the corpus)" if result.mean_over == "corpus" else ""
+        corpus = " (knocked out to their means over the corpus)" if result.mean_over == "corpus" else \
+            f" (patched from “{result.contrast}”)" if result.mean_over == "contrast" else ""
         return f"{head}. Heads it needs most{corpus}: {strongest}.{notice}"
     layers, heads = result.effect.shape
     to = "its mean over held-out sentences of the corpus" if result.mean_over == "corpus" else \
+        f"its output on “{result.contrast}”, token by token" if result.mean_over == "contrast" else \
         "its mean over the text's tokens"
     return (f"{head}. Explained: {result.explained} = {result.value:+.2f}, each of {layers} × {heads} heads knocked out "
             f"in turn (to {to}). Heads it needs most: {strongest}{against}.{notice} Click a head to see at which tokens it "
@@ -80,7 +85,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.b_note = ""  # what is said of model B under A's note
         self.handles: list[Any] = []  # the models on screen (A first), whose heads the strip below knocks out
         self.pending: list[Any] = []  # the models asked last
-        self.asked_over = "text"  # ... and what their heads were knocked out to
+        self.asked_over = ("text", "")  # ... and what their heads were knocked out to (mean_over, a contrast)
         self.chosen: tuple[int, int] | None = None  # the head clicked or a scene's (layer from 0, head); None: the
         # strongest shown (kept while the text or the word changes, as long as the model has that head)
         self.head_named = False  # a scene named the head it shows token by token (a talk's step then shows the strip)
@@ -95,7 +100,18 @@ class HeadsPage(QWidget, WordAndFoil):
         self.over.addItems(list(MEANS))
         self.over.setToolTip("what a knocked-out head's output is replaced by: its mean over the text's own tokens, "
                              "or over 128 held-out sentences of the default corpus (a dataset's mean, as in "
-                             "TransformerLens's demos; read once per model, a second or so)")
+                             "TransformerLens's demos; read once per model, a second or so), or its output on another "
+                             "sentence of as many tokens, token by token (activation patching: which heads carry "
+                             "what tells the two apart)")
+        self.contrast = QLineEdit()
+        self.contrast.setPlaceholderText("a sentence of as many tokens (The dogs in the garden), then Enter")
+        self.contrast_row = QWidget()  # (its own row: a sentence is wider than the room left beside the choices)
+        contrast_row = QHBoxLayout(self.contrast_row)
+        contrast_row.setContentsMargins(0, 0, 0, 0)
+        contrast_row.addWidget(QLabel("the other sentence"))
+        contrast_row.addWidget(self.contrast, 1)
+        self.contrast_row.setVisible(False)
+        self.over.currentIndexChanged.connect(lambda _: self.contrast_row.setVisible(self.mean_over == "contrast"))
         self.effect = QComboBox()
         self.effect.addItems(list(EFFECTS))
         self.effect.setToolTip(EFFECT_TIP)
@@ -108,7 +124,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.second_row = QWidget()  # (one row of all of it is too wide at a talk's zoom)
         second = QHBoxLayout(self.second_row)
         second.setContentsMargins(0, 0, 0, 0)
-        second.addWidget(QLabel("knock a head out to its mean over"))
+        second.addWidget(QLabel("knock a head out to"))
         second.addWidget(self.over)
         second.addWidget(QLabel("effect"))
         second.addWidget(self.effect)
@@ -118,6 +134,7 @@ class HeadsPage(QWidget, WordAndFoil):
         layout = QVBoxLayout(self)
         layout.addLayout(row)
         layout.addWidget(self.second_row)
+        layout.addWidget(self.contrast_row)
         layout.addWidget(self.note)
         layout.addWidget(self.table, 1)
         self.where = HeadPositionsStrip()  # where the chosen head matters, token by token
@@ -162,13 +179,21 @@ class HeadsPage(QWidget, WordAndFoil):
         values = list(EFFECTS.values())
         self.effect.setCurrentIndex(values.index(effect) if isinstance(effect, str) and effect in values else 0)
 
-    def set_mean_over(self, mean_over: str | None) -> None:
-        """A scene's choice ("text" or "corpus"; None: the text's)."""
+    @property
+    def replacement(self) -> tuple[str, str]:
+        """(mean_over, the contrast sentence or "") as chosen now."""
+        return self.mean_over, self.contrast.text().strip() if self.mean_over == "contrast" else ""
+
+    def set_mean_over(self, mean_over: str | None, contrast: str | None = None) -> None:
+        """A scene's choice ("text", "corpus" or "contrast" with its sentence; None: the text's)."""
         values = list(MEANS.values())
+        self.contrast.setText((contrast or "") if mean_over == "contrast" else "")
         self.over.setCurrentIndex(values.index(mean_over) if isinstance(mean_over, str) and mean_over in values else 0)
+        self.contrast_row.setVisible(self.mean_over == "contrast")  # (a scene's choice comes with the combo's signals
+        # off)
 
     def answers(self, names: tuple[str, ...], text: str) -> bool:
-        return WordAndFoil.answers(self, names, text) and self.asked_over == self.mean_over
+        return WordAndFoil.answers(self, names, text) and self.asked_over == self.replacement
 
     def _clicked(self, layer: int, head: int) -> None:
         if self.result is None or head >= self.result.effect.shape[1]:
@@ -188,7 +213,7 @@ class HeadsPage(QWidget, WordAndFoil):
         layer, head = self.chosen or np.unravel_index(int(np.argmax(effect)), effect.shape)
         handle = self.handles[1] if show == "B" else self.handles[0]
         _, text, target, foil = self.asked
-        self.where.ask(handle, text, int(layer), int(head), target, foil, self.asked_over)
+        self.where.ask(handle, text, int(layer), int(head), target, foil, *self.asked_over)
 
     def set_scene_head(self, head: list[int] | None) -> None:
         """A scene's head shown token by token ([layer from 0, head]; None: the strongest), shown in a talk too."""
@@ -202,6 +227,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.brief = on
         self.where.set_brief(on)
         self.second_row.setVisible(not on)
+        self.contrast_row.setVisible(not on and self.mean_over == "contrast")  # (the note names the sentence)
         self.where.setVisible(not on or self.head_named)
         self._render()
 
@@ -217,15 +243,21 @@ class HeadsPage(QWidget, WordAndFoil):
             return
         target, foil = self.fields()
         names = tuple(h.name for h in handles)
-        over = self.mean_over
+        over = self.replacement
+        if over == ("contrast", ""):
+            self.note.setText("Type a sentence of as many tokens as the text beside “its output on another "
+                              "sentence”, then Enter: each head's output on it is put in place of its output on the "
+                              "text, one head at a time.")
+            return
         self.asked, self.asked_over = (names, text, target, foil), over
         self.pending = list(handles)
-        first = " (each head's mean over the corpus read first, once a model)" if over == "corpus" else ""
+        first = " (each head's mean over the corpus read first, once a model)" if over[0] == "corpus" else ""
         self.note.setText(f"knocking out {' and '.join(names)}'s heads one by one{first}…")
+        mean_over, contrast = ("text", over[1]) if over[0] == "contrast" else (over[0], None)
 
-        def work() -> tuple[tuple[tuple[str, ...], str, str, str], str, list[Outcome[Any]]]:
+        def work() -> tuple[tuple[tuple[str, ...], str, str, str], tuple[str, str], list[Outcome[Any]]]:
             return (names, text, target, foil), over, [attempt(functools.partial(
-                h.head_ablation, text, target or None, foil or None, over)) for h in handles]
+                h.head_ablation, text, target or None, foil or None, mean_over, contrast)) for h in handles]
 
         self.runner.submit(work)
 
@@ -236,7 +268,7 @@ class HeadsPage(QWidget, WordAndFoil):
         self.note.setText(message)
         self.failed.emit(message)
 
-    def _show(self, answer: tuple[tuple[tuple[str, ...], str, str, str], str, list[Outcome[Any]]]) -> None:
+    def _show(self, answer: tuple[tuple[tuple[str, ...], str, str, str], tuple[str, str], list[Outcome[Any]]]) -> None:
         asked, over, outcomes = answer
         if (asked, over) != (self.asked, self.asked_over):
             return  # a question asked since: its answer follows

@@ -139,6 +139,7 @@ class LensLab(QWidget):
         self.heads.over.currentIndexChanged.connect(lambda _: self.knock_out())
         self.heads.target.returnPressed.connect(self.knock_out)
         self.heads.foil.returnPressed.connect(self.knock_out)
+        self.heads.contrast.returnPressed.connect(self.knock_out)
         self.heads.shown.connect(self._heads_shown)
         self.heads.failed.connect(self._heads_failed)
         self.heads.head_chosen.connect(self._head_chosen)
@@ -160,7 +161,7 @@ class LensLab(QWidget):
         self.attribution.set_by_words(by_words)
         self.heads.set_scene_head(head)
         self.heads.over.blockSignals(True)  # (the scene's query follows)
-        self.heads.set_mean_over(mean_over)
+        self.heads.set_mean_over(mean_over, contrast)
         self.heads.over.blockSignals(False)
         self.heads.set_effect(effect)  # (drawn from the answer the scene's query brings)
         self.tabs.blockSignals(True)  # the scene's query follows; the page's own question waits for it
@@ -201,6 +202,8 @@ class LensLab(QWidget):
             words["head"] = list(self.heads.chosen)
         if page is self.heads and self.heads.mean_over != "text" and self.tabs.currentIndex() == PAGES.index("heads"):
             words["mean_over"] = self.heads.mean_over
+            if self.heads.mean_over == "contrast":  # (the heads' contrast, not the trace's)
+                words["contrast"] = self.heads.contrast.text().strip()
         if page is self.heads and self.heads.effect_shown != "knockout" and self.tabs.currentIndex() == PAGES.index("heads"):
             words["effect"] = self.heads.effect_shown
         return {"lab": PAGES[self.tabs.currentIndex()], "lens": LENSES[self.lens.currentText()],

@@ -300,3 +300,43 @@ def test_knocked_out_to_its_corpus_mean_a_head_costs_what_that_mean_put_in_the_w
     assert where.mean_over == "corpus" and where.every == pytest.approx(float(table.effect[layer, head]), abs=1e-4)
     with pytest.raises(InputError, match="mean over text or corpus"):
         api.head_ablation(handle, text, mean_over="zero")
+
+
+def test_patched_from_a_contrast_sentence_a_head_costs_what_its_contrast_output_put_in_the_weights_costs():
+    """Activation patching: each head's output replaced by its output on a contrast sentence of as many tokens, token
+    by token. A last-layer head of a left-to-right model reaches the prediction only at the position read, so the
+    same patch made in its output projection's weights (its columns zeroed, its contrast output at that position
+    moved into the bias) must cost the same; at a token before the first that differs, its output is the text's own
+    and patching there costs nothing."""
+    from engine.handles.head_ablation import contrast_outputs
+
+    handle = api.load("gpt-tiny")
+    text, contrast = "The dog in the garden", "The dogs in the garden"
+    result = api.head_ablation(handle, text, "is", "are", contrast=contrast)
+    assert (result.mean_over, result.contrast) == ("contrast", contrast)
+    layers, heads = result.effect.shape
+    ids, segments, *_ = handle._encode(contrast)
+    outputs = contrast_outputs(handle, ids, segments)
+    assert outputs[0].shape[0] == len(ids) == len(result.tokens)
+    t_is, t_are = (handle.adapter.tokenizer.encode(w).ids[0] for w in (" is", " are"))
+    for head in range(heads):
+        logp = _edited(handle, text, layers - 1, head, heads, mean=outputs[layers - 1][-1])
+        assert result.effect[layers - 1, head] == pytest.approx(
+            result.value - float(logp[t_is] - logp[t_are]), abs=1e-4)
+    assert np.abs(result.effect).max() > 0.3  # the head that reads "dog"/"dogs" matters
+    layer, head, _ = result.strongest(1)[0]
+    where = api.head_positions(handle, text, layer, head, "is", "are", contrast=contrast)
+    differs = next(t for t in range(len(ids)) if ids[t] != handle._encode(text)[0][t])
+    assert np.all(where.effect[:differs] == 0.0) and where.every == pytest.approx(float(result.effect[layer, head]),
+                                                                                 abs=1e-5)
+    last = api.head_positions(handle, text, layers - 1, 0, "is", "are", contrast=contrast)
+    assert np.allclose(last.effect[:-1], 0.0, atol=1e-6)  # a last-layer head: only the position read counts
+    assert (where.mean_over, where.contrast) == ("contrast", contrast)
+
+
+def test_a_contrast_sentence_that_cannot_be_aligned_is_refused():
+    handle = api.load("gpt-tiny")
+    with pytest.raises(InputError, match="as many tokens as the text"):
+        api.head_ablation(handle, "The dog in the garden", contrast="The dog sat")
+    with pytest.raises(InputError, match="is the text itself"):
+        api.head_ablation(handle, "The dog in the garden", contrast="The dog in the garden")

@@ -258,7 +258,7 @@ def test_under_the_heads_table_the_chosen_head_is_knocked_out_token_by_token(qtb
             check_scene({**saved.to_json(), **bad}, "hand-made")
     heads = again.masked.lens.heads  # knocked out to the corpus's means: asked again, the table and the strip
     with qtbot.waitSignal(heads.where.shown, timeout=60_000):
-        heads.over.setCurrentText("the corpus")
+        heads.over.setCurrentText("its mean over the corpus")
     assert heads.result.mean_over == heads.where.result.mean_over == "corpus"
     assert "to its mean over held-out sentences of the corpus" in heads.note.text()
     assert again.current_scene().mean_over == "corpus"
