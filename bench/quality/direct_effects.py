@@ -24,6 +24,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ K = 3
 RANDOM_DRAWS = 5
 
 
-def one(handle, text: str, rng: random.Random) -> dict[str, object]:
+def one(handle, text: str, rng: random.Random) -> dict[str, Any]:
     """For one question: both tables, and the fall of log P(the model's word) with the top K heads by each knocked
     out together, and K at random."""
     from engine import api
