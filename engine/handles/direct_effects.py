@@ -35,12 +35,13 @@ FORMS = ("LayerNorm", "RMSNorm", "RMSNorm of 1 + weight")  # Gemma's RMSNorm sca
 def frozen_norm(norm: Any, x: torch.Tensor, y: torch.Tensor) -> tuple[Callable[[torch.Tensor], torch.Tensor],
                                                                          torch.Tensor]:
     """The final norm with its scale held at ``x``'s (the stream it read at the position; ``y`` what it gave): a
-    linear map of a part of the stream and the norm's offset (its bias), in float64. The norm's form is the first of
+    linear map of a part of the stream and the norm's offset (its bias), in float64 on the CPU (MPS has no float64).
+    The norm's form is the first of
     ``FORMS`` that gives back ``y``; Unsupported where none does."""
-    x, y = x.double(), y.double()
+    x, y = x.detach().cpu().double(), y.detach().cpu().double()
     weight, bias = getattr(norm, "weight", None), getattr(norm, "bias", None)
-    gain = weight.detach().double() if isinstance(weight, torch.Tensor) else torch.ones_like(x)
-    offset = bias.detach().double() if isinstance(bias, torch.Tensor) else torch.zeros_like(x)
+    gain = weight.detach().cpu().double() if isinstance(weight, torch.Tensor) else torch.ones_like(x)
+    offset = bias.detach().cpu().double() if isinstance(bias, torch.Tensor) else torch.zeros_like(x)
     eps = next((float(v) for v in (getattr(norm, a, None) for a in ("eps", "variance_epsilon", "epsilon"))
                 if isinstance(v, int | float) and not isinstance(v, bool)), 1e-5)
     tolerance = (1e-4 if weight is None or weight.dtype == torch.float32 else 2e-2) * max(1.0, float(y.abs().max()))
@@ -52,7 +53,7 @@ def frozen_norm(norm: Any, x: torch.Tensor, y: torch.Tensor) -> tuple[Callable[[
         if float((g * stream / scale + offset - y).abs().max()) <= tolerance:
             def linear(c: torch.Tensor, g: torch.Tensor = g, scale: torch.Tensor = scale,
                        centre: bool = centre) -> torch.Tensor:
-                c = c.double()
+                c = c.cpu().double()
                 return g * (c - c.mean(-1, keepdim=True) if centre else c) / scale
             return linear, offset
     raise Unsupported(f"its final norm ({type(norm).__name__}) computes neither a LayerNorm nor an RMSNorm here, so "
@@ -67,7 +68,7 @@ def head_parts(projection: Any, x: torch.Tensor, heads: int) -> tuple[torch.Tens
     z = x.new_zeros(heads + 1, x.shape[-1])
     for h in range(heads):
         z[h, h * size:(h + 1) * size] = x[h * size:(h + 1) * size]
-    out = projection(z).double()
+    out = projection(z).cpu().double()
     return out[:heads] - out[heads], out[heads]
 
 
@@ -101,8 +102,7 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
                 raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer")
             if readout.norm is None:
                 stream = out.hidden[-1][0, position].detach()
-                linear, offset = (lambda c: c.double()), torch.zeros(stream.shape[-1], dtype=torch.float64,
-                                                                     device=stream.device)
+                linear, offset = (lambda c: c.cpu().double()), torch.zeros(stream.shape[-1], dtype=torch.float64)
             elif not normed:
                 raise Unsupported(f"{handle.name}: its final norm was not run on its last states")
             else:
@@ -110,27 +110,30 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
                 linear, offset = frozen_norm(readout.norm, stream, y)
             # the stream before each block and after the last; a block adds its heads, its attention's bias and its
             # MLP's output (whatever else it adds: the MLP's share)
-            states = [h[0, position].double() for h in out.hidden[:-1]] + [stream.double()]
+            states = [h[0, position].cpu().double() for h in out.hidden[:-1]] + [stream.cpu().double()]
             layers = [head_parts(projections[i], caught[i], heads) for i in range(len(projections))]
             parts = torch.cat([p for p, _ in layers])
             mlps = torch.stack([states[i + 1] - states[i] - p.sum(0) - bias for i, (p, bias) in enumerate(layers)])
             biases = torch.stack([bias for _, bias in layers]).sum(0)
             dtype = stream.dtype
-            logits = out.logits[0, 0].double()
+            logits = out.logits[0, 0].float()
             top = int(logits.argmax()) if target is None else target
 
-            def measure(z: torch.Tensor) -> torch.Tensor:
-                return z[..., top] - (z[..., foil] if foil is not None else z.mean(-1))
+            def measure(z: torch.Tensor) -> torch.Tensor:  # (on the device, in float32; then on the CPU)
+                z = z.float()
+                return (z[..., top] - (z[..., foil] if foil is not None else z.mean(-1))).cpu().double()
 
-            zero = readout.head(torch.zeros(1, stream.shape[-1], dtype=dtype, device=stream.device)).double()
+            def head(rows: torch.Tensor) -> torch.Tensor:  # CPU float64 rows of the normed stream -> measured
+                return measure(readout.head(rows.to(device=stream.device, dtype=dtype)))
+
+            zero = head(torch.zeros(1, stream.shape[-1], dtype=torch.float64))
 
             def read(rows: torch.Tensor) -> torch.Tensor:  # parts of the stream -> their direct effects
-                return torch.cat([measure(readout.head(linear(rows[a:a + ROWS]).to(dtype)).double() - zero)
-                                  for a in range(0, len(rows), ROWS)])
+                return torch.cat([head(linear(rows[a:a + ROWS])) - zero for a in range(0, len(rows), ROWS)])
 
             effect, mlp = read(parts), read(mlps)
             embedding = float(read(states[0][None])[0])
-            fixed = float(measure(readout.head((linear(biases) + offset).to(dtype)[None]).double())[0])
+            fixed = float(head((linear(biases) + offset)[None])[0])
     finally:
         for hook in hooks:
             hook.remove()

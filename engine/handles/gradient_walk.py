@@ -69,15 +69,15 @@ def walk(x: torch.Tensor, fixed: Sequence[bool], quantity: Quantity, steps: int,
         with torch.enable_grad():
             f = quantity(scaled)
             (grad,) = torch.autograd.grad(f.sum(), [scaled])
-        values[a : a + len(chunk)] = f.detach().double().cpu().numpy()
+        values[a : a + len(chunk)] = f.detach().cpu().double().numpy()
         grads.append(grad.float())
     g = torch.cat(grads)  # (steps + 2, T, d)
     xf = x.float()
-    integrated = ((xf - b.float()) * g[1:-1].mean(0)).sum(-1).double().cpu().numpy()
+    integrated = ((xf - b.float()) * g[1:-1].mean(0)).sum(-1).cpu().double().numpy()
     at_input = g[-1]
     scores = {"integrated gradients": integrated,
-              "gradient × input": (xf * at_input).sum(-1).double().cpu().numpy(),
-              "gradient norm": at_input.norm(dim=-1).double().cpu().numpy()}
+              "gradient × input": (xf * at_input).sum(-1).cpu().double().numpy(),
+              "gradient norm": at_input.norm(dim=-1).cpu().double().numpy()}
     f_input, f_baseline = float(values[-1]), float(values[0])
     change = f_input - f_baseline
     gap = float(integrated[~np.array(list(fixed), bool)].sum()) - change

@@ -89,10 +89,10 @@ def _explained(clean: torch.Tensor, logp: torch.Tensor, question: _Question) -> 
     target_id = int(clean.argmax()) if question.target is None else question.target
     if question.foil == target_id:
         raise InputError("the foil is the target itself: name another word to explain it against")
-    ablated = logp[:, target_id].double().cpu().numpy()
+    ablated = logp[:, target_id].cpu().double().numpy()
     foil = question.foil
     value = float(clean[target_id]) - (float(clean[foil]) if foil is not None else 0.0)
-    per_row = ablated - (logp[:, foil].double().cpu().numpy() if foil is not None else 0.0)
+    per_row = ablated - (logp[:, foil].cpu().double().numpy() if foil is not None else 0.0)
     return target_id, value, value - per_row, ablated
 
 

@@ -43,7 +43,7 @@ def corpus_head_means(handle: Any, projections: list[Any], corpus: str = "defaul
         def hook(module: Any, inputs: Any) -> None:
             if threading.get_ident() != owner:
                 return
-            x = inputs[0].reshape(-1, inputs[0].shape[-1]).double()
+            x = inputs[0].reshape(-1, inputs[0].shape[-1]).float().cpu().double()  # (MPS has no float64)
             sums[index] = x.sum(0) if sums[index] is None else sums[index] + x.sum(0)
             counts[index] += x.shape[0]
         return hook
@@ -66,7 +66,8 @@ def corpus_head_means(handle: Any, projections: list[Any], corpus: str = "defaul
     if not read or any(s is None for s in sums):
         raise Unsupported(f"{handle.name}: no held-out sentence of the corpus '{corpus}' reached its attention's "
                           "output projection, so its heads cannot be knocked out to their corpus means")
-    means = [(s / n).float() for s, n in zip(sums, counts, strict=True) if s is not None]
+    device = handle.adapter.device  # (summed on the CPU in float64, which MPS has not; kept where the model is)
+    means = [(s / n).float().to(device) for s, n in zip(sums, counts, strict=True) if s is not None]
     with _LOCK:
         _MEANS.setdefault(handle, {})[key] = means
     return means

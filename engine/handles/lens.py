@@ -281,7 +281,7 @@ def causal_trace(handle: Any, text: str, subject: str, *, samples: int = 3, nois
                 plan.clear()
                 plan.update({"noise": rows, "restore": [cell for _, cell in chunk]})
                 probs = _probs_at(handle, [other or ids] * len(chunk), [segments] * len(chunk), position)
-                results[a : a + len(chunk)] = probs[:, target].double().cpu().numpy()
+                results[a : a + len(chunk)] = probs[:, target].cpu().double().numpy()
     finally:
         for h in handles:
             h.remove()

@@ -82,7 +82,7 @@ def next_word_logprobs(model: NNLM, ids: list[int], bos: int, device: torch.devi
     context = model.cfg.context
     history = ([bos] * context + [int(i) for i in ids])[-context:]
     logits = model(torch.tensor([history], dtype=torch.long, device=device)).float()
-    return torch.log_softmax(logits, -1)[0].double().cpu().numpy()
+    return torch.log_softmax(logits, -1)[0].cpu().double().numpy()
 
 
 def perplexity(model: NNLM, sentences: list[list[int]], bos: int, eos: int, device: torch.device) -> float:

@@ -67,6 +67,22 @@ def test_no_code_path_assumes_cuda():
     assert not offenders, offenders
 
 
+def test_no_tensor_becomes_float64_before_it_leaves_the_device():
+    """MPS has no float64: every ``.double()`` in the engine and the app is taken on the CPU (``.cpu().double()``),
+    so that a query on Apple silicon does not raise where the same query on CUDA answers."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for folder in ("engine", "explorer"):
+        for path in sorted((root / folder).rglob("*.py")):
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if re.search(r"(?<!\.cpu\(\))\.double\(\)", line) or re.search(r"\.to\(torch\.float64", line):
+                    offenders.append(f"{path.relative_to(root).as_posix()}:{number}: {line.strip()}")
+    assert not offenders, offenders
+
+
 def test_a_cpu_is_named_with_its_threads_counted_in_words():
     import torch
 
