@@ -49,6 +49,9 @@ class StatusLine:
         self.bar, self.session, self.jobs, self.device_type = bar, session, jobs, device_type
         self.device_label = QLabel("device: …")
         self.memory_label = QLabel("")
+        # as wide as five digits from the start: a label that grows at 1,000 MB overlapped the device's until the
+        # bar was laid out again
+        self.memory_label.setMinimumWidth(self.memory_label.fontMetrics().horizontalAdvance("memory 88,888 MB"))
         self.jobs_label = QLabel("")
         for w in (self.jobs_label, self.memory_label, self.device_label):
             bar.addPermanentWidget(w)

@@ -1,6 +1,8 @@
 """What each attention head does, in numbers (Clark et al. 2019, "What does BERT look at?"): the
 entropy of its rows and the share of attention it sends to [CLS], to [SEP], to punctuation, to the
-previous / next token and to the token itself; the average over heads; attention rollout (Abnar &
+previous / next token and to the token itself; and, from a token seen before in the text, to its earlier copies
+(duplicate-token heads) and to the tokens that followed them (induction heads: Olsson et al. 2022; TransformerLens's
+head detector), which a text that repeats itself shows; the average over heads; attention rollout (Abnar &
 Zuidema 2020). Plain numpy on the ``AttentionMaps.weights`` array (layers, heads, q, k)."""
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from engine.errors import Cancelled, InputError
 
 CLS_TOKENS = {"[CLS]", "<s>", "<cls>"}
 SEP_TOKENS = {"[SEP]", "</s>", "<sep>", "<|endoftext|>"}
-STATISTICS = ("entropy", "to_cls", "to_sep", "to_punct", "to_previous", "to_next", "to_self")
+STATISTICS = ("entropy", "to_cls", "to_sep", "to_punct", "to_previous", "to_next", "to_self", "to_copy", "induction")
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,11 @@ class HeadStats:
     to_previous: float
     to_next: float
     to_self: float
-    sentences: int = 1  # how many sentences the numbers average over
+    # from a token seen before in the text: the share to its earlier copies, and to the tokens after them (nan where
+    # no token repeats: nothing to measure)
+    to_copy: float = float("nan")
+    induction: float = float("nan")
+    sentences: int = 1  # how many sentences the numbers average over (for to_copy and induction: those that repeat)
 
 
 def _is_punct(token: str) -> bool:
@@ -59,7 +65,36 @@ def head_statistics(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) ->
     previous = w[..., rows[1:], rows[1:] - 1].mean(-1) if n > 1 else np.zeros(w.shape[:2])
     following = w[..., rows[:-1], rows[:-1] + 1].mean(-1) if n > 1 else np.zeros(w.shape[:2])
     share = {k: w[..., kinds[k]].sum(-1).mean(-1) for k in ("cls", "sep", "punct")}
-    return np.stack([entropy, share["cls"], share["sep"], share["punct"], previous, following, diag], axis=-1)
+    copy, after = repeats(tokens)
+    return np.stack([entropy, share["cls"], share["sep"], share["punct"], previous, following, diag,
+                     _share_from(w, copy), _share_from(w, after)], axis=-1)
+
+
+def repeats(tokens: tuple[str, ...] | list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(q, k) masks: ``copy[q, k]`` where token k is an earlier copy of token q, ``after[q, k]`` where token k
+    follows such a copy (k < q, k − 1 a copy of q: where an induction head looks); special tokens never count."""
+    n = len(tokens)
+    kinds = token_kinds(tokens)
+    special = kinds["cls"] | kinds["sep"]
+    copy, after = np.zeros((n, n), bool), np.zeros((n, n), bool)
+    seen: dict[str, list[int]] = {}
+    for q, token in enumerate(tokens):
+        if special[q]:
+            continue
+        for k in seen.get(token, []):
+            copy[q, k] = True
+            if k + 1 < q:
+                after[q, k + 1] = True
+        seen.setdefault(token, []).append(q)
+    return copy, after
+
+
+def _share_from(w: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """(layers, heads): the attention on ``mask``'s keys, averaged over the rows that have any (nan: none has)."""
+    rows = mask.any(-1)
+    if not rows.any():
+        return np.full(w.shape[:2], np.nan)
+    return (w * mask).sum(-1)[..., rows].mean(-1)
 
 
 def head_table(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) -> list[HeadStats]:
@@ -69,21 +104,27 @@ def head_table(weights: np.ndarray, tokens: tuple[str, ...] | list[str]) -> list
 
 
 def corpus_head_table(model: object, sentences: list[str], stop: object = None) -> list[HeadStats]:
-    """The same statistics averaged over sentences of a corpus (``model`` has ``attention(text)``)."""
+    """The same statistics averaged over sentences of a corpus (``model`` has ``attention(text)``); the repeats' over
+    the sentences that have one."""
     total: np.ndarray | None = None
+    counted: np.ndarray | None = None  # per statistic: the sentences it was measured on
     count = 0
     for sentence in sentences:
         if stop is not None and stop.is_set():  # type: ignore[attr-defined]
             break
         maps = model.attention(sentence)  # type: ignore[attr-defined]
         stats = head_statistics(maps.weights, maps.tokens)
+        measured = ~np.isnan(stats)
+        stats = np.nan_to_num(stats)
         total = stats if total is None else total + stats
+        counted = measured.astype(np.int64) if counted is None else counted + measured
         count += 1
     if total is None:  # stopped before its first sentence (a new request), or given none
         if stop is not None and stop.is_set():  # type: ignore[attr-defined]
             raise Cancelled("the head statistics over the corpus were cancelled")
         raise InputError("no sentence to average the head statistics over")
-    mean = total / count
+    assert counted is not None  # (set with total)
+    mean = np.where(counted > 0, total / np.maximum(counted, 1), np.nan)
     return [HeadStats(layer, head, *(float(v) for v in mean[layer, head]), sentences=count)  # type: ignore[misc, arg-type]
             for layer in range(mean.shape[0]) for head in range(mean.shape[1])]
 

@@ -76,3 +76,36 @@ def test_corpus_statistics_stopped_before_a_sentence_say_cancelled_and_none_give
         api.corpus_head_table(NeverAsked(), ["A piano on stage."], stop)
     with pytest.raises(api.InputError, match="no sentence"):
         api.corpus_head_table(NeverAsked(), [])
+
+
+REPEATED = ("[CLS]", "a", "b", "c", "a", "b", "c", "[SEP]")  # a text that repeats itself: a b c a b c
+
+
+def test_a_repeated_text_finds_the_induction_head_and_the_duplicate_token_head():
+    """Rows 4-6 ("a b c" again) are the repeated tokens: an induction head looks from each at the token after its
+    earlier copy (from the second "a" at the first "b"), a duplicate-token head at the copy itself, a previous-token
+    head at neither; a text without repeats has nothing to measure (nan), and the corpus averages the repeats over
+    the sentences that have them."""
+    n = len(REPEATED)
+    w = np.zeros((1, 3, n, n))
+    for i in range(n):
+        w[0, 0, i, max(i - 1, 0)] = 1.0  # previous token
+        w[0, 1, i, i - 3 if 4 <= i <= 6 else i] = 1.0  # its earlier copy
+        w[0, 2, i, i - 2 if 4 <= i <= 6 else i] = 1.0  # what followed its earlier copy
+    table = {h.head: h for h in api.head_table(w, REPEATED)}
+    assert table[2].induction == 1.0 and table[2].to_copy == 0.0
+    assert table[1].to_copy == 1.0 and table[1].induction == 0.0
+    assert table[0].induction == 0.0 and table[0].to_copy == 0.0 and table[0].to_previous == 1.0
+    plain = api.head_table(made_up(), TOKENS)  # "the bank , river": no token twice
+    assert all(np.isnan(h.to_copy) and np.isnan(h.induction) for h in plain)
+
+    class Two:
+        def attention(self, text):
+            from engine.results import AttentionMaps
+
+            tokens, weights = (REPEATED, w) if text == "repeats" else (TOKENS[:3], np.full((1, 3, 3, 3), 1 / 3))
+            return AttentionMaps(tokens, weights, (0,) * len(tokens))
+
+    averaged = {h.head: h for h in api.corpus_head_table(Two(), ["repeats", "plain"])}
+    assert averaged[2].induction == 1.0 and averaged[2].sentences == 2  # (the plain sentence has no repeat)
+    assert averaged[0].to_self == pytest.approx((1 / 8 + 1 / 3) / 2)

@@ -39,7 +39,7 @@ def test_highlighted_cells_read_on_the_dark_theme_and_the_others_keep_its_colour
         ablation.update_run("full", 0.9, 100, "done")
         ablation.update_run("scratch", 0.6, 100, "done")
         rng = np.random.default_rng(0)
-        atlas.fill([HeadStats(layer, head, *rng.random(7)) for layer in range(2) for head in range(2)])
+        atlas.fill([HeadStats(layer, head, *rng.random(9)) for layer in range(2) for head in range(2)])
         highlighted = [(probes.table, probes.table.item(0, 1)), (ablation.table, ablation.table.item(0, 2))]
         highlighted += [(atlas, atlas.item(r, c)) for r in range(atlas.rowCount()) for c in range(2, atlas.columnCount())
                         if atlas.item(r, c).data(Qt.ItemDataRole.BackgroundRole) is not None]

@@ -36,7 +36,7 @@ def test_refilling_the_head_atlas_asks_its_cells_no_more_than_the_first_fill(qtb
     atlas.resize(900, 500)
     atlas.show()
     rng = np.random.default_rng(0)
-    stats = [HeadStats(layer, head, *rng.random(7)) for layer in range(6) for head in range(12)]
+    stats = [HeadStats(layer, head, *rng.random(9)) for layer in range(6) for head in range(12)]
 
     def fill():
         atlas.fill(stats)
