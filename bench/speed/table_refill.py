@@ -47,7 +47,7 @@ def atlas_case(app: Any, heads: tuple[int, int], rounds: int) -> tuple[float, fl
     from explorer.widgets.table_fill import fresh_rows
 
     rng = np.random.default_rng(0)
-    stats = [HeadStats(layer, head, *rng.random(7)) for layer in range(heads[0]) for head in range(heads[1])]
+    stats = [HeadStats(layer, head, *rng.random(9)) for layer in range(heads[0]) for head in range(heads[1])]
     atlas = head_atlas.HeadAtlas()
     atlas.resize(900, 500)
     atlas.show()
