@@ -85,6 +85,10 @@ def queries(handle):
         ("head_ablation target foil", lambda t, o, k: handle.head_ablation(t, o, t.split()[-1] if t.split() else o)),
         ("head_positions", lambda t, o, k: handle.head_positions(t, *_cell(k))),  # k as the layer and head
         ("head_ablation corpus", lambda t, o, k: handle.head_ablation(t, None, None, "corpus")),
+        ("direct_effects", lambda t, o, k: handle.direct_effects(t)),
+        ("direct_effects target foil", lambda t, o, k: handle.direct_effects(t, o, t.split()[-1] if t.split() else o)),
+        ("head_ablation contrast", lambda t, o, k: handle.head_ablation(t, contrast=o)),  # the second text
+        ("head_positions contrast", lambda t, o, k: handle.head_positions(t, *_cell(k), contrast=o)),
     ]
 
 

@@ -171,6 +171,7 @@ def direct_effects(handle: Any, text: str, target: str | None = None, foil: str 
     """Each head's direct effect on the prediction at the [MASK] (or after the text), in logits of the model's top
     word, or ``target``'s; against ``foil`` when given (engine.handles.direct_effects). Unsupported for a post-LN
     network (BERT), whose heads' outputs are rescaled by every norm above them."""
+    handle.adapter.direct_readout(handle.name)  # (a post-LN network refuses first, whatever the text)
     return _direct(handle, _question(handle, text, target, foil), None)
 
 
