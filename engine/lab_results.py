@@ -211,6 +211,32 @@ class DirectEffects:
 
 
 @dataclass(frozen=True)
+class MlpNeurons:
+    """What one layer's MLP writes straight into the logits, neuron by neuron: ``effect[n]`` is neuron n's
+    activation times its column of the MLP's output projection, read as ``DirectEffects`` reads a head; with
+    ``bias`` they add up to that MLP's cell of the direct table."""
+
+    layer: int  # from 0
+    target: str
+    foil: str
+    effect: np.ndarray  # (neurons,)
+    activation: np.ndarray  # (neurons,): each neuron's output at the position (the projection's input)
+    bias: float
+
+    @property
+    def total(self) -> float:
+        return float(self.effect.sum()) + self.bias
+
+    @property
+    def explained(self) -> str:
+        return DirectEffects(self.target, self.foil, 0.0, np.zeros((1, 1)), np.zeros(1), 0.0, 0.0).explained
+
+    def strongest(self, n: int = 10) -> list[int]:
+        """The ``n`` neurons that write the most, for the target or against it, largest |effect| first."""
+        return [int(i) for i in np.argsort(-np.abs(self.effect))[:n]]
+
+
+@dataclass(frozen=True)
 class HeadPositions:
     """Where one attention head matters: ``effect[t]`` is what knocking out head ``head`` of ``layer`` at token t
     alone (its output there replaced by its mean over the text's tokens) costs the explained quantity, as

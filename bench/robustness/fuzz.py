@@ -89,6 +89,7 @@ def queries(handle):
         ("direct_effects target foil", lambda t, o, k: handle.direct_effects(t, o, t.split()[-1] if t.split() else o)),
         ("head_ablation contrast", lambda t, o, k: handle.head_ablation(t, contrast=o)),  # the second text
         ("head_positions contrast", lambda t, o, k: handle.head_positions(t, *_cell(k), contrast=o)),
+        ("mlp_neurons", lambda t, o, k: handle.mlp_neurons(t, _cell(k)[0])),  # k as the layer
     ]
 
 

@@ -328,6 +328,9 @@ class BaseHandle:
     def direct_effects(self, text: str, target: str | None = None, foil: str | None = None) -> Any:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)
 
+    def mlp_neurons(self, text: str, layer: int, target: str | None = None, foil: str | None = None) -> Any:
+        return self.head_ablation(text, target, foil)  # (refused, with the same reason)
+
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text", contrast: str | None = None) -> Any:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)

@@ -145,3 +145,77 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
                           f"logits to {value:.3f}, so they are not shown rather than shown wrong")
     return DirectParts(effect.reshape(len(projections), heads).cpu().numpy(), mlp.cpu().numpy(), embedding, fixed,
                        value, top)
+
+
+# where a block keeps its MLP's output projection (its input: one activation a neuron): ours, GPT-2 and GPT-Neo,
+# Llama-likes (Mistral, Qwen, Gemma, Phi-3, Cohere), GPT-NeoX, BLOOM and Falcon, Phi-2, OPT, GPT-J
+MLP_OUTS = ("ffn_out", "mlp.c_proj", "mlp.down_proj", "mlp.dense_4h_to_h", "mlp.fc2", "fc2", "mlp.fc_out")
+
+
+def mlp_outputs(handle: Any, blocks: list[Any]) -> list[Any]:
+    """Each block's MLP output projection; Unsupported, with the reason, where a block has none by a known name."""
+    found = []
+    for block in blocks:
+        modules = dict(block.named_modules())
+        module = next((modules[name] for name in MLP_OUTS if name in modules), None)
+        if module is None:
+            raise Unsupported(f"{handle.name}: its MLP's output projection is not where word2bert looks for it "
+                              f"({type(block).__name__}), so its neurons cannot be read one by one")
+        found.append(module)
+    return found
+
+
+def read_neurons(handle: Any, projection: Any, ids: list[int], segments: list[int], position: int,
+                 target: int | None, foil: int | None) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Each neuron's direct effect through one MLP's output projection at ``position`` (its activation times its
+    column, read through the final norm with the text's scale and the head, as the heads' are): (effects,
+    activations, the projection's bias's effect, the target). The stream's direction that the measure reads is
+    found once by a gradient (the reading is linear), then each neuron is a dot product."""
+    readout = handle.adapter.direct_readout(handle.name)
+    caught: list[torch.Tensor] = []
+    normed: list[tuple[torch.Tensor, torch.Tensor]] = []
+    owner = threading.get_ident()
+
+    def neuron_hook(module: Any, inputs: Any) -> None:
+        if threading.get_ident() == owner:
+            caught.append(inputs[0][0, position].detach())
+
+    def norm_hook(module: Any, inputs: Any, output: Any) -> None:
+        if threading.get_ident() == owner and inputs and isinstance(output, torch.Tensor) and output.dim() == 3:
+            normed.append((inputs[0][0, position].detach(), output[0, position].detach()))
+
+    hooks = [projection.register_forward_pre_hook(neuron_hook)]
+    if readout.norm is not None:
+        hooks.append(readout.norm.register_forward_hook(norm_hook))
+    try:
+        with torch.inference_mode():
+            out = handle._forward(ids, segments, logits=True, positions=[position])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    if len(caught) != 1 or (readout.norm is not None and not normed):
+        raise Unsupported(f"{handle.name}: its MLP's output projection or final norm was not run once")
+    if readout.norm is None:
+        stream = out.hidden[-1][0, position].detach()
+        linear: Callable[[torch.Tensor], torch.Tensor] = lambda c: c.cpu().double()  # noqa: E731
+    else:
+        stream, y = normed[-1]
+        linear = frozen_norm(readout.norm, stream, y)[0]
+    top = int(out.logits[0, 0].float().argmax()) if target is None else target
+    dtype, device = stream.dtype, stream.device
+    part = torch.zeros(stream.shape[-1], dtype=torch.float64, requires_grad=True)
+    with torch.enable_grad():  # the direction in the stream the measure reads (the gradient of a linear map)
+        z = readout.head(linear(part)[None].to(device=device, dtype=dtype)).float()[0]
+        measured = z[top] - (z[foil] if foil is not None else z.mean())
+        (direction,) = torch.autograd.grad(measured, part)
+    activation = caught[0]
+    width = activation.shape[-1]
+    with torch.inference_mode():
+        zero = projection(activation.new_zeros(1, width)).cpu().double()[0]  # the bias
+        effects = []
+        for a in range(0, width, 1024):
+            n = min(width, a + 1024) - a
+            rows = activation.new_zeros(n, width)
+            rows[torch.arange(n), torch.arange(a, a + n)] = activation[a:a + n]
+            effects.append((projection(rows).cpu().double() - zero) @ direction)
+    return (torch.cat(effects).numpy(), activation.float().cpu().numpy(), float(zero @ direction), top)

@@ -22,10 +22,10 @@ import torch
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
-from engine.handles.direct_effects import read_direct
+from engine.handles.direct_effects import mlp_outputs, read_direct, read_neurons
 from engine.handles.gradient_walk import unnamed
 from engine.handles.lens import TRACE_ROWS, _contrast_ids, _inputs, prediction_position
-from engine.lab_results import DirectEffects, HeadAblation, HeadPositions
+from engine.lab_results import DirectEffects, HeadAblation, HeadPositions, MlpNeurons
 
 MAX_ABLATION_TOKENS = 128  # a paragraph: layers × heads rows of it run
 MEAN_OVER = ("text", "corpus")  # what a knocked-out head's output is replaced by: its mean over the text's tokens,
@@ -173,6 +173,22 @@ def direct_effects(handle: Any, text: str, target: str | None = None, foil: str 
     network (BERT), whose heads' outputs are rescaled by every norm above them."""
     handle.adapter.direct_readout(handle.name)  # (a post-LN network refuses first, whatever the text)
     return _direct(handle, _question(handle, text, target, foil), None)
+
+
+def mlp_neurons(handle: Any, text: str, layer: int, target: str | None = None, foil: str | None = None) -> MlpNeurons:
+    """What layer ``layer``'s MLP (from 0) writes straight into the logits, neuron by neuron, at the [MASK] (or after
+    the text): pre-LN networks only, as ``direct_effects``."""
+    handle.adapter.direct_readout(handle.name)  # (a post-LN network refuses first)
+    q = _question(handle, text, target, foil)
+    projections = mlp_outputs(handle, handle.adapter.layer_modules()[1])
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < len(projections):
+        raise InputError(f"{handle.name} has no layer {layer!r}: {len(projections)} layers (0-{len(projections) - 1})")
+    effect, activation, bias, top = read_neurons(handle, projections[int(layer)], q.ids, q.segments, q.position,
+                                                 q.target, q.foil)
+    if q.foil == top:
+        raise InputError("the foil is the target itself: name another word to explain it against")
+    return MlpNeurons(int(layer), handle._token_text(top), handle._token_text(q.foil) if q.foil is not None else "",
+                      effect.astype(np.float32), activation, bias)
 
 
 def _direct(handle: Any, q: _Question, target_id: int | None) -> DirectEffects:

@@ -16,6 +16,7 @@ from engine.lab_results import (
     HeadAblation,
     HeadPositions,
     LensGrid,
+    MlpNeurons,
 )
 from engine.results import (
     Answer,
@@ -67,6 +68,7 @@ class ModelHandle(Protocol):
     def head_ablation(self, text: str, target: str | None = None, foil: str | None = None,
                       mean_over: str = "text", contrast: str | None = None) -> HeadAblation: ...
     def direct_effects(self, text: str, target: str | None = None, foil: str | None = None) -> DirectEffects: ...
+    def mlp_neurons(self, text: str, layer: int, target: str | None = None, foil: str | None = None) -> MlpNeurons: ...
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text",
                        contrast: str | None = None) -> HeadPositions: ...

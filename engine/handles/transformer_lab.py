@@ -19,6 +19,7 @@ from engine.lab_results import (
     HeadAblation,
     HeadPositions,
     LensGrid,
+    MlpNeurons,
 )
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.results import LogitLens, TokenCandidates
@@ -108,6 +109,13 @@ class TransformerLab:
         from engine.handles.head_ablation import direct_effects
 
         return direct_effects(self, text, target, foil)
+
+    def mlp_neurons(self, text: str, layer: int, target: str | None = None, foil: str | None = None) -> MlpNeurons:
+        """What one layer's MLP writes straight into the logits, neuron by neuron: pre-LN networks only
+        (engine.handles.direct_effects)."""
+        from engine.handles.head_ablation import mlp_neurons
+
+        return mlp_neurons(self, text, layer, target, foil)
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text",

@@ -16,6 +16,7 @@ from engine.lab_results import (
     HeadAblation,
     HeadPositions,
     LensGrid,
+    MlpNeurons,
 )
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
@@ -58,6 +59,14 @@ def direct_effects(handle: Any, text: str, target: str | None = None, foil: str 
     logit(target) less the mean logit. Pre-LN networks only (GPT-2, Llama, gpt-tiny); Unsupported for BERT's
     post-LN blocks, with the reason."""
     return handle.direct_effects(text, target, foil)
+
+
+def mlp_neurons(handle: Any, text: str, layer: int, target: str | None = None, foil: str | None = None) -> MlpNeurons:
+    """What layer ``layer``'s MLP (from 0) writes straight into the logits at the [MASK] (or after the text), neuron
+    by neuron — each neuron's activation times its column of the MLP's output projection, read as
+    ``direct_effects`` reads a head; they and the projection's bias add up to that MLP's direct effect. Pre-LN
+    networks only."""
+    return handle.mlp_neurons(text, layer, target, foil)
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from explorer.failures import Outcome, attempt
 from explorer.tasks import TaskRunner
 from explorer.widgets.export import add_csv_export
-from explorer.widgets.lens_grid import LayerTokenTable
+from explorer.widgets.lens_grid import LayerTokenTable, fit_one_row
 
 SHOWN_TOKENS = 2  # the tokens named in the note
 
@@ -108,9 +108,6 @@ class HeadPositionsStrip(QWidget):
         self.table.show_cells(texts, effect / span, result.tokens, tips, signed=True,
                               labels=[f"layer {result.layer + 1} head {result.head}"])
         self.table.values = effect  # the export gives the effects, not the colours' scale
-        header = self.table.horizontalHeader()
-        rows = header.height() + self.table.rowHeight(0) + 2 * self.table.frameWidth()
-        wide = header.length() + self.table.verticalHeader().width() > self.table.width()  # a scroll bar under it
-        self.table.setFixedHeight(rows + (self.table.horizontalScrollBar().sizeHint().height() if wide else 0))
+        fit_one_row(self.table)
         self.note.setText(positions_text(self.name, result, self.brief))
         self.shown.emit()

@@ -29,6 +29,7 @@ from explorer.widgets.direct_table import EFFECT_TIP, EFFECTS, direct_cells, dir
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.head_positions import HeadPositionsStrip
 from explorer.widgets.lens_grid import LayerTokenTable
+from explorer.widgets.neuron_strip import NeuronStrip
 from explorer.widgets.word_and_foil import WordAndFoil
 
 ABOUT = ("Which attention heads the prediction needs: each head of each layer knocked out in turn (its output at "
@@ -139,6 +140,9 @@ class HeadsPage(QWidget, WordAndFoil):
         layout.addWidget(self.table, 1)
         self.where = HeadPositionsStrip()  # where the chosen head matters, token by token
         layout.addWidget(self.where)
+        self.neurons = NeuronStrip()  # in its place, for an MLP's cell of the direct table: its neurons
+        self.neurons.setVisible(False)
+        layout.addWidget(self.neurons)
         add_csv_export(self.table, self.table.export_rows, "head-knock-outs", png=True)
         self.table.cellDoubleClicked.connect(self._double_clicked)
         self.table.cell_clicked.connect(self._clicked)
@@ -196,10 +200,28 @@ class HeadsPage(QWidget, WordAndFoil):
         return WordAndFoil.answers(self, names, text) and self.asked_over == self.replacement
 
     def _clicked(self, layer: int, head: int) -> None:
-        if self.result is None or head >= self.result.effect.shape[1]:
-            return  # the direct table's MLP: no head to follow token by token
+        if self.result is None:
+            return
+        if head >= self.result.effect.shape[1]:  # the direct table's MLP: its neurons, in the strip's place
+            self._ask_neurons(layer)
+            return
+        self._show_where()
         self.chosen = (layer, head)
         self._ask_where()
+
+    def _ask_neurons(self, layer: int) -> None:
+        if self.asked is None or len(self.handles) < len(self.names) or self.effect_shown != "direct":
+            return
+        show = self.show_which.currentText() if self.compared is not None else "A"
+        _, text, target, foil = self.asked
+        self.neurons.ask(self.handles[1] if show == "B" else self.handles[0], text, layer, target, foil)
+        self.where.setVisible(False)
+        self.neurons.setVisible(True)
+
+    def _show_where(self) -> None:
+        """The head's strip again (an MLP's neurons were shown in its place)."""
+        self.neurons.setVisible(False)
+        self.where.setVisible(not self.brief or self.head_named)
 
     def _ask_where(self) -> None:
         """The strip below: where the head clicked (or the shown table's strongest) matters, token by token."""
@@ -278,6 +300,7 @@ class HeadsPage(QWidget, WordAndFoil):
         names = asked[0]
         self.result, self.compared, self.names, self.b_note = outcomes[0].value, None, names, ""
         self.handles = self.pending
+        self._show_where()  # (a new answer: an MLP's neurons shown for the old one go)
         if self.chosen is not None and not (self.chosen[0] < self.result.effect.shape[0]
                                             and self.chosen[1] < self.result.effect.shape[1]):
             self.chosen = None  # a model without that head: its strongest
@@ -305,6 +328,7 @@ class HeadsPage(QWidget, WordAndFoil):
         if self.effect_shown == "direct":
             self._render_direct()
             return
+        self._show_where()
         show = self.show_which.currentText() if b is not None else "A"
         shown, name = (b, self.names[1]) if show == "B" else (a, self.names[0])
         effect = a.effect - b.effect if show == "A − B" else shown.effect

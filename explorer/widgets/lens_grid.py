@@ -119,6 +119,14 @@ class LayerTokenTable(QTableWidget):
         self.updateGeometry()  # (its size hint is its rows': the page's layout asks again)
 
 
+def fit_one_row(table: LayerTokenTable) -> None:
+    """A one-row table as tall as its header and its row (and a scroll bar where its cells are wider than it)."""
+    header = table.horizontalHeader()
+    rows = header.height() + table.rowHeight(0) + 2 * table.frameWidth()
+    wide = header.length() + table.verticalHeader().width() > table.width()  # a scroll bar under it
+    table.setFixedHeight(rows + (table.horizontalScrollBar().sizeHint().height() if wide else 0))
+
+
 def value_text(value: float, measure: str) -> str:
     if not math.isfinite(value):
         return "–"

@@ -155,3 +155,24 @@ def test_post_ln_networks_are_refused_with_the_reason_and_the_knock_outs_stay(tm
     assert hf_pre_norm_refusal("opt", transformers.OPTConfig()) is None
     unknown = hf_pre_norm_refusal("x", transformers.T5Config())
     assert unknown is not None and "'t5' network" in str(unknown)
+
+
+@pytest.mark.parametrize("which", ["gpt-tiny", "sharp-gpt2", "llama"])
+def test_an_mlps_neurons_add_up_to_its_direct_effect(decoders, which):
+    """Read another way (the stream's direction the measure reads, found by a gradient, against each neuron's
+    column of the output projection): every neuron and the projection's bias add up to the MLP's cell of the direct
+    table, layer by layer; the strongest neurons are the largest |effect|."""
+    handle = decoders[which]
+    target, foil = ("money", "water") if which == "gpt-tiny" else ("the", "a")
+    text = "She went to the bank to deposit her" if which == "gpt-tiny" else TEXT
+    direct = api.direct_effects(handle, text, target, foil)
+    for layer in range(direct.mlps.shape[0]):
+        neurons = api.mlp_neurons(handle, text, layer, target, foil)
+        assert neurons.total == pytest.approx(float(direct.mlps[layer]), abs=1e-3)
+        assert neurons.effect.shape == neurons.activation.shape and np.abs(neurons.effect).max() > 0
+        first = neurons.strongest(1)[0]
+        assert abs(neurons.effect[first]) == pytest.approx(float(np.abs(neurons.effect).max()))
+    with pytest.raises(api.InputError, match="has no layer"):
+        api.mlp_neurons(handle, text, direct.mlps.shape[0])
+    with pytest.raises(Unsupported, match="post-LN"):
+        api.mlp_neurons(api.load("bert-tiny"), "the [MASK] sat", 0)

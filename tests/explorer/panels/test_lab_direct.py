@@ -42,8 +42,16 @@ def test_a_direct_scene_shows_each_head_and_mlp_and_a_run_against_its_export(qtb
     strip = page.where
     qtbot.waitUntil(lambda: strip.result is not None, timeout=30_000)
     before = (strip.result.layer, strip.result.head)
-    page.table.cellClicked.emit(0, heads)  # the MLP: no head to follow token by token
-    assert (strip.result.layer, strip.result.head) == before
+    with qtbot.waitSignal(page.neurons.shown, timeout=30_000):
+        page.table.cellClicked.emit(0, heads)  # the last layer's MLP: its neurons, in the head strip's place
+    neurons = page.neurons.result
+    assert neurons.layer == layers - 1 and neurons.total == pytest.approx(float(expected.mlps[layers - 1]), abs=1e-3)
+    assert page.neurons.isVisible() and not strip.isVisible() and (strip.result.layer, strip.result.head) == before
+    first = neurons.strongest(1)[0]
+    assert f"#{first}" in header(page.neurons.table) and "neuron by neuron" in page.neurons.note.text()
+    shot(qtbot, window, "lab-heads-direct-neurons")
+    page.table.cellClicked.emit(layers - 1, 0)  # a head again: its strip back
+    assert strip.isVisible() and not page.neurons.isVisible()
     saved = panel.current_scene()
     assert saved.effect == "direct" and check_scene(saved.to_json(), "saved").effect == "direct"
     shot(qtbot, window, "lab-heads-direct")
