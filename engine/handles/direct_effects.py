@@ -178,7 +178,8 @@ def read_neurons(handle: Any, projection: Any, ids: list[int], segments: list[in
 
     def neuron_hook(module: Any, inputs: Any) -> None:
         if threading.get_ident() == owner:
-            caught.append(inputs[0][0, position].detach())
+            x = inputs[0]  # (1, T, neurons); OPT's MLP reads its tokens flattened, (T, neurons)
+            caught.append((x[0, position] if x.dim() == 3 else x.reshape(-1, x.shape[-1])[position]).detach())
 
     def norm_hook(module: Any, inputs: Any, output: Any) -> None:
         if threading.get_ident() == owner and inputs and isinstance(output, torch.Tensor) and output.dim() == 3:

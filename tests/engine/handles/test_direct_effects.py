@@ -1,6 +1,6 @@
 """Each head's direct effect on the logits (engine/handles/direct_effects.py): the parts add up to the model's own
 logit difference; a GPT-2's head read by hand from its weight matrices (TransformerLens's way) agrees; our GPT and
-its GPT-2 export agree; a Llama's RMSNorm and Gemma's (1 + weight) are found; BERT's post-LN blocks are refused."""
+its GPT-2 export agree; a Llama's RMSNorm and Gemma's (1 + weight) are found; OPT's flattened MLP is read; BERT's post-LN blocks are refused."""
 
 import numpy as np
 import pytest
@@ -26,7 +26,11 @@ def _llama_folder(folder, contextual_runs, kind="llama"):
                 "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
                 "bos_token_id": end, "eos_token_id": end}
     config, model = {"llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-                     "gemma": (transformers.GemmaConfig, transformers.GemmaForCausalLM)}[kind]
+                     "gemma": (transformers.GemmaConfig, transformers.GemmaForCausalLM),
+                     "opt": (transformers.OPTConfig, transformers.OPTForCausalLM)}[kind]
+    if kind == "opt":  # (its MLP reads its tokens flattened)
+        settings = {**{k: v for k, v in settings.items() if k not in ("intermediate_size", "num_key_value_heads")},
+                    "ffn_dim": 64, "word_embed_proj_dim": 32}
     torch.manual_seed(0)
     network = model(config(**settings, **({"head_dim": 8} if kind == "gemma" else {})))
     with torch.no_grad():
@@ -46,10 +50,11 @@ def decoders(contextual_runs, tmp_path_factory, sharp_gpt2):
     root = tmp_path_factory.mktemp("direct")
     return {"gpt-tiny": api.load("gpt-tiny"), "sharp-gpt2": sharp_gpt2,
             "llama": api.load(_llama_folder(root / "llama", contextual_runs)),
-            "gemma": api.load(_llama_folder(root / "gemma", contextual_runs, "gemma"))}
+            "gemma": api.load(_llama_folder(root / "gemma", contextual_runs, "gemma")),
+            "opt": api.load(_llama_folder(root / "opt", contextual_runs, "opt"))}
 
 
-@pytest.mark.parametrize("which", ["gpt-tiny", "sharp-gpt2", "llama", "gemma"])
+@pytest.mark.parametrize("which", ["gpt-tiny", "sharp-gpt2", "llama", "gemma", "opt"])
 def test_the_parts_add_up_to_the_models_own_logit_difference(decoders, which):
     """With a foil, the logit difference is log P(target) − log P(foil): the knock-outs' clean value, measured by
     another pass; every head, MLP, the embedding and the biases add up to it."""
@@ -157,7 +162,7 @@ def test_post_ln_networks_are_refused_with_the_reason_and_the_knock_outs_stay(tm
     assert unknown is not None and "'t5' network" in str(unknown)
 
 
-@pytest.mark.parametrize("which", ["gpt-tiny", "sharp-gpt2", "llama"])
+@pytest.mark.parametrize("which", ["gpt-tiny", "sharp-gpt2", "llama", "opt"])
 def test_an_mlps_neurons_add_up_to_its_direct_effect(decoders, which):
     """Read another way (the stream's direction the measure reads, found by a gradient, against each neuron's
     column of the output projection): every neuron and the projection's bias add up to the MLP's cell of the direct
