@@ -201,9 +201,7 @@ class DirectEffects:
     @property
     def explained(self) -> str:
         """What the effects are of, in words."""
-        if self.foil:
-            return f"logit('{self.target.strip()}') − logit('{self.foil.strip()}')"
-        return f"logit('{self.target.strip()}') − the mean logit"
+        return logits_explained(self.target, self.foil)
 
     def strongest(self, n: int = 3) -> list[tuple[int, int, float]]:
         """The ``n`` heads (layer, head, effect) that write the most for the target."""
@@ -229,7 +227,7 @@ class MlpNeurons:
 
     @property
     def explained(self) -> str:
-        return DirectEffects(self.target, self.foil, 0.0, np.zeros((1, 1)), np.zeros(1), 0.0, 0.0).explained
+        return logits_explained(self.target, self.foil)
 
     def strongest(self, n: int = 10) -> list[int]:
         """The ``n`` neurons that write the most, for the target or against it, largest |effect| first."""
@@ -275,6 +273,13 @@ def strongest_cells(effect: np.ndarray, n: int) -> list[tuple[int, int, float]]:
     order = np.argsort(-effect, axis=None)[:n]
     heads = effect.shape[1]
     return [(int(i) // heads, int(i) % heads, float(effect.flat[i])) for i in order]
+
+
+def logits_explained(target: str, foil: str) -> str:
+    """The quantity direct effects are of, in words: logit(target) − logit(foil), or less the mean logit."""
+    if foil:
+        return f"logit('{target.strip()}') − logit('{foil.strip()}')"
+    return f"logit('{target.strip()}') − the mean logit"
 
 
 def explained(target: str, foil: str) -> str:

@@ -72,6 +72,49 @@ def head_parts(projection: Any, x: torch.Tensor, heads: int) -> tuple[torch.Tens
     return out[:heads] - out[heads], out[heads]
 
 
+def _final_pass(handle: Any, readout: Any, ids: list[int], segments: list[int], position: int,
+                pre_hooks: list[tuple[Any, Callable[[Any], None]]]) -> tuple[Any, torch.Tensor, Any, torch.Tensor]:
+    """One pass of the text, each (module, catch) of ``pre_hooks`` given that module's input, and the final norm
+    caught at ``position`` (only this thread's pass: the model is shared): (the output, the stream the final norm read
+    there, the norm as a linear map with the text's scale, its offset)."""
+    normed: list[tuple[torch.Tensor, torch.Tensor]] = []  # the final norm's (input, output) at the position
+    owner = threading.get_ident()
+
+    def pre(catch: Callable[[Any], None]) -> Any:
+        def hook(module: Any, inputs: Any) -> None:
+            if threading.get_ident() == owner:
+                catch(inputs[0])
+        return hook
+
+    def norm_hook(module: Any, inputs: Any, output: Any) -> None:
+        if threading.get_ident() == owner and inputs and isinstance(output, torch.Tensor) and output.dim() == 3:
+            normed.append((inputs[0][0, position].detach(), output[0, position].detach()))
+
+    hooks = [module.register_forward_pre_hook(pre(catch)) for module, catch in pre_hooks]
+    if readout.norm is not None:
+        hooks.append(readout.norm.register_forward_hook(norm_hook))
+    try:
+        with torch.inference_mode():
+            out = handle._forward(ids, segments, logits=True, positions=[position])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    if readout.norm is None:
+        stream = out.hidden[-1][0, position].detach()
+        return out, stream, (lambda c: c.cpu().double()), torch.zeros(stream.shape[-1], dtype=torch.float64)
+    if not normed:
+        raise Unsupported(f"{handle.name}: its final norm was not run on its last states")
+    stream, y = normed[-1]
+    linear, offset = frozen_norm(readout.norm, stream, y)
+    return out, stream, linear, offset
+
+
+def _measure(z: torch.Tensor, top: int, foil: int | None) -> torch.Tensor:
+    """logit(top) − logit(foil), or logit(top) less the mean logit, of (…, V) logits (float32 on their device)."""
+    z = z.float()
+    return z[..., top] - (z[..., foil] if foil is not None else z.mean(-1))
+
+
 def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int], segments: list[int], position: int,
                 target: int | None, foil: int | None) -> DirectParts:
     """Every part's direct effect at ``position`` on logit(target) − logit(foil), or on logit(target) less the mean
@@ -79,65 +122,38 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
     that do not add up to the model's own logits."""
     readout = handle.adapter.direct_readout(handle.name)
     caught: dict[int, torch.Tensor] = {}
-    normed: list[tuple[torch.Tensor, torch.Tensor]] = []  # the final norm's (input, output) at the position
-    owner = threading.get_ident()  # (the model is shared: only this thread's pass is read)
 
-    def head_hook(index: int) -> Any:
-        def hook(module: Any, inputs: Any) -> None:
-            if threading.get_ident() == owner:
-                caught[index] = inputs[0][0, position].detach()
-        return hook
+    def catch(index: int) -> Callable[[Any], None]:
+        return lambda x: caught.__setitem__(index, x[0, position].detach())
 
-    def norm_hook(module: Any, inputs: Any, output: Any) -> None:
-        if threading.get_ident() == owner and inputs and isinstance(output, torch.Tensor) and output.dim() == 3:
-            normed.append((inputs[0][0, position].detach(), output[0, position].detach()))
+    out, stream, linear, offset = _final_pass(handle, readout, ids, segments, position,
+                                              [(p, catch(i)) for i, p in enumerate(projections)])
+    if len(caught) != len(projections) or len(out.hidden) != len(projections) + 1:
+        raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer")
+    dtype = stream.dtype
+    logits = out.logits[0, 0].float()
+    top = int(logits.argmax()) if target is None else target
 
-    hooks = [p.register_forward_pre_hook(head_hook(i)) for i, p in enumerate(projections)]
-    if readout.norm is not None:
-        hooks.append(readout.norm.register_forward_hook(norm_hook))
-    try:
-        with torch.inference_mode():
-            out = handle._forward(ids, segments, logits=True, positions=[position])
-            if len(caught) != len(projections) or len(out.hidden) != len(projections) + 1:
-                raise Unsupported(f"{handle.name}: its attention's output projection was not run once a layer")
-            if readout.norm is None:
-                stream = out.hidden[-1][0, position].detach()
-                linear, offset = (lambda c: c.cpu().double()), torch.zeros(stream.shape[-1], dtype=torch.float64)
-            elif not normed:
-                raise Unsupported(f"{handle.name}: its final norm was not run on its last states")
-            else:
-                stream, y = normed[-1]
-                linear, offset = frozen_norm(readout.norm, stream, y)
-            # the stream before each block and after the last; a block adds its heads, its attention's bias and its
-            # MLP's output (whatever else it adds: the MLP's share)
-            states = [h[0, position].cpu().double() for h in out.hidden[:-1]] + [stream.cpu().double()]
-            layers = [head_parts(projections[i], caught[i], heads) for i in range(len(projections))]
-            parts = torch.cat([p for p, _ in layers])
-            mlps = torch.stack([states[i + 1] - states[i] - p.sum(0) - bias for i, (p, bias) in enumerate(layers)])
-            biases = torch.stack([bias for _, bias in layers]).sum(0)
-            dtype = stream.dtype
-            logits = out.logits[0, 0].float()
-            top = int(logits.argmax()) if target is None else target
+    def head(rows: torch.Tensor) -> torch.Tensor:  # CPU float64 rows of the normed stream -> measured
+        return _measure(readout.head(rows.to(device=stream.device, dtype=dtype)), top, foil).cpu().double()
 
-            def measure(z: torch.Tensor) -> torch.Tensor:  # (on the device, in float32; then on the CPU)
-                z = z.float()
-                return (z[..., top] - (z[..., foil] if foil is not None else z.mean(-1))).cpu().double()
+    with torch.inference_mode():
+        # the stream before each block and after the last; a block adds its heads, its attention's bias and its
+        # MLP's output (whatever else it adds: the MLP's share)
+        states = [h[0, position].cpu().double() for h in out.hidden[:-1]] + [stream.cpu().double()]
+        layers = [head_parts(projections[i], caught[i], heads) for i in range(len(projections))]
+        parts = torch.cat([p for p, _ in layers])
+        mlps = torch.stack([states[i + 1] - states[i] - p.sum(0) - bias for i, (p, bias) in enumerate(layers)])
+        biases = torch.stack([bias for _, bias in layers]).sum(0)
+        zero = head(torch.zeros(1, stream.shape[-1], dtype=torch.float64))
 
-            def head(rows: torch.Tensor) -> torch.Tensor:  # CPU float64 rows of the normed stream -> measured
-                return measure(readout.head(rows.to(device=stream.device, dtype=dtype)))
+        def read(rows: torch.Tensor) -> torch.Tensor:  # parts of the stream -> their direct effects
+            return torch.cat([head(linear(rows[a:a + ROWS])) - zero for a in range(0, len(rows), ROWS)])
 
-            zero = head(torch.zeros(1, stream.shape[-1], dtype=torch.float64))
-
-            def read(rows: torch.Tensor) -> torch.Tensor:  # parts of the stream -> their direct effects
-                return torch.cat([head(linear(rows[a:a + ROWS])) - zero for a in range(0, len(rows), ROWS)])
-
-            effect, mlp = read(parts), read(mlps)
-            embedding = float(read(states[0][None])[0])
-            fixed = float(head((linear(biases) + offset)[None])[0])
-    finally:
-        for hook in hooks:
-            hook.remove()
-    value = float(measure(logits))
+        effect, mlp = read(parts), read(mlps)
+        embedding = float(read(states[0][None])[0])
+        fixed = float(head((linear(biases) + offset)[None])[0])
+    value = float(_measure(logits, top, foil))
     total = float(effect.sum()) + float(mlp.sum()) + embedding + fixed
     size = float(effect.abs().sum() + mlp.abs().sum()) + abs(embedding) + abs(fixed)  # (parts that cancel: rounding)
     if abs(total - value) > (1e-3 if dtype == torch.float32 else 5e-2) * max(1.0, abs(value), 0.1 * size):
@@ -152,17 +168,23 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
 MLP_OUTS = ("ffn_out", "mlp.c_proj", "mlp.down_proj", "mlp.dense_4h_to_h", "mlp.fc2", "fc2", "mlp.fc_out")
 
 
-def mlp_outputs(handle: Any, blocks: list[Any]) -> list[Any]:
-    """Each block's MLP output projection; Unsupported, with the reason, where a block has none by a known name."""
+def block_parts(handle: Any, names: tuple[str, ...], part: str, use: str) -> list[Any]:
+    """Each block's module of the first of ``names`` it has (a projection found by its architecture's name);
+    Unsupported, saying the ``part`` is not found and what ``use`` it has, where a block has none."""
     found = []
-    for block in blocks:
+    for block in handle.adapter.layer_modules()[1]:
         modules = dict(block.named_modules())
-        module = next((modules[name] for name in MLP_OUTS if name in modules), None)
+        module = next((modules[name] for name in names if name in modules), None)
         if module is None:
-            raise Unsupported(f"{handle.name}: its MLP's output projection is not where word2bert looks for it "
-                              f"({type(block).__name__}), so its neurons cannot be read one by one")
+            raise Unsupported(f"{handle.name}: its {part} is not where word2bert looks for it "
+                              f"({type(block).__name__}), so {use}")
         found.append(module)
     return found
+
+
+def mlp_outputs(handle: Any) -> list[Any]:
+    """Each block's MLP output projection, whose input is one activation a neuron."""
+    return block_parts(handle, MLP_OUTS, "MLP's output projection", "its neurons cannot be read one by one")
 
 
 def read_neurons(handle: Any, projection: Any, ids: list[int], segments: list[int], position: int,
@@ -173,41 +195,18 @@ def read_neurons(handle: Any, projection: Any, ids: list[int], segments: list[in
     found once by a gradient (the reading is linear), then each neuron is a dot product."""
     readout = handle.adapter.direct_readout(handle.name)
     caught: list[torch.Tensor] = []
-    normed: list[tuple[torch.Tensor, torch.Tensor]] = []
-    owner = threading.get_ident()
 
-    def neuron_hook(module: Any, inputs: Any) -> None:
-        if threading.get_ident() == owner:
-            x = inputs[0]  # (1, T, neurons); OPT's MLP reads its tokens flattened, (T, neurons)
-            caught.append((x[0, position] if x.dim() == 3 else x.reshape(-1, x.shape[-1])[position]).detach())
+    def catch(x: torch.Tensor) -> None:  # (1, T, neurons); OPT's MLP reads its tokens flattened, (T, neurons)
+        caught.append((x[0, position] if x.dim() == 3 else x.reshape(-1, x.shape[-1])[position]).detach())
 
-    def norm_hook(module: Any, inputs: Any, output: Any) -> None:
-        if threading.get_ident() == owner and inputs and isinstance(output, torch.Tensor) and output.dim() == 3:
-            normed.append((inputs[0][0, position].detach(), output[0, position].detach()))
-
-    hooks = [projection.register_forward_pre_hook(neuron_hook)]
-    if readout.norm is not None:
-        hooks.append(readout.norm.register_forward_hook(norm_hook))
-    try:
-        with torch.inference_mode():
-            out = handle._forward(ids, segments, logits=True, positions=[position])
-    finally:
-        for hook in hooks:
-            hook.remove()
-    if len(caught) != 1 or (readout.norm is not None and not normed):
-        raise Unsupported(f"{handle.name}: its MLP's output projection or final norm was not run once")
-    if readout.norm is None:
-        stream = out.hidden[-1][0, position].detach()
-        linear: Callable[[torch.Tensor], torch.Tensor] = lambda c: c.cpu().double()  # noqa: E731
-    else:
-        stream, y = normed[-1]
-        linear = frozen_norm(readout.norm, stream, y)[0]
+    out, stream, linear, _ = _final_pass(handle, readout, ids, segments, position, [(projection, catch)])
+    if len(caught) != 1:
+        raise Unsupported(f"{handle.name}: its MLP's output projection was not run once")
     top = int(out.logits[0, 0].float().argmax()) if target is None else target
     dtype, device = stream.dtype, stream.device
     part = torch.zeros(stream.shape[-1], dtype=torch.float64, requires_grad=True)
     with torch.enable_grad():  # the direction in the stream the measure reads (the gradient of a linear map)
-        z = readout.head(linear(part)[None].to(device=device, dtype=dtype)).float()[0]
-        measured = z[top] - (z[foil] if foil is not None else z.mean())
+        measured = _measure(readout.head(linear(part)[None].to(device=device, dtype=dtype))[0], top, foil)
         (direction,) = torch.autograd.grad(measured, part)
     activation = caught[0]
     width = activation.shape[-1]

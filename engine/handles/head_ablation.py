@@ -22,7 +22,7 @@ import torch
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
-from engine.handles.direct_effects import mlp_outputs, read_direct, read_neurons
+from engine.handles.direct_effects import block_parts, mlp_outputs, read_direct, read_neurons
 from engine.handles.gradient_walk import unnamed
 from engine.handles.lens import TRACE_ROWS, _contrast_ids, _inputs, prediction_position
 from engine.lab_results import DirectEffects, HeadAblation, HeadPositions, MlpNeurons
@@ -43,16 +43,8 @@ OUT_PROJECTIONS = ("attn_out", "attention.output.dense", "attn.c_proj", "self_at
 def out_projections(handle: Any) -> list[Any]:
     """Each block's attention output projection; refused, with the reason, where a block has none by a known
     name (a head is then not a slice of anything this code can reach)."""
-    _, blocks = handle.adapter.layer_modules()
-    found = []
-    for block in blocks:
-        modules = dict(block.named_modules())
-        module = next((modules[name] for name in OUT_PROJECTIONS if name in modules), None)
-        if module is None:
-            raise Unsupported(f"{handle.name}: its attention's output projection is not where word2bert looks for "
-                              f"it ({type(block).__name__}), so its heads cannot be knocked out one by one")
-        found.append(module)
-    return found
+    return block_parts(handle, OUT_PROJECTIONS, "attention's output projection",
+                       "its heads cannot be knocked out one by one")
 
 
 def head_count(handle: Any) -> int:
@@ -180,7 +172,7 @@ def mlp_neurons(handle: Any, text: str, layer: int, target: str | None = None, f
     the text): pre-LN networks only, as ``direct_effects``."""
     handle.adapter.direct_readout(handle.name)  # (a post-LN network refuses first)
     q = _question(handle, text, target, foil)
-    projections = mlp_outputs(handle, handle.adapter.layer_modules()[1])
+    projections = mlp_outputs(handle)
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < len(projections):
         raise InputError(f"{handle.name} has no layer {layer!r}: {len(projections)} layers (0-{len(projections) - 1})")
     effect, activation, bias, top = read_neurons(handle, projections[int(layer)], q.ids, q.segments, q.position,

@@ -8,13 +8,9 @@ import functools
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QWidget
 
-from explorer.failures import Outcome, attempt
-from explorer.tasks import TaskRunner
-from explorer.widgets.export import add_csv_export
-from explorer.widgets.lens_grid import LayerTokenTable, fit_one_row
+from explorer.widgets.row_strip import RowStrip
 
 SHOWN_TOKENS = 2  # the tokens named in the note
 
@@ -31,83 +27,38 @@ def positions_text(name: str, result: Any, brief: bool = False) -> str:
             f"{result.every:+.2f} of {result.explained}. Click another head above to see where it matters.")
 
 
-class HeadPositionsStrip(QWidget):
+class HeadPositionsStrip(RowStrip):
     """One row of cells, a token each: what the head's knock-out at that token alone costs."""
 
-    shown = Signal()
-
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.result: Any = None
+        super().__init__("Click a head above to see at which tokens it matters.",
+                         "The head knocked out at one token at a time (its output there replaced by its mean, over "
+                         "the text or the corpus, or its output on another sentence, as chosen above): what that "
+                         "costs the prediction. Red: the head's output at that token pushed it up.",
+                         "head-by-token", parent)
         self.name = ""
-        self.asked: tuple[str, str, int, int, str, str, str, str] | None = None  # (model, text, layer, head, target,
-        # foil, mean_over, contrast)
         self.brief = False
-        self.note = QLabel("Click a head above to see at which tokens it matters.")
-        self.note.setWordWrap(True)
-        self.table = LayerTokenTable()
-        self.table.setToolTip("The head knocked out at one token at a time (its output there replaced by its mean, "
-                              "over the text or the corpus, or its output on another sentence, as chosen above): "
-                              "what that costs the prediction. Red: "
-                              "the head's output at that token pushed it up.")
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.note)
-        layout.addWidget(self.table)
-        add_csv_export(self.table, self.table.export_rows, "head-by-token", png=True)
-        self.runner = TaskRunner(self)
-        self.runner.finished.connect(self._show)
-        self.runner.failed.connect(self._failed)
 
-    def ask(self, handle: Any, text: str, layer: int, head: int, target: str, foil: str,
+    def ask(self, handle: Any, text: str, layer: int, head: int, target: str, foil: str,  # type: ignore[override]
             mean_over: str = "text", contrast: str = "") -> None:
         """Where ``handle``'s head ``head`` of ``layer`` (from 0) matters on ``text``, knocked out to its mean over
         ``mean_over`` ("text" or "corpus"), or ("contrast") patched from ``contrast``; a newer question supersedes."""
-        asked = (handle.name, text, layer, head, target, foil, mean_over, contrast)
-        if asked == self.asked and self.result is not None:
-            return
-        self.asked = asked
-        self.note.setText(f"knocking out {handle.name}'s layer {layer + 1} head {head} at one token at a time…")
-        work = functools.partial(attempt, functools.partial(handle.head_positions, text, layer, head,
-                                                            target or None, foil or None,
-                                                            "text" if contrast else mean_over, contrast or None))
-        self.runner.submit(lambda: (asked, work()))
-
-    def clear(self) -> None:
-        self.asked = self.result = None
-        self.table.setRowCount(0)
-        self.note.setText("")
+        super().ask((handle.name, text, layer, head, target, foil, mean_over, contrast),
+                    f"knocking out {handle.name}'s layer {layer + 1} head {head} at one token at a time…",
+                    functools.partial(handle.head_positions, text, layer, head, target or None, foil or None,
+                                      "text" if contrast else mean_over, contrast or None))
 
     def set_brief(self, on: bool) -> None:
         self.brief = on
         if self.result is not None:
             self.note.setText(positions_text(self.name, self.result, on))
 
-    def _failed(self, message: str) -> None:
-        self.result = None
-        self.table.setRowCount(0)
-        self.note.setText(message)
-
-    def _show(self, answer: tuple[tuple[str, str, int, int, str, str, str, str], Outcome[Any]]) -> None:
-        asked, outcome = answer
-        if asked != self.asked:
-            return  # a head chosen since: its answer follows
-        if outcome.failed:
-            self._failed(outcome.message)
-            return
-        result: Any = outcome.value
-        self.result, self.name = result, asked[0]
-        effect = result.effect[None, :]
-        span = float(np.abs(effect).max()) or 1.0
-        texts = [[f"{v:+.2f}" for v in result.effect]]
+    def show_answer(self, asked: tuple[Any, ...], result: Any) -> None:
+        self.name = asked[0]
         how = "patched from the other sentence" if result.mean_over == "contrast" else "knocked out"
-        tips = [[f"{self.name}, layer {result.layer + 1} head {result.head} {how} at '{token.strip() or '␣'}' "
-                 f"alone: {result.explained} changes by {-v:+.3f}"
-                 + (" (the position predicted)" if t == result.position else "")
-                 for t, (token, v) in enumerate(zip(result.tokens, result.effect, strict=True))]]
-        self.table.show_cells(texts, effect / span, result.tokens, tips, signed=True,
-                              labels=[f"layer {result.layer + 1} head {result.head}"])
-        self.table.values = effect  # the export gives the effects, not the colours' scale
-        fit_one_row(self.table)
+        tips = [f"{self.name}, layer {result.layer + 1} head {result.head} {how} at '{token.strip() or '␣'}' "
+                f"alone: {result.explained} changes by {-v:+.3f}"
+                + (" (the position predicted)" if t == result.position else "")
+                for t, (token, v) in enumerate(zip(result.tokens, result.effect, strict=True))]
+        self.fill(result.effect, result.tokens, tips, f"layer {result.layer + 1} head {result.head}")
         self.note.setText(positions_text(self.name, result, self.brief))
-        self.shown.emit()
