@@ -235,6 +235,47 @@ class MlpNeurons:
 
 
 @dataclass(frozen=True)
+class NeuronExample:
+    """One sentence where a neuron fires: its tokens and the neuron's output at each (the MLP output projection's
+    input there; 0 at the model's own special tokens, which are not read)."""
+
+    text: str
+    tokens: tuple[str, ...]
+    special: tuple[bool, ...]
+    activation: np.ndarray  # (tokens,)
+
+    @property
+    def peak(self) -> int:
+        """Where it fires most (of the text's own tokens)."""
+        return int(np.argmax(np.where(np.array(self.special, bool), -np.inf, self.activation)))
+
+
+@dataclass(frozen=True)
+class NeuronExamples:
+    """What makes one MLP neuron fire (the sentences of a corpus where its output is highest, as Neuroscope and
+    Bills et al. 2023 show a neuron) and, where the network is pre-LN, what it writes straight into the logits at
+    its highest: the tokens its output column pushes up and down, read through the final norm (its scale held at
+    that token's) and the head."""
+
+    layer: int  # from 0
+    neuron: int
+    neurons: int  # the layer's MLP width
+    examples: tuple[NeuronExample, ...]  # highest first
+    sentences: int  # the corpus's sentences read
+    tokens: int  # their tokens (special tokens not counted)
+    mean: float  # its mean output over those tokens
+    fires: float  # the share of those tokens where its output is above 0
+    corpus: str
+    promotes: tuple[tuple[str, float], ...] = ()  # (token, logit it adds at its highest), most first
+    suppresses: tuple[tuple[str, float], ...] = ()  # (token, logit it takes away), most first
+    writes_refusal: str = ""  # why there are no promoted or suppressed tokens (a post-LN network)
+
+    @property
+    def highest(self) -> float:
+        return float(self.examples[0].activation[self.examples[0].peak]) if self.examples else float("nan")
+
+
+@dataclass(frozen=True)
 class HeadPositions:
     """Where one attention head matters: ``effect[t]`` is what knocking out head ``head`` of ``layer`` at token t
     alone (its output there replaced by its mean over the text's tokens) costs the explained quantity, as

@@ -335,6 +335,11 @@ class BaseHandle:
                        foil: str | None = None, mean_over: str = "text", contrast: str | None = None) -> Any:
         return self.head_ablation(text, target, foil)  # (refused, with the same reason)
 
+    def neuron_examples(self, layer: int, neuron: int, k: int = 10, corpus: str = "default",
+                        progress: Any = None) -> Any:
+        raise Unsupported(f"{self.name} ({self.kind}) has no MLP neurons to read: only Transformer language models "
+                          "(GPT, BERT) have them")
+
     def logit_lens(self, text: str, k: int = 10) -> Any:
         raise self._no_lens("the logit lens")
 

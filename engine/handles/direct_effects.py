@@ -165,7 +165,8 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
 
 # where a block keeps its MLP's output projection (its input: one activation a neuron): ours, GPT-2 and GPT-Neo,
 # Llama-likes (Mistral, Qwen, Gemma, Phi-3, Cohere), GPT-NeoX, BLOOM and Falcon, Phi-2, OPT, GPT-J
-MLP_OUTS = ("ffn_out", "mlp.c_proj", "mlp.down_proj", "mlp.dense_4h_to_h", "mlp.fc2", "fc2", "mlp.fc_out")
+MLP_OUTS = ("ffn_out", "mlp.c_proj", "mlp.down_proj", "mlp.dense_4h_to_h", "mlp.fc2", "fc2", "mlp.fc_out",
+            "output.dense", "ffn.lin2", "ffn_output")  # (post-LN: BERT and its kin, DistilBERT, ALBERT)
 
 
 def block_parts(handle: Any, names: tuple[str, ...], part: str, use: str) -> list[Any]:
@@ -187,6 +188,12 @@ def mlp_outputs(handle: Any) -> list[Any]:
     return block_parts(handle, MLP_OUTS, "MLP's output projection", "its neurons cannot be read one by one")
 
 
+def token_rows(x: torch.Tensor) -> torch.Tensor:
+    """(tokens, neurons) of one text's MLP activations as its output projection reads them: (1, T, neurons), or
+    (T, neurons) where the MLP reads its tokens flattened (OPT)."""
+    return x[0] if x.dim() == 3 else x.reshape(-1, x.shape[-1])
+
+
 def read_neurons(handle: Any, projection: Any, ids: list[int], segments: list[int], position: int,
                  target: int | None, foil: int | None) -> tuple[np.ndarray, np.ndarray, float, int]:
     """Each neuron's direct effect through one MLP's output projection at ``position`` (its activation times its
@@ -196,8 +203,8 @@ def read_neurons(handle: Any, projection: Any, ids: list[int], segments: list[in
     readout = handle.adapter.direct_readout(handle.name)
     caught: list[torch.Tensor] = []
 
-    def catch(x: torch.Tensor) -> None:  # (1, T, neurons); OPT's MLP reads its tokens flattened, (T, neurons)
-        caught.append((x[0, position] if x.dim() == 3 else x.reshape(-1, x.shape[-1])[position]).detach())
+    def catch(x: torch.Tensor) -> None:
+        caught.append(token_rows(x)[position].detach())
 
     out, stream, linear, _ = _final_pass(handle, readout, ids, segments, position, [(projection, catch)])
     if len(caught) != 1:

@@ -17,6 +17,7 @@ from engine.lab_results import (
     HeadPositions,
     LensGrid,
     MlpNeurons,
+    NeuronExamples,
 )
 from engine.results import (
     Answer,
@@ -72,6 +73,8 @@ class ModelHandle(Protocol):
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text",
                        contrast: str | None = None) -> HeadPositions: ...
+    def neuron_examples(self, layer: int, neuron: int, k: int = 10, corpus: str = "default",
+                        progress: Any = None) -> NeuronExamples: ...
     def generate(self, text: str, tokens: int = 20, temperature: float = 0.0, seed: int = 0,
                  no_repeat: int = 0) -> str: ...
     def score(self, sentence: str) -> SentenceScore: ...

@@ -20,6 +20,7 @@ from engine.lab_results import (
     HeadPositions,
     LensGrid,
     MlpNeurons,
+    NeuronExamples,
 )
 from engine.models.wrappers.hf_lens import encoder_decoder_refusal
 from engine.results import LogitLens, TokenCandidates
@@ -116,6 +117,14 @@ class TransformerLab:
         from engine.handles.head_ablation import mlp_neurons
 
         return mlp_neurons(self, text, layer, target, foil)
+
+    def neuron_examples(self, layer: int, neuron: int, k: int = 10, corpus: str = "default",
+                        progress: Any = None) -> NeuronExamples:
+        """The held-out sentences of ``corpus`` where one MLP neuron fires most, and what it writes into the logits
+        (engine.handles.neuron_examples)."""
+        from engine.handles.neuron_examples import neuron_examples
+
+        return neuron_examples(self, layer, neuron, k, corpus, progress)
 
     def head_positions(self, text: str, layer: int, head: int, target: str | None = None,
                        foil: str | None = None, mean_over: str = "text",

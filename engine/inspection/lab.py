@@ -17,6 +17,7 @@ from engine.lab_results import (
     HeadPositions,
     LensGrid,
     MlpNeurons,
+    NeuronExamples,
 )
 
 LENS_SENTENCES = 50  # the held-out sentences word2bert-eval --tasks lens reads: the first ones, the same every time
@@ -67,6 +68,16 @@ def mlp_neurons(handle: Any, text: str, layer: int, target: str | None = None, f
     ``direct_effects`` reads a head; they and the projection's bias add up to that MLP's direct effect. Pre-LN
     networks only."""
     return handle.mlp_neurons(text, layer, target, foil)
+
+
+def neuron_examples(handle: Any, layer: int, neuron: int, k: int = 10, corpus: str = "default",
+                    progress: Any = None) -> NeuronExamples:
+    """What makes neuron ``neuron`` of layer ``layer``'s MLP (both from 0) fire: the ``k`` held-out sentences of
+    ``corpus`` (of 400 read, spread over it) where its output is highest, its output at each of their tokens, its
+    mean and how often it is above 0; and, for a pre-LN network, the tokens it pushes up and down in the logits at
+    its highest (else ``writes_refusal`` says why not). Any Transformer (GPT, BERT, a Hugging Face decoder or
+    encoder); ``progress(fraction, message)`` is told as the corpus is read (once a model, corpus and layer)."""
+    return handle.neuron_examples(layer, neuron, k, corpus, progress)
 
 
 def head_positions(handle: Any, text: str, layer: int, head: int, target: str | None = None,

@@ -1,0 +1,169 @@
+"""What makes one MLP neuron fire: the held-out sentences of a corpus where its output (the MLP output projection's
+input, one entry a neuron) is highest, each with the neuron's output at every token — the view of a neuron that
+Neuroscope and Bills et al. 2023 ("Language models can explain neurons in language models") give, a neuron read
+from the text that drives it rather than from the weights alone. Where the network is pre-LN, also what the neuron
+writes straight into the logits at its highest (its output column read through the final norm, its scale held at
+that token's, and the head, as engine.handles.direct_effects reads it), the tokens pushed up and down.
+
+One pass of ``EXAMPLE_SENTENCES`` sentences keeps each sentence's highest output of every neuron of the layer (a
+sentences × neurons table of float32: a neuron after another of the same layer answers at once); the best sentences
+are read again, one pass each, for their tokens' outputs."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from engine.cancel import check_cancelled
+from engine.errors import InputError, Unsupported
+from engine.handles.direct_effects import _final_pass, mlp_outputs, token_rows
+from engine.lab_results import NeuronExample, NeuronExamples
+
+EXAMPLE_SENTENCES = 400  # held-out sentences read for a layer (spread evenly over the corpus's held-out part)
+MAX_TOKENS = 64  # read of each
+EXAMPLES = 10  # the sentences shown by default
+WRITTEN = 8  # the tokens named as pushed up, and as pushed down
+_LOCK = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Peaks:
+    sentences: tuple[str, ...]  # those the model could read
+    peaks: np.ndarray  # (sentences, neurons) float32: each neuron's highest output in each sentence
+    sums: np.ndarray  # (neurons,) float64
+    fired: np.ndarray  # (neurons,) how many tokens it was above 0 at
+    tokens: int
+
+
+_PEAKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], _Peaks]] = weakref.WeakKeyDictionary()
+Progress = Callable[[float, str], None]
+
+
+def _activations(handle: Any, projection: Any, ids: list[int], segments: list[int]) -> torch.Tensor:
+    """(tokens, neurons): the projection's input at each token of one pass (this thread's only: the model is
+    shared), float32 on the CPU."""
+    caught: list[torch.Tensor] = []
+    owner = threading.get_ident()
+
+    def catch(module: Any, inputs: Any) -> None:
+        if threading.get_ident() == owner:
+            caught.append(token_rows(inputs[0]).detach())
+
+    hook = projection.register_forward_pre_hook(catch)
+    try:
+        with torch.inference_mode():
+            handle._forward(ids, segments, logits=False)
+    finally:
+        hook.remove()
+    if len(caught) != 1:
+        raise Unsupported(f"{handle.name}: its MLP's output projection was not run once a pass")
+    return caught[0].float().cpu()
+
+
+def layer_peaks(handle: Any, projection: Any, layer: int, corpus: str, progress: Progress | None = None) -> _Peaks:
+    """Every neuron's highest output in each of ``EXAMPLE_SENTENCES`` held-out sentences of ``corpus`` (special
+    tokens left out), with its mean and how often it is above 0; kept for the loaded model, corpus and layer."""
+    from engine.data.corpora import corpus_identity, spread_sample
+    from engine.handles.lens import _inputs
+
+    key = (corpus_identity(corpus), layer)
+    with _LOCK:
+        kept = _PEAKS.get(handle, {}).get(key)
+    if kept is not None:
+        return kept
+    sample = spread_sample(corpus, EXAMPLE_SENTENCES, "heldout")
+    read: list[str] = []
+    peaks: list[np.ndarray] = []
+    sums: np.ndarray | None = None
+    fired: np.ndarray | None = None
+    tokens = 0
+    for i, sentence in enumerate(dict.fromkeys(sample)):  # (a sentence the corpus repeats is read once)
+        check_cancelled("reading the corpus for the neuron's sentences")
+        if progress is not None and i % 20 == 0:
+            progress(i / len(sample), f"reading {handle.name}'s layer {layer + 1} MLP over the corpus: sentence "
+                                      f"{i + 1:,} of {len(sample):,}")
+        try:
+            ids, segments, special, _notice = _inputs(handle, sentence, MAX_TOKENS)
+        except InputError:
+            continue  # a sentence the model cannot read
+        own = ~np.array(special, bool)
+        if not own.any():
+            continue
+        x = _activations(handle, projection, ids, segments).numpy()[own]
+        peaks.append(x.max(0))
+        sums = x.sum(0, dtype=np.float64) if sums is None else sums + x.sum(0, dtype=np.float64)
+        fired = (x > 0).sum(0) if fired is None else fired + (x > 0).sum(0)
+        tokens += x.shape[0]
+        read.append(sentence)
+    if sums is None or fired is None:
+        raise Unsupported(f"{handle.name}: no held-out sentence of the corpus '{corpus}' reached its layer "
+                          f"{layer + 1} MLP")
+    found = _Peaks(tuple(read), np.stack(peaks).astype(np.float32), sums, fired, tokens)
+    with _LOCK:
+        _PEAKS.setdefault(handle, {})[key] = found
+    return found
+
+
+def _writes(handle: Any, projection: Any, neuron: int, width: int, example: NeuronExample, ids: list[int],
+            segments: list[int]) -> tuple[tuple[tuple[str, float], ...], tuple[tuple[str, float], ...]]:
+    """The tokens whose logits the neuron's output at ``example``'s peak moves most, up and down, straight through
+    the final norm (its scale at that token) and the head (``width``: the MLP's neurons)."""
+    readout = handle.adapter.direct_readout(handle.name)
+    _out, stream, linear, _offset = _final_pass(handle, readout, ids, segments, example.peak, [])
+    one = torch.zeros(2, width, dtype=stream.dtype, device=stream.device)
+    one[0, neuron] = float(example.activation[example.peak])
+    with torch.inference_mode():
+        column = projection(one).cpu().double()
+        rows = linear(column[:1] - column[1:]).to(device=stream.device, dtype=stream.dtype)
+        logits = readout.head(torch.cat([rows, torch.zeros_like(rows)])).float().cpu()
+    moved = (logits[0] - logits[1]).numpy().astype(np.float64)
+    up, down = np.argsort(-moved)[:WRITTEN], np.argsort(moved)[:WRITTEN]
+    return (tuple((handle._token_text(int(t)), float(moved[t])) for t in up),
+            tuple((handle._token_text(int(t)), float(moved[t])) for t in down))
+
+
+def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, corpus: str = "default",
+                    progress: Progress | None = None) -> NeuronExamples:
+    """The ``k`` held-out sentences of ``corpus`` where neuron ``neuron`` of layer ``layer``'s MLP (both from 0)
+    fires most, its output at each of their tokens, and (pre-LN networks) what it writes into the logits there."""
+    from engine.handles.lens import _inputs
+
+    projections = mlp_outputs(handle)
+    for what, value, most in (("layer", layer, len(projections)), ("k", k, 100)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < most + (what == "k"):
+            raise InputError(f"{handle.name}: no {what} {value!r} (0-{most - (what != 'k')})")
+    if k < 1:
+        raise InputError("k must be at least 1")
+    projection = projections[int(layer)]
+    found = layer_peaks(handle, projection, int(layer), corpus, progress)
+    width = found.peaks.shape[1]
+    if isinstance(neuron, bool) or not isinstance(neuron, int | np.integer) or not 0 <= neuron < width:
+        raise InputError(f"{handle.name}'s layer {int(layer) + 1} MLP has no neuron {neuron!r}: {width:,} neurons "
+                         f"(0-{width - 1:,})")
+    neuron = int(neuron)
+    order = np.argsort(-found.peaks[:, neuron], kind="stable")[:k]
+    examples, inputs = [], []
+    for index in order:
+        check_cancelled("reading the neuron's sentences")
+        text = found.sentences[int(index)]
+        ids, segments, special, _notice = _inputs(handle, text, MAX_TOKENS)
+        x = _activations(handle, projection, ids, segments)[:, neuron].numpy()
+        examples.append(NeuronExample(text, tuple(handle._token_text(i) for i in ids), tuple(special),
+                                      np.where(special, 0.0, x).astype(np.float32)))
+        inputs.append((ids, segments))
+    promotes: tuple[tuple[str, float], ...] = ()
+    suppresses: tuple[tuple[str, float], ...] = ()
+    refusal = ""
+    try:
+        promotes, suppresses = _writes(handle, projection, neuron, width, examples[0], *inputs[0])
+    except Unsupported as e:
+        refusal = str(e)
+    return NeuronExamples(int(layer), neuron, width, tuple(examples), len(found.sentences), found.tokens,
+                          float(found.sums[neuron] / max(1, found.tokens)),
+                          float(found.fired[neuron] / max(1, found.tokens)), corpus, promotes, suppresses, refusal)
