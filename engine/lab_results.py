@@ -243,6 +243,7 @@ class NeuronExample:
     tokens: tuple[str, ...]
     special: tuple[bool, ...]
     activation: np.ndarray  # (tokens,)
+    cut: bool = False  # the sentence goes on past the tokens read
 
     @property
     def peak(self) -> int:

@@ -152,10 +152,10 @@ def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, cor
     for index in order:
         check_cancelled("reading the neuron's sentences")
         text = found.sentences[int(index)]
-        ids, segments, special, _notice = _inputs(handle, text, MAX_TOKENS)
+        ids, segments, special, notice = _inputs(handle, text, MAX_TOKENS)
         x = _activations(handle, projection, ids, segments)[:, neuron].numpy()
         examples.append(NeuronExample(text, tuple(handle._token_text(i) for i in ids), tuple(special),
-                                      np.where(special, 0.0, x).astype(np.float32)))
+                                      np.where(special, 0.0, x).astype(np.float32), bool(notice)))
         inputs.append((ids, segments))
     promotes: tuple[tuple[str, float], ...] = ()
     suppresses: tuple[tuple[str, float], ...] = ()

@@ -30,6 +30,7 @@ from explorer.widgets.export import add_csv_export
 from explorer.widgets.head_positions import HeadPositionsStrip
 from explorer.widgets.lens_grid import LayerTokenTable
 from explorer.widgets.neuron_strip import NeuronStrip
+from explorer.widgets.neuron_window import NeuronWindow
 from explorer.widgets.word_and_foil import WordAndFoil
 
 ABOUT = ("Which attention heads the prediction needs: each head of each layer knocked out in turn (its output at "
@@ -142,6 +143,8 @@ class HeadsPage(QWidget, WordAndFoil):
         layout.addWidget(self.where)
         self.neurons = NeuronStrip()  # in its place, for an MLP's cell of the direct table: its neurons
         self.neurons.setVisible(False)
+        self.neurons.neuron_chosen.connect(self._open_neuron)
+        self.neuron_window: NeuronWindow | None = None  # what makes a neuron clicked fire (made at the first click)
         layout.addWidget(self.neurons)
         add_csv_export(self.table, self.table.export_rows, "head-knock-outs", png=True)
         self.table.cellDoubleClicked.connect(self._double_clicked)
@@ -217,6 +220,12 @@ class HeadsPage(QWidget, WordAndFoil):
         self.neurons.ask(self.handles[1] if show == "B" else self.handles[0], text, layer, target, foil)
         self.where.setVisible(False)
         self.neurons.setVisible(True)
+
+    def _open_neuron(self, handle: Any, layer: int, neuron: int) -> None:
+        if self.neuron_window is None:
+            self.neuron_window = NeuronWindow(self.window())
+        self.neuron_window.show_neuron(handle, layer, neuron, self.result.effect.shape[0] if self.result is not None
+                                       else layer + 1)
 
     def _show_where(self) -> None:
         """The head's strip again (an MLP's neurons were shown in its place)."""

@@ -50,6 +50,13 @@ def test_a_direct_scene_shows_each_head_and_mlp_and_a_run_against_its_export(qtb
     first = neurons.strongest(1)[0]
     assert f"#{first}" in header(page.neurons.table) and "neuron by neuron" in page.neurons.note.text()
     shot(qtbot, window, "lab-heads-direct-neurons")
+    page.neurons.table.cellClicked.emit(0, 0)  # the neuron that writes most for the word: what makes it fire
+    opened = page.neuron_window
+    qtbot.waitUntil(lambda: opened is not None and opened.result is not None, timeout=60_000)
+    assert opened.isVisible() and (opened.result.layer, opened.result.neuron) == (layers - 1, page.neurons.chosen[0])
+    assert opened.model.text() == "gpt" and opened.layer.value() == layers and opened.layer.maximum() == layers
+    assert f"neuron {page.neurons.chosen[0]} of" in opened.summary.text()
+    opened.close()
     page.table.cellClicked.emit(layers - 1, 0)  # a head again: its strip back
     assert strip.isVisible() and not page.neurons.isVisible()
     saved = panel.current_scene()
