@@ -90,6 +90,7 @@ def queries(handle):
         ("head_ablation contrast", lambda t, o, k: handle.head_ablation(t, contrast=o)),  # the second text
         ("head_positions contrast", lambda t, o, k: handle.head_positions(t, *_cell(k), contrast=o)),
         ("mlp_neurons", lambda t, o, k: handle.mlp_neurons(t, _cell(k)[0])),  # k as the layer
+        ("neuron_examples", lambda t, o, k: handle.neuron_examples(_cell(k)[0], k, k)),  # k as layer, neuron, count
     ]
 
 

@@ -5,7 +5,7 @@ from the text that drives it rather than from the weights alone. Where the netwo
 writes straight into the logits at its highest (its output column read through the final norm, its scale held at
 that token's, and the head, as engine.handles.direct_effects reads it), the tokens pushed up and down.
 
-One pass of ``EXAMPLE_SENTENCES`` sentences keeps each sentence's highest output of every neuron of the layer (a
+One read of ``EXAMPLE_SENTENCES`` sentences keeps each sentence's highest output of every neuron of the layer (a
 sentences × neurons table of float32: a neuron after another of the same layer answers at once); the best sentences
 are read again, one pass each, for their tokens' outputs."""
 
@@ -22,11 +22,12 @@ import torch
 
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
-from engine.handles.direct_effects import _final_pass, mlp_outputs, token_rows
+from engine.handles.direct_effects import _final_pass, mlp_outputs
 from engine.lab_results import NeuronExample, NeuronExamples
 
 EXAMPLE_SENTENCES = 400  # held-out sentences read for a layer (spread evenly over the corpus's held-out part)
 MAX_TOKENS = 64  # read of each
+BATCH = 16  # sentences a pass while the corpus is read
 EXAMPLES = 10  # the sentences shown by default
 WRITTEN = 8  # the tokens named as pushed up, and as pushed down
 _LOCK = threading.Lock()
@@ -45,30 +46,38 @@ _PEAKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], _Peaks]] = weakref.
 Progress = Callable[[float, str], None]
 
 
-def _activations(handle: Any, projection: Any, ids: list[int], segments: list[int]) -> torch.Tensor:
-    """(tokens, neurons): the projection's input at each token of one pass (this thread's only: the model is
-    shared), float32 on the CPU."""
+def _activations(handle: Any, projection: Any, rows: list[list[int]],
+                 segments: list[list[int]] | None = None) -> list[torch.Tensor]:
+    """Per text of ``rows`` (token ids; one pass, right-padded where several): (its tokens, neurons), the
+    projection's input at each of its tokens, float32 on the CPU (this thread's pass only: the model is shared)."""
     caught: list[torch.Tensor] = []
     owner = threading.get_ident()
 
     def catch(module: Any, inputs: Any) -> None:
         if threading.get_ident() == owner:
-            caught.append(token_rows(inputs[0]).detach())
+            caught.append(inputs[0].detach())
 
+    longest = max(len(r) for r in rows)
+    pad = int(getattr(handle.adapter, "pad_id", None) or 0)
+    ids = [r + [pad] * (longest - len(r)) for r in rows]
+    mask = [[1] * len(r) + [0] * (longest - len(r)) for r in rows]
     hook = projection.register_forward_pre_hook(catch)
     try:
         with torch.inference_mode():
-            handle._forward(ids, segments, logits=False)
+            handle._forward(ids, segments, logits=False, pad_mask=None if len(rows) == 1 else mask)
     finally:
         hook.remove()
     if len(caught) != 1:
         raise Unsupported(f"{handle.name}: its MLP's output projection was not run once a pass")
-    return caught[0].float().cpu()
+    x = caught[0].float().cpu()
+    x = x.reshape(len(rows), longest, x.shape[-1])  # (OPT's MLP reads the batch's tokens flattened)
+    return [x[i, :len(r)] for i, r in enumerate(rows)]
 
 
 def layer_peaks(handle: Any, projection: Any, layer: int, corpus: str, progress: Progress | None = None) -> _Peaks:
     """Every neuron's highest output in each of ``EXAMPLE_SENTENCES`` held-out sentences of ``corpus`` (special
-    tokens left out), with its mean and how often it is above 0; kept for the loaded model, corpus and layer."""
+    tokens left out), with its mean and how often it is above 0; kept for the loaded model, corpus and layer. The
+    sentences are read ``BATCH`` at a time, of like lengths."""
     from engine.data.corpora import corpus_identity, spread_sample
     from engine.handles.lens import _inputs
 
@@ -77,34 +86,39 @@ def layer_peaks(handle: Any, projection: Any, layer: int, corpus: str, progress:
         kept = _PEAKS.get(handle, {}).get(key)
     if kept is not None:
         return kept
-    sample = spread_sample(corpus, EXAMPLE_SENTENCES, "heldout")
-    read: list[str] = []
-    peaks: list[np.ndarray] = []
-    sums: np.ndarray | None = None
-    fired: np.ndarray | None = None
-    tokens = 0
-    for i, sentence in enumerate(dict.fromkeys(sample)):  # (a sentence the corpus repeats is read once)
-        check_cancelled("reading the corpus for the neuron's sentences")
-        if progress is not None and i % 20 == 0:
-            progress(i / len(sample), f"reading {handle.name}'s layer {layer + 1} MLP over the corpus: sentence "
-                                      f"{i + 1:,} of {len(sample):,}")
+    readable = []
+    for sentence in dict.fromkeys(spread_sample(corpus, EXAMPLE_SENTENCES, "heldout")):  # (repeats read once)
         try:
-            ids, segments, special, _notice = _inputs(handle, sentence, MAX_TOKENS)
+            ids, _segments, special, _notice = _inputs(handle, sentence, MAX_TOKENS)
         except InputError:
             continue  # a sentence the model cannot read
         own = ~np.array(special, bool)
-        if not own.any():
-            continue
-        x = _activations(handle, projection, ids, segments).numpy()[own]
-        peaks.append(x.max(0))
-        sums = x.sum(0, dtype=np.float64) if sums is None else sums + x.sum(0, dtype=np.float64)
-        fired = (x > 0).sum(0) if fired is None else fired + (x > 0).sum(0)
-        tokens += x.shape[0]
-        read.append(sentence)
+        if own.any():
+            readable.append((sentence, ids, own))
+    order = sorted(range(len(readable)), key=lambda i: len(readable[i][1]))  # (little padding in a batch)
+    peaks = np.zeros((len(readable), 0), np.float32)
+    sums: np.ndarray | None = None
+    fired: np.ndarray | None = None
+    tokens = 0
+    for start in range(0, len(order), BATCH):
+        check_cancelled("reading the corpus for the neuron's sentences")
+        if progress is not None:
+            progress(start / len(order), f"reading {handle.name}'s layer {layer + 1} MLP over the corpus: sentence "
+                                         f"{start + 1:,} of {len(order):,}")
+        chosen = order[start:start + BATCH]
+        for i, x in zip(chosen, _activations(handle, projection, [readable[i][1] for i in chosen]), strict=True):
+            own_x = x.numpy()[readable[i][2]]
+            if sums is None or fired is None:
+                peaks = np.zeros((len(readable), own_x.shape[1]), np.float32)
+                sums, fired = np.zeros(own_x.shape[1]), np.zeros(own_x.shape[1], np.int64)
+            peaks[i] = own_x.max(0)
+            sums += own_x.sum(0, dtype=np.float64)
+            fired += (own_x > 0).sum(0)
+            tokens += own_x.shape[0]
     if sums is None or fired is None:
         raise Unsupported(f"{handle.name}: no held-out sentence of the corpus '{corpus}' reached its layer "
                           f"{layer + 1} MLP")
-    found = _Peaks(tuple(read), np.stack(peaks).astype(np.float32), sums, fired, tokens)
+    found = _Peaks(tuple(r[0] for r in readable), peaks, sums, fired, tokens)
     with _LOCK:
         _PEAKS.setdefault(handle, {})[key] = found
     return found
@@ -153,7 +167,7 @@ def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, cor
         check_cancelled("reading the neuron's sentences")
         text = found.sentences[int(index)]
         ids, segments, special, notice = _inputs(handle, text, MAX_TOKENS)
-        x = _activations(handle, projection, ids, segments)[:, neuron].numpy()
+        x = _activations(handle, projection, [ids], [segments])[0][:, neuron].numpy()
         examples.append(NeuronExample(text, tuple(handle._token_text(i) for i in ids), tuple(special),
                                       np.where(special, 0.0, x).astype(np.float32), bool(notice)))
         inputs.append((ids, segments))

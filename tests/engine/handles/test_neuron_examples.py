@@ -126,6 +126,10 @@ def test_a_hugging_face_decoders_neuron_writes_its_direct_effect(hf_models, whic
     writes agree with mlp_neurons on the sentence cut at its highest token."""
     handle = hf_models[which]
     got = api.neuron_examples(handle, 1, 3, k=2)
+    table = next(p for (_, layer), p in _PEAKS[handle].items() if layer == 1)  # (read 16 sentences a pass, padded)
+    assert got.highest == pytest.approx(float(table.peaks[:, 3].max()), rel=1e-4)
+    second = got.examples[1]
+    assert float(second.activation[second.peak]) == pytest.approx(float(np.sort(table.peaks[:, 3])[-2]), rel=1e-4)
     example = got.examples[0]
     prefix = "".join(t for t, s in zip(example.tokens[:example.peak + 1], example.special, strict=False) if not s)
     from engine.handles.attribution import one_token
