@@ -34,15 +34,17 @@ _LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
-class _Peaks:
+class Peaks:
     sentences: tuple[str, ...]  # those the model could read
+    ids: tuple[tuple[int, ...], ...]  # their tokens as read
     peaks: np.ndarray  # (sentences, neurons) float32: each neuron's highest output in each sentence
+    where: np.ndarray  # (sentences, neurons) int16: at which of the sentence's tokens
     sums: np.ndarray  # (neurons,) float64
     fired: np.ndarray  # (neurons,) how many tokens it was above 0 at
     tokens: int
 
 
-_PEAKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], _Peaks]] = weakref.WeakKeyDictionary()
+_PEAKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], Peaks]] = weakref.WeakKeyDictionary()
 Progress = Callable[[float, str], None]
 
 
@@ -74,54 +76,66 @@ def _activations(handle: Any, projection: Any, rows: list[list[int]],
     return [x[i, :len(r)] for i, r in enumerate(rows)]
 
 
-def layer_peaks(handle: Any, projection: Any, layer: int, corpus: str, progress: Progress | None = None) -> _Peaks:
-    """Every neuron's highest output in each of ``EXAMPLE_SENTENCES`` held-out sentences of ``corpus`` (special
-    tokens left out), with its mean and how often it is above 0; kept for the loaded model, corpus and layer. The
-    sentences are read ``BATCH`` at a time, of like lengths."""
+def layer_peaks(handle: Any, projection: Any, layer: int, corpus: str, progress: Progress | None = None) -> Peaks:
+    """``read_peaks`` of ``EXAMPLE_SENTENCES`` held-out sentences of ``corpus``, spread over it; kept for the loaded
+    model, corpus and layer."""
     from engine.data.corpora import corpus_identity, spread_sample
-    from engine.handles.lens import _inputs
 
     key = (corpus_identity(corpus), layer)
     with _LOCK:
         kept = _PEAKS.get(handle, {}).get(key)
     if kept is not None:
         return kept
+    found = read_peaks(handle, projection, spread_sample(corpus, EXAMPLE_SENTENCES, "heldout"),
+                       f"{handle.name}'s layer {layer + 1} MLP", progress)
+    with _LOCK:
+        _PEAKS.setdefault(handle, {})[key] = found
+    return found
+
+
+def read_peaks(handle: Any, projection: Any, sentences: list[str], what: str,
+               progress: Progress | None = None) -> Peaks:
+    """Every neuron's highest output in each of ``sentences`` (a repeat read once, special tokens left out; those
+    the model cannot read left out), where it is, its mean and how often it is above 0; read ``BATCH`` sentences a
+    pass, of like lengths. ``what``: the MLP read, as the progress and a refusal name it."""
+    from engine.handles.lens import _inputs
+
     readable = []
-    for sentence in dict.fromkeys(spread_sample(corpus, EXAMPLE_SENTENCES, "heldout")):  # (repeats read once)
+    for sentence in dict.fromkeys(sentences):
         try:
             ids, _segments, special, _notice = _inputs(handle, sentence, MAX_TOKENS)
         except InputError:
             continue  # a sentence the model cannot read
-        own = ~np.array(special, bool)
-        if own.any():
+        own = np.flatnonzero(~np.array(special, bool))
+        if len(own):
             readable.append((sentence, ids, own))
     order = sorted(range(len(readable)), key=lambda i: len(readable[i][1]))  # (little padding in a batch)
-    peaks = np.zeros((len(readable), 0), np.float32)
+    peaks = where = np.zeros((len(readable), 0), np.float32)
     sums: np.ndarray | None = None
     fired: np.ndarray | None = None
     tokens = 0
     for start in range(0, len(order), BATCH):
         check_cancelled("reading the corpus for the neuron's sentences")
         if progress is not None:
-            progress(start / len(order), f"reading {handle.name}'s layer {layer + 1} MLP over the corpus: sentence "
-                                         f"{start + 1:,} of {len(order):,}")
+            progress(start / len(order), f"reading {what} over the corpus: sentence {start + 1:,} of {len(order):,}")
         chosen = order[start:start + BATCH]
         for i, x in zip(chosen, _activations(handle, projection, [readable[i][1] for i in chosen]), strict=True):
-            own_x = x.numpy()[readable[i][2]]
+            own = readable[i][2]
+            own_x = x.numpy()[own]
             if sums is None or fired is None:
                 peaks = np.zeros((len(readable), own_x.shape[1]), np.float32)
+                where = np.zeros((len(readable), own_x.shape[1]), np.int16)
                 sums, fired = np.zeros(own_x.shape[1]), np.zeros(own_x.shape[1], np.int64)
-            peaks[i] = own_x.max(0)
+            top = own_x.argmax(0)
+            peaks[i] = own_x[top, np.arange(own_x.shape[1])]
+            where[i] = own[top]
             sums += own_x.sum(0, dtype=np.float64)
             fired += (own_x > 0).sum(0)
             tokens += own_x.shape[0]
     if sums is None or fired is None:
-        raise Unsupported(f"{handle.name}: no held-out sentence of the corpus '{corpus}' reached its layer "
-                          f"{layer + 1} MLP")
-    found = _Peaks(tuple(r[0] for r in readable), peaks, sums, fired, tokens)
-    with _LOCK:
-        _PEAKS.setdefault(handle, {})[key] = found
-    return found
+        raise Unsupported(f"{handle.name}: no sentence of the corpus reached {what}")
+    return Peaks(tuple(r[0] for r in readable), tuple(tuple(r[1]) for r in readable), peaks, where, sums, fired,
+                  tokens)
 
 
 def _writes(handle: Any, projection: Any, neuron: int, width: int, example: NeuronExample, ids: list[int],

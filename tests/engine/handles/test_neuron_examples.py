@@ -52,6 +52,9 @@ def test_the_sentences_come_highest_first_and_none_read_fires_it_higher(gpt, fou
     assert found.sentences == len(table.sentences) >= 300
     assert found.highest == pytest.approx(float(table.peaks[:, NEURON].max()), abs=1e-4)
     assert found.neurons == table.peaks.shape[1] == 1024
+    for e in found.examples[:3]:  # where the table says each sentence's highest is
+        index = table.sentences.index(e.text)
+        assert int(table.where[index, NEURON]) == e.peak and table.ids[index] == tuple(gpt._encode(e.text)[0])
     assert 0 < found.fires < 1 and found.tokens > found.sentences
     assert not any(e.special[e.peak] for e in found.examples)  # (a special token never peaks)
 
