@@ -166,7 +166,7 @@ def read_direct(handle: Any, projections: list[Any], heads: int, ids: list[int],
 # where a block keeps its MLP's output projection (its input: one activation a neuron): ours, GPT-2 and GPT-Neo,
 # Llama-likes (Mistral, Qwen, Gemma, Phi-3, Cohere), GPT-NeoX, BLOOM and Falcon, Phi-2, OPT, GPT-J
 MLP_OUTS = ("ffn_out", "mlp.c_proj", "mlp.down_proj", "mlp.dense_4h_to_h", "mlp.fc2", "fc2", "mlp.fc_out",
-            "output.dense", "ffn.lin2", "ffn_output")  # (post-LN: BERT and its kin, DistilBERT, ALBERT)
+            "output.dense", "ffn.lin2", "ffn_output", "mlp.Wo")  # (post-LN: BERT's kin, DistilBERT, ALBERT, ModernBERT)
 
 
 def block_parts(handle: Any, names: tuple[str, ...], part: str, use: str) -> list[Any]:

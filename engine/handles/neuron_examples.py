@@ -22,6 +22,7 @@ import torch
 
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
+from engine.handles.base import check_text
 from engine.handles.direct_effects import _final_pass, mlp_outputs
 from engine.lab_results import NeuronExample, NeuronExamples
 
@@ -93,17 +94,23 @@ def layer_peaks(handle: Any, projection: Any, layer: int, corpus: str, progress:
     return found
 
 
+def _tokens(handle: Any, text: str) -> tuple[list[int], list[int], list[bool], bool]:
+    """(ids, segments, special, cut) of a text as the model reads it, its first ``MAX_TOKENS``: any Transformer,
+    with a head or without (an encoder alone, a classifier: their neurons fire all the same)."""
+    ids, segments, _, special, notice = handle._encode(check_text(text))
+    cut = bool(notice) or len(ids) > MAX_TOKENS
+    return ids[:MAX_TOKENS], segments[:MAX_TOKENS], [bool(s) for s in special[:MAX_TOKENS]], cut
+
+
 def read_peaks(handle: Any, projection: Any, sentences: list[str], what: str,
                progress: Progress | None = None) -> Peaks:
     """Every neuron's highest output in each of ``sentences`` (a repeat read once, special tokens left out; those
     the model cannot read left out), where it is, its mean and how often it is above 0; read ``BATCH`` sentences a
     pass, of like lengths. ``what``: the MLP read, as the progress and a refusal name it."""
-    from engine.handles.lens import _inputs
-
     readable = []
     for sentence in dict.fromkeys(sentences):
         try:
-            ids, _segments, special, _notice = _inputs(handle, sentence, MAX_TOKENS)
+            ids, _segments, special, _cut = _tokens(handle, sentence)
         except InputError:
             continue  # a sentence the model cannot read
         own = np.flatnonzero(~np.array(special, bool))
@@ -160,8 +167,6 @@ def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, cor
                     progress: Progress | None = None) -> NeuronExamples:
     """The ``k`` held-out sentences of ``corpus`` where neuron ``neuron`` of layer ``layer``'s MLP (both from 0)
     fires most, its output at each of their tokens, and (pre-LN networks) what it writes into the logits there."""
-    from engine.handles.lens import _inputs
-
     projections = mlp_outputs(handle)
     for what, value, most in (("layer", layer, len(projections)), ("k", k, 100)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < most + (what == "k"):
@@ -180,10 +185,10 @@ def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, cor
     for index in order:
         check_cancelled("reading the neuron's sentences")
         text = found.sentences[int(index)]
-        ids, segments, special, notice = _inputs(handle, text, MAX_TOKENS)
+        ids, segments, special, cut = _tokens(handle, text)
         x = _activations(handle, projection, [ids], [segments])[0][:, neuron].numpy()
         examples.append(NeuronExample(text, tuple(handle._token_text(i) for i in ids), tuple(special),
-                                      np.where(special, 0.0, x).astype(np.float32), bool(notice)))
+                                      np.where(special, 0.0, x).astype(np.float32), cut))
         inputs.append((ids, segments))
     promotes: tuple[tuple[str, float], ...] = ()
     suppresses: tuple[tuple[str, float], ...] = ()

@@ -152,3 +152,32 @@ def test_a_hugging_face_decoders_neuron_writes_its_direct_effect(hf_models, whic
 def test_a_hugging_face_encoders_neurons_are_read_in_its_bert_layers(hf_models):
     got = api.neuron_examples(hf_models["hf-bert"], 0, 1, k=4)
     assert len(got.examples) == 4 and got.neurons > 1 and "post-LN" in got.writes_refusal
+
+
+def test_an_encoder_saved_without_a_head_gives_its_neurons_sentences(contextual_runs, tmp_path):
+    """No head to predict words with (an encoder alone, a classifier's): its neurons fire all the same; the
+    examples agree with the encoder's own MLP activation, computed by hand."""
+    import transformers
+
+    from tests.engine.finetune.test_one_wrapper import tiny_hf_folder
+
+    folder = tiny_hf_folder(tmp_path / "with-head", contextual_runs, decoder=False)
+    transformers.BertModel.from_pretrained(folder).save_pretrained(tmp_path / "alone")
+    transformers.AutoTokenizer.from_pretrained(folder).save_pretrained(tmp_path / "alone")
+    handle = api.load(tmp_path / "alone")
+    with pytest.raises(api.Unsupported):
+        api.lens_grid(handle, "the cat sat")  # (no head: the lens refuses)
+    got = api.neuron_examples(handle, 1, 7, k=3)
+    assert len(got.examples) == 3 and got.promotes == () and got.writes_refusal
+    example = got.examples[0]
+    layer = handle.adapter.layer_modules()[1][1]
+    caught = []
+    hook = layer.intermediate.register_forward_hook(lambda m, i, o: caught.append(o[0].detach()))
+    try:
+        ids, segments, _, special, _ = handle._encode(example.text)
+        handle._forward(ids, segments, logits=False)
+    finally:
+        hook.remove()
+    by_hand = caught[0][:, 7].float().numpy()  # (BertIntermediate's output: the activation, GELU applied)
+    by_hand[np.array(special, bool)] = 0.0
+    np.testing.assert_allclose(example.activation, by_hand[:len(example.activation)], atol=1e-5)
