@@ -92,6 +92,8 @@ class MainWindow(QMainWindow):
         self.train.explore.connect(self.explore)
         self.library.explore.connect(self.explore)
         self.library.reveal.connect(self.show_model)
+        self.library.neurons.connect(self.show_neurons)
+        self.neuron_window: Any = None  # what makes a model's neurons fire (explorer.widgets.neuron_window), once asked
         session.loaded.connect(self._show_when_loaded)
         self.talk_mode = TalkMode(self, session, lambda: self.current_panel().current_scene())
         # "auto" in the Train tab: the device a run there will use, once torch has been asked
@@ -128,6 +130,18 @@ class MainWindow(QMainWindow):
         if asked and asked == self._to_show:
             self._to_show = ""
             self.show_model(name)
+
+    def show_neurons(self, name: str) -> None:
+        """The window of what makes the loaded Transformer ``name``'s MLP neurons fire, at its last layer's first
+        neuron (the window's boxes ask any other)."""
+        from explorer.widgets.neuron_window import NeuronWindow
+
+        handle = self.session.models.get(name)
+        if handle is None:
+            return
+        if self.neuron_window is None:
+            self.neuron_window = NeuronWindow(self)
+        self.neuron_window.show_neuron(handle, max(0, int(handle.info.get("layers") or 1) - 1), 0)
 
     def show_model(self, name: str) -> bool:
         """Turn to the view that shows what the loaded model ``name`` is for (explorer.home_view), picked there,

@@ -91,6 +91,7 @@ class LibraryPanel(QWidget):
     go_on_from = Signal(str, str)  # (family, run folder or shipped name): a new pretraining run goes on from it
     reveal = Signal(str)  # a loaded model's name: the window turns to the view its family is for (explorer.home_view)
     explore = Signal(str)  # an available one's name or folder: loaded, then shown so
+    neurons = Signal(str)  # a loaded Transformer's name: the window of what makes its MLP neurons fire
 
     def __init__(self, session: Session, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -249,6 +250,8 @@ class LibraryPanel(QWidget):
             where = home_name(handle.capabilities) if handle is not None else ""
             if where:
                 actions.append((f"Show {loaded} in {where}", lambda: self.reveal.emit(str(loaded))))
+            if handle is not None and api.Capability.ATTENTION in handle.capabilities:  # (a Transformer: its MLPs)
+                actions.append((f"What makes {loaded}'s neurons fire…", lambda: self.neurons.emit(str(loaded))))
             actions.append((f"Unload {loaded}", lambda: self.unload(item)))
             kind = handle.kind if handle is not None and api.continuable(handle.kind) else None
             source = str(handle.info.get("path") or "") if handle is not None else ""

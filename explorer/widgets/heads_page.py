@@ -224,8 +224,7 @@ class HeadsPage(QWidget, WordAndFoil):
     def _open_neuron(self, handle: Any, layer: int, neuron: int) -> None:
         if self.neuron_window is None:
             self.neuron_window = NeuronWindow(self.window())
-        self.neuron_window.show_neuron(handle, layer, neuron, self.result.effect.shape[0] if self.result is not None
-                                       else layer + 1)
+        self.neuron_window.show_neuron(handle, layer, neuron)
 
     def _show_where(self) -> None:
         """The head's strip again (an MLP's neurons were shown in its place)."""

@@ -1,7 +1,8 @@
 """What makes one MLP neuron fire (engine.api.neuron_examples), in a window of its own beside the main one: the
 held-out sentences of the corpus where its output is highest, each token shaded by the neuron's output there against
 its highest, and (pre-LN networks) the tokens it pushes up and down in the logits at its highest. Opened by clicking a
-neuron under the heads page's direct table; any neuron of the model's layers can be asked from it. The corpus is read
+neuron under the heads page's direct table, or from a loaded Transformer's menu in the model library; any neuron of
+the model's layers can be asked from it. The corpus is read
 once per model and layer in a background job (progress, Cancel); a neuron asked while another is on its way replaces
 it."""
 
@@ -122,12 +123,11 @@ class NeuronWindow(QDialog):
         layout.addWidget(self.sentences, 1)
         self.resize(820, 560)
 
-    def show_neuron(self, handle: Any, layer: int, neuron: int, layers: int) -> None:
-        """Neuron ``neuron`` of layer ``layer``'s MLP (both from 0) of ``handle`` (which has ``layers``): the window
-        shown and raised."""
+    def show_neuron(self, handle: Any, layer: int, neuron: int) -> None:
+        """Neuron ``neuron`` of layer ``layer``'s MLP (both from 0) of ``handle``: the window shown and raised."""
         self.handle = handle
         self.model.setText(handle.name)
-        self.layer.setMaximum(max(1, layers))
+        self.layer.setMaximum(max(1, layer + 1, int(handle.info.get("layers") or 0)))
         self.layer.setValue(layer + 1)
         self.neuron.setMaximum(max(neuron, self.neuron.maximum(), 1 << 20))
         self.neuron.setValue(neuron)

@@ -407,12 +407,17 @@ def test_the_library_offers_to_go_on_pretraining_from_a_run(qtbot, window):
     loaded = next(library.loaded.child(i) for i in range(library.loaded.childCount())
                   if library.loaded.child(i).text(0) == "gpt-tiny")
     offered = dict(library.menu_actions(loaded))
-    assert list(offered) == ["Show gpt-tiny in Predictions → Next token", "Unload gpt-tiny",
-                             "Go on pretraining from gpt-tiny…"]
+    assert list(offered) == ["Show gpt-tiny in Predictions → Next token", "What makes gpt-tiny's neurons fire…",
+                             "Unload gpt-tiny", "Go on pretraining from gpt-tiny…"]
     offered["Show gpt-tiny in Predictions → Next token"]()  # the view a GPT is for, gpt-tiny picked there
     assert window.tabs.currentWidget() is window.predictions
     assert window.predictions.VIEWS[window.predictions.views.currentIndex()] == "next"
     assert window.predictions.next.model.currentText() == "gpt-tiny"
+    offered["What makes gpt-tiny's neurons fire…"]()  # its last layer's first neuron, in a window of its own
+    neurons = window.neuron_window
+    qtbot.waitUntil(lambda: neurons.result is not None, timeout=60_000)
+    assert (neurons.result.layer, neurons.result.neuron) == (3, 0) and neurons.layer.maximum() == 4
+    neurons.close()
 
 
 def test_the_library_loads_an_available_model_and_shows_it_where_its_family_is_seen(qtbot, window):

@@ -32,7 +32,7 @@ def test_a_sentence_shades_each_token_by_the_neurons_output_and_joins_word_piece
 def test_a_neuron_asked_shows_its_sentences_and_what_it_writes(qtbot, gpt):
     window = NeuronWindow()
     qtbot.addWidget(window)
-    window.show_neuron(gpt, 1, 3, 2)
+    window.show_neuron(gpt, 1, 3)
     qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
     result = window.result
     expected = api.neuron_examples(gpt, 1, 3, k=len(result.examples))
@@ -47,7 +47,7 @@ def test_a_neuron_asked_shows_its_sentences_and_what_it_writes(qtbot, gpt):
 def test_a_newer_neuron_replaces_one_on_its_way_and_cancel_stops(qtbot, gpt):
     window = NeuronWindow()
     qtbot.addWidget(window)
-    window.show_neuron(gpt, 0, 1, 2)
+    window.show_neuron(gpt, 0, 1)
     window.neuron.setValue(7)
     window.show_button.click()  # asked before the first answered
     qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
@@ -67,6 +67,6 @@ def test_a_newer_neuron_replaces_one_on_its_way_and_cancel_stops(qtbot, gpt):
 def test_a_post_ln_models_neuron_says_why_not_what_it_writes(qtbot, contextual_runs):
     window = NeuronWindow()
     qtbot.addWidget(window)
-    window.show_neuron(api.load(contextual_runs["bert"][0]), 0, 0, 2)
+    window.show_neuron(api.load(contextual_runs["bert"][0]), 0, 0)
     qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
     assert "not read here" in window.writes.text() and "post-LN" in window.writes.text()
