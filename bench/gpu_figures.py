@@ -374,6 +374,10 @@ def queries(args) -> None:
                                  f"{heads.direct.rest:+.3f} = {heads.direct.value:+.3f}")
             except api.Unsupported:
                 pass
+            if Capability.ATTENTION in caps:  # what makes a neuron fire: the corpus read a batch a pass, hooked
+                fires = handle.neuron_examples(0, 0, 2, args.corpus)
+                asked.append(f"layer 1 neuron 0 highest {fires.highest:+.3f} at "
+                             f"{fires.examples[0].tokens[fires.examples[0].peak]!r}")
             if Capability.NEXT_TOKEN in caps:
                 asked.append(f"next_token {handle.next_token('she played the', k=3).tokens}")
                 asked.append(f"generate {handle.generate('she played the', tokens=8, temperature=0.8, seed=1)!r}")
