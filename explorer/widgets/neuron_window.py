@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from explorer.tasks import BackgroundJob
+from explorer.widgets.export import add_csv_export
 from explorer.widgets.progress_bar import ProgressBar
 
 EXAMPLES = 12  # the sentences shown
@@ -121,7 +122,19 @@ class NeuronWindow(QDialog):
         layout.addWidget(self.summary)
         layout.addWidget(self.writes)
         layout.addWidget(self.sentences, 1)
+        add_csv_export(self.sentences, self.export_rows, "neuron-sentences", png=True)
         self.resize(820, 560)
+
+    def export_rows(self) -> list[list[str]]:
+        """The sentences shown, a row a token: its rank, position, text and the neuron's output there."""
+        rows = [["model", "layer", "neuron", "sentence", "token", "text", "output", "highest here"]]
+        if self.result is None or self.asked is None:
+            return rows
+        for rank, e in enumerate(self.result.examples, 1):
+            rows += [[self.asked[0], str(self.result.layer + 1), str(self.result.neuron), str(rank), str(i), token,
+                      f"{float(e.activation[i]):.6g}", "yes" if i == e.peak else ""]
+                     for i, (token, special) in enumerate(zip(e.tokens, e.special, strict=True)) if not special]
+        return rows
 
     def show_neuron(self, handle: Any, layer: int, neuron: int) -> None:
         """Neuron ``neuron`` of layer ``layer``'s MLP (both from 0) of ``handle``: the window shown and raised."""

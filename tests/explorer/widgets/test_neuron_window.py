@@ -42,6 +42,12 @@ def test_a_neuron_asked_shows_its_sentences_and_what_it_writes(qtbot, gpt):
     assert "layer 2's MLP, neuron 3 of" in window.summary.text() and "held-out sentences" in window.summary.text()
     assert "up '" in window.writes.text() and "down '" in window.writes.text()  # (our GPT: pre-LN)
     assert window.neuron.maximum() == result.neurons - 1 and window.layer.maximum() == 2
+    rows = window.export_rows()  # (right-click: CSV, a row a token)
+    first = result.examples[0]
+    peak = next(r for r in rows[1:] if r[3] == "1" and r[7] == "yes")
+    assert rows[0][:4] == ["model", "layer", "neuron", "sentence"] and peak[:3] == [gpt.name, "2", "3"]
+    assert int(peak[4]) == first.peak and float(peak[6]) == pytest.approx(result.highest, rel=1e-5)
+    assert len(rows) - 1 == sum(not s for e in result.examples for s in e.special)
 
 
 def test_a_newer_neuron_replaces_one_on_its_way_and_cancel_stops(qtbot, gpt):
