@@ -92,6 +92,7 @@ from engine.inspection.lab import (
     token_attribution,
 )
 from engine.inspection.layer_similarity import LayerSimilarity, forget_read_words, layer_similarity
+from engine.inspection.word_neurons import word_neurons
 from engine.lab_results import (
     ATTRIBUTION_METHODS,
     LENS_MEASURES,
@@ -104,6 +105,7 @@ from engine.lab_results import (
     MlpNeurons,
     NeuronExample,
     NeuronExamples,
+    WordNeurons,
 )
 from engine.query_threads import long_job_threads_here, one_thread_here
 from engine.results import (
@@ -446,7 +448,7 @@ __all__ = [
     "occurrence_map", "WordIndex", "WordOccurrences", "word_index", "word_occurrences", "STATISTICS", "HeadStats", "average_heads", "corpus_head_table", "downsample", "head_table", "rollout",
     "TrainingExample", "bert_training_example", "finetune", "finetune_report", "finetune_tasks", "task_preview",
     "FinetuneSpec", "ProbePredictions", "Classification", "LogitLens", "LensGrid", "CausalTrace", "LENS_MEASURES",
-    "lens_grid", "causal_trace", "token_attribution", "Attribution", "head_ablation", "HeadAblation", "direct_effects", "DirectEffects", "mlp_neurons", "MlpNeurons", "neuron_examples", "NeuronExamples", "NeuronExample", "head_positions", "HeadPositions", "ATTRIBUTION_METHODS", "LayerSimilarity", "layer_similarity", "forget_read_words", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "sense_layer", "model_names", "loaded_name", "release_memory",
+    "lens_grid", "causal_trace", "token_attribution", "Attribution", "head_ablation", "HeadAblation", "direct_effects", "DirectEffects", "mlp_neurons", "MlpNeurons", "neuron_examples", "NeuronExamples", "NeuronExample", "word_neurons", "WordNeurons", "head_positions", "HeadPositions", "ATTRIBUTION_METHODS", "LayerSimilarity", "layer_similarity", "forget_read_words", "Tagging", "Answer", "STRATEGIES", "corpus_sample", "model_config", "model_settings", "check_settings", "Setting", "model_kinds", "model_presets", "corpora", "runs_folder", "device_summary", "device_settings", "device_type", "one_thread_here", "long_job_threads_here", "event_from_json", "cli_settings", "train_cli", "finetune_cli", "cli_launcher", "background_launch", "catalog", "preferred_models", "sense_layer", "model_names", "loaded_name", "release_memory",
     "HELD_OUT_SCORES", "KeptCheckpoint", "run_history", "tokens_seen", "trainer_log", "trainer_progress", "trainer_saved_step", "checkpoint_scores", "checkpoint_settling",
     "cancellable", "Curve", "FinetuneCurves", "curves_from_runs", "read_curves", "shipped_curves",
     "hold_workers", "release_workers", "yield_at_modules", "yield_point",

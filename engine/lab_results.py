@@ -277,6 +277,23 @@ class NeuronExamples:
 
 
 @dataclass(frozen=True)
+class WordNeurons:
+    """The neurons of one layer's MLP most selective for a word in a corpus: their output at the word's tokens
+    against their output at the other tokens of the same sentences, in units of its spread there."""
+
+    word: str
+    layer: int  # from 0
+    neurons: np.ndarray  # (k,) most selective first
+    selectivity: np.ndarray  # (k,) (mean at the word − mean elsewhere) / spread elsewhere
+    at_word: np.ndarray  # (k,) mean output at the word's tokens
+    elsewhere: np.ndarray  # (k,) mean output at the sentences' other tokens
+    fires: np.ndarray  # (k,) share of the word's tokens where it is above 0
+    tokens: int  # the word's tokens read
+    sentences: int
+    corpus: str
+
+
+@dataclass(frozen=True)
 class HeadPositions:
     """Where one attention head matters: ``effect[t]`` is what knocking out head ``head`` of ``layer`` at token t
     alone (its output there replaced by its mean over the text's tokens) costs the explained quantity, as

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from explorer.tasks import BackgroundJob
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.progress_bar import ProgressBar
+from explorer.widgets.word_neurons_row import WordNeuronsRow
 
 EXAMPLES = 12  # the sentences shown
 SHADE = (214, 39, 40)  # the red of a cell that pushes a prediction up (explorer.widgets.lens_grid)
@@ -43,7 +44,7 @@ def sentence_html(example: Any, highest: float) -> str:
         text = token if carried else token[2:] if token.startswith("##") else f" {token}"
         share = max(0.0, float(example.activation[i])) / highest if highest > 0 else 0.0
         lead = len(text) - len(text.lstrip(" "))
-        word = html.escape(text.lstrip(" "))
+        word = html.escape(text.lstrip(" ")) if text.strip() else "␣"  # (a token of spaces alone: seen)
         if i == example.peak:
             word = f"<b><u>{word}</u></b>"
         parts.append(" " * lead + f'<span style="background-color: rgba({SHADE[0]}, {SHADE[1]}, {SHADE[2]}, '
@@ -116,14 +117,19 @@ class NeuronWindow(QDialog):
         self.writes.setWordWrap(True)
         self.writes.setTextFormat(Qt.TextFormat.RichText)
         self.sentences = QTextBrowser()
+        self.by_word = WordNeuronsRow()  # the neurons of the layer most selective for a word typed
+        self.by_word.word.returnPressed.connect(self._find)
+        self.by_word.find.clicked.connect(self._find)
+        self.by_word.neuron_chosen.connect(self._chosen)
         layout = QVBoxLayout(self)
         layout.addLayout(row)
+        layout.addWidget(self.by_word)
         layout.addWidget(self.busy)
         layout.addWidget(self.summary)
         layout.addWidget(self.writes)
         layout.addWidget(self.sentences, 1)
         add_csv_export(self.sentences, self.export_rows, "neuron-sentences", png=True)
-        self.resize(820, 560)
+        self.resize(860, 640)
 
     def export_rows(self) -> list[list[str]]:
         """The sentences shown, a row a token: its rank, position, text and the neuron's output there."""
@@ -147,6 +153,13 @@ class NeuronWindow(QDialog):
         self.show()
         self.raise_()
         self._ask(layer, neuron)
+
+    def _find(self) -> None:
+        self.by_word.ask(self.handle, self.layer.value() - 1)
+
+    def _chosen(self, neuron: int) -> None:
+        self.neuron.setValue(neuron)
+        self._ask(self.by_word.result.layer, neuron)
 
     def _ask_boxes(self) -> None:
         if self.handle is not None:

@@ -76,3 +76,23 @@ def test_a_post_ln_models_neuron_says_why_not_what_it_writes(qtbot, contextual_r
     window.show_neuron(api.load(contextual_runs["bert"][0]), 0, 0)
     qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
     assert "not read here" in window.writes.text() and "post-LN" in window.writes.text()
+
+
+def test_a_word_finds_the_layers_neurons_for_it_and_a_click_shows_one(qtbot):
+    """gpt-tiny's layer 3, "my": its "my" neuron (#27) first; clicked, its sentences."""
+    window = NeuronWindow()
+    qtbot.addWidget(window)
+    window.show_neuron(api.load("gpt-tiny"), 2, 0)
+    qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
+    window.by_word.word.setText("my")
+    window.by_word.find.click()
+    row = window.by_word
+    qtbot.waitUntil(lambda: row.result is not None, timeout=60_000)
+    assert row.table.isVisible() and row.table.horizontalHeaderItem(0).text() == "#27"
+    assert "most selective for 'my'" in row.note.text() and "mean" in row.table.item(0, 0).toolTip()
+    row.table.cellClicked.emit(0, 0)
+    qtbot.waitUntil(lambda: window.result is not None and window.result.neuron == 27, timeout=60_000)
+    assert window.neuron.value() == 27 and window.layer.value() == 3
+    window.by_word.word.setText("two words")
+    window.by_word.find.click()
+    qtbot.waitUntil(lambda: "one word" in row.note.text(), timeout=30_000)
