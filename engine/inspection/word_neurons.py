@@ -27,7 +27,8 @@ def _word_positions(handle: Any, text: str, key: str) -> tuple[list[int], list[i
 
     ids, _segments, offsets, special, _notice = handle._encode(text)
     spans = [(a, b) for a, b in word_spans(text) if text[a:b].lower() == key]
-    at, other = [], []
+    at: list[int] = []
+    other: list[int] = []
     for t, ((a, b), s) in enumerate(zip(offsets[:MAX_TOKENS], special[:MAX_TOKENS], strict=False)):
         if s or b <= a:
             continue
@@ -64,7 +65,8 @@ def word_neurons(handle: Any, layer: int, word: str, k: int = SHOWN, corpus: str
     if not read:
         raise InputError(f"'{word}' is not read as a word of its own by {handle.name} in the corpus's sentences")
     projection = projections[int(layer)]
-    at_sum = at_count = else_sum = else_square = else_count = fired = None
+    sums: dict[str, np.ndarray] = {}  # at the word, where it is above 0 there; elsewhere, and its squares
+    at_count = else_count = 0
     for start in range(0, len(read), BATCH):
         check_cancelled(f"reading the neurons for '{key}'")
         if progress is not None:
@@ -74,22 +76,16 @@ def word_neurons(handle: Any, layer: int, word: str, k: int = SHOWN, corpus: str
         for (_, at, other), x in zip(batch, _activations(handle, projection, [b[0] for b in batch]), strict=True):
             y = x.numpy().astype(np.float64)
             here, rest = y[at], y[other]
-            if at_sum is None:
-                width = y.shape[1]
-                at_sum, else_sum, else_square, fired = (np.zeros(width) for _ in range(4))
-                at_count = else_count = 0
-            at_sum += here.sum(0)
-            fired += (here > 0).sum(0)
+            for name, part in (("at", here.sum(0)), ("fired", (here > 0).sum(0)), ("else", rest.sum(0)),
+                               ("square", np.square(rest).sum(0))):
+                sums[name] = sums[name] + part if name in sums else part.astype(np.float64)
             at_count += len(at)
-            else_sum += rest.sum(0)
-            else_square += np.square(rest).sum(0)
             else_count += len(other)
-    assert at_sum is not None and fired is not None and else_sum is not None and else_square is not None
-    at_mean = at_sum / at_count
-    else_mean = else_sum / max(1, else_count)
-    spread = np.sqrt(np.maximum(else_square / max(1, else_count) - else_mean ** 2, 0.0)) + 1e-6
+    at_mean = sums["at"] / at_count
+    else_mean = sums["else"] / max(1, else_count)
+    spread = np.sqrt(np.maximum(sums["square"] / max(1, else_count) - else_mean ** 2, 0.0)) + 1e-6
     selectivity = (at_mean - else_mean) / spread
     order = np.argsort(-selectivity, kind="stable")[:int(k)]
     return WordNeurons(key, int(layer), order.astype(np.int64), selectivity[order].astype(np.float32),
                        at_mean[order].astype(np.float32), else_mean[order].astype(np.float32),
-                       (fired[order] / at_count).astype(np.float32), at_count, len(read), corpus)
+                       (sums["fired"][order] / at_count).astype(np.float32), at_count, len(read), corpus)

@@ -119,7 +119,7 @@ class NeuronWindow(QDialog):
         self.sentences = QTextBrowser()
         self.by_word = WordNeuronsRow()  # the neurons of the layer most selective for a word typed
         self.by_word.word.returnPressed.connect(self._find)
-        self.by_word.find.clicked.connect(self._find)
+        self.by_word.find_button.clicked.connect(self._find)
         self.by_word.neuron_chosen.connect(self._chosen)
         layout = QVBoxLayout(self)
         layout.addLayout(row)

@@ -35,7 +35,7 @@ class WordNeuronsRow(QWidget):
         self.job: BackgroundJob | None = None
         self.word = QLineEdit()
         self.word.setPlaceholderText("a word (bank, play, my), then Enter")
-        self.find = QPushButton("Find neurons")
+        self.find_button = QPushButton("Find neurons")
         self.note = QLabel("")
         self.note.setWordWrap(True)
         self.table = LayerTokenTable()
@@ -45,7 +45,7 @@ class WordNeuronsRow(QWidget):
         row = QHBoxLayout()
         row.addWidget(QLabel("the neurons for a word"))
         row.addWidget(self.word, 1)
-        row.addWidget(self.find)
+        row.addWidget(self.find_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(row)

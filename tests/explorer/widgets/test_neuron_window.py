@@ -85,7 +85,7 @@ def test_a_word_finds_the_layers_neurons_for_it_and_a_click_shows_one(qtbot):
     window.show_neuron(api.load("gpt-tiny"), 2, 0)
     qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
     window.by_word.word.setText("my")
-    window.by_word.find.click()
+    window.by_word.find_button.click()
     row = window.by_word
     qtbot.waitUntil(lambda: row.result is not None, timeout=60_000)
     assert row.table.isVisible() and row.table.horizontalHeaderItem(0).text() == "#27"
@@ -94,5 +94,5 @@ def test_a_word_finds_the_layers_neurons_for_it_and_a_click_shows_one(qtbot):
     qtbot.waitUntil(lambda: window.result is not None and window.result.neuron == 27, timeout=60_000)
     assert window.neuron.value() == 27 and window.layer.value() == 3
     window.by_word.word.setText("two words")
-    window.by_word.find.click()
+    window.by_word.find_button.click()
     qtbot.waitUntil(lambda: "one word" in row.note.text(), timeout=30_000)
