@@ -58,7 +58,7 @@ def strategies():
 def queries(handle):
     """(name, call(text, other, k)) for every query the protocol has, and the layer similarity of the model
     against itself over the two texts."""
-    from engine.api import layer_similarity
+    from engine.api import layer_similarity, word_neurons
 
     return [
         ("vector", lambda t, o, k: handle.vector(t)),
@@ -91,6 +91,7 @@ def queries(handle):
         ("head_positions contrast", lambda t, o, k: handle.head_positions(t, *_cell(k), contrast=o)),
         ("mlp_neurons", lambda t, o, k: handle.mlp_neurons(t, _cell(k)[0])),  # k as the layer
         ("neuron_examples", lambda t, o, k: handle.neuron_examples(_cell(k)[0], k, k)),  # k as layer, neuron, count
+        ("word_neurons", lambda t, o, k: word_neurons(handle, _cell(k)[0], t, k)),  # the text as the word
     ]
 
 

@@ -4,7 +4,7 @@ A researcher opens "any local Hugging Face checkpoint": this builds a tiny rando
 architecture below (the classes and settings transformers itself ships; weights random, so only what the app
 does with them is measured, not what they predict), saves it with a tokenizer as a folder, opens it with
 ``api.load`` and runs each query: fill-mask, next token, generation, attention, contextual vectors, the logit
-lens, the lens grid, causal tracing, attribution, the heads knocked out (and their and the MLP neurons' direct effects on the logits), what makes a neuron fire, a
+lens, the lens grid, causal tracing, attribution, the heads knocked out (and their and the MLP neurons' direct effects on the logits), what makes a neuron fire and the neurons for a word, a
 sentence's score, classification, tagging and question answering. A
 query ends in one of three ways: it answers ("ok"), it is refused with a message (a ``Word2BertError``:
 "refused"), or it raises anything else ("CRASH", a defect). The table says which for every cell; the run
@@ -110,6 +110,12 @@ ARCHITECTURES: dict[str, tuple[str, str, dict[str, Any], str]] = {
                                 "num_labels": 2}, "spm"),
 }
 
+def api_word_neurons(handle: Any, layer: int, word: str) -> Any:
+    from engine.api import word_neurons
+
+    return word_neurons(handle, layer, word)
+
+
 QUERIES: dict[str, Callable[[Any], Any]] = {
     "fill-mask": lambda h: h.fill_mask("the cat sat on the [MASK].", k=5),
     "next token": lambda h: h.next_token("the cat sat on the", k=5),
@@ -126,6 +132,7 @@ QUERIES: dict[str, Callable[[Any], Any]] = {
     "direct effects": lambda h: h.direct_effects("the cat sat on the [MASK]."),
     "MLP neurons": lambda h: h.mlp_neurons("the cat sat on the [MASK].", 1),
     "neuron examples": lambda h: h.neuron_examples(1, 3, k=2),
+    "word's neurons": lambda h: api_word_neurons(h, 1, "cat"),
     "score": lambda h: h.score("the cat sat on the mat."),
     "classify": lambda h: h.classify("the cat sat.", "a cat is sitting."),
     "tag": lambda h: h.tag("the cat sat in Paris."),
