@@ -5,6 +5,7 @@ against it, and the note says how the MLP's cell adds up."""
 from __future__ import annotations
 
 import functools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -34,17 +35,18 @@ class NeuronStrip(RowStrip):
                          "through the final norm and the head as a head's output is. Click a neuron to see the "
                          "sentences where it fires most; click a head above to see it token by token again.",
                          "mlp-neurons", parent)
-        self.handle: Any = None
+        self._handle: Any = None  # (weakly: an unloaded model goes)
         self.chosen: list[int] = []  # the neuron of each cell
         self.table.cell_clicked.connect(self._clicked)
 
     def _clicked(self, _row: int, column: int) -> None:
-        if self.result is not None and self.handle is not None and 0 <= column < len(self.chosen):
-            self.neuron_chosen.emit(self.handle, self.result.layer, self.chosen[column])
+        handle = self._handle() if self._handle is not None else None
+        if self.result is not None and handle is not None and 0 <= column < len(self.chosen):
+            self.neuron_chosen.emit(handle, self.result.layer, self.chosen[column])
 
     def ask(self, handle: Any, text: str, layer: int, target: str, foil: str) -> None:  # type: ignore[override]
         """Layer ``layer``'s MLP (from 0) of ``handle``, neuron by neuron; a newer question supersedes."""
-        self.handle = handle
+        self._handle = weakref.ref(handle)
         super().ask((handle.name, text, layer, target, foil),
                     f"reading {handle.name}'s layer {layer + 1} MLP neuron by neuron…",
                     functools.partial(handle.mlp_neurons, text, layer, target or None, foil or None))

@@ -9,6 +9,7 @@ it."""
 from __future__ import annotations
 
 import html
+import weakref
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -80,7 +81,7 @@ class NeuronWindow(QDialog):
         super().__init__(parent)
         self.setWindowTitle("What makes a neuron fire")
         self.setWindowFlag(Qt.WindowType.WindowContextHelpButtonHint, False)
-        self.handle: Any = None
+        self._handle: Any = None  # a weak reference: a model unloaded from the session goes (its memory with it)
         self.asked: tuple[str, int, int] | None = None  # (model, layer, neuron) on screen or on its way
         self.result: Any = None
         self.job: BackgroundJob | None = None
@@ -142,9 +143,14 @@ class NeuronWindow(QDialog):
                      for i, (token, special) in enumerate(zip(e.tokens, e.special, strict=True)) if not special]
         return rows
 
+    @property
+    def handle(self) -> Any:
+        """The model shown, while it is loaded (None once it is unloaded, or before one is shown)."""
+        return self._handle() if self._handle is not None else None
+
     def show_neuron(self, handle: Any, layer: int, neuron: int) -> None:
         """Neuron ``neuron`` of layer ``layer``'s MLP (both from 0) of ``handle``: the window shown and raised."""
-        self.handle = handle
+        self._handle = weakref.ref(handle)
         self.model.setText(handle.name)
         self.layer.setMaximum(max(1, layer + 1, int(handle.info.get("layers") or 0)))
         self.layer.setValue(layer + 1)
@@ -155,14 +161,24 @@ class NeuronWindow(QDialog):
         self._ask(layer, neuron)
 
     def _find(self) -> None:
+        if self._gone():
+            return
         self.by_word.ask(self.handle, self.layer.value() - 1)
+
+    def _gone(self) -> bool:
+        """Whether the model shown was unloaded since (then the window says so)."""
+        if self._handle is None or self.handle is not None:
+            return False
+        self.summary.setText(f"{self.model.text()} was unloaded: load it again, then open its neurons.")
+        return True
 
     def _chosen(self, neuron: int) -> None:
         self.neuron.setValue(neuron)
-        self._ask(self.by_word.result.layer, neuron)
+        if not self._gone():
+            self._ask(self.by_word.result.layer, neuron)
 
     def _ask_boxes(self) -> None:
-        if self.handle is not None:
+        if not self._gone() and self.handle is not None:
             self._ask(self.layer.value() - 1, self.neuron.value())
 
     def _ask(self, layer: int, neuron: int) -> None:

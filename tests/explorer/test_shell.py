@@ -99,6 +99,28 @@ def test_unloading_a_model_lets_it_go_everywhere_and_offers_it_again(qtbot, make
     assert not lib.unload(lib.loaded)  # the "Loaded" heading itself is no model
 
 
+def test_the_neuron_window_lets_an_unloaded_model_go_and_says_so(qtbot, make_window, contextual_runs):
+    import gc
+    import weakref
+
+    win = make_window()
+    with qtbot.waitSignal(win.session.modelsChanged, timeout=60_000):
+        win.session.load(str(contextual_runs["gpt"][0]))
+    win.show_neurons("gpt")  # (the model library's "What makes gpt's neurons fire…")
+    window = win.neuron_window
+    qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
+    handle = weakref.ref(win.session.models["gpt"])
+    from explorer.tasks import background_jobs
+
+    # (the polysemy lens's occurrences of the gpt run, read in the background, hold it until they are done)
+    qtbot.waitUntil(lambda: not background_jobs(), timeout=120_000)
+    win.session.unload("gpt")
+    gc.collect()
+    qtbot.waitUntil(lambda: handle() is None, timeout=10_000)  # its memory goes back though the window stays open
+    window.show_button.click()
+    assert "gpt was unloaded" in window.summary.text()
+
+
 def test_a_model_asked_for_twice_while_it_loads_loads_once(qtbot, contextual_runs):
     from explorer.session import Session
 

@@ -82,7 +82,8 @@ def test_a_word_finds_the_layers_neurons_for_it_and_a_click_shows_one(qtbot):
     """gpt-tiny's layer 3, "my": its "my" neuron (#27) first; clicked, its sentences."""
     window = NeuronWindow()
     qtbot.addWidget(window)
-    window.show_neuron(api.load("gpt-tiny"), 2, 0)
+    gpt = api.load("gpt-tiny")  # (held here, as the session holds a loaded model: the window holds it weakly)
+    window.show_neuron(gpt, 2, 0)
     qtbot.waitUntil(lambda: window.result is not None, timeout=60_000)
     window.by_word.word.setText("my")
     window.by_word.find_button.click()
@@ -96,3 +97,4 @@ def test_a_word_finds_the_layers_neurons_for_it_and_a_click_shows_one(qtbot):
     window.by_word.word.setText("two words")
     window.by_word.find_button.click()
     qtbot.waitUntil(lambda: "one word" in row.note.text(), timeout=30_000)
+
