@@ -221,6 +221,21 @@ class BackgroundJob(QObject):
 _JOBS: weakref.WeakSet[BackgroundJob] = weakref.WeakSet()  # every long job alive, of any window or panel
 
 
+def superseding_job(old: BackgroundJob | None, work: Callable[[Callable[[float, str], None], Any], Any],
+                    parent: QObject, asked: Any, progress: Callable[[Any, float, str], None],
+                    done: Callable[[Any, Any], None], failed: Callable[[Any, str], None]) -> BackgroundJob:
+    """A long job for the question ``asked`` that replaces ``old`` (cancelled if it still runs: its answer would be
+    dropped); its progress, answer and failure reach ``progress``, ``done`` and ``failed`` with ``asked`` first, so
+    that the owner drops those of a question it no longer shows."""
+    if old is not None and old.running:
+        old.cancel()
+    job = BackgroundJob(work, parent)
+    job.progress.connect(lambda f, m: progress(asked, f, m))
+    job.finished.connect(lambda r: done(asked, r))
+    job.failed.connect(lambda m: failed(asked, m))
+    return job
+
+
 def background_jobs() -> list[BackgroundJob]:
     """The long jobs still running, whichever panel started them (to stop them all: closing the app). A job whose
     Qt object is gone (its owner deleted while it ran) is not one: its work was told to stop then, and it never

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from explorer.tasks import BackgroundJob
+from explorer.tasks import BackgroundJob, superseding_job
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.progress_bar import ProgressBar
 from explorer.widgets.word_neurons_row import WordNeuronsRow
@@ -185,8 +185,6 @@ class NeuronWindow(QDialog):
         asked = (self.handle.name, layer, neuron)
         if asked == self.asked and (self.result is not None or self.busy.isVisible()):
             return
-        if self.job is not None and self.job.running:
-            self.job.cancel()  # (its answer would be dropped: the newer question replaces it)
         self.asked, self.result = asked, None
         handle = self.handle
         self.summary.setText(f"reading what makes {handle.name}'s layer {layer + 1} MLP neuron {neuron} fire…")
@@ -198,10 +196,7 @@ class NeuronWindow(QDialog):
         def work(progress: Any, stop: Any) -> Any:
             return handle.neuron_examples(layer, neuron, EXAMPLES, "default", progress)
 
-        job = self.job = BackgroundJob(work, self)
-        job.progress.connect(lambda f, m: self._progress(asked, f, m))
-        job.finished.connect(lambda r: self._answered(asked, r))
-        job.failed.connect(lambda m: self._failed(asked, m))
+        self.job = superseding_job(self.job, work, self, asked, self._progress, self._answered, self._failed)
 
     def _progress(self, asked: tuple[str, int, int], fraction: float, message: str) -> None:
         if asked == self.asked:

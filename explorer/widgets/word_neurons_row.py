@@ -11,7 +11,7 @@ import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
 
-from explorer.tasks import BackgroundJob
+from explorer.tasks import BackgroundJob, superseding_job
 from explorer.widgets.export import add_csv_export
 from explorer.widgets.lens_grid import LayerTokenTable, fit_one_row
 
@@ -60,8 +60,6 @@ class WordNeuronsRow(QWidget):
         asked = (handle.name, layer, word)
         if asked == self.asked and (self.result is not None or (self.job is not None and self.job.running)):
             return
-        if self.job is not None and self.job.running:
-            self.job.cancel()
         self.asked, self.result = asked, None
         self.table.setVisible(False)
         self.note.setText(f"finding {handle.name}'s layer {layer + 1} neurons for '{word}'…")
@@ -71,10 +69,7 @@ class WordNeuronsRow(QWidget):
 
             return word_neurons(handle, layer, word, progress=progress)
 
-        job = self.job = BackgroundJob(work, self)
-        job.progress.connect(lambda f, m: self._progress(asked, f, m))
-        job.finished.connect(lambda r: self._answered(asked, r))
-        job.failed.connect(lambda m: self._failed(asked, m))
+        self.job = superseding_job(self.job, work, self, asked, self._progress, self._answered, self._failed)
 
     def _progress(self, asked: tuple[str, int, str], fraction: float, message: str) -> None:
         if asked == self.asked:
