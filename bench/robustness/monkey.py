@@ -182,7 +182,7 @@ class Monkey(QObject):
             ("click", self.click), ("choose", self.choose), ("slide", self.slide), ("spin", self.spin),
             ("tick", self.tick_box), ("view", self.switch_view), ("scene", self.open_scene), ("zoom", self.zoom),
             ("deck", self.add_to_deck), ("talk", self.talk), ("present", self.present), ("dialogs", self.close_dialogs),
-            ("unload", self.unload), ("theme", self.theme),
+            ("unload", self.unload), ("theme", self.theme), ("neurons", self.neurons),
         ]
         if train:
             self.actions += [("train", self.training)]
@@ -490,6 +490,33 @@ class Monkey(QObject):
             return f"unloaded {name}"
         session.load(again)
         return f"unloaded {name}, loading {again} again"
+
+    def neurons(self) -> str:
+        """What makes a neuron fire: the neuron window opened for a loaded Transformer (the library's menu), or, while
+        it is open, another neuron asked from its boxes, a word's neurons (some not words) or Cancel."""
+        from engine.api import Capability
+
+        window = self.window.neuron_window
+        if window is None or not window.isVisible() or self.rng.random() < 0.25:
+            names = [n for n, h in self.window.session.models.items() if Capability.ATTENTION in h.capabilities]
+            if not names:
+                return "no Transformer loaded"
+            name = self.pick(names)
+            self.window.show_neurons(name)
+            return f"opened {name}'s"
+        what = self.rng.random()
+        if what < 0.4:
+            window.layer.setValue(self.rng.randint(1, 12))
+            window.neuron.setValue(self.rng.randint(0, 4000))
+            window.show_button.click()
+            return f"layer {window.layer.value()} neuron {window.neuron.value()}"
+        if what < 0.85:
+            word = self.pick(["bank", "play", "my", "river bank", "", "qzxq", "the"])
+            window.by_word.word.setText(word)
+            window.by_word.find_button.click()
+            return f"the neurons for {word!r}"
+        window.cancel.click()
+        return "cancel"
 
     def close_dialogs(self) -> str:
         closed = 0
