@@ -201,8 +201,14 @@ UNIONS = {"default": DEFAULT_SOURCES, "wiki-news": WIKI_NEWS}
 
 
 def _write_cache(path: Path, docs: Iterator[Document]) -> None:
+    """The documents as the cache's text; a job cancelled meanwhile (engine.cancel) stops it, and the entry being
+    written is dropped (engine.data.cache.write_entry)."""
+    from engine.cancel import check_cancelled
+
     with open(path, "w", encoding="utf-8") as f:
-        for doc in docs:
+        for n, doc in enumerate(docs):
+            if n % 2000 == 0:
+                check_cancelled("reading the corpus")
             f.write(f"#doc\t{doc.source}\t{doc.title}\n")
             for s in doc.sentences:
                 f.write(s.replace("\n", " ") + "\n")

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from engine.cancel import check_cancelled
 from engine.data.cache import discard, notice, open_entry, write_entry
 from engine.data.corpora import corpus_identity
 from engine.errors import InputError, UnknownWord
@@ -128,6 +129,8 @@ def word_index(corpus: str = "default", progress: Callable[[float, str], None] |
             continue
         seen.add(sentence)
         n = len(starts) - 1
+        if n % 5000 == 0:
+            check_cancelled(f"indexing the words of the corpus '{corpus}'")
         for w in set(word_tokenize(sentence)):
             pairs_word.append(ids.setdefault(w, len(ids)))
             pairs_sentence.append(n)

@@ -36,8 +36,13 @@ class OccurrenceFetcher(QObject):
         return found
 
     def forget(self, name: str) -> None:
-        """A model's occurrences, dropped (another checkpoint now answers under its name)."""
+        """A model's occurrences, dropped (unloaded, or another checkpoint now answers under its name); a fetch
+        under way for it stops (its work held the model: an unloaded one's memory waited for the corpus's word
+        index to be built)."""
         self.found = OrderedDict((key, value) for key, value in self.found.items() if key[0] != name)
+        if self.running and self.asked is not None and name in self.asked[1]:
+            self.cancel()
+            self.asked = None
 
     def missing(self, names: list[str], word: str) -> list[str]:
         return [n for n in names if (n, word) not in self.found]

@@ -154,3 +154,28 @@ def test_a_held_out_part_read_to_its_end_is_kept_for_the_next_reader_until_its_f
     write(text, "fourth, longer still")
     assert list(corpora.get_corpus(str(text)).documents("heldout"))
     assert corpora.corpus_identity(str(text)) not in corpora._held
+
+
+def test_a_cancelled_job_stops_converting_a_corpus_and_leaves_no_entry(tmp_path):
+    """The conversion of the package corpora into the cache (the default corpus's first read: tens of seconds) stops
+    at a cancelled job's next check, and the half-written entry goes (an unloaded model's fetch held it till then)."""
+    import threading
+
+    from engine.cancel import cancellable
+    from engine.data.cache import write_entry
+    from engine.data.corpora import Document, _write_cache
+    from engine.errors import Cancelled
+
+    stop = threading.Event()
+    written = []
+
+    def docs():
+        for i in range(10_000):
+            written.append(i)
+            if i == 2500:
+                stop.set()  # (cancelled while it converts)
+            yield Document("s", f"t{i}", (f"Sentence {i}.",))
+
+    with cancellable(stop), pytest.raises(Cancelled):
+        write_entry(tmp_path / "corpus", "test", {"text.txt": lambda path: _write_cache(path, docs())})
+    assert len(written) <= 4001 and list(tmp_path.iterdir()) == []
