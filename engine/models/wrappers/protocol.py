@@ -93,8 +93,9 @@ def blocks_of(network: nn.Module, n_layers: int) -> list[nn.Module]:
         if isinstance(module, nn.ModuleList) and len(module) == n_layers:
             return list(module)
     raise Unsupported(f"{type(network).__name__} keeps no separate module for each of its {n_layers} layers (ALBERT's "
-                      "layers share one set of weights), so one layer's states cannot be restored on their own: "
-                      "causal tracing needs a model with a block per layer (BERT, GPT, RoBERTa, …)")
+                      "layers share one set of weights), so one layer cannot be read or changed on its own: causal "
+                      "tracing, the heads' knock-outs and the MLP neurons need a model with a block per layer (BERT, "
+                      "GPT, RoBERTa, …)")
 
 
 def reset_weights(network: nn.Module) -> None:
