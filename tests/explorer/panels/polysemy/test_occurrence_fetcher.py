@@ -4,6 +4,7 @@ check (its work holds the model, whose memory waited for the whole fetch, a corp
 import threading
 
 from explorer.panels.polysemy.occurrences import OccurrenceFetcher
+from explorer.tasks import wait_for_workers
 
 
 def test_forgetting_a_model_stops_a_fetch_under_way_for_it(qtbot, monkeypatch):
@@ -20,7 +21,11 @@ def test_forgetting_a_model_stops_a_fetch_under_way_for_it(qtbot, monkeypatch):
             threading.Event().wait(0.01)
 
     monkeypatch.setattr(engine.api, "word_index", slow_index)
-    fetcher = OccurrenceFetcher()
+    from PySide6.QtWidgets import QWidget
+
+    owner = QWidget()  # (the fetcher's owner, as the polysemy panel is: closed and deleted by qtbot after the test)
+    qtbot.addWidget(owner)
+    fetcher = OccurrenceFetcher(owner)
     failed = []
     fetcher.failed.connect(failed.append)
     fetcher.fetch({"m": object(), "n": object()}, "bank", "default")
@@ -32,3 +37,5 @@ def test_forgetting_a_model_stops_a_fetch_under_way_for_it(qtbot, monkeypatch):
     assert job.stop.is_set() and fetcher.asked is None
     qtbot.waitUntil(lambda: not job.running, timeout=10_000)
     assert failed == []  # (a cancelled fetch says nothing)
+    assert wait_for_workers(10_000)  # (its worker done with the job's relays before the fetcher, their owner, goes)
+    qtbot.wait(20)
