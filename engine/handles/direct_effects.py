@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
-from engine.errors import Unsupported
+from engine.errors import InputError, Unsupported
 
 
 class DirectParts(NamedTuple):
@@ -186,6 +186,14 @@ def block_parts(handle: Any, names: tuple[str, ...], part: str, use: str) -> lis
 def mlp_outputs(handle: Any) -> list[Any]:
     """Each block's MLP output projection, whose input is one activation a neuron."""
     return block_parts(handle, MLP_OUTS, "MLP's output projection", "its neurons cannot be read one by one")
+
+
+def mlp_output(handle: Any, layer: object) -> Any:
+    """Layer ``layer``'s (from 0) MLP output projection; InputError where the model has no such layer."""
+    projections = mlp_outputs(handle)
+    if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or not 0 <= layer < len(projections):
+        raise InputError(f"{handle.name} has no layer {layer!r}: {len(projections)} layers (0-{len(projections) - 1})")
+    return projections[int(layer)]
 
 
 def token_rows(x: torch.Tensor) -> torch.Tensor:

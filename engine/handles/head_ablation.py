@@ -22,7 +22,7 @@ import torch
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
 from engine.handles.attribution import one_token
-from engine.handles.direct_effects import block_parts, mlp_outputs, read_direct, read_neurons
+from engine.handles.direct_effects import block_parts, mlp_output, read_direct, read_neurons
 from engine.handles.gradient_walk import unnamed
 from engine.handles.lens import TRACE_ROWS, _contrast_ids, _inputs, prediction_position
 from engine.lab_results import DirectEffects, HeadAblation, HeadPositions, MlpNeurons
@@ -172,10 +172,7 @@ def mlp_neurons(handle: Any, text: str, layer: int, target: str | None = None, f
     the text): pre-LN networks only, as ``direct_effects``."""
     handle.adapter.direct_readout(handle.name)  # (a post-LN network refuses first)
     q = _question(handle, text, target, foil)
-    projections = mlp_outputs(handle)
-    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < len(projections):
-        raise InputError(f"{handle.name} has no layer {layer!r}: {len(projections)} layers (0-{len(projections) - 1})")
-    effect, activation, bias, top = read_neurons(handle, projections[int(layer)], q.ids, q.segments, q.position,
+    effect, activation, bias, top = read_neurons(handle, mlp_output(handle, layer), q.ids, q.segments, q.position,
                                                  q.target, q.foil)
     if q.foil == top:
         raise InputError("the foil is the target itself: name another word to explain it against")

@@ -22,8 +22,8 @@ import torch
 
 from engine.cancel import check_cancelled
 from engine.errors import InputError, Unsupported
-from engine.handles.base import check_text
-from engine.handles.direct_effects import _final_pass, mlp_outputs
+from engine.handles.base import check_k, check_text
+from engine.handles.direct_effects import _final_pass, mlp_output
 from engine.lab_results import NeuronExample, NeuronExamples
 
 EXAMPLE_SENTENCES = 400  # held-out sentences read for a layer (spread evenly over the corpus's held-out part)
@@ -49,7 +49,7 @@ _PEAKS: weakref.WeakKeyDictionary[Any, dict[tuple[str, int], Peaks]] = weakref.W
 Progress = Callable[[float, str], None]
 
 
-def _activations(handle: Any, projection: Any, rows: list[list[int]],
+def mlp_activations(handle: Any, projection: Any, rows: list[list[int]],
                  segments: list[list[int]] | None = None) -> list[torch.Tensor]:
     """Per text of ``rows`` (token ids; one pass, right-padded where several): (its tokens, neurons), the
     projection's input at each of its tokens, float32 on the CPU (this thread's pass only: the model is shared)."""
@@ -126,7 +126,7 @@ def read_peaks(handle: Any, projection: Any, sentences: list[str], what: str,
         if progress is not None:
             progress(start / len(order), f"reading {what} over the corpus: sentence {start + 1:,} of {len(order):,}")
         chosen = order[start:start + BATCH]
-        for i, x in zip(chosen, _activations(handle, projection, [readable[i][1] for i in chosen]), strict=True):
+        for i, x in zip(chosen, mlp_activations(handle, projection, [readable[i][1] for i in chosen]), strict=True):
             own = readable[i][2]
             own_x = x.numpy()[own]
             if sums is None or fired is None:
@@ -167,13 +167,8 @@ def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, cor
                     progress: Progress | None = None) -> NeuronExamples:
     """The ``k`` held-out sentences of ``corpus`` where neuron ``neuron`` of layer ``layer``'s MLP (both from 0)
     fires most, its output at each of their tokens, and (pre-LN networks) what it writes into the logits there."""
-    projections = mlp_outputs(handle)
-    for what, value, most in (("layer", layer, len(projections)), ("k", k, 100)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < most + (what == "k"):
-            raise InputError(f"{handle.name}: no {what} {value!r} (0-{most - (what != 'k')})")
-    if k < 1:
-        raise InputError("k must be at least 1")
-    projection = projections[int(layer)]
+    projection = mlp_output(handle, layer)
+    k = check_k(k, 100)
     found = layer_peaks(handle, projection, int(layer), corpus, progress)
     width = found.peaks.shape[1]
     if isinstance(neuron, bool) or not isinstance(neuron, int | np.integer) or not 0 <= neuron < width:
@@ -186,7 +181,7 @@ def neuron_examples(handle: Any, layer: int, neuron: int, k: int = EXAMPLES, cor
         check_cancelled("reading the neuron's sentences")
         text = found.sentences[int(index)]
         ids, segments, special, cut = _tokens(handle, text)
-        x = _activations(handle, projection, [ids], [segments])[0][:, neuron].numpy()
+        x = mlp_activations(handle, projection, [ids], [segments])[0][:, neuron].numpy()
         examples.append(NeuronExample(text, tuple(handle._token_text(i) for i in ids), tuple(special),
                                       np.where(special, 0.0, x).astype(np.float32), cut))
         inputs.append((ids, segments))

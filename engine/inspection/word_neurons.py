@@ -40,8 +40,8 @@ def word_neurons(handle: Any, layer: int, word: str, k: int = SHOWN, corpus: str
                  progress: Callable[[float, str], None] | None = None) -> WordNeurons:
     """The ``k`` neurons of layer ``layer``'s MLP (from 0) most selective for ``word`` in ``corpus``."""
     from engine.data.text import word_tokenize
-    from engine.handles.direct_effects import mlp_outputs
-    from engine.handles.neuron_examples import BATCH, _activations
+    from engine.handles.direct_effects import mlp_output
+    from engine.handles.neuron_examples import BATCH, mlp_activations
     from engine.inspection.occurrences import word_index
     from engine.results import Capability
 
@@ -52,9 +52,7 @@ def word_neurons(handle: Any, layer: int, word: str, k: int = SHOWN, corpus: str
     if len(words) != 1:
         raise InputError("type one word")
     key = words[0].lower()
-    projections = mlp_outputs(handle)
-    if isinstance(layer, bool) or not isinstance(layer, int | np.integer) or not 0 <= layer < len(projections):
-        raise InputError(f"{handle.name}: no layer {layer!r} (0-{len(projections) - 1})")
+    projection = mlp_output(handle, layer)
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or not 1 <= k <= 1000:
         raise InputError(f"k must be 1 to 1000, not {k!r}")
     index = word_index(corpus, progress)
@@ -64,7 +62,6 @@ def word_neurons(handle: Any, layer: int, word: str, k: int = SHOWN, corpus: str
                                                       for i in chosen) if at]
     if not read:
         raise InputError(f"'{word}' is not read as a word of its own by {handle.name} in the corpus's sentences")
-    projection = projections[int(layer)]
     sums: dict[str, np.ndarray] = {}  # at the word, where it is above 0 there; elsewhere, and its squares
     at_count = else_count = 0
     for start in range(0, len(read), BATCH):
@@ -73,7 +70,7 @@ def word_neurons(handle: Any, layer: int, word: str, k: int = SHOWN, corpus: str
             progress(start / len(read), f"reading {handle.name}'s layer {int(layer) + 1} MLP at '{key}': sentence "
                                         f"{start + 1} of {len(read)}")
         batch = read[start:start + BATCH]
-        for (_, at, other), x in zip(batch, _activations(handle, projection, [b[0] for b in batch]), strict=True):
+        for (_, at, other), x in zip(batch, mlp_activations(handle, projection, [b[0] for b in batch]), strict=True):
             y = x.numpy().astype(np.float64)
             here, rest = y[at], y[other]
             for name, part in (("at", here.sum(0)), ("fired", (here > 0).sum(0)), ("else", rest.sum(0)),

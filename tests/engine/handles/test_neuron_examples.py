@@ -178,6 +178,6 @@ def test_an_encoder_saved_without_a_head_gives_its_neurons_sentences(contextual_
         handle._forward(ids, segments, logits=False)
     finally:
         hook.remove()
-    by_hand = caught[0][:, 7].float().numpy()  # (BertIntermediate's output: the activation, GELU applied)
+    by_hand = caught[0][:, 7].float().cpu().numpy()  # (BertIntermediate's output: the activation, GELU applied)
     by_hand[np.array(special, bool)] = 0.0
     np.testing.assert_allclose(example.activation, by_hand[:len(example.activation)], atol=1e-5)
